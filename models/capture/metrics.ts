@@ -1,0 +1,71 @@
+/**
+ * `pose_metric` row contract (issue 6). The data layer's `pose_metric` table and
+ * `captureService.recordSession` / `poseService.getPoseMetrics` import this schema;
+ * it is exactly the table's columns minus ids (id, org_id, athlete_id,
+ * capture_session_id), timestamps and version.
+ *
+ * Booleans (`view_matches_declared`, `trustworthy`) are stored as INTEGER 0/1.
+ */
+import { z } from 'zod';
+
+/** Joints the pipeline reports; definitions in `models/capture/angles.ts`. */
+export const POSE_JOINTS = ['knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion'] as const;
+export type PoseJoint = (typeof POSE_JOINTS)[number];
+
+export const POSE_SIDES = ['left', 'right'] as const;
+export type PoseSide = (typeof POSE_SIDES)[number];
+
+/** Statistic over the valid frames of a trial: peak = max, min, mean, range = max − min (degrees). */
+export const POSE_STATISTICS = ['peak', 'min', 'mean', 'range'] as const;
+export type PoseStatistic = (typeof POSE_STATISTICS)[number];
+
+/**
+ * Why a reading has no value:
+ * - `flexion_observability_gate`: the limb's sagittal-projection ratio was below 0.45 (design/capture.md).
+ * - `not_measurable_with_coco17`: the definition needs a point COCO-17 lacks (e.g. a foot point for dorsiflexion).
+ * - `low_coverage`: too few frames had a valid 3D reading (athlete out of view, too few cameras).
+ */
+export const OMITTED_REASONS = ['flexion_observability_gate', 'not_measurable_with_coco17', 'low_coverage'] as const;
+export type OmittedReason = (typeof OMITTED_REASONS)[number];
+
+/**
+ * Band label of `view_obliquity_deg` (see `models/capture/obliquity.ts`):
+ * 0° = the best camera looks straight along the athlete's medio-lateral axis (a pure side view).
+ * `sagittal` [0, 20), `oblique` [20, 60), `frontal` [60, 90], `unknown` when the athlete's
+ * facing direction could not be estimated (then `view_obliquity_deg` is null).
+ */
+export const OBLIQUITY_BANDS = ['sagittal', 'oblique', 'frontal', 'unknown'] as const;
+export type ObliquityBand = (typeof OBLIQUITY_BANDS)[number];
+
+/** One `pose_metric` row as produced by the capture pipeline (angles in degrees). */
+export const PoseMetricInput = z
+  .object({
+    joint: z.enum(POSE_JOINTS),
+    side: z.enum(POSE_SIDES),
+    statistic: z.enum(POSE_STATISTICS),
+    /** Degrees; null exactly when `omitted_reason` is set. */
+    value_deg: z.number().finite().nullable(),
+    omitted_reason: z.enum(OMITTED_REASONS).nullable(),
+    /** Cameras in the rig that contributed (≥ 1). */
+    camera_count: z.number().int().min(1),
+    /** Human-readable acquisition mode, e.g. "3 calibrated cameras + one tap". */
+    camera_mode: z.string().min(1),
+    /** Degrees in [0, 90]; null when the athlete's facing could not be estimated. */
+    view_obliquity_deg: z.number().min(0).max(90).nullable(),
+    obliquity_band: z.enum(OBLIQUITY_BANDS),
+    /** True when each camera's measured yaw relative to the athlete matches the rig's declared layout. */
+    view_matches_declared: z.boolean(),
+    /** Fraction (0..1) of the trial's frames with a valid reading of this joint. */
+    coverage: z.number().min(0).max(1),
+    /** False when the rig drifted from its declared layout beyond tolerance, or coverage is low. */
+    trustworthy: z.boolean(),
+    /** Median sagittal-projection ratio (0..1) of the limb segments; null for joints without one. */
+    sagittal_ratio: z.number().min(0).max(1).nullable(),
+    /** Frames in the trial. */
+    frames: z.number().int().min(0),
+  })
+  .refine((m) => (m.value_deg === null) === (m.omitted_reason !== null), {
+    message: 'value_deg must be null exactly when omitted_reason is set',
+    path: ['value_deg'],
+  });
+export type PoseMetricInput = z.infer<typeof PoseMetricInput>;
