@@ -1,0 +1,52 @@
+/** Organisations and users: the rows the actor is resolved from on every service call. */
+import type { Organization, User } from '../../models/records';
+import type { Db } from './db';
+import { decodeRow } from './rows';
+
+/** The user row by id (any org; callers compare org themselves), or null. */
+export function findUserById(db: Db, id: string): User | null {
+  return decodeRow<User>('app_user', db.raw.prepare('SELECT * FROM app_user WHERE id = ? AND deleted_at IS NULL').get(id) as Record<string, unknown> | undefined);
+}
+
+/** The user row by email, case-insensitive, or null. */
+export function findUserByEmail(db: Db, email: string): User | null {
+  return decodeRow<User>('app_user', db.raw.prepare('SELECT * FROM app_user WHERE lower(email) = lower(?) AND deleted_at IS NULL').get(email) as Record<string, unknown> | undefined);
+}
+
+/** Every user of every org (CLI `users`, sign-in picker on a shared clinic laptop). */
+export function listAllUsers(db: Db): (User & { org_name: string })[] {
+  const rows = db.raw.prepare('SELECT u.*, o.name AS org_name FROM app_user u JOIN organization o ON o.id = u.org_id WHERE u.deleted_at IS NULL ORDER BY o.name, u.role, u.email').all() as Record<string, unknown>[];
+  return rows.map((r) => decodeRow<User & { org_name: string }>('app_user', r)!);
+}
+
+/** The organisation row, or null. */
+export function findOrganization(db: Db, id: string): Organization | null {
+  const row = db.raw.prepare('SELECT id, created_at, updated_at, version, deleted_at, name, plan, budget_cap_usd, assistant_model FROM organization WHERE id = ?').get(id) as (Organization & { org_id?: string }) | undefined;
+  return row ? ({ ...row, org_id: row.id } as Organization) : null;
+}
+
+/** Insert an organisation (seeding and set-up only). */
+export function insertOrganization(db: Db, o: Omit<Organization, 'org_id' | 'deleted_at'>): void {
+  db.raw
+    .prepare('INSERT INTO organization (id, created_at, updated_at, version, name, plan, budget_cap_usd, assistant_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    .run(o.id, o.created_at, o.updated_at, o.version, o.name, o.plan, o.budget_cap_usd, o.assistant_model);
+}
+
+/** Set (or clear) a user's PIN hash. Not a changeset: credentials never travel in diffs. */
+export function setUserPinHash(db: Db, userId: string, pinHash: string | null): void {
+  db.raw.prepare('UPDATE app_user SET pin_hash = ?, updated_at = ? WHERE id = ?').run(pinHash, new Date().toISOString(), userId);
+}
+
+/** Read an org setting's JSON value, or undefined. */
+export function getOrgSetting<T>(db: Db, orgId: string, key: string): T | undefined {
+  const row = db.raw.prepare('SELECT value_json FROM org_setting WHERE org_id = ? AND key = ?').get(orgId, key) as { value_json: string } | undefined;
+  return row ? (JSON.parse(row.value_json) as T) : undefined;
+}
+
+/** Write an org setting's JSON value (upsert). */
+export function putOrgSetting(db: Db, orgId: string, key: string, value: unknown): void {
+  db.raw
+    .prepare(`INSERT INTO org_setting (org_id, key, value_json, updated_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (org_id, key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at, version = version + 1`)
+    .run(orgId, key, JSON.stringify(value), new Date().toISOString());
+}

@@ -1,0 +1,16 @@
+/**
+ * The ordered list of migrations. Append only: a database whose applied migrations are not a
+ * prefix of this list is refused at open (it was written by a different build).
+ * Numbers are reserved per area: 0002 kinetix (assistant runs), 0003 help centre, 0004+ next.
+ */
+import { sql as core } from './0001_core';
+
+export interface Migration {
+  id: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { id: 1, name: '0001_core', sql: core },
+];

@@ -1,0 +1,145 @@
+/**
+ * The verb framework: one definition per service function. Reads run directly; writes only
+ * *plan* a changeset, which `callVerb` (pages, CLI) applies at once and the assistant proposes
+ * for approval first. Every call re-reads the actor, checks the permission (and, for assistant
+ * calls, the capability), and validates input with the verb's zod schema.
+ */
+import type { z } from 'zod';
+import type { PlannedChangeset } from '../../models/changeset';
+import { AppError, NotFound, ValidationError } from '../../models/errors';
+import type { Permission } from '../../models/roles';
+import type { AppliedChangeset } from '../data/changesets';
+import { applyChangeset, findByIdempotencyKey } from '../data/changesets';
+import type { Db } from '../data/db';
+import type { Actor, ServiceContext } from './context';
+import { requirePermission, resolveActor } from './context';
+
+/** What a verb's body receives. */
+export interface VerbContext {
+  db: Db;
+  actor: Actor;
+  now: Date;
+  service: ServiceContext;
+}
+
+/** A write's plan, plus values revealed to the user once after apply (never stored). */
+export interface PlanResult {
+  planned: PlannedChangeset;
+  /** e.g. `{ api_key: "…" }` for a rotated device key. Masked everywhere it could be logged. */
+  reveal?: Record<string, string>;
+}
+
+interface VerbBase<S extends z.ZodType> {
+  /** Dotted name, `area.verb` (`athletes.list`). */
+  name: string;
+  /** One sentence: what it does, for pages, the CLI and tool descriptions. */
+  description: string;
+  /** The permission that gates it (checked before anything is read or planned). */
+  permission: Permission;
+  input: S;
+}
+
+export interface ReadVerb<S extends z.ZodType = z.ZodType, O = unknown> extends VerbBase<S> {
+  kind: 'read';
+  run(vc: VerbContext, input: z.infer<S>): O;
+}
+
+export interface WriteVerb<S extends z.ZodType = z.ZodType> extends VerbBase<S> {
+  kind: 'write';
+  /** Read current values and versions; return the changeset. Must not write business data. */
+  plan(vc: VerbContext, input: z.infer<S>): PlanResult;
+}
+
+export type Verb = ReadVerb | WriteVerb;
+
+/** Define a read verb (type helper). */
+export function readVerb<S extends z.ZodType, O>(v: Omit<ReadVerb<S, O>, 'kind'>): ReadVerb<S, O> {
+  return { ...v, kind: 'read' };
+}
+
+/** Define a write verb (type helper). */
+export function writeVerb<S extends z.ZodType>(v: Omit<WriteVerb<S>, 'kind'>): WriteVerb<S> {
+  return { ...v, kind: 'write' };
+}
+
+/** Parse `raw` with `schema`, turning zod issues into a Validation error that names each field. */
+export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
+  const r = schema.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const issues = r.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(input)', message: i.message }));
+  throw new ValidationError(`Invalid input: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+}
+
+function prepare(ctx: ServiceContext, verb: Verb, raw: unknown): { vc: VerbContext; input: unknown } {
+  const actor = resolveActor(ctx);
+  requirePermission(ctx, actor, verb.permission);
+  const input = parseInput(verb.input, raw);
+  return { vc: { db: ctx.db, actor, now: ctx.now?.() ?? new Date(), service: ctx }, input };
+}
+
+/** Result of a write called through {@link callVerb}. */
+export interface WriteResult {
+  changeset: AppliedChangeset;
+  reveal?: Record<string, string>;
+}
+
+/**
+ * Run a read verb.
+ * @throws Forbidden, NotFound, Validation
+ */
+export function runRead(ctx: ServiceContext, verb: ReadVerb, raw: unknown): unknown {
+  const { vc, input } = prepare(ctx, verb, raw);
+  return verb.run(vc, input);
+}
+
+/**
+ * Plan a write verb without applying it (the assistant's path; nothing is written).
+ * @throws Forbidden, NotFound, Validation (including a changeset the rules refuse)
+ */
+export function planWrite(ctx: ServiceContext, verb: WriteVerb, raw: unknown): PlanResult & { actor: Actor } {
+  const { vc, input } = prepare(ctx, verb, raw);
+  const res = verb.plan(vc, input);
+  if (res.planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change.' });
+  return { ...res, actor: vc.actor };
+}
+
+/**
+ * Apply a planned changeset as the context's user (re-read now, so approval after a role change
+ * is judged by the current role). `runId` marks it "via Assistant".
+ * @throws Conflict, Forbidden, NotFound, Validation
+ */
+export function applyPlanned(ctx: ServiceContext, planned: PlannedChangeset, opts: { idempotencyKey?: string | null; changesetId?: string; undoOf?: string } = {}): AppliedChangeset {
+  const actor = resolveActor(ctx);
+  return applyChangeset(ctx.db, {
+    actor,
+    planned,
+    idempotencyKey: opts.idempotencyKey ?? null,
+    runId: ctx.via?.runId ?? null,
+    ...(opts.changesetId ? { changesetId: opts.changesetId } : {}),
+    ...(opts.undoOf ? { undoOf: opts.undoOf } : {}),
+    ...(ctx.now ? { now: ctx.now() } : {}),
+  });
+}
+
+/**
+ * Call any verb by name as the context's user: reads return their result; writes plan and apply
+ * at once (a person acting in the app or the CLI is their own approval).
+ */
+export function callVerb(ctx: ServiceContext, registry: ReadonlyMap<string, Verb>, name: string, raw: unknown, opts: { idempotencyKey?: string | null } = {}): unknown {
+  const verb = registry.get(name);
+  if (!verb) throw new NotFound(`Verb "${name}"`);
+  if (verb.kind === 'read') return runRead(ctx, verb, raw);
+  if (opts.idempotencyKey) {
+    // A retry returns the first result without planning again (new inserts would get new ids).
+    const actor = resolveActor(ctx);
+    requirePermission(ctx, actor, verb.permission);
+    const prior = findByIdempotencyKey(ctx.db, actor.orgId, opts.idempotencyKey);
+    if (prior) {
+      if (prior.verb !== verb.name) throw new AppError({ code: 'Conflict', message: `Idempotency key already used for ${prior.verb}; use a new key for a new change.` });
+      return { changeset: prior.result };
+    }
+  }
+  const { planned, reveal } = planWrite(ctx, verb, raw);
+  const changeset = applyPlanned(ctx, planned, opts);
+  return reveal ? { changeset, reveal } : { changeset };
+}

@@ -1,0 +1,175 @@
+/**
+ * Changesets: the one unit of change everywhere (a page's edit, an approved assistant proposal,
+ * an Undo, a sync upload). Row-level diffs, each carrying the version it was planned against,
+ * plus the pure rules that authorise every row change. Source: domain.md "The service layer",
+ * kinetix.md §3, sync.md "Write path".
+ */
+import type { Role } from './roles';
+import { hasPermission, SELF_SCOPED_ROLES } from './roles';
+import { META_COLUMNS } from './records';
+import type { TableName } from './tables';
+import { TABLES, isTableName } from './tables';
+
+/** A row to insert. `after` holds every business column (no meta columns except `id`). */
+export interface InsertChange {
+  op: 'insert';
+  table: TableName;
+  id: string;
+  after: Record<string, unknown>;
+}
+
+/** A row to update: only the changed fields, with their values before and after. */
+export interface UpdateChange {
+  op: 'update';
+  table: TableName;
+  id: string;
+  /** The row version read when planning; apply fails with Conflict if it moved on. */
+  version: number;
+  before: Record<string, unknown>;
+  after: Record<string, unknown>;
+}
+
+/**
+ * A hard delete. No table allows it (clinical records are never deleted; others soft-delete by
+ * setting `deleted_at`); it exists so that a forged upload is refused by rule, not by accident.
+ */
+export interface DeleteChange {
+  op: 'delete';
+  table: TableName;
+  id: string;
+  version: number;
+}
+
+export type RowChange = InsertChange | UpdateChange | DeleteChange;
+
+/** A planned, not yet applied changeset. */
+export interface PlannedChangeset {
+  /** Service verb that planned it (e.g. `workload.logSessionLoads`). */
+  verb: string;
+  /** One line for the activity log and the confirm dialog ("Log 22 session loads for U19"). */
+  summary: string;
+  changes: RowChange[];
+}
+
+/** Who is acting, as seen by the pure rules (copied from the re-read user row). */
+export interface RuleActor {
+  userId: string;
+  orgId: string;
+  role: Role;
+  linkedAthleteId: string | null;
+  active: boolean;
+}
+
+/** Facts about the stored row an update/delete targets, read by the data layer. */
+export interface StoredRowFacts {
+  orgId: string;
+  /** Athlete id of the stored row (for self-scope), if the table has one. */
+  athleteId: string | null;
+}
+
+export type RuleDecision = { ok: true } | { ok: false; code: 'Forbidden' | 'Validation' | 'NotFound'; reason: string; field?: string };
+
+const META = new Set<string>(META_COLUMNS);
+
+/**
+ * Authorise one row change for `actor` (pure). Checks, in order: active actor; known table;
+ * no hard delete; tenant (the stored row's org, and `org_id` never set by the caller);
+ * permission by table, operation and field (sign-off fields need their own permission, on
+ * insert when set and on update); athlete self-scope; no meta/immutable columns in the diff;
+ * bounds (the record schema). `stored` is required for update/delete (null = row missing).
+ */
+export function authorizeChange(actor: RuleActor, change: RowChange, stored: StoredRowFacts | null): RuleDecision {
+  if (!actor.active) return { ok: false, code: 'Forbidden', reason: 'This account is deactivated.' };
+  if (!isTableName(change.table)) return { ok: false, code: 'Forbidden', reason: `Unknown table "${String(change.table)}".` };
+  const def = TABLES[change.table];
+
+  if (change.op === 'delete') {
+    return { ok: false, code: 'Forbidden', reason: def.clinical ? `${def.name} is a clinical record and is never deleted.` : `${def.name} rows are never hard-deleted; deactivate or soft-delete instead.` };
+  }
+
+  if (change.op === 'update') {
+    if (!stored || stored.orgId !== actor.orgId) return { ok: false, code: 'NotFound', reason: `${def.name} ${change.id} was not found.` };
+  }
+
+  const fields = Object.keys(change.after);
+  for (const f of fields) {
+    if (META.has(f) && !(change.op === 'update' && f === 'deleted_at')) {
+      return { ok: false, code: 'Forbidden', reason: `Field "${f}" is managed by the system and cannot be written.`, field: f };
+    }
+    if (def.immutable?.includes(f)) return { ok: false, code: 'Forbidden', reason: `Field "${f}" cannot be written through a changeset.`, field: f };
+  }
+
+  // Permission by table, operation and field.
+  const fieldPerms = def.fieldPermissions ?? {};
+  const ordinaryFields = fields.filter((f) => !(f in fieldPerms));
+  const needsWrite = change.op === 'insert' || ordinaryFields.length > 0;
+  if (needsWrite && !hasPermission(actor.role, def.write)) {
+    return { ok: false, code: 'Forbidden', reason: `Your role (${actor.role}) lacks ${def.write}, needed to ${change.op} ${def.name}.` };
+  }
+  for (const f of fields) {
+    const p = fieldPerms[f];
+    if (!p) continue;
+    const value = change.after[f];
+    const beforeValue = change.op === 'update' ? change.before[f] : null;
+    const touches = change.op === 'insert' ? value !== null && value !== undefined : value !== beforeValue;
+    if (touches && !hasPermission(actor.role, p)) {
+      return { ok: false, code: 'Forbidden', reason: `Changing ${f} needs ${p}; your role (${actor.role}) does not have it.`, field: f };
+    }
+    // A sign-off is given in one's own name only.
+    if (touches && f.endsWith('_signoff_by') && value !== null && value !== actor.userId) {
+      return { ok: false, code: 'Forbidden', reason: `${f} must be the signing user; a sign-off cannot be given on someone else's behalf.`, field: f };
+    }
+  }
+
+  // Athlete self-scope.
+  if (SELF_SCOPED_ROLES.has(actor.role)) {
+    if (!actor.linkedAthleteId) return { ok: false, code: 'Forbidden', reason: 'This athlete account is not linked to an athlete record; ask a club administrator to link it.' };
+    if (!def.athleteColumn) return { ok: false, code: 'Forbidden', reason: `Athlete accounts cannot change ${def.name}.` };
+    const target = change.op === 'insert' ? (def.athleteColumn === 'id' ? change.id : change.after[def.athleteColumn]) : stored?.athleteId;
+    const newTarget = change.op === 'update' && def.athleteColumn !== 'id' && def.athleteColumn in change.after ? change.after[def.athleteColumn] : target;
+    if (target !== actor.linkedAthleteId || newTarget !== actor.linkedAthleteId) {
+      return { ok: false, code: 'NotFound', reason: `${def.name} ${change.id} was not found.` };
+    }
+  }
+
+  // Bounds: validate the written fields against the record schema.
+  const shape = def.schema.shape as Record<string, import('zod').ZodType>;
+  for (const f of fields) {
+    const fieldSchema = shape[f];
+    if (!fieldSchema) return { ok: false, code: 'Validation', reason: `${def.name} has no field "${f}".`, field: f };
+    const r = fieldSchema.safeParse(change.after[f]);
+    if (!r.success) return { ok: false, code: 'Validation', reason: `${def.name}.${f}: ${r.error.issues[0]?.message ?? 'invalid value'}`, field: f };
+  }
+  if (change.op === 'insert') {
+    for (const [f, s] of Object.entries(shape)) {
+      if (META.has(f) || f in change.after) continue;
+      if (!s.safeParse(undefined).success && !s.safeParse(null).success) {
+        return { ok: false, code: 'Validation', reason: `${def.name}.${f} is required.`, field: f };
+      }
+    }
+  }
+  return { ok: true };
+}
+
+/**
+ * The inverse of an applied change, for Undo. An insert is undone by soft-deleting the row
+ * (clinical rows are kept, marked deleted); an update by writing the `before` values back.
+ * `appliedVersion` is the row version after apply, which Undo must still find.
+ */
+export function inverseOf(change: InsertChange | UpdateChange, appliedVersion: number): UpdateChange {
+  if (change.op === 'insert') {
+    return { op: 'update', table: change.table, id: change.id, version: appliedVersion, before: { deleted_at: null }, after: { deleted_at: '__NOW__' } };
+  }
+  return { op: 'update', table: change.table, id: change.id, version: appliedVersion, before: { ...change.after }, after: { ...change.before } };
+}
+
+/** Placeholder in an inverse change replaced by the apply time. */
+export const NOW_PLACEHOLDER = '__NOW__';
+
+/** Deterministic JSON (sorted keys) for hashing a changeset's content. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value as Record<string, unknown>).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+/** Row id: UUID v7 (time-ordered), as a lowercase string. */
+export const Id = z.string().uuid();
+/** Calendar date `YYYY-MM-DD` (local clinic date, no time zone). */
+export const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date as YYYY-MM-DD').refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)), 'not a real calendar date');
+/** Instant, ISO-8601 UTC (`2026-11-29T10:00:00.000Z`). */
+export const IsoDateTime = z.string().datetime();
+
+/** Columns every business row carries (domain.md "Records"). */
+export const RowMeta = {
+  id: Id,
+  org_id: Id,
+  created_at: IsoDateTime,
+  updated_at: IsoDateTime,
+  /** Optimistic-concurrency counter; bumped on every write. */
+  version: z.number().int().min(1),
+  /** Soft delete: set instead of removing the row. */
+  deleted_at: IsoDateTime.nullable(),
+};
+
+export const META_COLUMNS = ['id', 'org_id', 'created_at', 'updated_at', 'version', 'deleted_at'] as const;

@@ -1,0 +1,301 @@
+/**
+ * Zod schemas of every record in shared/design/domain.md. Field names are the SQLite/Postgres
+ * column names (snake_case), so a changeset's field diff maps 1:1 to columns on every tier.
+ * Units are in the field names or docs: `_min` minutes, `_bpm` beats/min, `_ms` milliseconds,
+ * `_cents` USD cents, `_usd` US dollars, `_deg` degrees.
+ */
+import { z } from 'zod';
+import { ROLES } from '../roles';
+import { Id, IsoDate, IsoDateTime, RowMeta } from './common';
+
+export { Id, IsoDate, IsoDateTime, RowMeta, META_COLUMNS } from './common';
+
+/** Lowercase snake labels for sides of the body. */
+export const Side = z.enum(['left', 'right', 'bilateral', 'none']);
+
+export const Organization = z.object({
+  ...RowMeta,
+  name: z.string().min(1).max(200),
+  plan: z.enum(['free', 'club', 'pro']),
+  /** Monthly assistant budget cap for the whole org, USD; null = no cap. */
+  budget_cap_usd: z.number().min(0).max(100_000).nullable(),
+  /** Model id used by the assistant for this org (e.g. `claude-sonnet-4-5`). */
+  assistant_model: z.string().min(1).max(100),
+});
+export type Organization = z.infer<typeof Organization>;
+
+export const User = z.object({
+  ...RowMeta,
+  email: z.string().email().max(200),
+  display_name: z.string().min(1).max(200),
+  role: z.enum(ROLES),
+  /** For athlete-role users: the one athlete they may see. Null = unlinked (refused, never defaulted). */
+  linked_athlete_id: Id.nullable(),
+  active: z.boolean(),
+  /** Personal monthly assistant budget cap, USD; null = no personal cap. */
+  budget_cap_usd: z.number().min(0).max(100_000).nullable(),
+  /** scrypt hash of the sign-in PIN (`scrypt$N$salt$hash`); never returned by services. */
+  pin_hash: z.string().nullable(),
+});
+export type User = z.infer<typeof User>;
+
+export const Squad = z.object({
+  ...RowMeta,
+  name: z.string().min(1).max(100),
+  season: z.string().min(4).max(20),
+});
+export type Squad = z.infer<typeof Squad>;
+
+export const Athlete = z.object({
+  ...RowMeta,
+  name: z.string().min(1).max(200),
+  date_of_birth: IsoDate,
+  sex: z.enum(['female', 'male', 'other']),
+  position: z.string().max(60).nullable(),
+  squad_id: Id.nullable(),
+  dominant_side: z.enum(['left', 'right', 'both']),
+  status: z.enum(['active', 'deactivated']),
+  /** Free text. Reaches the model only inside the labelled data envelope. */
+  notes: z.string().max(5000),
+});
+export type Athlete = z.infer<typeof Athlete>;
+
+/** Severity by days lost, Fuller et al. 2006 consensus (slight 0–1, minimal 2–3, mild 4–7, moderate 8–28, severe >28). */
+export const InjurySeverity = z.enum(['slight', 'minimal', 'mild', 'moderate', 'severe']);
+
+export const Injury = z.object({
+  ...RowMeta,
+  athlete_id: Id,
+  body_part: z.string().min(1).max(80),
+  side: Side,
+  mechanism: z.enum(['contact', 'non_contact', 'overuse', 'unknown']),
+  onset_date: IsoDate,
+  severity: InjurySeverity,
+  status: z.enum(['open', 'closed']),
+  clinician_notes: z.string().max(10_000),
+});
+export type Injury = z.infer<typeof Injury>;
+
+export const Screening = z.object({
+  ...RowMeta,
+  athlete_id: Id,
+  /** e.g. `weight_bearing_lunge`, `single_leg_hop`, `nordic_hamstring`. */
+  test: z.string().min(1).max(80),
+  side: Side,
+  value: z.number().min(-10_000).max(10_000),
+  /** e.g. `cm`, `deg`, `N`, `s`. */
+  unit: z.string().min(1).max(20),
+  date: IsoDate,
+  notes: z.string().max(5000),
+});
+export type Screening = z.infer<typeof Screening>;
+
+/** RTP stages on the return-to-sport continuum (Ardern et al. 2016 consensus). */
+export const RtpStage = z.enum(['protection', 'rehabilitation', 'return_to_running', 'return_to_training', 'return_to_play', 'return_to_performance']);
+
+export const RtpEntry = z.object({
+  ...RowMeta,
+  injury_id: Id,
+  athlete_id: Id,
+  stage: RtpStage,
+  criteria_met: z.string().max(2000),
+  notes: z.string().max(5000),
+  physio_signoff_by: Id.nullable(),
+  physio_signoff_at: IsoDateTime.nullable(),
+  doctor_signoff_by: Id.nullable(),
+  doctor_signoff_at: IsoDateTime.nullable(),
+  coach_signoff_by: Id.nullable(),
+  coach_signoff_at: IsoDateTime.nullable(),
+});
+export type RtpEntry = z.infer<typeof RtpEntry>;
+
+const Scale1to5 = z.number().int().min(1).max(5);
+export const Wellness = z.object({
+  ...RowMeta,
+  athlete_id: Id,
+  date: IsoDate,
+  /** 1–5 scales, higher = better for sleep and mood, worse for soreness, stress and fatigue. */
+  sleep: Scale1to5,
+  soreness: Scale1to5,
+  stress: Scale1to5,
+  mood: Scale1to5,
+  fatigue: Scale1to5,
+  notes: z.string().max(2000),
+});
+export type Wellness = z.infer<typeof Wellness>;
+
+export const Vitals = z.object({
+  ...RowMeta,
+  athlete_id: Id,
+  date: IsoDate,
+  resting_hr_bpm: z.number().int().min(25).max(220),
+  hrv_rmssd_ms: z.number().min(1).max(400),
+});
+export type Vitals = z.infer<typeof Vitals>;
+
+export const TrainingSession = z.object({
+  ...RowMeta,
+  squad_id: Id.nullable(),
+  date: IsoDate,
+  kind: z.string().min(1).max(60),
+  duration_min: z.number().int().min(1).max(600),
+  notes: z.string().max(2000),
+});
+export type TrainingSession = z.infer<typeof TrainingSession>;
+
+/** One athlete's load for one session. load_au = rpe × duration_min (session-RPE, Foster et al. 2001). */
+export const SessionLoad = z.object({
+  ...RowMeta,
+  athlete_id: Id,
+  training_session_id: Id.nullable(),
+  date: IsoDate,
+  duration_min: z.number().int().min(1).max(600),
+  rpe: z.number().min(0).max(10),
+  load_au: z.number().min(0).max(6000),
+});
+export type SessionLoad = z.infer<typeof SessionLoad>;
+
+export const Rig = z.object({
+  ...RowMeta,
+  name: z.string().min(1).max(100),
+  /** JSON: [{ camera, label: "front" | "left 45°" …, yaw_deg }]. */
+  declared_layout: z.string(),
+  drift_tolerance_deg: z.number().min(0).max(90),
+  drift_tolerance_m: z.number().min(0).max(10),
+});
+export type Rig = z.infer<typeof Rig>;
+
+export const Camera = z.object({
+  ...RowMeta,
+  rig_id: Id,
+  name: z.string().min(1).max(100),
+  width: z.number().int().min(1),
+  height: z.number().int().min(1),
+  /** JSON: { K, dist, rvec, tvec } (pixels; Rodrigues radians; metres). */
+  calibration: z.string(),
+  reprojection_rms_px: z.number().min(0).nullable(),
+  calibrated_at: IsoDateTime.nullable(),
+});
+export type Camera = z.infer<typeof Camera>;
+
+export const CaptureSession = z.object({
+  ...RowMeta,
+  athlete_id: Id,
+  rig_id: Id.nullable(),
+  recorded_at: IsoDateTime,
+  trial_name: z.string().max(200),
+  fps: z.number().min(0).max(1000),
+  frame_count: z.number().int().min(0),
+  camera_count: z.number().int().min(0).max(32),
+  source: z.enum(['video', 'keypoints_json', 'live']),
+  trc_path: z.string().nullable(),
+  status: z.enum(['processing', 'complete', 'failed']),
+  notes: z.string().max(5000),
+});
+export type CaptureSession = z.infer<typeof CaptureSession>;
+
+export const PoseJoint = z.enum(['knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion']);
+
+/** One joint-angle reading with every condition it was measured under (capture.md). */
+export const PoseMetric = z.object({
+  ...RowMeta,
+  athlete_id: Id,
+  capture_session_id: Id,
+  joint: PoseJoint,
+  side: z.enum(['left', 'right']),
+  statistic: z.enum(['peak', 'min', 'mean', 'range']),
+  /** Degrees; null when the reading is omitted (see omitted_reason). */
+  value_deg: z.number().nullable(),
+  omitted_reason: z.string().max(200).nullable(),
+  camera_count: z.number().int().min(0),
+  camera_mode: z.string().max(200),
+  view_obliquity_deg: z.number().nullable(),
+  obliquity_band: z.string().max(60),
+  view_matches_declared: z.boolean(),
+  /** Fraction of frames with a valid reading, 0..1. */
+  coverage: z.number().min(0).max(1),
+  trustworthy: z.boolean(),
+  /** Limb sagittal-projection ratio (0..1); the gate omits flexion below 0.45. */
+  sagittal_ratio: z.number().nullable(),
+  frames: z.number().int().min(0),
+});
+export type PoseMetric = z.infer<typeof PoseMetric>;
+
+export const Video = z.object({
+  ...RowMeta,
+  athlete_id: Id.nullable(),
+  capture_session_id: Id.nullable(),
+  file_path: z.string().min(1).max(1000),
+  duration_s: z.number().min(0),
+  size_bytes: z.number().int().min(0),
+});
+export type Video = z.infer<typeof Video>;
+
+export const Device = z.object({
+  ...RowMeta,
+  name: z.string().min(1).max(100),
+  kind: z.enum(['camera', 'wearable', 'tablet']),
+  /** Set for an athlete's own wearable. */
+  athlete_id: Id.nullable(),
+  /** scrypt hash of the device API key; the key itself is shown once and never stored. */
+  api_key_hash: z.string().nullable(),
+  api_key_last4: z.string().max(4).nullable(),
+  key_rotated_at: IsoDateTime.nullable(),
+});
+export type Device = z.infer<typeof Device>;
+
+export const Report = z.object({
+  ...RowMeta,
+  athlete_id: Id.nullable(),
+  squad_id: Id.nullable(),
+  kind: z.enum(['athlete_summary', 'squad_workload', 'rtp_status']),
+  title: z.string().min(1).max(200),
+  markdown: z.string(),
+  pdf_path: z.string().nullable(),
+  generated_by: Id,
+});
+export type Report = z.infer<typeof Report>;
+
+export const RateFolder = z.object({
+  ...RowMeta,
+  name: z.string().min(1).max(100),
+});
+export type RateFolder = z.infer<typeof RateFolder>;
+
+export const RateItemType = z.enum(['assessment', 'treatment', 'report', 'consultation', 'rehab_session', 'screening']);
+export const RateItem = z.object({
+  ...RowMeta,
+  folder_id: Id,
+  code: z.string().min(1).max(20),
+  name: z.string().min(1).max(200),
+  item_type: RateItemType,
+  /** Price in USD cents. Policy: $1 – $10,000 (100 – 1,000,000 cents). */
+  price_cents: z.number().int().min(100).max(1_000_000),
+});
+export type RateItem = z.infer<typeof RateItem>;
+
+/** Product help page (not org-scoped): versioned, body in Markdown with `{#anchor}` headings. */
+export const HelpPage = z.object({
+  id: Id,
+  slug: z.string(),
+  version: z.string(),
+  title: z.string(),
+  body: z.string(),
+});
+export type HelpPage = z.infer<typeof HelpPage>;
+
+/** Who changed what. `actor_name` reads "Priya Shah" or "Priya Shah via Assistant". */
+export const Activity = z.object({
+  id: Id,
+  org_id: Id,
+  created_at: IsoDateTime,
+  actor_user_id: Id,
+  actor_name: z.string(),
+  via_assistant: z.boolean(),
+  run_id: z.string().nullable(),
+  record_table: z.string(),
+  record_id: z.string(),
+  summary: z.string(),
+  changeset_id: Id.nullable(),
+});
+export type Activity = z.infer<typeof Activity>;

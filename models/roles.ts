@@ -1,0 +1,98 @@
+/**
+ * The role map: the single answer to "who can do what" for pages, the assistant, MCP clients
+ * and the HQ sync server. Source: shared/design/domain.md ("Roles and permissions").
+ */
+
+/** Every permission in the product. */
+export const PERMISSIONS = [
+  'athlete.read', 'athlete.write',
+  'injury.read', 'injury.write',
+  'screening.read', 'screening.write',
+  'rtp.read', 'rtp.write', 'rtp.signoff_physio', 'rtp.signoff_doctor', 'rtp.signoff_coach',
+  'wellness.read', 'wellness.write',
+  'vitals.read', 'vitals.write',
+  'workload.read', 'workload.write',
+  'pose.read', 'capture.run',
+  'video.read', 'video.delete',
+  'device.manage',
+  'report.generate',
+  'rates.read', 'rates.write',
+  'user.manage', 'settings.manage', 'system.admin',
+  'kinetix.use',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** The ten roles. `super_admin` is the installation's system role. */
+export const ROLES = [
+  'owner', 'admin', 'doctor', 'physio', 'sports_scientist',
+  'strength_coach', 'coach', 'analyst', 'athlete', 'super_admin',
+] as const;
+export type Role = (typeof ROLES)[number];
+
+type RoleMap = Record<Role, readonly Permission[]>;
+
+/**
+ * Permissions per role, before `kinetix.use` is added to all (see {@link ROLE_PERMISSIONS}).
+ * Clinical writes sit with clinicians; each RTP sign-off with the one role that may give it;
+ * `admin` runs the org (users, settings, fees) without clinical reads.
+ */
+const BASE_ROLE_MAP: RoleMap = {
+  owner: [
+    'athlete.read', 'athlete.write', 'injury.read', 'screening.read', 'rtp.read', 'wellness.read',
+    'vitals.read', 'workload.read', 'pose.read', 'video.read', 'video.delete', 'device.manage',
+    'report.generate', 'rates.read', 'rates.write', 'user.manage', 'settings.manage',
+  ],
+  admin: [
+    'athlete.read', 'athlete.write', 'workload.read', 'device.manage', 'rates.read', 'rates.write',
+    'user.manage', 'settings.manage',
+  ],
+  doctor: [
+    'athlete.read', 'athlete.write', 'injury.read', 'injury.write', 'screening.read', 'screening.write',
+    'rtp.read', 'rtp.write', 'rtp.signoff_doctor', 'wellness.read', 'wellness.write', 'vitals.read',
+    'vitals.write', 'workload.read', 'pose.read', 'capture.run', 'video.read', 'report.generate', 'rates.read',
+  ],
+  physio: [
+    'athlete.read', 'athlete.write', 'injury.read', 'injury.write', 'screening.read', 'screening.write',
+    'rtp.read', 'rtp.write', 'rtp.signoff_physio', 'wellness.read', 'wellness.write', 'vitals.read',
+    'vitals.write', 'workload.read', 'workload.write', 'pose.read', 'capture.run', 'video.read',
+    'report.generate', 'rates.read', 'rates.write',
+  ],
+  sports_scientist: [
+    'athlete.read', 'injury.read', 'screening.read', 'screening.write', 'rtp.read', 'wellness.read',
+    'wellness.write', 'vitals.read', 'vitals.write', 'workload.read', 'workload.write', 'pose.read',
+    'capture.run', 'video.read', 'report.generate',
+  ],
+  strength_coach: [
+    'athlete.read', 'injury.read', 'screening.read', 'screening.write', 'rtp.read', 'wellness.read',
+    'workload.read', 'workload.write', 'pose.read', 'video.read',
+  ],
+  coach: [
+    'athlete.read', 'injury.read', 'rtp.read', 'rtp.signoff_coach', 'wellness.read', 'workload.read',
+    'workload.write', 'video.read',
+  ],
+  analyst: ['athlete.read', 'screening.read', 'wellness.read', 'workload.read', 'pose.read', 'video.read', 'report.generate'],
+  athlete: ['athlete.read', 'wellness.write', 'vitals.read', 'device.manage'],
+  super_admin: ['system.admin', 'settings.manage', 'user.manage'],
+};
+
+/** Granted to every role here, in one place, so a future role gets it too. Adds no authority. */
+const GRANTED_TO_ALL: readonly Permission[] = ['kinetix.use'];
+
+/** The effective role map (base map plus permissions granted to all roles). */
+export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = (() => {
+  const out = {} as Record<Role, ReadonlySet<Permission>>;
+  for (const r of ROLES) out[r] = new Set<Permission>([...BASE_ROLE_MAP[r], ...GRANTED_TO_ALL]);
+  return Object.freeze(out);
+})();
+
+/** True when `role` holds `permission`. Unknown roles hold nothing. */
+export function hasPermission(role: Role | string, permission: Permission): boolean {
+  const set = (ROLE_PERMISSIONS as Record<string, ReadonlySet<Permission> | undefined>)[role];
+  return set !== undefined && set.has(permission);
+}
+
+/** The role that must approve a changeset the policy engine marks *needs owner*. */
+export const NEEDS_OWNER_APPROVER: Role = 'owner';
+
+/** Roles whose every athlete query is narrowed to the linked athlete. */
+export const SELF_SCOPED_ROLES: ReadonlySet<Role> = new Set<Role>(['athlete']);
