@@ -49,6 +49,8 @@ export interface PlannedChangeset {
   /** One line for the activity log and the confirm dialog ("Log 22 session loads for U19"). */
   summary: string;
   changes: RowChange[];
+  /** For an Undo: the id of the changeset this one reverses (marked undone on apply). */
+  undoOf?: string;
 }
 
 /** Who is acting, as seen by the pure rules (copied from the re-read user row). */

@@ -52,37 +52,12 @@ function resolveNow(v: unknown, nowIso: string): unknown {
 }
 
 /**
- * Apply `opts.planned` atomically.
- * @throws Conflict (stale version, existing id, reused idempotency key, already undone),
- *         Forbidden / NotFound / Validation (a row change the rules refuse). Nothing is written then.
+ * Authorise every row change of `changes` for `actor` against the stored rows and check every
+ * planned version. Used when planning (so a refusal is reported before anyone is asked to
+ * approve) and again inside the apply transaction.
+ * @throws NotFound, Forbidden, Validation (rules), Conflict (stale versions, existing ids)
  */
-export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
-  const { actor, planned } = opts;
-  if (planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change: the changeset is empty.' });
-  const contentHash = changesetContentHash(planned);
-  const tx = db.raw.transaction((): AppliedChangeset => {
-    const now = (opts.now ?? new Date()).toISOString();
-    if (opts.idempotencyKey) {
-      const prior = db.raw.prepare('SELECT content_hash, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(actor.orgId, opts.idempotencyKey) as
-        | { content_hash: string; result_json: string | null }
-        | undefined;
-      if (prior) {
-        if (prior.content_hash !== contentHash || !prior.result_json) {
-          throw new Conflict('This idempotency key was already used for a different change. Use a new key for a new change.');
-        }
-        return { ...(JSON.parse(prior.result_json) as AppliedChangeset), replayed: true };
-      }
-    }
-    if (opts.undoOf) {
-      const orig = db.raw.prepare('SELECT status, undone_by FROM changeset WHERE id = ? AND org_id = ?').get(opts.undoOf, actor.orgId) as { status: string; undone_by: string | null } | undefined;
-      if (!orig) throw new NotFound('Changeset');
-      if (orig.undone_by || orig.status === 'undone') throw new Conflict('This change has already been undone.');
-    }
-
-    // Inverse changes carry a placeholder for "the apply time"; resolve it before any check.
-    const changes: RowChange[] = planned.changes.map((c) => (c.op === 'delete' ? c : { ...c, after: Object.fromEntries(Object.entries(c.after).map(([k, v]) => [k, resolveNow(v, now)])) }));
-
-    // 1. Authorise and version-check every row before writing any.
+export function checkChangeset(db: Db, actor: RuleActor, changes: readonly RowChange[]): void {
     const conflicts: NonNullable<Conflict['conflicts']> = [];
     for (const change of changes) {
       const facts = change.op === 'insert' ? null : rowFacts(db, change.table, change.id);
@@ -107,6 +82,42 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     if (conflicts.length > 0) {
       throw new Conflict(`${conflicts.length} record(s) changed since this change was prepared. Nothing was written; reload and prepare it again.`, conflicts);
     }
+}
+
+/**
+ * Apply `opts.planned` atomically.
+ * @throws Conflict (stale version, existing id, reused idempotency key, already undone),
+ *         Forbidden / NotFound / Validation (a row change the rules refuse). Nothing is written then.
+ */
+export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
+  const { actor, planned } = opts;
+  if (planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change: the changeset is empty.' });
+  const contentHash = changesetContentHash(planned);
+  const tx = db.raw.transaction((): AppliedChangeset => {
+    const now = (opts.now ?? new Date()).toISOString();
+    if (opts.idempotencyKey) {
+      const prior = db.raw.prepare('SELECT content_hash, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(actor.orgId, opts.idempotencyKey) as
+        | { content_hash: string; result_json: string | null }
+        | undefined;
+      if (prior) {
+        if (prior.content_hash !== contentHash || !prior.result_json) {
+          throw new Conflict('This idempotency key was already used for a different change. Use a new key for a new change.');
+        }
+        return { ...(JSON.parse(prior.result_json) as AppliedChangeset), replayed: true };
+      }
+    }
+    const undoOf = opts.undoOf ?? planned.undoOf ?? null;
+    if (undoOf) {
+      const orig = db.raw.prepare('SELECT status, undone_by FROM changeset WHERE id = ? AND org_id = ?').get(undoOf, actor.orgId) as { status: string; undone_by: string | null } | undefined;
+      if (!orig) throw new NotFound('Changeset');
+      if (orig.undone_by || orig.status === 'undone') throw new Conflict('This change has already been undone.');
+    }
+
+    // Inverse changes carry a placeholder for "the apply time"; resolve it before any check.
+    const changes: RowChange[] = planned.changes.map((c) => (c.op === 'delete' ? c : { ...c, after: Object.fromEntries(Object.entries(c.after).map(([k, v]) => [k, resolveNow(v, now)])) }));
+
+    // 1. Authorise and version-check every row before writing any.
+    checkChangeset(db, actor, changes);
 
     // 2. Write.
     const versions: Record<string, number> = {};
@@ -147,8 +158,8 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
          ON CONFLICT (id) DO UPDATE SET changes_json = excluded.changes_json, inverse_json = excluded.inverse_json, content_hash = excluded.content_hash,
            idempotency_key = excluded.idempotency_key, status = 'applied', applied_at = excluded.applied_at, undo_of = excluded.undo_of, result_json = excluded.result_json`,
       )
-      .run(id, actor.orgId, actor.userId, planned.verb, planned.summary, JSON.stringify(applied), JSON.stringify(inverse), contentHash, opts.idempotencyKey ?? null, opts.runId ?? null, viaAssistant, now, now, opts.undoOf ?? null, JSON.stringify(result));
-    if (opts.undoOf) db.raw.prepare(`UPDATE changeset SET status = 'undone', undone_by = ? WHERE id = ?`).run(id, opts.undoOf);
+      .run(id, actor.orgId, actor.userId, planned.verb, planned.summary, JSON.stringify(applied), JSON.stringify(inverse), contentHash, opts.idempotencyKey ?? null, opts.runId ?? null, viaAssistant, now, now, undoOf, JSON.stringify(result));
+    if (undoOf) db.raw.prepare(`UPDATE changeset SET status = 'undone', undone_by = ? WHERE id = ?`).run(id, undoOf);
     const first = changes[0]!;
     db.raw
       .prepare('INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')

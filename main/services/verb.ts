@@ -9,7 +9,7 @@ import type { PlannedChangeset } from '../../models/changeset';
 import { AppError, NotFound, ValidationError } from '../../models/errors';
 import type { Permission } from '../../models/roles';
 import type { AppliedChangeset } from '../data/changesets';
-import { applyChangeset, findByIdempotencyKey } from '../data/changesets';
+import { applyChangeset, checkChangeset, findByIdempotencyKey } from '../data/changesets';
 import type { Db } from '../data/db';
 import type { Actor, ServiceContext } from './context';
 import { requirePermission, resolveActor } from './context';
@@ -99,7 +99,8 @@ export function runRead(ctx: ServiceContext, verb: ReadVerb, raw: unknown): unkn
 export function planWrite(ctx: ServiceContext, verb: WriteVerb, raw: unknown): PlanResult & { actor: Actor } {
   const { vc, input } = prepare(ctx, verb, raw);
   const res = verb.plan(vc, input);
-  if (res.planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change.' });
+  if (res.planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change: the record already has these values.' });
+  checkChangeset(ctx.db, vc.actor, res.planned.changes);
   return { ...res, actor: vc.actor };
 }
 

@@ -1,0 +1,258 @@
+/** Devices (hashed API keys), reports, users, the activity log, changesets and Undo. */
+import { createHash, randomBytes } from 'node:crypto';
+import * as I from '../../models/inputs';
+import { Forbidden, NotFound } from '../../models/errors';
+import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
+import type { Role } from '../../models/roles';
+import { hasPermission } from '../../models/roles';
+import { computeAcwr } from '../../models/acwr';
+import { getChangeset, listActivity } from '../data/changesets';
+import { findUserByEmail } from '../data/identity';
+import { dailyLoads, getRow, listRows } from '../data/rows';
+import { orgSquad, visibleAthlete } from './athletes';
+import { isSelfScoped, scopeAthleteId } from './context';
+import { defined, insertRow, updateRow } from './plan';
+import { today } from './scope';
+import type { VerbContext } from './verb';
+import { readVerb, writeVerb } from './verb';
+
+// ---- Devices ----
+/** A new device API key (`aik_` + 32 random bytes, base64url) and its SHA-256 hash (stored). */
+export function newDeviceKey(): { key: string; hash: string; last4: string } {
+  const key = `aik_${randomBytes(32).toString('base64url')}`;
+  return { key, hash: `sha256$${createHash('sha256').update(key).digest('hex')}`, last4: key.slice(-4) };
+}
+
+function visibleDevice(vc: VerbContext, id: string): Device {
+  const d = getRow<Device>(vc.db, 'device', vc.actor.orgId, id);
+  if (!d || (isSelfScoped(vc.actor) && d.athlete_id !== scopeAthleteId(vc.actor, undefined))) throw new NotFound('Device');
+  return d;
+}
+
+export const listDevices = readVerb({
+  name: 'devices.list',
+  description: 'Registered capture and wearable devices (never their keys).',
+  permission: 'device.manage',
+  input: I.Empty,
+  run(vc) {
+    const self = isSelfScoped(vc.actor) ? scopeAthleteId(vc.actor, undefined) : undefined;
+    const rows = listRows<Device>(vc.db, 'device', vc.actor.orgId, { eq: { athlete_id: self }, orderBy: [{ column: 'name' }] });
+    return { devices: rows.map(({ api_key_hash: _h, ...d }) => d) };
+  },
+});
+
+export const registerDevice = writeVerb({
+  name: 'devices.register',
+  description: 'Register a device; its API key is shown once after approval and only its hash is stored.',
+  permission: 'device.manage',
+  input: I.RegisterDevice,
+  plan(vc, i) {
+    const athleteId = isSelfScoped(vc.actor) ? scopeAthleteId(vc.actor, i.athlete_id ?? undefined)! : (i.athlete_id ?? null);
+    if (athleteId) visibleAthlete(vc, athleteId);
+    const k = newDeviceKey();
+    const change = insertRow('device', { name: i.name, kind: i.kind, athlete_id: athleteId, api_key_hash: k.hash, api_key_last4: k.last4, key_rotated_at: vc.now.toISOString() });
+    return { planned: { verb: 'devices.register', summary: `Register ${i.kind} ${i.name}`, changes: [change] }, reveal: { api_key: k.key } };
+  },
+});
+
+export const rotateDeviceKey = writeVerb({
+  name: 'devices.rotateKey',
+  description: "Replace a device's API key; the new key is shown once, the old one stops working.",
+  permission: 'device.manage',
+  input: I.RotateDeviceKey,
+  plan(vc, i) {
+    const d = visibleDevice(vc, i.id);
+    const k = newDeviceKey();
+    const change = updateRow('device', d, { api_key_hash: k.hash, api_key_last4: k.last4, key_rotated_at: vc.now.toISOString() })!;
+    return { planned: { verb: 'devices.rotateKey', summary: `Rotate API key of ${d.name}`, changes: [change] }, reveal: { api_key: k.key } };
+  },
+});
+
+// ---- Reports ----
+export const listReports = readVerb({
+  name: 'reports.list',
+  description: 'Generated reports, newest first.',
+  permission: 'report.generate',
+  input: I.ListByAthlete,
+  run(vc, i) {
+    const rows = listRows<Report>(vc.db, 'report', vc.actor.orgId, { eq: { athlete_id: i.athlete_id }, limit: i.limit, offset: i.offset });
+    return { reports: rows.map(({ markdown: _m, ...r }) => r) };
+  },
+});
+
+export const getReport = readVerb({
+  name: 'reports.get',
+  description: 'One generated report with its Markdown.',
+  permission: 'report.generate',
+  input: I.ById,
+  run(vc, i) {
+    const r = getRow<Report>(vc.db, 'report', vc.actor.orgId, i.id);
+    if (!r) throw new NotFound('Report');
+    return r;
+  },
+});
+
+function fmt(n: number | null, digits = 2): string {
+  return n === null ? '—' : n.toFixed(digits);
+}
+
+/** Markdown for a report, built only from stored records (no invented figures). */
+function renderReport(vc: VerbContext, kind: Report['kind'], athlete: Athlete | null, squadId: string | null, asOf: string): { title: string; markdown: string } {
+  const org = vc.actor.orgId;
+  if (kind === 'squad_workload') {
+    const squad = orgSquad(vc, squadId!);
+    const athletes = listRows<Athlete>(vc.db, 'athlete', org, { eq: { squad_id: squad.id, status: 'active' }, orderBy: [{ column: 'name' }], limit: 100_000 });
+    const lines = athletes.map((a) => {
+      const r = computeAcwr(dailyLoads(vc.db, org, a.id, asOf), asOf, 'rolling');
+      return `| ${a.name} | ${fmt(r.acute_au, 0)} | ${fmt(r.chronic_au, 0)} | ${r.status === 'ok' ? fmt(r.ratio) : r.status.replace('_', ' ')} |`;
+    });
+    return {
+      title: `${squad.name} workload as of ${asOf}`,
+      markdown: `# ${squad.name} workload as of ${asOf}\n\nACWR: coupled 7-day / 28-day rolling averages of session-RPE load (AU/day). Athletes with under 28 days of data show "insufficient data".\n\n| Athlete | Acute AU/day | Chronic AU/day | ACWR |\n| --- | --- | --- | --- |\n${lines.join('\n')}\n`,
+    };
+  }
+  const a = athlete!;
+  const injuries = listRows<Injury>(vc.db, 'injury', org, { eq: { athlete_id: a.id }, orderBy: [{ column: 'onset_date', desc: true }] });
+  const rtp = listRows<RtpEntry>(vc.db, 'rtp_entry', org, { eq: { athlete_id: a.id }, orderBy: [{ column: 'created_at', desc: true }] });
+  const sign = (by: string | null) => (by ? 'signed' : 'not signed');
+  const rtpLines = rtp.map((e) => `| ${e.stage} | ${sign(e.physio_signoff_by)} | ${sign(e.doctor_signoff_by)} | ${sign(e.coach_signoff_by)} |`);
+  if (kind === 'rtp_status') {
+    return { title: `RTP status: ${a.name}`, markdown: `# RTP status: ${a.name}\n\n| Stage | Physio | Doctor | Coach |\n| --- | --- | --- | --- |\n${rtpLines.join('\n') || '| no RTP entries | | | |'}\n` };
+  }
+  const acwr = computeAcwr(dailyLoads(vc.db, org, a.id, asOf), asOf, 'rolling');
+  const wellness = listRows<Wellness>(vc.db, 'wellness', org, { eq: { athlete_id: a.id }, orderBy: [{ column: 'date', desc: true }], limit: 7 });
+  const loads = listRows<SessionLoad>(vc.db, 'session_load', org, { eq: { athlete_id: a.id }, range: { column: 'date', to: asOf }, orderBy: [{ column: 'date', desc: true }], limit: 7 });
+  return {
+    title: `Athlete summary: ${a.name} (${asOf})`,
+    markdown: [
+      `# Athlete summary: ${a.name}`,
+      `As of ${asOf}. ${a.position ?? 'No position'}; status ${a.status}.`,
+      `## Injuries`,
+      injuries.length ? injuries.map((j) => `- ${j.onset_date}: ${j.side} ${j.body_part}, ${j.severity}, ${j.status}`).join('\n') : '- none recorded',
+      `## Return to play`,
+      rtp.length ? `| Stage | Physio | Doctor | Coach |\n| --- | --- | --- | --- |\n${rtpLines.join('\n')}` : '- no RTP entries',
+      `## Workload`,
+      acwr.status === 'ok' ? `ACWR ${fmt(acwr.ratio)} (${acwr.note})` : `ACWR: ${acwr.note}`,
+      loads.length ? loads.map((l) => `- ${l.date}: RPE ${l.rpe} × ${l.duration_min} min = ${l.load_au} AU`).join('\n') : '- no recent loads',
+      `## Wellness (last 7 entries)`,
+      wellness.length ? wellness.map((w) => `- ${w.date}: sleep ${w.sleep}, soreness ${w.soreness}, stress ${w.stress}, mood ${w.mood}, fatigue ${w.fatigue}`).join('\n') : '- none recorded',
+    ].join('\n\n'),
+  };
+}
+
+export const generateReport = writeVerb({
+  name: 'reports.generate',
+  description: 'Generate a report (athlete summary, RTP status, or squad workload) from stored records and save it.',
+  permission: 'report.generate',
+  input: I.GenerateReport,
+  plan(vc, i) {
+    const asOf = i.as_of ?? today(vc);
+    if (i.kind === 'squad_workload') {
+      if (!i.squad_id) throw new NotFound('Squad (give squad_id)');
+      if (!getRow(vc.db, 'squad', vc.actor.orgId, i.squad_id)) throw new NotFound('Squad');
+    } else if (!i.athlete_id) throw new NotFound('Athlete (give athlete_id)');
+    const athlete = i.athlete_id ? visibleAthlete(vc, i.athlete_id) : null;
+    if (i.kind !== 'squad_workload' && athlete) {
+      // Reports contain clinical detail: the reader must hold the clinical read permissions too.
+      if (!hasPermission(vc.actor.role, 'injury.read') || !hasPermission(vc.actor.role, 'rtp.read')) throw new Forbidden('This report includes injury and RTP records, which your role cannot read.');
+    }
+    const r = renderReport(vc, i.kind, athlete, i.squad_id ?? null, asOf);
+    const change = insertRow('report', { kind: i.kind, athlete_id: athlete?.id ?? null, squad_id: i.squad_id ?? null, title: r.title, markdown: r.markdown, pdf_path: null, generated_by: vc.actor.userId });
+    return { planned: { verb: 'reports.generate', summary: `Generate report: ${r.title}`, changes: [change] } };
+  },
+});
+
+// ---- Users ----
+export const listUsers = readVerb({
+  name: 'users.list',
+  description: "The organisation's users with roles (never credentials).",
+  permission: 'user.manage',
+  input: I.Empty,
+  run(vc) {
+    return { users: listRows<User>(vc.db, 'app_user', vc.actor.orgId, { orderBy: [{ column: 'display_name' }] }).map(({ pin_hash: _p, ...u }) => u) };
+  },
+});
+
+/** Only an owner (or super_admin) grants owner; only super_admin grants super_admin. */
+function checkRoleGrant(vc: VerbContext, role: Role | undefined): void {
+  if (!role) return;
+  if (role === 'super_admin' && vc.actor.role !== 'super_admin') throw new Forbidden('Only a super admin can grant the super_admin role.');
+  if (role === 'owner' && !['owner', 'super_admin'].includes(vc.actor.role)) throw new Forbidden('Only an owner can grant the owner role.');
+}
+
+export const createUser = writeVerb({
+  name: 'users.create',
+  description: 'Add a user with a role (athlete users must be linked to an athlete).',
+  permission: 'user.manage',
+  input: I.CreateUser,
+  plan(vc, i) {
+    checkRoleGrant(vc, i.role);
+    if (findUserByEmail(vc.db, i.email)) throw new Forbidden(`A user with email ${i.email} already exists.`);
+    if (i.linked_athlete_id) visibleAthlete(vc, i.linked_athlete_id);
+    return { planned: { verb: 'users.create', summary: `Add user ${i.display_name} (${i.role})`, changes: [insertRow('app_user', { ...i, active: true, pin_hash: null })] } };
+  },
+});
+
+export const updateUser = writeVerb({
+  name: 'users.update',
+  description: "Change a user's name, role, athlete link, budget cap or active flag.",
+  permission: 'user.manage',
+  input: I.UpdateUser,
+  plan(vc, i) {
+    const u = getRow<User>(vc.db, 'app_user', vc.actor.orgId, i.id);
+    if (!u) throw new NotFound('User');
+    checkRoleGrant(vc, i.role);
+    if (u.role === 'owner' && i.role && i.role !== 'owner') checkRoleGrant(vc, 'owner');
+    if (u.id === vc.actor.userId && (i.active === false || (i.role && i.role !== u.role))) throw new Forbidden('You cannot deactivate yourself or change your own role.');
+    if (i.linked_athlete_id) visibleAthlete(vc, i.linked_athlete_id);
+    const { id: _id, ...patch } = i;
+    const change = updateRow('app_user', u, defined(patch));
+    return { planned: { verb: 'users.update', summary: `Update user ${u.display_name}`, changes: change ? [change] : [] } };
+  },
+});
+
+// ---- Activity, changesets, Undo ----
+function notForAthletes(vc: VerbContext): void {
+  if (isSelfScoped(vc.actor)) throw new Forbidden('The activity log is not available to athlete accounts.');
+}
+
+export const listActivityVerb = readVerb({
+  name: 'activity.list',
+  description: 'Who changed what, newest first ("Name via Assistant" rows link to the run).',
+  permission: 'athlete.read',
+  input: I.ListActivity,
+  run(vc, i) {
+    notForAthletes(vc);
+    return { activity: listActivity(vc.db, vc.actor.orgId, { limit: i.limit, offset: i.offset, ...(i.record_id ? { recordId: i.record_id } : {}) }) };
+  },
+});
+
+export const getChangesetVerb = readVerb({
+  name: 'changesets.get',
+  description: 'One applied changeset: its rows before → after, and whether it was undone.',
+  permission: 'athlete.read',
+  input: I.ById,
+  run(vc, i) {
+    notForAthletes(vc);
+    const c = getChangeset(vc.db, vc.actor.orgId, i.id);
+    if (!c) throw new NotFound('Changeset');
+    return c;
+  },
+});
+
+export const undoChangeset = writeVerb({
+  name: 'changesets.undo',
+  description: 'Undo an applied changeset by applying its stored inverse (fails with Conflict if a row changed since).',
+  permission: 'athlete.read',
+  input: I.UndoChangeset,
+  plan(vc, i) {
+    notForAthletes(vc);
+    const c = getChangeset(vc.db, vc.actor.orgId, i.changeset_id);
+    if (!c || !c.inverse) throw new NotFound('Changeset');
+    if (c.status !== 'applied') throw new Forbidden(`This changeset is ${c.status}; only an applied change can be undone.`);
+    const now = vc.now.toISOString();
+    const changes = c.inverse.map((ch) => ({ ...ch, after: Object.fromEntries(Object.entries(ch.after).map(([k, v]) => [k, v === '__NOW__' ? now : v])) }));
+    return { planned: { verb: 'changesets.undo', summary: `Undo: ${c.summary}`, changes, undoOf: c.id } };
+  },
+});
+

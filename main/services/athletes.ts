@@ -1,0 +1,135 @@
+/** Athletes and squads. Athlete-role users see only their linked athlete. */
+import * as I from '../../models/inputs';
+import { NotFound } from '../../models/errors';
+import type { Athlete, Squad } from '../../models/records';
+import { countRows, getRow, listRows } from '../data/rows';
+import { isSelfScoped, scopeAthleteId } from './context';
+import { defined, insertRow, updateRow } from './plan';
+import type { VerbContext } from './verb';
+import { readVerb, writeVerb } from './verb';
+
+/** Load an athlete the actor may see (self-scope, tenant), including deactivated ones. @throws NotFound, Forbidden */
+export function visibleAthlete(vc: VerbContext, id: string): Athlete {
+  const scoped = scopeAthleteId(vc.actor, id);
+  const a = scoped ? getRow<Athlete>(vc.db, 'athlete', vc.actor.orgId, scoped) : null;
+  if (!a) throw new NotFound('Athlete');
+  return a;
+}
+
+/** Load a squad of the actor's org. @throws NotFound */
+export function orgSquad(vc: VerbContext, id: string): Squad {
+  const s = getRow<Squad>(vc.db, 'squad', vc.actor.orgId, id);
+  if (!s) throw new NotFound('Squad');
+  return s;
+}
+
+export const listAthletes = readVerb({
+  name: 'athletes.list',
+  description: 'List athletes (optionally one squad, a name search, a status), with the total count.',
+  permission: 'athlete.read',
+  input: I.ListAthletes,
+  run(vc, i) {
+    const self = isSelfScoped(vc.actor) ? scopeAthleteId(vc.actor, undefined) : undefined;
+    const filter = {
+      eq: { squad_id: i.squad_id, status: i.status === 'all' ? undefined : i.status, id: self },
+      ...(i.search ? { like: { column: 'name', text: i.search } } : {}),
+    };
+    return {
+      total: countRows(vc.db, 'athlete', vc.actor.orgId, filter),
+      athletes: listRows<Athlete>(vc.db, 'athlete', vc.actor.orgId, { ...filter, orderBy: [{ column: 'name' }], limit: i.limit, offset: i.offset }),
+    };
+  },
+});
+
+export const getAthlete = readVerb({
+  name: 'athletes.get',
+  description: 'One athlete by id.',
+  permission: 'athlete.read',
+  input: I.ById,
+  run: (vc, i) => visibleAthlete(vc, i.id),
+});
+
+export const createAthlete = writeVerb({
+  name: 'athletes.create',
+  description: 'Add an athlete to the club.',
+  permission: 'athlete.write',
+  input: I.CreateAthlete,
+  plan(vc, i) {
+    if (i.squad_id) orgSquad(vc, i.squad_id);
+    return { planned: { verb: 'athletes.create', summary: `Add athlete ${i.name}`, changes: [insertRow('athlete', { ...i, status: 'active' })] } };
+  },
+});
+
+export const updateAthlete = writeVerb({
+  name: 'athletes.update',
+  description: "Change an athlete's details.",
+  permission: 'athlete.write',
+  input: I.UpdateAthlete,
+  plan(vc, i) {
+    const a = visibleAthlete(vc, i.id);
+    if (i.squad_id) orgSquad(vc, i.squad_id);
+    const { id: _id, ...patch } = i;
+    const change = updateRow('athlete', a, defined(patch));
+    return { planned: { verb: 'athletes.update', summary: `Update athlete ${a.name}`, changes: change ? [change] : [] } };
+  },
+});
+
+export const deactivateAthlete = writeVerb({
+  name: 'athletes.deactivate',
+  description: 'Deactivate (soft-delete) an athlete: hidden from active lists, every record kept.',
+  permission: 'athlete.write',
+  input: I.DeactivateAthlete,
+  plan(vc, i) {
+    const a = visibleAthlete(vc, i.id);
+    const change = updateRow('athlete', a, { status: 'deactivated' });
+    return { planned: { verb: 'athletes.deactivate', summary: `Deactivate athlete ${a.name}${i.reason ? ` (${i.reason})` : ''}`, changes: change ? [change] : [] } };
+  },
+});
+
+export const listSquads = readVerb({
+  name: 'squads.list',
+  description: 'List squads with their active athlete counts.',
+  permission: 'athlete.read',
+  input: I.Empty,
+  run(vc) {
+    const squads = listRows<Squad>(vc.db, 'squad', vc.actor.orgId, { orderBy: [{ column: 'name' }] });
+    if (isSelfScoped(vc.actor)) {
+      const me = visibleAthlete(vc, scopeAthleteId(vc.actor, undefined)!);
+      return squads.filter((s) => s.id === me.squad_id).map((s) => ({ ...s, athlete_count: 1 }));
+    }
+    return squads.map((s) => ({ ...s, athlete_count: countRows(vc.db, 'athlete', vc.actor.orgId, { eq: { squad_id: s.id, status: 'active' } }) }));
+  },
+});
+
+export const getSquad = readVerb({
+  name: 'squads.get',
+  description: 'One squad by id.',
+  permission: 'athlete.read',
+  input: I.ById,
+  run(vc, i) {
+    const s = orgSquad(vc, i.id);
+    if (isSelfScoped(vc.actor) && visibleAthlete(vc, scopeAthleteId(vc.actor, undefined)!).squad_id !== s.id) throw new NotFound('Squad');
+    return s;
+  },
+});
+
+export const createSquad = writeVerb({
+  name: 'squads.create',
+  description: 'Create a squad.',
+  permission: 'athlete.write',
+  input: I.CreateSquad,
+  plan: (_vc, i) => ({ planned: { verb: 'squads.create', summary: `Create squad ${i.name}`, changes: [insertRow('squad', i)] } }),
+});
+
+export const updateSquad = writeVerb({
+  name: 'squads.update',
+  description: 'Rename a squad or change its season.',
+  permission: 'athlete.write',
+  input: I.UpdateSquad,
+  plan(vc, i) {
+    const s = orgSquad(vc, i.id);
+    const { id: _id, ...patch } = i;
+    const change = updateRow('squad', s, defined(patch));
+    return { planned: { verb: 'squads.update', summary: `Update squad ${s.name}`, changes: change ? [change] : [] } };
+  },
+});

@@ -1,0 +1,91 @@
+/** The clinic's fee schedule: folders (Private, Insurer, Club) and items with prices in USD cents. */
+import * as I from '../../models/inputs';
+import { NotFound } from '../../models/errors';
+import type { RateFolder, RateItem } from '../../models/records';
+import { getRow, listRows } from '../data/rows';
+import { defined, insertRow, updateRow } from './plan';
+import type { VerbContext } from './verb';
+import { readVerb, writeVerb } from './verb';
+
+function folder(vc: VerbContext, id: string): RateFolder {
+  const f = getRow<RateFolder>(vc.db, 'rate_folder', vc.actor.orgId, id);
+  if (!f) throw new NotFound('Fee-schedule folder');
+  return f;
+}
+
+export const getSchedule = readVerb({
+  name: 'rates.schedule',
+  description: 'The whole fee schedule: each folder with its items (prices in USD cents).',
+  permission: 'rates.read',
+  input: I.Empty,
+  run(vc) {
+    const folders = listRows<RateFolder>(vc.db, 'rate_folder', vc.actor.orgId, { orderBy: [{ column: 'name' }] });
+    const items = listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { orderBy: [{ column: 'code' }], limit: 100_000 });
+    return { folders: folders.map((f) => ({ ...f, items: items.filter((it) => it.folder_id === f.id) })) };
+  },
+});
+
+export const listFolders = readVerb({
+  name: 'rates.listFolders',
+  description: 'Fee-schedule folders.',
+  permission: 'rates.read',
+  input: I.Empty,
+  run: (vc) => ({ folders: listRows<RateFolder>(vc.db, 'rate_folder', vc.actor.orgId, { orderBy: [{ column: 'name' }] }) }),
+});
+
+export const listItems = readVerb({
+  name: 'rates.listItems',
+  description: 'Fee-schedule items (optionally one folder, one item type).',
+  permission: 'rates.read',
+  input: I.ListRateItems,
+  run(vc, i) {
+    if (i.folder_id) folder(vc, i.folder_id);
+    return { items: listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: i.folder_id, item_type: i.item_type }, orderBy: [{ column: 'code' }], limit: i.limit, offset: i.offset }) };
+  },
+});
+
+export const createFolder = writeVerb({
+  name: 'rates.createFolder',
+  description: 'Create a fee-schedule folder.',
+  permission: 'rates.write',
+  input: I.CreateRateFolder,
+  plan: (_vc, i) => ({ planned: { verb: 'rates.createFolder', summary: `Create fee folder ${i.name}`, changes: [insertRow('rate_folder', i)] } }),
+});
+
+export const createItem = writeVerb({
+  name: 'rates.createItem',
+  description: 'Add an item to a fee-schedule folder (price in USD cents, $1–$10,000).',
+  permission: 'rates.write',
+  input: I.CreateRateItem,
+  plan(vc, i) {
+    const f = folder(vc, i.folder_id);
+    return { planned: { verb: 'rates.createItem', summary: `Add ${i.code} ${i.name} to ${f.name}`, changes: [insertRow('rate_item', i)] } };
+  },
+});
+
+export const updateItem = writeVerb({
+  name: 'rates.updateItem',
+  description: 'Change a fee-schedule item (code, name, type, price in USD cents).',
+  permission: 'rates.write',
+  input: I.UpdateRateItem,
+  plan(vc, i) {
+    const it = getRow<RateItem>(vc.db, 'rate_item', vc.actor.orgId, i.id);
+    if (!it) throw new NotFound('Fee-schedule item');
+    const { id: _id, ...patch } = i;
+    const change = updateRow('rate_item', it, defined(patch));
+    return { planned: { verb: 'rates.updateItem', summary: `Update fee item ${it.code}`, changes: change ? [change] : [] } };
+  },
+});
+
+export const bulkUpdate = writeVerb({
+  name: 'rates.bulkUpdate',
+  description: 'Raise or lower every price in a folder (optionally one item type) by a percentage (−50..50), rounded to the cent.',
+  permission: 'rates.write',
+  input: I.BulkUpdateRates,
+  plan(vc, i) {
+    const f = folder(vc, i.folder_id);
+    const items = listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: f.id, item_type: i.item_type }, orderBy: [{ column: 'code' }], limit: 100_000 });
+    const changes = items.map((it) => updateRow('rate_item', it, { price_cents: Math.round(it.price_cents * (1 + i.pct / 100)) })).filter((c) => c !== null);
+    return { planned: { verb: 'rates.bulkUpdate', summary: `${i.pct >= 0 ? 'Raise' : 'Lower'} ${changes.length} ${i.item_type ?? ''} price(s) in ${f.name} by ${Math.abs(i.pct)}%`.replace('  ', ' '), changes } };
+  },
+});

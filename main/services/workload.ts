@@ -1,0 +1,92 @@
+/** Training sessions, session-RPE loads (one athlete or a whole squad) and ACWR. */
+import { computeAcwr } from '../../models/acwr';
+import * as I from '../../models/inputs';
+import { NotFound, ValidationError } from '../../models/errors';
+import type { Athlete, SessionLoad, TrainingSession } from '../../models/records';
+import { countRows, dailyLoads, getRow, listRows } from '../data/rows';
+import { orgSquad, visibleAthlete } from './athletes';
+import { isSelfScoped, scopeAthleteId } from './context';
+import { insertRow } from './plan';
+import { listScoped, today } from './scope';
+import { readVerb, writeVerb } from './verb';
+
+export const listSessions = readVerb({
+  name: 'sessions.list',
+  description: 'List training sessions (optionally one squad, a date range), newest first.',
+  permission: 'workload.read',
+  input: I.ListSessions,
+  run(vc, i) {
+    const f = { eq: { squad_id: i.squad_id }, range: { column: 'date', from: i.from, to: i.to } };
+    return { total: countRows(vc.db, 'training_session', vc.actor.orgId, f), sessions: listRows<TrainingSession>(vc.db, 'training_session', vc.actor.orgId, { ...f, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset }) };
+  },
+});
+
+export const createSession = writeVerb({
+  name: 'sessions.create',
+  description: 'Create a training session for a squad (or none) on a date.',
+  permission: 'workload.write',
+  input: I.CreateTrainingSession,
+  plan(vc, i) {
+    const squad = i.squad_id ? orgSquad(vc, i.squad_id) : null;
+    return { planned: { verb: 'sessions.create', summary: `Create ${i.kind} session on ${i.date}${squad ? ` for ${squad.name}` : ''}`, changes: [insertRow('training_session', i)] } };
+  },
+});
+
+export const listLoads = readVerb({
+  name: 'workload.listLoads',
+  description: 'Session loads (rpe × minutes = AU) for an athlete or squad over a date range, newest first.',
+  permission: 'workload.read',
+  input: I.ListLoads,
+  run(vc, i) {
+    const base = { range: { column: 'date', from: i.from, to: i.to }, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset };
+    if (i.squad_id && !isSelfScoped(vc.actor)) {
+      orgSquad(vc, i.squad_id);
+      const ids = listRows<Athlete>(vc.db, 'athlete', vc.actor.orgId, { eq: { squad_id: i.squad_id }, limit: 100_000 }).map((a) => a.id);
+      const f = { ...base, in: { athlete_id: ids } };
+      return { total: countRows(vc.db, 'session_load', vc.actor.orgId, f), loads: listRows<SessionLoad>(vc.db, 'session_load', vc.actor.orgId, f) };
+    }
+    const r = listScoped<SessionLoad>(vc, 'session_load', i.athlete_id, base);
+    return { total: r.total, loads: r.rows };
+  },
+});
+
+export const logSessionLoads = writeVerb({
+  name: 'workload.logSessionLoads',
+  description: 'Log one session-RPE load (AU = RPE × minutes) for one athlete or for every active athlete of a squad, as one changeset.',
+  permission: 'workload.write',
+  input: I.LogSessionLoads,
+  plan(vc, i) {
+    if (i.date > today(vc)) throw new ValidationError(`date is in the future (${i.date}); log loads for sessions that happened.`, [{ path: 'date', message: 'date is in the future' }]);
+    if (i.training_session_id && !getRow(vc.db, 'training_session', vc.actor.orgId, i.training_session_id)) throw new NotFound('Training session');
+    let athletes: Athlete[];
+    let label: string;
+    if (i.squad_id) {
+      const squad = orgSquad(vc, i.squad_id);
+      const excluded = new Set(i.exclude_athlete_ids);
+      athletes = listRows<Athlete>(vc.db, 'athlete', vc.actor.orgId, { eq: { squad_id: squad.id, status: 'active' }, orderBy: [{ column: 'name' }], limit: 100_000 }).filter((a) => !excluded.has(a.id));
+      label = squad.name;
+    } else {
+      const a = visibleAthlete(vc, i.athlete_id!);
+      athletes = [a];
+      label = a.name;
+    }
+    const load = Math.round(i.rpe * i.duration_min * 100) / 100;
+    const changes = athletes.map((a) => insertRow('session_load', { athlete_id: a.id, training_session_id: i.training_session_id ?? null, date: i.date, duration_min: i.duration_min, rpe: i.rpe, load_au: load }));
+    return { planned: { verb: 'workload.logSessionLoads', summary: `Log ${changes.length} session load${changes.length === 1 ? '' : 's'} for ${label} on ${i.date} (RPE ${i.rpe} × ${i.duration_min} min = ${load} AU)`, changes } };
+  },
+});
+
+export const getAcwr = readVerb({
+  name: 'workload.acwr',
+  description: 'Acute:chronic workload ratio (7-day acute / 28-day chronic) as rolling averages and/or EWMA, saying which; under 28 days of data is reported as insufficient.',
+  permission: 'workload.read',
+  input: I.GetAcwr,
+  run(vc, i) {
+    const id = scopeAthleteId(vc.actor, i.athlete_id)!;
+    const a = visibleAthlete(vc, id);
+    const asOf = i.as_of ?? today(vc);
+    const loads = dailyLoads(vc.db, vc.actor.orgId, a.id, asOf);
+    const methods = i.method === 'both' ? (['rolling', 'ewma'] as const) : ([i.method] as const);
+    return { athlete_id: a.id, athlete_name: a.name, as_of: asOf, results: methods.map((m) => computeAcwr(loads, asOf, m)) };
+  },
+});

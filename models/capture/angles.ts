@@ -1,0 +1,129 @@
+/**
+ * Joint-angle definitions (degrees) from 3D keypoints, and the flexion observability gate.
+ *
+ * Segment frames (after the ISB recommendations, Wu et al. 2002 J Biomech 35:543 (lower limb)
+ * and Wu et al. 2005 J Biomech 38:981 (upper limb), reduced to what keypoints allow):
+ * - Pelvis: Z = unit(right hip − left hip) (medio-lateral, to the right); Y' = unit(mid-shoulder −
+ *   mid-hip) (trunk long axis, up); X = unit(Y' × Z) (anterior); Y = Z × X.
+ * - Thorax: as the pelvis with the shoulders for Z.
+ * The sagittal plane of a frame is the plane normal to its Z. For a segment vector v:
+ * in-plane angle θ(v) = atan2(v·X, −v·Y) (0 = pointing down, positive = anterior), and
+ * sagittal-projection ratio r(v) = |v − (v·Z)Z| / |v|.
+ *
+ * Definitions (flexion positive):
+ * - hip_flexion = θ(knee − hip) in the pelvis frame (thigh relative to the trunk axis).
+ * - knee_flexion = θ(knee − hip) − θ(ankle − knee) in the pelvis frame (0 = straight, hyperextension negative).
+ * - shoulder_flexion = θ(elbow − shoulder) in the thorax frame (humeral elevation in the sagittal
+ *   plane; not the ISB Y-X-Y humerothoracic decomposition, which needs the humeral long-axis rotation).
+ * - elbow_flexion = 3D angle between (elbow − shoulder) and (wrist − elbow) (0 = straight).
+ * - ankle_dorsiflexion = 90° − angle(knee − ankle, big toe − heel): needs heel and toe points,
+ *   which COCO-17 lacks → not measurable with COCO-17 (BODY_25B input has them).
+ * Gate: a frame's flexion reading is omitted when the smaller sagittal-projection ratio of the
+ * segments it uses is below 0.45 (shared/design/capture.md, "Flexion observability gate").
+ */
+import type { Vec3 } from './camera';
+import type { KeypointSet } from './keypoints';
+import type { PoseJoint, PoseSide } from './metrics';
+import { cross, dot, length, mid, normalize, sub, isFiniteVec, RAD2DEG, scale } from './vec';
+
+/** Sagittal-projection ratio below which a flexion reading is omitted (design/capture.md). */
+export const FLEXION_OBSERVABILITY_GATE = 0.45;
+
+/** Per-frame series of one joint on one side. */
+export interface JointSeries {
+  joint: PoseJoint;
+  side: PoseSide;
+  /** Degrees per frame; NaN where a point is missing. Not gated. */
+  angleDeg: Float64Array;
+  /** Sagittal-projection ratio per frame (0..1); NaN where missing. */
+  sagittalRatio: Float64Array;
+  /** False when the keypoint set lacks a point the definition needs. */
+  measurable: boolean;
+}
+
+interface Frame { X: Vec3; Y: Vec3; Z: Vec3 }
+
+function segmentFrame(left: Vec3, right: Vec3, lower: Vec3, upper: Vec3): Frame | null {
+  const Z0 = sub(right, left);
+  const Y0 = sub(upper, lower);
+  if (!isFiniteVec(Z0) || !isFiniteVec(Y0) || length(Z0) < 1e-9 || length(Y0) < 1e-9) return null;
+  const Z = normalize(Z0);
+  const X = normalize(cross(normalize(Y0), Z));
+  const Y = cross(Z, X);
+  return { X, Y, Z };
+}
+
+function theta(v: Vec3, f: Frame): number {
+  return Math.atan2(dot(v, f.X), -dot(v, f.Y)) * RAD2DEG;
+}
+
+function ratio(v: Vec3, f: Frame): number {
+  const l = length(v);
+  if (!(l > 0)) return NaN;
+  const p = sub(v, scale(f.Z, dot(v, f.Z)));
+  return Math.min(1, length(p) / l);
+}
+
+function angleBetween(a: Vec3, b: Vec3): number {
+  const c = dot(a, b) / (length(a) * length(b));
+  return Math.acos(Math.max(-1, Math.min(1, c))) * RAD2DEG;
+}
+
+/**
+ * Compute every joint × side series from F frames of K 3D keypoints (`points` F×K×3, metres,
+ * NaN = missing) laid out in `set` (COCO-17 or BODY_25B names).
+ */
+export function computeJointSeries(points: Float64Array, set: KeypointSet): JointSeries[] {
+  const K = set.length;
+  const F = points.length / (K * 3);
+  const idx = (n: string) => set.indexOf(n);
+  const at = (f: number, i: number): Vec3 => (i < 0 ? [NaN, NaN, NaN] : [points[(f * K + i) * 3] ?? NaN, points[(f * K + i) * 3 + 1] ?? NaN, points[(f * K + i) * 3 + 2] ?? NaN]);
+  const I = {
+    lh: idx('left_hip'), rh: idx('right_hip'), ls: idx('left_shoulder'), rs: idx('right_shoulder'),
+  };
+  const out: JointSeries[] = [];
+  const sides: PoseSide[] = ['left', 'right'];
+  const mk = (joint: PoseJoint, side: PoseSide, measurable: boolean): JointSeries => ({ joint, side, angleDeg: new Float64Array(F).fill(NaN), sagittalRatio: new Float64Array(F).fill(NaN), measurable });
+  for (const side of sides) {
+    const hip = idx(`${side}_hip`), knee = idx(`${side}_knee`), ankle = idx(`${side}_ankle`);
+    const sh = idx(`${side}_shoulder`), el = idx(`${side}_elbow`), wr = idx(`${side}_wrist`);
+    const heel = idx(`${side}_heel`), toe = idx(`${side}_big_toe`);
+    const hipS = mk('hip_flexion', side, hip >= 0 && knee >= 0);
+    const kneeS = mk('knee_flexion', side, hip >= 0 && knee >= 0 && ankle >= 0);
+    const shS = mk('shoulder_flexion', side, sh >= 0 && el >= 0);
+    const elS = mk('elbow_flexion', side, sh >= 0 && el >= 0 && wr >= 0);
+    const ankS = mk('ankle_dorsiflexion', side, knee >= 0 && ankle >= 0 && heel >= 0 && toe >= 0);
+    for (let f = 0; f < F; f++) {
+      const midHip = mid(at(f, I.lh), at(f, I.rh)), midSh = mid(at(f, I.ls), at(f, I.rs));
+      const pelvis = segmentFrame(at(f, I.lh), at(f, I.rh), midHip, midSh);
+      const thorax = segmentFrame(at(f, I.ls), at(f, I.rs), midHip, midSh);
+      const thigh = sub(at(f, knee), at(f, hip)), shank = sub(at(f, ankle), at(f, knee));
+      const upper = sub(at(f, el), at(f, sh)), fore = sub(at(f, wr), at(f, el));
+      if (pelvis && isFiniteVec(thigh)) {
+        hipS.angleDeg[f] = theta(thigh, pelvis);
+        hipS.sagittalRatio[f] = ratio(thigh, pelvis);
+        if (isFiniteVec(shank)) {
+          kneeS.angleDeg[f] = theta(thigh, pelvis) - theta(shank, pelvis);
+          kneeS.sagittalRatio[f] = Math.min(ratio(thigh, pelvis), ratio(shank, pelvis));
+        }
+      }
+      if (thorax && isFiniteVec(upper)) {
+        shS.angleDeg[f] = theta(upper, thorax);
+        shS.sagittalRatio[f] = ratio(upper, thorax);
+        if (isFiniteVec(fore)) {
+          elS.angleDeg[f] = angleBetween(upper, fore);
+          elS.sagittalRatio[f] = Math.min(ratio(upper, thorax), ratio(fore, thorax));
+        }
+      }
+      if (ankS.measurable && pelvis) {
+        const shankUp = sub(at(f, knee), at(f, ankle)), foot = sub(at(f, toe), at(f, heel));
+        if (isFiniteVec(shankUp) && isFiniteVec(foot)) {
+          ankS.angleDeg[f] = 90 - angleBetween(shankUp, foot);
+          ankS.sagittalRatio[f] = Math.min(ratio(shankUp, pelvis), ratio(foot, pelvis));
+        }
+      }
+    }
+    out.push(hipS, kneeS, shS, elS, ankS);
+  }
+  return out;
+}
