@@ -50,3 +50,11 @@ export function putOrgSetting(db: Db, orgId: string, key: string, value: unknown
       ON CONFLICT (org_id, key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at, version = version + 1`)
     .run(orgId, key, JSON.stringify(value), new Date().toISOString());
 }
+
+/** Insert a user row directly (bootstrap and seeding only; in the app users are created by `users.create`). */
+export function insertUser(db: Db, u: Omit<User, 'created_at' | 'updated_at' | 'version' | 'deleted_at'> & { created_at?: string }): void {
+  const now = u.created_at ?? new Date().toISOString();
+  db.raw
+    .prepare('INSERT INTO app_user (id, org_id, created_at, updated_at, version, deleted_at, email, display_name, role, linked_athlete_id, active, budget_cap_usd, pin_hash) VALUES (?, ?, ?, ?, 1, NULL, ?, ?, ?, ?, ?, ?, ?)')
+    .run(u.id, u.org_id, now, now, u.email, u.display_name, u.role, u.linked_athlete_id, u.active ? 1 : 0, u.budget_cap_usd, u.pin_hash);
+}

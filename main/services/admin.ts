@@ -1,7 +1,7 @@
 /** Devices (hashed API keys), reports, users, the activity log, changesets and Undo. */
 import { createHash, randomBytes } from 'node:crypto';
 import * as I from '../../models/inputs';
-import { Forbidden, NotFound } from '../../models/errors';
+import { Conflict, Forbidden, NotFound } from '../../models/errors';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
 import type { Role } from '../../models/roles';
 import { hasPermission } from '../../models/roles';
@@ -187,9 +187,9 @@ export const createUser = writeVerb({
   input: I.CreateUser,
   plan(vc, i) {
     checkRoleGrant(vc, i.role);
-    if (findUserByEmail(vc.db, i.email)) throw new Forbidden(`A user with email ${i.email} already exists.`);
+    if (findUserByEmail(vc.db, i.email)) throw new Conflict(`A user with email ${i.email} already exists; use a different email or update that user.`);
     if (i.linked_athlete_id) visibleAthlete(vc, i.linked_athlete_id);
-    return { planned: { verb: 'users.create', summary: `Add user ${i.display_name} (${i.role})`, changes: [insertRow('app_user', { ...i, active: true, pin_hash: null })] } };
+    return { planned: { verb: 'users.create', summary: `Add user ${i.display_name} (${i.role})`, changes: [insertRow('app_user', { ...i, active: true })] } };
   },
 });
 
