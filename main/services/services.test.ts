@@ -1,0 +1,264 @@
+/**
+ * Service-layer guarantees on real SQLite files: tenant isolation for every verb, athlete
+ * self-scope, the unlinked athlete, sign-off gating, optimistic concurrency, idempotency, Undo,
+ * validation errors that name the field, deactivation taking effect at the next call.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../models/errors';
+import type { Role } from '../../models/roles';
+import { applyChangeset, getChangeset } from '../data/changesets';
+import { openDb } from '../data/db';
+import { getRow } from '../data/rows';
+import type { ClinicFixture } from '../testing/clinic-fixture';
+import { createClinicFixture, fixtureNow } from '../testing/clinic-fixture';
+import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
+import { VERBS, applyPlanned, callVerb, planWrite, resolveActor, runRead } from './index';
+
+function errorOf(fn: () => unknown): AppError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof AppError) return e;
+    throw e;
+  }
+  throw new Error('expected an AppError, got a result');
+}
+
+function count(f: ClinicFixture, table: string): number {
+  // Test-only peek through the data layer's handle.
+  return (f.db.raw.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+}
+
+let f: ClinicFixture;
+beforeAll(() => {
+  f = createClinicFixture();
+});
+afterAll(() => f.close());
+
+describe('tenant isolation', () => {
+  const ID_KEYS = ['id', 'athlete_id', 'injury_id', 'squad_id', 'folder_id', 'changeset_id', 'capture_session_id'];
+  for (const verbName of Object.keys(EXPECTED)) {
+    it(`${verbName}: another org's ids are NotFound, lists show none of its rows`, () => {
+      const cells = EXPECTED[verbName]!.split(/\s+/);
+      const role = ROLE_ORDER[cells.indexOf('Y')] as Role;
+      const verb = VERBS.get(verbName)!;
+      const ctx = f.as(f.a.users[role]);
+      const foreign = inputFor(verbName, f.b, role) as Record<string, unknown>;
+      const run = () => (verb.kind === 'read' ? runRead(ctx, verb, foreign) : planWrite(ctx, verb, foreign));
+      if (ID_KEYS.some((k) => typeof foreign[k] === 'string')) {
+        expect(errorOf(run).code).toBe('NotFound');
+      } else {
+        const out = JSON.stringify(run());
+        for (const id of [f.b.orgId, f.b.athleteId, f.b.otherAthleteId, f.b.injuryId, f.b.squadId, f.b.folderId, f.b.deviceId, f.b.users.physio]) expect(out).not.toContain(id);
+      }
+    });
+  }
+  it('the org is never an input: an org_id argument is rejected as unknown', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', { org_id: f.b.orgId }));
+    expect(e.code).toBe('Validation');
+  });
+});
+
+describe('athlete self-scope', () => {
+  it('lists only the linked athlete', () => {
+    const r = f.call(f.a.users.athlete, 'athletes.list', {});
+    expect(r.total).toBe(1);
+    expect(r.athletes[0].id).toBe(f.a.athleteId);
+  });
+  it('another athlete is NotFound (get, wellness, vitals, devices)', () => {
+    const u = f.a.users.athlete;
+    expect(errorOf(() => f.call(u, 'athletes.get', { id: f.a.otherAthleteId })).code).toBe('NotFound');
+    expect(errorOf(() => f.call(u, 'wellness.submit', { athlete_id: f.a.otherAthleteId, date: '2026-11-19', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 })).code).toBe('NotFound');
+    expect(errorOf(() => f.call(u, 'vitals.list', { athlete_id: f.a.otherAthleteId })).code).toBe('NotFound');
+    expect(errorOf(() => f.call(u, 'devices.rotateKey', { id: f.a.deviceId })).code).toBe('NotFound');
+  });
+  it('wellness defaults to the linked athlete', () => {
+    const r = f.call(f.a.users.athlete, 'wellness.submit', { date: '2026-11-18', sleep: 5, soreness: 1, stress: 1, mood: 5, fatigue: 1 });
+    expect(r.changeset.changes[0].after.athlete_id).toBe(f.a.athleteId);
+  });
+  it('an unlinked athlete account is refused, never defaulted', () => {
+    const u = f.a.users.athlete_unlinked;
+    for (const [verb, input] of [['athletes.list', {}], ['athletes.get', { id: f.a.athleteId }], ['wellness.submit', { date: '2026-11-18', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 }], ['vitals.list', {}], ['devices.list', {}]] as const) {
+      const e = errorOf(() => f.call(u, verb, input));
+      expect(e.code, verb).toBe('Forbidden');
+      expect(e.message).toMatch(/not linked/);
+    }
+  });
+});
+
+describe('RTP sign-off gating', () => {
+  it('a physio cannot create an entry with a doctor sign-off', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'rtp.create', { injury_id: f.a.injuryId, stage: 'return_to_play', doctor_signoff: true }));
+    expect(e.code).toBe('Forbidden');
+    expect(e.message).toMatch(/rtp\.signoff_doctor/);
+  });
+  it('a physio cannot add a doctor sign-off on update', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'rtp.update', { id: f.a.rtpId, doctor_signoff: true }));
+    expect(e.code).toBe('Forbidden');
+  });
+  it('a doctor can, in their own name; a coach signs only the coach field', () => {
+    const r = f.call(f.a.users.doctor, 'rtp.update', { id: f.a.rtpId, doctor_signoff: true });
+    expect(r.changeset.changes[0].after.doctor_signoff_by).toBe(f.a.users.doctor);
+    const c = f.call(f.a.users.coach, 'rtp.signoffCoach', { id: f.a.rtpId });
+    expect(Object.keys(c.changeset.changes[0].after).sort()).toEqual(['coach_signoff_at', 'coach_signoff_by']);
+    expect(errorOf(() => f.call(f.a.users.coach, 'rtp.update', { id: f.a.rtpId, stage: 'return_to_play' })).code).toBe('Forbidden');
+  });
+  it('a forged changeset (physio writing doctor_signoff_by) is refused by the rules at apply', () => {
+    const row = getRow<{ id: string; version: number }>(f.db, 'rtp_entry', f.a.orgId, f.a.rtpId)!;
+    const physio = resolveActor(f.as(f.a.users.physio));
+    const e = errorOf(() => applyChangeset(f.db, { actor: physio, planned: { verb: 'forged', summary: 'forged', changes: [{ op: 'update', table: 'rtp_entry', id: row.id, version: row.version, before: {}, after: { doctor_signoff_by: f.a.users.physio } }] } }));
+    expect(e.code).toBe('Forbidden');
+  });
+  it('a sign-off cannot be given in someone else\'s name', () => {
+    const row = getRow<{ id: string; version: number }>(f.db, 'rtp_entry', f.a.orgId, f.a.rtpId)!;
+    const doctor = resolveActor(f.as(f.a.users.doctor));
+    const e = errorOf(() => applyChangeset(f.db, { actor: doctor, planned: { verb: 'x', summary: 'x', changes: [{ op: 'update', table: 'rtp_entry', id: row.id, version: row.version, before: {}, after: { physio_signoff_by: f.a.users.physio } }] } }));
+    expect(e.code).toBe('Forbidden');
+  });
+});
+
+describe('no hard delete', () => {
+  it('a delete change of a clinical record is refused and nothing is removed', () => {
+    const injury = getRow<{ id: string; version: number }>(f.db, 'injury', f.a.orgId, f.a.injuryId)!;
+    const doctor = resolveActor(f.as(f.a.users.doctor));
+    const before = count(f, 'injury');
+    const e = errorOf(() => applyChangeset(f.db, { actor: doctor, planned: { verb: 'x', summary: 'x', changes: [{ op: 'delete', table: 'injury', id: injury.id, version: injury.version }] } }));
+    expect(e.code).toBe('Forbidden');
+    expect(e.message).toMatch(/never deleted/);
+    expect(count(f, 'injury')).toBe(before);
+  });
+  it('deactivating an athlete keeps the row and every record', () => {
+    const r = f.call(f.a.users.physio, 'athletes.deactivate', { id: f.a.otherAthleteId });
+    expect(r.changeset.changes[0].after).toEqual({ status: 'deactivated' });
+    expect(f.call(f.a.users.physio, 'athletes.get', { id: f.a.otherAthleteId }).status).toBe('deactivated');
+    expect(f.call(f.a.users.physio, 'athletes.list', {}).athletes.map((a: { id: string }) => a.id)).not.toContain(f.a.otherAthleteId);
+  });
+});
+
+describe('optimistic concurrency', () => {
+  it('a stale version is Conflict and writes nothing', () => {
+    const ctx = f.as(f.a.users.physio);
+    const verb = VERBS.get('athletes.update')! as import('./verb').WriteVerb;
+    const stale = planWrite(ctx, verb, { id: f.a.athleteId, notes: 'first plan' });
+    f.call(f.a.users.physio, 'athletes.update', { id: f.a.athleteId, notes: 'someone else edited' });
+    const counts = ['changeset', 'activity', 'outbox'].map((t) => count(f, t));
+    const e = errorOf(() => applyPlanned(ctx, stale.planned));
+    expect(e.code).toBe('Conflict');
+    expect(e.conflicts?.[0]).toMatchObject({ table: 'athlete', id: f.a.athleteId });
+    expect(f.call(f.a.users.physio, 'athletes.get', { id: f.a.athleteId }).notes).toBe('someone else edited');
+    expect(['changeset', 'activity', 'outbox'].map((t) => count(f, t))).toEqual(counts);
+  });
+  it('two concurrent applies on one row from two connections: one wins, one Conflict', () => {
+    const db2 = openDb(f.path);
+    try {
+      const verb = VERBS.get('rates.updateItem')! as import('./verb').WriteVerb;
+      const p1 = planWrite(f.as(f.a.users.owner), verb, { id: f.a.itemId, price_cents: 10_000 });
+      const p2 = planWrite({ db: db2, userId: f.a.users.physio, now: fixtureNow }, verb, { id: f.a.itemId, price_cents: 11_000 });
+      const results = [() => applyPlanned(f.as(f.a.users.owner), p1.planned), () => applyPlanned({ db: db2, userId: f.a.users.physio, now: fixtureNow }, p2.planned)].map((fn) => {
+        try {
+          return fn();
+        } catch (e) {
+          return e as AppError;
+        }
+      });
+      expect(results.filter((r) => r instanceof AppError && r.code === 'Conflict')).toHaveLength(1);
+      expect(f.call(f.a.users.owner, 'rates.listItems', {}).items.find((i: { id: string }) => i.id === f.a.itemId).price_cents).toBe(10_000);
+    } finally {
+      db2.close();
+    }
+  });
+});
+
+describe('idempotency', () => {
+  it('a retry with the same key returns the first result and writes once', () => {
+    const before = count(f, 'session_load');
+    const input = { athlete_id: f.a.athleteId, date: '2026-11-10', duration_min: 30, rpe: 4 };
+    const first = f.call(f.a.users.physio, 'workload.logSessionLoads', input, { idempotencyKey: 'retry-key-1' });
+    const again = f.call(f.a.users.physio, 'workload.logSessionLoads', input, { idempotencyKey: 'retry-key-1' });
+    expect(again.changeset.id).toBe(first.changeset.id);
+    expect(again.changeset.replayed).toBe(true);
+    expect(count(f, 'session_load')).toBe(before + 1);
+  });
+  it('the same key for a different verb is Conflict', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'squads.create', { name: 'X', season: '2026' }, { idempotencyKey: 'retry-key-1' }));
+    expect(e.code).toBe('Conflict');
+  });
+});
+
+describe('Undo', () => {
+  it('undoes an update, and a second Undo is Conflict', () => {
+    const r = f.call(f.a.users.physio, 'screenings.update', { id: f.a.screeningId, value: 9.5 });
+    const u = f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id });
+    expect(f.call(f.a.users.physio, 'screenings.get', { id: f.a.screeningId }).value).toBe(11.5);
+    expect(getChangeset(f.db, f.a.orgId, r.changeset.id)!.undone_by).toBe(u.changeset.id);
+    expect(errorOf(() => f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id })).code).toBe('Forbidden');
+  });
+  it('undoes an insert by soft-deleting it (the clinical row is kept)', () => {
+    const r = f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2026-11-01', severity: 'mild' });
+    const id = r.changeset.changes[0].id;
+    f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id });
+    expect(errorOf(() => f.call(f.a.users.physio, 'injuries.get', { id })).code).toBe('NotFound');
+    expect(getRow(f.db, 'injury', f.a.orgId, id, { includeDeleted: true })).toMatchObject({ id, body_part: 'knee' });
+  });
+  it('Undo after a later edit is Conflict and writes nothing', () => {
+    const r = f.call(f.a.users.physio, 'screenings.update', { id: f.a.screeningId, value: 13 });
+    f.call(f.a.users.doctor, 'screenings.update', { id: f.a.screeningId, notes: 'rechecked' });
+    const e = errorOf(() => f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id }));
+    expect(e.code).toBe('Conflict');
+    expect(f.call(f.a.users.physio, 'screenings.get', { id: f.a.screeningId })).toMatchObject({ value: 13, notes: 'rechecked' });
+  });
+  it('writes one activity row per changeset, naming the person', () => {
+    const r = f.call(f.a.users.physio, 'vitals.record', { athlete_id: f.a.athleteId, date: '2026-11-15', resting_hr_bpm: 55, hrv_rmssd_ms: 70 });
+    const rows = f.call(f.a.users.owner, 'activity.list', {}).activity.filter((a: { changeset_id: string }) => a.changeset_id === r.changeset.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ actor_name: 'Northbridge physio', via_assistant: false, record_table: 'vitals' });
+  });
+});
+
+describe('validation', () => {
+  it('names the field', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'wellness.submit', { athlete_id: f.a.athleteId, date: '2026-11-19', sleep: 9, soreness: 3, stress: 3, mood: 3, fatigue: 3 }));
+    expect(e.code).toBe('Validation');
+    expect(e.issues?.map((i) => i.path)).toContain('sleep');
+  });
+  it('refuses clinical dates in the future', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2027-01-01', severity: 'mild' }));
+    expect(e.code).toBe('Validation');
+    expect(e.issues?.[0]?.path).toBe('onset_date');
+  });
+  it('refuses a price outside $1–$10,000 (bounds), naming the field', () => {
+    const e = errorOf(() => f.call(f.a.users.owner, 'rates.updateItem', { id: f.a.itemId, price_cents: 5 }));
+    expect(e.code).toBe('Validation');
+    expect(e.issues?.[0]?.path).toBe('price_cents');
+  });
+  it('a bulk change that would push a price out of bounds is refused by the rules, nothing written', () => {
+    f.call(f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'CHEAP', name: 'Cheap', item_type: 'report', price_cents: 150 });
+    const e = errorOf(() => f.call(f.a.users.owner, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: -50 }));
+    expect(e.code).toBe('Validation');
+    expect(e.message).toMatch(/price_cents/);
+  });
+});
+
+describe('who is calling', () => {
+  it('a deactivated user is refused at the next call', () => {
+    f.call(f.a.users.owner, 'users.update', { id: f.a.users.analyst, active: false });
+    expect(errorOf(() => f.call(f.a.users.analyst, 'athletes.list', {})).code).toBe('Forbidden');
+    f.call(f.a.users.owner, 'users.update', { id: f.a.users.analyst, active: true });
+    expect(f.call(f.a.users.analyst, 'athletes.list', {}).total).toBeGreaterThan(0);
+  });
+  it('an assistant call needs an unexpired capability for this user with the scope', () => {
+    const ctx = (cap: Parameters<typeof callVerb>[0]['via']) => ({ ...f.as(f.a.users.physio), via: cap });
+    const base = { id: 'c1', userId: f.a.users.physio, orgId: f.a.orgId, expiresAt: fixtureNow().getTime() + 300_000 };
+    expect(callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'] } }), VERBS, 'athletes.list', {})).toBeTruthy();
+    expect(errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['rates:read'] } }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
+    expect(errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'], expiresAt: fixtureNow().getTime() - 1 } }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
+    expect(errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, userId: f.a.users.doctor, scopes: ['athlete:read'] } }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
+    expect(errorOf(() => callVerb(ctx({ runId: 'r' }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
+  });
+  it('an assistant write reads "Name via Assistant" in the activity log, linked to the run', () => {
+    const ctx = { ...f.as(f.a.users.physio), via: { runId: 'run-123', capability: { id: 'c', userId: f.a.users.physio, orgId: f.a.orgId, scopes: ['workload:write'], expiresAt: fixtureNow().getTime() + 300_000 } } };
+    const r = callVerb(ctx, VERBS, 'workload.logSessionLoads', { squad_id: f.a.squadId, date: '2026-11-12', duration_min: 60, rpe: 5 }) as { changeset: { id: string } };
+    const act = f.call(f.a.users.owner, 'activity.list', {}).activity.find((a: { changeset_id: string }) => a.changeset_id === r.changeset.id);
+    expect(act).toMatchObject({ actor_name: 'Northbridge physio via Assistant', via_assistant: true, run_id: 'run-123' });
+  });
+});
