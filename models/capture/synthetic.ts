@@ -135,3 +135,22 @@ export function projectFrames(cams: CameraCalibration[], frames: Vec3[][], noise
   })));
   return out;
 }
+
+/**
+ * A camera at `C` (world, m) looking at `target`, with image "up" as close to `up` as possible
+ * (`rollDeg` rotates the image about the optical axis). K: focal `f` px, centre in the middle.
+ */
+export function lookAtCamera(name: string, C: Vec3, target: Vec3, opts: { f?: number; width?: number; height?: number; up?: Vec3; rollDeg?: number } = {}): CameraCalibration {
+  const f = opts.f ?? 1400, W = opts.width ?? 1080, H = opts.height ?? 1920;
+  const z = norm(sub(target, C));
+  let x = cross(z, opts.up ?? [0, 0, 1]);
+  if (Math.hypot(...x) < 1e-9) x = cross(z, [0, 1, 0]);
+  x = norm(x);
+  let y = cross(z, x);
+  const r = ((opts.rollDeg ?? 0) * Math.PI) / 180;
+  const xr: Vec3 = [x[0] * Math.cos(r) + y[0] * Math.sin(r), x[1] * Math.cos(r) + y[1] * Math.sin(r), x[2] * Math.cos(r) + y[2] * Math.sin(r)];
+  y = cross(z, xr);
+  const R = [xr[0], xr[1], xr[2], y[0], y[1], y[2], z[0], z[1], z[2]];
+  const t: Vec3 = [-(R[0]! * C[0] + R[1]! * C[1] + R[2]! * C[2]), -(R[3]! * C[0] + R[4]! * C[1] + R[5]! * C[2]), -(R[6]! * C[0] + R[7]! * C[1] + R[8]! * C[2])];
+  return { name, width: W, height: H, K: [f, 0, (W - 1) / 2, 0, f, (H - 1) / 2, 0, 0, 1], dist: [0, 0, 0, 0], rvec: rodriguesInverse(R), tvec: t };
+}
