@@ -1,0 +1,117 @@
+/**
+ * The one implementation of the renderer↔main contract (models/contract.ts), on top of the
+ * service layer. Both transports (Electron IPC in main/electron, HTTP + SSE in main/host/web.ts)
+ * call {@link dispatch}; neither holds a rule of its own. Pages a role cannot use are refused by
+ * the services, whatever the UI shows.
+ */
+import type { CallResult, Handlers, Me, OpName, OpOutput, SignInUser } from '../../models/contract';
+import { CONTRACT, isOpName } from '../../models/contract';
+import { AppError, NotFound, RateLimited, toErrorPayload } from '../../models/errors';
+import type { Role } from '../../models/roles';
+import type { Db } from '../data/db';
+import { findOrganization, findUserById, listAllUsers } from '../data/identity';
+import { VERBS, callVerb, parseInput } from '../services';
+import { verifyPin } from '../services/pin';
+
+/** The signed-in state of one window (Electron) or one browser tab session (web host). */
+export interface WindowSession {
+  userId: string | null;
+}
+
+/** What every handler receives besides its input. */
+export interface CallContext {
+  session: WindowSession;
+}
+
+/** Wrong PINs allowed per user before a lock. */
+export const MAX_PIN_FAILURES = 5;
+/** How long a user is locked after {@link MAX_PIN_FAILURES} wrong PINs. */
+export const PIN_LOCK_MS = 5 * 60_000;
+
+/** Everything the handlers need. */
+export interface HandlerDeps {
+  db: Db;
+  /** Clock, injectable for tests. */
+  now?: () => number;
+  /** Diagnostics (never given a PIN, token or record content). */
+  log?: (line: string) => void;
+}
+
+function unauthenticated(): AppError {
+  return new AppError({ code: 'Unauthenticated', message: 'You are not signed in. Choose your name and enter your PIN.' });
+}
+
+/** Build the contract's handlers. Typed by {@link Handlers}: a missing or renamed operation is a compile error. */
+export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
+  const now = deps.now ?? Date.now;
+  const failures = new Map<string, { count: number; lockedUntil: number }>();
+
+  function meOf(userId: string): Me | null {
+    const u = findUserById(deps.db, userId);
+    if (!u || !u.active) return null;
+    const org = findOrganization(deps.db, u.org_id);
+    return { user_id: u.id, display_name: u.display_name, email: u.email, role: u.role as Role, org_id: u.org_id, org_name: org?.name ?? '', linked_athlete_id: u.linked_athlete_id };
+  }
+
+  return {
+    'session.users': () => {
+      const users: SignInUser[] = listAllUsers(deps.db)
+        .filter((u) => u.active)
+        .map((u) => ({ id: u.id, display_name: u.display_name, email: u.email, role: u.role as Role, org_name: u.org_name, has_pin: Boolean(u.pin_hash) }));
+      return { users };
+    },
+    'session.signIn': (ctx, { user_id, pin }) => {
+      const t = now();
+      const f = failures.get(user_id);
+      if (f && f.lockedUntil > t) {
+        throw new RateLimited('Too many wrong PINs for this user. Wait a few minutes, then try again.', Math.ceil((f.lockedUntil - t) / 1000));
+      }
+      const u = findUserById(deps.db, user_id);
+      // Same answer for an unknown user, an inactive user and a wrong PIN (no existence oracle).
+      if (!u || !u.active || !verifyPin(pin, u.pin_hash)) {
+        const next = { count: (f && f.lockedUntil <= t && f.lockedUntil !== 0 ? 0 : (f?.count ?? 0)) + 1, lockedUntil: 0 };
+        if (next.count >= MAX_PIN_FAILURES) next.lockedUntil = t + PIN_LOCK_MS;
+        failures.set(user_id, next);
+        throw new AppError({ code: 'Unauthenticated', message: 'That PIN is not right for this user. Try again.' });
+      }
+      failures.delete(user_id);
+      ctx.session.userId = u.id;
+      const me = meOf(u.id);
+      if (!me) throw unauthenticated();
+      deps.log?.(`sign-in: ${u.role}`);
+      return me;
+    },
+    'session.signOut': (ctx) => {
+      ctx.session.userId = null;
+      return { signed_out: true as const };
+    },
+    'session.me': (ctx) => {
+      if (!ctx.session.userId) return null;
+      const me = meOf(ctx.session.userId);
+      if (!me) ctx.session.userId = null;
+      return me;
+    },
+    'verb.call': (ctx, { verb, input, idempotency_key }) => {
+      if (!ctx.session.userId) throw unauthenticated();
+      if (!VERBS.has(verb)) throw new NotFound(`Verb "${verb}"`);
+      return callVerb({ db: deps.db, userId: ctx.session.userId }, VERBS, verb, input ?? {}, idempotency_key ? { idempotencyKey: idempotency_key } : {});
+    },
+  };
+}
+
+/**
+ * Validate and run one operation; never throws. Unknown operations and invalid input come back
+ * as typed errors (`NotFound`, `Validation`); anything unexpected as `Internal` (logged by name).
+ */
+export async function dispatch(handlers: Handlers<CallContext>, ctx: CallContext, op: unknown, rawInput: unknown, log?: (line: string) => void): Promise<CallResult<unknown>> {
+  try {
+    if (!isOpName(op)) throw new NotFound(`Operation "${String(op).slice(0, 60)}"`);
+    const input = parseInput(CONTRACT[op].input, rawInput ?? {});
+    const fn = handlers[op] as (c: CallContext, i: unknown) => OpOutput<OpName> | Promise<OpOutput<OpName>>;
+    const value = await fn(ctx, input);
+    return { ok: true, value: value === undefined ? null : value };
+  } catch (e) {
+    if (!(e instanceof AppError)) log?.(`internal error in ${isOpName(op) ? op : 'unknown op'}: ${e instanceof Error ? e.name : typeof e}`);
+    return { ok: false, error: toErrorPayload(e) };
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Compile-time check that the result types the pages rely on (`VerbResults` in
+ * models/contract.ts) match what the service functions really return. No runtime code.
+ */
+import type { VerbResults } from '../../models/contract';
+import type * as A from '../services/athletes';
+import type * as C from '../services/clinical';
+import type * as W from '../services/workload';
+import type * as Cap from '../services/capture';
+import type * as R from '../services/rates';
+import type * as Ad from '../services/admin';
+
+type Out<V> = V extends { run: (...a: never[]) => infer O } ? O : never;
+type Assert<T extends true> = T;
+type Assignable<Actual, Declared> = [Actual] extends [Declared] ? true : false;
+
+/** Each line fails to compile when a service's result no longer fits the page's declared type. */
+export type VerbResultChecks = [
+  Assert<Assignable<Out<typeof A.listAthletes>, VerbResults['athletes.list']>>,
+  Assert<Assignable<Out<typeof A.getAthlete>, VerbResults['athletes.get']>>,
+  Assert<Assignable<Out<typeof A.listSquads>, VerbResults['squads.list']>>,
+  Assert<Assignable<Out<typeof C.listInjuries>, VerbResults['injuries.list']>>,
+  Assert<Assignable<Out<typeof C.listRtp>, VerbResults['rtp.list']>>,
+  Assert<Assignable<Out<typeof C.listScreenings>, VerbResults['screenings.list']>>,
+  Assert<Assignable<Out<typeof C.listWellness>, VerbResults['wellness.list']>>,
+  Assert<Assignable<Out<typeof C.listVitals>, VerbResults['vitals.list']>>,
+  Assert<Assignable<Out<typeof W.listLoads>, VerbResults['workload.listLoads']>>,
+  Assert<Assignable<Out<typeof W.getAcwr>, VerbResults['workload.acwr']>>,
+  Assert<Assignable<Out<typeof Cap.getPoseMetrics>, VerbResults['pose.getMetrics']>>,
+  Assert<Assignable<Out<typeof Cap.listCaptureSessions>, VerbResults['capture.listSessions']>>,
+  Assert<Assignable<Out<typeof R.getSchedule>, VerbResults['rates.schedule']>>,
+  Assert<Assignable<Out<typeof Ad.listUsers>, VerbResults['users.list']>>,
+  Assert<Assignable<Out<typeof Ad.listActivityVerb>, VerbResults['activity.list']>>,
+  Assert<Assignable<Out<typeof Ad.getChangesetVerb>, VerbResults['changesets.get']>>,
+];

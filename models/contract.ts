@@ -1,0 +1,170 @@
+/**
+ * The renderer↔main contract: every operation the UI may ask of the main process, with its zod
+ * input and output. One implementation (main/ipc/handlers.ts) is typed against {@link Handlers},
+ * so renaming or dropping an operation there breaks the build, not the app. Two transports carry
+ * it unchanged: Electron IPC (preload/index.ts) and HTTP + SSE (main/host/web.ts).
+ *
+ * Runtime-agnostic: no node:*, no DOM. Every reply is a {@link CallResult}: the value, or the one
+ * {@link ErrorPayload} shape used on every channel.
+ */
+import type { AGUIEvent } from '@ag-ui/core';
+import { z } from 'zod';
+import type { ErrorPayload } from './errors';
+import type {
+  Activity, Athlete, CaptureSession, Injury, PoseMetric, RateFolder, RateItem, RtpEntry, Screening, SessionLoad, Squad, User, Vitals, Wellness,
+} from './records';
+import { Id } from './records';
+import type { AcwrResult } from './acwr';
+import type { RowChange } from './changeset';
+import { ROLES } from './roles';
+
+const Empty = z.object({}).strict();
+
+/** A user offered on the sign-in screen (never a credential). */
+export const SignInUser = z.object({
+  id: Id,
+  display_name: z.string(),
+  email: z.string(),
+  role: z.enum(ROLES),
+  org_name: z.string(),
+  /** False when no PIN is set: the user cannot sign in here until an admin sets one. */
+  has_pin: z.boolean(),
+});
+export type SignInUser = z.infer<typeof SignInUser>;
+
+/** The signed-in user of this window, as the UI needs it. */
+export const Me = z.object({
+  user_id: Id,
+  display_name: z.string(),
+  email: z.string(),
+  role: z.enum(ROLES),
+  org_id: Id,
+  org_name: z.string(),
+  linked_athlete_id: Id.nullable(),
+});
+export type Me = z.infer<typeof Me>;
+
+/**
+ * The operations. `input` is validated by the transport before the handler runs; `output` documents
+ * (and types) the value. `verb.call` reaches every service verb; the services decide who may do what.
+ */
+export const CONTRACT = {
+  /** Users of this installation for the sign-in picker (active users only). */
+  'session.users': { input: Empty, output: z.object({ users: z.array(SignInUser) }) },
+  /** Sign this window in as `user_id` with its PIN. Five wrong PINs lock that user for five minutes. */
+  'session.signIn': { input: z.object({ user_id: Id, pin: z.string().min(1).max(32) }).strict(), output: Me },
+  /** Sign this window out. */
+  'session.signOut': { input: Empty, output: z.object({ signed_out: z.literal(true) }) },
+  /** The signed-in user of this window, or null. */
+  'session.me': { input: Empty, output: Me.nullable() },
+  /**
+   * Call a service verb as the signed-in user: reads return their result, writes apply at once and
+   * return `{ changeset, reveal? }`. A retried write with the same `idempotency_key` is harmless.
+   */
+  'verb.call': {
+    input: z.object({ verb: z.string().min(1).max(100), input: z.unknown().optional(), idempotency_key: z.string().min(8).max(200).optional() }).strict(),
+    output: z.unknown(),
+  },
+} as const;
+
+/** Operation names. */
+export type OpName = keyof typeof CONTRACT;
+/** Every operation name at runtime (preload and hosts refuse anything else). */
+export const OP_NAMES = Object.keys(CONTRACT) as OpName[];
+/** What a caller passes (before defaults). */
+export type OpInput<K extends OpName> = z.input<(typeof CONTRACT)[K]['input']>;
+/** What a handler receives (after parsing and defaults). */
+export type OpParsedInput<K extends OpName> = z.output<(typeof CONTRACT)[K]['input']>;
+/** What a handler returns and a caller receives. */
+export type OpOutput<K extends OpName> = z.output<(typeof CONTRACT)[K]['output']>;
+
+/** Every reply on every transport: the value or the typed error. */
+export type CallResult<T> = { ok: true; value: T } | { ok: false; error: ErrorPayload };
+
+/** The one implementation's shape: a function per operation. `Ctx` is the transport's session. */
+export type Handlers<Ctx> = { [K in OpName]: (ctx: Ctx, input: OpParsedInput<K>) => OpOutput<K> | Promise<OpOutput<K>> };
+
+/** True when `name` is an operation of the contract. */
+export function isOpName(name: unknown): name is OpName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(CONTRACT, name);
+}
+
+/** One event of an assistant run as it travels to views (AG-UI event + its per-run id). */
+export interface RunEventEnvelope {
+  /** Sent back as the last event id when a view reconnects (`String(seq)`). */
+  id: string;
+  runId: string;
+  seq: number;
+  event: AGUIEvent;
+  /** Live-only (never persisted, never replayed), e.g. a one-time reveal. */
+  ephemeral?: boolean;
+}
+
+/**
+ * What the preload exposes as `window.athleteIntelligence` and what the browser transport
+ * implements: exactly the contract.
+ */
+export interface ContractBridge {
+  call<K extends OpName>(op: K, input: OpInput<K>): Promise<CallResult<OpOutput<K>>>;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Results of the verbs the pages call (checked against the service functions' own return types in
+// main/ipc/verb-results.ts, so a service that changes its shape breaks the build).
+
+type Listed<K extends string, T> = { total: number } & Record<K, T[]>;
+/** An applied changeset as pages see it. */
+export interface AppliedChangesetView {
+  id: string;
+  verb: string;
+  summary: string;
+  changes: RowChange[];
+  versions: Record<string, number>;
+  activity_id: string;
+  applied_at: string;
+  replayed: boolean;
+}
+/** A stored changeset (activity view, Undo). */
+export interface StoredChangesetView {
+  id: string;
+  verb: string;
+  summary: string;
+  changes: RowChange[];
+  status: string;
+  run_id: string | null;
+  via_assistant: boolean;
+  applied_at: string | null;
+  undo_of: string | null;
+  undone_by: string | null;
+}
+/** A pose reading with its conditions (the fields `pose.getMetrics` returns). */
+export type PoseMetricView = Pick<PoseMetric,
+  'id' | 'capture_session_id' | 'joint' | 'side' | 'statistic' | 'value_deg' | 'omitted_reason' | 'camera_count' | 'camera_mode'
+  | 'view_obliquity_deg' | 'obliquity_band' | 'view_matches_declared' | 'coverage' | 'trustworthy' | 'sagittal_ratio' | 'frames'>;
+
+/** Result type per verb, for the verbs the pages read. */
+export interface VerbResults {
+  'athletes.list': Listed<'athletes', Athlete>;
+  'athletes.get': Athlete;
+  'squads.list': (Squad & { athlete_count: number })[];
+  'injuries.list': Listed<'injuries', Injury>;
+  'rtp.list': Listed<'rtp_entries', RtpEntry>;
+  'screenings.list': Listed<'screenings', Screening>;
+  'wellness.list': Listed<'wellness', Wellness>;
+  'vitals.list': Listed<'vitals', Vitals>;
+  'workload.listLoads': Listed<'loads', SessionLoad>;
+  'workload.acwr': { athlete_id: string; athlete_name: string; as_of: string; results: AcwrResult[] };
+  'pose.getMetrics': { athlete_id: string; metrics: Record<string, unknown>[]; caveats: string[] };
+  'capture.listSessions': Listed<'sessions', CaptureSession>;
+  'rates.schedule': { folders: (RateFolder & { items: RateItem[] })[] };
+  'users.list': { users: Omit<User, 'pin_hash'>[] };
+  'activity.list': { activity: Activity[] };
+  'changesets.get': StoredChangesetView;
+}
+/** Verbs with a typed result. */
+export type TypedVerb = keyof VerbResults;
+/** The result of a write verb called through `verb.call`. */
+export interface WriteVerbResult {
+  changeset: AppliedChangesetView;
+  reveal?: Record<string, string>;
+}
