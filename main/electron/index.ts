@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Db } from '../data/db';
 import { CSP } from '../host/csp';
-import { openHostDatabase } from '../host/app-db';
+import { openAppDatabase } from '../app/bootstrap';
 import type { WindowSession } from '../ipc/handlers';
 import { createHandlers, dispatch } from '../ipc/handlers';
 
@@ -82,7 +82,7 @@ app.whenReady().then(() => {
   });
   // Nothing but camera/microphone access (capture previews) for our own page; everything else is refused.
   session.defaultSession.setPermissionRequestHandler((wc, permission, callback) => callback(permission === 'media' && isAppUrl(wc.getURL())));
-  const { db } = openHostDatabase(join(app.getPath('userData'), 'athlete-intelligence.sqlite'));
+  const db = openAppDatabase(undefined, { userDataDir: app.getPath('userData') });
   registerContract(db);
   createWindow();
   app.on('before-quit', () => db.close());

@@ -15,6 +15,7 @@
  * `X-AI-Session` response header and the page keeps it in sessionStorage (per tab).
  *
  * Usage: `npm run web [-- --db PATH] [--port N]` (PORT env works too; default 5170; 0 = any free).
+ * The database defaults to ATHLETE_DB or ./.data/athlete-intelligence.sqlite (main/app/bootstrap.ts).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -30,7 +31,7 @@ import type { Db } from '../data/db';
 import type { CallContext, WindowSession } from '../ipc/handlers';
 import { createHandlers, dispatch } from '../ipc/handlers';
 import { DEMO_PIN } from '../data/seed';
-import { DEFAULT_WEB_DB, openHostDatabase } from './app-db';
+import { openAppDatabaseWithInfo } from '../app/bootstrap';
 import { CSP } from './csp';
 
 /** Default port of `npm run web`. */
@@ -270,10 +271,9 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port/PORT must be 0–65535, got "${values.port ?? process.env.PORT}"`);
   const rendererDir = resolve(values.renderer ?? 'out/renderer');
   ensureRendererBuilt(rendererDir);
-  const dbPath = values.db ?? process.env.AI_DB ?? DEFAULT_WEB_DB;
-  const { db, seeded } = openHostDatabase(dbPath);
+  const { db, path: dbPath, seeded } = openAppDatabaseWithInfo(values.db);
   const host = await createWebHost({ db, rendererDir, port, log: (l) => console.log(`web: ${l}`) });
-  console.log(`web: database ${resolve(dbPath)}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);
+  console.log(`web: database ${dbPath}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);
   console.log(`web: Athlete Intelligence is running at ${host.url}`);
   const stop = () => {
     void host.close().then(() => {
