@@ -759,3 +759,26 @@ export function seedLarge(db: Db, opts: { athletes?: number; loads?: number; squ
 }
 
 const positionsFlat = FOOTBALL_POSITIONS.map(([p]) => p);
+
+/**
+ * Give one athlete a long load history for the benchmark: `loads` session loads, `perDay` per day,
+ * ending on `today` (direct inserts in one transaction). Deterministic.
+ */
+export function seedAthleteHistory(db: Db, opts: { orgId: string; athleteId: string; loads: number; perDay?: number; today?: string; seed?: number }): number {
+  const perDay = opts.perDay ?? 100;
+  const today = opts.today ?? '2026-01-31';
+  const rng = new Rng(opts.seed ?? 11);
+  const days = Math.ceil(opts.loads / perDay);
+  const ids = new IdGen(rng, Date.parse(`${addDays(today, -days - 1)}T00:00:00Z`));
+  const w = new Writer(db);
+  db.raw.transaction(() => {
+    for (let k = 0; k < opts.loads; k++) {
+      const date = addDays(today, -Math.floor(k / perDay));
+      const createdAt = at(date, 12);
+      const rpe = rng.int(1, 9);
+      const dur = rng.int(1, 6) * 5;
+      w.insert('session_load', { id: ids.next(), org_id: opts.orgId, created_at: createdAt, updated_at: createdAt, version: 1, athlete_id: opts.athleteId, training_session_id: null, date, duration_min: dur, rpe, load_au: rpe * dur });
+    }
+  }).immediate();
+  return opts.loads;
+}
