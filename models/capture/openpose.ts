@@ -27,7 +27,7 @@ export function openPosePeople(frame: unknown, keypoints: number): Keypoints2D[]
   });
 }
 
-/** Mean distance (px) from `pt` to the person's confident keypoints; Infinity if none. */
+/** Distance (px) from `pt` to the nearest of the person's confident keypoints; Infinity if none. */
 export function distanceToPerson(kp: Keypoints2D, pt: [number, number], minConf = 0.3): number {
   let best = Infinity;
   for (let k = 0; k < kp.length / 3; k++) {

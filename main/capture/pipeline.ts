@@ -1,0 +1,160 @@
+/**
+ * The measurement pipeline for one trial: inputs → athlete's 2D keypoints per view →
+ * native triangulation (libuv worker thread) → gap filling + zero-lag Butterworth → joint
+ * angles, gates and conditions → `pose_metric` rows and a TRC file.
+ */
+import path from 'node:path';
+import { associateAthlete, defaultTap, type Tap } from '../../models/capture/association';
+import { type CameraCalibration, projectionMatrix } from '../../models/capture/camera';
+import { BODY25B, COCO17, type KeypointSet } from '../../models/capture/keypoints';
+import type { PoseMetricInput } from '../../models/capture/metrics';
+import { assessRigDrift, athleteHeading, viewMatchesDeclared, viewObliquity, type DeclaredLayout, type RigDriftReport } from '../../models/capture/obliquity';
+import { buildPoseMetrics, postProcess, type JointOutcome } from '../../models/capture/summary';
+import { DEFAULT_TRIANGULATION, triangulateBatch, type TriangulationOptions, type TriangulationResult } from '../../models/capture/triangulation';
+import { formatTrc } from '../../models/capture/trc';
+import { loadTomlCalibration, CalibrationError } from './calibration';
+import { CaptureInputError } from './errors';
+import { hasAddon, triangulationAddon } from './native/index';
+import { findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
+import type { PoseEstimatorSpec } from './pose/types';
+import { estimateVideoPoses } from './pose/run';
+
+/** Progress callback: stage name, units done, units total. */
+export type Progress = (stage: string, done: number, total: number) => void;
+
+export interface ProcessOptions {
+  trialDir: string;
+  calibPath: string;
+  /** OpenPose JSON folders (one per camera); when set, videos are not used. */
+  keypointDirs?: string[];
+  /** Use the trial's own keypoint folders (pose-associated/ or pose/) instead of videos. */
+  useTrialKeypoints?: boolean;
+  /** Tap selecting the athlete; camera is an index or a calibration name. */
+  tap?: { camera: number | string; x: number; y: number };
+  /** Frames per second (JSON input); videos carry their own. */
+  fps?: number;
+  cutoffHz?: number;
+  maxGapFrames?: number;
+  triangulation?: Partial<TriangulationOptions>;
+  /** Rig's declared layout and drift tolerances. */
+  layout?: DeclaredLayout | null;
+  driftToleranceDeg?: number;
+  driftToleranceM?: number;
+  /** 2D pose model for video input. @default MoveNet Lightning on BodyPix person boxes */
+  pose?: PoseEstimatorSpec;
+  /** Process only the first N frames. */
+  maxFrames?: number;
+  onProgress?: Progress;
+  /** Use the TypeScript reference triangulation instead of the native addon. */
+  referenceTriangulation?: boolean;
+}
+
+export interface ProcessResult {
+  cameras: CameraCalibration[];
+  source: 'video' | 'keypoints_json';
+  videos: VideoSource[] | null;
+  keypointSet: KeypointSet;
+  fps: number;
+  frames: number;
+  tap: Tap;
+  /** Raw triangulation (F×K×3, m) and its diagnostics. */
+  triangulation: TriangulationResult;
+  /** Gap-filled (no filter) and gap-filled + filtered points (F×K×3, m). */
+  filled: Float64Array;
+  filtered: Float64Array;
+  interpolated: number;
+  rows: PoseMetricInput[];
+  outcomes: JointOutcome[];
+  drift: RigDriftReport;
+  obliquity: { yawsDeg: number[]; obliquityDeg: number | null };
+  cameraMode: string;
+  trcText: string;
+  timings: Record<string, number>;
+}
+
+/** Run the pipeline (see module comment). Throws `CaptureInputError` on bad input. */
+export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
+  const timings: Record<string, number> = {};
+  const t0 = performance.now();
+  let cams: CameraCalibration[];
+  try {
+    cams = loadTomlCalibration(o.calibPath);
+  } catch (e) {
+    if (e instanceof CalibrationError) throw new CaptureInputError('bad_calibration', e.message);
+    throw e;
+  }
+  if (cams.length < 2) throw new CaptureInputError('bad_calibration', `${o.calibPath} has ${cams.length} camera; triangulation needs at least 2`);
+  const C = cams.length;
+  const P = Float64Array.from(cams.flatMap(projectionMatrix));
+  const tapCam = o.tap === undefined ? 0 : typeof o.tap.camera === 'number' ? o.tap.camera : cams.findIndex((c) => c.name === o.tap!.camera);
+  if (tapCam < 0 || tapCam >= C) throw new CaptureInputError('bad_argument', `tap camera ${String(o.tap?.camera)} is not one of ${cams.map((c) => c.name).join(', ')}`);
+
+  let observations: Float64Array, set: KeypointSet, frames: number, fps: number, tap: Tap;
+  let videos: VideoSource[] | null = null;
+  const keypointDirs = o.keypointDirs?.length ? o.keypointDirs : o.useTrialKeypoints ? findKeypointFolders(o.trialDir) : null;
+  if (keypointDirs) {
+    if (keypointDirs.length === 0) throw new CaptureInputError('no_input', `${o.trialDir} has no pose-associated/ or pose/ keypoint folders`);
+    set = BODY25B;
+    const kp = loadKeypointFolders(cams, keypointDirs, set.length);
+    const fpsGuess = o.fps ?? frameRateFromConfig(o.trialDir);
+    if (!fpsGuess) throw new CaptureInputError('bad_argument', 'keypoint JSON carries no frame rate: pass --fps (or put [project] frame_rate in the trial\'s Config.toml)');
+    fps = fpsGuess;
+    const people = o.maxFrames ? kp.people.map((c) => c.slice(0, o.maxFrames)) : kp.people;
+    frames = people[0]!.length;
+    const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(people);
+    if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
+    tap = tp;
+    observations = associateAthlete(people, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
+    timings.load_s = (performance.now() - t0) / 1000;
+  } else {
+    const files = findVideos(o.trialDir);
+    if (files.length === 0) throw new CaptureInputError('no_input', `${o.trialDir} has no videos (videos/*.mp4, …); pass --keypoints <folders> for 2D keypoint JSON`);
+    videos = probeVideos(cams, files);
+    timings.probe_s = (performance.now() - t0) / 1000;
+    fps = videos[0]!.fps;
+    frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity);
+    set = COCO17;
+    const t1 = performance.now();
+    const est = await estimateVideoPoses(videos, frames, o.pose ?? { kind: 'movenet' }, o.onProgress);
+    timings.pose_s = (performance.now() - t1) / 1000;
+    const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(est);
+    if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
+    tap = tp;
+    observations = associateAthlete(est, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
+  }
+
+  const t2 = performance.now();
+  const topt = { ...DEFAULT_TRIANGULATION, ...o.triangulation };
+  o.onProgress?.('triangulate', 0, 1);
+  const tri: TriangulationResult = o.referenceTriangulation || !hasAddon('triangulation')
+    ? triangulateBatch({ cameras: C, projections: P, observations }, topt)
+    : await triangulationAddon().triangulateAsync(P, observations, C, topt);
+  o.onProgress?.('triangulate', 1, 1);
+  timings.triangulate_s = (performance.now() - t2) / 1000;
+
+  const K = set.length;
+  const filled = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, noFilter: true });
+  const filtered = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, cutoffHz: o.cutoffHz });
+
+  const heading = athleteHeading(filtered.points, set);
+  const ob = viewObliquity(cams, heading);
+  const drift = assessRigDrift(cams, o.layout ?? null, { tolDeg: o.driftToleranceDeg, tolM: o.driftToleranceM });
+  const usedCams = new Set<number>();
+  for (const m of tri.viewMask) for (let c = 0; c < C; c++) if (m & (1 << c)) usedCams.add(c);
+  const cameraMode = `${C} calibrated cameras + one tap`;
+  const { rows, outcomes } = buildPoseMetrics(filtered.points, set, {
+    cameraCount: Math.max(1, usedCams.size),
+    cameraMode,
+    viewObliquityDeg: ob.obliquityDeg,
+    obliquityBand: ob.band,
+    viewMatchesDeclared: viewMatchesDeclared(cams, ob.yawsDeg, o.layout ?? null),
+    rigTrustworthy: !drift.drifted,
+  });
+  const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
+  timings.total_s = (performance.now() - t0) / 1000;
+  return {
+    cameras: cams, source: keypointDirs ? 'keypoints_json' : 'video', videos, keypointSet: set, fps, frames, tap,
+    triangulation: tri, filled: filled.points, filtered: filtered.points, interpolated: filtered.interpolated,
+    rows, outcomes, drift, obliquity: { yawsDeg: ob.yawsDeg, obliquityDeg: ob.obliquityDeg }, cameraMode, trcText, timings,
+  };
+}
