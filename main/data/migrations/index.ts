@@ -4,6 +4,7 @@
  * Numbers are reserved per area: 0002 kinetix (assistant runs), 0003 help centre, 0004+ next.
  */
 import { sql as core } from './0001_core';
+import { sql as kinetix } from './0002_kinetix';
 
 export interface Migration {
   id: number;
@@ -13,4 +14,5 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   { id: 1, name: '0001_core', sql: core },
+  { id: 2, name: '0002_kinetix', sql: kinetix },
 ];

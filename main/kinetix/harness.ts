@@ -1,0 +1,841 @@
+/**
+ * The Kinetix run loop (kinetix.md §2–8). A run is detached from its caller and carries a copy of
+ * the signed-in user and nothing else; every tool call re-reads the user through the service
+ * layer with a five-minute capability narrowed to the tool's scopes. Writes pause for a human
+ * (persisted `proposed` row → `confirm_required` → approve/decline/timeout/Stop). Every event is
+ * persisted with a sequence number before it is published to views.
+ *
+ * Public API (what the UI, MCP host and eval harness call): {@link Kinetix.startRun},
+ * {@link Kinetix.subscribe}, {@link Kinetix.confirm}, {@link Kinetix.stop},
+ * {@link Kinetix.waitForRun}, {@link Kinetix.listConversations}, {@link Kinetix.getConversation},
+ * {@link Kinetix.getRunTrace}.
+ */
+import type { AGUIEvent } from '@ag-ui/core';
+import { EventType } from '@ag-ui/core';
+import { createHmac, randomBytes } from 'node:crypto';
+import { join, dirname } from 'node:path';
+import { uuidv7 } from 'uuidv7';
+import { canonicalJson } from '../../models/changeset';
+import type { ErrorPayload } from '../../models/errors';
+import { AppError, Conflict, Forbidden, NotFound, ValidationError, toErrorPayload } from '../../models/errors';
+import { hasPermission } from '../../models/roles';
+import type { Db } from '../data/db';
+import { findOrganization, findUserById, getOrgSetting } from '../data/identity';
+import * as K from '../data/kinetix';
+import type { Capability, ServiceContext } from '../services/context';
+import { EventBus, type RunEventEnvelope } from './bus';
+import type { Classification } from './classification';
+import { CLEARANCE_SETTING_KEY, parseClearance, withholdRestricted } from './classification';
+import { BudgetExceeded, KinetixNotConfigured, ProviderError, UnknownTool } from './errors';
+import type { KinetixLimits } from './limits';
+import { BUDGET_STOP_MESSAGE, checkBudget, ConcurrencyLimiter, DEFAULT_LIMITS, RunRateLimiter } from './limits';
+import { maskSecrets, scrubText } from './mask';
+import { costOf, PRICE_SOURCE, PRICE_VERSION, type TokenCounts } from './pricing';
+import { buildDigest, dataEnvelope, DECLINED_MESSAGE, HARD_RULES, identityBlock, replayHistory, type ChatTurn, type DigestEntry, MAX_HISTORY_MESSAGES } from './prompt';
+import type { ModelBlock, ModelMessage, ModelProvider, ModelResponse } from './provider';
+import { AnthropicProvider } from './provider';
+import type { LogFn, ToolRegistry } from './registry';
+import type { Scheduler } from './scheduler';
+import { realScheduler } from './scheduler';
+import { SecretBox, resolveProviderKey } from './secrets';
+import type { Proposal, Tool, ToolContext } from './tool';
+import { toolInputSchema } from './tool';
+
+/** Custom AG-UI event names this harness emits (`CUSTOM` events, `value` as documented). */
+export const KINETIX_EVENTS = {
+  /** `{ toolCallId, tool, title, risk, status, error? }` on every tool-call status change. */
+  toolCall: 'kinetix.tool_call',
+  /** `{ toolCallId, tool, title, risk, args (masked), argsHash, summary, changeset (masked), expiresAt }`. */
+  confirmRequired: 'kinetix.confirm_required',
+  /** `{ requestIndex, model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, costUsd }`. */
+  usage: 'kinetix.usage',
+  /** `{ path }`: the assistant asks the UI to navigate. */
+  openPage: 'kinetix.open_page',
+  /** Live-only, never persisted: `{ toolCallId, values }` shown once (e.g. a new device key). */
+  reveal: 'kinetix.reveal',
+} as const;
+
+/** Extra config the provider factory receives. */
+export interface ProviderConfig {
+  apiKey: string;
+  orgId: string;
+  clearedFor: ReadonlySet<Classification>;
+}
+
+export interface KinetixOptions {
+  db: Db;
+  tools: ToolRegistry;
+  /** Builds the provider for an org's key. Default: Anthropic through the SDK (`ANTHROPIC_BASE_URL` honoured). */
+  providerFactory?: (cfg: ProviderConfig) => ModelProvider;
+  /** Machine key for stored provider keys. Default: `ATHLETE_SECRET_KEY` or `machine.key` next to the database. */
+  secretBox?: SecretBox | null;
+  env?: NodeJS.ProcessEnv;
+  limits?: Partial<KinetixLimits>;
+  scheduler?: Scheduler;
+  /** One-line log sink (never given a secret). Default: stderr JSON line. */
+  log?: LogFn;
+  bus?: EventBus;
+}
+
+/** What {@link Kinetix.startRun} takes. The user id is the signed-in user (never from the model). */
+export interface StartRunInput {
+  userId: string;
+  message: string;
+  conversationId?: string;
+  /** The page the user is on (`/athletes/…`), sent to the model as context. */
+  page?: string | null;
+}
+
+/** How a run ended. */
+export interface RunOutcome {
+  runId: string;
+  conversationId: string;
+  status: K.RunStatus;
+  /** The assistant's final text (empty when none). */
+  text: string;
+  error?: ErrorPayload & { runCode?: string };
+}
+
+/** A user decision on a pending write. */
+export type Decision = 'approve' | 'decline' | 'timeout' | 'stopped';
+
+interface PendingConfirm {
+  toolCallId: string;
+  run: ActiveRun;
+  argsHash: string;
+  resolve: (d: { decision: Decision; approverId?: string }) => void;
+}
+
+interface ActiveRun {
+  id: string;
+  conversationId: string;
+  orgId: string;
+  userId: string;
+  page: string | null;
+  model: string;
+  tools: ReadonlyMap<string, Tool>;
+  provider: ModelProvider;
+  abort: AbortController;
+  cancelReason: null | 'stopped' | 'confirm_timeout';
+  seq: number;
+  traceSeq: number;
+  costUsd: number;
+  remainingUsd: number;
+  iterations: number;
+  history: ChatTurn[];
+  digest: string;
+  messages: ModelMessage[];
+  release: () => void;
+  done: Promise<RunOutcome>;
+  resolveDone: (o: RunOutcome) => void;
+  partial: { requestIndex: number; id: string | null; model: string; usage: TokenCounts } | null;
+}
+
+const MAX_MESSAGE_CHARS = 20_000;
+
+/** The harness. One per process (per database). */
+export class Kinetix {
+  readonly bus: EventBus;
+  readonly limits: KinetixLimits;
+  private readonly db: Db;
+  private readonly tools: ToolRegistry;
+  private readonly scheduler: Scheduler;
+  private readonly log: LogFn;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly box: SecretBox | null;
+  private readonly providerFactory: (cfg: ProviderConfig) => ModelProvider;
+  private readonly concurrency: ConcurrencyLimiter;
+  private readonly rates = new RunRateLimiter();
+  private readonly active = new Map<string, ActiveRun>();
+  private readonly pending = new Map<string, PendingConfirm>();
+  private readonly hashKey = randomBytes(32);
+
+  constructor(opts: KinetixOptions) {
+    this.db = opts.db;
+    this.tools = opts.tools;
+    this.scheduler = opts.scheduler ?? realScheduler;
+    this.env = opts.env ?? process.env;
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.bus = opts.bus ?? new EventBus();
+    this.concurrency = new ConcurrencyLimiter(this.limits.maxConcurrentRunsPerUser);
+    const secrets = () => [this.env.ANTHROPIC_API_KEY];
+    const sink = opts.log ?? ((line: string, fields?: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg: line, ...fields })}\n`));
+    this.log = (line, fields) => sink(scrubText(line, secrets()), fields ? (maskSecrets(fields) as Record<string, unknown>) : undefined);
+    if (opts.secretBox !== undefined) this.box = opts.secretBox;
+    else {
+      try {
+        this.box = SecretBox.fromEnvOrFile(this.db.path === ':memory:' ? join(process.cwd(), '.athlete', 'machine.key') : join(dirname(this.db.path), 'machine.key'), this.env);
+      } catch {
+        this.log('kinetix: no machine key available; stored provider keys cannot be read');
+        this.box = null;
+      }
+    }
+    this.providerFactory = opts.providerFactory ?? ((cfg) => new AnthropicProvider({ apiKey: cfg.apiKey, clearedFor: cfg.clearedFor, ...(this.env.ANTHROPIC_BASE_URL ? { baseURL: this.env.ANTHROPIC_BASE_URL } : {}) }));
+    this.recoverInterrupted();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Public API
+
+  /**
+   * Start one turn. Returns at once with the run id; the loop continues detached.
+   * Checks, in order: the caller (active, `kinetix.use`), the conversation (own; otherwise
+   * NotFound), the provider key, concurrency (3 per user), rate limits, the budget gate.
+   * @throws Forbidden, NotFound, Validation (empty/oversized message, or no provider key:
+   *   {@link KinetixNotConfigured}), TooManyRuns, RateLimited (with retryAfterSeconds),
+   *   BudgetExceeded (with remainingUsd)
+   */
+  startRun(input: StartRunInput): { runId: string; conversationId: string } {
+    const user = this.caller(input.userId);
+    const message = (input.message ?? '').trim();
+    if (!message) throw new ValidationError('Type a message for Kinetix.', [{ path: 'message', message: 'required' }]);
+    if (message.length > MAX_MESSAGE_CHARS) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    const page = input.page ? String(input.page).slice(0, 300) : null;
+    let conversation: K.ConversationRow | null = null;
+    if (input.conversationId) {
+      conversation = K.getOwnConversation(this.db, user.org_id, user.id, input.conversationId);
+      if (!conversation) throw new NotFound('Conversation');
+    }
+    const org = findOrganization(this.db, user.org_id);
+    if (!org) throw new NotFound('Organisation');
+    const { key } = resolveProviderKey(this.db, user.org_id, this.box, (l) => this.log(l), this.env);
+    if (!key) throw new KinetixNotConfigured();
+
+    const release = this.concurrency.acquire(user.id);
+    let started = false;
+    try {
+      const now = this.scheduler.now();
+      this.rates.take(user.org_id, this.limits.orgRunsPerMinute, user.id, this.limits.userRunsPerMinute, now);
+      const budget = checkBudget(this.db, user.org_id, user.id, now, (l) => this.log(l));
+      if (!budget.allowed) throw new BudgetExceeded(budget.reason ?? 'The Kinetix budget is used up.', budget.remainingUsd);
+
+      const clearedFor = this.clearance(user.org_id, 'anthropic');
+      const provider = this.providerFactory({ apiKey: key, orgId: user.org_id, clearedFor });
+      const snapshot = this.tools.availableEnabled(this.db, user.org_id, user.role, this.log);
+      const nowIso = new Date(now).toISOString();
+      const conversationId = conversation?.id ?? uuidv7();
+      const runId = uuidv7();
+
+      // History and digest are read before this turn's rows exist.
+      const history = conversation ? replayHistory(K.recentMessages(this.db, conversationId, MAX_HISTORY_MESSAGES).map((m) => ({ role: m.role, content: m.content }))) : [];
+      const digest = conversation ? this.digestFor(conversationId, provider) : '';
+
+      K.inTransaction(this.db, () => {
+        if (!conversation) K.insertConversation(this.db, { id: conversationId, org_id: user.org_id, user_id: user.id, title: message.slice(0, 80), created_at: nowIso, updated_at: nowIso });
+        else K.touchConversation(this.db, conversationId, nowIso);
+        K.insertRun(this.db, {
+          id: runId, conversation_id: conversationId, org_id: user.org_id, user_id: user.id, status: 'running', model: org.assistant_model, page, host_pid: process.pid,
+          user_snapshot_json: JSON.stringify({ userId: user.id, orgId: user.org_id, role: user.role, displayName: user.display_name, email: user.email, linkedAthleteId: user.linked_athlete_id }),
+          tools_json: JSON.stringify(snapshot.map((t) => t.name)), request_text: message, iterations: 0, cost_usd: 0, error_code: null, error_message: null, started_at: nowIso, finished_at: null,
+        });
+        K.insertMessage(this.db, { id: uuidv7(), conversation_id: conversationId, run_id: runId, org_id: user.org_id, role: 'user', content: message, created_at: nowIso });
+      });
+
+      let resolveDone!: (o: RunOutcome) => void;
+      const done = new Promise<RunOutcome>((r) => (resolveDone = r));
+      const run: ActiveRun = {
+        id: runId, conversationId, orgId: user.org_id, userId: user.id, page, model: org.assistant_model,
+        tools: new Map(snapshot.map((t) => [t.name, t])), provider, abort: new AbortController(), cancelReason: null,
+        seq: 0, traceSeq: 0, costUsd: 0, remainingUsd: budget.remainingUsd, iterations: 0, history, digest,
+        messages: [...history.map((h) => ({ role: h.role, content: h.content })), { role: 'user', content: message }],
+        release, done, resolveDone, partial: null,
+      };
+      this.active.set(runId, run);
+      started = true;
+      this.trace(run, 'request', { message, page, model: run.model, tools: snapshot.map((t) => t.name), budgetRemainingUsd: Number.isFinite(budget.remainingUsd) ? budget.remainingUsd : null, replayedMessages: history.length });
+      this.emit(run, { type: EventType.RUN_STARTED, threadId: conversationId, runId });
+      void this.loop(run);
+      return { runId, conversationId };
+    } finally {
+      if (!started) release();
+    }
+  }
+
+  /**
+   * Events of a run for one of its views: first the persisted events after `lastEventId`, then
+   * live ones; a gap left by a full buffer is filled from the table. Ends when the run ends.
+   * Only the run's own user may subscribe.
+   * @throws NotFound (unknown run, or another user's)
+   */
+  subscribe(userId: string, runId: string, lastEventId?: string | number | null): AsyncIterable<RunEventEnvelope> {
+    const row = K.getRun(this.db, runId);
+    const user = findUserById(this.db, userId);
+    if (!row || !user || row.user_id !== user.id || row.org_id !== user.org_id) throw new NotFound('Run');
+    const after = Number(lastEventId ?? 0);
+    const start = Number.isFinite(after) && after > 0 ? Math.floor(after) : 0;
+    const db = this.db;
+    const bus = this.bus;
+    const isActive = () => this.active.has(runId);
+    return {
+      [Symbol.asyncIterator]: () => {
+        async function* gen(): AsyncGenerator<RunEventEnvelope> {
+          // Subscribe and read the table in one synchronous step, so nothing falls between them.
+          const sub = isActive() ? bus.subscribe(runId) : null;
+          let last = start;
+          const fromTable = (upTo = Infinity): RunEventEnvelope[] => {
+            const out: RunEventEnvelope[] = [];
+            for (const r of K.listRunEvents(db, runId, last)) {
+              if (r.seq >= upTo) break;
+              out.push({ id: String(r.seq), runId, seq: r.seq, event: JSON.parse(r.event_json) as AGUIEvent });
+            }
+            return out;
+          };
+          const backlog = fromTable();
+          try {
+            for (const e of backlog) {
+              yield e;
+              last = e.seq;
+            }
+            if (!sub) return;
+            for await (const e of sub) {
+              if (e.ephemeral) {
+                yield e;
+                continue;
+              }
+              if (e.seq <= last) continue;
+              if (e.seq > last + 1) {
+                for (const g of fromTable(e.seq)) {
+                  yield g;
+                  last = g.seq;
+                }
+              }
+              yield e;
+              last = e.seq;
+            }
+            for (const g of fromTable()) {
+              yield g;
+              last = g.seq;
+            }
+          } finally {
+            sub?.close();
+          }
+        }
+        return gen();
+      },
+    };
+  }
+
+  /**
+   * Approve or decline a pending write. Accepted only from the run's own user in the run's org,
+   * for this tool-call id; an approval must carry the `argsHash` shown in `confirm_required`.
+   * @throws NotFound (no such pending call for this user), Conflict (already decided, or the
+   *   arguments changed), Forbidden (caller deactivated)
+   */
+  confirm(userId: string, toolCallId: string, decision: { approve: boolean; argsHash?: string }): { status: 'accepted' } {
+    const user = findUserById(this.db, userId);
+    const p = this.pending.get(toolCallId);
+    if (!p) {
+      const row = K.getToolCall(this.db, toolCallId);
+      if (row && user && row.user_id === user.id && row.org_id === user.org_id && row.status !== 'proposed') throw new Conflict(`This action was already ${row.status}.`);
+      throw new NotFound('Pending action');
+    }
+    if (!user || user.id !== p.run.userId || user.org_id !== p.run.orgId) {
+      this.trace(p.run, 'decision', { toolCallId, refused: 'confirm from another user or organisation' });
+      throw new NotFound('Pending action');
+    }
+    if (!user.active) throw new Forbidden('Your account is deactivated.');
+    if (decision.approve && decision.argsHash !== p.argsHash) {
+      this.trace(p.run, 'decision', { toolCallId, refused: 'argument hash mismatch' });
+      throw new Conflict('The details of this action changed since they were shown; nothing ran. Review the action again.');
+    }
+    p.resolve({ decision: decision.approve ? 'approve' : 'decline', approverId: user.id });
+    return { status: 'accepted' };
+  }
+
+  /**
+   * Stop a run: the provider call is aborted, a pending confirmation becomes `skipped`, spend so
+   * far is persisted. Only the run's own user may stop it.
+   * @throws NotFound
+   */
+  stop(userId: string, runId: string): void {
+    const run = this.active.get(runId);
+    const user = findUserById(this.db, userId);
+    if (!run || !user || run.userId !== user.id || run.orgId !== user.org_id) {
+      const row = K.getRun(this.db, runId);
+      if (row && user && row.user_id === user.id) return; // already finished: nothing to stop
+      throw new NotFound('Run');
+    }
+    if (!run.cancelReason) run.cancelReason = 'stopped';
+    run.abort.abort(new Error('Stopped by the user.'));
+    for (const p of this.pending.values()) if (p.run === run) p.resolve({ decision: 'stopped' });
+  }
+
+  /** Resolves when the run ends (any status). @throws NotFound for a run not in this process and not finished. */
+  waitForRun(runId: string): Promise<RunOutcome> {
+    const run = this.active.get(runId);
+    if (run) return run.done;
+    const row = K.getRun(this.db, runId);
+    if (!row) return Promise.reject(new NotFound('Run'));
+    return Promise.resolve(this.outcomeFromRow(row));
+  }
+
+  /** This user's conversations, most recent first. */
+  listConversations(userId: string, opts: { limit?: number; offset?: number } = {}): K.ConversationRow[] {
+    const u = this.caller(userId);
+    return K.listOwnConversations(this.db, u.org_id, u.id, Math.min(opts.limit ?? 50, 200), opts.offset ?? 0);
+  }
+
+  /** One of this user's conversations with its messages and runs. @throws NotFound */
+  getConversation(userId: string, conversationId: string): { conversation: K.ConversationRow; messages: K.MessageRow[]; runs: Omit<K.RunRow, 'user_snapshot_json'>[] } {
+    const u = this.caller(userId);
+    const c = K.getOwnConversation(this.db, u.org_id, u.id, conversationId);
+    if (!c) throw new NotFound('Conversation');
+    return { conversation: c, messages: K.listMessages(this.db, c.id), runs: K.listRuns(this.db, c.id).map(({ user_snapshot_json: _s, ...r }) => r) };
+  }
+
+  /**
+   * The audit view of one run: the run row, its tool calls (arguments masked), its trace entries
+   * and usage rows. Only the run's own user. @throws NotFound
+   */
+  getRunTrace(userId: string, runId: string): { run: K.RunRow; toolCalls: K.ToolCallRow[]; trace: { seq: number; kind: string; data: unknown; at: string }[]; usage: K.UsageRow[] } {
+    const u = this.caller(userId);
+    const run = K.getRun(this.db, runId);
+    if (!run || run.user_id !== u.id || run.org_id !== u.org_id) throw new NotFound('Run');
+    return {
+      run,
+      toolCalls: K.listToolCalls(this.db, runId),
+      trace: K.listTrace(this.db, runId).map((t) => ({ seq: t.seq, kind: t.kind, data: JSON.parse(t.data_json) as unknown, at: t.created_at })),
+      usage: K.listUsage(this.db, runId),
+    };
+  }
+
+  /** Runs in flight in this process (diagnostics). */
+  activeRunCount(): number {
+    return this.active.size;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // The loop
+
+  private async loop(run: ActiveRun): Promise<void> {
+    let finalText = '';
+    try {
+      for (let i = 0; ; i++) {
+        if (run.abort.signal.aborted) return this.finishCancelled(run);
+        if (i >= this.limits.maxIterations) {
+          const msg = `I stopped after ${this.limits.maxIterations} steps without finishing. Tell me which part to continue with, or narrow the request.`;
+          this.trace(run, 'limit', { limit: 'iterations', max: this.limits.maxIterations });
+          return this.finishWithMessage(run, finalText ? `${finalText}\n\n${msg}` : msg, 'failed', { code: 'Internal', message: msg, runCode: 'IterationLimit' });
+        }
+        // Fail closed if the user was deactivated since the last step.
+        const u = findUserById(this.db, run.userId);
+        if (!u || !u.active || u.org_id !== run.orgId) throw new Forbidden('Your account is no longer active; the request was stopped.');
+
+        const resp = await this.callModel(run, i, u);
+        run.iterations = i + 1;
+        const text = resp.content.filter((b): b is { type: 'text'; text: string } => b.type === 'text').map((b) => b.text).join('');
+        finalText = text;
+        const toolUses = resp.content.filter((b): b is Extract<ModelBlock, { type: 'tool_use' }> => b.type === 'tool_use');
+        if (toolUses.length === 0) return this.finishWithMessage(run, text, 'completed');
+
+        // Second budget gate: more tools mean at least one more paid call.
+        if (run.costUsd >= run.remainingUsd) {
+          this.trace(run, 'limit', { limit: 'budget', runCostUsd: run.costUsd, remainingUsd: run.remainingUsd });
+          return this.finishWithMessage(run, text ? `${text}\n\n${BUDGET_STOP_MESSAGE}` : BUDGET_STOP_MESSAGE, 'failed', { code: 'BudgetExceeded', message: BUDGET_STOP_MESSAGE });
+        }
+
+        run.messages.push({ role: 'assistant', content: resp.content.filter((b) => b.type !== 'text' || b.text.trim() !== '') });
+        const results: ModelBlock[] = [];
+        for (const tu of toolUses) {
+          if (run.abort.signal.aborted) break;
+          results.push(await this.runToolCall(run, tu, i));
+        }
+        if (run.abort.signal.aborted) return this.finishCancelled(run);
+        run.messages.push({ role: 'user', content: results });
+      }
+    } catch (e) {
+      if (run.abort.signal.aborted && run.cancelReason) return this.finishCancelled(run);
+      const payload = toErrorPayload(e);
+      if (!(e instanceof AppError)) this.log('kinetix: run failed with an unexpected error', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
+      this.trace(run, 'error', payload);
+      return this.finish(run, 'failed', '', payload);
+    }
+  }
+
+  /** One provider call under its own 90-second deadline; records usage even when cut short. */
+  private async callModel(run: ActiveRun, requestIndex: number, u: NonNullable<ReturnType<typeof findUserById>>): Promise<ModelResponse> {
+    const org = findOrganization(this.db, run.orgId);
+    const system = [HARD_RULES, identityBlock({ displayName: u.display_name, email: u.email, role: u.role, orgName: org?.name ?? '', page: run.page, now: new Date(this.scheduler.now()).toISOString() })];
+    if (run.digest) system.push(run.digest);
+    const tools = [...run.tools.values()].map((t) => ({ name: t.name, description: t.title === t.description ? t.description : `${t.description} (Shown to the user as: "${t.title}".)`, input_schema: toolInputSchema(t) }));
+
+    const ac = new AbortController();
+    const onRunAbort = () => ac.abort(run.abort.signal.reason);
+    run.abort.signal.addEventListener('abort', onRunAbort, { once: true });
+    const seconds = Math.round(this.limits.providerTimeoutMs / 1000);
+    const timer = this.scheduler.setTimeout(() => ac.abort(new ProviderError(`The model did not answer within ${seconds} s, so this request was stopped. Try again; if it keeps happening, check the network or ANTHROPIC_BASE_URL.`)), this.limits.providerTimeoutMs);
+    const stepName = `model_call_${requestIndex + 1}`;
+    this.emit(run, { type: EventType.STEP_STARTED, stepName });
+    const msgIds = new Map<number, string>();
+    run.partial = null;
+    try {
+      const resp = await run.provider.stream(
+        { model: run.model, system, messages: run.messages, tools, maxTokens: this.limits.maxTokens },
+        {
+          onStart: (info) => {
+            run.partial = { requestIndex, id: info.id, model: info.model, usage: info.usage };
+          },
+          onUsage: (usage) => {
+            if (run.partial) run.partial.usage = usage;
+          },
+          onTextStart: (index) => {
+            const id = uuidv7();
+            msgIds.set(index, id);
+            this.emit(run, { type: EventType.TEXT_MESSAGE_START, messageId: id, role: 'assistant' });
+          },
+          onTextDelta: (index, delta) => {
+            const id = msgIds.get(index);
+            if (id && delta) this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta });
+          },
+          onTextEnd: (index) => {
+            const id = msgIds.get(index);
+            if (id) this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
+          },
+        },
+        ac.signal,
+      );
+      run.partial = null;
+      this.recordUsage(run, requestIndex, resp.id, resp.model, resp.usage, false);
+      this.trace(run, 'model_step', {
+        requestIndex, model: resp.model, stopReason: resp.stopReason, usage: resp.usage,
+        toolUses: resp.content.filter((b) => b.type === 'tool_use').map((b) => (b.type === 'tool_use' ? { name: b.name, args: maskSecrets(b.input) } : null)),
+        textChars: resp.content.reduce((n, b) => n + (b.type === 'text' ? b.text.length : 0), 0),
+      });
+      return resp;
+    } catch (e) {
+      // Spend is persisted even on Stop or timeout: this write does not depend on the run's signal.
+      const p = run.partial as ActiveRun['partial'];
+      if (p) this.recordUsage(run, p.requestIndex, p.id, p.model, p.usage, true);
+      run.partial = null;
+      for (const id of msgIds.values()) this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
+      this.trace(run, 'model_step', { requestIndex, failed: true, error: e instanceof AppError ? e.message : 'provider error', partialUsage: p?.usage ?? null });
+      throw e instanceof AppError ? e : new ProviderError('The model provider call failed.');
+    } finally {
+      this.scheduler.clearTimeout(timer);
+      run.abort.signal.removeEventListener('abort', onRunAbort);
+      this.emit(run, { type: EventType.STEP_FINISHED, stepName });
+    }
+  }
+
+  private recordUsage(run: ActiveRun, requestIndex: number, responseId: string | null, model: string, usage: TokenCounts, partial: boolean): void {
+    const at = new Date(this.scheduler.now());
+    const { costUsd, snapshot } = costOf(run.provider.id, model, usage, at);
+    try {
+      const inserted = K.insertUsage(this.db, {
+        id: uuidv7(), run_id: run.id, org_id: run.orgId, user_id: run.userId, request_index: requestIndex, model, provider: run.provider.id, provider_response_id: responseId,
+        input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cache_read_tokens: usage.cacheReadTokens, cache_write_tokens: usage.cacheWriteTokens,
+        cost_usd: costUsd, price_source: PRICE_SOURCE, price_version: PRICE_VERSION, price_snapshot_json: snapshot ? JSON.stringify(snapshot) : null, partial: partial ? 1 : 0, created_at: at.toISOString(),
+      });
+      if (inserted) {
+        run.costUsd += costUsd ?? 0;
+        K.updateRun(this.db, run.id, { cost_usd: run.costUsd });
+      }
+    } catch (e) {
+      this.log('kinetix: could not record usage', { runId: run.id, requestIndex, error: e instanceof Error ? e.name : 'unknown' });
+    }
+    if (costUsd === null) this.log('kinetix: no price for model; usage recorded without cost', { model });
+    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.usage, value: { requestIndex, model, ...usage, costUsd, partial } });
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Tool calls
+
+  private toolContext(run: ActiveRun, tool: Tool): ToolContext {
+    const capability: Capability = { id: uuidv7(), userId: run.userId, orgId: run.orgId, scopes: [...tool.scopes], expiresAt: this.scheduler.now() + this.limits.capabilityTtlMs };
+    const service: ServiceContext = { db: this.db, userId: run.userId, via: { runId: run.id, capability }, now: () => new Date(this.scheduler.now()) };
+    return {
+      service, runId: run.id, conversationId: run.conversationId, orgId: run.orgId, userId: run.userId, page: run.page,
+      emit: (name, value) => this.emit(run, { type: EventType.CUSTOM, name, value }),
+    };
+  }
+
+  private argsHash(toolName: string, args: unknown): string {
+    return createHmac('sha256', this.hashKey).update(canonicalJson({ tool: toolName, args })).digest('hex');
+  }
+
+  private async runToolCall(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number): Promise<ModelBlock> {
+    const callId = uuidv7();
+    const masked = maskSecrets(tu.input);
+    const argsHash = this.argsHash(tu.name, tu.input);
+    const tool = run.tools.get(tu.name);
+    const nowIso = () => new Date(this.scheduler.now()).toISOString();
+    this.emit(run, { type: EventType.TOOL_CALL_START, toolCallId: callId, toolCallName: tu.name.slice(0, 100) });
+    this.emit(run, { type: EventType.TOOL_CALL_ARGS, toolCallId: callId, delta: JSON.stringify(masked ?? {}) });
+    this.emit(run, { type: EventType.TOOL_CALL_END, toolCallId: callId });
+
+    const row: K.ToolCallRow = {
+      id: callId, run_id: run.id, conversation_id: run.conversationId, org_id: run.orgId, user_id: run.userId, model_tool_use_id: tu.id, iteration,
+      tool_name: tu.name.slice(0, 100), title: tool?.title ?? tu.name.slice(0, 100), risk: tool?.risk ?? null, args_json: JSON.stringify(masked ?? {}), args_hash: argsHash,
+      requires_confirm: tool?.kind === 'write' ? 1 : 0, status: 'proposed', proposal_json: null, changeset_id: null, result_json: null, error_json: null,
+      approver_user_id: null, decided_at: null, created_at: nowIso(), updated_at: nowIso(),
+    };
+    // The audit row is written before anything runs.
+    K.insertToolCall(this.db, row);
+    this.trace(run, 'tool_call', { toolCallId: callId, tool: row.tool_name, args: masked, risk: row.risk });
+    const status = (s: K.ToolCallStatus, extra: Record<string, unknown> = {}) =>
+      this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.toolCall, value: { toolCallId: callId, tool: row.tool_name, title: row.title, risk: row.risk, status: s, ...extra } });
+    const fail = (e: unknown, decision?: string): ModelBlock => {
+      const payload = toErrorPayload(e);
+      K.updateToolCall(this.db, callId, { status: 'failed', error_json: JSON.stringify(payload), updated_at: nowIso() });
+      if (decision) this.trace(run, 'decision', { toolCallId: callId, decision, reason: payload.message });
+      status('failed', { error: payload });
+      const content = JSON.stringify({ error: payload });
+      this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content, role: 'tool' });
+      return { type: 'tool_result', tool_use_id: tu.id, content, is_error: true };
+    };
+
+    status('proposed');
+    if (!tool) return fail(new UnknownTool(tu.name), 'unknown_tool');
+    const parsed = tool.input.safeParse(tu.input ?? {});
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(input)', message: i.message }));
+      return fail(new ValidationError(`Invalid input for ${tool.name}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues), 'invalid_input');
+    }
+    const input = parsed.data;
+
+    if (tool.kind === 'read') {
+      try {
+        const result = await Promise.resolve(tool.run(this.toolContext(run, tool), input));
+        const maskedResult = maskSecrets(result ?? null);
+        K.updateToolCall(this.db, callId, { status: 'executed', result_json: JSON.stringify(maskedResult), updated_at: nowIso() });
+        status('executed');
+        this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: JSON.stringify(maskedResult), role: 'tool' });
+        return { type: 'tool_result', tool_use_id: tu.id, content: this.forModel(run, tool, maskedResult) };
+      } catch (e) {
+        return fail(e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : undefined);
+      }
+    }
+
+    // A write: plan (nothing written), propose, wait for a human.
+    let proposal: Proposal;
+    try {
+      proposal = tool.plan(this.toolContext(run, tool), input);
+    } catch (e) {
+      return fail(e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : 'plan_refused');
+    }
+    const maskedProposal = maskSecrets({ summary: proposal.summary, changeset: proposal.changeset ?? null });
+    K.updateToolCall(this.db, callId, { proposal_json: JSON.stringify(maskedProposal), updated_at: nowIso() });
+    K.updateRun(this.db, run.id, { status: 'waiting_confirm' });
+    const expiresAt = new Date(this.scheduler.now() + this.limits.confirmTimeoutMs).toISOString();
+    this.emit(run, {
+      type: EventType.CUSTOM, name: KINETIX_EVENTS.confirmRequired,
+      value: { toolCallId: callId, tool: tool.name, title: tool.title, risk: tool.risk, args: masked, argsHash, summary: proposal.summary, changeset: maskedProposal.changeset, expiresAt },
+    });
+    this.trace(run, 'decision', { toolCallId: callId, decision: 'confirm_required', summary: proposal.summary, rows: proposal.changeset?.changes.length ?? 0 });
+
+    const { decision, approverId } = await this.waitForDecision(run, callId, argsHash);
+    K.updateRun(this.db, run.id, { status: 'running' });
+    const decidedAt = nowIso();
+
+    if (decision === 'decline') {
+      K.updateToolCall(this.db, callId, { status: 'rejected', approver_user_id: approverId ?? null, decided_at: decidedAt, result_json: JSON.stringify({ message: DECLINED_MESSAGE }), updated_at: decidedAt });
+      this.trace(run, 'approval', { toolCallId: callId, decision: 'declined', by: approverId });
+      status('rejected');
+      this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: DECLINED_MESSAGE, role: 'tool' });
+      return { type: 'tool_result', tool_use_id: tu.id, content: DECLINED_MESSAGE };
+    }
+    if (decision === 'timeout' || decision === 'stopped') {
+      const message = decision === 'timeout' ? 'The user did not confirm in time. The action did not run.' : 'The run was stopped before this action ran.';
+      K.updateToolCall(this.db, callId, { status: 'skipped', decided_at: decidedAt, error_json: JSON.stringify({ code: decision === 'timeout' ? 'ConfirmTimeout' : 'Stopped', message }), updated_at: decidedAt });
+      this.trace(run, 'approval', { toolCallId: callId, decision: decision === 'timeout' ? 'timed_out' : 'stopped' });
+      status('skipped', { reason: decision });
+      if (decision === 'timeout') {
+        run.cancelReason = 'confirm_timeout';
+        run.abort.abort(new Error(message));
+      }
+      return { type: 'tool_result', tool_use_id: tu.id, content: JSON.stringify({ status: decision, message }), is_error: true };
+    }
+
+    // Approved.
+    K.updateToolCall(this.db, callId, { status: 'confirmed', approver_user_id: approverId ?? null, decided_at: decidedAt, updated_at: decidedAt });
+    this.trace(run, 'approval', { toolCallId: callId, decision: 'approved', by: approverId });
+    status('confirmed');
+    // Defence in depth: the permission again, read now (a role change during the wait counts).
+    const now = findUserById(this.db, run.userId);
+    if (!now || !now.active || now.org_id !== run.orgId || !hasPermission(now.role, tool.permission)) {
+      return fail(new Forbidden(`Your role no longer allows "${tool.title}" (${tool.permission}); nothing was changed.`), 'permission_recheck_failed');
+    }
+    const changesetId = uuidv7();
+    try {
+      const applied = K.inTransaction(this.db, () => {
+        const r = tool.apply(this.toolContext(run, tool), proposal, { changesetId });
+        K.updateToolCall(this.db, callId, { status: 'executed', changeset_id: r.changesetId ?? null, result_json: JSON.stringify(maskSecrets(r.result ?? null)), updated_at: nowIso() });
+        return r;
+      });
+      const maskedResult = maskSecrets(applied.result ?? null);
+      this.trace(run, 'write', { toolCallId: callId, changesetId: applied.changesetId ?? null, summary: proposal.summary, rows: proposal.changeset?.changes.map((c) => ({ op: c.op, table: c.table, id: c.id })) ?? [] });
+      status('executed', { changesetId: applied.changesetId ?? null });
+      this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: JSON.stringify(maskedResult), role: 'tool' });
+      if (applied.reveal) this.publishEphemeral(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.reveal, value: { toolCallId: callId, values: applied.reveal } });
+      return { type: 'tool_result', tool_use_id: tu.id, content: this.forModel(run, tool, maskedResult) };
+    } catch (e) {
+      return fail(e, 'apply_failed');
+    }
+  }
+
+  private waitForDecision(run: ActiveRun, toolCallId: string, argsHash: string): Promise<{ decision: Decision; approverId?: string }> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const timer = this.scheduler.setTimeout(() => finish({ decision: 'timeout' }), this.limits.confirmTimeoutMs);
+      const finish = (d: { decision: Decision; approverId?: string }) => {
+        if (settled) return;
+        settled = true;
+        this.scheduler.clearTimeout(timer);
+        this.pending.delete(toolCallId);
+        resolve(d);
+      };
+      this.pending.set(toolCallId, { toolCallId, run, argsHash, resolve: finish });
+      if (run.abort.signal.aborted) finish({ decision: 'stopped' });
+    });
+  }
+
+  /** A tool result as the model sees it: secrets masked, restricted fields withheld, inside the data envelope. */
+  private forModel(run: ActiveRun, tool: Tool, maskedResult: unknown): string {
+    const { value, withheld } = withholdRestricted(maskedResult, tool.tables, run.provider.clearedFor);
+    if (withheld > 0) this.trace(run, 'decision', { tool: tool.name, decision: 'withheld_restricted_fields', count: withheld });
+    return dataEnvelope(`tool:${tool.name}`, value);
+  }
+
+  private digestFor(conversationId: string, provider: ModelProvider): string {
+    const entries: DigestEntry[] = K.recentExecutedToolCalls(this.db, conversationId, 12).map((r) => {
+      const tool = this.tools.get(r.tool_name);
+      const result = r.result_json ? (JSON.parse(r.result_json) as unknown) : null;
+      return { tool: r.tool_name, args: JSON.parse(r.args_json) as unknown, result: withholdRestricted(result, tool?.tables ?? 'unknown', provider.clearedFor).value };
+    });
+    return buildDigest(entries);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Endings, events, traces
+
+  private finishWithMessage(run: ActiveRun, text: string, status: K.RunStatus, error?: ErrorPayload & { runCode?: string }): void {
+    if (text.trim()) K.insertMessage(this.db, { id: uuidv7(), conversation_id: run.conversationId, run_id: run.id, org_id: run.orgId, role: 'assistant', content: text, created_at: new Date(this.scheduler.now()).toISOString() });
+    if (error) {
+      // The stop message is said to the user as an assistant message, then the run ends with an error.
+      const id = uuidv7();
+      this.emit(run, { type: EventType.TEXT_MESSAGE_START, messageId: id, role: 'assistant' });
+      this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta: error.message });
+      this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
+    }
+    this.finish(run, status, text, error);
+  }
+
+  private finishCancelled(run: ActiveRun): void {
+    const reason = run.cancelReason === 'confirm_timeout' ? 'The confirmation was not answered within 10 minutes, so the request was cancelled.' : 'Stopped by the user.';
+    this.finish(run, 'cancelled', '', { code: 'Internal', message: reason, runCode: run.cancelReason === 'confirm_timeout' ? 'ConfirmTimeout' : 'Stopped' });
+  }
+
+  private finish(run: ActiveRun, status: K.RunStatus, text: string, error?: ErrorPayload & { runCode?: string }): void {
+    if (!this.active.has(run.id)) return;
+    const nowIso = new Date(this.scheduler.now()).toISOString();
+    try {
+      K.updateRun(this.db, run.id, {
+        status, finished_at: nowIso, iterations: run.iterations, cost_usd: run.costUsd,
+        error_code: error ? (error.runCode ?? error.code) : null, error_message: error ? error.message : null,
+      });
+      K.touchConversation(this.db, run.conversationId, nowIso);
+    } catch (e) {
+      this.log('kinetix: could not record the end of a run', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
+    }
+    this.trace(run, 'finish', { status, iterations: run.iterations, costUsd: run.costUsd, error: error ?? null });
+    if (status === 'completed') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'success' }, result: { text } });
+    else if (status === 'cancelled') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'cancelled' }, result: { reason: error?.message ?? null } });
+    else this.emit(run, { type: EventType.RUN_ERROR, message: error?.message ?? 'The request failed.', code: error?.runCode ?? error?.code ?? 'Internal' });
+    this.active.delete(run.id);
+    this.bus.endRun(run.id);
+    run.release();
+    run.resolveDone({ runId: run.id, conversationId: run.conversationId, status, text, ...(error ? { error } : {}) });
+  }
+
+  private emit(run: ActiveRun, event: AGUIEvent): void {
+    const seq = ++run.seq;
+    const stamped = { ...event, timestamp: this.scheduler.now() } as AGUIEvent;
+    try {
+      K.insertRunEvent(this.db, { run_id: run.id, seq, type: event.type, event_json: JSON.stringify(stamped), created_at: new Date(this.scheduler.now()).toISOString() });
+    } catch (e) {
+      this.log('kinetix: could not persist a run event', { runId: run.id, seq, error: e instanceof Error ? e.name : 'unknown' });
+    }
+    this.bus.publish({ id: String(seq), runId: run.id, seq, event: stamped });
+  }
+
+  private publishEphemeral(run: ActiveRun, event: AGUIEvent): void {
+    this.bus.publish({ id: '', runId: run.id, seq: 0, event: { ...event, timestamp: this.scheduler.now() } as AGUIEvent, ephemeral: true });
+  }
+
+  private trace(run: ActiveRun, kind: string, data: unknown): void {
+    try {
+      K.insertTrace(this.db, { run_id: run.id, seq: ++run.traceSeq, kind, data_json: JSON.stringify(maskSecrets(data ?? null)), created_at: new Date(this.scheduler.now()).toISOString() });
+    } catch (e) {
+      this.log('kinetix: could not write a trace entry', { runId: run.id, kind, error: e instanceof Error ? e.name : 'unknown' });
+    }
+  }
+
+  private caller(userId: string) {
+    const u = findUserById(this.db, userId);
+    if (!u) throw new Forbidden('Your account was not found. Sign in again.');
+    if (!u.active) throw new Forbidden('Your account is deactivated. Ask a club administrator to reactivate it.');
+    if (!hasPermission(u.role, 'kinetix.use')) throw new Forbidden('Your role cannot use Kinetix.');
+    return u;
+  }
+
+  private clearance(orgId: string, providerId: string): ReadonlySet<Classification> {
+    try {
+      const v = getOrgSetting<Record<string, unknown>>(this.db, orgId, CLEARANCE_SETTING_KEY);
+      return parseClearance(v && typeof v === 'object' ? v[providerId] : undefined);
+    } catch {
+      this.log('kinetix: could not read provider clearance; treating the provider as not cleared');
+      return new Set();
+    }
+  }
+
+  private outcomeFromRow(row: K.RunRow): RunOutcome {
+    const msgs = K.listMessages(this.db, row.conversation_id).filter((m) => m.run_id === row.id && m.role === 'assistant');
+    const text = msgs.map((m) => m.content).join('\n');
+    return {
+      runId: row.id, conversationId: row.conversation_id, status: row.status, text,
+      ...(row.error_code ? { error: { code: 'Internal' as const, message: row.error_message ?? '', runCode: row.error_code } } : {}),
+    };
+  }
+
+  /**
+   * At start: runs left in flight by a stopped process become `interrupted`; their pending
+   * confirmations `skipped`; a confirmed call is settled by whether its changeset committed (the
+   * apply is one transaction, so nothing is ever half-applied). Runs of another live process on
+   * the same database are left alone.
+   */
+  private recoverInterrupted(): void {
+    let rows: K.RunRow[];
+    try {
+      rows = K.inFlightRuns(this.db);
+    } catch {
+      return;
+    }
+    for (const r of rows) {
+      if (r.host_pid !== process.pid && pidAlive(r.host_pid)) continue;
+      const nowIso = new Date(this.scheduler.now()).toISOString();
+      K.inTransaction(this.db, () => {
+        for (const t of K.listToolCalls(this.db, r.id)) {
+          if (t.status === 'proposed') K.updateToolCall(this.db, t.id, { status: 'skipped', error_json: JSON.stringify({ code: 'Interrupted', message: 'The app stopped before this action was decided; it did not run.' }), updated_at: nowIso });
+          else if (t.status === 'confirmed') {
+            const committed = t.changeset_id !== null && K.changesetExists(this.db, t.changeset_id);
+            K.updateToolCall(this.db, t.id, committed ? { status: 'executed', updated_at: nowIso } : { status: 'failed', error_json: JSON.stringify({ code: 'Interrupted', message: 'The app stopped before this action was applied; nothing was changed.' }), updated_at: nowIso });
+          }
+        }
+        K.updateRun(this.db, r.id, { status: 'interrupted', finished_at: nowIso, error_code: 'Interrupted', error_message: 'The app stopped while this request was running.' });
+        const seq = K.maxRunEventSeq(this.db, r.id) + 1;
+        const ev = { type: EventType.RUN_ERROR, message: 'The app stopped while this request was running. Nothing was half-applied; ask again to continue.', code: 'Interrupted', timestamp: this.scheduler.now() };
+        K.insertRunEvent(this.db, { run_id: r.id, seq, type: ev.type, event_json: JSON.stringify(ev), created_at: nowIso });
+        K.insertTrace(this.db, { run_id: r.id, seq: K.maxTraceSeq(this.db, r.id) + 1, kind: 'finish', data_json: JSON.stringify({ status: 'interrupted' }), created_at: nowIso });
+      });
+    }
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

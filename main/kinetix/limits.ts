@@ -1,0 +1,131 @@
+/**
+ * The limits of kinetix.md §4 that are not timers: concurrent runs per user, runs per minute
+ * per org and per user, and the two budget gates (org and user monthly caps, month to date).
+ */
+import { RateLimited } from '../../models/errors';
+import type { Db } from '../data/db';
+import { budgetCaps, spendSince } from '../data/kinetix';
+import { TooManyRuns } from './errors';
+
+/** Defaults (kinetix.md §4; rate limits are this build's choice). */
+export interface KinetixLimits {
+  /** Concurrent runs per user; the next is refused with TooManyRuns. @default 3 */
+  maxConcurrentRunsPerUser: number;
+  /** How long a confirmation may wait before the call is skipped and the run cancelled (ms). @default 600_000 */
+  confirmTimeoutMs: number;
+  /** Per provider call, not per run (ms). @default 90_000 */
+  providerTimeoutMs: number;
+  /** Model calls per run. @default 12 */
+  maxIterations: number;
+  /** Runs per minute per user. @default 10 */
+  userRunsPerMinute: number;
+  /** Runs per minute per organisation. @default 60 */
+  orgRunsPerMinute: number;
+  /** Lifetime of a per-tool-call capability (ms). @default 300_000 */
+  capabilityTtlMs: number;
+  /** Max output tokens per model call. @default 4096 */
+  maxTokens: number;
+}
+
+export const DEFAULT_LIMITS: KinetixLimits = {
+  maxConcurrentRunsPerUser: 3,
+  confirmTimeoutMs: 10 * 60_000,
+  providerTimeoutMs: 90_000,
+  maxIterations: 12,
+  userRunsPerMinute: 10,
+  orgRunsPerMinute: 60,
+  capabilityTtlMs: 5 * 60_000,
+  maxTokens: 4096,
+};
+
+/** Counts running runs per user; a slot is taken before the run starts and released when it ends. */
+export class ConcurrencyLimiter {
+  private readonly running = new Map<string, number>();
+  constructor(private readonly max: number) {}
+
+  /** Take a slot. @returns the release function (idempotent). @throws TooManyRuns */
+  acquire(userId: string): () => void {
+    const n = this.running.get(userId) ?? 0;
+    if (n >= this.max) throw new TooManyRuns(this.max);
+    this.running.set(userId, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const m = (this.running.get(userId) ?? 1) - 1;
+      if (m <= 0) this.running.delete(userId);
+      else this.running.set(userId, m);
+    };
+  }
+
+  count(userId: string): number {
+    return this.running.get(userId) ?? 0;
+  }
+}
+
+/** Sliding one-minute windows of run starts per key. */
+export class RunRateLimiter {
+  private readonly hits = new Map<string, number[]>();
+  private readonly windowMs = 60_000;
+
+  private recent(key: string, now: number): number[] {
+    const arr = (this.hits.get(key) ?? []).filter((t) => t > now - this.windowMs);
+    this.hits.set(key, arr);
+    return arr;
+  }
+
+  /**
+   * Record a run start for the org and the user, or refuse it without recording.
+   * @throws RateLimited with `retryAfterSeconds` (≥ 1).
+   */
+  take(orgId: string, orgLimit: number, userId: string, userLimit: number, now: number): void {
+    const org = this.recent(`org:${orgId}`, now);
+    const user = this.recent(`user:${userId}`, now);
+    const retry = (arr: number[]) => Math.max(1, Math.ceil((arr[0]! + this.windowMs - now) / 1000));
+    if (user.length >= userLimit) throw new RateLimited(`You have started ${userLimit} Kinetix requests in the last minute. Try again in ${retry(user)} s.`, retry(user));
+    if (org.length >= orgLimit) throw new RateLimited(`Your organisation has started ${orgLimit} Kinetix requests in the last minute. Try again in ${retry(org)} s.`, retry(org));
+    org.push(now);
+    user.push(now);
+  }
+}
+
+/** First instant of the UTC month containing `now`, ISO-8601. */
+export function monthStartIso(now: number): string {
+  const d = new Date(now);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
+}
+
+/** Outcome of the first budget gate. `remainingUsd` is Infinity when neither cap is set. */
+export interface BudgetCheck {
+  allowed: boolean;
+  remainingUsd: number;
+  reason?: string;
+  orgSpendUsd?: number;
+  userSpendUsd?: number;
+}
+
+/**
+ * Budget gate before any paid call: the smaller headroom of the org cap and the user's cap,
+ * month to date. A failing read allows the run (and is logged): a billing-table glitch must not
+ * lock a clinician out of their records.
+ */
+export function checkBudget(db: Db, orgId: string, userId: string, now: number, log: (line: string) => void): BudgetCheck {
+  try {
+    const caps = budgetCaps(db, orgId, userId);
+    const spend = spendSince(db, orgId, userId, monthStartIso(now));
+    const orgLeft = caps.orgCapUsd === null ? Infinity : caps.orgCapUsd - spend.orgUsd;
+    const userLeft = caps.userCapUsd === null ? Infinity : caps.userCapUsd - spend.userUsd;
+    const remainingUsd = Math.min(orgLeft, userLeft);
+    const base = { remainingUsd, orgSpendUsd: spend.orgUsd, userSpendUsd: spend.userUsd };
+    if (orgLeft <= 0) return { ...base, allowed: false, reason: `Your organisation has reached its monthly Kinetix budget ($${caps.orgCapUsd!.toFixed(2)}).` };
+    if (userLeft <= 0) return { ...base, allowed: false, reason: `You have reached your personal monthly Kinetix budget ($${caps.userCapUsd!.toFixed(2)}).` };
+    return { ...base, allowed: true };
+  } catch (e) {
+    log(`kinetix: budget read failed (${e instanceof Error ? e.name : 'error'}); allowing the run`);
+    return { allowed: true, remainingUsd: Infinity };
+  }
+}
+
+/** The message of the second gate (kinetix.md §4), said when a run stops mid-way on budget. */
+export const BUDGET_STOP_MESSAGE =
+  'I stopped partway through because this turn reached the remaining Kinetix budget for the month. A super-admin can raise the cap under Settings → Kinetix.';

@@ -1,0 +1,128 @@
+/**
+ * The tool contract (kinetix.md §1): one definition per tool, shared by the assistant, the MCP
+ * server and the eval set. Reads run directly; writes only *plan* (they return a proposal that
+ * carries the changeset) and are applied after a human approves. The JSON Schema the model sees
+ * is generated from the zod input, so the schema and the validation can never disagree.
+ */
+import { z } from 'zod';
+import type { PlannedChangeset } from '../../models/changeset';
+import type { Permission } from '../../models/roles';
+import type { TableName } from '../../models/tables';
+import type { ServiceContext } from '../services/context';
+
+/**
+ * Blast radius. `read` runs at once; `write` and `bulk` pause for a human; `destructive` tools
+ * are registered but never offered to the assistant or MCP clients.
+ */
+export type Risk = 'read' | 'write' | 'bulk' | 'destructive';
+
+/** What a tool's handler receives besides its (unmasked, validated) input. */
+export interface ToolContext {
+  /** Service context for this call: the run's user, `via.runId`, and a capability narrowed to the tool's scopes. */
+  service: ServiceContext;
+  runId: string;
+  conversationId: string;
+  orgId: string;
+  userId: string;
+  /** The app page the user is on (e.g. `/athletes/0193…`), or null. */
+  page: string | null;
+  /** Emit a UI-only custom event (e.g. navigation for `open_page`); persisted like every event. */
+  emit(name: string, value: unknown): void;
+}
+
+/**
+ * What a write tool proposes for approval. `changeset` is the row-level diff (with versions
+ * read) shown in the confirm dialog and applied unchanged after approval.
+ */
+export interface Proposal {
+  summary: string;
+  changeset?: PlannedChangeset;
+  /** Values to show the user once after apply (e.g. a new device key); never persisted, never sent to the model. */
+  reveal?: Record<string, string>;
+  /** Anything else the tool needs to apply (kept in memory only). */
+  state?: unknown;
+}
+
+/** What `apply` returns: the result for the model and the audit, plus a one-time reveal. */
+export interface ApplyResult {
+  result: unknown;
+  reveal?: Record<string, string>;
+  changesetId?: string;
+}
+
+interface ToolBase<S extends z.ZodType> {
+  /** snake_case verb name the model calls (`list_athletes`). */
+  name: string;
+  /** What a busy clinician reads in the confirm dialog; never more reassuring than the handler. */
+  title: string;
+  /** For the model. */
+  description: string;
+  input: S;
+  /** Role-map permission gating the tool: offered, and run, only if the role holds it. */
+  permission: Permission;
+  /** What the per-call capability is narrowed to (`rates:read`). */
+  scopes: readonly string[];
+  risk: Risk;
+  /**
+   * Tables whose rows the result may contain, for data classification; `'unknown'` (the
+   * default) applies every table's tags (fail closed).
+   */
+  tables: readonly TableName[] | 'unknown';
+}
+
+/** A tool that reads and returns data; runs without confirmation. */
+export interface ReadTool<S extends z.ZodType = z.ZodType> extends ToolBase<S> {
+  kind: 'read';
+  run(ctx: ToolContext, input: z.infer<S>): unknown;
+}
+
+/** A tool that changes data: `plan` writes nothing; `apply` runs only after approval. */
+export interface WriteTool<S extends z.ZodType = z.ZodType> extends ToolBase<S> {
+  kind: 'write';
+  plan(ctx: ToolContext, input: z.infer<S>): Proposal;
+  apply(ctx: ToolContext, proposal: Proposal, opts: { changesetId: string }): ApplyResult;
+}
+
+export type Tool = ReadTool | WriteTool;
+
+/** JSON Schema (object) the model receives for a tool's input. */
+export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; required?: string[]; [k: string]: unknown };
+
+const NAME_RE = /^[a-z][a-z0-9_]{1,63}$/;
+
+type ReadSpec<S extends z.ZodType> = Omit<ReadTool<S>, 'kind' | 'scopes' | 'tables' | 'risk'> & { scopes?: readonly string[]; tables?: ToolBase<S>['tables']; risk?: 'read' };
+type WriteSpec<S extends z.ZodType> = Omit<WriteTool<S>, 'kind' | 'scopes' | 'tables' | 'risk'> & { scopes?: readonly string[]; tables?: ToolBase<S>['tables']; risk: Exclude<Risk, 'read'> };
+
+/**
+ * Define a tool. Defaults: scopes = the permission written `area:verb`; tables = `'unknown'`.
+ * @throws Error on a malformed definition (bad name, empty title) — a programming error.
+ */
+export function defineTool<S extends z.ZodType>(spec: ReadSpec<S> & { kind: 'read' }): ReadTool<S>;
+export function defineTool<S extends z.ZodType>(spec: WriteSpec<S> & { kind: 'write' }): WriteTool<S>;
+export function defineTool<S extends z.ZodType>(spec: (ReadSpec<S> & { kind: 'read' }) | (WriteSpec<S> & { kind: 'write' })): Tool {
+  if (!NAME_RE.test(spec.name)) throw new Error(`Tool name "${spec.name}" must be snake_case (a-z, 0-9, _), 2–64 characters.`);
+  if (!spec.title.trim()) throw new Error(`Tool ${spec.name} needs a title.`);
+  const scopes = spec.scopes ?? [spec.permission.replace('.', ':')];
+  const tables = spec.tables ?? 'unknown';
+  if (spec.kind === 'read') return { ...spec, risk: 'read', scopes, tables } as ReadTool;
+  return { ...spec, scopes, tables } as WriteTool;
+}
+
+const schemaCache = new WeakMap<z.ZodType, JsonSchemaObject>();
+
+/** The JSON Schema sent to the model, generated from the zod input (input side of defaults; no `$schema`). */
+export function toolInputSchema(tool: Pick<Tool, 'input' | 'name'>): JsonSchemaObject {
+  const hit = schemaCache.get(tool.input);
+  if (hit) return hit;
+  const js = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete js.$schema;
+  if (js.type !== 'object') throw new Error(`Tool ${tool.name}: input must be an object schema.`);
+  const out = js as JsonSchemaObject;
+  schemaCache.set(tool.input, out);
+  return out;
+}
+
+/** True when the tool pauses for a human before it changes anything. */
+export function requiresConfirm(tool: Tool): boolean {
+  return tool.kind === 'write';
+}

@@ -1,0 +1,73 @@
+/**
+ * Small verbs and tools for the harness's own tests (the real catalogue comes from the service
+ * layer's VERBS). Each is a thin, real service verb over the real tables.
+ */
+import { z } from 'zod';
+import { listRows } from '../data/rows';
+import { insertRow } from '../services/plan';
+import { readVerb, writeVerb } from '../services/verb';
+import { ToolRegistry } from '../kinetix/registry';
+import { defineTool } from '../kinetix/tool';
+import { toolFromVerb } from '../kinetix/verb-tools';
+
+export const testListAthletes = readVerb({
+  name: 'athletes.list',
+  description: 'List athletes with their notes.',
+  permission: 'athlete.read',
+  input: z.object({ search: z.string().max(100).optional() }).strict(),
+  run: (vc) => ({ athletes: listRows(vc.db, 'athlete', vc.actor.orgId, { orderBy: [{ column: 'name' }] }) }),
+});
+
+export const testListInjuries = readVerb({
+  name: 'injuries.list',
+  description: 'List injuries.',
+  permission: 'injury.read',
+  input: z.object({}).strict(),
+  run: (vc) => ({ injuries: listRows(vc.db, 'injury', vc.actor.orgId, {}) }),
+});
+
+export const testCreateAthlete = writeVerb({
+  name: 'athletes.create',
+  description: 'Add an athlete.',
+  permission: 'athlete.write',
+  input: z.object({ name: z.string().min(1).max(200), date_of_birth: z.string(), sex: z.enum(['female', 'male', 'other']) }).strict(),
+  plan: (_vc, i) => ({
+    planned: { verb: 'athletes.create', summary: `Add athlete ${i.name}`, changes: [insertRow('athlete', { name: i.name, date_of_birth: i.date_of_birth, sex: i.sex, position: null, squad_id: null, dominant_side: 'right', status: 'active', notes: '' })] },
+  }),
+});
+
+/** What the last `configure_integration` handler call received (unmasked). */
+export const received: { args: unknown } = { args: null };
+
+/** A read tool whose input nests secrets (for masking at depth). */
+export const configureIntegration = defineTool({
+  kind: 'read',
+  name: 'configure_integration',
+  title: 'Check integration settings',
+  description: 'Checks integration settings.',
+  permission: 'settings.manage',
+  tables: [],
+  input: z.object({ name: z.string(), settings: z.object({ smtp: z.object({ host: z.string(), password: z.string() }), accounts: z.array(z.object({ user: z.string(), api_key: z.string() })) }) }).strict(),
+  run: (_ctx, input) => {
+    received.args = input;
+    return { ok: true, echoed_token: 'tok-should-not-leak-123456' };
+  },
+});
+
+/** A destructive tool: registered, never offered. */
+export const purgeVideos = defineTool({
+  kind: 'write',
+  risk: 'destructive',
+  name: 'delete_videos',
+  title: 'Permanently delete videos (cannot be undone)',
+  description: 'Deletes videos.',
+  permission: 'video.delete',
+  input: z.object({}).strict(),
+  plan: () => ({ summary: 'Delete videos' }),
+  apply: () => ({ result: null }),
+});
+
+/** The registry the harness tests use. */
+export function testRegistry(): ToolRegistry {
+  return new ToolRegistry([toolFromVerb(testListAthletes), toolFromVerb(testListInjuries), toolFromVerb(testCreateAthlete), configureIntegration, purgeVideos]);
+}
