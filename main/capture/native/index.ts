@@ -10,7 +10,7 @@ import type { TriangulationAddon } from '../../../native/triangulation/types';
 import type { OpenCvAddon } from '../../../native/opencv/types';
 
 export type { TriangulationAddon, NativeTriangulationResult, NativeTriangulationOptions } from '../../../native/triangulation/types';
-export type { OpenCvAddon, ChessboardCalibration, DecodedFrame, VideoInfo } from '../../../native/opencv/types';
+export type { OpenCvAddon, ChessboardCalibration, DecodedFrame, VideoInfo, RawImage, VideoReaderInstance } from '../../../native/opencv/types';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -6,7 +6,7 @@
  * `short_offsets` (17 y then 17 x, input pixels).
  */
 import * as ort from 'onnxruntime-node';
-import type { OpenCvAddon, RawImage } from '../../../native/opencv/types';
+import type { OpenCvAddon, RawImage } from '../native/index';
 import type { Box } from './types';
 
 const STRIDE = 16;

@@ -12,7 +12,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { loadGraphModel, type GraphModel } from '@tensorflow/tfjs-converter';
 import type { io } from '@tensorflow/tfjs-core';
-import type { OpenCvAddon, RawImage } from '../../../native/opencv/types';
+import type { OpenCvAddon, RawImage } from '../native/index';
 import { cropBox } from './geometry';
 import type { Box } from './types';
 

@@ -1,6 +1,6 @@
 /** 2D pose estimation: one interface over the offline models and a clinic-installed ONNX model. */
 import type { Keypoints2D } from '../../../models/capture/openpose';
-import type { RawImage } from '../../../native/opencv/types';
+import type { RawImage } from '../native/index';
 
 export type { Keypoints2D, RawImage };
 
