@@ -40,6 +40,20 @@ describe('openDb', () => {
     raw.close();
     expect(() => openDb(p)).toThrow(MigrationMismatch);
   });
+  it('each later migration applies to a database that already holds the demo club', async () => {
+    const { seedDemo } = await import('./seed');
+    for (const m of MIGRATIONS.slice(1)) {
+      const p = tempPath();
+      const old = openDb(p, { migrateUpTo: m.id - 1 });
+      seedDemo(old, { seed: 7, today: '2026-11-20' });
+      const athletes = (old.raw.prepare('SELECT count(*) AS n FROM athlete').get() as { n: number }).n;
+      old.close();
+      const upgraded = openDb(p);
+      expect(appliedMigrations(upgraded).map((x) => x.id)).toContain(m.id);
+      expect((upgraded.raw.prepare('SELECT count(*) AS n FROM athlete').get() as { n: number }).n).toBe(athletes);
+      upgraded.close();
+    }
+  });
   it('enforces foreign keys', () => {
     const db = openDb(tempPath());
     expect(() => db.raw.prepare(`INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES ('s', 'missing-org', 'x', 'x', 'U19', '2026')`).run()).toThrow(/FOREIGN KEY/);

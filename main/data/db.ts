@@ -25,20 +25,21 @@ export interface Db {
 
 /**
  * Open (creating if needed) the SQLite file at `path` and bring its schema up to date.
+ * `migrateUpTo` stops after that migration id (tests migrate a database that already holds data).
  * @throws MigrationMismatch when applied migrations are not a prefix of this build's list.
  */
-export function openDb(path: string): Db {
+export function openDb(path: string, opts: { migrateUpTo?: number } = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const raw = new Database(path);
   raw.pragma('journal_mode = WAL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
   raw.pragma('synchronous = NORMAL');
-  migrate(raw);
+  migrate(raw, opts.migrateUpTo ?? Number.POSITIVE_INFINITY);
   return { path, raw, close: () => raw.close() };
 }
 
-function migrate(raw: Database.Database): void {
+function migrate(raw: Database.Database, upTo: number): void {
   raw.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
   const applied = raw.prepare('SELECT id, name FROM schema_migrations ORDER BY id').all() as { id: number; name: string }[];
   applied.forEach((a, i) => {
@@ -47,7 +48,7 @@ function migrate(raw: Database.Database): void {
       throw new MigrationMismatch(`Database migration ${a.id} (${a.name}) is not migration #${i + 1} of this build (${m ? m.name : 'none'}). It was written by a different version of the app; open it with that version or restore a backup.`);
     }
   });
-  const pending = MIGRATIONS.slice(applied.length);
+  const pending = MIGRATIONS.slice(applied.length).filter((m) => m.id <= upTo);
   if (pending.length === 0) return;
   const run = raw.transaction(() => {
     for (const m of pending) {
