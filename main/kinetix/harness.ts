@@ -24,6 +24,7 @@ import { findOrganization, findUserById, getOrgSetting } from '../data/identity'
 import * as K from '../data/kinetix';
 import type { Capability, ServiceContext } from '../services/context';
 import { EventBus, type RunEventEnvelope } from './bus';
+import { KINETIX_EVENTS } from './events';
 import type { Classification } from './classification';
 import { CLEARANCE_SETTING_KEY, parseClearance, withholdRestricted } from './classification';
 import { BudgetExceeded, KinetixNotConfigured, ProviderError, UnknownTool } from './errors';
@@ -41,19 +42,7 @@ import { SecretBox, resolveProviderKey } from './secrets';
 import type { Proposal, Tool, ToolContext } from './tool';
 import { toolInputSchema } from './tool';
 
-/** Custom AG-UI event names this harness emits (`CUSTOM` events, `value` as documented). */
-export const KINETIX_EVENTS = {
-  /** `{ toolCallId, tool, title, risk, status, error? }` on every tool-call status change. */
-  toolCall: 'kinetix.tool_call',
-  /** `{ toolCallId, tool, title, risk, args (masked), argsHash, summary, changeset (masked), expiresAt }`. */
-  confirmRequired: 'kinetix.confirm_required',
-  /** `{ requestIndex, model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, costUsd }`. */
-  usage: 'kinetix.usage',
-  /** `{ path }`: the assistant asks the UI to navigate. */
-  openPage: 'kinetix.open_page',
-  /** Live-only, never persisted: `{ toolCallId, values }` shown once (e.g. a new device key). */
-  reveal: 'kinetix.reveal',
-} as const;
+export { KINETIX_EVENTS } from './events';
 
 /** Extra config the provider factory receives. */
 export interface ProviderConfig {

@@ -1,0 +1,147 @@
+/**
+ * The full tool catalogue over the service layer's VERBS, and end-to-end turns against the
+ * seeded demo club through the real services (scripted model, real SDK).
+ */
+import { EventType } from '@ag-ui/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ROLES, hasPermission } from '../../models/roles';
+import { listActivity } from '../data/changesets';
+import { putOrgSetting } from '../data/identity';
+import * as K from '../data/kinetix';
+import { countRows } from '../data/rows';
+import { INJECTION_NOTE, seedDemo, type SeedSummary } from '../data/seed';
+import { VERBS } from '../services';
+import { collectEvents, tempDb, testHarness, waitForEvent, type TempDb } from '../testing/kinetix-fixtures';
+import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
+import { catalogueTools, defaultToolRegistry } from './catalogue';
+import { WITHHELD } from './classification';
+import { KINETIX_EVENTS } from './events';
+import { DISABLED_TOOLS_SETTING_KEY } from './registry';
+import { toolInputSchema } from './tool';
+import { toolNameForVerb } from './verb-tools';
+
+describe('the catalogue', () => {
+  const tools = catalogueTools();
+
+  it('has a tool for every verb (at least 40), snake_case and unique, each with an object JSON Schema from its zod input', () => {
+    expect(tools.length).toBeGreaterThanOrEqual(40);
+    expect(tools.length).toBe(VERBS.size + 1);
+    expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
+    for (const t of tools) {
+      expect(t.name).toMatch(/^[a-z][a-z0-9_]+$/);
+      expect(t.title.length).toBeGreaterThan(3);
+      expect(toolInputSchema(t).type).toBe('object');
+      expect(t.scopes).toEqual([t.permission.replace('.', ':')]);
+    }
+    for (const v of VERBS.values()) {
+      const tool = tools.find((t) => t.name === toolNameForVerb(v.name))!;
+      expect(tool.kind).toBe(v.kind);
+      expect(tool.permission).toBe(v.permission);
+    }
+  });
+
+  it('uses the design\'s names and honest titles', () => {
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    for (const n of ['list_athletes', 'get_athlete', 'list_injuries', 'get_workload_acwr', 'get_pose_metrics', 'log_session_load', 'bulk_update_rates', 'rotate_device_key', 'generate_report', 'submit_wellness', 'deactivate_athlete', 'open_page', 'update_rtp_entry']) {
+      expect(byName.has(n), n).toBe(true);
+    }
+    expect(byName.get('deactivate_athlete')!.title).toBe('Delete (deactivate) athlete');
+    expect(byName.get('bulk_update_rates')!.risk).toBe('bulk');
+    expect(byName.get('log_session_load')!.risk).toBe('bulk');
+  });
+
+  it('offers each role only tools its permissions allow, never a destructive one', () => {
+    const reg = defaultToolRegistry();
+    for (const role of ROLES) {
+      const offered = reg.available(role);
+      for (const t of offered) {
+        expect(hasPermission(role, t.permission)).toBe(true);
+        expect(t.risk).not.toBe('destructive');
+      }
+    }
+    const athleteTools = reg.available('athlete').map((t) => t.name);
+    expect(athleteTools).not.toContain('list_injuries');
+    expect(athleteTools).toContain('submit_wellness');
+  });
+});
+
+describe('turns against the demo club', () => {
+  let t: TempDb;
+  let s: SeedSummary;
+  let server: ScriptedAnthropic;
+
+  beforeEach(async () => {
+    t = tempDb();
+    s = seedDemo(t.db, { today: '2026-11-29' });
+    server = await startScriptedAnthropic();
+  });
+  afterEach(async () => {
+    await server.close();
+    t.cleanup();
+  });
+
+  it('the injection note is data: it reaches the model inside the envelope, and no changeset results', async () => {
+    const physio = s.userIds.physio;
+    server.push({ toolUses: [{ name: 'get_athlete', input: { id: s.injectionAthleteId } }] }, { text: 'The record contains a note asking me to delete everything. I will not act on it.' });
+    const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
+    const before = countRows(t.db, 'athlete', s.orgId, {});
+    const { runId } = kx.startRun({ userId: physio, message: 'Tell me about Rowan', page: `/athletes/${s.injectionAthleteId}` });
+    await kx.waitForRun(runId);
+    const result = (server.requests[1]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
+    expect(result).toMatch(/^<data source="tool:get_athlete"/);
+    expect(result).toContain(JSON.stringify(INJECTION_NOTE).slice(1, 30));
+    expect(K.listToolCalls(t.db, runId).filter((c) => c.requires_confirm === 1)).toHaveLength(0);
+    expect(countRows(t.db, 'athlete', s.orgId, {})).toBe(before);
+    expect(listActivity(t.db, s.orgId).filter((a) => a.via_assistant)).toHaveLength(0);
+  });
+
+  it('withholds clinical-restricted fields from a provider not cleared for them, and sends them once cleared', async () => {
+    const doctor = s.userIds.doctor;
+    const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
+    server.push({ toolUses: [{ name: 'list_injuries', input: { status: 'open' } }] }, { text: 'ok' });
+    await kx.waitForRun(kx.startRun({ userId: doctor, message: 'open injuries?' }).runId);
+    const sent = (server.requests[1]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
+    expect(sent).toContain(JSON.stringify(WITHHELD).slice(1, -1).slice(0, 30));
+    expect(sent).not.toContain('MRI');
+    expect(sent).toContain('body_part');
+
+    putOrgSetting(t.db, s.orgId, 'kinetix.provider_cleared_for', { anthropic: ['clinical-restricted'] });
+    server.push({ toolUses: [{ name: 'list_injuries', input: { status: 'all' } }] }, { text: 'ok' });
+    await kx.waitForRun(kx.startRun({ userId: doctor, message: 'all injuries?' }).runId);
+    const cleared = (server.requests[3]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
+    expect(cleared).not.toContain('[withheld');
+    expect(cleared).toContain('MRI');
+  });
+
+  it('logs a squad session as one changeset of N session-load rows after approval', async () => {
+    const coach = s.userIds.coach;
+    const squad = s.squadIds.U19;
+    const active = countRows(t.db, 'athlete', s.orgId, { eq: { squad_id: squad, status: 'active' } });
+    server.push({ toolUses: [{ name: 'log_session_load', input: { squad_id: squad, date: '2026-11-28', duration_min: 75, rpe: 6 } }] }, { text: 'Logged.' });
+    const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
+    const { runId } = kx.startRun({ userId: coach, message: "log yesterday's session for the U19 squad: 75 minutes at RPE 6" });
+    const ev = await waitForEvent(kx, coach, runId, (e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === KINETIX_EVENTS.confirmRequired);
+    const v = (ev.event as { value: { toolCallId: string; argsHash: string; changeset: { changes: { table: string; after: { load_au: number } }[] }; risk: string } }).value;
+    expect(v.risk).toBe('bulk');
+    expect(v.changeset.changes).toHaveLength(active);
+    expect(v.changeset.changes.every((c) => c.table === 'session_load' && c.after.load_au === 450)).toBe(true);
+    kx.confirm(coach, v.toolCallId, { approve: true, argsHash: v.argsHash });
+    expect((await kx.waitForRun(runId)).status).toBe('completed');
+    const act = listActivity(t.db, s.orgId, { limit: 1 })[0]!;
+    expect(act.actor_name).toMatch(/ via Assistant$/);
+    expect(act.run_id).toBe(runId);
+  });
+
+  it('open_page emits a navigation event; an admin-disabled tool is not offered', async () => {
+    putOrgSetting(t.db, s.orgId, DISABLED_TOOLS_SETTING_KEY, ['bulk_update_rates']);
+    server.push({ toolUses: [{ name: 'open_page', input: { path: '/workload' } }] }, { text: 'Opened.' });
+    const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
+    const { runId } = kx.startRun({ userId: s.userIds.physio, message: 'show me workload' });
+    const events = await collectEvents(kx, s.userIds.physio, runId);
+    const nav = events.filter((e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === KINETIX_EVENTS.openPage);
+    expect(nav.map((e) => (e.event as { value: unknown }).value)).toEqual([{ path: '/workload' }]);
+    const offered = server.requests[0]!.body.tools!.map((x) => x.name);
+    expect(offered).toContain('update_rate_item');
+    expect(offered).not.toContain('bulk_update_rates');
+  });
+});

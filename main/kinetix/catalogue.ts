@@ -1,0 +1,46 @@
+/**
+ * The assistant's tool catalogue: one tool per service verb (reads run at once, writes pause for
+ * approval) plus the harness's own UI tool `open_page`. This is what the app, the MCP server and
+ * the eval set load; `available(role)` / `availableEnabled` narrow it per run.
+ */
+import { z } from 'zod';
+import { VERBS } from '../services';
+import type { Verb } from '../services/verb';
+import { KINETIX_EVENTS } from './events';
+import { ToolRegistry } from './registry';
+import type { Tool } from './tool';
+import { defineTool } from './tool';
+import { toolsFromVerbs } from './verb-tools';
+
+/** App routes `open_page` may navigate to: an absolute in-app path, no scheme, no `..`. */
+const AppPath = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^\/[A-Za-z0-9\-_/.?=&%#]*$/, 'an in-app path such as /athletes/<id>')
+  .refine((p) => !p.includes('..') && !p.startsWith('//'), 'an in-app path such as /athletes/<id>');
+
+/** Navigates the user's app view (a UI action, not a data change). */
+export const openPageTool = defineTool({
+  kind: 'read',
+  name: 'open_page',
+  title: 'Open a page in the app',
+  description: 'Navigate the user\'s app to a page, e.g. /athletes/<id>, /injuries/<id>, /workload, /rates, /activity. Use for "show me" links; it changes no data.',
+  permission: 'kinetix.use',
+  tables: [],
+  input: z.object({ path: AppPath.describe('In-app path starting with /.') }).strict(),
+  run(ctx, input) {
+    ctx.emit(KINETIX_EVENTS.openPage, { path: input.path });
+    return { opened: input.path };
+  },
+});
+
+/** Every tool for a verb registry (default: the service layer's VERBS) plus `open_page`. */
+export function catalogueTools(verbs: ReadonlyMap<string, Verb> = VERBS): Tool[] {
+  return [...toolsFromVerbs(verbs), openPageTool];
+}
+
+/** A registry of the full catalogue. */
+export function defaultToolRegistry(verbs: ReadonlyMap<string, Verb> = VERBS): ToolRegistry {
+  return new ToolRegistry(catalogueTools(verbs));
+}
