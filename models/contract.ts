@@ -53,6 +53,11 @@ export const CONTRACT = {
   'session.users': { input: Empty, output: z.object({ users: z.array(SignInUser) }) },
   /** Sign this window in as `user_id` with its PIN. Five wrong PINs lock that user for five minutes. */
   'session.signIn': { input: z.object({ user_id: Id, pin: z.string().min(1).max(32) }).strict(), output: Me },
+  /**
+   * Names and roles of the people in the signed-in user's organisation, to show who signed an RTP
+   * entry or changed a record (the sign-in picker shows the same names; never emails or credentials).
+   */
+  'session.people': { input: Empty, output: z.object({ people: z.array(z.object({ id: Id, display_name: z.string(), role: z.enum(ROLES) })) }) },
   /** Sign this window out. */
   'session.signOut': { input: Empty, output: z.object({ signed_out: z.literal(true) }) },
   /** The signed-in user of this window, or null. */

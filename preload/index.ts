@@ -7,7 +7,7 @@ import { contextBridge, ipcRenderer } from 'electron';
 import type { ContractBridge, OpName } from '../models/contract';
 
 /** The contract's operations (a missing or extra name fails the type check below). */
-const OPS = ['session.users', 'session.signIn', 'session.signOut', 'session.me', 'verb.call'] as const satisfies readonly OpName[];
+const OPS = ['session.users', 'session.signIn', 'session.people', 'session.signOut', 'session.me', 'verb.call'] as const satisfies readonly OpName[];
 type Exhaustive<T extends true> = T;
 export type PreloadCoversContract = Exhaustive<OpName extends (typeof OPS)[number] ? true : false>;
 

@@ -81,6 +81,14 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       deps.log?.(`sign-in: ${u.role}`);
       return me;
     },
+    'session.people': (ctx) => {
+      const me = ctx.session.userId ? meOf(ctx.session.userId) : null;
+      if (!me) throw unauthenticated();
+      const people = listAllUsers(deps.db)
+        .filter((u) => u.org_id === me.org_id)
+        .map((u) => ({ id: u.id, display_name: u.display_name, role: u.role as Role }));
+      return { people };
+    },
     'session.signOut': (ctx) => {
       ctx.session.userId = null;
       return { signed_out: true as const };

@@ -1,7 +1,14 @@
+/** Renderer entry: mounts the app. */
+import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { App } from './App';
+import './styles.css';
 
-function App() {
-  return <h1>Athlete Intelligence</h1>;
+const root = document.getElementById('root');
+if (root) {
+  createRoot(root).render(
+    <StrictMode>
+      <App />
+    </StrictMode>,
+  );
 }
-
-createRoot(document.getElementById('root')!).render(<App />);

@@ -1,0 +1,81 @@
+/** The app shell: sign-in, or navigation + the current page + the assistant side panel. */
+import { useEffect } from 'react';
+import { canOpen, navFor } from './access';
+import { AssistantPanel } from './assistant/AssistantPanel';
+import { ErrorNote, Denied, Page } from './components/Page';
+import { roleLabel } from './format';
+import { Activity } from './pages/Activity';
+import { AthleteDetail } from './pages/AthleteDetail';
+import { Athletes } from './pages/Athletes';
+import { Fees } from './pages/Fees';
+import { Help } from './pages/Help';
+import { RunTrace } from './pages/RunTrace';
+import { Settings } from './pages/Settings';
+import { SignIn } from './pages/SignIn';
+import { Squads } from './pages/Squads';
+import type { Route } from './router';
+import { href, navigate, useRoute } from './router';
+import { useSession } from './store';
+
+function CurrentPage({ route }: { route: Route }) {
+  switch (route.page) {
+    case 'athletes': return <Athletes />;
+    case 'athlete': return <AthleteDetail key={route.id} id={route.id} tab={route.tab} />;
+    case 'squads': return <Squads />;
+    case 'fees': return <Fees />;
+    case 'activity': return <Activity />;
+    case 'trace': return <RunTrace runId={route.runId} />;
+    case 'settings': return <Settings />;
+    case 'help': return <Help />;
+    case 'notfound': return <Page page="notfound" state="ready" title="Page not found"><p>There is no page at <code>{route.path}</code>.</p></Page>;
+  }
+}
+
+export function App() {
+  const { status, me, startError, init, signOut } = useSession();
+  const route = useRoute();
+  useEffect(() => {
+    void init();
+  }, [init]);
+  useEffect(() => {
+    document.body.dataset.session = status;
+  }, [status]);
+  // An athlete's home is their own record.
+  useEffect(() => {
+    if (me?.role === 'athlete' && route.page === 'athletes' && me.linked_athlete_id) navigate({ page: 'athlete', id: me.linked_athlete_id, tab: 'overview' });
+  }, [me, route.page]);
+
+  if (status === 'loading') return <p className="muted boot" role="status">Starting…</p>;
+  if (status === 'signedOut' || !me) {
+    return (
+      <>
+        {startError ? <div className="boot"><ErrorNote error={startError} /></div> : null}
+        <SignIn />
+      </>
+    );
+  }
+  const nav = navFor(me.role, me.linked_athlete_id);
+  const allowed = canOpen(me.role, route);
+  return (
+    <div className="shell">
+      <a className="skip" href="#page-title" onClick={(e) => { e.preventDefault(); document.getElementById('page-title')?.focus(); }}>Skip to content</a>
+      <nav className="sidenav" aria-label="Main">
+        <div className="brand">Athlete Intelligence</div>
+        <ul>
+          {nav.map((n) => (
+            <li key={n.label}>
+              <a href={href(n.route)} aria-current={n.page === route.page || (n.page === 'athletes' && route.page === 'athlete') ? 'page' : undefined} data-nav={n.page}>{n.label}</a>
+            </li>
+          ))}
+        </ul>
+        <div className="whoami">
+          <div>{me.display_name}</div>
+          <div className="muted small">{roleLabel(me.role)} · {me.org_name}</div>
+          <button type="button" className="link" onClick={() => void signOut()}>Sign out</button>
+        </div>
+      </nav>
+      <div className="content">{allowed ? <CurrentPage route={route} /> : <Denied page={route.page === 'athlete' ? `athlete-${route.tab}` : route.page} />}</div>
+      <AssistantPanel />
+    </div>
+  );
+}

@@ -1,0 +1,69 @@
+/**
+ * What the signed-in role can open. Pages the role cannot use are left out of navigation and
+ * show "not available" by URL; the service layer refuses the data anyway.
+ */
+import type { Permission, Role } from '../../models/roles';
+import { hasPermission } from '../../models/roles';
+import type { AthleteTab, Route } from './router';
+
+/** A navigation entry. */
+export interface NavItem {
+  label: string;
+  route: Route;
+  page: Route['page'];
+}
+
+/** Permission each athlete tab needs. */
+export const TAB_PERMISSION: Readonly<Record<AthleteTab, Permission | null>> = {
+  overview: null,
+  injuries: 'injury.read',
+  screenings: 'screening.read',
+  wellness: 'wellness.read',
+  workload: 'workload.read',
+  pose: 'pose.read',
+};
+
+/** True when `role` may open `route`. */
+export function canOpen(role: Role, route: Route): boolean {
+  switch (route.page) {
+    case 'athletes':
+    case 'athlete':
+      if (!hasPermission(role, 'athlete.read')) return false;
+      if (route.page === 'athlete') {
+        const p = TAB_PERMISSION[route.tab];
+        if (p === undefined) return false;
+        return p === null || hasPermission(role, p);
+      }
+      return true;
+    case 'squads':
+      return hasPermission(role, 'athlete.read') && role !== 'athlete';
+    case 'fees':
+      return hasPermission(role, 'rates.read');
+    case 'activity':
+    case 'trace':
+      return hasPermission(role, 'athlete.read') && role !== 'athlete';
+    case 'settings':
+      return hasPermission(role, 'settings.manage');
+    case 'help':
+    case 'notfound':
+      return true;
+  }
+}
+
+/** Navigation for a role (only what it can open). Athletes see their own record as "My record". */
+export function navFor(role: Role, linkedAthleteId: string | null): NavItem[] {
+  const items: NavItem[] = [];
+  if (role === 'athlete') {
+    if (linkedAthleteId) items.push({ label: 'My record', route: { page: 'athlete', id: linkedAthleteId, tab: 'overview' }, page: 'athlete' });
+  } else {
+    items.push({ label: 'Athletes', route: { page: 'athletes' }, page: 'athletes' });
+  }
+  const rest: NavItem[] = [
+    { label: 'Squads', route: { page: 'squads' }, page: 'squads' },
+    { label: 'Fee schedule', route: { page: 'fees' }, page: 'fees' },
+    { label: 'Activity', route: { page: 'activity' }, page: 'activity' },
+    { label: 'Settings', route: { page: 'settings' }, page: 'settings' },
+    { label: 'Help', route: { page: 'help' }, page: 'help' },
+  ];
+  return [...items, ...rest.filter((i) => canOpen(role, i.route))].filter((i) => canOpen(role, i.route));
+}

@@ -1,0 +1,153 @@
+/**
+ * The assistant panel's state, folded from the run's AG-UI events (the same envelopes over IPC
+ * and SSE). Pure: `reduceRun(state, envelope)`; a reload replays from `lastEventId`.
+ * Custom event names are the harness's (`kinetix.*`, main/kinetix/harness.ts KINETIX_EVENTS).
+ */
+import type { RunEventEnvelope } from '../../../models/contract';
+
+/** `CUSTOM` event names the harness emits. */
+export const CUSTOM_EVENTS = {
+  toolCall: 'kinetix.tool_call',
+  confirmRequired: 'kinetix.confirm_required',
+  usage: 'kinetix.usage',
+  openPage: 'kinetix.open_page',
+  reveal: 'kinetix.reveal',
+} as const;
+
+export interface ChatMessage {
+  id: string;
+  role: 'user' | 'assistant' | string;
+  text: string;
+  done: boolean;
+}
+
+export interface ToolCallView {
+  id: string;
+  name: string;
+  title: string;
+  /** Arguments as streamed (already masked by the harness). */
+  args: string;
+  result: string | null;
+  status: string;
+  risk: string | null;
+  error: string | null;
+}
+
+/** One proposed row change as shown in the confirm dialog. */
+export interface ChangeRow {
+  op: string;
+  table: string;
+  id: string;
+  before?: Record<string, unknown>;
+  after?: Record<string, unknown>;
+}
+
+export interface ConfirmRequest {
+  toolCallId: string;
+  tool: string;
+  title: string;
+  summary: string;
+  argsHash: string;
+  expiresAt: string;
+  rows: ChangeRow[];
+}
+
+export interface RunState {
+  runId: string | null;
+  status: 'idle' | 'running' | 'waiting_confirm' | 'finished' | 'error';
+  messages: ChatMessage[];
+  toolCalls: ToolCallView[];
+  confirm: ConfirmRequest | null;
+  lastEventId: string | null;
+  error: string | null;
+  /** A navigation the assistant asked for (`open_page`), consumed by the panel. */
+  openPage: string | null;
+  reveal: Record<string, string> | null;
+}
+
+/** The empty panel. */
+export const EMPTY_RUN: RunState = { runId: null, status: 'idle', messages: [], toolCalls: [], confirm: null, lastEventId: null, error: null, openPage: null, reveal: null };
+
+type Loose = { type: string; [k: string]: unknown };
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+
+function upsertTool(s: RunState, id: string, patch: Partial<ToolCallView>): ToolCallView[] {
+  const i = s.toolCalls.findIndex((t) => t.id === id);
+  if (i < 0) return [...s.toolCalls, { id, name: '', title: '', args: '', result: null, status: 'started', risk: null, error: null, ...patch }];
+  const out = s.toolCalls.slice();
+  out[i] = { ...(out[i] as ToolCallView), ...patch };
+  return out;
+}
+
+function appendText(s: RunState, id: string, delta: string, role = 'assistant'): ChatMessage[] {
+  const i = s.messages.findIndex((m) => m.id === id);
+  if (i < 0) return [...s.messages, { id, role, text: delta, done: false }];
+  const out = s.messages.slice();
+  const m = out[i] as ChatMessage;
+  out[i] = { ...m, text: m.text + delta };
+  return out;
+}
+
+function rowsOf(changeset: unknown): ChangeRow[] {
+  const changes = (changeset as { changes?: unknown } | null)?.changes;
+  return Array.isArray(changes) ? (changes as ChangeRow[]) : [];
+}
+
+/** Fold one event into the run state. Events at or before `lastEventId` (replays) are ignored. */
+export function reduceRun(s: RunState, env: RunEventEnvelope): RunState {
+  if (s.runId && env.runId !== s.runId) return s;
+  if (!env.ephemeral && s.lastEventId !== null && env.seq <= Number(s.lastEventId)) return s;
+  const e = env.event as unknown as Loose;
+  const next: RunState = { ...s, runId: env.runId, lastEventId: env.ephemeral ? s.lastEventId : env.id };
+  switch (e.type) {
+    case 'RUN_STARTED':
+      return { ...next, status: 'running', error: null };
+    case 'RUN_FINISHED':
+      return { ...next, status: 'finished', confirm: null };
+    case 'RUN_ERROR':
+      return { ...next, status: 'error', confirm: null, error: str(e.message) || 'The run failed.' };
+    case 'TEXT_MESSAGE_START':
+      return { ...next, messages: appendText(s, str(e.messageId), '', str(e.role) || 'assistant') };
+    case 'TEXT_MESSAGE_CONTENT':
+    case 'TEXT_MESSAGE_CHUNK':
+      return { ...next, messages: appendText(s, str(e.messageId), str(e.delta)) };
+    case 'TEXT_MESSAGE_END':
+      return { ...next, messages: s.messages.map((m) => (m.id === e.messageId ? { ...m, done: true } : m)) };
+    case 'TOOL_CALL_START':
+      return { ...next, toolCalls: upsertTool(s, str(e.toolCallId), { name: str(e.toolCallName) }) };
+    case 'TOOL_CALL_ARGS': {
+      const prev = s.toolCalls.find((t) => t.id === e.toolCallId);
+      return { ...next, toolCalls: upsertTool(s, str(e.toolCallId), { args: (prev?.args ?? '') + str(e.delta) }) };
+    }
+    case 'TOOL_CALL_END':
+      return next;
+    case 'TOOL_CALL_RESULT':
+      return { ...next, toolCalls: upsertTool(s, str(e.toolCallId), { result: str(e.content) }) };
+    case 'CUSTOM': {
+      const v = (e.value ?? {}) as Record<string, unknown>;
+      switch (e.name) {
+        case CUSTOM_EVENTS.toolCall: {
+          const status = str(v.status);
+          const tools = upsertTool(s, str(v.toolCallId), { name: str(v.tool), title: str(v.title), risk: v.risk ? str(v.risk) : null, status, error: v.error ? str((v.error as { message?: unknown }).message ?? v.error) : null });
+          const confirm = s.confirm && s.confirm.toolCallId === v.toolCallId && status !== 'proposed' ? null : s.confirm;
+          return { ...next, toolCalls: tools, confirm, status: confirm ? 'waiting_confirm' : next.status === 'waiting_confirm' ? 'running' : next.status };
+        }
+        case CUSTOM_EVENTS.confirmRequired:
+          return {
+            ...next,
+            status: 'waiting_confirm',
+            confirm: { toolCallId: str(v.toolCallId), tool: str(v.tool), title: str(v.title), summary: str(v.summary), argsHash: str(v.argsHash), expiresAt: str(v.expiresAt), rows: rowsOf(v.changeset) },
+          };
+        case CUSTOM_EVENTS.openPage:
+          return { ...next, openPage: str(v.path) };
+        case CUSTOM_EVENTS.reveal:
+          return { ...next, reveal: (v.values ?? null) as Record<string, string> | null };
+        default:
+          return next;
+      }
+    }
+    default:
+      return next;
+  }
+}

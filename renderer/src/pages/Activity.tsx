@@ -1,0 +1,50 @@
+/** The activity log: who changed what; "via Assistant" rows link to the run trace; Undo per change. */
+import { useState } from 'react';
+import type { ErrorPayload } from '../../../models/errors';
+import { CallError, readVerb, writeVerb } from '../bridge';
+import { ErrorNote, Page } from '../components/Page';
+import { useLoad } from '../components/useLoad';
+import { formatDateTime, humanize } from '../format';
+import { href } from '../router';
+
+export function Activity() {
+  const data = useLoad(() => readVerb('activity.list', { limit: 200 }), 'activity');
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  async function undo(changesetId: string) {
+    setError(null);
+    setDone(null);
+    try {
+      const r = await writeVerb('changesets.undo', { changeset_id: changesetId });
+      setDone(r.changeset.summary);
+      data.reload();
+    } catch (e) {
+      setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Undo failed.' });
+    }
+  }
+  return (
+    <Page page="activity" state={data.state} title="Activity">
+      {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
+      {error ? <ErrorNote error={error} /> : null}
+      {done ? <p role="status" className="ok-note">Done: {done}</p> : null}
+      {data.state === 'ready' ? (
+        data.data.activity.length === 0 ? <p className="muted">No changes recorded yet.</p> : (
+          <table className="table activity">
+            <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Record</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+            <tbody>
+              {data.data.activity.map((a) => (
+                <tr key={a.id} data-activity={a.id} data-via-assistant={a.via_assistant ? 'true' : 'false'}>
+                  <td>{formatDateTime(a.created_at)}</td>
+                  <td>{a.via_assistant && a.run_id ? <a href={href({ page: 'trace', runId: a.run_id })}>{a.actor_name}</a> : a.actor_name}</td>
+                  <th scope="row">{a.summary}</th>
+                  <td className="small">{humanize(a.record_table)}</td>
+                  <td>{a.changeset_id ? <button type="button" className="link" onClick={() => void undo(a.changeset_id!)}>Undo</button> : null}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      ) : null}
+    </Page>
+  );
+}

@@ -1,0 +1,91 @@
+/**
+ * One athlete: profile, and tabs for injuries with RTP sign-offs, screenings, wellness and vitals,
+ * workload with ACWR, and pose metrics with their conditions. Tabs the role cannot use are absent
+ * (and say so by URL); the services refuse their data anyway.
+ */
+import { useState } from 'react';
+import type { Athlete } from '../../../models/records';
+import { hasPermission } from '../../../models/roles';
+import { CallError, readVerb } from '../bridge';
+import { TAB_PERMISSION } from '../access';
+import { ErrorNote, Page } from '../components/Page';
+import { useLoad } from '../components/useLoad';
+import { ageOn, formatDate, humanize, todayIso } from '../format';
+import type { AthleteTab } from '../router';
+import { ATHLETE_TABS, href } from '../router';
+import { useSession } from '../store';
+import { InjuriesTab } from './athlete/Injuries';
+import { PoseTab } from './athlete/Pose';
+import { ScreeningsTab } from './athlete/Screenings';
+import { WellnessTab } from './athlete/Wellness';
+import { WorkloadTab } from './athlete/Workload';
+
+const TAB_LABEL: Record<AthleteTab, string> = { overview: 'Overview', injuries: 'Injuries & RTP', screenings: 'Screenings', wellness: 'Wellness & vitals', workload: 'Workload & ACWR', pose: 'Pose metrics' };
+
+export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
+  const me = useSession((s) => s.me)!;
+  const athlete = useLoad(async () => {
+    const [a, squads] = await Promise.all([readVerb('athletes.get', { id }), readVerb('squads.list').catch(() => [])]);
+    return { a, squad: squads.find((s) => s.id === a.squad_id)?.name ?? null };
+  }, id);
+  const tabs = ATHLETE_TABS.filter((t) => { const p = TAB_PERMISSION[t]; return p === null || hasPermission(me.role, p); });
+  const allowed = (tabs as readonly string[]).includes(tab);
+  const [inner, setInner] = useState<'loading' | 'ready' | 'error'>('loading');
+  const pageState = athlete.state !== 'ready' ? athlete.state : !allowed ? 'ready' : tab === 'overview' ? 'ready' : inner;
+
+  return (
+    <Page page={`athlete-${tab}`} state={pageState} title={athlete.data ? athlete.data.a.name : 'Athlete'}>
+      {athlete.state === 'error' ? <ErrorNote error={athlete.error} /> : null}
+      {athlete.state === 'ready' ? (
+        <>
+          <nav className="tabs" aria-label="Athlete record">
+            {tabs.map((t) => (
+              <a key={t} href={href({ page: 'athlete', id, tab: t })} aria-current={t === tab ? 'page' : undefined} className={t === tab ? 'active' : ''}>{TAB_LABEL[t]}</a>
+            ))}
+          </nav>
+          {!allowed ? (
+            <div className="error-note" role="alert" data-error-code="Forbidden">
+              <strong>Not available for your role</strong>
+              <p>{TAB_LABEL[tab as AthleteTab] ?? 'This section'} is not part of what your role ({me.role}) can see.</p>
+            </div>
+          ) : tab === 'overview' ? (
+            <Overview a={athlete.data.a} squad={athlete.data.squad} />
+          ) : tab === 'injuries' ? (
+            <InjuriesTab athleteId={id} onState={setInner} />
+          ) : tab === 'screenings' ? (
+            <ScreeningsTab athleteId={id} onState={setInner} />
+          ) : tab === 'wellness' ? (
+            <WellnessTab athleteId={id} onState={setInner} />
+          ) : tab === 'workload' ? (
+            <WorkloadTab athleteId={id} onState={setInner} />
+          ) : (
+            <PoseTab athleteId={id} onState={setInner} />
+          )}
+        </>
+      ) : null}
+    </Page>
+  );
+}
+
+function Overview({ a, squad }: { a: Athlete; squad: string | null }) {
+  return (
+    <section className="card" aria-labelledby="profile-h">
+      <h2 id="profile-h">Profile</h2>
+      <dl className="facts">
+        <dt>Date of birth</dt><dd>{formatDate(a.date_of_birth)} (age {ageOn(a.date_of_birth, todayIso())})</dd>
+        <dt>Sex</dt><dd>{humanize(a.sex)}</dd>
+        <dt>Squad</dt><dd>{squad ?? '—'}</dd>
+        <dt>Position</dt><dd>{a.position ?? '—'}</dd>
+        <dt>Dominant side</dt><dd>{humanize(a.dominant_side)}</dd>
+        <dt>Status</dt><dd><span className={`badge ${a.status === 'active' ? 'ok' : 'muted'}`}>{a.status}</span></dd>
+      </dl>
+      <h3>Notes (as recorded)</h3>
+      {a.notes ? <blockquote className="record-text">{a.notes}</blockquote> : <p className="muted">No notes.</p>}
+    </section>
+  );
+}
+
+/** Map a load failure to the tab's state and a message. */
+export function errorOf(e: unknown) {
+  return e instanceof CallError ? e.payload : { code: 'Internal' as const, message: 'Failed to load.' };
+}

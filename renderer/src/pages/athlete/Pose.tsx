@@ -1,0 +1,73 @@
+/**
+ * Pose metrics: every joint-angle reading with the conditions it was measured under beside the
+ * number (camera count and mode, view obliquity band, coverage, trustworthy, view vs declared
+ * layout), and every omitted reading with its reason. The service's caveats come first.
+ */
+import { useEffect } from 'react';
+import type { PoseMetricView } from '../../../../models/contract';
+import { readVerb } from '../../bridge';
+import { ErrorNote } from '../../components/Page';
+import { useLoad } from '../../components/useLoad';
+import { formatDateTime, humanize } from '../../format';
+
+const OMITTED: Record<string, string> = {
+  flexion_observability_gate: 'Omitted: the limb was not seen side-on enough (sagittal ratio below 0.45), so flexion cannot be measured from this view.',
+  not_measurable_with_coco17: 'Omitted: the 17-point body model has no point this angle needs (e.g. a foot point for dorsiflexion).',
+  low_coverage: 'Omitted: too few frames had a valid 3D reading (athlete out of view or too few cameras).',
+};
+
+export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
+  const data = useLoad(async () => {
+    const [m, s] = await Promise.all([readVerb('pose.getMetrics', { athlete_id: athleteId, limit: 500 }), readVerb('capture.listSessions', { athlete_id: athleteId, limit: 100 })]);
+    return { metrics: m.metrics as unknown as PoseMetricView[], caveats: m.caveats, sessions: s.sessions };
+  }, athleteId);
+  useEffect(() => onState(data.state), [data.state, onState]);
+  if (data.state === 'error') return <ErrorNote error={data.error} />;
+  if (data.state !== 'ready') return null;
+  const { metrics, caveats, sessions } = data.data;
+  return (
+    <div className="stack">
+      <aside className="caveats" aria-label="Caveats">
+        <strong>Read these first</strong>
+        <ul>{caveats.map((c) => <li key={c}>{c}</li>)}</ul>
+      </aside>
+      {sessions.length === 0 ? <p className="muted">No capture sessions for this athlete yet.</p> : null}
+      {sessions.map((s) => {
+        const rows = metrics.filter((m) => m.capture_session_id === s.id);
+        return (
+          <section key={s.id} className="card" data-capture={s.id}>
+            <header className="card-head">
+              <h2>{s.trial_name || 'Capture'} — {formatDateTime(s.recorded_at)}</h2>
+              <span className="muted small">{s.camera_count} camera{s.camera_count === 1 ? '' : 's'} · {s.fps} fps · {s.frame_count} frames · {humanize(s.source)}</span>
+            </header>
+            <table className="table pose">
+              <thead>
+                <tr>
+                  <th scope="col">Joint</th><th scope="col">Side</th><th scope="col">Statistic</th><th scope="col" className="num">Value</th>
+                  <th scope="col">Cameras</th><th scope="col">View obliquity</th><th scope="col" className="num">Coverage</th><th scope="col">Trustworthy</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((m) => (
+                  <tr key={m.id} data-metric={`${m.joint}-${m.side}-${m.statistic}`} data-omitted={m.value_deg === null ? 'true' : 'false'}>
+                    <th scope="row">{humanize(m.joint)}</th>
+                    <td>{humanize(m.side)}</td>
+                    <td>{humanize(m.statistic)}</td>
+                    <td className="num">{m.value_deg === null ? <span className="omitted">{OMITTED[m.omitted_reason ?? ''] ?? `Omitted: ${m.omitted_reason ?? 'no reason recorded'}`}</span> : <strong>{m.value_deg.toFixed(1)}°</strong>}</td>
+                    <td>{m.camera_count} · <span className="small">{m.camera_mode}</span></td>
+                    <td>
+                      {humanize(m.obliquity_band)}{m.view_obliquity_deg === null ? '' : ` (${m.view_obliquity_deg.toFixed(0)}°)`}
+                      {m.view_matches_declared ? null : <div className="badge warn small">View differs from declared layout</div>}
+                    </td>
+                    <td className="num">{Math.round(m.coverage * 100)}%</td>
+                    <td>{m.trustworthy ? <span className="badge ok">Trustworthy</span> : <span className="badge warn">Not trustworthy</span>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+        );
+      })}
+    </div>
+  );
+}

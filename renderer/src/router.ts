@@ -1,0 +1,79 @@
+/**
+ * Hash routes (`#/athletes/<id>/injuries`): they work the same from file:// in Electron and from
+ * the web host, and a reload keeps the page.
+ */
+import { useSyncExternalStore } from 'react';
+
+/** Tabs of the athlete page. */
+export const ATHLETE_TABS = ['overview', 'injuries', 'screenings', 'wellness', 'workload', 'pose'] as const;
+export type AthleteTab = (typeof ATHLETE_TABS)[number];
+
+export type Route =
+  | { page: 'athletes' }
+  | { page: 'athlete'; id: string; tab: AthleteTab }
+  | { page: 'squads' }
+  | { page: 'fees' }
+  | { page: 'activity' }
+  | { page: 'trace'; runId: string }
+  | { page: 'settings' }
+  | { page: 'help'; slug?: string }
+  | { page: 'notfound'; path: string };
+
+/** Parse a location hash. */
+export function parseHash(hash: string): Route {
+  const path = hash.replace(/^#/, '') || '/athletes';
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const [a, b, c] = parts;
+  switch (a) {
+    case undefined:
+    case 'athletes':
+      if (!b) return { page: 'athletes' };
+      // An unknown tab is kept as given; the page then says it is not available.
+      return { page: 'athlete', id: b, tab: (c ?? 'overview') as AthleteTab };
+    case 'squads':
+      return { page: 'squads' };
+    case 'fees':
+      return { page: 'fees' };
+    case 'activity':
+      return { page: 'activity' };
+    case 'runs':
+      return b ? { page: 'trace', runId: b } : { page: 'activity' };
+    case 'settings':
+      return { page: 'settings' };
+    case 'help':
+      return b ? { page: 'help', slug: b } : { page: 'help' };
+    default:
+      return { page: 'notfound', path };
+  }
+}
+
+/** The hash for a route. */
+export function href(r: Route): string {
+  switch (r.page) {
+    case 'athletes': return '#/athletes';
+    case 'athlete': return `#/athletes/${encodeURIComponent(r.id)}${r.tab === 'overview' ? '' : `/${r.tab}`}`;
+    case 'squads': return '#/squads';
+    case 'fees': return '#/fees';
+    case 'activity': return '#/activity';
+    case 'trace': return `#/runs/${encodeURIComponent(r.runId)}`;
+    case 'settings': return '#/settings';
+    case 'help': return r.slug ? `#/help/${encodeURIComponent(r.slug)}` : '#/help';
+    case 'notfound': return `#/${r.path}`;
+  }
+}
+
+/** Go to a route. */
+export function navigate(r: Route): void {
+  window.location.hash = href(r);
+}
+
+function subscribe(cb: () => void): () => void {
+  window.addEventListener('hashchange', cb);
+  return () => window.removeEventListener('hashchange', cb);
+}
+
+/** The current route, re-rendering on hash changes. */
+export function useRoute(): Route {
+  const hash = useSyncExternalStore(subscribe, () => window.location.hash);
+  return parseHash(hash);
+}
