@@ -8,7 +8,7 @@
  * schedule, a user for each of the ten roles) and a second, fictional netball club for tenancy
  * checks. All names are invented.
  */
-import { scryptSync } from 'node:crypto';
+import { hashPin } from '../security/pin';
 import type { Role } from '../../models/roles';
 import { ROLES } from '../../models/roles';
 import type { Db } from './db';
@@ -188,11 +188,9 @@ function round1(v: number): number {
   return Math.round(v * 10) / 10;
 }
 
-/** scrypt PIN hash in the format of main/services/pin.ts (`scrypt$N$salt$hash`), with a seeded salt. */
+/** scrypt PIN hash (main/security/pin.ts format) with a seeded salt, so seeding stays deterministic. */
 function seededPinHash(pin: string, salt: Buffer): string {
-  const N = 16384;
-  const key = scryptSync(pin.normalize('NFKC'), salt, 32, { N, r: 8, p: 1 });
-  return `scrypt$${N}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+  return hashPin(pin, salt);
 }
 
 /** Buffered inserts through cached prepared statements (one per table and column list). */
