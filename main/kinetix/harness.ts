@@ -397,15 +397,9 @@ export class Kinetix {
   // The loop
 
   private async loop(run: ActiveRun): Promise<void> {
-    let finalText = '';
     try {
       for (let i = 0; ; i++) {
         if (run.abort.signal.aborted) return this.finishCancelled(run);
-        if (i >= this.limits.maxIterations) {
-          const msg = `I stopped after ${this.limits.maxIterations} steps without finishing. Tell me which part to continue with, or narrow the request.`;
-          this.trace(run, 'limit', { limit: 'iterations', max: this.limits.maxIterations });
-          return this.finishWithMessage(run, finalText ? `${finalText}\n\n${msg}` : msg, 'failed', { code: 'Internal', message: msg, runCode: 'IterationLimit' });
-        }
         // Fail closed if the user was deactivated since the last step.
         const u = findUserById(this.db, run.userId);
         if (!u || !u.active || u.org_id !== run.orgId) throw new Forbidden('Your account is no longer active; the request was stopped.');
@@ -413,9 +407,14 @@ export class Kinetix {
         const resp = await this.callModel(run, i, u);
         run.iterations = i + 1;
         const text = resp.content.filter((b): b is { type: 'text'; text: string } => b.type === 'text').map((b) => b.text).join('');
-        finalText = text;
         const toolUses = resp.content.filter((b): b is Extract<ModelBlock, { type: 'tool_use' }> => b.type === 'tool_use');
         if (toolUses.length === 0) return this.finishWithMessage(run, text, 'completed');
+        if (i + 1 >= this.limits.maxIterations) {
+          // The last allowed call still asks for tools: stop before running them (their results could never be used).
+          const msg = `I stopped after ${this.limits.maxIterations} steps without finishing. Tell me which part to continue with, or narrow the request.`;
+          this.trace(run, 'limit', { limit: 'iterations', max: this.limits.maxIterations, unrunToolCalls: toolUses.map((x) => x.name) });
+          return this.finishWithMessage(run, text ? `${text}\n\n${msg}` : msg, 'failed', { code: 'Internal', message: msg, runCode: 'IterationLimit' });
+        }
 
         // Second budget gate: more tools mean at least one more paid call.
         if (run.costUsd >= run.remainingUsd) {

@@ -108,6 +108,7 @@ export class AnthropicProvider implements ModelProvider {
     let id: string | null = null;
     let model = req.model;
     let stopReason: string | null = null;
+    let stopped = false;
     const blocks = new Map<number, { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; json: string }>();
     try {
       const stream = await this.client.messages.create(
@@ -173,10 +174,15 @@ export class AnthropicProvider implements ModelProvider {
             }
             break;
           }
+          case 'message_stop':
+            stopped = true;
+            break;
           default:
             break;
         }
       }
+      // The SDK ends iteration quietly on abort; a stream without message_stop was cut short.
+      if (signal.aborted || !stopped) throw new Error('incomplete stream');
     } catch (e) {
       throw this.wrap(e, signal);
     }
@@ -203,6 +209,7 @@ export class AnthropicProvider implements ModelProvider {
         : 'The model provider refused the request';
       return new ProviderError(scrubText(`${what} (HTTP ${status ?? 'n/a'}${body.error?.type ? ` ${body.error.type}` : ''}${detail}).`, [this.key]), status);
     }
+    if (e instanceof Error && e.message === 'incomplete stream') return new ProviderError('The model provider ended its response early; try again.');
     return new ProviderError('Could not reach the model provider (check the network or ANTHROPIC_BASE_URL).');
   }
 }

@@ -38,6 +38,8 @@ export interface ScriptedError {
 export interface ScriptedHang {
   hang: 'before_headers' | 'after_start';
   usage?: Partial<ScriptedUsage>;
+  /** With `after_start`: stream this much text first (a client can see the response has begun). */
+  text?: string;
 }
 
 export type ScriptStep = ScriptedMessage | ScriptedError | ScriptedHang;
@@ -144,6 +146,10 @@ export async function startScriptedAnthropic(steps: ScriptEntry[] = [], opts: Sc
       if (step.hang === 'after_start') {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': nextId('req') });
         sse(res, 'message_start', { type: 'message_start', message: { id: msgId, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: fullUsage(step.usage, 1) } });
+        if (step.text) {
+          sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+          sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: step.text } });
+        }
       }
       return; // never answered
     }
