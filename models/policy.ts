@@ -1,0 +1,335 @@
+/**
+ * The policy engine: limits in code, run on a planned changeset at proposal time (before anyone
+ * is asked to approve it). Source: shared/design/kinetix.md §3 "Policy engine (limits live in
+ * code)", with the approver rule from domain.md ("Only `owner` may approve a changeset that the
+ * policy engine marks *needs owner*").
+ *
+ * The engine is pure: it sees the actor (as re-read by the service layer), the planned rows with
+ * their before/after values, and today's clinic date. It never reads the database. It adds to,
+ * and never replaces, the row rules of `authorizeChange` (models/changeset.ts), which still run on
+ * apply; the policy's job is to put each limit, with its reason, on the run trace and in front of
+ * the user.
+ *
+ * Every decision carries a machine `code`, a human `reason`, the `rule` it comes from, and the
+ * row/field it concerns. The overall verdict is `deny` if any decision denies, else `needs_owner`
+ * if any decision needs an owner, else `allow`.
+ */
+import type { PlannedChangeset, RowChange, RuleActor } from './changeset';
+import type { Permission, Role } from './roles';
+import { hasPermission, NEEDS_OWNER_APPROVER } from './roles';
+import type { TableName } from './tables';
+
+/** Outcome of one decision and of the whole evaluation. */
+export type PolicyVerdict = 'allow' | 'deny' | 'needs_owner';
+
+/** Machine codes of policy decisions (stable: they go on traces and into tests). */
+export type PolicyCode =
+  | 'within_limits'
+  | 'too_many_records'
+  | 'numeric_change_needs_owner'
+  | 'numeric_change_by_owner'
+  | 'rate_out_of_range'
+  | 'scale_out_of_range'
+  | 'date_invalid'
+  | 'date_in_future'
+  | 'signoff_not_holder'
+  | 'signoff_for_other_user';
+
+/** One policy decision, ready for the run trace and the confirm dialog. */
+export interface PolicyDecision {
+  code: PolicyCode;
+  effect: PolicyVerdict;
+  /** One or two sentences a clinician can read. */
+  reason: string;
+  /** Where the limit comes from (design reference). */
+  rule: string;
+  /** The row and field the decision concerns; absent for changeset-level decisions. */
+  table?: TableName;
+  rowId?: string;
+  field?: string;
+  /** The numbers behind the decision (before/after/limit/percentage…). */
+  detail?: Record<string, string | number | null>;
+}
+
+/** The result of {@link evaluatePolicy}. */
+export interface PolicyResult {
+  verdict: PolicyVerdict;
+  /** Every decision, in changeset order (a single `within_limits` allow when nothing fired). */
+  decisions: PolicyDecision[];
+  /** The reasons of the decisions that set the verdict (deny or needs-owner); empty on allow. */
+  reasons: string[];
+  /** The role that must approve, when the verdict is `needs_owner`; otherwise null. */
+  approverRole: Role | null;
+}
+
+/** Context of an evaluation. `today` is the clinic's date (YYYY-MM-DD). */
+export interface PolicyContext {
+  today: string;
+}
+
+const SRC = 'kinetix.md §3 Policy engine';
+
+/** At most this many records (row changes) per changeset. Source: kinetix.md §3. */
+export const MAX_RECORDS_PER_CHANGESET = 50;
+
+/** A change to a listed numeric value of more than this fraction needs an owner. Source: kinetix.md §3. */
+export const MAX_NUMERIC_CHANGE_FRACTION = 0.2;
+
+/** Rates between $1 and $10,000, in USD cents. Source: kinetix.md §3; models/records RateItem. */
+export const RATE_MIN_CENTS = 100;
+export const RATE_MAX_CENTS = 1_000_000;
+
+/**
+ * The numeric values whose change of more than 20% needs an owner as approver: the clinic's
+ * prices, planned training loads, and assistant budget caps (money). Only updates are judged
+ * (an insert has no "before"); a value that is or becomes null is not a numeric change.
+ * Clinical measurements (wellness, vitals, screening values) are deliberately not listed: they
+ * are corrections of observations, owned by clinicians, not business limits.
+ */
+export const NUMERIC_CHANGE_FIELDS: Readonly<Partial<Record<TableName, readonly string[]>>> = {
+  rate_item: ['price_cents'],
+  session_load: ['load_au', 'duration_min', 'rpe'],
+  training_session: ['duration_min'],
+  app_user: ['budget_cap_usd'],
+};
+
+/** A closed numeric scale. */
+interface Scale {
+  min: number;
+  max: number;
+  integer: boolean;
+  label: string;
+}
+
+/** Scores within their scales. Source: kinetix.md §3, domain.md (wellness 1–5, session RPE 0–10). */
+export const SCALE_FIELDS: Readonly<Partial<Record<TableName, Readonly<Record<string, Scale>>>>> = {
+  wellness: {
+    sleep: { min: 1, max: 5, integer: true, label: 'wellness sleep (1–5)' },
+    soreness: { min: 1, max: 5, integer: true, label: 'wellness soreness (1–5)' },
+    stress: { min: 1, max: 5, integer: true, label: 'wellness stress (1–5)' },
+    mood: { min: 1, max: 5, integer: true, label: 'wellness mood (1–5)' },
+    fatigue: { min: 1, max: 5, integer: true, label: 'wellness fatigue (1–5)' },
+  },
+  session_load: {
+    rpe: { min: 0, max: 10, integer: false, label: 'session RPE (CR-10, 0–10)' },
+  },
+};
+
+/**
+ * Dates of clinical events, which cannot be in the future (date or ISO date-time; the date part
+ * is compared with the clinic's today). Source: kinetix.md §3 "dates not in the future for
+ * clinical events". Training sessions are not listed: a session may be planned ahead.
+ */
+export const CLINICAL_EVENT_DATE_FIELDS: Readonly<Partial<Record<TableName, readonly string[]>>> = {
+  injury: ['onset_date'],
+  screening: ['date'],
+  wellness: ['date'],
+  vitals: ['date'],
+  session_load: ['date'],
+  capture_session: ['recorded_at'],
+};
+
+/** RTP sign-off fields and the permission whose holder alone may set or withdraw them. Source: kinetix.md §3, domain.md. */
+export const SIGNOFF_PERMISSIONS: Readonly<Record<'physio' | 'doctor' | 'coach', Permission>> = {
+  physio: 'rtp.signoff_physio',
+  doctor: 'rtp.signoff_doctor',
+  coach: 'rtp.signoff_coach',
+};
+
+function isNum(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v);
+}
+
+function money(cents: number): string {
+  return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
+function fmt(table: TableName, field: string, v: number): string {
+  return table === 'rate_item' && field === 'price_cents' ? money(v) : String(v);
+}
+
+/** Relative change |after − before| / |before| (Infinity from 0). */
+function relativeChange(before: number, after: number): number {
+  if (before === 0) return after === 0 ? 0 : Number.POSITIVE_INFINITY;
+  return Math.abs(after - before) / Math.abs(before);
+}
+
+/** True when the change is strictly more than 20% (exactly 20% is allowed, float noise ignored). */
+function overNumericLimit(before: number, after: number): boolean {
+  if (before === 0) return after !== 0;
+  const diff = Math.abs(after - before);
+  const limit = MAX_NUMERIC_CHANGE_FRACTION * Math.abs(before);
+  return diff > limit + 1e-9 * Math.max(1, Math.abs(before));
+}
+
+function pctText(r: number): string {
+  if (!Number.isFinite(r)) return 'a change from 0';
+  const p = Math.round(r * 10_000) / 100;
+  return `${p}%`;
+}
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})/;
+
+/** The YYYY-MM-DD part of a date or ISO date-time, or null when it is not a real date. */
+function datePart(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const m = DATE_RE.exec(v);
+  if (!m) return null;
+  const d = `${m[1]}-${m[2]}-${m[3]}`;
+  const t = Date.parse(`${d}T00:00:00Z`);
+  if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== d) return null;
+  return d;
+}
+
+function at(change: RowChange, field?: string): Pick<PolicyDecision, 'table' | 'rowId' | 'field'> {
+  return field === undefined ? { table: change.table, rowId: change.id } : { table: change.table, rowId: change.id, field };
+}
+
+function numericChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[]): void {
+  if (change.op !== 'update') return;
+  for (const field of NUMERIC_CHANGE_FIELDS[change.table] ?? []) {
+    if (!(field in change.after)) continue;
+    const before = change.before[field];
+    const after = change.after[field];
+    if (!isNum(before) || !isNum(after) || !overNumericLimit(before, after)) continue;
+    const r = relativeChange(before, after);
+    const dir = after > before ? 'rise' : 'cut';
+    const what = `${change.table}.${field} ${fmt(change.table, field, before)} → ${fmt(change.table, field, after)}`;
+    const detail = { before, after, change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null, limit_pct: MAX_NUMERIC_CHANGE_FRACTION * 100 };
+    if (actor.role === NEEDS_OWNER_APPROVER) {
+      out.push({ code: 'numeric_change_by_owner', effect: 'allow', reason: `${what} is a ${pctText(r)} ${dir} (over 20%); you are an owner, so no further approval is needed.`, rule: `${SRC}: a change of more than 20% to a numeric value needs an owner`, ...at(change, field), detail });
+    } else {
+      out.push({ code: 'numeric_change_needs_owner', effect: 'needs_owner', reason: `${what} is a ${pctText(r)} ${dir} (over 20%); an owner must approve this change in the app.`, rule: `${SRC}: a change of more than 20% to a numeric value needs an owner`, ...at(change, field), detail });
+    }
+  }
+}
+
+function rateChecks(change: RowChange, out: PolicyDecision[]): void {
+  if (change.table !== 'rate_item' || change.op === 'delete' || !('price_cents' in change.after)) return;
+  const v = change.after.price_cents;
+  if (isNum(v) && Number.isInteger(v) && v >= RATE_MIN_CENTS && v <= RATE_MAX_CENTS) return;
+  const shown = isNum(v) ? money(v) : JSON.stringify(v ?? null);
+  out.push({
+    code: 'rate_out_of_range', effect: 'deny',
+    reason: `A price of ${shown} is outside the allowed range of $1.00 to $10,000.00 (whole cents).`,
+    rule: `${SRC}: rates between $1 and $10,000`, ...at(change, 'price_cents'),
+    detail: { value: isNum(v) ? v : null, min_cents: RATE_MIN_CENTS, max_cents: RATE_MAX_CENTS },
+  });
+}
+
+function scaleChecks(change: RowChange, out: PolicyDecision[]): void {
+  if (change.op === 'delete') return;
+  const scales = SCALE_FIELDS[change.table];
+  if (!scales) return;
+  for (const [field, s] of Object.entries(scales)) {
+    if (!(field in change.after)) continue;
+    const v = change.after[field];
+    if (isNum(v) && v >= s.min && v <= s.max && (!s.integer || Number.isInteger(v))) continue;
+    out.push({
+      code: 'scale_out_of_range', effect: 'deny',
+      reason: `${JSON.stringify(v ?? null)} is not a valid ${s.label}${s.integer ? '; use a whole number' : ''} from ${s.min} to ${s.max}.`,
+      rule: `${SRC}: scores within their scales`, ...at(change, field),
+      detail: { value: isNum(v) ? v : null, min: s.min, max: s.max },
+    });
+  }
+}
+
+function dateChecks(change: RowChange, today: string, out: PolicyDecision[]): void {
+  if (change.op === 'delete') return;
+  for (const field of CLINICAL_EVENT_DATE_FIELDS[change.table] ?? []) {
+    if (!(field in change.after)) continue;
+    const raw = change.after[field];
+    const d = datePart(raw);
+    if (d === null) {
+      out.push({ code: 'date_invalid', effect: 'deny', reason: `${change.table}.${field} ${JSON.stringify(raw ?? null)} is not a real calendar date.`, rule: `${SRC}: dates within their ranges`, ...at(change, field), detail: { value: typeof raw === 'string' ? raw : null } });
+    } else if (d > today) {
+      out.push({ code: 'date_in_future', effect: 'deny', reason: `${change.table}.${field} ${d} is after today (${today}); clinical events are recorded on or before the day they happen.`, rule: `${SRC}: dates not in the future for clinical events`, ...at(change, field), detail: { value: d, today } });
+    }
+  }
+}
+
+function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[]): void {
+  if (change.table !== 'rtp_entry' || change.op === 'delete') return;
+  for (const [who, perm] of Object.entries(SIGNOFF_PERMISSIONS) as ['physio' | 'doctor' | 'coach', Permission][]) {
+    const by = `${who}_signoff_by`;
+    const atField = `${who}_signoff_at`;
+    const touched = [by, atField].filter((f) => {
+      if (!(f in change.after)) return false;
+      const v = change.after[f];
+      return change.op === 'insert' ? v !== null && v !== undefined : v !== change.before[f];
+    });
+    if (touched.length === 0) continue;
+    const field = touched[0]!;
+    if (!hasPermission(actor.role, perm)) {
+      out.push({
+        code: 'signoff_not_holder', effect: 'deny',
+        reason: `Only a holder of ${perm} may give or withdraw the ${who} sign-off; your role (${actor.role}) does not hold it.`,
+        rule: `${SRC}: RTP sign-offs only by the holder of that sign-off permission`, ...at(change, field),
+        detail: { permission: perm, role: actor.role },
+      });
+      continue;
+    }
+    const signer = change.after[by];
+    if (by in change.after && signer !== null && signer !== undefined && signer !== actor.userId) {
+      out.push({
+        code: 'signoff_for_other_user', effect: 'deny',
+        reason: `The ${who} sign-off can only be given in your own name, not on behalf of another user.`,
+        rule: `${SRC}: RTP sign-offs only by the holder of that sign-off permission`, ...at(change, by),
+        detail: { permission: perm, signer: typeof signer === 'string' ? signer : null },
+      });
+    }
+  }
+}
+
+/**
+ * Evaluate the policy limits on a planned changeset for `actor` (pure).
+ *
+ * Limits (kinetix.md §3): at most 50 records (deny; the rows are then not judged one by one);
+ * a change of more than 20% to a value in {@link NUMERIC_CHANGE_FIELDS} needs an owner (allowed
+ * outright when the actor is an owner); rates $1–$10,000 (deny); scores within
+ * {@link SCALE_FIELDS} and clinical dates in {@link CLINICAL_EVENT_DATE_FIELDS} not after
+ * `ctx.today` (deny); RTP sign-offs only by the holder of that permission, in their own name
+ * (deny). `ctx.today` defaults to today's UTC date.
+ */
+export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?: PolicyContext): PolicyResult {
+  const today = ctx?.today ?? new Date().toISOString().slice(0, 10);
+  const decisions: PolicyDecision[] = [];
+  const n = planned.changes.length;
+  if (n > MAX_RECORDS_PER_CHANGESET) {
+    decisions.push({
+      code: 'too_many_records', effect: 'deny',
+      reason: `This change touches ${n} records; at most ${MAX_RECORDS_PER_CHANGESET} are allowed in one change. Split it into smaller changes.`,
+      rule: `${SRC}: at most 50 records per changeset`,
+      detail: { records: n, max: MAX_RECORDS_PER_CHANGESET },
+    });
+  } else {
+    for (const change of planned.changes) {
+      rateChecks(change, decisions);
+      scaleChecks(change, decisions);
+      dateChecks(change, today, decisions);
+      signoffChecks(actor, change, decisions);
+      numericChecks(actor, change, decisions);
+    }
+  }
+  const verdict: PolicyVerdict = decisions.some((d) => d.effect === 'deny') ? 'deny' : decisions.some((d) => d.effect === 'needs_owner') ? 'needs_owner' : 'allow';
+  if (decisions.length === 0) {
+    decisions.push({ code: 'within_limits', effect: 'allow', reason: `Within every policy limit (${n} record${n === 1 ? '' : 's'}).`, rule: SRC, detail: { records: n } });
+  }
+  return {
+    verdict,
+    decisions,
+    reasons: verdict === 'allow' ? [] : decisions.filter((d) => d.effect === verdict).map((d) => d.reason),
+    approverRole: verdict === 'needs_owner' ? NEEDS_OWNER_APPROVER : null,
+  };
+}
+
+/**
+ * May a user of `approverRole` approve a changeset with this verdict? `deny` is approved by no
+ * one; `needs_owner` only by an `owner` (domain.md); `allow` by the run's own user (the harness
+ * checks who that is).
+ */
+export function canApprove(approverRole: Role | string, verdict: PolicyVerdict): boolean {
+  if (verdict === 'deny') return false;
+  if (verdict === 'needs_owner') return approverRole === NEEDS_OWNER_APPROVER;
+  return true;
+}
