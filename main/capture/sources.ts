@@ -43,7 +43,7 @@ export interface VideoSource {
   width: number;
   height: number;
   fps: number;
-  /** Decoded frame count (counted by grabbing every frame). */
+  /** Frame count from the container (counted by decoding when the container has none). */
   frames: number;
 }
 
@@ -81,7 +81,7 @@ export function probeVideos(cams: CameraCalibration[], files: string[]): VideoSo
       const info = reader.info();
       const first = reader.read();
       if (!first) throw new CaptureInputError('unreadable_video', `${file} has no decodable frame (empty or corrupt video)`);
-      const frames = 1 + reader.skip(1 << 30);
+      const frames = info.frameCount > 0 ? Math.round(info.frameCount) : 1 + reader.skip(1 << 30);
       const w = first.width, h = first.height;
       if (Math.abs(w - cam.width) > SIZE_TOLERANCE_PX || Math.abs(h - cam.height) > SIZE_TOLERANCE_PX) {
         throw new CaptureInputError('size_mismatch', `${path.basename(file)} is ${w}×${h} px but camera ${cam.name} was calibrated at ${cam.width}×${cam.height} px; recalibrate or use the matching calibration`);

@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Keypoints2D } from '../../../models/capture/openpose';
+import { CaptureInputError } from '../errors';
 import type { VideoSource } from '../sources';
 import type { PoseEstimatorSpec } from './types';
 import type { PoseJob, PoseWorkerMessage } from './worker';
@@ -15,12 +16,12 @@ export let lastPoseRunStats: PoseRunStats | null = null;
 
 function runWorker(job: PoseJob, onFrame: () => void): Promise<Extract<PoseWorkerMessage, { type: 'done' }>> {
   return new Promise((resolve, reject) => {
-    // The worker is TypeScript: load it through tsx's ESM loader (a devDependency used by the CLI).
-    const w = new Worker(new URL('./worker.ts', import.meta.url), { workerData: job, execArgv: ['--import', 'tsx'] });
+    // The worker is TypeScript: worker-entry.mjs registers tsx's loader in the thread first.
+    const w = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: job });
     w.on('message', (m: PoseWorkerMessage) => {
       if (m.type === 'progress') onFrame();
       else if (m.type === 'done') { resolve(m); void w.terminate(); }
-      else { reject(new Error(m.message)); void w.terminate(); }
+      else { reject(m.code === 'video_ended' ? new CaptureInputError('frame_count_mismatch', m.message) : new Error(m.message)); void w.terminate(); }
     });
     w.on('error', reject);
     w.on('exit', (code) => { if (code !== 0) reject(new Error(`pose worker exited with code ${code}`)); });

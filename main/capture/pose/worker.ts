@@ -11,7 +11,7 @@ export interface PoseJob { videoPath: string; frames: number; spec: PoseEstimato
 export type PoseWorkerMessage =
   | { type: 'progress'; frame: number }
   | { type: 'done'; people: number[][][]; estimator: string; decodeMs: number; inferMs: number }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string; code?: 'video_ended' };
 
 async function main(job: PoseJob): Promise<void> {
   const est = await createPoseEstimator(job.spec);
@@ -24,7 +24,10 @@ async function main(job: PoseJob): Promise<void> {
       const frame = reader.read();
       const t1 = performance.now();
       decodeMs += t1 - t0;
-      if (!frame) throw new Error(`${job.videoPath}: frame ${f} could not be decoded`);
+      if (!frame) {
+        parentPort!.postMessage({ type: 'error', code: 'video_ended', message: `${job.videoPath} ended after ${f} decoded frames; ${job.frames} were expected (the container's frame count is wrong or the file is truncated)` } satisfies PoseWorkerMessage);
+        return;
+      }
       const found = await est.estimate(frame);
       inferMs += performance.now() - t1;
       people.push(found.map((p) => Array.from(p)));
