@@ -1,0 +1,172 @@
+/**
+ * Kinetix harness benchmarks (BENCHMARKS.md "Kinetix harness"):
+ * 1. Harness overhead per tool call, excluding the model: an in-process provider answers
+ *    instantly with many calls of a trivial read tool, so the measured interval between two
+ *    consecutive handler invocations is everything the harness does for one call (snapshot
+ *    lookup, zod validation, masking, argument hash, the tool-call row written before it runs,
+ *    capability, events persisted and published, trace, result row update, classification and
+ *    the data envelope). Target ≤ 2 ms median. Also with a real service read (`get_athlete`).
+ * 2. Events/s through the bus with one slow subscriber (non-blocking publish, 256-event buffer):
+ *    publish-only, and persist-then-publish (the harness's emit path: SQLite insert + publish).
+ * Real SQLite file (WAL, synchronous=NORMAL) in a temp dir.
+ */
+import type { AGUIEvent } from '@ag-ui/core';
+import { EventType } from '@ag-ui/core';
+import { cpus, totalmem } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { z } from 'zod';
+import * as K from '../../data/kinetix';
+import { addOrg, addRecord, addUser, tempDb } from '../../testing/kinetix-fixtures';
+import { EventBus, type RunEventEnvelope } from '../bus';
+import { Kinetix } from '../harness';
+import type { ModelProvider, ModelRequest, ModelResponse, StreamHandlers } from '../provider';
+import { ToolRegistry } from '../registry';
+import { defineTool } from '../tool';
+import { toolFromVerb } from '../verb-tools';
+import { VERBS } from '../../services';
+
+export interface KinetixBenchResult {
+  measuredAt: string;
+  machine: string;
+  toolCall: { calls: number; medianMs: number; p95Ms: number; meanMs: number; tool: string }[];
+  bus: { events: number; seconds: number; eventsPerSecond: number; slowReceived: number; slowDropped: number; fastReceived: number; mode: string }[];
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.floor(q * (s.length - 1))))] ?? NaN;
+}
+
+/** A provider that answers at once: `batches` responses of `perBatch` calls of `tool`, then a text. */
+class InstantProvider implements ModelProvider {
+  readonly id = 'anthropic';
+  readonly clearedFor = new Set<never>();
+  private n = 0;
+  constructor(private readonly tool: string, private readonly input: unknown, private readonly perBatch: number, private readonly batches: number) {}
+  stream(_req: ModelRequest, h: StreamHandlers): Promise<ModelResponse> {
+    const usage = { inputTokens: 1000, outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    h.onStart?.({ id: null, model: 'claude-sonnet-4-6', usage });
+    const i = this.n++;
+    if (i >= this.batches) return Promise.resolve({ id: null, model: 'claude-sonnet-4-6', content: [{ type: 'text', text: 'done' }], stopReason: 'end_turn', usage });
+    const content = Array.from({ length: this.perBatch }, (_, k) => ({ type: 'tool_use' as const, id: `toolu_${i}_${k}`, name: this.tool, input: this.input }));
+    return Promise.resolve({ id: null, model: 'claude-sonnet-4-6', content, stopReason: 'tool_use', usage });
+  }
+}
+
+async function toolCallOverhead(opts: { calls: number; log: (l: string) => void }): Promise<KinetixBenchResult['toolCall']> {
+  const t = tempDb('kx-bench-');
+  try {
+    const orgId = addOrg(t.db);
+    const ownerId = addUser(t.db, orgId, { role: 'owner' });
+    const userId = addUser(t.db, orgId, { role: 'physio' });
+    const athleteId = addRecord(t.db, orgId, ownerId, 'owner', 'athlete', { name: 'Bench Athlete', date_of_birth: '2000-01-01', sex: 'female', position: null, squad_id: null, dominant_side: 'right', status: 'active', notes: 'Some notes about the athlete.' });
+    const stamps: number[] = [];
+    const trivial = defineTool({ kind: 'read', name: 'bench_ping', title: 'Ping', description: 'Returns a small object.', permission: 'athlete.read', tables: ['athlete'], input: z.object({ n: z.number().int().optional() }).strict(), run: () => { stamps.push(performance.now()); return { ok: true, athlete: { name: 'X', notes: 'y' } }; } });
+    const getAthleteVerb = VERBS.get('athletes.get')!;
+    const realTool = toolFromVerb(getAthleteVerb);
+    const timedReal = { ...realTool, run: (ctx: Parameters<typeof trivial.run>[0], input: unknown) => { stamps.push(performance.now()); return (realTool as typeof trivial).run(ctx, input as never); } };
+    const out: KinetixBenchResult['toolCall'] = [];
+    for (const [label, tool, input] of [['trivial read tool (harness only)', trivial, { n: 1 }], ['get_athlete (harness + service read)', timedReal, { id: athleteId }]] as const) {
+      stamps.length = 0;
+      const perBatch = 50;
+      const batches = Math.ceil(opts.calls / perBatch);
+      const registry = new ToolRegistry([tool as typeof trivial]);
+      const kx = new Kinetix({ db: t.db, tools: registry, env: { ANTHROPIC_API_KEY: 'sk-ant-bench-000000' }, secretBox: null, log: () => {}, providerFactory: () => new InstantProvider(tool.name, input, perBatch, batches), limits: { maxIterations: batches + 2, userRunsPerMinute: 1e9, orgRunsPerMinute: 1e9 } });
+      const { runId } = kx.startRun({ userId, message: 'bench' });
+      const outcome = await kx.waitForRun(runId);
+      if (outcome.status !== 'completed') throw new Error(`bench run ${outcome.status}: ${outcome.error?.message}`);
+      // Intervals between consecutive handler calls inside one batch = one full call of harness work.
+      const gaps: number[] = [];
+      for (let i = 1; i < stamps.length; i++) if (i % perBatch !== 0) gaps.push(stamps[i]! - stamps[i - 1]!);
+      const calls = K.listToolCalls(t.db, runId).length;
+      out.push({ tool: label, calls, medianMs: quantile(gaps, 0.5), p95Ms: quantile(gaps, 0.95), meanMs: gaps.reduce((a, b) => a + b, 0) / gaps.length });
+      opts.log(`${label}: ${calls} calls, median ${quantile(gaps, 0.5).toFixed(3)} ms`);
+    }
+    return out;
+  } finally {
+    t.cleanup();
+  }
+}
+
+async function busThroughput(opts: { events: number; persist: boolean; log: (l: string) => void }): Promise<KinetixBenchResult['bus'][number]> {
+  const t = tempDb('kx-bus-');
+  try {
+    const bus = new EventBus();
+    const runId = 'bench-run';
+    let runRowReady = false;
+    if (opts.persist) {
+      const orgId = addOrg(t.db);
+      const userId = addUser(t.db, orgId, { role: 'physio' });
+      const now = new Date().toISOString();
+      K.insertConversation(t.db, { id: 'bench-conv', org_id: orgId, user_id: userId, title: '', created_at: now, updated_at: now });
+      K.insertRun(t.db, { id: runId, conversation_id: 'bench-conv', org_id: orgId, user_id: userId, status: 'running', model: 'm', page: null, host_pid: process.pid, user_snapshot_json: '{}', tools_json: '[]', request_text: '', iterations: 0, cost_usd: 0, error_code: null, error_message: null, started_at: now, finished_at: null });
+      runRowReady = true;
+    }
+    const slow = bus.subscribe(runId);
+    const fast = bus.subscribe(runId);
+    let slowReceived = 0;
+    let fastReceived = 0;
+    // The slow view reads one event per millisecond; the fast one drains everything.
+    const slowLoop = (async () => {
+      for await (const _ of slow) {
+        slowReceived++;
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    })();
+    const fastLoop = (async () => {
+      for await (const _ of fast) fastReceived++;
+    })();
+    const t0 = performance.now();
+    const chunk = 128; // below the 256 buffer, so a subscriber that keeps up loses nothing
+    for (let seq = 1; seq <= opts.events; seq++) {
+      const event = { type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'm1', delta: 'token ', timestamp: Date.now() } as AGUIEvent;
+      if (opts.persist && runRowReady) K.insertRunEvent(t.db, { run_id: runId, seq, type: event.type, event_json: JSON.stringify(event), created_at: new Date().toISOString() });
+      const env: RunEventEnvelope = { id: String(seq), runId, seq, event };
+      bus.publish(env);
+      // Yield now and then so subscribers run, as the harness's awaits do.
+      if (seq % chunk === 0) await new Promise((r) => setImmediate(r));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    bus.endRun(runId);
+    await fastLoop;
+    await slowLoop; // drains what its buffer still holds, then ends
+    const r = { mode: opts.persist ? 'persist (SQLite insert) + publish' : 'publish only', events: opts.events, seconds, eventsPerSecond: opts.events / seconds, slowReceived, slowDropped: slow.dropped, fastReceived };
+    opts.log(`bus ${r.mode}: ${Math.round(r.eventsPerSecond)} events/s, slow got ${slowReceived}, dropped ${slow.dropped}`);
+    return r;
+  } finally {
+    t.cleanup();
+  }
+}
+
+/** Run both benchmarks. `quick` for smoke tests. */
+export async function runKinetixBench(opts: { quick?: boolean; log?: (l: string) => void } = {}): Promise<KinetixBenchResult> {
+  const log = opts.log ?? (() => {});
+  const toolCall = await toolCallOverhead({ calls: opts.quick ? 100 : 2000, log });
+  const bus = [await busThroughput({ events: opts.quick ? 5000 : 200_000, persist: false, log }), await busThroughput({ events: opts.quick ? 2000 : 50_000, persist: true, log })];
+  const machine = `${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${process.arch}, Node ${process.version}`;
+  return { measuredAt: new Date().toISOString().slice(0, 10), machine, toolCall, bus };
+}
+
+/** The "Kinetix harness" section of BENCHMARKS.md. */
+export function kinetixMarkdown(r: KinetixBenchResult): string {
+  const f = (n: number, d = 3) => n.toFixed(d);
+  const int = (n: number) => Math.round(n).toLocaleString('en-US');
+  return [
+    '## Kinetix harness',
+    '',
+    'Harness overhead per tool call, excluding the model: an in-process provider answers at once with batches of 50 calls of one read tool; the figure is the interval between consecutive handler invocations, i.e. everything the harness does for one call (snapshot lookup, zod validation, secret masking, argument HMAC, the tool-call row written before it runs, a five-minute capability, 5 AG-UI events persisted and published, trace rows, result row update, classification filter, data envelope). Target ≤ 2 ms median. Bus: one slow subscriber (reads 1 event/ms, 256-event buffer) and one fast one; publish never waits. Real SQLite file (WAL, synchronous=NORMAL).',
+    '',
+    `Run: \`npx tsx main/kinetix/bench/run.ts\`. Measured ${r.measuredAt} on ${r.machine}.`,
+    '',
+    '| tool call | calls | median ms | p95 ms | mean ms |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...r.toolCall.map((x) => `| ${x.tool} | ${x.calls} | ${f(x.medianMs)} | ${f(x.p95Ms)} | ${f(x.meanMs)} |`),
+    '',
+    '| bus | events | events/s | slow subscriber received | slow subscriber dropped | fast subscriber received |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...r.bus.map((b) => `| ${b.mode} | ${int(b.events)} | ${int(b.eventsPerSecond)} | ${int(b.slowReceived)} | ${int(b.slowDropped)} | ${int(b.fastReceived)} |`),
+    '',
+    'Dropped live frames are not lost: every event is in `kinetix_run_event`, and `Kinetix.subscribe` fills a gap from the table.',
+    '',
+  ].join('\n');
+}
