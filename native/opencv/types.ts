@@ -62,6 +62,8 @@ export interface OpenCvAddon {
   readImage(path: string): RawImage;
   /** Bilinear crop of the box [x0,x1]×[y0,y1] (align-corners) to outW×outH RGB; outside the image is black. */
   cropResize(image: RawImage, x0: number, y0: number, x1: number, y1: number, outW: number, outH: number): RawImage;
+  /** Write RGB frames to a video file with `cv::VideoWriter` (e.g. fourcc "MJPG" in .avi). */
+  writeVideo(path: string, fourcc: string, fps: number, frames: RawImage[]): void;
   /** Sequential reader over a video file (`cv::VideoCapture`, FFmpeg backend: H.264, VP9, …). Throws when it cannot open. */
   VideoReader: new (path: string) => VideoReaderInstance;
 }

@@ -215,7 +215,28 @@ class VideoReader : public Napi::ObjectWrap<VideoReader> {
   std::unique_ptr<cv::VideoCapture> cap_;
 };
 
+// writeVideo(path, fourcc "MJPG", fps, frames: RawImage[]) — for tests and synthetic inputs.
+Napi::Value WriteVideo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  const std::string cc = info[1].As<Napi::String>().Utf8Value();
+  const double fps = info[2].As<Napi::Number>().DoubleValue();
+  auto frames = info[3].As<Napi::Array>();
+  if (cc.size() != 4 || frames.Length() == 0) throw Napi::RangeError::New(env, "writeVideo needs a 4-character fourcc and at least one frame");
+  cv::Mat first = imageArg(frames.Get(0u), false);
+  cv::VideoWriter w(path, cv::VideoWriter::fourcc(cc[0], cc[1], cc[2], cc[3]), fps, first.size(), true);
+  if (!w.isOpened()) throw Napi::Error::New(env, "cannot open video writer for " + path);
+  for (uint32_t i = 0; i < frames.Length(); i++) {
+    cv::Mat rgb = imageArg(frames.Get(i), false), bgr;
+    cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+    w.write(bgr);
+  }
+  w.release();
+  return env.Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("writeVideo", Napi::Function::New(env, WriteVideo));
   exports.Set("findChessboard", Napi::Function::New(env, FindChessboard));
   exports.Set("calibrateCamera", Napi::Function::New(env, CalibrateCamera));
   exports.Set("solvePnP", Napi::Function::New(env, SolvePnP));
