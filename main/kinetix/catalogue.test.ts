@@ -10,7 +10,7 @@ import { putOrgSetting } from '../data/identity';
 import * as K from '../data/kinetix';
 import { countRows } from '../data/rows';
 import { INJECTION_NOTE, seedDemo, type SeedSummary } from '../data/seed';
-import { VERBS } from '../services';
+import { callVerb, VERBS } from '../services';
 import { collectEvents, tempDb, testHarness, waitForEvent, type TempDb } from '../testing/kinetix-fixtures';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
 import { catalogueTools, defaultToolRegistry } from './catalogue';
@@ -144,4 +144,27 @@ describe('turns against the demo club', () => {
     expect(offered).toContain('update_rate_item');
     expect(offered).not.toContain('bulk_update_rates');
   });
+
+  it('a rotated device key is shown once on the live stream, and never persisted or sent to the model', async () => {
+    const admin = s.userIds.admin;
+    const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
+    const reg = callVerb({ db: t.db, userId: admin }, VERBS, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' }) as { changeset: { changes: { id: string }[] } };
+    const deviceId = reg.changeset.changes[0]!.id;
+    server.push({ toolUses: [{ name: 'rotate_device_key', input: { id: deviceId } }] }, { text: 'Rotated.' });
+    const { runId } = kx.startRun({ userId: admin, message: 'rotate the key of the first device' });
+    const live: { name: string; value: unknown }[] = [];
+    for await (const e of kx.subscribe(admin, runId)) {
+      if (e.event.type !== EventType.CUSTOM) continue;
+      const ev = e.event as { name: string; value: { toolCallId: string; argsHash: string; values?: Record<string, string> } };
+      live.push(ev);
+      if (ev.name === KINETIX_EVENTS.confirmRequired) kx.confirm(admin, ev.value.toolCallId, { approve: true, argsHash: ev.value.argsHash });
+    }
+    const reveal = live.find((e) => e.name === KINETIX_EVENTS.reveal)!.value as { values: { api_key: string } };
+    const key = reveal.values.api_key;
+    expect(key).toMatch(/^aik_/);
+    const stored = JSON.stringify([K.listRunEvents(t.db, runId), K.listToolCalls(t.db, runId), K.listTrace(t.db, runId), server.requests.map((r) => r.body)]);
+    expect(stored).not.toContain(key);
+    expect((await collectEvents(kx, admin, runId)).some((e) => (e.event as { name?: string }).name === KINETIX_EVENTS.reveal)).toBe(false);
+  });
 });
+
