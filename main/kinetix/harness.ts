@@ -11,6 +11,7 @@
  * {@link Kinetix.getRunTrace}.
  */
 import type { AGUIEvent } from '@ag-ui/core';
+import { SpanStatusCode, trace as otel, type Span } from '@opentelemetry/api';
 import { EventType } from '@ag-ui/core';
 import { createHmac, randomBytes } from 'node:crypto';
 import { join, dirname } from 'node:path';
@@ -118,7 +119,15 @@ interface ActiveRun {
   done: Promise<RunOutcome>;
   resolveDone: (o: RunOutcome) => void;
   partial: { requestIndex: number; id: string | null; model: string; usage: TokenCounts } | null;
+  /** OpenTelemetry span of the run (a no-op unless the app registered a tracer provider). */
+  span: Span;
 }
+
+/**
+ * Spans mirror runs, model calls and tool calls with ids, names, statuses and token counts only:
+ * no message text, arguments, results or keys (content capture is off).
+ */
+const tracer = otel.getTracer('athlete-intelligence.kinetix');
 
 const MAX_MESSAGE_CHARS = 20_000;
 
@@ -145,6 +154,7 @@ export class Kinetix {
     this.scheduler = opts.scheduler ?? realScheduler;
     this.env = opts.env ?? process.env;
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    for (const [k, v] of Object.entries(this.limits)) if (!(typeof v === 'number' && v >= 1)) throw new Error(`Kinetix limit ${k} must be a number ≥ 1.`);
     this.bus = opts.bus ?? new EventBus();
     this.concurrency = new ConcurrencyLimiter(this.limits.maxConcurrentRunsPerUser);
     const secrets = () => [this.env.ANTHROPIC_API_KEY];
@@ -228,6 +238,7 @@ export class Kinetix {
         seq: 0, traceSeq: 0, costUsd: 0, remainingUsd: budget.remainingUsd, iterations: 0, history, digest,
         messages: [...history.map((h) => ({ role: h.role, content: h.content })), { role: 'user', content: message }],
         release, done, resolveDone, partial: null,
+        span: tracer.startSpan('kinetix.run', { attributes: { 'kinetix.run_id': runId, 'kinetix.conversation_id': conversationId, 'kinetix.org_id': user.org_id, 'kinetix.user_id': user.id, 'gen_ai.request.model': org.assistant_model, 'kinetix.tools_offered': snapshot.length } }),
       };
       this.active.set(runId, run);
       started = true;
@@ -453,6 +464,7 @@ export class Kinetix {
     const seconds = Math.round(this.limits.providerTimeoutMs / 1000);
     const timer = this.scheduler.setTimeout(() => ac.abort(new ProviderError(`The model did not answer within ${seconds} s, so this request was stopped. Try again; if it keeps happening, check the network or ANTHROPIC_BASE_URL.`)), this.limits.providerTimeoutMs);
     const stepName = `model_call_${requestIndex + 1}`;
+    const span = tracer.startSpan('kinetix.model_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.request_index': requestIndex, 'gen_ai.system': run.provider.id, 'gen_ai.request.model': run.model } });
     this.emit(run, { type: EventType.STEP_STARTED, stepName });
     const msgIds = new Map<number, string>();
     run.partial = null;
@@ -483,6 +495,7 @@ export class Kinetix {
         ac.signal,
       );
       run.partial = null;
+      span.setAttributes({ 'gen_ai.response.model': resp.model, 'gen_ai.usage.input_tokens': resp.usage.inputTokens, 'gen_ai.usage.output_tokens': resp.usage.outputTokens, 'kinetix.stop_reason': resp.stopReason ?? '' });
       this.recordUsage(run, requestIndex, resp.id, resp.model, resp.usage, false);
       this.trace(run, 'model_step', {
         requestIndex, model: resp.model, stopReason: resp.stopReason, usage: resp.usage,
@@ -497,9 +510,11 @@ export class Kinetix {
       run.partial = null;
       for (const id of msgIds.values()) this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
       this.trace(run, 'model_step', { requestIndex, failed: true, error: e instanceof AppError ? e.message : 'provider error', partialUsage: p?.usage ?? null });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof AppError ? e.code : 'provider error' });
       throw e instanceof AppError ? e : new ProviderError('The model provider call failed.');
     } finally {
       this.scheduler.clearTimeout(timer);
+      span.end();
       run.abort.signal.removeEventListener('abort', onRunAbort);
       this.emit(run, { type: EventType.STEP_FINISHED, stepName });
     }
@@ -560,8 +575,10 @@ export class Kinetix {
     // The audit row is written before anything runs.
     K.insertToolCall(this.db, row);
     this.trace(run, 'tool_call', { toolCallId: callId, tool: row.tool_name, args: masked, risk: row.risk });
-    const status = (s: K.ToolCallStatus, extra: Record<string, unknown> = {}) =>
+    const status = (s: K.ToolCallStatus, extra: Record<string, unknown> = {}) => {
+      run.span.addEvent('kinetix.tool_call', { 'kinetix.tool_call_id': callId, 'kinetix.tool': row.tool_name, 'kinetix.status': s });
       this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.toolCall, value: { toolCallId: callId, tool: row.tool_name, title: row.title, risk: row.risk, status: s, ...extra } });
+    };
     const fail = (e: unknown, decision?: string): ModelBlock => {
       const payload = toErrorPayload(e);
       K.updateToolCall(this.db, callId, { status: 'failed', error_json: JSON.stringify(payload), updated_at: nowIso() });
@@ -729,6 +746,9 @@ export class Kinetix {
     if (status === 'completed') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'success' }, result: { text } });
     else if (status === 'cancelled') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'cancelled' }, result: { reason: error?.message ?? null } });
     else this.emit(run, { type: EventType.RUN_ERROR, message: error?.message ?? 'The request failed.', code: error?.runCode ?? error?.code ?? 'Internal' });
+    run.span.setAttributes({ 'kinetix.status': status, 'kinetix.iterations': run.iterations, 'kinetix.cost_usd': run.costUsd });
+    if (status !== 'completed') run.span.setStatus({ code: SpanStatusCode.ERROR, message: error?.runCode ?? error?.code ?? status });
+    run.span.end();
     this.active.delete(run.id);
     this.bus.endRun(run.id);
     run.release();
