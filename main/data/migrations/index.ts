@@ -5,6 +5,7 @@
  */
 import { sql as core } from './0001_core';
 import { sql as kinetix } from './0002_kinetix';
+import { sql as help } from './0003_help';
 
 export interface Migration {
   id: number;
@@ -15,4 +16,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { id: 1, name: '0001_core', sql: core },
   { id: 2, name: '0002_kinetix', sql: kinetix },
+  { id: 3, name: '0003_help', sql: help },
 ];

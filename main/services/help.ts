@@ -1,0 +1,169 @@
+/**
+ * The help centre's verbs: search the versioned help pages shipped with the app (SQLite FTS5)
+ * and read one page. Every role may read help (`kinetix.use`, granted to all). How-to answers
+ * of the assistant come only from here (kinetix.md §6): each passage carries page, version and
+ * anchor for a numbered citation, a link into the help page and the app path for "Show me";
+ * when nothing relevant is found the answer is `covered: false`, said plainly.
+ */
+import { z } from 'zod';
+import { NotFound } from '../../models/errors';
+import type { Db } from '../data/db';
+import type { HelpIndexResult } from '../data/help';
+import { getHelpPageRow, indexHelpPages, listIndexedHelpPages, searchHelpIndex } from '../data/help';
+import { shippedHelpPages } from '../help';
+import { parseHelpPage } from '../help/parse';
+import { readVerb } from './verb';
+
+const indexed = new WeakMap<Db, HelpIndexResult>();
+
+/**
+ * Bring the help index of `db` in line with the pages shipped in this build (idempotent; writes
+ * only when they differ). Call at startup; the help verbs also call it once per open database.
+ */
+export function ensureHelpIndexed(db: Db): HelpIndexResult {
+  const done = indexed.get(db);
+  if (done) return done;
+  const r = indexHelpPages(db, shippedHelpPages());
+  indexed.set(db, r);
+  return r;
+}
+
+/** Words that carry no topic: question words, pronouns, auxiliaries, filler. */
+const STOPWORDS = new Set(
+  ('a an and are as at be been being but by can could did do does doing for from had has have having how i if in into is it its ' +
+    'me my of on or our please should so some than that the their them then there these this those to too us was we were what when ' +
+    'where which who whom why will with would you your yours about after again also any before both each few further here just more ' +
+    'most no nor not now off once only other out over own same such under until up very am get got tell show explain help want ' +
+    'need know way something thing things let lets whats hi hello thanks thank kinetix app vs versus many much does mean means meaning work works use using used anyone someone near')
+    .split(/\s+/),
+);
+
+/** Minimum share of the query's topic weight (idf) a passage must contain to count as relevant. */
+export const MIN_TERM_COVERAGE = 0.6;
+/** Minimum bm25 relevance (negated FTS5 rank) for a passage to count as relevant. */
+export const MIN_SCORE = 1.0;
+
+/** Topic words of a query: lowercase letters/digits runs, stopwords and 1-letter words dropped, deduplicated, at most 12. */
+export function queryTerms(query: string): string[] {
+  const out: string[] = [];
+  for (const w of query.toLowerCase().normalize('NFKC').split(/[^\p{L}\p{N}]+/u)) {
+    if (w.length < 2 && !/^\d$/.test(w)) continue;
+    if (!w || STOPWORDS.has(w) || out.includes(w)) continue;
+    out.push(w);
+    if (out.length === 12) break;
+  }
+  return out;
+}
+
+export const SearchHelpInput = z.object({
+  query: z.string().trim().min(1).max(200).describe('What the user wants to know, in their words.'),
+  limit: z.number().int().min(1).max(10).default(5).describe('Passages to return (1–10).'),
+}).strict();
+
+/** One relevant passage of a help page. */
+export interface HelpPassage {
+  slug: string;
+  version: string;
+  anchor: string;
+  title: string;
+  heading: string;
+  snippet: string;
+  /** Relevance (higher is better): bm25 × the share of the query's topic words present. */
+  score: number;
+  /** Deep link into the help centre: `/help/<slug>#<anchor>`. */
+  link: string;
+  /** The app page the help page is about, for "Show me" (`:id` = an athlete id to fill in). */
+  show_me: string;
+}
+
+/** Result of `help.search`. */
+export type HelpSearchResult =
+  | { covered: true; query: string; passages: HelpPassage[] }
+  | { covered: false; query: string; passages: []; note: string };
+
+function notCovered(query: string): HelpSearchResult {
+  return { covered: false, query, passages: [], note: `Not covered: the help centre has no page about "${query}". Say so rather than guessing, and suggest asking a club administrator.` };
+}
+
+/**
+ * Search the help index. A passage is relevant when its bm25 score reaches {@link MIN_SCORE} and
+ * it contains at least {@link MIN_TERM_COVERAGE} of the query's topic words, each word weighted by
+ * its rarity in the help centre (a word no page uses weighs most), so a question that shares only
+ * a common word with the help pages ("change") is *not covered*.
+ */
+export function searchHelp(db: Db, query: string, limit = 5): HelpSearchResult {
+  ensureHelpIndexed(db);
+  const terms = queryTerms(query);
+  if (terms.length === 0) return notCovered(query);
+  const raw = searchHelpIndex(db, terms, 50);
+  const idf = (t: string) => Math.log(1 + (raw.total + 1) / ((raw.docFreq[t] ?? 0) + 0.5));
+  const totalWeight = terms.reduce((s, t) => s + idf(t), 0);
+  const passages: HelpPassage[] = [];
+  for (const c of raw.candidates) {
+    const coverage = c.matched.reduce((s, t) => s + idf(t), 0) / totalWeight;
+    const bm = -c.bm25;
+    if (coverage < MIN_TERM_COVERAGE || bm < MIN_SCORE) continue;
+    passages.push({
+      slug: c.slug, version: c.version, anchor: c.anchor, title: c.title, heading: c.heading, snippet: c.snippet,
+      score: Math.round(bm * coverage * 1000) / 1000,
+      link: `/help/${c.slug}#${c.anchor}`,
+      show_me: c.app_path,
+    });
+  }
+  passages.sort((a, b) => b.score - a.score);
+  const top = passages.slice(0, limit);
+  return top.length ? { covered: true, query, passages: top } : notCovered(query);
+}
+
+export const searchHelpVerb = readVerb({
+  name: 'help.search',
+  description: 'Search the app\'s versioned help pages; returns passages with page, version, anchor, a help link and the app path for "Show me", or covered: false when the help centre does not cover the question.',
+  permission: 'kinetix.use',
+  input: SearchHelpInput,
+  run: (vc, i) => searchHelp(vc.db, i.query, i.limit),
+});
+
+export const GetHelpPageInput = z.object({
+  slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a help page slug (kebab-case)').max(100),
+  version: z.string().regex(/^\d+\.\d+(?:\.\d+)?$/, 'a version such as 1.0').max(20).optional().describe('Defaults to the version shipped with this build.'),
+}).strict();
+
+/** A help page with its Markdown body and sections. */
+export interface HelpPageView {
+  slug: string;
+  version: string;
+  title: string;
+  /** App path for "Show me". */
+  app_path: string;
+  /** Markdown (headings carry `{#anchor}`). */
+  body: string;
+  sections: { anchor: string; heading: string }[];
+  /** False when an older version was asked for. */
+  current: boolean;
+}
+
+export const getHelpPageVerb = readVerb({
+  name: 'help.getPage',
+  description: 'One help page (the shipped version, or an older one by version) with its Markdown body and section anchors.',
+  permission: 'kinetix.use',
+  input: GetHelpPageInput,
+  run(vc, i): HelpPageView {
+    ensureHelpIndexed(vc.db);
+    const row = getHelpPageRow(vc.db, i.slug, i.version);
+    if (!row) throw new NotFound(i.version ? `Help page ${i.slug} version ${i.version}` : `Help page ${i.slug}`);
+    const p = parseHelpPage(row.body, `help_page ${row.slug}@${row.version}`);
+    const current = getHelpPageRow(vc.db, i.slug)?.version === row.version;
+    return { slug: p.slug, version: p.version, title: p.title, app_path: p.appPath, body: p.body, sections: p.sections.map((s) => ({ anchor: s.anchor, heading: s.heading })), current };
+  },
+});
+
+export const listHelpPagesVerb = readVerb({
+  name: 'help.listPages',
+  description: 'The help pages shipped with this build: slug, version, title, app path and section count.',
+  permission: 'kinetix.use',
+  input: z.object({}).strict(),
+  run(vc) {
+    ensureHelpIndexed(vc.db);
+    return { pages: listIndexedHelpPages(vc.db) };
+  },
+});
