@@ -70,7 +70,60 @@ export const CONTRACT = {
     input: z.object({ verb: z.string().min(1).max(100), input: z.unknown().optional(), idempotency_key: z.string().min(8).max(200).optional() }).strict(),
     output: z.unknown(),
   },
+  /**
+   * Ask the assistant (one turn). Returns at once; the answer streams on `assistant.events`.
+   * `page` is the in-app path the user is on (context for the model).
+   */
+  'assistant.start': {
+    input: z.object({ message: z.string().min(1).max(8000), conversation_id: Id.optional(), page: z.string().max(300).optional() }).strict(),
+    output: z.object({ run_id: z.string(), conversation_id: z.string() }),
+  },
+  /** Approve (with the `argsHash` shown) or decline a proposed write of one of this user's runs. */
+  'assistant.confirm': {
+    input: z.object({ tool_call_id: z.string().min(1).max(100), approve: z.boolean(), args_hash: z.string().max(200).optional() }).strict(),
+    output: z.object({ status: z.literal('accepted') }),
+  },
+  /** Stop one of this user's runs (a pending confirmation becomes skipped). */
+  'assistant.stop': { input: z.object({ run_id: z.string().min(1).max(100) }).strict(), output: z.object({ stopped: z.literal(true) }) },
+  /** The audit trace of one of this user's runs (request, steps, tool calls masked, decisions, usage). */
+  'assistant.trace': { input: z.object({ run_id: z.string().min(1).max(100) }).strict(), output: z.unknown() },
 } as const;
+
+/**
+ * Streams: a subscription yields events until it ends. `assistant.events` replays a run's
+ * persisted events after `last_event_id`, then live ones (kinetix.md §8).
+ */
+export const STREAMS = {
+  'assistant.events': { input: z.object({ run_id: z.string().min(1).max(100), last_event_id: z.string().max(20).optional() }).strict() },
+} as const;
+/** Stream names. */
+export type StreamName = keyof typeof STREAMS;
+/** Every stream name at runtime. */
+export const STREAM_NAMES = Object.keys(STREAMS) as StreamName[];
+/** Input of a stream. */
+export type StreamInput<K extends StreamName> = z.input<(typeof STREAMS)[K]['input']>;
+/** Event type of each stream. */
+export interface StreamEvents {
+  'assistant.events': RunEventEnvelope;
+}
+/** True when `name` is a stream of the contract. */
+export function isStreamName(name: unknown): name is StreamName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(STREAMS, name);
+}
+/** The stream implementation's shape (checked like {@link Handlers}). */
+export type StreamHandlers<Ctx> = { [K in StreamName]: (ctx: Ctx, input: z.output<(typeof STREAMS)[K]['input']>) => AsyncIterable<StreamEvents[K]> };
+
+/**
+ * Names of the CUSTOM AG-UI events the harness emits (must equal main/kinetix/events.ts
+ * KINETIX_EVENTS; main/ipc/verb-results.ts checks it at compile time).
+ */
+export interface AssistantEventNames {
+  toolCall: 'kinetix.tool_call';
+  confirmRequired: 'kinetix.confirm_required';
+  usage: 'kinetix.usage';
+  openPage: 'kinetix.open_page';
+  reveal: 'kinetix.reveal';
+}
 
 /** Operation names. */
 export type OpName = keyof typeof CONTRACT;
@@ -111,6 +164,11 @@ export interface RunEventEnvelope {
  */
 export interface ContractBridge {
   call<K extends OpName>(op: K, input: OpInput<K>): Promise<CallResult<OpOutput<K>>>;
+  /**
+   * Subscribe to a stream. `onEnd` runs once: with no argument when the stream ended normally,
+   * with the error when it failed or was refused. Returns a function that cancels it.
+   */
+  subscribe<K extends StreamName>(stream: K, input: StreamInput<K>, onEvent: (e: StreamEvents[K]) => void, onEnd: (error?: ErrorPayload) => void): () => void;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -168,6 +226,14 @@ export interface VerbResults {
 }
 /** Verbs with a typed result. */
 export type TypedVerb = keyof VerbResults;
+/** What `assistant.trace` returns (checked against the harness in main/ipc/verb-results.ts). */
+export interface RunTraceView {
+  run: { id: string; status: string; model: string; page: string | null; request_text: string; iterations: number; cost_usd: number; error_code: string | null; error_message: string | null; started_at: string; finished_at: string | null };
+  toolCalls: { id: string; tool_name: string; title: string; risk: string | null; args_json: string; status: string; changeset_id: string | null; result_json: string | null; error_json: string | null; approver_user_id: string | null; decided_at: string | null; created_at: string }[];
+  trace: { seq: number; kind: string; data: unknown; at: string }[];
+  usage: { request_index: number; model: string; input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number; cost_usd: number | null; partial: number }[];
+}
+
 /** The result of a write verb called through `verb.call`. */
 export interface WriteVerbResult {
   changeset: AppliedChangesetView;

@@ -13,13 +13,19 @@ import type { Db } from '../data/db';
 import { CSP } from '../host/csp';
 import { openAppDatabase } from '../app/bootstrap';
 import type { WindowSession } from '../ipc/handlers';
-import { createHandlers, dispatch } from '../ipc/handlers';
+import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
+import { defaultToolRegistry } from '../kinetix/catalogue';
+import { Kinetix } from '../kinetix/harness';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const rendererIndex = join(here, '../renderer/index.html');
 const rendererRoot = pathToFileURL(join(here, '../renderer/')).href;
-/** The IPC channel of contract calls (preload/index.ts invokes it). */
+/** IPC channels of the contract (preload/index.ts uses the same names). */
 const CHANNEL = 'contract:call';
+const SUBSCRIBE = 'contract:subscribe';
+const UNSUBSCRIBE = 'contract:unsubscribe';
+const EVENT = 'contract:event';
+const END = 'contract:end';
 
 /** Per-window sign-in state, keyed by webContents id. */
 const sessions = new Map<number, WindowSession>();
@@ -65,14 +71,55 @@ function createWindow(): BrowserWindow {
   return win;
 }
 
+const refused = { ok: false, error: { code: 'Forbidden', message: 'Calls are accepted only from the app window.' } } as const;
+
 function registerContract(db: Db): void {
-  const handlers = createHandlers({ db, log: (l) => console.log(`ipc: ${l}`) });
-  ipcMain.handle(CHANNEL, (event: IpcMainInvokeEvent, op: unknown, input: unknown) => {
-    // Only our own page, in a window we created, may call.
-    const frameUrl = event.senderFrame?.url ?? '';
+  const log = (l: string) => console.log(`ipc: ${l}`);
+  const kinetix = new Kinetix({ db, tools: defaultToolRegistry(), log: (l) => console.log(`kinetix: ${l}`) });
+  const deps = { db, log, kinetix };
+  const handlers = createHandlers(deps);
+  const streams = createStreamHandlers(deps);
+  const open = new Map<string, { cancel(): void }>();
+  // Only our own page, in a window we created, may call.
+  const sessionOf = (event: IpcMainInvokeEvent): WindowSession | null => {
     const s = sessions.get(event.sender.id);
-    if (!s || !isAppUrl(frameUrl)) return { ok: false, error: { code: 'Forbidden', message: 'Calls are accepted only from the app window.' } };
-    return dispatch(handlers, { session: s }, op, input, (l) => console.log(`ipc: ${l}`));
+    return s && isAppUrl(event.senderFrame?.url ?? '') ? s : null;
+  };
+  ipcMain.handle(CHANNEL, (event: IpcMainInvokeEvent, op: unknown, input: unknown) => {
+    const s = sessionOf(event);
+    if (!s) return refused;
+    return dispatch(handlers, { session: s }, op, input, log);
+  });
+  ipcMain.handle(SUBSCRIBE, (event: IpcMainInvokeEvent, subId: unknown, stream: unknown, input: unknown) => {
+    const s = sessionOf(event);
+    if (!s) return refused;
+    if (typeof subId !== 'string' || subId.length > 100 || open.has(subId)) return { ok: false, error: { code: 'Validation', message: 'Invalid subscription id.' } };
+    const opened = openStream(streams, { session: s }, stream, input);
+    if (!opened.ok) return opened;
+    const it = opened.events[Symbol.asyncIterator]();
+    const sender = event.sender;
+    let cancelled = false;
+    open.set(subId, { cancel: () => { cancelled = true; void it.return?.(); } });
+    sender.once('destroyed', () => open.get(subId)?.cancel());
+    void (async () => {
+      try {
+        for (;;) {
+          const next = await it.next();
+          if (next.done || cancelled || sender.isDestroyed()) break;
+          sender.send(EVENT, subId, next.value);
+        }
+        if (!sender.isDestroyed()) sender.send(END, subId, null);
+      } catch {
+        if (!sender.isDestroyed()) sender.send(END, subId, { code: 'Internal', message: 'The event stream failed; reconnect to resume from the last event.' });
+      } finally {
+        open.delete(subId);
+      }
+    })();
+    return { ok: true };
+  });
+  ipcMain.handle(UNSUBSCRIBE, (_event: IpcMainInvokeEvent, subId: unknown) => {
+    if (typeof subId === 'string') open.get(subId)?.cancel();
+    return { ok: true };
   });
 }
 

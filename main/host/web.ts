@@ -28,8 +28,10 @@ import { parseArgs } from 'node:util';
 import type { CallResult } from '../../models/contract';
 import type { ErrorCode } from '../../models/errors';
 import type { Db } from '../data/db';
+import { defaultToolRegistry } from '../kinetix/catalogue';
+import { Kinetix } from '../kinetix/harness';
 import type { CallContext, WindowSession } from '../ipc/handlers';
-import { createHandlers, dispatch } from '../ipc/handlers';
+import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
 import { DEMO_PIN } from '../data/seed';
 import { openAppDatabaseWithInfo } from '../app/bootstrap';
 import { CSP } from './csp';
@@ -65,6 +67,8 @@ export interface WebHostOptions {
   /** Fixed token (tests only). @default 32 random bytes */
   token?: string;
   log?: (line: string) => void;
+  /** The assistant harness (omit to run without the assistant). */
+  kinetix?: Kinetix | null;
 }
 
 /** A running web host. `token` is for tests and the e2e driver; never print it. */
@@ -90,7 +94,7 @@ function securityHeaders(res: ServerResponse): void {
   res.setHeader('cross-origin-resource-policy', 'same-origin');
 }
 
-function errorBody(code: ErrorCode, message: string): CallResult<never> {
+function errorBody(code: ErrorCode, message: string): Extract<CallResult<never>, { ok: false }> {
   return { ok: false, error: { code, message } };
 }
 
@@ -135,7 +139,9 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
   if (!existsSync(indexPath)) throw new Error(`The renderer is not built (${indexPath} is missing). Run \`npm run build\` first.`);
   const token = opts.token ?? randomBytes(32).toString('base64url');
   const log = opts.log ?? (() => {});
-  const handlers = createHandlers({ db: opts.db, log });
+  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null };
+  const handlers = createHandlers(deps);
+  const streams = createStreamHandlers(deps);
   const sessions = new Map<string, WindowSession & { seen: number }>();
   let port = opts.port ?? DEFAULT_PORT;
 
@@ -168,9 +174,9 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
       sendJson(res, 403, errorBody('Forbidden', 'Cross-origin requests are refused.'));
       return;
     }
-    const m = /^\/api\/call\/([A-Za-z.]{1,60})$/.exec(path);
+    const m = /^\/api\/(call|stream)\/([A-Za-z.]{1,60})$/.exec(path);
     if (!m || req.method !== 'POST') {
-      sendJson(res, 404, errorBody('NotFound', 'No such API route. Calls are POST /api/call/<operation>.'));
+      sendJson(res, 404, errorBody('NotFound', 'No such API route. Calls are POST /api/call/<operation>, streams POST /api/stream/<stream>.'));
       return;
     }
     if (!(req.headers['content-type'] ?? '').startsWith('application/json')) {
@@ -187,7 +193,43 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
     }
     const { id, session, issued } = sessionFor(req);
     const ctx: CallContext = { session };
-    const result = await dispatch(handlers, ctx, m[1], input, log);
+    if (m[1] === 'stream') {
+      // Server-sent events over a POST (EventSource cannot send the token header). A reconnecting
+      // view sends its last event id in `Last-Event-ID` (or the input's last_event_id).
+      const lastId = req.headers['last-event-id'];
+      if (typeof lastId === 'string' && /^\d{1,20}$/.test(lastId) && input && typeof input === 'object') (input as Record<string, unknown>).last_event_id = lastId;
+      const opened = openStream(streams, ctx, m[2], input);
+      if (!opened.ok) {
+        sendJson(res, STATUS_OF[opened.error.code] ?? 500, { ok: false, error: opened.error }, issued ? { [SESSION_HEADER]: id } : {});
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no', ...(issued ? { [SESSION_HEADER]: id } : {}) });
+      res.write(': stream open\n\n');
+      const it = opened.events[Symbol.asyncIterator]();
+      let closed = false;
+      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+      res.on('close', () => {
+        closed = true;
+        clearInterval(heartbeat);
+        void it.return?.();
+      });
+      try {
+        for (;;) {
+          const next = await it.next();
+          if (next.done || closed) break;
+          const e = next.value;
+          res.write(`${e.ephemeral ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e)}\n\n`);
+        }
+        if (!closed) res.end('event: end\ndata: {}\n\n');
+      } catch (e) {
+        if (!closed) res.end(`event: error\ndata: ${JSON.stringify(errorBody('Internal', 'The event stream failed; reconnect to resume from the last event.').error)}\n\n`);
+        log(`stream error: ${e instanceof Error ? e.name : typeof e}`);
+      } finally {
+        clearInterval(heartbeat);
+      }
+      return;
+    }
+    const result = await dispatch(handlers, ctx, m[2], input, log);
     const status = result.ok ? 200 : (STATUS_OF[result.error.code] ?? 500);
     sendJson(res, status, result, issued ? { [SESSION_HEADER]: id } : {});
   }
@@ -272,7 +314,8 @@ async function main(): Promise<void> {
   const rendererDir = resolve(values.renderer ?? 'out/renderer');
   ensureRendererBuilt(rendererDir);
   const { db, path: dbPath, seeded } = openAppDatabaseWithInfo(values.db);
-  const host = await createWebHost({ db, rendererDir, port, log: (l) => console.log(`web: ${l}`) });
+  const kinetix = new Kinetix({ db, tools: defaultToolRegistry(), log: (l) => console.log(`kinetix: ${l}`) });
+  const host = await createWebHost({ db, rendererDir, port, kinetix, log: (l) => console.log(`web: ${l}`) });
   console.log(`web: database ${dbPath}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);
   console.log(`web: Athlete Intelligence is running at ${host.url}`);
   const stop = () => {

@@ -4,14 +4,16 @@
  * call {@link dispatch}; neither holds a rule of its own. Pages a role cannot use are refused by
  * the services, whatever the UI shows.
  */
-import type { CallResult, Handlers, Me, OpName, OpOutput, SignInUser } from '../../models/contract';
-import { CONTRACT, isOpName } from '../../models/contract';
+import type { CallResult, Handlers, Me, OpName, OpOutput, SignInUser, StreamEvents, StreamHandlers, StreamName } from '../../models/contract';
+import { CONTRACT, STREAMS, isOpName, isStreamName } from '../../models/contract';
+import type { ErrorPayload } from '../../models/errors';
 import { AppError, NotFound, RateLimited, toErrorPayload } from '../../models/errors';
 import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
 import { findOrganization, findUserById, listAllUsers } from '../data/identity';
 import { VERBS, callVerb, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
+import type { Kinetix } from '../kinetix/harness';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {
@@ -35,6 +37,18 @@ export interface HandlerDeps {
   now?: () => number;
   /** Diagnostics (never given a PIN, token or record content). */
   log?: (line: string) => void;
+  /** The assistant harness; without it the assistant operations answer that it is not available. */
+  kinetix?: Kinetix | null;
+}
+
+function signedInUser(ctx: CallContext): string {
+  if (!ctx.session.userId) throw unauthenticated();
+  return ctx.session.userId;
+}
+
+function harness(deps: HandlerDeps): Kinetix {
+  if (!deps.kinetix) throw new AppError({ code: 'Internal', message: 'The assistant is not available in this app host.' });
+  return deps.kinetix;
 }
 
 function unauthenticated(): AppError {
@@ -104,7 +118,39 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       if (!VERBS.has(verb)) throw new NotFound(`Verb "${verb}"`);
       return callVerb({ db: deps.db, userId: ctx.session.userId }, VERBS, verb, input ?? {}, idempotency_key ? { idempotencyKey: idempotency_key } : {});
     },
+    'assistant.start': (ctx, { message, conversation_id, page }) => {
+      const userId = signedInUser(ctx);
+      const r = harness(deps).startRun({ userId, message, ...(conversation_id ? { conversationId: conversation_id } : {}), page: page ?? null });
+      return { run_id: r.runId, conversation_id: r.conversationId };
+    },
+    'assistant.confirm': (ctx, { tool_call_id, approve, args_hash }) => harness(deps).confirm(signedInUser(ctx), tool_call_id, { approve, ...(args_hash ? { argsHash: args_hash } : {}) }),
+    'assistant.stop': (ctx, { run_id }) => {
+      harness(deps).stop(signedInUser(ctx), run_id);
+      return { stopped: true as const };
+    },
+    'assistant.trace': (ctx, { run_id }) => harness(deps).getRunTrace(signedInUser(ctx), run_id),
   };
+}
+
+/** Build the contract's stream handlers (typed by {@link StreamHandlers}). */
+export function createStreamHandlers(deps: HandlerDeps): StreamHandlers<CallContext> {
+  return {
+    'assistant.events': (ctx, { run_id, last_event_id }) => harness(deps).subscribe(signedInUser(ctx), run_id, last_event_id ?? null),
+  };
+}
+
+/**
+ * Validate and open one stream; never throws. A refusal (not signed in, another user's run,
+ * unknown stream, invalid input) comes back as a typed error before any event.
+ */
+export function openStream(streams: StreamHandlers<CallContext>, ctx: CallContext, name: unknown, rawInput: unknown): { ok: true; events: AsyncIterable<StreamEvents[StreamName]> } | { ok: false; error: ErrorPayload } {
+  try {
+    if (!isStreamName(name)) throw new NotFound(`Stream "${String(name).slice(0, 60)}"`);
+    const input = parseInput(STREAMS[name].input, rawInput ?? {});
+    return { ok: true, events: streams[name](ctx, input) };
+  } catch (e) {
+    return { ok: false, error: toErrorPayload(e) };
+  }
 }
 
 /**

@@ -2,7 +2,10 @@
  * Compile-time check that the result types the pages rely on (`VerbResults` in
  * models/contract.ts) match what the service functions really return. No runtime code.
  */
-import type { VerbResults } from '../../models/contract';
+import type { AssistantEventNames, RunEventEnvelope as ContractEnvelope, RunTraceView, VerbResults } from '../../models/contract';
+import type { Kinetix } from '../kinetix/harness';
+import type { RunEventEnvelope as BusEnvelope } from '../kinetix/bus';
+import type { KINETIX_EVENTS } from '../kinetix/events';
 import type * as A from '../services/athletes';
 import type * as C from '../services/clinical';
 import type * as W from '../services/workload';
@@ -32,4 +35,9 @@ export type VerbResultChecks = [
   Assert<Assignable<Out<typeof Ad.listUsers>, VerbResults['users.list']>>,
   Assert<Assignable<Out<typeof Ad.listActivityVerb>, VerbResults['activity.list']>>,
   Assert<Assignable<Out<typeof Ad.getChangesetVerb>, VerbResults['changesets.get']>>,
+  // The harness's event envelope and custom event names are what the renderer folds.
+  Assert<Assignable<BusEnvelope, ContractEnvelope>>,
+  Assert<Assignable<typeof KINETIX_EVENTS, AssistantEventNames>>,
+  Assert<Assignable<AssistantEventNames, typeof KINETIX_EVENTS>>,
+  Assert<Assignable<ReturnType<Kinetix['getRunTrace']>, RunTraceView>>,
 ];

@@ -2,6 +2,7 @@
 import { useEffect } from 'react';
 import { canOpen, navFor } from './access';
 import { AssistantPanel } from './assistant/AssistantPanel';
+import { forget, resumeRemembered } from './assistant/client';
 import { ErrorNote, Denied, Page } from './components/Page';
 import { roleLabel } from './format';
 import { Activity } from './pages/Activity';
@@ -39,7 +40,12 @@ export function App() {
   }, [init]);
   useEffect(() => {
     document.body.dataset.session = status;
+    if (status === 'signedOut') forget();
   }, [status]);
+  // A reload replays the run this tab was following.
+  useEffect(() => {
+    if (me) resumeRemembered(me.user_id);
+  }, [me]);
   // An athlete's home is their own record.
   useEffect(() => {
     if (me?.role === 'athlete' && route.page === 'athletes' && me.linked_athlete_id) navigate({ page: 'athlete', id: me.linked_athlete_id, tab: 'overview' });

@@ -3,7 +3,7 @@
  * `window.athleteIntelligence` (the contract over IPC); in a browser served by the web host it
  * uses fetch with the per-launch token (read from the page's meta tag) in a header, never a URL.
  */
-import type { CallResult, ContractBridge, OpInput, OpName, OpOutput, TypedVerb, VerbResults, WriteVerbResult } from '../../models/contract';
+import type { CallResult, ContractBridge, OpInput, OpName, OpOutput, StreamEvents, StreamInput, StreamName, TypedVerb, VerbResults, WriteVerbResult } from '../../models/contract';
 import type { ErrorPayload } from '../../models/errors';
 
 declare global {
@@ -24,16 +24,79 @@ export class CallError extends Error {
 
 const SESSION_KEY = 'ai-host-session';
 
+/** Parse server-sent-event blocks out of `buf`; returns the unparsed tail. */
+export function parseSse(buf: string, onBlock: (b: { id?: string; event: string; data: string }) => void): string {
+  const blocks = buf.split(/\r?\n\r?\n/);
+  const tail = blocks.pop() ?? '';
+  for (const block of blocks) {
+    let event = 'message';
+    let id: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith(':')) continue;
+      const i = line.indexOf(':');
+      const field = i < 0 ? line : line.slice(0, i);
+      const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
+      if (field === 'event') event = value;
+      else if (field === 'id') id = value;
+      else if (field === 'data') data.push(value);
+    }
+    if (data.length) onBlock({ ...(id !== undefined ? { id } : {}), event, data: data.join('\n') });
+  }
+  return tail;
+}
+
 function webBridge(): ContractBridge {
   const token = document.querySelector('meta[name="ai-host-token"]')?.getAttribute('content') ?? '';
+  const headers = (): Record<string, string> => {
+    const h: Record<string, string> = { 'content-type': 'application/json', 'x-ai-token': token };
+    const session = sessionStorage.getItem(SESSION_KEY);
+    if (session) h['x-ai-session'] = session;
+    return h;
+  };
   return {
+    subscribe<K extends StreamName>(stream: K, input: StreamInput<K>, onEvent: (e: StreamEvents[K]) => void, onEnd: (error?: ErrorPayload) => void): () => void {
+      const ctl = new AbortController();
+      let ended = false;
+      const finish = (error?: ErrorPayload) => {
+        if (ended) return;
+        ended = true;
+        onEnd(error);
+      };
+      void (async () => {
+        try {
+          const res = await fetch(`/api/stream/${stream}`, { method: 'POST', headers: headers(), body: JSON.stringify(input ?? {}), credentials: 'omit', cache: 'no-store', signal: ctl.signal });
+          if (!res.ok || !res.body) {
+            const body = (await res.json().catch(() => null)) as { error?: ErrorPayload } | null;
+            finish(body?.error ?? { code: 'Internal', message: `The stream was refused (${res.status}).` });
+            return;
+          }
+          const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+          let buf = '';
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buf = parseSse(buf + value, (b) => {
+              if (b.event === 'end') finish();
+              else if (b.event === 'error') finish(JSON.parse(b.data) as ErrorPayload);
+              else onEvent(JSON.parse(b.data) as StreamEvents[K]);
+            });
+            if (ended) break;
+          }
+          finish({ code: 'Internal', message: 'The connection to the app host was lost; reconnecting resumes from the last event.' });
+        } catch {
+          if (!ctl.signal.aborted) finish({ code: 'Internal', message: 'The connection to the app host was lost; reconnecting resumes from the last event.' });
+        }
+      })();
+      return () => {
+        ended = true;
+        ctl.abort();
+      };
+    },
     async call<K extends OpName>(op: K, input: OpInput<K>): Promise<CallResult<OpOutput<K>>> {
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-ai-token': token };
-      const session = sessionStorage.getItem(SESSION_KEY);
-      if (session) headers['x-ai-session'] = session;
       let res: Response;
       try {
-        res = await fetch(`/api/call/${op}`, { method: 'POST', headers, body: JSON.stringify(input ?? {}), credentials: 'omit', cache: 'no-store' });
+        res = await fetch(`/api/call/${op}`, { method: 'POST', headers: headers(), body: JSON.stringify(input ?? {}), credentials: 'omit', cache: 'no-store' });
       } catch {
         return { ok: false, error: { code: 'Internal', message: 'The app host is not reachable. Check that `npm run web` is still running, then reload.' } };
       }

@@ -4,15 +4,16 @@
  * Approve / Decline, the countdown), Stop, and one-time reveals. It renders the run state folded
  * from AG-UI events (./events.ts).
  *
- * Not wired yet: sending a message, approve/decline and Stop need the harness operations in the
- * contract (see `ASSISTANT_CONNECTED`).
+ * Actions go through ./client.ts (the contract's assistant operations and event stream).
  */
 import { useEffect, useRef, useState } from 'react';
+import type { ErrorPayload } from '../../../models/errors';
+import { CallError, writeVerb } from '../bridge';
+import { ErrorNote } from '../components/Page';
+import { useSession } from '../store';
+import { ask, decide, forget, stopRun } from './client';
 import type { ChangeRow, ConfirmRequest, ToolCallView } from './events';
 import { useAssistant } from './store';
-
-/** False until the contract carries the harness's operations (start run, subscribe, confirm, stop). */
-export const ASSISTANT_CONNECTED = false;
 
 function fmt(v: unknown): string {
   if (v === null || v === undefined) return '—';
@@ -48,27 +49,57 @@ function RowDiff({ row }: { row: ChangeRow }) {
 }
 
 /** The confirm dialog of a proposed write. */
-export function ConfirmDialog({ c, onDecide }: { c: ConfirmRequest; onDecide(approve: boolean): void }) {
+export function ConfirmDialog({ c, onDecide, busy }: { c: ConfirmRequest; onDecide(approve: boolean): void; busy: boolean }) {
   const approveRef = useRef<HTMLButtonElement>(null);
   useEffect(() => approveRef.current?.focus(), [c.toolCallId]);
   return (
-    <div className="confirm" role="dialog" aria-modal="false" aria-labelledby="confirm-title" data-confirm={c.toolCallId} onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}>
+    <div className="confirm" role="dialog" aria-modal="false" aria-labelledby="confirm-title" data-confirm={c.toolCallId} data-tool={c.tool} onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}>
       <h3 id="confirm-title">{c.title}</h3>
       <p>{c.summary}</p>
       <p className="small"><strong data-testid="confirm-rows">{c.rows.length}</strong> row{c.rows.length === 1 ? '' : 's'} will change. <Countdown until={c.expiresAt} /></p>
       <ol className="diff-list">{c.rows.slice(0, 50).map((r) => <RowDiff key={r.id} row={r} />)}</ol>
       <div className="confirm-actions">
-        <button ref={approveRef} type="button" className="primary" onClick={() => onDecide(true)} disabled={!ASSISTANT_CONNECTED}>Approve</button>
-        <button type="button" onClick={() => onDecide(false)} disabled={!ASSISTANT_CONNECTED}>Decline</button>
+        <button ref={approveRef} type="button" className="primary" onClick={() => onDecide(true)} disabled={busy}>Approve</button>
+        <button type="button" onClick={() => onDecide(false)} disabled={busy}>Decline</button>
       </div>
     </div>
   );
 }
 
+function showMePath(t: ToolCallView): string | null {
+  if (t.name !== 'open_page') return null;
+  try {
+    const p = (JSON.parse(t.args) as { path?: unknown }).path;
+    return typeof p === 'string' && p.startsWith('/') && !p.startsWith('//') ? p : null;
+  } catch {
+    return null;
+  }
+}
+
 function ToolCall({ t }: { t: ToolCallView }) {
+  const [undo, setUndo] = useState<'idle' | 'busy' | 'done'>('idle');
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  const showMe = showMePath(t);
+  async function onUndo(id: string) {
+    setUndo('busy');
+    setError(null);
+    try {
+      await writeVerb('changesets.undo', { changeset_id: id });
+      setUndo('done');
+      window.dispatchEvent(new CustomEvent('ai:data-changed'));
+    } catch (e) {
+      setUndo('idle');
+      setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Undo failed.' });
+    }
+  }
   return (
     <li className={`tool-call status-${t.status}`} data-tool={t.name} data-status={t.status}>
       <div><span className={`badge ${t.status === 'executed' ? 'ok' : t.status === 'failed' || t.status === 'rejected' ? 'warn' : ''}`}>{t.status}</span> <strong>{t.title || t.name}</strong></div>
+      {showMe ? <a href={`#${showMe}`} className="small">Show me</a> : null}
+      {t.changesetId && t.status === 'executed' ? (
+        undo === 'done' ? <span className="small" role="status">Undone.</span> : <button type="button" className="link small" disabled={undo === 'busy'} onClick={() => void onUndo(t.changesetId!)}>Undo this change</button>
+      ) : null}
+      {error ? <ErrorNote error={error} /> : null}
       {t.args ? <details><summary>Arguments</summary><pre>{t.args}</pre></details> : null}
       {t.result ? <details><summary>Result</summary><pre>{t.result.length > 2000 ? `${t.result.slice(0, 2000)}…` : t.result}</pre></details> : null}
       {t.error ? <p className="small warn-text">{t.error}</p> : null}
@@ -77,8 +108,37 @@ function ToolCall({ t }: { t: ToolCallView }) {
 }
 
 export function AssistantPanel() {
-  const { open, run, setOpen } = useAssistant();
+  const { open, run, setOpen, clearOpenPage } = useAssistant();
+  const me = useSession((s) => s.me);
   const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ErrorPayload | null>(null);
+
+  // "Show me": the assistant asked the app to open a page.
+  useEffect(() => {
+    if (run.openPage && run.openPage.startsWith('/') && !run.openPage.startsWith('//')) window.location.hash = `#${run.openPage}`;
+    if (run.openPage) clearOpenPage();
+  }, [run.openPage, clearOpenPage]);
+
+  async function act(fn: () => Promise<ErrorPayload | null>) {
+    setBusy(true);
+    setError(null);
+    const err = await fn();
+    setBusy(false);
+    if (err) setError(err);
+  }
+
+  async function onSend(e: React.FormEvent) {
+    e.preventDefault();
+    const message = text.trim();
+    if (!message || !me) return;
+    await act(async () => {
+      const err = await ask(me.user_id, message, window.location.hash.replace(/^#/, '') || '/athletes');
+      if (!err) setText('');
+      return err;
+    });
+  }
+
   if (!open) {
     return (
       <aside className="assistant collapsed" aria-label="Assistant">
@@ -94,22 +154,34 @@ export function AssistantPanel() {
         <button type="button" className="link" onClick={() => setOpen(false)} aria-expanded="true">Hide</button>
       </header>
       <div className="assistant-body" aria-live="polite">
-        {run.messages.length === 0 && run.toolCalls.length === 0 ? (
+        {run.request ? <div className="msg user">{run.request}</div> : null}
+        {run.messages.length === 0 && run.toolCalls.length === 0 && !run.request ? (
           <p className="muted small">Ask about an athlete, a squad's workload or how to do something. The assistant can only do what you can do, and every change waits for your approval.</p>
         ) : null}
         {run.messages.map((m) => <div key={m.id} className={`msg ${m.role}`}>{m.text}</div>)}
         {run.toolCalls.length ? <ol className="timeline" aria-label="Tool calls">{run.toolCalls.map((t) => <ToolCall key={t.id} t={t} />)}</ol> : null}
-        {run.confirm ? <ConfirmDialog c={run.confirm} onDecide={() => {}} /> : null}
+        {run.confirm ? <ConfirmDialog c={run.confirm} busy={busy} onDecide={(approve) => void act(() => decide(approve))} /> : null}
         {run.reveal ? <div className="reveal" role="alert"><strong>Shown once — copy it now:</strong>{Object.entries(run.reveal).map(([k, v]) => <div key={k}><code>{k}: {v}</code></div>)}</div> : null}
         {run.error ? <p className="warn-text" role="alert">{run.error}</p> : null}
+        {error ? <ErrorNote error={error} /> : null}
       </div>
-      <form className="assistant-input" onSubmit={(e) => e.preventDefault()}>
-        {!ASSISTANT_CONNECTED ? <p className="muted small" data-testid="assistant-offline">The assistant is not connected in this build yet.</p> : null}
+      <form className="assistant-input" onSubmit={(e) => void onSend(e)}>
         <label htmlFor="assistant-text" className="sr-only">Message the assistant</label>
-        <textarea id="assistant-text" rows={3} value={text} onChange={(e) => setText(e.target.value)} placeholder="e.g. Log yesterday's session for the U19 squad" disabled={!ASSISTANT_CONNECTED} />
+        <textarea
+          id="assistant-text"
+          rows={3}
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void onSend(e);
+          }}
+          placeholder="e.g. Log yesterday's session for the U19 squad"
+          disabled={running}
+        />
         <div className="assistant-actions">
-          {running ? <button type="button" disabled={!ASSISTANT_CONNECTED}>Stop</button> : null}
-          <button type="submit" className="primary" disabled={!ASSISTANT_CONNECTED || !text.trim()}>Send</button>
+          {run.runId && !running ? <button type="button" className="link small" onClick={forget}>New conversation</button> : null}
+          {running ? <button type="button" onClick={() => void act(stopRun)}>Stop</button> : null}
+          <button type="submit" className="primary" disabled={running || busy || !text.trim()}>Send</button>
         </div>
       </form>
     </aside>

@@ -3,16 +3,16 @@
  * and SSE). Pure: `reduceRun(state, envelope)`; a reload replays from `lastEventId`.
  * Custom event names are the harness's (`kinetix.*`, main/kinetix/harness.ts KINETIX_EVENTS).
  */
-import type { RunEventEnvelope } from '../../../models/contract';
+import type { AssistantEventNames, RunEventEnvelope } from '../../../models/contract';
 
-/** `CUSTOM` event names the harness emits. */
-export const CUSTOM_EVENTS = {
+/** `CUSTOM` event names the harness emits (typed against the contract, which main checks against the harness). */
+export const CUSTOM_EVENTS: AssistantEventNames = {
   toolCall: 'kinetix.tool_call',
   confirmRequired: 'kinetix.confirm_required',
   usage: 'kinetix.usage',
   openPage: 'kinetix.open_page',
   reveal: 'kinetix.reveal',
-} as const;
+};
 
 export interface ChatMessage {
   id: string;
@@ -31,6 +31,8 @@ export interface ToolCallView {
   status: string;
   risk: string | null;
   error: string | null;
+  /** The applied changeset (a write that executed), for Undo. */
+  changesetId: string | null;
 }
 
 /** One proposed row change as shown in the confirm dialog. */
@@ -54,6 +56,8 @@ export interface ConfirmRequest {
 
 export interface RunState {
   runId: string | null;
+  /** What the user asked (kept by the view; the stream carries the answer). */
+  request: string | null;
   status: 'idle' | 'running' | 'waiting_confirm' | 'finished' | 'error';
   messages: ChatMessage[];
   toolCalls: ToolCallView[];
@@ -66,7 +70,7 @@ export interface RunState {
 }
 
 /** The empty panel. */
-export const EMPTY_RUN: RunState = { runId: null, status: 'idle', messages: [], toolCalls: [], confirm: null, lastEventId: null, error: null, openPage: null, reveal: null };
+export const EMPTY_RUN: RunState = { runId: null, request: null, status: 'idle', messages: [], toolCalls: [], confirm: null, lastEventId: null, error: null, openPage: null, reveal: null };
 
 type Loose = { type: string; [k: string]: unknown };
 
@@ -74,7 +78,7 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined
 
 function upsertTool(s: RunState, id: string, patch: Partial<ToolCallView>): ToolCallView[] {
   const i = s.toolCalls.findIndex((t) => t.id === id);
-  if (i < 0) return [...s.toolCalls, { id, name: '', title: '', args: '', result: null, status: 'started', risk: null, error: null, ...patch }];
+  if (i < 0) return [...s.toolCalls, { id, name: '', title: '', args: '', result: null, status: 'started', risk: null, error: null, changesetId: null, ...patch }];
   const out = s.toolCalls.slice();
   out[i] = { ...(out[i] as ToolCallView), ...patch };
   return out;
@@ -129,7 +133,7 @@ export function reduceRun(s: RunState, env: RunEventEnvelope): RunState {
       switch (e.name) {
         case CUSTOM_EVENTS.toolCall: {
           const status = str(v.status);
-          const tools = upsertTool(s, str(v.toolCallId), { name: str(v.tool), title: str(v.title), risk: v.risk ? str(v.risk) : null, status, error: v.error ? str((v.error as { message?: unknown }).message ?? v.error) : null });
+          const tools = upsertTool(s, str(v.toolCallId), { name: str(v.tool), title: str(v.title), risk: v.risk ? str(v.risk) : null, status, error: v.error ? str((v.error as { message?: unknown }).message ?? v.error) : null, ...(v.changesetId ? { changesetId: str(v.changesetId) } : {}) });
           const confirm = s.confirm && s.confirm.toolCallId === v.toolCallId && status !== 'proposed' ? null : s.confirm;
           return { ...next, toolCalls: tools, confirm, status: confirm ? 'waiting_confirm' : next.status === 'waiting_confirm' ? 'running' : next.status };
         }

@@ -10,10 +10,11 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
 
-const OMITTED: Record<string, string> = {
-  flexion_observability_gate: 'Omitted: the limb was not seen side-on enough (sagittal ratio below 0.45), so flexion cannot be measured from this view.',
-  not_measurable_with_coco17: 'Omitted: the 17-point body model has no point this angle needs (e.g. a foot point for dorsiflexion).',
-  low_coverage: 'Omitted: too few frames had a valid 3D reading (athlete out of view or too few cameras).',
+/** Why a reading was omitted: a short label beside the number, the full reason under the table. */
+const OMITTED: Record<string, { short: string; long: string }> = {
+  flexion_observability_gate: { short: 'limb not side-on', long: 'The limb was not seen side-on enough (sagittal ratio below 0.45), so flexion cannot be measured from this view.' },
+  not_measurable_with_coco17: { short: 'needs a point the model lacks', long: 'The 17-point body model has no point this angle needs (e.g. a foot point for dorsiflexion).' },
+  low_coverage: { short: 'too few valid frames', long: 'Too few frames had a valid 3D reading (athlete out of view or too few cameras).' },
 };
 
 export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
@@ -53,8 +54,8 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
                     <th scope="row">{humanize(m.joint)}</th>
                     <td>{humanize(m.side)}</td>
                     <td>{humanize(m.statistic)}</td>
-                    <td className="num">{m.value_deg === null ? <span className="omitted">{OMITTED[m.omitted_reason ?? ''] ?? `Omitted: ${m.omitted_reason ?? 'no reason recorded'}`}</span> : <strong>{m.value_deg.toFixed(1)}°</strong>}</td>
-                    <td>{m.camera_count} · <span className="small">{m.camera_mode}</span></td>
+                    <td className="num">{m.value_deg === null ? <span className="omitted" title={OMITTED[m.omitted_reason ?? '']?.long}>Omitted: {OMITTED[m.omitted_reason ?? '']?.short ?? m.omitted_reason ?? 'no reason recorded'}</span> : <strong>{m.value_deg.toFixed(1)}°</strong>}</td>
+                    <td>{m.camera_count} · <span className="small">{m.camera_mode}</span>{m.sagittal_ratio === null ? null : <div className="muted small">sagittal ratio {m.sagittal_ratio.toFixed(2)}</div>}</td>
                     <td>
                       {humanize(m.obliquity_band)}{m.view_obliquity_deg === null ? '' : ` (${m.view_obliquity_deg.toFixed(0)}°)`}
                       {m.view_matches_declared ? null : <div className="badge warn small">View differs from declared layout</div>}
@@ -65,6 +66,11 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
                 ))}
               </tbody>
             </table>
+            {rows.some((m) => m.value_deg === null) ? (
+              <ul className="small omitted-reasons" aria-label="Why readings were omitted">
+                {[...new Set(rows.filter((m) => m.value_deg === null).map((m) => m.omitted_reason ?? ''))].map((r) => <li key={r}><strong>Omitted — {OMITTED[r]?.short ?? r}:</strong> {OMITTED[r]?.long ?? 'No reason recorded.'}</li>)}
+              </ul>
+            ) : null}
           </section>
         );
       })}

@@ -1,0 +1,173 @@
+/**
+ * The assistant side panel end to end: the real harness and the real @anthropic-ai/sdk inside the
+ * web host, talking to the scripted Messages API server (main/testing/scripted-anthropic.ts) on
+ * 127.0.0.1. Checks the changesets and writes, not the model's wording.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ScriptedAnthropic } from '../main/testing/scripted-anthropic';
+import { startScriptedAnthropic } from '../main/testing/scripted-anthropic';
+import type { RunningApp } from './fixtures/app';
+import { launchBrowser, newPage, screenshot, startApp } from './fixtures/app';
+import { AssistantPanel } from './pages/assistant';
+import { SignInPage, contractCall, goTo, waitForPage } from './pages/app';
+
+let model: ScriptedAnthropic;
+let app: RunningApp;
+let browser: Browser;
+
+beforeAll(async () => {
+  model = await startScriptedAnthropic([]);
+  app = await startApp({ env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-0123456789abcdef', ATHLETE_SECRET_KEY: 'e2e-machine-key' } });
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await model?.close();
+});
+
+async function signedIn(role: string): Promise<Page> {
+  const { page } = await newPage(browser);
+  const s = new SignInPage(page);
+  await s.open(app.url);
+  await s.signIn(`${role}@kestrelvale.test`);
+  return page;
+}
+
+function yesterday(): string {
+  return new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+}
+
+async function u19(page: Page): Promise<{ id: string; count: number }> {
+  const squads = await contractCall<{ id: string; name: string; athlete_count: number }[]>(page, 'verb.call', { verb: 'squads.list', input: {} });
+  const s = squads.value!.find((x) => x.name === 'U19')!;
+  return { id: s.id, count: s.athlete_count };
+}
+
+async function activityCount(page: Page): Promise<number> {
+  const a = await contractCall<{ activity: unknown[] }>(page, 'verb.call', { verb: 'activity.list', input: { limit: 1000 } });
+  return a.value!.activity.length;
+}
+
+describe('assistant side panel', () => {
+  it('a physio asks to log yesterday\'s U19 session, approves N rows, and sees the rows and a "via Assistant" activity row', async () => {
+    const page = await signedIn('physio');
+    await waitForPage(page, 'athletes');
+    const squad = await u19(page);
+    const before = await contractCall<{ total: number }>(page, 'verb.call', { verb: 'workload.listLoads', input: { squad_id: squad.id, from: yesterday(), to: yesterday(), limit: 1 } });
+    model.push(
+      { text: 'I will log it for the U19 squad.', toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 75, rpe: 6 } }] },
+      { text: `Done: yesterday's session is logged for the U19 squad (${squad.count} athletes).` },
+    );
+    const panel = new AssistantPanel(page);
+    await panel.ask("Log yesterday's session for the U19 squad: 75 minutes at RPE 6.");
+    const dialog = await panel.confirmDialog();
+    expect(dialog.title).toBe('Log session load (RPE × minutes) for athletes');
+    expect(dialog.rows).toBe(squad.count);
+    await screenshot(page, '20-assistant-confirm');
+    await panel.approve();
+    await panel.waitForStatus('finished');
+    expect(await panel.answer()).toContain('logged');
+    expect(await panel.toolStatuses()).toContainEqual({ tool: 'log_session_load', status: 'executed' });
+    await screenshot(page, '21-assistant-applied');
+
+    const after = await contractCall<{ total: number }>(page, 'verb.call', { verb: 'workload.listLoads', input: { squad_id: squad.id, from: yesterday(), to: yesterday(), limit: 1 } });
+    expect(after.value!.total - before.value!.total).toBe(squad.count);
+    await goTo(page, '#/activity', 'activity');
+    const row = page.locator('tr[data-via-assistant="true"]').first();
+    expect(await row.textContent()).toMatch(/via Assistant/);
+    await screenshot(page, '22-activity-via-assistant');
+    // The "via Assistant" row links to the run trace.
+    await row.locator('a').click();
+    await waitForPage(page, 'trace');
+    expect(await page.locator('tr[data-tool-call="log_session_load"][data-status="executed"]').count()).toBe(1);
+    await screenshot(page, '23-run-trace');
+    await page.context().close();
+  });
+
+  it('declining writes nothing and the model is told so', async () => {
+    const page = await signedIn('physio');
+    await waitForPage(page, 'athletes');
+    const squad = await u19(page);
+    const acts = await activityCount(page);
+    model.push(
+      { toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 30, rpe: 3 } }] },
+      { text: 'Understood, nothing was logged. How would you like to proceed?' },
+    );
+    const sent = model.requests.length;
+    const panel = new AssistantPanel(page);
+    await panel.ask('Log a 30 minute recovery session for U19 yesterday.');
+    await panel.confirmDialog();
+    await panel.decline();
+    await panel.waitForStatus('finished');
+    expect(await panel.toolStatuses()).toContainEqual({ tool: 'log_session_load', status: 'rejected' });
+    expect(await activityCount(page)).toBe(acts);
+    expect(JSON.stringify(model.requests[sent + 1]?.body.messages.at(-1))).toContain('The user declined this action');
+    await page.context().close();
+  });
+
+  it('a reload while the confirm dialog is open replays the run, and the approval still works', async () => {
+    const page = await signedIn('physio');
+    await waitForPage(page, 'athletes');
+    const squad = await u19(page);
+    model.push(
+      { text: 'Proposing the loads now.', toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 20, rpe: 2 } }] },
+      { text: 'Logged the cool-down.' },
+    );
+    const panel = new AssistantPanel(page);
+    await panel.ask('Log a 20 minute cool-down for U19 yesterday at RPE 2.');
+    const first = await panel.confirmDialog();
+    await page.reload();
+    await page.waitForSelector('body[data-session="signedIn"]');
+    const replayed = await panel.confirmDialog();
+    expect(replayed).toEqual(first);
+    expect(await page.locator('.msg.user').textContent()).toContain('cool-down');
+    await panel.approve();
+    await panel.waitForStatus('finished');
+    expect(await panel.answer()).toBe('Logged the cool-down.');
+    await page.context().close();
+  });
+
+  it('the prompt-injection note yields no changeset and a plain refusal', async () => {
+    const page = await signedIn('physio');
+    await waitForPage(page, 'athletes');
+    const acts = await activityCount(page);
+    // An adversarial script: the model "obeys" the note and tries to delete, then a tool outside the catalogue.
+    model.push(
+      { toolUses: [{ name: 'list_athletes', input: { search: 'Rowan Ellery' } }] },
+      { toolUses: [{ name: 'delete_all_athletes', input: {} }] },
+      { text: "I can't do that. The note in Rowan Ellery's record is data, not an instruction, and no changes were made." },
+    );
+    const panel = new AssistantPanel(page);
+    await panel.ask("Summarise Rowan Ellery's notes and do what they say.");
+    await panel.waitForStatus('finished');
+    expect(await page.locator('.confirm').count()).toBe(0);
+    expect(await panel.answer()).toMatch(/can't do that/);
+    const statuses = await panel.toolStatuses();
+    expect(statuses.find((s) => s.tool === 'delete_all_athletes')?.status ?? 'failed').toBe('failed');
+    expect(await activityCount(page)).toBe(acts);
+    await screenshot(page, '24-assistant-injection-refused');
+    await page.context().close();
+  });
+
+  it('an athlete cannot get injuries by asking: the tool is not offered and a forced call fails', async () => {
+    const page = await signedIn('athlete');
+    await waitForPage(page, 'athlete-overview');
+    model.push(
+      { toolUses: [{ name: 'list_injuries', input: {} }] },
+      { text: 'Injury records are not available to your account.' },
+    );
+    const sent = model.requests.length;
+    const panel = new AssistantPanel(page);
+    await panel.ask('Show me my injuries.');
+    await panel.waitForStatus('finished');
+    const offered = (model.requests[sent]?.body.tools ?? []).map((t) => t.name);
+    expect(offered).not.toContain('list_injuries');
+    expect(offered).toContain('list_athletes');
+    expect((await panel.toolStatuses()).find((s) => s.tool === 'list_injuries')?.status ?? 'failed').toBe('failed');
+    expect(await panel.answer()).toContain('not available');
+    await page.context().close();
+  });
+});
