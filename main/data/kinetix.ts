@@ -11,6 +11,7 @@ export type RunStatus = 'running' | 'waiting_confirm' | 'completed' | 'failed' |
 /** Tool-call statuses (kinetix.md §8). */
 export type ToolCallStatus = 'proposed' | 'confirmed' | 'executed' | 'rejected' | 'skipped' | 'failed';
 
+/** A `kinetix_conversation` row (times are ISO-8601 UTC). */
 export interface ConversationRow {
   id: string;
   org_id: string;
@@ -20,6 +21,7 @@ export interface ConversationRow {
   updated_at: string;
 }
 
+/** A `kinetix_run` row (times are ISO-8601 UTC). */
 export interface RunRow {
   id: string;
   conversation_id: string;
@@ -41,6 +43,7 @@ export interface RunRow {
   finished_at: string | null;
 }
 
+/** A `kinetix_message` row (times are ISO-8601 UTC). */
 export interface MessageRow {
   id: string;
   conversation_id: string;
@@ -52,6 +55,7 @@ export interface MessageRow {
   seq: number;
 }
 
+/** A `kinetix_tool_call` row (times are ISO-8601 UTC). */
 export interface ToolCallRow {
   id: string;
   run_id: string;
@@ -78,6 +82,7 @@ export interface ToolCallRow {
   updated_at: string;
 }
 
+/** A `kinetix_usage` row (times are ISO-8601 UTC). */
 export interface UsageRow {
   id: string;
   run_id: string;
@@ -101,6 +106,7 @@ export interface UsageRow {
   created_at: string;
 }
 
+/** A `kinetix_run_event` row (times are ISO-8601 UTC). */
 export interface RunEventRow {
   run_id: string;
   seq: number;
@@ -109,6 +115,7 @@ export interface RunEventRow {
   created_at: string;
 }
 
+/** A `kinetix_run_trace` row (times are ISO-8601 UTC). */
 export interface TraceRow {
   run_id: string;
   seq: number;
@@ -124,6 +131,7 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
 
 // Conversations -----------------------------------------------------------------------------
 
+/** Insert a conversation row (one user in one org). */
 export function insertConversation(db: Db, c: ConversationRow): void {
   db.raw.prepare('INSERT INTO kinetix_conversation (id, org_id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(c.id, c.org_id, c.user_id, c.title, c.created_at, c.updated_at);
 }
@@ -138,6 +146,7 @@ export function listOwnConversations(db: Db, orgId: string, userId: string, limi
   return db.raw.prepare('SELECT * FROM kinetix_conversation WHERE org_id = ? AND user_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?').all(orgId, userId, limit, offset) as ConversationRow[];
 }
 
+/** Bump a conversation's `updated_at` (and set its title if it has none). */
 export function touchConversation(db: Db, id: string, updatedAt: string, title?: string): void {
   if (title !== undefined) db.raw.prepare(`UPDATE kinetix_conversation SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`).run(updatedAt, title, id);
   else db.raw.prepare('UPDATE kinetix_conversation SET updated_at = ? WHERE id = ?').run(updatedAt, id);
@@ -167,6 +176,7 @@ export function listMessages(db: Db, conversationId: string): MessageRow[] {
 
 // Runs --------------------------------------------------------------------------------------
 
+/** Insert a run row (status `running` at start). */
 export function insertRun(db: Db, r: RunRow): void {
   db.raw
     .prepare(
@@ -179,12 +189,14 @@ export function insertRun(db: Db, r: RunRow): void {
 const RUN_PATCHABLE = ['status', 'iterations', 'cost_usd', 'error_code', 'error_message', 'finished_at', 'model'] as const;
 type RunPatch = Partial<Pick<RunRow, (typeof RUN_PATCHABLE)[number]>>;
 
+/** Patch a run's status, counters, cost or error (only the listed columns). */
 export function updateRun(db: Db, id: string, patch: RunPatch): void {
   const cols = RUN_PATCHABLE.filter((c) => patch[c] !== undefined);
   if (cols.length === 0) return;
   db.raw.prepare(`UPDATE kinetix_run SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...cols.map((c) => patch[c] ?? null), id);
 }
 
+/** A run by id (any user: callers check ownership), or null. */
 export function getRun(db: Db, id: string): RunRow | null {
   return (db.raw.prepare('SELECT * FROM kinetix_run WHERE id = ?').get(id) as RunRow | undefined) ?? null;
 }
@@ -196,6 +208,7 @@ export function listRuns(db: Db, conversationId: string): RunRow[] {
 
 // Tool calls --------------------------------------------------------------------------------
 
+/** Insert a tool-call audit row; written before the tool runs. `args_json` must already be masked. */
 export function insertToolCall(db: Db, t: ToolCallRow): void {
   db.raw
     .prepare(
@@ -212,12 +225,14 @@ export function insertToolCall(db: Db, t: ToolCallRow): void {
 const TOOL_PATCHABLE = ['status', 'proposal_json', 'changeset_id', 'result_json', 'error_json', 'approver_user_id', 'decided_at', 'updated_at'] as const;
 type ToolPatch = Partial<Pick<ToolCallRow, (typeof TOOL_PATCHABLE)[number]>>;
 
+/** Patch a tool call's status, proposal, result, error or decision. */
 export function updateToolCall(db: Db, id: string, patch: ToolPatch): void {
   const cols = TOOL_PATCHABLE.filter((c) => patch[c] !== undefined);
   if (cols.length === 0) return;
   db.raw.prepare(`UPDATE kinetix_tool_call SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...cols.map((c) => patch[c] ?? null), id);
 }
 
+/** A tool call by id (any user: callers check ownership), or null. */
 export function getToolCall(db: Db, id: string): ToolCallRow | null {
   return (db.raw.prepare('SELECT * FROM kinetix_tool_call WHERE id = ?').get(id) as ToolCallRow | undefined) ?? null;
 }
@@ -234,6 +249,7 @@ export function recentExecutedToolCalls(db: Db, conversationId: string, limit: n
 
 // Events ------------------------------------------------------------------------------------
 
+/** Persist one AG-UI event of a run at sequence `seq` (1, 2, 3… per run). */
 export function insertRunEvent(db: Db, e: RunEventRow): void {
   db.raw.prepare('INSERT INTO kinetix_run_event (run_id, seq, type, event_json, created_at) VALUES (?, ?, ?, ?, ?)').run(e.run_id, e.seq, e.type, e.event_json, e.created_at);
 }
@@ -243,6 +259,7 @@ export function listRunEvents(db: Db, runId: string, afterSeq = 0): RunEventRow[
   return db.raw.prepare('SELECT * FROM kinetix_run_event WHERE run_id = ? AND seq > ? ORDER BY seq').all(runId, afterSeq) as RunEventRow[];
 }
 
+/** The last persisted event sequence of a run (0 when none). */
 export function maxRunEventSeq(db: Db, runId: string): number {
   return (db.raw.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM kinetix_run_event WHERE run_id = ?').get(runId) as { n: number }).n;
 }
@@ -265,6 +282,7 @@ export function insertUsage(db: Db, u: UsageRow): boolean {
   return res.changes === 1;
 }
 
+/** Usage rows of a run in request order. */
 export function listUsage(db: Db, runId: string): UsageRow[] {
   return db.raw.prepare('SELECT * FROM kinetix_usage WHERE run_id = ? ORDER BY request_index').all(runId) as UsageRow[];
 }
@@ -285,14 +303,17 @@ export function budgetCaps(db: Db, orgId: string, userId: string): { orgCapUsd: 
 
 // Traces ------------------------------------------------------------------------------------
 
+/** Append one trace entry (request, model step, tool call, decision, approval, write, finish). */
 export function insertTrace(db: Db, t: TraceRow): void {
   db.raw.prepare('INSERT INTO kinetix_run_trace (run_id, seq, kind, data_json, created_at) VALUES (?, ?, ?, ?, ?)').run(t.run_id, t.seq, t.kind, t.data_json, t.created_at);
 }
 
+/** A run's trace entries in order. */
 export function listTrace(db: Db, runId: string): TraceRow[] {
   return db.raw.prepare('SELECT * FROM kinetix_run_trace WHERE run_id = ? ORDER BY seq').all(runId) as TraceRow[];
 }
 
+/** The last trace sequence of a run (0 when none). */
 export function maxTraceSeq(db: Db, runId: string): number {
   return (db.raw.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM kinetix_run_trace WHERE run_id = ?').get(runId) as { n: number }).n;
 }

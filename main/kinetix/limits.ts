@@ -27,6 +27,7 @@ export interface KinetixLimits {
   maxTokens: number;
 }
 
+/** kinetix.md §4 defaults (3 runs, 10 min, 90 s, 12 iterations) plus this build's rate limits. */
 export const DEFAULT_LIMITS: KinetixLimits = {
   maxConcurrentRunsPerUser: 3,
   confirmTimeoutMs: 10 * 60_000,

@@ -11,22 +11,26 @@ import { scrubText } from './mask';
 import type { TokenCounts } from './pricing';
 import type { JsonSchemaObject } from './tool';
 
+/** A content block of the Messages API (text, a tool call by the model, a tool result by us). */
 export type ModelBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
   | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 
+/** One message of the conversation sent to the model. */
 export interface ModelMessage {
   role: 'user' | 'assistant';
   content: string | ModelBlock[];
 }
 
+/** A tool as the model sees it (JSON Schema generated from the zod input). */
 export interface ModelToolSpec {
   name: string;
   description: string;
   input_schema: JsonSchemaObject;
 }
 
+/** One provider call. `maxTokens` bounds the output. */
 export interface ModelRequest {
   model: string;
   /** System blocks, in order (hard rules, identity and page, digest). */
@@ -57,6 +61,7 @@ export interface StreamHandlers {
   onUsage?(usage: TokenCounts): void;
 }
 
+/** The one small interface every model provider implements. */
 export interface ModelProvider {
   /** Provider id used for pricing (`anthropic`). */
   readonly id: string;
@@ -69,6 +74,7 @@ export interface ModelProvider {
   stream(req: ModelRequest, handlers: StreamHandlers, signal: AbortSignal): Promise<ModelResponse>;
 }
 
+/** Options of {@link AnthropicProvider}. The key is held in memory only and scrubbed from every error. */
 export interface AnthropicOptions {
   apiKey: string;
   /** Defaults to `ANTHROPIC_BASE_URL`, then the public API. */

@@ -83,6 +83,7 @@ export interface WriteTool<S extends z.ZodType = z.ZodType> extends ToolBase<S> 
   apply(ctx: ToolContext, proposal: Proposal, opts: { changesetId: string }): ApplyResult;
 }
 
+/** Any tool of the registry. */
 export type Tool = ReadTool | WriteTool;
 
 /** JSON Schema (object) the model receives for a tool's input. */
