@@ -146,7 +146,7 @@ describe('assistant side panel', () => {
     expect(await page.locator('.confirm').count()).toBe(0);
     expect(await panel.answer()).toMatch(/can't do that/);
     const statuses = await panel.toolStatuses();
-    expect(statuses.find((s) => s.tool === 'delete_all_athletes')?.status ?? 'failed').toBe('failed');
+    expect(statuses).toContainEqual({ tool: 'delete_all_athletes', status: 'failed' });
     expect(await activityCount(page)).toBe(acts);
     await screenshot(page, '24-assistant-injection-refused');
     await page.context().close();
@@ -166,7 +166,7 @@ describe('assistant side panel', () => {
     const offered = (model.requests[sent]?.body.tools ?? []).map((t) => t.name);
     expect(offered).not.toContain('list_injuries');
     expect(offered).toContain('list_athletes');
-    expect((await panel.toolStatuses()).find((s) => s.tool === 'list_injuries')?.status ?? 'failed').toBe('failed');
+    expect(await panel.toolStatuses()).toContainEqual({ tool: 'list_injuries', status: 'failed' });
     expect(await panel.answer()).toContain('not available');
     await page.context().close();
   });

@@ -8,7 +8,7 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import type { ErrorPayload } from '../../../models/errors';
-import { CallError, writeVerb } from '../bridge';
+import { CallError, readVerb, writeVerb } from '../bridge';
 import { ErrorNote } from '../components/Page';
 import { useSession } from '../store';
 import { ask, decide, forget, stopRun } from './client';
@@ -32,7 +32,8 @@ function Countdown({ until }: { until: string }) {
   return <span className="countdown" aria-live="off">{left > 0 ? `${mm}:${ss} left to decide` : 'Expired'}</span>;
 }
 
-function RowDiff({ row }: { row: ChangeRow }) {
+function RowDiff({ row, names }: { row: ChangeRow; names: ReadonlyMap<string, string> }) {
+  const show = (k: string, v: unknown) => (k.endsWith('athlete_id') && typeof v === 'string' && names.has(v) ? names.get(v)! : fmt(v));
   const keys = [...new Set([...Object.keys(row.before ?? {}), ...Object.keys(row.after ?? {})])].filter((k) => k !== 'id');
   return (
     <li className="diff-row">
@@ -40,7 +41,7 @@ function RowDiff({ row }: { row: ChangeRow }) {
       <table className="diff">
         <tbody>
           {keys.map((k) => (
-            <tr key={k}><th scope="row">{k}</th>{row.op === 'update' ? <><td className="before">{fmt(row.before?.[k])}</td><td aria-hidden="true">→</td></> : null}<td className="after">{fmt(row.after?.[k])}</td></tr>
+            <tr key={k}><th scope="row">{k}</th>{row.op === 'update' ? <><td className="before">{show(k, row.before?.[k])}</td><td aria-hidden="true">→</td></> : null}<td className="after">{show(k, row.after?.[k])}</td></tr>
           ))}
         </tbody>
       </table>
@@ -52,12 +53,25 @@ function RowDiff({ row }: { row: ChangeRow }) {
 export function ConfirmDialog({ c, onDecide, busy }: { c: ConfirmRequest; onDecide(approve: boolean): void; busy: boolean }) {
   const approveRef = useRef<HTMLButtonElement>(null);
   useEffect(() => approveRef.current?.focus(), [c.toolCallId]);
+  // Athlete names beside athlete ids, so a clinician can read the rows (ids stay in the data).
+  const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
+  useEffect(() => {
+    if (!c.rows.some((r) => Object.keys({ ...r.before, ...r.after }).some((k) => k.endsWith('athlete_id')))) return;
+    let live = true;
+    readVerb('athletes.list', { limit: 5000, status: 'all' }).then(
+      (r) => live && setNames(new Map(r.athletes.map((a) => [a.id, a.name]))),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [c.toolCallId, c.rows]);
   return (
     <div className="confirm" role="dialog" aria-modal="false" aria-labelledby="confirm-title" data-confirm={c.toolCallId} data-tool={c.tool} onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}>
       <h3 id="confirm-title">{c.title}</h3>
       <p>{c.summary}</p>
       <p className="small"><strong data-testid="confirm-rows">{c.rows.length}</strong> row{c.rows.length === 1 ? '' : 's'} will change. <Countdown until={c.expiresAt} /></p>
-      <ol className="diff-list">{c.rows.slice(0, 50).map((r) => <RowDiff key={r.id} row={r} />)}</ol>
+      <ol className="diff-list">{c.rows.slice(0, 50).map((r) => <RowDiff key={r.id} row={r} names={names} />)}</ol>
       <div className="confirm-actions">
         <button ref={approveRef} type="button" className="primary" onClick={() => onDecide(true)} disabled={busy}>Approve</button>
         <button type="button" onClick={() => onDecide(false)} disabled={busy}>Decline</button>
