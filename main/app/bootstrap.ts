@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Db } from '../data/db';
 import { openDb } from '../data/db';
+import { ensureHelpIndexed } from '../services/help';
 import { seedDemo } from '../data/seed';
 
 /** File name of the app database inside the user-data folder. */
@@ -62,6 +63,8 @@ export function openAppDatabaseWithInfo(path?: string, opts: OpenAppDatabaseOpti
       throw e;
     }
   }
+  // The shipped help pages are (re)indexed when their content changed; a no-op otherwise.
+  ensureHelpIndexed(db);
   return { db, path: file, created, seeded };
 }
 

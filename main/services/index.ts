@@ -7,6 +7,7 @@ import * as admin from './admin';
 import * as athletes from './athletes';
 import * as capture from './capture';
 import * as clinical from './clinical';
+import * as help from './help';
 import * as rates from './rates';
 import type { Verb } from './verb';
 import * as workload from './workload';
@@ -25,6 +26,7 @@ const ALL: Verb[] = [
   admin.listReports, admin.getReport, admin.generateReport,
   admin.listUsers, admin.createUser, admin.updateUser,
   admin.listActivityVerb, admin.getChangesetVerb, admin.undoChangeset,
+  help.searchHelpVerb, help.getHelpPageVerb, help.listHelpPagesVerb,
 ] as Verb[];
 
 /** Every verb by name. */

@@ -67,6 +67,9 @@ export const EXPECTED: Record<string, string> = {
   'activity.list':                  'Y   Y   Y   Y   Y   Y   Y   Y   N   N',
   'changesets.get':                 'Y   Y   Y   Y   Y   Y   Y   Y   N   N',
   'changesets.undo':                'N   N   N   Y   Y   Y   Y   N   N   N',
+  'help.search':                    'Y   Y   Y   Y   Y   Y   Y   Y   Y   Y',
+  'help.getPage':                   'Y   Y   Y   Y   Y   Y   Y   Y   Y   Y',
+  'help.listPages':                 'Y   Y   Y   Y   Y   Y   Y   Y   Y   Y',
 };
 
 let emailSeq = 0;
@@ -114,6 +117,9 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
     case 'users.create': return { email: `new${++emailSeq}@example.test`, display_name: 'New Person', role: 'analyst' };
     case 'users.update': return { id: o.users.analyst, display_name: 'Renamed Analyst' };
     case 'changesets.get': case 'changesets.undo': return verb === 'changesets.get' ? { id: o.changesetId } : { changeset_id: o.changesetId };
+    case 'help.search': return { query: 'log a session load for a squad' };
+    case 'help.getPage': return { slug: 'reading-acwr' };
+    case 'help.listPages': return {};
     default: throw new Error(`no input for ${verb}`);
   }
 }
