@@ -87,6 +87,7 @@ const AREA_TABLES: Readonly<Record<string, readonly TableName[]>> = {
   capture: ['capture_session', 'pose_metric'],
   devices: ['device'],
   users: ['app_user'],
+  help: [],
 };
 
 const SINGULAR_ACTIONS = new Set(['get', 'create', 'update', 'deactivate', 'submit', 'record', 'register', 'rotate', 'generate', 'undo', 'delete']);
