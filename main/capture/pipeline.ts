@@ -57,6 +57,8 @@ export interface ProcessResult {
   fps: number;
   frames: number;
   tap: Tap;
+  /** The athlete's 2D keypoints per frame, keypoint and camera: F×K×C×3 (x px, y px, confidence). */
+  observations: Float64Array;
   /** Raw triangulation (F×K×3, m) and its diagnostics. */
   triangulation: TriangulationResult;
   /** Gap-filled (no filter) and gap-filled + filtered points (F×K×3, m). */
@@ -153,7 +155,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   timings.total_s = (performance.now() - t0) / 1000;
   return {
-    cameras: cams, source: keypointDirs ? 'keypoints_json' : 'video', videos, keypointSet: set, fps, frames, tap,
+    cameras: cams, source: keypointDirs ? 'keypoints_json' : 'video', videos, keypointSet: set, fps, frames, tap, observations,
     triangulation: tri, filled: filled.points, filtered: filtered.points, interpolated: filtered.interpolated,
     rows, outcomes, drift, obliquity: { yawsDeg: ob.yawsDeg, obliquityDeg: ob.obliquityDeg }, cameraMode, trcText, timings,
   };

@@ -56,29 +56,29 @@ bool smallestEigenvector(const double* M, double* out) {
       L[i * 4 + j] = t / d;
     }
   }
+  double inv[4];
+  for (int i = 0; i < 4; i++) inv[i] = 1.0 / L[i * 5];
+  // Iterate on the dehomogenised point (v[3] = 1): one division per step and a convergence
+  // test in metres (|ΔX| < 1e-9 m relative to the point's scale).
   double v[4] = {0, 0, 0, 1};
-  for (int it = 0; it < 30; it++) {
+  for (int it = 0; it < 10; it++) {
     double y[4], x[4];
     for (int i = 0; i < 4; i++) {
       double s = v[i];
       for (int k = 0; k < i; k++) s -= L[i * 4 + k] * y[k];
-      y[i] = s / L[i * 5];
+      y[i] = s * inv[i];
     }
     for (int i = 3; i >= 0; i--) {
       double s = y[i];
       for (int k = i + 1; k < 4; k++) s -= L[k * 4 + i] * x[k];
-      x[i] = s / L[i * 5];
+      x[i] = s * inv[i];
     }
-    double n = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3]);
-    if (!(n > 0) || !std::isfinite(n)) return false;
-    double sign = (x[0] * v[0] + x[1] * v[1] + x[2] * v[2] + x[3] * v[3]) < 0 ? -1.0 : 1.0;
-    double diff = 0;
-    for (int i = 0; i < 4; i++) {
-      const double nv = sign * x[i] / n;
-      diff += (nv - v[i]) * (nv - v[i]);
-      v[i] = nv;
-    }
-    if (diff < 1e-26) break;
+    if (!(std::fabs(x[3]) > 1e-300) || !std::isfinite(x[3])) return false;
+    const double r = 1.0 / x[3];
+    const double a = x[0] * r, b = x[1] * r, c = x[2] * r;
+    const double diff = (a - v[0]) * (a - v[0]) + (b - v[1]) * (b - v[1]) + (c - v[2]) * (c - v[2]);
+    v[0] = a; v[1] = b; v[2] = c;
+    if (diff < 1e-18 * (1.0 + a * a + b * b + c * c)) break;
   }
   for (int i = 0; i < 4; i++) out[i] = v[i];
   return true;
@@ -112,9 +112,11 @@ bool triangulateViews(const double* P, const double* obs, uint32_t m, int C, dou
     const double* p = P + c * 12;
     const double den = p[8] * X + p[9] * Y + p[10] * Z + p[11];
     if (!(den > 0)) return false;
-    const double u = (p[0] * X + p[1] * Y + p[2] * Z + p[3]) / den;
-    const double v = (p[4] * X + p[5] * Y + p[6] * Z + p[7]) / den;
-    err += std::hypot(u - obs[c * 3], v - obs[c * 3 + 1]);
+    const double rd = 1.0 / den;
+    const double u = (p[0] * X + p[1] * Y + p[2] * Z + p[3]) * rd;
+    const double v = (p[4] * X + p[5] * Y + p[6] * Z + p[7]) * rd;
+    const double du = u - obs[c * 3], dv = v - obs[c * 3 + 1];
+    err += std::sqrt(du * du + dv * dv);
     n++;
   }
   res[0] = X; res[1] = Y; res[2] = Z; res[3] = err / n;
@@ -145,6 +147,12 @@ void run(Batch& b) {
     bool accepted = false;
     for (int drop = 0; nValid - drop >= b.opt.minViews && !accepted; drop++) {
       bool have = false;
+      if (drop == 0) {
+        // all valid views first (the common case): no subset enumeration
+        if (triangulateViews(b.P.data(), o, valid, C, cur)) { std::memcpy(best, cur, sizeof best); bestMask = valid; have = true; }
+        if (have && best[3] <= b.opt.maxReprojectionPx) { accepted = true; break; }
+        continue;
+      }
       for (uint32_t sub = valid; sub > 0; sub = (sub - 1) & valid) {
         if (popcount(sub) != nValid - drop) continue;
         if (!triangulateViews(b.P.data(), o, sub, C, cur)) continue;
