@@ -14,7 +14,9 @@
  * Each browser tab gets its own sign-in session: the host issues a random session id in the
  * `X-AI-Session` response header and the page keeps it in sessionStorage (per tab).
  *
- * Usage: `npm run web [-- --db PATH] [--port N]` (PORT env works too; default 5170; 0 = any free).
+ * Usage: `npm run web [-- --db PATH] [--port N] [--seed-large N]` (PORT env works too; default 5170;
+ * 0 = any free). `--seed-large N` fills a new database with N synthetic athletes instead of the
+ * demo club (the UI benchmark, e2e/bench/).
  * The database defaults to ATHLETE_DB or ./.data/athlete-intelligence.sqlite (main/app/bootstrap.ts).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -32,7 +34,9 @@ import { defaultToolRegistry } from '../kinetix/catalogue';
 import { Kinetix } from '../kinetix/harness';
 import type { CallContext, WindowSession } from '../ipc/handlers';
 import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
-import { DEMO_PIN } from '../data/seed';
+import { findUserByEmail, setUserPinHash } from '../data/identity';
+import { DEMO_PIN, seedLarge } from '../data/seed';
+import { hashPin } from '../services/pin';
 import { openAppDatabaseWithInfo } from '../app/bootstrap';
 import { CSP } from './csp';
 
@@ -308,12 +312,23 @@ function ensureRendererBuilt(dir: string): void {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { db: { type: 'string' }, port: { type: 'string' }, renderer: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ options: { db: { type: 'string' }, port: { type: 'string' }, renderer: { type: 'string' }, 'seed-large': { type: 'string' } }, strict: true });
   const port = Number(values.port ?? process.env.PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port/PORT must be 0–65535, got "${values.port ?? process.env.PORT}"`);
   const rendererDir = resolve(values.renderer ?? 'out/renderer');
   ensureRendererBuilt(rendererDir);
-  const { db, path: dbPath, seeded } = openAppDatabaseWithInfo(values.db);
+  const large = values['seed-large'] === undefined ? 0 : Number(values['seed-large']);
+  if (!Number.isInteger(large) || large < 0 || large > 100_000) throw new Error(`--seed-large must be a whole number of athletes (0–100000), got "${values['seed-large']}"`);
+  const { db, path: dbPath, seeded, created } = openAppDatabaseWithInfo(values.db, large ? { seedDemo: false } : {});
+  if (large && created) {
+    // Benchmark data set (e2e/bench): one large synthetic club whose users sign in with the demo PIN.
+    const s = seedLarge(db, { athletes: large, loads: 0 });
+    for (const email of Object.values(s.emails)) {
+      const u = findUserByEmail(db, email);
+      if (u) setUserPinHash(db, u.id, hashPin(DEMO_PIN));
+    }
+    console.log(`web: seeded ${large} synthetic athletes (users ${Object.values(s.emails).join(', ')})`);
+  }
   const kinetix = new Kinetix({ db, tools: defaultToolRegistry(), log: (l) => console.log(`kinetix: ${l}`) });
   const host = await createWebHost({ db, rendererDir, port, kinetix, log: (l) => console.log(`web: ${l}`) });
   console.log(`web: database ${dbPath}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);

@@ -13,6 +13,8 @@ export function Page(props: { page: string; state: 'loading' | 'ready' | 'error'
   useEffect(() => {
     document.title = `${typeof props.title === 'string' ? props.title : props.page} — Athlete Intelligence`;
     window.dispatchEvent(new CustomEvent(PAGE_EVENT, { detail: { page: props.page, state: props.state } }));
+    // A named mark for measurements (e.g. time to interactive of the athlete list).
+    if (props.state === 'ready' && typeof performance !== 'undefined' && performance.mark) performance.mark(`ai:${props.page}:ready`);
   }, [props.page, props.state, props.title]);
   return (
     <main className="page" data-page={props.page} data-state={props.state} aria-busy={props.state === 'loading'}>
