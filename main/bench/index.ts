@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { foundationMarkdown, runFoundationBench } from './foundation';
+import { kinetixMarkdown, runKinetixBench } from '../kinetix/bench/harness-bench';
 import { updateBenchmarksSection } from './report';
 
 interface Bench {
@@ -20,6 +21,13 @@ const BENCHES: Record<string, Bench> = {
     async run({ quick, log }) {
       const r = runFoundationBench(quick ? { athletes: 500, loads: 5000, iterations: 30, log } : { log });
       return { json: r, markdown: foundationMarkdown(r) };
+    },
+  },
+  kinetix: {
+    heading: 'Kinetix harness',
+    async run({ quick, log }) {
+      const r = await runKinetixBench({ quick, log });
+      return { json: r, markdown: kinetixMarkdown(r) };
     },
   },
 };

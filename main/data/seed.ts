@@ -296,8 +296,8 @@ function seedInto(db: Db, seed: number, today: string): SeedSummary {
   // --- Organisations
   const orgId = ids.next();
   const secondOrgId = ids.next();
-  w.insert('organization', { id: orgId, created_at: setupAt, updated_at: setupAt, version: 1, name: DEMO_ORG_NAME, plan: 'pro', budget_cap_usd: 200, assistant_model: 'claude-sonnet-4-5' });
-  w.insert('organization', { id: secondOrgId, created_at: setupAt, updated_at: setupAt, version: 1, name: DEMO_SECOND_ORG_NAME, plan: 'club', budget_cap_usd: 50, assistant_model: 'claude-sonnet-4-5' });
+  w.insert('organization', { id: orgId, created_at: setupAt, updated_at: setupAt, version: 1, name: DEMO_ORG_NAME, plan: 'pro', budget_cap_usd: 200, assistant_model: 'claude-sonnet-4-6' });
+  w.insert('organization', { id: secondOrgId, created_at: setupAt, updated_at: setupAt, version: 1, name: DEMO_SECOND_ORG_NAME, plan: 'club', budget_cap_usd: 50, assistant_model: 'claude-sonnet-4-6' });
 
   // --- Squads
   const seasonStart = Number(today.slice(0, 4)) - (Number(today.slice(5, 7)) < 7 ? 1 : 0); // seasons start in July
@@ -726,7 +726,7 @@ export function seedLarge(db: Db, opts: { athletes?: number; loads?: number; squ
   const squadIds: string[] = [];
   const athletesBySquad: string[][] = [];
   db.raw.transaction(() => {
-    w.insert('organization', { id: orgId, created_at: setupAt, updated_at: setupAt, version: 1, name: 'Benchmark Athletic (synthetic)', plan: 'pro', budget_cap_usd: null, assistant_model: 'claude-sonnet-4-5' });
+    w.insert('organization', { id: orgId, created_at: setupAt, updated_at: setupAt, version: 1, name: 'Benchmark Athletic (synthetic)', plan: 'pro', budget_cap_usd: null, assistant_model: 'claude-sonnet-4-6' });
     const meta = () => ({ id: ids.next(), org_id: orgId, created_at: setupAt, updated_at: setupAt, version: 1 });
     for (const [role, email] of Object.entries(emails)) w.insert('app_user', { ...meta(), email, display_name: `Bench ${role}`, role, linked_athlete_id: null, active: 1, budget_cap_usd: null, pin_hash: null });
     const nSquads = Math.ceil(nAthletes / squadSize);

@@ -58,7 +58,7 @@ function addDays(date: string, n: number): string {
 function buildOrg(db: Db, name: string, call: ClinicFixture['call']): OrgFixture {
   const orgId = uuidv7();
   const now = fixtureNow().toISOString();
-  insertOrganization(db, { id: orgId, created_at: now, updated_at: now, version: 1, name, plan: 'club', budget_cap_usd: 50, assistant_model: 'claude-sonnet-4-5' });
+  insertOrganization(db, { id: orgId, created_at: now, updated_at: now, version: 1, name, plan: 'club', budget_cap_usd: 50, assistant_model: 'claude-sonnet-4-6' });
   const users = {} as OrgFixture['users'];
   const slug = name.toLowerCase().replace(/[^a-z]/g, '');
   for (const role of [...ROLES, 'athlete_unlinked'] as const) {

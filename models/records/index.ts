@@ -19,7 +19,7 @@ export const Organization = z.object({
   plan: z.enum(['free', 'club', 'pro']),
   /** Monthly assistant budget cap for the whole org, USD; null = no cap. */
   budget_cap_usd: z.number().min(0).max(100_000).nullable(),
-  /** Model id used by the assistant for this org (e.g. `claude-sonnet-4-5`). */
+  /** Model id used by the assistant for this org (e.g. `claude-sonnet-4-6`). */
   assistant_model: z.string().min(1).max(100),
 });
 export type Organization = z.infer<typeof Organization>;
