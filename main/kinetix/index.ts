@@ -25,3 +25,7 @@ export { SecretBox, storeProviderKey, describeProviderKey, PROVIDER_KEY_SETTING 
 export { CLEARANCE_SETTING_KEY, FIELD_CLASSIFICATION, type Classification } from './classification';
 export { TooManyRuns, BudgetExceeded, UnknownTool, KinetixNotConfigured, ProviderError } from './errors';
 export { maskSecrets, MASK } from './mask';
+export {
+  proposeChangeset, approveProposal, declineProposal, listProposals, getProposal, PolicyDenied, STALE_MESSAGE,
+  type ProposeInput, type ApproveInput, type ProposalView, type ProposalStatus, type ProposalSource,
+} from './proposals';

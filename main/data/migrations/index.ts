@@ -6,6 +6,7 @@
 import { sql as core } from './0001_core';
 import { sql as kinetix } from './0002_kinetix';
 import { sql as help } from './0003_help';
+import { sql as proposals } from './0004_proposals';
 
 export interface Migration {
   id: number;
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 1, name: '0001_core', sql: core },
   { id: 2, name: '0002_kinetix', sql: kinetix },
   { id: 3, name: '0003_help', sql: help },
+  { id: 4, name: '0004_proposals', sql: proposals },
 ];

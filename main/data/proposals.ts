@@ -1,0 +1,123 @@
+/**
+ * Data access for changeset proposals (migration 0004): a planned changeset stored as a
+ * `changeset` row with status `proposed` / `needs_owner` plus its `changeset_proposal` row. The
+ * rules (who may approve, the policy, the apply) live in main/kinetix/proposals.ts; this module
+ * only reads and writes rows, always with bound parameters.
+ */
+import type { PlannedChangeset, RowChange } from '../../models/changeset';
+import type { Db } from './db';
+
+/** Status of a proposal (and of its changeset row until it is applied). */
+export type ProposalStatus = 'proposed' | 'needs_owner' | 'applied' | 'declined' | 'failed';
+/** Where a proposal came from. */
+export type ProposalSource = 'assistant' | 'mcp';
+
+/** A `changeset_proposal` row joined with its changeset's verb, summary and changes. */
+export interface ProposalRow {
+  id: string;
+  org_id: string;
+  user_id: string;
+  source: ProposalSource;
+  run_id: string | null;
+  tool_call_id: string | null;
+  tool_name: string;
+  title: string;
+  status: ProposalStatus;
+  verdict: 'allow' | 'needs_owner';
+  policy_json: string;
+  content_hash: string;
+  decided_by: string | null;
+  decided_at: string | null;
+  failure_json: string | null;
+  created_at: string;
+  updated_at: string;
+  /** From the changeset row. */
+  verb: string;
+  summary: string;
+  changes_json: string;
+  undo_of: string | null;
+  result_json: string | null;
+}
+
+/** What {@link insertProposal} stores. */
+export interface NewProposal {
+  id: string;
+  orgId: string;
+  userId: string;
+  source: ProposalSource;
+  runId: string | null;
+  toolCallId: string | null;
+  toolName: string;
+  title: string;
+  status: 'proposed' | 'needs_owner';
+  verdict: 'allow' | 'needs_owner';
+  policyJson: string;
+  contentHash: string;
+  planned: PlannedChangeset;
+  createdAt: string;
+}
+
+/** Insert the changeset row (status = proposal status, not applied) and the proposal row, in one transaction. */
+export function insertProposal(db: Db, p: NewProposal): void {
+  db.raw.transaction(() => {
+    db.raw
+      .prepare(
+        `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, NULL, ?, NULL)`,
+      )
+      .run(p.id, p.orgId, p.userId, p.planned.verb, p.planned.summary, JSON.stringify(p.planned.changes), p.contentHash, p.status, p.runId, p.runId ? 1 : 0, p.createdAt, p.planned.undoOf ?? null);
+    db.raw
+      .prepare(
+        `INSERT INTO changeset_proposal (id, org_id, user_id, source, run_id, tool_call_id, tool_name, title, status, verdict, policy_json, content_hash, decided_by, decided_at, failure_json, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?)`,
+      )
+      .run(p.id, p.orgId, p.userId, p.source, p.runId, p.toolCallId, p.toolName, p.title, p.status, p.verdict, p.policyJson, p.contentHash, p.createdAt, p.createdAt);
+  }).immediate();
+}
+
+const SELECT = `SELECT p.*, c.verb AS verb, c.summary AS summary, c.changes_json AS changes_json, c.undo_of AS undo_of, c.result_json AS result_json
+  FROM changeset_proposal p JOIN changeset c ON c.id = p.id`;
+
+/** One proposal of `orgId`, or null. */
+export function findProposal(db: Db, orgId: string, id: string): ProposalRow | null {
+  return (db.raw.prepare(`${SELECT} WHERE p.id = ? AND p.org_id = ?`).get(id, orgId) as ProposalRow | undefined) ?? null;
+}
+
+/**
+ * Proposals visible to a user: their own, plus (when `includeNeedsOwner`) every `needs_owner`
+ * proposal of the org. Newest first; optionally one status only.
+ */
+export function listProposalRows(db: Db, orgId: string, userId: string, opts: { status?: ProposalStatus; includeNeedsOwner?: boolean; limit?: number; offset?: number } = {}): ProposalRow[] {
+  const params: unknown[] = [orgId, userId];
+  let who = 'p.user_id = ?';
+  if (opts.includeNeedsOwner) who = `(${who} OR p.status = 'needs_owner')`;
+  let where = `p.org_id = ? AND ${who}`;
+  if (opts.status) {
+    where += ' AND p.status = ?';
+    params.push(opts.status);
+  }
+  return db.raw.prepare(`${SELECT} WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ? OFFSET ?`).all(...params, opts.limit ?? 100, opts.offset ?? 0) as ProposalRow[];
+}
+
+/**
+ * Move an open proposal (`proposed` / `needs_owner`) to a final status, with its changeset row
+ * (unless it was applied: apply already set the changeset row). Returns false when the proposal
+ * was no longer open (someone decided first).
+ */
+export function closeProposal(db: Db, id: string, patch: { status: Exclude<ProposalStatus, 'proposed' | 'needs_owner'>; decidedBy: string | null; decidedAt: string; failureJson?: string | null }): boolean {
+  return db.raw.transaction(() => {
+    const res = db.raw
+      .prepare(`UPDATE changeset_proposal SET status = ?, decided_by = ?, decided_at = ?, failure_json = ?, updated_at = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`)
+      .run(patch.status, patch.decidedBy, patch.decidedAt, patch.failureJson ?? null, patch.decidedAt, id);
+    if (res.changes !== 1) return false;
+    if (patch.status !== 'applied') db.raw.prepare(`UPDATE changeset SET status = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(patch.status, id);
+    return true;
+  })();
+}
+
+/** The planned changeset stored with a proposal. */
+export function plannedOf(row: ProposalRow): PlannedChangeset {
+  const planned: PlannedChangeset = { verb: row.verb, summary: row.summary, changes: JSON.parse(row.changes_json) as RowChange[] };
+  if (row.undo_of) planned.undoOf = row.undo_of;
+  return planned;
+}

@@ -1,0 +1,265 @@
+/**
+ * Changeset proposals (kinetix.md §3): the one place where a write planned by the assistant or
+ * an MCP client waits for a human, and the one path by which it is applied.
+ *
+ * - {@link proposeChangeset} runs the policy engine on the planned changeset and stores it
+ *   (status `proposed`, or `needs_owner`), with its content hash and every policy decision;
+ *   a `deny` verdict is refused with {@link PolicyDenied} and nothing is stored. No business
+ *   data is written.
+ * - {@link approveProposal} is called by the app on a human's click (the run's confirm dialog, or
+ *   the proposals list for MCP and needs-owner changes). It re-reads the approver, binds the
+ *   approval to the content hash, re-runs the policy and the row rules, and applies through the
+ *   service layer's version-checked, idempotent path with the proposal id as changeset id and
+ *   idempotency key. The model has no tool that reaches this function, and neither has an MCP
+ *   client: approval needs a signed-in user's id, which only the app supplies.
+ */
+import type { PlannedChangeset, RowChange } from '../../models/changeset';
+import type { ErrorPayload } from '../../models/errors';
+import { AppError, Conflict, Forbidden, NotFound, toErrorPayload } from '../../models/errors';
+import type { PolicyDecision, PolicyResult, PolicyVerdict } from '../../models/policy';
+import { canApprove, evaluatePolicy } from '../../models/policy';
+import type { Permission, Role } from '../../models/roles';
+import { hasPermission, NEEDS_OWNER_APPROVER } from '../../models/roles';
+import type { AppliedChangeset } from '../data/changesets';
+import { changesetContentHash, checkChangeset } from '../data/changesets';
+import type { Db } from '../data/db';
+import { findUserById } from '../data/identity';
+import * as P from '../data/proposals';
+import type { ProposalSource, ProposalStatus } from '../data/proposals';
+import { resolveActor } from '../services/context';
+import { applyPlanned } from '../services/verb';
+import { uuidv7 } from 'uuidv7';
+
+export type { ProposalSource, ProposalStatus } from '../data/proposals';
+
+/** What the model (and an MCP client) is told when a stale proposal is approved. */
+export const STALE_MESSAGE = 'The records changed since this was prepared; nothing was written. Read the current values again and propose the change afresh if it is still wanted.';
+
+/** The policy engine refused a planned changeset: nothing was stored or written. */
+export class PolicyDenied extends AppError {
+  readonly decisions: PolicyDecision[];
+  constructor(policy: Pick<PolicyResult, 'reasons' | 'decisions'>) {
+    super({ code: 'Forbidden', message: `The policy does not allow this change: ${policy.reasons.join(' ')}`.trim() });
+    this.decisions = policy.decisions;
+  }
+}
+
+/** Input of {@link proposeChangeset}. */
+export interface ProposeInput {
+  /** The signed-in user on whose behalf the change was planned (re-read here). */
+  userId: string;
+  planned: PlannedChangeset;
+  source: ProposalSource;
+  /** The assistant run that planned it (activity then reads "Name via Assistant", linked to the run). */
+  runId?: string | null;
+  toolCallId?: string | null;
+  toolName: string;
+  /** The tool's title, as the confirm dialog shows it. */
+  title: string;
+  /** The tool's gating permission, re-checked against the proposer's role on approval. */
+  permission?: Permission | null;
+  /** Clock (tests); the policy's "today" is its UTC date. */
+  now?: Date;
+}
+
+/** A proposal as the app, the harness and the MCP server see it. */
+export interface ProposalView {
+  id: string;
+  orgId: string;
+  /** The proposing user. */
+  userId: string;
+  source: ProposalSource;
+  runId: string | null;
+  toolCallId: string | null;
+  toolName: string;
+  title: string;
+  verb: string;
+  summary: string;
+  /** The rows, before → after, with the versions they were planned against. */
+  changes: RowChange[];
+  status: ProposalStatus;
+  verdict: Exclude<PolicyVerdict, 'deny'>;
+  decisions: PolicyDecision[];
+  /** Role that must approve (`owner` for needs-owner; null: the proposing user). */
+  approverRole: Role | null;
+  /** What an approval must quote. */
+  contentHash: string;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  failure: ErrorPayload | null;
+  /** The apply result once applied. */
+  result: AppliedChangeset | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface StoredPolicy {
+  verdict: Exclude<PolicyVerdict, 'deny'>;
+  decisions: PolicyDecision[];
+  reasons: string[];
+  approverRole: Role | null;
+  permission: Permission | null;
+}
+
+function view(row: P.ProposalRow): ProposalView {
+  const pol = JSON.parse(row.policy_json) as StoredPolicy;
+  return {
+    id: row.id, orgId: row.org_id, userId: row.user_id, source: row.source, runId: row.run_id, toolCallId: row.tool_call_id, toolName: row.tool_name, title: row.title,
+    verb: row.verb, summary: row.summary, changes: JSON.parse(row.changes_json) as RowChange[], status: row.status, verdict: row.verdict, decisions: pol.decisions,
+    approverRole: pol.approverRole, contentHash: row.content_hash, decidedBy: row.decided_by, decidedAt: row.decided_at,
+    failure: row.failure_json ? (JSON.parse(row.failure_json) as ErrorPayload) : null,
+    result: row.status === 'applied' && row.result_json ? (JSON.parse(row.result_json) as AppliedChangeset) : null,
+    createdAt: row.created_at, updatedAt: row.updated_at,
+  };
+}
+
+function activeUser(db: Db, userId: string) {
+  const u = findUserById(db, userId);
+  if (!u) throw new Forbidden('Your account was not found. Sign in again.');
+  if (!u.active) throw new Forbidden('Your account is deactivated. Ask a club administrator to reactivate it.');
+  return u;
+}
+
+/**
+ * Store a planned changeset as a proposal. Runs the policy engine (verdict `allow` → status
+ * `proposed`; `needs_owner` → status `needs_owner`) and the row rules with version checks.
+ * Writes the changeset row (not applied) and the proposal row only.
+ * @throws PolicyDenied (verdict deny: nothing stored), Forbidden / NotFound / Validation (row
+ *   rules), Conflict (already stale)
+ */
+export function proposeChangeset(db: Db, input: ProposeInput): ProposalView {
+  const actor = resolveActor({ db, userId: input.userId });
+  if (input.permission && !hasPermission(actor.role, input.permission)) throw new Forbidden(`Your role (${actor.role}) does not have ${input.permission}.`);
+  if (input.planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change: the changeset is empty.' });
+  const now = input.now ?? new Date();
+  const policy = evaluatePolicy(actor, input.planned, { today: now.toISOString().slice(0, 10) });
+  if (policy.verdict === 'deny') throw new PolicyDenied(policy);
+  checkChangeset(db, actor, input.planned.changes);
+  const id = uuidv7();
+  const stored: StoredPolicy = { verdict: policy.verdict, decisions: policy.decisions, reasons: policy.reasons, approverRole: policy.approverRole, permission: input.permission ?? null };
+  P.insertProposal(db, {
+    id, orgId: actor.orgId, userId: actor.userId, source: input.source, runId: input.runId ?? null, toolCallId: input.toolCallId ?? null,
+    toolName: input.toolName.slice(0, 100), title: input.title.slice(0, 200), status: policy.verdict === 'needs_owner' ? 'needs_owner' : 'proposed', verdict: policy.verdict,
+    policyJson: JSON.stringify(stored), contentHash: changesetContentHash(input.planned), planned: input.planned, createdAt: now.toISOString(),
+  });
+  return view(P.findProposal(db, actor.orgId, id)!);
+}
+
+/** Input of {@link approveProposal}. */
+export interface ApproveInput {
+  /** The signed-in user clicking Approve (re-read: role, active, org). */
+  approverUserId: string;
+  changesetId: string;
+  /** The content hash the approver was shown; an approval for other content is refused. */
+  contentHash: string;
+  now?: Date;
+}
+
+/**
+ * Approve and apply a proposal. `proposed`: only the proposing user; `needs_owner`: only an
+ * `owner` of the same org. Applied as the proposing user (their change; activity "Name via
+ * Assistant" linked to the run when it came from one) with changeset id and idempotency key =
+ * the proposal id; a retried approve returns the first result (`replayed: true`).
+ * A stale row fails the whole changeset: Conflict ({@link STALE_MESSAGE}), nothing written,
+ * proposal marked `failed` with the reason.
+ * @throws NotFound (no such proposal in the approver's org), Forbidden (not allowed to approve,
+ *   deactivated, or the policy now denies), Conflict (content hash mismatch, already decided,
+ *   stale rows)
+ */
+export function approveProposal(db: Db, input: ApproveInput): { proposal: ProposalView; changeset: AppliedChangeset } {
+  const approver = activeUser(db, input.approverUserId);
+  const row = P.findProposal(db, approver.org_id, input.changesetId);
+  if (!row) throw new NotFound('Proposed change');
+  const visible = row.user_id === approver.id || (row.status === 'needs_owner' && approver.role === NEEDS_OWNER_APPROVER);
+  if (!visible && row.status !== 'applied') throw new NotFound('Proposed change');
+  const planned = P.plannedOf(row);
+  if (input.contentHash !== row.content_hash || changesetContentHash(planned) !== row.content_hash) {
+    throw new Conflict('This approval is for different content than the stored change; nothing was written. Review the change again.');
+  }
+  const pol = JSON.parse(row.policy_json) as StoredPolicy;
+  const now = input.now ?? new Date();
+  const nowIso = now.toISOString();
+
+  // The approver's authority (stored verdict, and the policy re-run now as the proposer).
+  const mayApprove = (verdict: PolicyVerdict): void => {
+    if (!canApprove(approver.role, verdict)) throw new Forbidden(`Only an ${NEEDS_OWNER_APPROVER} can approve this change (${pol.reasons.join(' ') || 'it needs an owner'}).`);
+    if (verdict === 'allow' && approver.id !== row.user_id) throw new Forbidden('Only the person who asked for this change can approve it.');
+  };
+
+  if (row.status === 'applied') {
+    mayApprove(row.verdict);
+    if (!row.result_json) throw new Conflict('This change was already applied.');
+    return { proposal: view(row), changeset: { ...(JSON.parse(row.result_json) as AppliedChangeset), replayed: true } };
+  }
+  if (row.status !== 'proposed' && row.status !== 'needs_owner') throw new Conflict(`This change was already ${row.status}; nothing was written.`);
+  mayApprove(row.verdict);
+
+  const fail = (e: unknown): never => {
+    const payload = toErrorPayload(e);
+    P.closeProposal(db, row.id, { status: 'failed', decidedBy: approver.id, decidedAt: nowIso, failureJson: JSON.stringify(payload) });
+    throw e;
+  };
+
+  // Defence in depth: the proposer is re-read, still holds the tool's permission, and the policy still holds.
+  let verdict: PolicyVerdict = row.verdict;
+  try {
+    const proposer = resolveActor({ db, userId: row.user_id });
+    if (proposer.orgId !== approver.org_id) throw new NotFound('Proposed change');
+    if (pol.permission && !hasPermission(proposer.role, pol.permission)) throw new Forbidden(`${proposer.displayName}'s role (${proposer.role}) no longer has ${pol.permission}; nothing was written.`);
+    const now2 = evaluatePolicy(proposer, planned, { today: nowIso.slice(0, 10) });
+    if (now2.verdict === 'deny') throw new PolicyDenied(now2);
+    if (now2.verdict === 'needs_owner') verdict = 'needs_owner';
+  } catch (e) {
+    return fail(e);
+  }
+  mayApprove(verdict);
+
+  try {
+    const applied = db.raw.transaction(() => {
+      const a = applyPlanned({ db, userId: row.user_id, ...(row.run_id ? { via: { runId: row.run_id } } : {}), now: () => now }, planned, { idempotencyKey: row.id, changesetId: row.id });
+      if (!P.closeProposal(db, row.id, { status: 'applied', decidedBy: approver.id, decidedAt: nowIso })) throw new Conflict('This change was decided by someone else a moment ago; nothing was written.');
+      return a;
+    }).immediate();
+    return { proposal: view(P.findProposal(db, approver.org_id, row.id)!), changeset: applied };
+  } catch (e) {
+    if (e instanceof AppError && e.code === 'Conflict' && e.conflicts) return fail(new Conflict(STALE_MESSAGE, e.conflicts));
+    if (e instanceof AppError && e.code === 'Conflict' && /changed while/.test(e.message)) return fail(new Conflict(STALE_MESSAGE));
+    if (e instanceof AppError && e.message.startsWith('This change was decided')) throw e;
+    return fail(e);
+  }
+}
+
+/**
+ * Decline a proposal: the proposing user (withdraw), or an owner for a needs-owner change.
+ * Nothing is written but the decision. @throws NotFound, Forbidden, Conflict (already decided)
+ */
+export function declineProposal(db: Db, input: { userId: string; changesetId: string; now?: Date }): ProposalView {
+  const u = activeUser(db, input.userId);
+  const row = P.findProposal(db, u.org_id, input.changesetId);
+  const mine = row && row.user_id === u.id;
+  const ownerOf = row && row.status === 'needs_owner' && u.role === NEEDS_OWNER_APPROVER;
+  if (!row || (!mine && !ownerOf)) throw new NotFound('Proposed change');
+  const nowIso = (input.now ?? new Date()).toISOString();
+  if (!P.closeProposal(db, row.id, { status: 'declined', decidedBy: u.id, decidedAt: nowIso })) throw new Conflict(`This change was already ${P.findProposal(db, u.org_id, row.id)?.status ?? 'decided'}.`);
+  return view(P.findProposal(db, u.org_id, row.id)!);
+}
+
+/**
+ * Proposals visible to `userId`: their own, and for an owner every needs-owner proposal of the
+ * org. Newest first. @throws Forbidden (deactivated)
+ */
+export function listProposals(db: Db, userId: string, opts: { status?: ProposalStatus; limit?: number; offset?: number } = {}): ProposalView[] {
+  const u = activeUser(db, userId);
+  return P.listProposalRows(db, u.org_id, u.id, { ...opts, limit: Math.min(opts.limit ?? 100, 500), includeNeedsOwner: u.role === NEEDS_OWNER_APPROVER }).map(view);
+}
+
+/** One proposal visible to `userId` (see {@link listProposals}). @throws NotFound, Forbidden */
+export function getProposal(db: Db, userId: string, changesetId: string): ProposalView {
+  const u = activeUser(db, userId);
+  const row = P.findProposal(db, u.org_id, changesetId);
+  if (!row) throw new NotFound('Proposed change');
+  const pol = JSON.parse(row.policy_json) as StoredPolicy;
+  const ownerView = u.role === NEEDS_OWNER_APPROVER && (row.status === 'needs_owner' || row.verdict === 'needs_owner' || pol.approverRole === NEEDS_OWNER_APPROVER);
+  if (row.user_id !== u.id && !ownerView) throw new NotFound('Proposed change');
+  return view(row);
+}
