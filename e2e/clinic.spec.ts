@@ -102,7 +102,13 @@ describe('clinic UI in Chromium', () => {
     expect(await page.locator('tr[data-activity]').count()).toBeGreaterThan(0);
     await screenshot(page, '11-activity');
     await goTo(page, '#/help', 'help');
+    await page.locator('input[type="search"]').fill('sign off return to play');
+    await page.keyboard.press('Enter');
+    await page.locator('section[data-covered="true"] li a').first().waitFor();
     await screenshot(page, '12-help');
+    await page.locator('section[data-covered="true"] li a').first().click();
+    await waitForPage(page, 'help-page');
+    await screenshot(page, '12b-help-page');
     // Settings is not a physio page: absent from navigation, refused by URL.
     expect(await page.locator('a[data-nav="settings"]').count()).toBe(0);
     await goTo(page, '#/settings', 'settings', 'denied');

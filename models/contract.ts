@@ -223,6 +223,23 @@ export interface VerbResults {
   'users.list': { users: Omit<User, 'pin_hash'>[] };
   'activity.list': { activity: Activity[] };
   'changesets.get': StoredChangesetView;
+  'help.search': { covered: boolean; query: string; passages: HelpPassageView[]; note?: string };
+  'help.getPage': { slug: string; version: string; title: string; app_path: string; body: string; sections: { anchor: string; heading: string }[]; current: boolean };
+  'help.listPages': { pages: { slug: string; version: string; title: string; app_path: string; sections: number }[] };
+}
+/** One relevant help passage (help.search). */
+export interface HelpPassageView {
+  slug: string;
+  version: string;
+  anchor: string;
+  title: string;
+  heading: string;
+  snippet: string;
+  score: number;
+  /** `/help/<slug>#<anchor>`. */
+  link: string;
+  /** App path for "Show me" (`:id` = an athlete id to fill in). */
+  show_me: string;
 }
 /** Verbs with a typed result. */
 export type TypedVerb = keyof VerbResults;

@@ -12,6 +12,7 @@ import type * as W from '../services/workload';
 import type * as Cap from '../services/capture';
 import type * as R from '../services/rates';
 import type * as Ad from '../services/admin';
+import type * as H from '../services/help';
 
 type Out<V> = V extends { run: (...a: never[]) => infer O } ? O : never;
 type Assert<T extends true> = T;
@@ -35,6 +36,9 @@ export type VerbResultChecks = [
   Assert<Assignable<Out<typeof Ad.listUsers>, VerbResults['users.list']>>,
   Assert<Assignable<Out<typeof Ad.listActivityVerb>, VerbResults['activity.list']>>,
   Assert<Assignable<Out<typeof Ad.getChangesetVerb>, VerbResults['changesets.get']>>,
+  Assert<Assignable<Out<typeof H.searchHelpVerb>, VerbResults['help.search']>>,
+  Assert<Assignable<Out<typeof H.getHelpPageVerb>, VerbResults['help.getPage']>>,
+  Assert<Assignable<Out<typeof H.listHelpPagesVerb>, VerbResults['help.listPages']>>,
   // The harness's event envelope and custom event names are what the renderer folds.
   Assert<Assignable<BusEnvelope, ContractEnvelope>>,
   Assert<Assignable<typeof KINETIX_EVENTS, AssistantEventNames>>,

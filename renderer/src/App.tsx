@@ -27,7 +27,7 @@ function CurrentPage({ route }: { route: Route }) {
     case 'activity': return <Activity />;
     case 'trace': return <RunTrace runId={route.runId} />;
     case 'settings': return <Settings />;
-    case 'help': return <Help />;
+    case 'help': return <Help key={route.slug ?? ''} slug={route.slug} anchor={route.anchor} />;
     case 'notfound': return <Page page="notfound" state="ready" title="Page not found"><p>There is no page at <code>{route.path}</code>.</p></Page>;
   }
 }

@@ -13,15 +13,21 @@ export interface NavItem {
   page: Route['page'];
 }
 
-/** Permission each athlete tab needs. */
-export const TAB_PERMISSION: Readonly<Record<AthleteTab, Permission | null>> = {
-  overview: null,
-  injuries: 'injury.read',
-  screenings: 'screening.read',
-  wellness: 'wellness.read',
-  workload: 'workload.read',
-  pose: 'pose.read',
+/** Permissions of which an athlete tab needs any one (empty = none needed). */
+export const TAB_PERMISSION: Readonly<Record<AthleteTab, readonly Permission[]>> = {
+  overview: [],
+  injuries: ['injury.read'],
+  screenings: ['screening.read'],
+  wellness: ['wellness.read', 'vitals.read'],
+  workload: ['workload.read'],
+  pose: ['pose.read'],
 };
+
+/** True when `role` may open athlete tab `tab` (unknown tabs: false). */
+export function canOpenTab(role: Role, tab: string): boolean {
+  const need = (TAB_PERMISSION as Record<string, readonly Permission[] | undefined>)[tab];
+  return need !== undefined && (need.length === 0 || need.some((p) => hasPermission(role, p)));
+}
 
 /** True when `role` may open `route`. */
 export function canOpen(role: Role, route: Route): boolean {
@@ -29,11 +35,7 @@ export function canOpen(role: Role, route: Route): boolean {
     case 'athletes':
     case 'athlete':
       if (!hasPermission(role, 'athlete.read')) return false;
-      if (route.page === 'athlete') {
-        const p = TAB_PERMISSION[route.tab];
-        if (p === undefined) return false;
-        return p === null || hasPermission(role, p);
-      }
+      if (route.page === 'athlete') return canOpenTab(role, route.tab);
       return true;
     case 'squads':
       return hasPermission(role, 'athlete.read') && role !== 'athlete';

@@ -16,7 +16,7 @@ export type Route =
   | { page: 'activity' }
   | { page: 'trace'; runId: string }
   | { page: 'settings' }
-  | { page: 'help'; slug?: string }
+  | { page: 'help'; slug?: string; anchor?: string }
   | { page: 'notfound'; path: string };
 
 /** Parse a location hash. */
@@ -41,7 +41,13 @@ export function parseHash(hash: string): Route {
     case 'settings':
       return { page: 'settings' };
     case 'help':
-      return b ? { page: 'help', slug: b } : { page: 'help' };
+      // `/help/<slug>#<anchor>` links (help pages, citations) arrive as `/help/<slug>/<anchor>` or with `#`.
+      if (!b) return { page: 'help' };
+      {
+        const [slug, hashAnchor] = b.split('#');
+        const anchor = c ?? hashAnchor;
+        return anchor ? { page: 'help', slug: slug ?? b, anchor } : { page: 'help', slug: slug ?? b };
+      }
     default:
       return { page: 'notfound', path };
   }
@@ -57,9 +63,21 @@ export function href(r: Route): string {
     case 'activity': return '#/activity';
     case 'trace': return `#/runs/${encodeURIComponent(r.runId)}`;
     case 'settings': return '#/settings';
-    case 'help': return r.slug ? `#/help/${encodeURIComponent(r.slug)}` : '#/help';
+    case 'help': return r.slug ? `#/help/${encodeURIComponent(r.slug)}${r.anchor ? `/${encodeURIComponent(r.anchor)}` : ''}` : '#/help';
     case 'notfound': return `#/${r.path}`;
   }
+}
+
+/**
+ * The hash for an in-app path as the help pages and the assistant write it (`/athletes/<id>`,
+ * `/help/<slug>#<anchor>`); `:id` is filled with `athleteId` when given, else the athletes list.
+ */
+export function hashForAppPath(path: string, athleteId?: string | null): string {
+  if (!path.startsWith('/') || path.startsWith('//')) return '#/help';
+  let p = path;
+  if (p.includes(':id')) p = athleteId ? p.replace(':id', encodeURIComponent(athleteId)) : '/athletes';
+  const [base, anchor] = p.split('#');
+  return `#${base}${anchor ? `/${anchor}` : ''}`;
 }
 
 /** Go to a route. */

@@ -9,7 +9,9 @@
 import { useEffect, useRef, useState } from 'react';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError, readVerb, writeVerb } from '../bridge';
+import { inline } from '../components/Markdown';
 import { ErrorNote } from '../components/Page';
+import { hashForAppPath } from '../router';
 import { useSession } from '../store';
 import { ask, decide, forget, stopRun } from './client';
 import type { ChangeRow, ConfirmRequest, ToolCallView } from './events';
@@ -109,7 +111,7 @@ function ToolCall({ t }: { t: ToolCallView }) {
   return (
     <li className={`tool-call status-${t.status}`} data-tool={t.name} data-status={t.status}>
       <div><span className={`badge ${t.status === 'executed' ? 'ok' : t.status === 'failed' || t.status === 'rejected' ? 'warn' : ''}`}>{t.status}</span> <strong>{t.title || t.name}</strong></div>
-      {showMe ? <a href={`#${showMe}`} className="small">Show me</a> : null}
+      {showMe ? <a href={hashForAppPath(showMe)} className="small">Show me</a> : null}
       {t.changesetId && t.status === 'executed' ? (
         undo === 'done' ? <span className="small" role="status">Undone.</span> : <button type="button" className="link small" disabled={undo === 'busy'} onClick={() => void onUndo(t.changesetId!)}>Undo this change</button>
       ) : null}
@@ -130,7 +132,7 @@ export function AssistantPanel() {
 
   // "Show me": the assistant asked the app to open a page.
   useEffect(() => {
-    if (run.openPage && run.openPage.startsWith('/') && !run.openPage.startsWith('//')) window.location.hash = `#${run.openPage}`;
+    if (run.openPage && run.openPage.startsWith('/') && !run.openPage.startsWith('//')) window.location.hash = hashForAppPath(run.openPage);
     if (run.openPage) clearOpenPage();
   }, [run.openPage, clearOpenPage]);
 
@@ -172,7 +174,7 @@ export function AssistantPanel() {
         {run.messages.length === 0 && run.toolCalls.length === 0 && !run.request ? (
           <p className="muted small">Ask about an athlete, a squad's workload or how to do something. The assistant can only do what you can do, and every change waits for your approval.</p>
         ) : null}
-        {run.messages.map((m) => <div key={m.id} className={`msg ${m.role}`}>{m.text}</div>)}
+        {run.messages.map((m) => <div key={m.id} className={`msg ${m.role}`}>{m.role === 'assistant' ? inline(m.text) : m.text}</div>)}
         {run.toolCalls.length ? <ol className="timeline" aria-label="Tool calls">{run.toolCalls.map((t) => <ToolCall key={t.id} t={t} />)}</ol> : null}
         {run.confirm ? <ConfirmDialog c={run.confirm} busy={busy} onDecide={(approve) => void act(() => decide(approve))} /> : null}
         {run.reveal ? <div className="reveal" role="alert"><strong>Shown once — copy it now:</strong>{Object.entries(run.reveal).map(([k, v]) => <div key={k}><code>{k}: {v}</code></div>)}</div> : null}

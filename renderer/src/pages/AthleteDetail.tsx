@@ -5,9 +5,8 @@
  */
 import { useState } from 'react';
 import type { Athlete } from '../../../models/records';
-import { hasPermission } from '../../../models/roles';
 import { CallError, readVerb } from '../bridge';
-import { TAB_PERMISSION } from '../access';
+import { canOpenTab } from '../access';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { ageOn, formatDate, humanize, todayIso } from '../format';
@@ -28,7 +27,7 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
     const [a, squads] = await Promise.all([readVerb('athletes.get', { id }), readVerb('squads.list').catch(() => [])]);
     return { a, squad: squads.find((s) => s.id === a.squad_id)?.name ?? null };
   }, id);
-  const tabs = ATHLETE_TABS.filter((t) => { const p = TAB_PERMISSION[t]; return p === null || hasPermission(me.role, p); });
+  const tabs = ATHLETE_TABS.filter((t) => canOpenTab(me.role, t));
   const allowed = (tabs as readonly string[]).includes(tab);
   const [inner, setInner] = useState<'loading' | 'ready' | 'error'>('loading');
   const pageState = athlete.state !== 'ready' ? athlete.state : !allowed ? 'ready' : tab === 'overview' ? 'ready' : inner;

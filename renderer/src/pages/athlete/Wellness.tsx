@@ -20,7 +20,7 @@ export function WellnessTab({ athleteId, onState }: { athleteId: string; onState
   const me = useSession((s) => s.me)!;
   const data = useLoad(async () => {
     const [w, v] = await Promise.all([
-      readVerb('wellness.list', { athlete_id: athleteId, limit: DAYS }),
+      hasPermission(me.role, 'wellness.read') ? readVerb('wellness.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve({ total: 0, wellness: [] as Wellness[] }),
       hasPermission(me.role, 'vitals.read') ? readVerb('vitals.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve(null),
     ]);
     return { wellness: w.wellness, vitals: v?.vitals ?? null };
@@ -38,7 +38,7 @@ export function WellnessTab({ athleteId, onState }: { athleteId: string; onState
   const pick = (k: 'sleep' | 'soreness' | 'stress' | 'mood' | 'fatigue') => dates.map((d) => byDate.get(d)?.[k] ?? null);
   return (
     <div className="stack">
-      <LineChart
+      {wellness.length ? <LineChart
         title={`Wellness, last ${DAYS} days (1–5; higher is better for sleep and mood, worse for soreness, stress and fatigue)`}
         labels={labels}
         min={1}
@@ -51,7 +51,7 @@ export function WellnessTab({ athleteId, onState }: { athleteId: string; onState
           { name: 'Stress', tone: 's4', values: pick('stress') },
           { name: 'Fatigue', tone: 's5', values: pick('fatigue') },
         ]}
-      />
+      /> : null}
       {vitals ? (
         <LineChart
           title="Resting heart rate (bpm) and HRV rMSSD (ms)"
@@ -64,15 +64,15 @@ export function WellnessTab({ athleteId, onState }: { athleteId: string; onState
           ]}
         />
       ) : null}
-      <h2>Latest entries</h2>
-      <table className="table">
+      {wellness.length ? <h2>Latest entries</h2> : null}
+      {wellness.length ? <table className="table">
         <thead><tr><th scope="col">Date</th><th scope="col" className="num">Sleep</th><th scope="col" className="num">Soreness</th><th scope="col" className="num">Stress</th><th scope="col" className="num">Mood</th><th scope="col" className="num">Fatigue</th><th scope="col">Notes</th></tr></thead>
         <tbody>
           {wellness.slice(0, 7).map((w) => (
             <tr key={w.id}><td>{formatDate(w.date)}</td><td className="num">{w.sleep}</td><td className="num">{w.soreness}</td><td className="num">{w.stress}</td><td className="num">{w.mood}</td><td className="num">{w.fatigue}</td><td>{w.notes || <span className="muted">—</span>}</td></tr>
           ))}
         </tbody>
-      </table>
+      </table> : null}
     </div>
   );
 }
