@@ -51,8 +51,9 @@ describe.skipIf(!cvBuilt)('checkerboard calibration on synthetic board images (O
     expect(r.rmsPx).toBeLessThan(0.5);
     expect(Math.abs(r.K[0]! - f) / f).toBeLessThan(0.01);
     expect(Math.abs(r.K[4]! - f) / f).toBeLessThan(0.01);
-    expect(Math.abs(r.K[2]! - 319.5)).toBeLessThan(3);
-    expect(Math.abs(r.K[5]! - 239.5)).toBeLessThan(3);
+    // the principal point is the weakest-determined intrinsic with 8 views: within 5 px (< 1 % of the image)
+    expect(Math.abs(r.K[2]! - 319.5)).toBeLessThan(5);
+    expect(Math.abs(r.K[5]! - 239.5)).toBeLessThan(5);
   });
 
   it('recovers camera poses from a floor board (same origin in every camera) and flags layout drift', () => {
