@@ -80,7 +80,7 @@ export const CONTRACT = {
   },
   /** Approve (with the `argsHash` shown) or decline a proposed write of one of this user's runs. */
   'assistant.confirm': {
-    input: z.object({ tool_call_id: z.string().min(1).max(100), approve: z.boolean(), args_hash: z.string().max(200).optional() }).strict(),
+    input: z.object({ tool_call_id: z.string().min(1).max(100), approve: z.boolean(), args_hash: z.string().max(200).optional(), content_hash: z.string().max(200).optional() }).strict(),
     output: z.object({ status: z.literal('accepted') }),
   },
   /** Stop one of this user's runs (a pending confirmation becomes skipped). */
@@ -114,8 +114,10 @@ export function isStreamName(name: unknown): name is StreamName {
 export type StreamHandlers<Ctx> = { [K in StreamName]: (ctx: Ctx, input: z.output<(typeof STREAMS)[K]['input']>) => AsyncIterable<StreamEvents[K]> };
 
 /**
- * Names of the CUSTOM AG-UI events the harness emits (must equal main/kinetix/events.ts
- * KINETIX_EVENTS; main/ipc/verb-results.ts checks it at compile time).
+ * Names of the CUSTOM AG-UI events the renderer folds; each must exist with this value in
+ * main/kinetix/events.ts KINETIX_EVENTS (main/ipc/verb-results.ts checks it at compile time).
+ * The renderer also shows `kinetix.policy`, `kinetix.needs_owner` and `kinetix.tools_narrowed`
+ * when the harness emits them.
  */
 export interface AssistantEventNames {
   toolCall: 'kinetix.tool_call';

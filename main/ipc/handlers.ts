@@ -123,7 +123,13 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       const r = harness(deps).startRun({ userId, message, ...(conversation_id ? { conversationId: conversation_id } : {}), page: page ?? null });
       return { run_id: r.runId, conversation_id: r.conversationId };
     },
-    'assistant.confirm': (ctx, { tool_call_id, approve, args_hash }) => harness(deps).confirm(signedInUser(ctx), tool_call_id, { approve, ...(args_hash ? { argsHash: args_hash } : {}) }),
+    'assistant.confirm': (ctx, { tool_call_id, approve, args_hash, content_hash }) => {
+      // Not an object literal at the call, so a harness without content hashes still accepts it.
+      const decision: { approve: boolean; argsHash?: string; contentHash?: string } = { approve };
+      if (args_hash) decision.argsHash = args_hash;
+      if (content_hash) decision.contentHash = content_hash;
+      return harness(deps).confirm(signedInUser(ctx), tool_call_id, decision);
+    },
     'assistant.stop': (ctx, { run_id }) => {
       harness(deps).stop(signedInUser(ctx), run_id);
       return { stopped: true as const };

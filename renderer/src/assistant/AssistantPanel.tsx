@@ -72,6 +72,7 @@ export function ConfirmDialog({ c, onDecide, busy }: { c: ConfirmRequest; onDeci
     <div className="confirm" role="dialog" aria-modal="false" aria-labelledby="confirm-title" data-confirm={c.toolCallId} data-tool={c.tool} onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}>
       <h3 id="confirm-title">{c.title}</h3>
       <p>{c.summary}</p>
+      {c.policy.filter((d) => d.effect !== 'allow').map((d, i) => <p key={i} className="small warn-text" data-policy={d.effect}>{d.reason}</p>)}
       <p className="small"><strong data-testid="confirm-rows">{c.rows.length}</strong> row{c.rows.length === 1 ? '' : 's'} will change. <Countdown until={c.expiresAt} /></p>
       <ol className="diff-list">{c.rows.slice(0, 50).map((r) => <RowDiff key={r.id} row={r} names={names} />)}</ol>
       <div className="confirm-actions">
@@ -115,6 +116,8 @@ function ToolCall({ t }: { t: ToolCallView }) {
       {t.changesetId && t.status === 'executed' ? (
         undo === 'done' ? <span className="small" role="status">Undone.</span> : <button type="button" className="link small" disabled={undo === 'busy'} onClick={() => void onUndo(t.changesetId!)}>Undo this change</button>
       ) : null}
+      {t.needsOwner ? <p className="small warn-text" data-needs-owner="true">Waiting in the app for an owner to approve this change; nothing has been written.</p> : null}
+      {t.policy.filter((d) => d.effect !== 'allow').map((d, i) => <p key={i} className="small warn-text" data-policy={d.effect}>{d.reason}</p>)}
       {error ? <ErrorNote error={error} /> : null}
       {t.args ? <details><summary>Arguments</summary><pre>{t.args}</pre></details> : null}
       {t.result ? <details><summary>Result</summary><pre>{t.result.length > 2000 ? `${t.result.slice(0, 2000)}…` : t.result}</pre></details> : null}
@@ -178,6 +181,7 @@ export function AssistantPanel() {
         {run.toolCalls.length ? <ol className="timeline" aria-label="Tool calls">{run.toolCalls.map((t) => <ToolCall key={t.id} t={t} />)}</ol> : null}
         {run.confirm ? <ConfirmDialog c={run.confirm} busy={busy} onDecide={(approve) => void act(() => decide(approve))} /> : null}
         {run.reveal ? <div className="reveal" role="alert"><strong>Shown once — copy it now:</strong>{Object.entries(run.reveal).map(([k, v]) => <div key={k}><code>{k}: {v}</code></div>)}</div> : null}
+        {run.narrowed ? <p className="small muted" role="status">{run.narrowed}</p> : null}
         {run.error ? <p className="warn-text" role="alert">{run.error}</p> : null}
         {error ? <ErrorNote error={error} /> : null}
       </div>

@@ -81,7 +81,7 @@ export function resumeRemembered(userId: string): void {
 export async function decide(approve: boolean): Promise<ErrorPayload | null> {
   const c = useAssistant.getState().run.confirm;
   if (!c) return null;
-  const r = await call('assistant.confirm', { tool_call_id: c.toolCallId, approve, ...(approve ? { args_hash: c.argsHash } : {}) });
+  const r = await call('assistant.confirm', { tool_call_id: c.toolCallId, approve, ...(approve ? { args_hash: c.argsHash, ...(c.contentHash ? { content_hash: c.contentHash } : {}) } : {}) });
   return r.ok ? null : r.error;
 }
 

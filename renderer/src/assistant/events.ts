@@ -33,6 +33,10 @@ export interface ToolCallView {
   error: string | null;
   /** The applied changeset (a write that executed), for Undo. */
   changesetId: string | null;
+  /** Policy decisions on its proposal. */
+  policy: PolicyNote[];
+  /** The proposal waits in the app for an owner's approval. */
+  needsOwner: boolean;
 }
 
 /** One proposed row change as shown in the confirm dialog. */
@@ -44,8 +48,18 @@ export interface ChangeRow {
   after?: Record<string, unknown>;
 }
 
+/** A policy decision shown to the user (models/policy.ts PolicyDecision, loosely). */
+export interface PolicyNote {
+  effect: string;
+  reason: string;
+  code?: string;
+}
+
 export interface ConfirmRequest {
   toolCallId: string;
+  /** The proposed changeset's content hash (the approval is bound to it), when the harness sends one. */
+  contentHash: string | null;
+  policy: PolicyNote[];
   tool: string;
   title: string;
   summary: string;
@@ -67,10 +81,12 @@ export interface RunState {
   /** A navigation the assistant asked for (`open_page`), consumed by the panel. */
   openPage: string | null;
   reveal: Record<string, string> | null;
+  /** Set when the run's tool set was narrowed (untrusted content entered it). */
+  narrowed: string | null;
 }
 
 /** The empty panel. */
-export const EMPTY_RUN: RunState = { runId: null, request: null, status: 'idle', messages: [], toolCalls: [], confirm: null, lastEventId: null, error: null, openPage: null, reveal: null };
+export const EMPTY_RUN: RunState = { runId: null, request: null, status: 'idle', messages: [], toolCalls: [], confirm: null, lastEventId: null, error: null, openPage: null, reveal: null, narrowed: null };
 
 type Loose = { type: string; [k: string]: unknown };
 
@@ -78,7 +94,7 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined
 
 function upsertTool(s: RunState, id: string, patch: Partial<ToolCallView>): ToolCallView[] {
   const i = s.toolCalls.findIndex((t) => t.id === id);
-  if (i < 0) return [...s.toolCalls, { id, name: '', title: '', args: '', result: null, status: 'started', risk: null, error: null, changesetId: null, ...patch }];
+  if (i < 0) return [...s.toolCalls, { id, name: '', title: '', args: '', result: null, status: 'started', risk: null, error: null, changesetId: null, policy: [], needsOwner: false, ...patch }];
   const out = s.toolCalls.slice();
   out[i] = { ...(out[i] as ToolCallView), ...patch };
   return out;
@@ -91,6 +107,11 @@ function appendText(s: RunState, id: string, delta: string, role = 'assistant'):
   const m = out[i] as ChatMessage;
   out[i] = { ...m, text: m.text + delta };
   return out;
+}
+
+function policyOf(v: unknown): PolicyNote[] {
+  const d = Array.isArray(v) ? v : Array.isArray((v as { decisions?: unknown } | null)?.decisions) ? (v as { decisions: unknown[] }).decisions : [];
+  return d.map((x) => ({ effect: str((x as PolicyNote).effect), reason: str((x as PolicyNote).reason), ...((x as PolicyNote).code ? { code: str((x as PolicyNote).code) } : {}) }));
 }
 
 function rowsOf(changeset: unknown): ChangeRow[] {
@@ -141,8 +162,17 @@ export function reduceRun(s: RunState, env: RunEventEnvelope): RunState {
           return {
             ...next,
             status: 'waiting_confirm',
-            confirm: { toolCallId: str(v.toolCallId), tool: str(v.tool), title: str(v.title), summary: str(v.summary), argsHash: str(v.argsHash), expiresAt: str(v.expiresAt), rows: rowsOf(v.changeset) },
+            confirm: {
+              toolCallId: str(v.toolCallId), tool: str(v.tool), title: str(v.title), summary: str(v.summary), argsHash: str(v.argsHash), expiresAt: str(v.expiresAt), rows: rowsOf(v.changeset),
+              contentHash: v.contentHash ? str(v.contentHash) : null, policy: policyOf(v.policy),
+            },
           };
+        case 'kinetix.policy':
+          return { ...next, toolCalls: upsertTool(s, str(v.toolCallId), { policy: policyOf(v.decisions) }) };
+        case 'kinetix.needs_owner':
+          return { ...next, toolCalls: upsertTool(s, str(v.toolCallId), { needsOwner: true, title: str(v.title) || (s.toolCalls.find((t) => t.id === v.toolCallId)?.title ?? '') }) };
+        case 'kinetix.tools_narrowed':
+          return { ...next, narrowed: 'Record text entered this conversation, so tools that change data were switched off for the rest of this answer.' };
         case CUSTOM_EVENTS.openPage:
           return { ...next, openPage: str(v.path) };
         case CUSTOM_EVENTS.reveal:
