@@ -51,4 +51,16 @@ describe('assistant run reducer', () => {
     expect(s.reveal).toEqual({ api_key: 'aik_x' });
     expect(s.lastEventId).toBe('1');
   });
+
+  it('shows policy decisions, a needs-owner wait and the content hash to approve', () => {
+    seq = 0;
+    let s = reduceRun(EMPTY_RUN, env({ type: 'RUN_STARTED' }));
+    s = reduceRun(s, env({ type: 'CUSTOM', name: 'kinetix.policy', value: { toolCallId: 'c1', tool: 'bulk_update_rates', changesetId: 'cs', verdict: 'needs_owner', decisions: [{ code: 'numeric_change', effect: 'needs_owner', reason: 'A 25% change needs an owner.' }] } }));
+    s = reduceRun(s, env({ type: 'CUSTOM', name: 'kinetix.needs_owner', value: { toolCallId: 'c1', tool: 'bulk_update_rates', title: 'Bulk update rates', changesetId: 'cs' } }));
+    expect(s.toolCalls[0]).toMatchObject({ needsOwner: true, title: 'Bulk update rates', policy: [{ effect: 'needs_owner', reason: 'A 25% change needs an owner.' }] });
+    s = reduceRun(s, env({ type: 'CUSTOM', name: 'kinetix.confirm_required', value: { toolCallId: 'c2', tool: 't', title: 'T', summary: 'S', argsHash: 'a', contentHash: 'h', expiresAt: '2026-01-01T00:00:00Z', changeset: { changes: [] }, policy: { verdict: 'allow', decisions: [] } } }));
+    expect(s.confirm).toMatchObject({ contentHash: 'h', policy: [] });
+    s = reduceRun(s, env({ type: 'CUSTOM', name: 'kinetix.tools_narrowed', value: { reason: 'untrusted_content', dropped: ['bulk_update_rates'] } }));
+    expect(s.narrowed).toMatch(/switched off/);
+  });
 });
