@@ -25,7 +25,7 @@ describe('the catalogue', () => {
 
   it('has a tool for every verb (at least 40), snake_case and unique, each with an object JSON Schema from its zod input', () => {
     expect(tools.length).toBeGreaterThanOrEqual(40);
-    expect(tools.length).toBe(VERBS.size + 1);
+    expect(tools.length).toBe(VERBS.size + 2); // + open_page, + delete_video (destructive, never offered)
     expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
     for (const t of tools) {
       expect(t.name).toMatch(/^[a-z][a-z0-9_]+$/);

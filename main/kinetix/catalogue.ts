@@ -4,6 +4,7 @@
  * the eval set load; `available(role)` / `availableEnabled` narrow it per run.
  */
 import { z } from 'zod';
+import { Forbidden } from '../../models/errors';
 import { VERBS } from '../services';
 import type { Verb } from '../services/verb';
 import { KINETIX_EVENTS } from './events';
@@ -35,9 +36,31 @@ export const openPageTool = defineTool({
   },
 });
 
-/** Every tool for a verb registry (default: the service layer's VERBS) plus `open_page`. */
+/**
+ * A destructive tool: registered so that audits, tests and the eval set can name it, and never
+ * offered (risk `destructive` is filtered out of every snapshot and every MCP listing). Even if it
+ * were reached, its plan refuses: there is no hard-delete verb, and the row rules refuse a delete.
+ */
+export const deleteVideoTool = defineTool({
+  kind: 'write',
+  risk: 'destructive',
+  name: 'delete_video',
+  title: 'Permanently delete a video file (cannot be undone)',
+  description: 'Deletes a stored capture video and its file.',
+  permission: 'video.delete',
+  tables: ['video'],
+  input: z.object({ video_id: z.string().min(1).max(64) }).strict(),
+  plan() {
+    throw new Forbidden('Deleting videos is not available to the assistant or to MCP clients; nothing was changed.');
+  },
+  apply() {
+    throw new Forbidden('Deleting videos is not available to the assistant or to MCP clients; nothing was changed.');
+  },
+});
+
+/** Every tool for a verb registry (default: the service layer's VERBS) plus `open_page` and the never-offered `delete_video`. */
 export function catalogueTools(verbs: ReadonlyMap<string, Verb> = VERBS): Tool[] {
-  return [...toolsFromVerbs(verbs), openPageTool];
+  return [...toolsFromVerbs(verbs), openPageTool, deleteVideoTool];
 }
 
 /** A registry of the full catalogue. */

@@ -11,7 +11,7 @@
  * {@link Kinetix.getRunTrace}.
  */
 import type { AGUIEvent } from '@ag-ui/core';
-import { SpanStatusCode, trace as otel, type Span } from '@opentelemetry/api';
+import { context as otelContext, SpanStatusCode, trace as otel, type Span } from '@opentelemetry/api';
 import { EventType } from '@ag-ui/core';
 import { createHmac, randomBytes } from 'node:crypto';
 import { join, dirname } from 'node:path';
@@ -19,6 +19,7 @@ import { uuidv7 } from 'uuidv7';
 import { canonicalJson } from '../../models/changeset';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, Conflict, Forbidden, NotFound, ValidationError, toErrorPayload } from '../../models/errors';
+import type { PolicyDecision, PolicyVerdict } from '../../models/policy';
 import { hasPermission } from '../../models/roles';
 import type { Db } from '../data/db';
 import { findOrganization, findUserById, getOrgSetting } from '../data/identity';
@@ -40,6 +41,9 @@ import type { LogFn, ToolRegistry } from './registry';
 import type { Scheduler } from './scheduler';
 import { realScheduler } from './scheduler';
 import { SecretBox, resolveProviderKey } from './secrets';
+import { gateSnapshot, isUntrusted } from './gate';
+import { approveProposal, declineProposal, expireProposal, needsOwnerMessage, PolicyDenied, proposeChangeset, type ProposalView } from './proposals';
+import { initTelemetry, telemetryCapturesContent } from '../telemetry/otel';
 import type { Proposal, Tool, ToolContext } from './tool';
 import { toolInputSchema } from './tool';
 
@@ -93,6 +97,8 @@ interface PendingConfirm {
   toolCallId: string;
   run: ActiveRun;
   argsHash: string;
+  /** Content hash of the proposed changeset shown in the dialog (null for a write without one). */
+  contentHash: string | null;
   resolve: (d: { decision: Decision; approverId?: string }) => void;
 }
 
@@ -121,6 +127,8 @@ interface ActiveRun {
   partial: { requestIndex: number; id: string | null; model: string; usage: TokenCounts } | null;
   /** OpenTelemetry span of the run (a no-op unless the app registered a tracer provider). */
   span: Span;
+  /** True once untrusted content entered the run: high-privilege tools are gone from `tools`. */
+  gated: boolean;
 }
 
 /**
@@ -170,6 +178,7 @@ export class Kinetix {
       }
     }
     this.providerFactory = opts.providerFactory ?? ((cfg) => new AnthropicProvider({ apiKey: cfg.apiKey, clearedFor: cfg.clearedFor, ...(this.env.ANTHROPIC_BASE_URL ? { baseURL: this.env.ANTHROPIC_BASE_URL } : {}) }));
+    initTelemetry(this.env, { log: (l) => this.log(l) });
     this.recoverInterrupted();
   }
 
@@ -210,7 +219,11 @@ export class Kinetix {
 
       const clearedFor = this.clearance(user.org_id, 'anthropic');
       const provider = this.providerFactory({ apiKey: key, orgId: user.org_id, clearedFor });
-      const snapshot = this.tools.availableEnabled(this.db, user.org_id, user.role, this.log);
+      const available = this.tools.availableEnabled(this.db, user.org_id, user.role, this.log);
+      // Untrusted-content gate at start: the replayed facts already hold untrusted output.
+      const untrustedBefore = conversation ? this.untrustedInDigest(conversation.id) : [];
+      const gate = untrustedBefore.length > 0 ? gateSnapshot(available) : null;
+      const snapshot = gate ? gate.kept : available;
       const nowIso = new Date(now).toISOString();
       const conversationId = conversation?.id ?? uuidv7();
       const runId = uuidv7();
@@ -239,11 +252,13 @@ export class Kinetix {
         messages: [...history.map((h) => ({ role: h.role, content: h.content })), { role: 'user', content: message }],
         release, done, resolveDone, partial: null,
         span: tracer.startSpan('kinetix.run', { attributes: { 'kinetix.run_id': runId, 'kinetix.conversation_id': conversationId, 'kinetix.org_id': user.org_id, 'kinetix.user_id': user.id, 'gen_ai.request.model': org.assistant_model, 'kinetix.tools_offered': snapshot.length } }),
+        gated: gate !== null,
       };
       this.active.set(runId, run);
       started = true;
       this.trace(run, 'request', { message, page, model: run.model, tools: snapshot.map((t) => t.name), budgetRemainingUsd: Number.isFinite(budget.remainingUsd) ? budget.remainingUsd : null, replayedMessages: history.length });
       this.emit(run, { type: EventType.RUN_STARTED, threadId: conversationId, runId });
+      if (gate) this.gateNarrowed(run, untrustedBefore.join(', '), gate.dropped, 'run_start');
       void this.loop(run);
       return { runId, conversationId };
     } finally {
@@ -317,11 +332,13 @@ export class Kinetix {
 
   /**
    * Approve or decline a pending write. Accepted only from the run's own user in the run's org,
-   * for this tool-call id; an approval must carry the `argsHash` shown in `confirm_required`.
+   * for this tool-call id; an approval must carry the `argsHash` shown in `confirm_required`, and
+   * when it carries a `contentHash` that must be the proposed changeset's (the apply is bound to
+   * the stored proposal's content hash either way).
    * @throws NotFound (no such pending call for this user), Conflict (already decided, or the
    *   arguments changed), Forbidden (caller deactivated)
    */
-  confirm(userId: string, toolCallId: string, decision: { approve: boolean; argsHash?: string }): { status: 'accepted' } {
+  confirm(userId: string, toolCallId: string, decision: { approve: boolean; argsHash?: string; contentHash?: string }): { status: 'accepted' } {
     const user = findUserById(this.db, userId);
     const p = this.pending.get(toolCallId);
     if (!p) {
@@ -337,6 +354,10 @@ export class Kinetix {
     if (decision.approve && decision.argsHash !== p.argsHash) {
       this.trace(p.run, 'decision', { toolCallId, refused: 'argument hash mismatch' });
       throw new Conflict('The details of this action changed since they were shown; nothing ran. Review the action again.');
+    }
+    if (decision.approve && decision.contentHash !== undefined && decision.contentHash !== p.contentHash) {
+      this.trace(p.run, 'decision', { toolCallId, refused: 'changeset content hash mismatch' });
+      throw new Conflict('This approval is for a different change than the one waiting; nothing ran. Review the action again.');
     }
     p.resolve({ decision: decision.approve ? 'approve' : 'decline', approverId: user.id });
     return { status: 'accepted' };
@@ -464,7 +485,7 @@ export class Kinetix {
     const seconds = Math.round(this.limits.providerTimeoutMs / 1000);
     const timer = this.scheduler.setTimeout(() => ac.abort(new ProviderError(`The model did not answer within ${seconds} s, so this request was stopped. Try again; if it keeps happening, check the network or ANTHROPIC_BASE_URL.`)), this.limits.providerTimeoutMs);
     const stepName = `model_call_${requestIndex + 1}`;
-    const span = tracer.startSpan('kinetix.model_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.request_index': requestIndex, 'gen_ai.system': run.provider.id, 'gen_ai.request.model': run.model } });
+    const span = tracer.startSpan('kinetix.model_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.request_index': requestIndex, 'gen_ai.system': run.provider.id, 'gen_ai.request.model': run.model } }, otel.setSpan(otelContext.active(), run.span));
     this.emit(run, { type: EventType.STEP_STARTED, stepName });
     const msgIds = new Map<number, string>();
     run.partial = null;
@@ -556,8 +577,24 @@ export class Kinetix {
     return createHmac('sha256', this.hashKey).update(canonicalJson({ tool: toolName, args })).digest('hex');
   }
 
+  /** One tool call under its own span (ids, names, status; the arguments only when content capture is on, masked). */
   private async runToolCall(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number): Promise<ModelBlock> {
     const callId = uuidv7();
+    const span = tracer.startSpan('kinetix.tool_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.tool_call_id': callId, 'kinetix.tool': tu.name.slice(0, 100), 'kinetix.iteration': iteration } }, otel.setSpan(otelContext.active(), run.span));
+    if (telemetryCapturesContent(this.env)) span.setAttribute('kinetix.tool.args', JSON.stringify(maskSecrets(tu.input ?? {})).slice(0, 4000));
+    try {
+      const out = await this.runToolCallInner(run, tu, iteration, callId);
+      const row = K.getToolCall(this.db, callId);
+      span.setAttribute('kinetix.status', row?.status ?? 'unknown');
+      if (row?.changeset_id) span.setAttribute('kinetix.changeset_id', row.changeset_id);
+      if (row?.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: row.error_json ? ((JSON.parse(row.error_json) as { code?: string }).code ?? 'failed') : 'failed' });
+      return out;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async runToolCallInner(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number, callId: string): Promise<ModelBlock> {
     const masked = maskSecrets(tu.input);
     const argsHash = this.argsHash(tu.name, tu.input);
     const tool = run.tools.get(tu.name);
@@ -605,33 +642,153 @@ export class Kinetix {
         K.updateToolCall(this.db, callId, { status: 'executed', result_json: JSON.stringify(maskedResult), updated_at: nowIso() });
         status('executed');
         this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: JSON.stringify(maskedResult), role: 'tool' });
+        // Untrusted-content gate: from this output on, the run has no high-privilege tools.
+        if (isUntrusted(tool) && !run.gated) {
+          const { kept, dropped } = gateSnapshot([...run.tools.values()]);
+          run.tools = new Map(kept.map((t) => [t.name, t]));
+          run.gated = true;
+          this.gateNarrowed(run, tool.name, dropped, 'untrusted_output');
+        }
         return { type: 'tool_result', tool_use_id: tu.id, content: this.forModel(run, tool, maskedResult) };
       } catch (e) {
         return fail(e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : undefined);
       }
     }
 
-    // A write: plan (nothing written), propose, wait for a human.
+    // A write: plan (nothing written), run the policy, store the proposal, wait for a human.
     let proposal: Proposal;
     try {
       proposal = tool.plan(this.toolContext(run, tool), input);
     } catch (e) {
       return fail(e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : 'plan_refused');
     }
-    const maskedProposal = maskSecrets({ summary: proposal.summary, changeset: proposal.changeset ?? null });
-    K.updateToolCall(this.db, callId, { proposal_json: JSON.stringify(maskedProposal), updated_at: nowIso() });
+    if (!proposal.changeset) return this.legacyWrite(run, tu, tool, proposal, { callId, masked, argsHash, status, fail, nowIso });
+
+    // Policy at proposal: every decision goes on the trace, on a span and to the user.
+    let prop: ProposalView;
+    try {
+      prop = proposeChangeset(this.db, { userId: run.userId, planned: proposal.changeset, source: 'assistant', runId: run.id, toolCallId: callId, toolName: tool.name, title: tool.title, permission: tool.permission, now: new Date(this.scheduler.now()) });
+    } catch (e) {
+      if (e instanceof PolicyDenied) {
+        this.policyDecided(run, callId, tool, null, 'deny', e.decisions);
+        return fail(e, 'policy_denied');
+      }
+      return fail(e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : 'plan_refused');
+    }
+    this.policyDecided(run, callId, tool, prop.id, prop.verdict, prop.decisions);
+    const maskedProposal = maskSecrets({ summary: proposal.summary, changeset: proposal.changeset }) as { summary: string; changeset: unknown };
+    K.updateToolCall(this.db, callId, { proposal_json: JSON.stringify({ ...maskedProposal, changesetId: prop.id, contentHash: prop.contentHash, policy: { verdict: prop.verdict, decisions: prop.decisions } }), changeset_id: prop.id, updated_at: nowIso() });
+
+    if (prop.status === 'needs_owner') {
+      // Not blocking for an owner who may not be here: the change waits in the app, the run goes on.
+      const message = needsOwnerMessage(prop);
+      this.emit(run, {
+        type: EventType.CUSTOM, name: KINETIX_EVENTS.needsOwner,
+        value: { toolCallId: callId, tool: tool.name, title: tool.title, changesetId: prop.id, contentHash: prop.contentHash, summary: prop.summary, changeset: maskedProposal.changeset, decisions: prop.decisions, approverRole: prop.approverRole },
+      });
+      this.trace(run, 'decision', { toolCallId: callId, decision: 'waiting_for_owner', changesetId: prop.id });
+      status('proposed', { changesetId: prop.id, needsOwner: true });
+      const content = JSON.stringify({ status: 'waiting_for_owner_approval', changeset_id: prop.id, message });
+      this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content, role: 'tool' });
+      return { type: 'tool_result', tool_use_id: tu.id, content };
+    }
+
     K.updateRun(this.db, run.id, { status: 'waiting_confirm' });
     const expiresAt = new Date(this.scheduler.now() + this.limits.confirmTimeoutMs).toISOString();
     this.emit(run, {
       type: EventType.CUSTOM, name: KINETIX_EVENTS.confirmRequired,
-      value: { toolCallId: callId, tool: tool.name, title: tool.title, risk: tool.risk, args: masked, argsHash, summary: proposal.summary, changeset: maskedProposal.changeset, expiresAt },
+      value: {
+        toolCallId: callId, tool: tool.name, title: tool.title, risk: tool.risk, args: masked, argsHash, summary: proposal.summary, changeset: maskedProposal.changeset,
+        changesetId: prop.id, contentHash: prop.contentHash, policy: { verdict: prop.verdict, decisions: prop.decisions }, expiresAt,
+      },
     });
-    this.trace(run, 'decision', { toolCallId: callId, decision: 'confirm_required', summary: proposal.summary, rows: proposal.changeset?.changes.length ?? 0 });
+    this.trace(run, 'decision', { toolCallId: callId, decision: 'confirm_required', changesetId: prop.id, summary: proposal.summary, rows: proposal.changeset.changes.length });
 
-    const { decision, approverId } = await this.waitForDecision(run, callId, argsHash);
+    const { decision, approverId } = await this.waitForDecision(run, callId, argsHash, prop.contentHash);
     K.updateRun(this.db, run.id, { status: 'running' });
     const decidedAt = nowIso();
 
+    if (decision === 'decline') {
+      try {
+        declineProposal(this.db, { userId: approverId ?? run.userId, changesetId: prop.id, now: new Date(this.scheduler.now()) });
+      } catch (e) {
+        this.log('kinetix: could not mark a declined proposal', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
+      }
+      K.updateToolCall(this.db, callId, { status: 'rejected', approver_user_id: approverId ?? null, decided_at: decidedAt, result_json: JSON.stringify({ message: DECLINED_MESSAGE }), updated_at: decidedAt });
+      this.trace(run, 'approval', { toolCallId: callId, changesetId: prop.id, decision: 'declined', by: approverId });
+      status('rejected', { changesetId: prop.id });
+      this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: DECLINED_MESSAGE, role: 'tool' });
+      return { type: 'tool_result', tool_use_id: tu.id, content: DECLINED_MESSAGE };
+    }
+    if (decision === 'timeout' || decision === 'stopped') {
+      const message = decision === 'timeout' ? 'The user did not confirm in time. The action did not run.' : 'The run was stopped before this action ran.';
+      expireProposal(this.db, prop.id, { code: decision === 'timeout' ? 'ConfirmTimeout' : 'Stopped', message }, decidedAt);
+      K.updateToolCall(this.db, callId, { status: 'skipped', decided_at: decidedAt, error_json: JSON.stringify({ code: decision === 'timeout' ? 'ConfirmTimeout' : 'Stopped', message }), updated_at: decidedAt });
+      this.trace(run, 'approval', { toolCallId: callId, changesetId: prop.id, decision: decision === 'timeout' ? 'timed_out' : 'stopped' });
+      status('skipped', { reason: decision });
+      if (decision === 'timeout') {
+        run.cancelReason = 'confirm_timeout';
+        run.abort.abort(new Error(message));
+      }
+      return { type: 'tool_result', tool_use_id: tu.id, content: JSON.stringify({ status: decision, message }), is_error: true };
+    }
+
+    // Approved by the run's own user (confirm() checked who, the args hash and the content hash).
+    K.updateToolCall(this.db, callId, { status: 'confirmed', approver_user_id: approverId ?? null, decided_at: decidedAt, updated_at: decidedAt });
+    this.trace(run, 'approval', { toolCallId: callId, changesetId: prop.id, contentHash: prop.contentHash, decision: 'approved', by: approverId });
+    status('confirmed', { changesetId: prop.id });
+    // Defence in depth: the permission again, read now (a role change during the wait counts).
+    const now = findUserById(this.db, run.userId);
+    if (!now || !now.active || now.org_id !== run.orgId || !hasPermission(now.role, tool.permission)) {
+      expireProposal(this.db, prop.id, { code: 'Forbidden', message: 'The role no longer allows this action.' }, nowIso());
+      return fail(new Forbidden(`Your role no longer allows "${tool.title}" (${tool.permission}); nothing was changed.`), 'permission_recheck_failed');
+    }
+    const span = tracer.startSpan('kinetix.apply', { attributes: { 'kinetix.run_id': run.id, 'kinetix.tool_call_id': callId, 'kinetix.tool': tool.name, 'kinetix.changeset_id': prop.id, 'kinetix.rows': proposal.changeset.changes.length } }, otel.setSpan(otelContext.active(), run.span));
+    try {
+      const { changeset: applied } = approveProposal(this.db, { approverUserId: approverId ?? run.userId, changesetId: prop.id, contentHash: prop.contentHash, now: new Date(this.scheduler.now()) });
+      const result = { changeset_id: applied.id, summary: applied.summary, rows_changed: applied.changes.length, versions: applied.versions, undo: { tool: 'undo_changeset', changeset_id: applied.id } };
+      const maskedResult = maskSecrets(result);
+      K.updateToolCall(this.db, callId, { status: 'executed', changeset_id: applied.id, result_json: JSON.stringify(maskedResult), updated_at: nowIso() });
+      this.trace(run, 'write', { toolCallId: callId, changesetId: applied.id, approver: approverId ?? null, activityId: applied.activity_id, summary: proposal.summary, rows: proposal.changeset.changes.map((c) => ({ op: c.op, table: c.table, id: c.id })) });
+      status('executed', { changesetId: applied.id, undo: { verb: 'changesets.undo', changesetId: applied.id } });
+      this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: JSON.stringify(maskedResult), role: 'tool' });
+      if (proposal.reveal) this.publishEphemeral(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.reveal, value: { toolCallId: callId, values: proposal.reveal } });
+      return { type: 'tool_result', tool_use_id: tu.id, content: this.forModel(run, tool, maskedResult) };
+    } catch (e) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof AppError ? e.code : 'error' });
+      if (e instanceof AppError && e.code === 'Conflict') this.trace(run, 'decision', { toolCallId: callId, changesetId: prop.id, decision: 'stale', conflicts: e.conflicts ?? null });
+      return fail(e, 'apply_failed');
+    } finally {
+      span.end();
+    }
+  }
+
+  /** Put a policy evaluation on the trace, on a span and in the user's event stream. */
+  private policyDecided(run: ActiveRun, toolCallId: string, tool: Tool, changesetId: string | null, verdict: PolicyVerdict, decisions: PolicyDecision[]): void {
+    this.trace(run, 'policy', { toolCallId, tool: tool.name, changesetId, verdict, decisions });
+    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.policy, value: { toolCallId, tool: tool.name, changesetId, verdict, decisions } });
+    const span = tracer.startSpan('kinetix.policy', {
+      attributes: { 'kinetix.run_id': run.id, 'kinetix.tool_call_id': toolCallId, 'kinetix.tool': tool.name, 'kinetix.policy.verdict': verdict, 'kinetix.policy.codes': decisions.map((d) => d.code), ...(changesetId ? { 'kinetix.changeset_id': changesetId } : {}) },
+    }, otel.setSpan(otelContext.active(), run.span));
+    if (verdict === 'deny') span.setStatus({ code: SpanStatusCode.ERROR, message: 'policy_denied' });
+    span.end();
+  }
+
+  /** A write tool without a changeset (tests, future non-record tools): the original confirm-then-apply path, no policy. */
+  private async legacyWrite(
+    run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, tool: Extract<Tool, { kind: 'write' }>, proposal: Proposal,
+    h: { callId: string; masked: unknown; argsHash: string; status: (s: K.ToolCallStatus, extra?: Record<string, unknown>) => void; fail: (e: unknown, d?: string) => ModelBlock; nowIso: () => string },
+  ): Promise<ModelBlock> {
+    const { callId, masked, argsHash, status, fail, nowIso } = h;
+    const maskedProposal = maskSecrets({ summary: proposal.summary, changeset: null });
+    K.updateToolCall(this.db, callId, { proposal_json: JSON.stringify(maskedProposal), updated_at: nowIso() });
+    K.updateRun(this.db, run.id, { status: 'waiting_confirm' });
+    const expiresAt = new Date(this.scheduler.now() + this.limits.confirmTimeoutMs).toISOString();
+    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.confirmRequired, value: { toolCallId: callId, tool: tool.name, title: tool.title, risk: tool.risk, args: masked, argsHash, summary: proposal.summary, changeset: null, expiresAt } });
+    this.trace(run, 'decision', { toolCallId: callId, decision: 'confirm_required', summary: proposal.summary, rows: 0 });
+    const { decision, approverId } = await this.waitForDecision(run, callId, argsHash, null);
+    K.updateRun(this.db, run.id, { status: 'running' });
+    const decidedAt = nowIso();
     if (decision === 'decline') {
       K.updateToolCall(this.db, callId, { status: 'rejected', approver_user_id: approverId ?? null, decided_at: decidedAt, result_json: JSON.stringify({ message: DECLINED_MESSAGE }), updated_at: decidedAt });
       this.trace(run, 'approval', { toolCallId: callId, decision: 'declined', by: approverId });
@@ -650,25 +807,21 @@ export class Kinetix {
       }
       return { type: 'tool_result', tool_use_id: tu.id, content: JSON.stringify({ status: decision, message }), is_error: true };
     }
-
-    // Approved.
     K.updateToolCall(this.db, callId, { status: 'confirmed', approver_user_id: approverId ?? null, decided_at: decidedAt, updated_at: decidedAt });
     this.trace(run, 'approval', { toolCallId: callId, decision: 'approved', by: approverId });
     status('confirmed');
-    // Defence in depth: the permission again, read now (a role change during the wait counts).
     const now = findUserById(this.db, run.userId);
     if (!now || !now.active || now.org_id !== run.orgId || !hasPermission(now.role, tool.permission)) {
       return fail(new Forbidden(`Your role no longer allows "${tool.title}" (${tool.permission}); nothing was changed.`), 'permission_recheck_failed');
     }
-    const changesetId = uuidv7();
     try {
       const applied = K.inTransaction(this.db, () => {
-        const r = tool.apply(this.toolContext(run, tool), proposal, { changesetId });
+        const r = tool.apply(this.toolContext(run, tool), proposal, { changesetId: uuidv7() });
         K.updateToolCall(this.db, callId, { status: 'executed', changeset_id: r.changesetId ?? null, result_json: JSON.stringify(maskSecrets(r.result ?? null)), updated_at: nowIso() });
         return r;
       });
       const maskedResult = maskSecrets(applied.result ?? null);
-      this.trace(run, 'write', { toolCallId: callId, changesetId: applied.changesetId ?? null, summary: proposal.summary, rows: proposal.changeset?.changes.map((c) => ({ op: c.op, table: c.table, id: c.id })) ?? [] });
+      this.trace(run, 'write', { toolCallId: callId, changesetId: applied.changesetId ?? null, summary: proposal.summary, rows: [] });
       status('executed', { changesetId: applied.changesetId ?? null });
       this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: JSON.stringify(maskedResult), role: 'tool' });
       if (applied.reveal) this.publishEphemeral(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.reveal, value: { toolCallId: callId, values: applied.reveal } });
@@ -678,7 +831,7 @@ export class Kinetix {
     }
   }
 
-  private waitForDecision(run: ActiveRun, toolCallId: string, argsHash: string): Promise<{ decision: Decision; approverId?: string }> {
+  private waitForDecision(run: ActiveRun, toolCallId: string, argsHash: string, contentHash: string | null): Promise<{ decision: Decision; approverId?: string }> {
     return new Promise((resolve) => {
       let settled = false;
       const timer = this.scheduler.setTimeout(() => finish({ decision: 'timeout' }), this.limits.confirmTimeoutMs);
@@ -689,9 +842,26 @@ export class Kinetix {
         this.pending.delete(toolCallId);
         resolve(d);
       };
-      this.pending.set(toolCallId, { toolCallId, run, argsHash, resolve: finish });
+      this.pending.set(toolCallId, { toolCallId, run, argsHash, contentHash, resolve: finish });
       if (run.abort.signal.aborted) finish({ decision: 'stopped' });
     });
+  }
+
+  /** Names of untrusted tools whose output is among the conversation's replayed facts (the digest). */
+  private untrustedInDigest(conversationId: string): string[] {
+    const names = new Set<string>();
+    for (const r of K.recentExecutedToolCalls(this.db, conversationId, 12)) {
+      const t = this.tools.get(r.tool_name);
+      if (t && isUntrusted(t)) names.add(t.name);
+    }
+    return [...names];
+  }
+
+  /** Record that the untrusted-content gate closed: trace, span event, event to the user. */
+  private gateNarrowed(run: ActiveRun, source: string, dropped: string[], at: 'run_start' | 'untrusted_output'): void {
+    this.trace(run, 'decision', { decision: 'untrusted_content_gate', at, source, dropped });
+    run.span.addEvent('kinetix.untrusted_gate', { 'kinetix.gate.at': at, 'kinetix.gate.dropped': dropped.length });
+    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.toolsNarrowed, value: { reason: 'untrusted_content', at, source, dropped } });
   }
 
   /** A tool result as the model sees it: secrets masked, restricted fields withheld, inside the data envelope. */

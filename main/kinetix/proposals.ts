@@ -230,6 +230,20 @@ export function approveProposal(db: Db, input: ApproveInput): { proposal: Propos
 }
 
 /**
+ * Close an open proposal as `failed` without applying it (its run timed out, was stopped, or the
+ * permission re-check failed). Returns false when it was no longer open.
+ */
+export function expireProposal(db: Db, changesetId: string, reason: ErrorPayload | { code: string; message: string }, atIso: string): boolean {
+  return P.closeProposal(db, changesetId, { status: 'failed', decidedBy: null, decidedAt: atIso, failureJson: JSON.stringify(reason) });
+}
+
+/** What the model and the user are told when a change waits for an owner (the run does not block). */
+export function needsOwnerMessage(p: Pick<ProposalView, 'id' | 'summary' | 'decisions'>): string {
+  const why = p.decisions.filter((d) => d.effect === 'needs_owner').map((d) => d.reason).join(' ');
+  return `Nothing has been written yet. This change ("${p.summary}") needs an owner's approval: ${why} It is waiting in the app for an owner to approve or decline it (proposal ${p.id}). Tell the user that an owner must approve it in the app; do not retry it or try another way to make the same change.`;
+}
+
+/**
  * Decline a proposal: the proposing user (withdraw), or an owner for a needs-owner change.
  * Nothing is written but the decision. @throws NotFound, Forbidden, Conflict (already decided)
  */

@@ -68,6 +68,12 @@ interface ToolBase<S extends z.ZodType> {
    * default) applies every table's tags (fail closed).
    */
   tables: readonly TableName[] | 'unknown';
+  /**
+   * `false` for a tool whose output comes from a source the clinic does not control (an MCP or
+   * OpenAPI integration a user registered). Once such output enters a run, the run's high-privilege
+   * tools are dropped (the untrusted-content gate, see gate.ts). Default (absent): trusted.
+   */
+  trusted?: boolean;
 }
 
 /** A tool that reads and returns data; runs without confirmation. */

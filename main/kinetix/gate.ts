@@ -1,0 +1,71 @@
+/**
+ * Exposure rules that sit on top of the role map: the untrusted-content gate (kinetix.md §6,
+ * issue 4 §6) and what an MCP client may be offered, with the MCP hints derived from the risk tier.
+ *
+ * Untrusted-content gate: from the point output of an untrusted tool (`trusted: false`, e.g. a
+ * user-registered MCP/OpenAPI integration) enters a run, that run's snapshot loses every
+ * high-privilege tool (bulk changes, RTP sign-offs and entries that carry them, device keys, user
+ * and settings management, system administration). The run starts gated when the conversation's
+ * replayed facts (the tool digest) already contain untrusted output. Gating only removes tools.
+ */
+import type { Permission } from '../../models/roles';
+import type { Risk, Tool } from './tool';
+
+/** Permissions whose tools are high-privilege (dropped once untrusted content is in a run). */
+export const HIGH_PRIVILEGE_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>([
+  'rtp.signoff_physio', 'rtp.signoff_doctor', 'rtp.signoff_coach', 'device.manage', 'user.manage', 'settings.manage', 'system.admin',
+]);
+
+/** Tools that can set or withdraw RTP sign-offs although their permission is `rtp.write`. */
+export const SIGNOFF_CAPABLE_TOOLS: ReadonlySet<string> = new Set(['create_rtp_entry', 'update_rtp_entry']);
+
+/** True for a high-privilege tool: bulk or destructive risk, a listed permission, or a sign-off-capable RTP tool. */
+export function isHighPrivilege(tool: Pick<Tool, 'name' | 'risk' | 'permission'>): boolean {
+  return tool.risk === 'bulk' || tool.risk === 'destructive' || HIGH_PRIVILEGE_PERMISSIONS.has(tool.permission) || SIGNOFF_CAPABLE_TOOLS.has(tool.name);
+}
+
+/** True when the tool's output comes from an untrusted source. */
+export function isUntrusted(tool: Pick<Tool, 'trusted'>): boolean {
+  return tool.trusted === false;
+}
+
+/** The snapshot after the gate closes: every tool that is not high-privilege. */
+export function gateSnapshot<T extends Pick<Tool, 'name' | 'risk' | 'permission'>>(tools: readonly T[]): { kept: T[]; dropped: string[] } {
+  return { kept: tools.filter((t) => !isHighPrivilege(t)), dropped: tools.filter((t) => isHighPrivilege(t)).map((t) => t.name) };
+}
+
+/** Tools that act only on the app's own window (no meaning for an MCP client). */
+export const UI_ONLY_TOOLS: ReadonlySet<string> = new Set(['open_page']);
+
+/**
+ * Tools an MCP client may be offered out of a role's available set: never destructive, never
+ * UI-only, never an untrusted integration's tool (an MCP client is itself outside the clinic).
+ */
+export function mcpExposableTools<T extends Pick<Tool, 'name' | 'risk' | 'trusted'>>(tools: readonly T[]): T[] {
+  return tools.filter((t) => t.risk !== 'destructive' && !UI_ONLY_TOOLS.has(t.name) && t.trusted !== false);
+}
+
+/** MCP tool annotations (the hint subset the server sets). */
+export interface McpHints {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * MCP hints from the risk tier: `read` read-only and idempotent; `write` not read-only, not
+ * destructive (it proposes one change that a human approves); `bulk` and `destructive` marked
+ * destructive (they overwrite many records / remove data). Nothing here is open-world.
+ */
+export function mcpHints(risk: Risk): McpHints {
+  switch (risk) {
+    case 'read':
+      return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+    case 'write':
+      return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+    case 'bulk':
+    case 'destructive':
+      return { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
+  }
+}
