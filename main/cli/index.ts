@@ -17,6 +17,7 @@ import { findUserByEmail, listAllUsers } from '../data/identity';
 import { getRow } from '../data/rows';
 import { isDatabaseEmpty, seedDemo } from '../data/seed';
 import { callVerb, VERBS } from '../services';
+import { mcpTokenCommand } from './mcp-token';
 
 /** Where the CLI writes (injectable so it can run in-process). */
 export interface CliIo {
@@ -62,6 +63,9 @@ Commands:
         List the service verbs with their permission and kind (read / write).
   ask   …
         Ask the assistant (when installed: main/cli/ask.ts).
+  mcp-token [issue|list|revoke] --db PATH --as EMAIL [--label L] [--expires-days N] [--id ID] [--all]
+        Issue (printed once; only its hash is stored), list or revoke the token that binds an MCP
+        client (\`npm run mcp -- --db PATH --token T\`) to that user.
   help  This text.
 
 Examples:
@@ -203,6 +207,8 @@ export async function runCli(argv: string[], io: CliIo = STD_IO): Promise<number
         return verbsCmd(rest, io);
       case 'ask':
         return await askCmd(rest, io);
+      case 'mcp-token':
+        return await mcpTokenCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':

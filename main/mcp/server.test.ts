@@ -1,0 +1,189 @@
+/**
+ * The MCP server end to end: the MCP SDK's own client talks to `tsx main/mcp/server.ts` over
+ * stdio, against a temporary seeded SQLite file. Identity comes only from the token.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listActivity } from '../data/changesets';
+import type { Db } from '../data/db';
+import { openDb } from '../data/db';
+import { countRows, listRows } from '../data/rows';
+import type { SeedSummary } from '../data/seed';
+import { seedDemo } from '../data/seed';
+import { defaultToolRegistry } from '../kinetix/catalogue';
+import { toolInputSchema } from '../kinetix/tool';
+import { callVerb, VERBS } from '../services';
+import { installMcpSchemaForTests } from './testing';
+import { issueMcpToken, revokeTokenAs } from './tokens';
+
+const ROOT = resolve(__dirname, '../..');
+const TSX = resolve(ROOT, 'node_modules/.bin/tsx');
+const SERVER = resolve(ROOT, 'main/mcp/server.ts');
+
+let dir: string;
+let path: string;
+let db: Db;
+let seed: SeedSummary;
+const clients: Client[] = [];
+
+async function connect(token: string): Promise<Client> {
+  const transport = new StdioClientTransport({ command: TSX, args: [SERVER, '--db', path, '--token', token], cwd: ROOT, env: getDefaultEnvironment(), stderr: 'pipe' });
+  // The client says who it is in clientInfo; the server must not care.
+  const client = new Client({ name: `owner@${'kestrelvale.test'}`, version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+function body(r: unknown): any {
+  const res = r as ToolResult;
+  const text = res.content[0]?.text;
+  return text ? JSON.parse(text) : null;
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ai-mcp-'));
+  path = join(dir, 'clinic.sqlite');
+  db = openDb(path);
+  installMcpSchemaForTests(db);
+  seed = seedDemo(db, { seed: 1 });
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  db?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('MCP server over stdio (SDK client)', () => {
+  it('lists the physio\'s tools with annotations and JSON Schema; the athlete sees only its few', async () => {
+    const physio = await connect(issueMcpToken(db, seed.userIds.physio, { label: 'test physio' }).token);
+    const athlete = await connect(issueMcpToken(db, seed.userIds.athlete).token);
+    const registry = defaultToolRegistry();
+    const [p, a] = await Promise.all([physio.listTools(), athlete.listTools()]);
+    const pNames = p.tools.map((t) => t.name).sort();
+    const aNames = a.tools.map((t) => t.name).sort();
+    const expected = (role: string) => registry.available(role).filter((t) => t.risk !== 'destructive' && t.name !== 'open_page').map((t) => t.name).sort();
+    expect(pNames).toEqual(expected('physio'));
+    expect(aNames).toEqual(expected('athlete'));
+    expect(aNames.length).toBeLessThan(pNames.length / 2);
+    expect(aNames).not.toContain('get_workload_acwr');
+    expect(aNames).not.toContain('log_session_load');
+    expect(pNames).toContain('log_session_load');
+    // No destructive tool is ever listed.
+    const destructive = registry.all().filter((t) => t.risk === 'destructive').map((t) => t.name);
+    for (const n of [...destructive, 'delete_video']) expect(pNames).not.toContain(n);
+
+    const acwr = p.tools.find((t) => t.name === 'get_workload_acwr')!;
+    expect(acwr.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    expect(acwr.inputSchema).toEqual(toolInputSchema(registry.get('get_workload_acwr')!));
+    const log = p.tools.find((t) => t.name === 'log_session_load')!;
+    expect(log.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, title: registry.get('log_session_load')!.title });
+    expect(log.description).toMatch(/approves it in the Athlete Intelligence app/);
+  });
+
+  it('runs a read tool (get_workload_acwr) as the token\'s user', async () => {
+    const physio = clients[0]!;
+    const r = (await physio.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
+    expect(r.isError).toBeFalsy();
+    const out = body(r);
+    expect(out.athlete_id).toBe(seed.linkedAthleteId);
+    expect(out.results.length).toBe(2);
+    expect(r.structuredContent).toEqual(out);
+  });
+
+  it('a write tool (log_session_load over a squad) returns a proposal id and the N-row diff, and writes nothing', async () => {
+    const physio = clients[0]!;
+    const squadId = seed.squadIds.U19;
+    const members = listRows(db, 'athlete', seed.orgId, { eq: { squad_id: squadId, status: 'active' }, limit: 1000 }).length;
+    const before = countRows(db, 'session_load', seed.orgId);
+    const activityBefore = listActivity(db, seed.orgId, { limit: 1000 }).length;
+    const r = (await physio.callTool({ name: 'log_session_load', arguments: { squad_id: squadId, date: seed.today, duration_min: 60, rpe: 6 } })) as ToolResult;
+    expect(r.isError).toBeFalsy();
+    const out = body(r);
+    expect(out.status).toBe('waiting_for_approval');
+    expect(out.proposal_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(out.rows).toBe(members);
+    expect(out.diff).toHaveLength(members);
+    expect(out.diff[0]).toMatchObject({ op: 'insert', table: 'session_load', before: null, after: { rpe: 6, duration_min: 60, load_au: 360 } });
+    expect(out.policy.verdict).toBe('allow');
+    expect(out.message).toMatch(/Nothing was changed.*waits for approval in the Athlete Intelligence app/);
+    expect(countRows(db, 'session_load', seed.orgId)).toBe(before);
+    expect(listActivity(db, seed.orgId, { limit: 1000 }).length).toBe(activityBefore);
+  });
+
+  it('a destructive or fabricated tool name fails as unknown; nothing runs', async () => {
+    const physio = clients[0]!;
+    for (const name of ['delete_video', 'apply_changeset', ...defaultToolRegistry().all().filter((t) => t.risk === 'destructive').map((t) => t.name)]) {
+      const r = (await physio.callTool({ name, arguments: {} })) as ToolResult;
+      expect(r.isError).toBe(true);
+      expect(body(r).error).toMatchObject({ code: 'NotFound', message: expect.stringMatching(/Unknown tool/) });
+    }
+    // Out of role for the athlete: unknown too.
+    const athlete = clients[1]!;
+    const r = (await athlete.callTool({ name: 'log_session_load', arguments: { athlete_id: seed.linkedAthleteId, date: seed.today, duration_min: 10, rpe: 2 } })) as ToolResult;
+    expect(body(r).error.code).toBe('NotFound');
+  });
+
+  it("another org's id is NotFound; bad input is Validation; no stack ever", async () => {
+    const physio = clients[0]!;
+    const other = listRows<{ id: string }>(db, 'athlete', seed.secondOrgId, { limit: 1 })[0]!;
+    const r = (await physio.callTool({ name: 'get_athlete', arguments: { id: other.id } })) as ToolResult;
+    expect(r.isError).toBe(true);
+    expect(body(r).error).toEqual({ code: 'NotFound', message: 'Athlete was not found.' });
+    const acwr = (await physio.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: other.id } })) as ToolResult;
+    expect(body(acwr).error.code).toBe('NotFound');
+    const bad = (await physio.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: 'not-an-id' } })) as ToolResult;
+    expect(body(bad).error.code).toBe('Validation');
+    for (const x of [r, acwr, bad]) expect(x.content[0]!.text).not.toMatch(/\bat .*\.ts:\d+|node_modules/);
+  });
+
+  it('a client-supplied user or org changes nothing', async () => {
+    const physio = clients[0]!;
+    // Extra identity arguments are refused by the strict input schema…
+    const r = (await physio.callTool({ name: 'list_athletes', arguments: { org_id: seed.secondOrgId, user_id: seed.userIds.owner, limit: 5 } })) as ToolResult;
+    expect(body(r).error.code).toBe('Validation');
+    // …and identity in _meta is ignored: the athlete's token still reads only the linked athlete.
+    const athlete = clients[1]!;
+    const meta = { userId: seed.userIds.owner, orgId: seed.secondOrgId, user: 'owner@kestrelvale.test' };
+    const own = body(await athlete.callTool({ name: 'list_athletes', arguments: { limit: 50 }, _meta: meta }));
+    expect(own.athletes.map((a: { id: string }) => a.id)).toEqual([seed.linkedAthleteId]);
+    const acwr = (await athlete.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId }, _meta: meta })) as ToolResult;
+    expect(body(acwr).error.code).toBe('NotFound');
+  });
+
+  it('deactivation and revocation take effect at the next call', async () => {
+    const { token, info } = issueMcpToken(db, seed.userIds.coach);
+    const coach = await connect(token);
+    const ok = (await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
+    expect(ok.isError).toBeFalsy();
+    callVerb({ db, userId: seed.userIds.owner }, VERBS, 'users.update', { id: seed.userIds.coach, active: false });
+    const after = (await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
+    expect(after.isError).toBe(true);
+    expect(body(after).error.code).toBe('Unauthenticated');
+    callVerb({ db, userId: seed.userIds.owner }, VERBS, 'users.update', { id: seed.userIds.coach, active: true });
+    expect((await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })).isError).toBeFalsy();
+    revokeTokenAs(db, seed.userIds.coach, info.id);
+    const revoked = (await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
+    expect(body(revoked).error).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/revoked/) });
+  });
+
+  it('a revoked, unknown or malformed token refuses to start (stderr, exit 3)', () => {
+    const { token, info } = issueMcpToken(db, seed.userIds.analyst);
+    revokeTokenAs(db, seed.userIds.analyst, info.id);
+    for (const [t, msg] of [[token, /revoked/], [`aimcp_${'A'.repeat(43)}`, /not known/], ['hello', /format/]] as const) {
+      const r = spawnSync(TSX, [SERVER, '--db', path, '--token', t], { cwd: ROOT, input: '', encoding: 'utf8', timeout: 60_000 });
+      expect(r.status).toBe(3);
+      expect(r.stderr).toMatch(/refused to start/);
+      expect(r.stderr).toMatch(msg);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).not.toContain(token);
+    }
+  });
+});
