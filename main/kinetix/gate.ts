@@ -19,8 +19,12 @@ export const HIGH_PRIVILEGE_PERMISSIONS: ReadonlySet<Permission> = new Set<Permi
 /** Tools that can set or withdraw RTP sign-offs although their permission is `rtp.write`. */
 export const SIGNOFF_CAPABLE_TOOLS: ReadonlySet<string> = new Set(['create_rtp_entry', 'update_rtp_entry']);
 
-/** True for a high-privilege tool: bulk or destructive risk, a listed permission, or a sign-off-capable RTP tool. */
+/**
+ * True for a high-privilege tool: a tool that changes something (never a read) and is bulk or
+ * destructive, gated by a listed permission, or a sign-off-capable RTP tool.
+ */
 export function isHighPrivilege(tool: Pick<Tool, 'name' | 'risk' | 'permission'>): boolean {
+  if (tool.risk === 'read') return false;
   return tool.risk === 'bulk' || tool.risk === 'destructive' || HIGH_PRIVILEGE_PERMISSIONS.has(tool.permission) || SIGNOFF_CAPABLE_TOOLS.has(tool.name);
 }
 

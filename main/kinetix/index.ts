@@ -5,16 +5,21 @@
  *   const kx = new Kinetix({ db, tools: defaultToolRegistry() });
  *   const { runId, conversationId } = kx.startRun({ userId, message, conversationId?, page? });
  *   for await (const e of kx.subscribe(userId, runId, lastEventId)) send(e.id, e.event); // AG-UI
- *   kx.confirm(userId, toolCallId, { approve: true, argsHash });   // from kinetix.confirm_required
+ *   kx.confirm(userId, toolCallId, { approve: true, argsHash, contentHash }); // from kinetix.confirm_required
  *   kx.confirm(userId, toolCallId, { approve: false });
  *   kx.stop(userId, runId);
  *   kx.listConversations(userId); kx.getConversation(userId, id); kx.getRunTrace(userId, runId);
+ *   // Proposals (MCP writes, needs-owner changes) are approved in the app, never by the model:
+ *   proposeChangeset(db, { userId, planned, source: 'mcp', toolName, title });
+ *   approveProposal(db, { approverUserId, changesetId, contentHash }); declineProposal(db, { userId, changesetId });
+ *   listProposals(db, userId, { status: 'needs_owner' }); getProposal(db, userId, changesetId);
  */
 export { Kinetix, type KinetixOptions, type StartRunInput, type RunOutcome, type ProviderConfig } from './harness';
 export { KINETIX_EVENTS } from './events';
 export type { RunEventEnvelope } from './bus';
 export { EventBus, SUBSCRIBER_BUFFER } from './bus';
-export { defaultToolRegistry, catalogueTools, openPageTool } from './catalogue';
+export { defaultToolRegistry, catalogueTools, openPageTool, deleteVideoTool } from './catalogue';
+export { isHighPrivilege, isUntrusted, gateSnapshot, mcpExposableTools, mcpHints, HIGH_PRIVILEGE_PERMISSIONS, SIGNOFF_CAPABLE_TOOLS, UI_ONLY_TOOLS, type McpHints } from './gate';
 export { ToolRegistry, DISABLED_TOOLS_SETTING_KEY } from './registry';
 export { defineTool, toolInputSchema, type Tool, type ReadTool, type WriteTool, type Risk, type Proposal, type ToolContext } from './tool';
 export { toolFromVerb, toolsFromVerbs, toolNameForVerb } from './verb-tools';
@@ -26,6 +31,6 @@ export { CLEARANCE_SETTING_KEY, FIELD_CLASSIFICATION, type Classification } from
 export { TooManyRuns, BudgetExceeded, UnknownTool, KinetixNotConfigured, ProviderError } from './errors';
 export { maskSecrets, MASK } from './mask';
 export {
-  proposeChangeset, approveProposal, declineProposal, listProposals, getProposal, PolicyDenied, STALE_MESSAGE,
+  proposeChangeset, approveProposal, declineProposal, listProposals, getProposal, expireProposal, needsOwnerMessage, PolicyDenied, STALE_MESSAGE,
   type ProposeInput, type ApproveInput, type ProposalView, type ProposalStatus, type ProposalSource,
 } from './proposals';
