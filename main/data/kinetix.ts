@@ -325,6 +325,12 @@ export function changesetExists(db: Db, id: string): boolean {
   return db.raw.prepare(`SELECT 1 FROM changeset WHERE id = ? AND status IN ('applied', 'undone')`).get(id) !== undefined;
 }
 
+/** Status of a changeset row (`proposed`, `needs_owner`, `applied`, …), or null when there is none. */
+export function changesetStatus(db: Db, id: string): string | null {
+  const r = db.raw.prepare('SELECT status FROM changeset WHERE id = ?').get(id) as { status: string } | undefined;
+  return r?.status ?? null;
+}
+
 /** Runs that were in flight (running or waiting for a confirmation). */
 export function inFlightRuns(db: Db): RunRow[] {
   return db.raw.prepare(`SELECT * FROM kinetix_run WHERE status IN ('running', 'waiting_confirm') ORDER BY started_at`).all() as RunRow[];

@@ -314,6 +314,9 @@ describe('the confirm pause', () => {
     expect(outcome.status).toBe('cancelled');
     expect(K.getToolCall(t.db, confirm.toolCallId)!.status).toBe('skipped');
     expect(K.getRun(t.db, runId)!.status).toBe('cancelled');
+    // The stored proposal is closed: it can no longer be approved anywhere.
+    const csId = K.getToolCall(t.db, confirm.toolCallId)!.changeset_id!;
+    expect(K.changesetStatus(t.db, csId)).toBe('failed');
   });
 
   it('after a restart, an in-flight run is interrupted, its pending confirmation skipped, nothing half-applied', async () => {
@@ -324,6 +327,7 @@ describe('the confirm pause', () => {
     const { kx: next } = testHarness(t.db, testRegistry(), { baseURL: server.url });
     expect(K.getRun(t.db, runId)!.status).toBe('interrupted');
     expect(K.getToolCall(t.db, confirm.toolCallId)!.status).toBe('skipped');
+    expect(K.changesetStatus(t.db, K.getToolCall(t.db, confirm.toolCallId)!.changeset_id!)).toBe('failed');
     const replay = await collectEvents(next, physioId, runId);
     expect(replay.at(-1)!.event).toMatchObject({ type: EventType.RUN_ERROR, code: 'Interrupted' });
     expect(listRows(t.db, 'athlete', orgId, {})).toHaveLength(1);

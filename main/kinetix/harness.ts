@@ -992,10 +992,16 @@ export class Kinetix {
       if (r.host_pid !== process.pid && pidAlive(r.host_pid)) continue;
       const nowIso = new Date(this.scheduler.now()).toISOString();
       K.inTransaction(this.db, () => {
+        const interrupted = { code: 'Interrupted', message: 'The app stopped before this action was decided; it did not run.' };
         for (const t of K.listToolCalls(this.db, r.id)) {
-          if (t.status === 'proposed') K.updateToolCall(this.db, t.id, { status: 'skipped', error_json: JSON.stringify({ code: 'Interrupted', message: 'The app stopped before this action was decided; it did not run.' }), updated_at: nowIso });
-          else if (t.status === 'confirmed') {
+          if (t.status === 'proposed') {
+            // A change waiting for an owner stays waiting in the app; any other open proposal is closed.
+            if (t.changeset_id && K.changesetStatus(this.db, t.changeset_id) === 'needs_owner') continue;
+            if (t.changeset_id) expireProposal(this.db, t.changeset_id, interrupted, nowIso);
+            K.updateToolCall(this.db, t.id, { status: 'skipped', error_json: JSON.stringify(interrupted), updated_at: nowIso });
+          } else if (t.status === 'confirmed') {
             const committed = t.changeset_id !== null && K.changesetExists(this.db, t.changeset_id);
+            if (!committed && t.changeset_id) expireProposal(this.db, t.changeset_id, { code: 'Interrupted', message: 'The app stopped before this action was applied; nothing was changed.' }, nowIso);
             K.updateToolCall(this.db, t.id, committed ? { status: 'executed', updated_at: nowIso } : { status: 'failed', error_json: JSON.stringify({ code: 'Interrupted', message: 'The app stopped before this action was applied; nothing was changed.' }), updated_at: nowIso });
           }
         }
