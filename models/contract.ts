@@ -87,7 +87,33 @@ export const CONTRACT = {
   'assistant.stop': { input: z.object({ run_id: z.string().min(1).max(100) }).strict(), output: z.object({ stopped: z.literal(true) }) },
   /** The audit trace of one of this user's runs (request, steps, tool calls masked, decisions, usage). */
   'assistant.trace': { input: z.object({ run_id: z.string().min(1).max(100) }).strict(), output: z.unknown() },
+  /**
+   * Assistant settings of the signed-in user's organisation (needs settings.manage): whether a
+   * model key is configured and where from (never the key), the monthly budgets with
+   * month-to-date spend, and every tool the org's roles can be offered with its on/off switch.
+   */
+  'settings.assistant': { input: Empty, output: z.unknown() },
+  /**
+   * Change the assistant settings (needs settings.manage): set or clear the org's model key
+   * (stored encrypted; never returned), and the list of switched-off tools (a switch can only
+   * remove a tool, never add one a role lacks).
+   */
+  'settings.updateAssistant': {
+    input: z.object({ api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(), disabled_tools: z.array(z.string().max(100)).max(200).optional() }).strict(),
+    output: z.unknown(),
+  },
 } as const;
+
+/** What `settings.assistant` returns. */
+export interface AssistantSettingsView {
+  provider: { configured: boolean; source: 'settings' | 'env' | 'none'; base_url: string | null };
+  model: string;
+  month_start: string;
+  org: { cap_usd: number | null; spend_mtd_usd: number | null };
+  users: { id: string; display_name: string; role: string; cap_usd: number | null }[];
+  my_spend_mtd_usd: number | null;
+  tools: { name: string; title: string; risk: string; permission: string; disabled: boolean }[];
+}
 
 /**
  * Streams: a subscription yields events until it ends. `assistant.events` replays a run's

@@ -11,7 +11,7 @@ import type { ErrorPayload } from '../models/errors';
 /** The contract's operations (a missing or extra name fails the type check below). */
 const OPS = [
   'session.users', 'session.signIn', 'session.people', 'session.signOut', 'session.me', 'verb.call',
-  'assistant.start', 'assistant.confirm', 'assistant.stop', 'assistant.trace',
+  'assistant.start', 'assistant.confirm', 'assistant.stop', 'assistant.trace', 'settings.assistant', 'settings.updateAssistant',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
 const STREAMS = ['assistant.events'] as const satisfies readonly StreamName[];

@@ -75,8 +75,9 @@ const refused = { ok: false, error: { code: 'Forbidden', message: 'Calls are acc
 
 function registerContract(db: Db): void {
   const log = (l: string) => console.log(`ipc: ${l}`);
-  const kinetix = new Kinetix({ db, tools: defaultToolRegistry(), log: (l) => console.log(`kinetix: ${l}`) });
-  const deps = { db, log, kinetix };
+  const tools = defaultToolRegistry();
+  const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
+  const deps = { db, log, kinetix, tools };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const open = new Map<string, { cancel(): void }>();

@@ -32,6 +32,7 @@ import type { ErrorCode } from '../../models/errors';
 import type { Db } from '../data/db';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { Kinetix } from '../kinetix/harness';
+import type { ToolRegistry } from '../kinetix/registry';
 import type { CallContext, WindowSession } from '../ipc/handlers';
 import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
 import { findUserByEmail, setUserPinHash } from '../data/identity';
@@ -73,6 +74,8 @@ export interface WebHostOptions {
   log?: (line: string) => void;
   /** The assistant harness (omit to run without the assistant). */
   kinetix?: Kinetix | null;
+  /** The harness's tool catalogue (the Settings page's tool switches). */
+  tools?: ToolRegistry | null;
 }
 
 /** A running web host. `token` is for tests and the e2e driver; never print it. */
@@ -143,7 +146,7 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
   if (!existsSync(indexPath)) throw new Error(`The renderer is not built (${indexPath} is missing). Run \`npm run build\` first.`);
   const token = opts.token ?? randomBytes(32).toString('base64url');
   const log = opts.log ?? (() => {});
-  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null };
+  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null, tools: opts.tools ?? null };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const sessions = new Map<string, WindowSession & { seen: number }>();
@@ -329,8 +332,9 @@ async function main(): Promise<void> {
     }
     console.log(`web: seeded ${large} synthetic athletes (users ${Object.values(s.emails).join(', ')})`);
   }
-  const kinetix = new Kinetix({ db, tools: defaultToolRegistry(), log: (l) => console.log(`kinetix: ${l}`) });
-  const host = await createWebHost({ db, rendererDir, port, kinetix, log: (l) => console.log(`web: ${l}`) });
+  const tools = defaultToolRegistry();
+  const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
+  const host = await createWebHost({ db, rendererDir, port, kinetix, tools, log: (l) => console.log(`web: ${l}`) });
   console.log(`web: database ${dbPath}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);
   console.log(`web: Athlete Intelligence is running at ${host.url}`);
   const stop = () => {

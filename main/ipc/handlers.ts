@@ -14,6 +14,8 @@ import { findOrganization, findUserById, listAllUsers } from '../data/identity';
 import { VERBS, callVerb, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
 import type { Kinetix } from '../kinetix/harness';
+import type { ToolRegistry } from '../kinetix/registry';
+import { readAssistantSettings, updateAssistantSettings } from './settings';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {
@@ -39,6 +41,13 @@ export interface HandlerDeps {
   log?: (line: string) => void;
   /** The assistant harness; without it the assistant operations answer that it is not available. */
   kinetix?: Kinetix | null;
+  /** The tool catalogue (settings: tools that can be switched off). */
+  tools?: ToolRegistry | null;
+}
+
+function tools(deps: HandlerDeps): ToolRegistry {
+  if (!deps.tools) throw new AppError({ code: 'Internal', message: 'The assistant is not available in this app host.' });
+  return deps.tools;
 }
 
 function signedInUser(ctx: CallContext): string {
@@ -135,6 +144,13 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       return { stopped: true as const };
     },
     'assistant.trace': (ctx, { run_id }) => harness(deps).getRunTrace(signedInUser(ctx), run_id),
+    'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
+    'settings.updateAssistant': (ctx, input) => {
+      const patch: { api_key?: string | null; disabled_tools?: string[] } = {};
+      if (input.api_key !== undefined) patch.api_key = input.api_key;
+      if (input.disabled_tools !== undefined) patch.disabled_tools = input.disabled_tools;
+      return updateAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx), patch);
+    },
   };
 }
 

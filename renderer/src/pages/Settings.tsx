@@ -1,39 +1,111 @@
-/** Settings: the organisation and its users. Assistant settings (model key, budgets, disabled tools) arrive with the harness contract. */
+/**
+ * Settings (settings.manage): the organisation, the assistant's model key (set or clear; never
+ * shown), monthly budgets with month-to-date spend, the tools that can be switched off, and the
+ * users.
+ */
+import { useEffect, useState } from 'react';
+import type { AssistantSettingsView } from '../../../models/contract';
+import type { ErrorPayload } from '../../../models/errors';
 import { hasPermission } from '../../../models/roles';
-import { readVerb } from '../bridge';
+import { CallError, callOrThrow, readVerb } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
-import { roleLabel } from '../format';
+import { formatDate, roleLabel } from '../format';
 import { useSession } from '../store';
+
+const usd = (n: number | null) => (n === null ? 'no cap' : n.toLocaleString('en-US', { style: 'currency', currency: 'USD' }));
 
 export function Settings() {
   const me = useSession((s) => s.me)!;
   const canUsers = hasPermission(me.role, 'user.manage');
-  const users = useLoad(() => (canUsers ? readVerb('users.list') : Promise.resolve({ users: [] })), 'settings-users');
+  const data = useLoad(async () => {
+    const [assistant, users] = await Promise.all([
+      callOrThrow('settings.assistant', {}) as Promise<AssistantSettingsView>,
+      canUsers ? readVerb('users.list') : Promise.resolve({ users: [] }),
+    ]);
+    return { assistant, users: users.users };
+  }, 'settings');
+  const [assistant, setAssistant] = useState<AssistantSettingsView | null>(null);
+  useEffect(() => {
+    if (data.state === 'ready') setAssistant(data.data.assistant);
+  }, [data.state, data.data]);
   return (
-    <Page page="settings" state={users.state} title="Settings">
+    <Page page="settings" state={data.state} title="Settings">
+      {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
       <section className="card">
         <h2>Organisation</h2>
         <dl className="facts"><dt>Name</dt><dd>{me.org_name}</dd><dt>Signed in as</dt><dd>{me.display_name} ({roleLabel(me.role)})</dd></dl>
       </section>
-      <section className="card" aria-labelledby="assistant-settings">
-        <h2 id="assistant-settings">Assistant</h2>
-        <p className="muted">The model key, monthly budgets with month-to-date spend, and disabled tools are managed here once the assistant is connected to this build.</p>
-      </section>
-      {users.state === 'error' ? <ErrorNote error={users.error} /> : null}
-      {canUsers && users.state === 'ready' ? (
+      {assistant ? <AssistantSettings s={assistant} onChange={setAssistant} /> : null}
+      {canUsers && data.state === 'ready' ? (
         <section className="card">
           <h2>Users</h2>
           <table className="table">
-            <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th></tr></thead>
+            <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col" className="num">Monthly assistant cap</th></tr></thead>
             <tbody>
-              {users.data.users.map((u) => (
-                <tr key={u.id}><th scope="row">{u.display_name}</th><td>{u.email}</td><td>{roleLabel(u.role)}</td><td><span className={`badge ${u.active ? 'ok' : 'muted'}`}>{u.active ? 'active' : 'deactivated'}</span></td></tr>
+              {data.data.users.map((u) => (
+                <tr key={u.id}><th scope="row">{u.display_name}</th><td>{u.email}</td><td>{roleLabel(u.role)}</td><td><span className={`badge ${u.active ? 'ok' : 'muted'}`}>{u.active ? 'active' : 'deactivated'}</span></td><td className="num">{usd(u.budget_cap_usd)}</td></tr>
               ))}
             </tbody>
           </table>
         </section>
       ) : null}
     </Page>
+  );
+}
+
+function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange(s: AssistantSettingsView): void }) {
+  const [key, setKey] = useState('');
+  const [off, setOff] = useState<Set<string>>(() => new Set(s.tools.filter((t) => t.disabled).map((t) => t.name)));
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  async function save(patch: { api_key?: string | null; disabled_tools?: string[] }, what: string) {
+    setError(null);
+    setSaved(null);
+    try {
+      const next = (await callOrThrow('settings.updateAssistant', patch)) as AssistantSettingsView;
+      onChange(next);
+      setSaved(what);
+      setKey('');
+    } catch (e) {
+      setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Saving failed.' });
+    }
+  }
+  const source = { settings: 'stored in settings (encrypted on this device)', env: 'from the ANTHROPIC_API_KEY environment variable', none: 'not configured' }[s.provider.source];
+  return (
+    <section className="card" aria-labelledby="assistant-settings">
+      <h2 id="assistant-settings">Assistant (Kinetix)</h2>
+      {error ? <ErrorNote error={error} /> : null}
+      {saved ? <p className="ok-note" role="status">Saved: {saved}.</p> : null}
+      <h3>Model key</h3>
+      <p data-testid="key-status">Anthropic key: <strong>{s.provider.configured ? 'configured' : 'not configured'}</strong> — {source}. Model: <code>{s.model}</code>. The key is never shown again once saved.</p>
+      <form className="filters" onSubmit={(e) => { e.preventDefault(); if (key.trim()) void save({ api_key: key.trim() }, 'model key'); }}>
+        <label>
+          New key
+          <input type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-ant-…" />
+        </label>
+        <button type="submit" className="primary" disabled={!key.trim()}>Save key</button>
+        {s.provider.source === 'settings' ? <button type="button" onClick={() => void save({ api_key: null }, 'model key cleared')}>Clear stored key</button> : null}
+      </form>
+      <h3>Budgets this month</h3>
+      <p className="small muted">Month to date since {formatDate(s.month_start)} (UTC). A run is refused before any paid call once a cap is reached; an answer already complete is never withheld.</p>
+      <dl className="facts">
+        <dt>Organisation cap</dt><dd>{usd(s.org.cap_usd)}</dd>
+        <dt>Organisation spend</dt><dd data-testid="org-spend">{s.org.spend_mtd_usd === null ? 'unknown' : usd(s.org.spend_mtd_usd)}</dd>
+        <dt>Your spend</dt><dd>{s.my_spend_mtd_usd === null ? 'unknown' : usd(s.my_spend_mtd_usd)}</dd>
+      </dl>
+      <h3>Tools</h3>
+      <p className="small muted">Switch off tools the assistant should not be offered in this organisation. A switch only removes a tool: nobody is offered a tool their role lacks.</p>
+      <fieldset className="tool-switches">
+        <legend className="sr-only">Tools offered to the assistant</legend>
+        {s.tools.map((t) => (
+          <label key={t.name} className="check" data-tool-switch={t.name}>
+            <input type="checkbox" checked={!off.has(t.name)} onChange={(e) => setOff((prev) => { const n = new Set(prev); if (e.target.checked) n.delete(t.name); else n.add(t.name); return n; })} />
+            {t.title} <code className="small muted">{t.name}</code> <span className="badge">{t.risk}</span>
+          </label>
+        ))}
+      </fieldset>
+      <button type="button" className="primary" onClick={() => void save({ disabled_tools: [...off] }, 'tool switches')}>Save tool switches</button>
+    </section>
   );
 }

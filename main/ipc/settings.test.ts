@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../data/db';
+import { openDb } from '../data/db';
+import type { SeedSummary } from '../data/seed';
+import { seedDemo } from '../data/seed';
+import { defaultToolRegistry } from '../kinetix/catalogue';
+import { resolveProviderKey, SecretBox } from '../kinetix/secrets';
+import { readAssistantSettings, updateAssistantSettings } from './settings';
+
+let dir: string;
+let db: Db;
+let seed: SeedSummary;
+const tools = defaultToolRegistry();
+const env = { ATHLETE_SECRET_KEY: 'settings-test-machine-key' };
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ai-settings-'));
+  db = openDb(join(dir, 'db.sqlite'));
+  seed = seedDemo(db, { today: '2026-11-20' });
+});
+afterAll(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('assistant settings', () => {
+  it('needs settings.manage', () => {
+    expect(() => readAssistantSettings({ db, tools, env }, seed.userIds.physio)).toThrow(expect.objectContaining({ code: 'Forbidden' }));
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.coach, { disabled_tools: [] })).toThrow(expect.objectContaining({ code: 'Forbidden' }));
+  });
+
+  it('reports the key source, spend and the switchable tools (never destructive ones)', () => {
+    const s = readAssistantSettings({ db, tools, env }, seed.userIds.owner);
+    expect(s.provider).toEqual({ configured: false, source: 'none', base_url: null });
+    expect(s.org.spend_mtd_usd).toBe(0);
+    expect(s.tools.length).toBeGreaterThan(40);
+    expect(s.tools.every((t) => t.risk !== 'destructive' && !t.disabled)).toBe(true);
+  });
+
+  it('stores the key encrypted and never returns it', () => {
+    const key = 'sk-ant-test-settings-0123456789';
+    const s = updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { api_key: key });
+    expect(s.provider).toMatchObject({ configured: true, source: 'settings' });
+    expect(JSON.stringify(s)).not.toContain(key);
+    const box = SecretBox.fromEnvOrFile(join(dir, 'machine.key'), env);
+    expect(resolveProviderKey(db, seed.orgId, box, () => {}, {}).key).toBe(key);
+    expect(updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { api_key: null }).provider.source).toBe('none');
+  });
+
+  it('switches tools off for the org (the harness then leaves them out) and refuses unknown names', () => {
+    updateAssistantSettings({ db, tools, env }, seed.userIds.admin, { disabled_tools: ['bulk_update_rates'] });
+    const offered = tools.availableEnabled(db, seed.orgId, 'physio', () => {}).map((t) => t.name);
+    expect(offered).not.toContain('bulk_update_rates');
+    expect(offered).toContain('list_athletes');
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.admin, { disabled_tools: ['rm_rf'] })).toThrow(expect.objectContaining({ code: 'Validation' }));
+  });
+});
