@@ -1,0 +1,2 @@
+import type { EvalCase } from '../types';
+export const INJECTIONS: EvalCase[] = [];
