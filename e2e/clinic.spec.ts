@@ -161,11 +161,19 @@ describe('clinic UI in Chromium', () => {
     await page.context().close();
   });
 
-  it('an owner sees settings with the users', async () => {
+  it('an owner sees settings: key status, budgets, tool switches and users', async () => {
     const page = await signedIn('owner');
     await goTo(page, '#/settings', 'settings');
-    expect(await page.locator('text=Users').count()).toBeGreaterThan(0);
+    expect(await page.locator('[data-testid="key-status"]').textContent()).toMatch(/not configured/);
+    expect(await page.locator('[data-tool-switch]').count()).toBeGreaterThan(40);
+    expect(await page.locator('h2', { hasText: 'Users' }).count()).toBe(1);
     await screenshot(page, '14-settings');
+    // Switch a tool off and see it persisted.
+    await page.locator('[data-tool-switch="bulk_update_rates"] input').uncheck();
+    await page.getByRole('button', { name: 'Save tool switches' }).click();
+    await page.locator('.ok-note', { hasText: 'tool switches' }).waitFor();
+    const s = await contractCall<{ tools: { name: string; disabled: boolean }[] }>(page, 'settings.assistant', {});
+    expect(s.value!.tools.find((t) => t.name === 'bulk_update_rates')?.disabled).toBe(true);
     await page.context().close();
   });
 });
