@@ -7,6 +7,7 @@ describe('kinetix bench', () => {
     const r = await runKinetixBench({ quick: true });
     expect(r.toolCall.map((x) => x.calls)).toEqual([100, 100]);
     for (const b of r.bus) expect(b.fastReceived).toBe(b.events);
+    expect(r.proposals.map((x) => x.rows)).toEqual([1, 10, 50]);
     expect(kinetixMarkdown(r)).toMatch(/^## Kinetix harness\n/);
   });
 });
