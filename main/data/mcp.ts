@@ -3,7 +3,6 @@
  * main/mcp/ hash the token before calling these. Values are always bound parameters.
  */
 import type { Db } from './db';
-import { sql as mcpSql } from './migrations/0005_mcp';
 
 /** A `mcp_token` row (times are ISO-8601 UTC; never holds the token itself). */
 export interface McpTokenRow {
@@ -54,13 +53,4 @@ export function revokeMcpToken(db: Db, orgId: string, id: string, by: string, at
 /** Record that a token was used (server start). */
 export function touchMcpToken(db: Db, id: string, at: string): void {
   db.raw.prepare('UPDATE mcp_token SET last_used_at = ? WHERE id = ?').run(at, id);
-}
-
-/**
- * INTERIM (tests only, removed once migration 0005 is registered): create the mcp_token table
- * when the migration list does not yet include it.
- */
-export function ensureMcpSchemaInterim(db: Db): void {
-  const has = db.raw.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mcp_token'").get();
-  if (!has) db.raw.exec(mcpSql);
 }

@@ -1,38 +1,32 @@
 /**
- * The one place the MCP server meets the parts of main/kinetix/ that are still landing: the
- * proposals API (store a planned changeset for approval in the app), the list of MCP-exposable
- * tools and the MCP annotations derived from a tool's risk tier. Everything else in main/mcp/
- * codes against the small {@link KinetixPort} below.
- *
- * INTERIM: until `main/kinetix/proposals.ts` lands, `propose` evaluates the policy engine and
- * hashes the changeset but does NOT persist it (the id is not yet approvable in the app).
+ * The one place the MCP server meets the harness's proposal and exposure rules
+ * (main/kinetix/proposals.ts, main/kinetix/gate.ts): which tools an MCP client may be offered,
+ * the MCP annotations of a risk tier, and storing a planned changeset as a proposal that waits
+ * for approval in the app. main/mcp/ codes against the small {@link KinetixPort} so tests can
+ * swap it.
  */
-import { createHash } from 'node:crypto';
-import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
-import { ValidationError } from '../../models/errors';
-import type { PolicyResult } from '../../models/policy';
-import { evaluatePolicy } from '../../models/policy';
+import type { PolicyDecision } from '../../models/policy';
+import type { Permission, Role } from '../../models/roles';
 import type { Db } from '../data/db';
+import type { McpHints } from '../kinetix/gate';
+import { mcpExposableTools, mcpHints } from '../kinetix/gate';
+import { proposeChangeset } from '../kinetix/proposals';
 import type { Risk, Tool } from '../kinetix/tool';
-import { resolveActor } from '../services/context';
 
 /** MCP tool annotations (the hint subset this server sets). */
-export interface RiskAnnotations {
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: boolean;
-}
+export type RiskAnnotations = McpHints;
 
-/** A proposal stored for approval in the app. */
+/** A proposal stored for approval in the app (what the MCP client is shown). */
 export interface StoredProposal {
   id: string;
   status: 'proposed' | 'needs_owner';
-  content_hash: string;
+  contentHash: string;
   summary: string;
   changes: RowChange[];
-  policy: PolicyResult;
+  verdict: 'allow' | 'needs_owner';
+  approverRole: Role | null;
+  decisions: PolicyDecision[];
 }
 
 /** What the MCP server needs from the harness. */
@@ -41,47 +35,28 @@ export interface KinetixPort {
   exposable(tools: readonly Tool[]): Tool[];
   /** MCP annotations for a risk tier. */
   annotations(risk: Risk): RiskAnnotations;
-  /** Store a planned changeset as a proposal waiting for approval in the app. @throws typed error when the policy denies it */
-  propose(db: Db, input: { userId: string; planned: PlannedChangeset; runId: string; toolName: string; title: string; now?: Date }): StoredProposal;
+  /**
+   * Store a planned changeset as a proposal (source `mcp`) waiting for approval in the app.
+   * @throws PolicyDenied (Forbidden) when the policy refuses it; row-rule errors; nothing stored then
+   */
+  propose(db: Db, input: { userId: string; planned: PlannedChangeset; runId: string; toolName: string; title: string; permission: Permission; now?: Date }): StoredProposal;
 }
 
-/** Tools that only act on the app's own window (no effect for an MCP client). */
-const UI_ONLY_TOOLS = new Set(['open_page']);
-
-function canonical(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  return `{${Object.keys(v as Record<string, unknown>).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
-}
-
-/** The interim port (see the module comment). */
+/** The harness-backed port. */
 export const kinetixPort: KinetixPort = {
-  exposable(tools) {
-    return tools.filter((t) => t.risk !== 'destructive' && !UI_ONLY_TOOLS.has(t.name));
-  },
-  annotations(risk) {
-    switch (risk) {
-      case 'read':
-        return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-      case 'write':
-        return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
-      case 'bulk':
-      case 'destructive':
-        return { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
-    }
-  },
+  exposable: (tools) => mcpExposableTools(tools),
+  annotations: (risk) => mcpHints(risk),
   propose(db, input) {
-    const actor = resolveActor({ db, userId: input.userId });
-    const now = input.now ?? new Date();
-    const policy = evaluatePolicy(actor, input.planned, { today: now.toISOString().slice(0, 10) });
-    if (policy.verdict === 'deny') throw new ValidationError(`The policy refuses this change: ${policy.reasons.join(' ')}`, policy.decisions.filter((d) => d.effect === 'deny').map((d) => ({ path: d.field ?? '(changeset)', message: d.reason })));
+    const p = proposeChangeset(db, { ...input, source: 'mcp' });
     return {
-      id: uuidv7(),
-      status: policy.verdict === 'needs_owner' ? 'needs_owner' : 'proposed',
-      content_hash: createHash('sha256').update(canonical(input.planned)).digest('hex'),
-      summary: input.planned.summary,
-      changes: input.planned.changes,
-      policy,
+      id: p.id,
+      status: p.status === 'needs_owner' ? 'needs_owner' : 'proposed',
+      contentHash: p.contentHash,
+      summary: p.summary,
+      changes: p.changes,
+      verdict: p.verdict,
+      approverRole: p.approverRole,
+      decisions: p.decisions,
     };
   },
 };

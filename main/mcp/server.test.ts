@@ -16,9 +16,9 @@ import { countRows, listRows } from '../data/rows';
 import type { SeedSummary } from '../data/seed';
 import { seedDemo } from '../data/seed';
 import { defaultToolRegistry } from '../kinetix/catalogue';
+import { approveProposal, getProposal, listProposals } from '../kinetix/proposals';
 import { toolInputSchema } from '../kinetix/tool';
 import { callVerb, VERBS } from '../services';
-import { installMcpSchemaForTests } from './testing';
 import { issueMcpToken, revokeTokenAs } from './tokens';
 
 const ROOT = resolve(__dirname, '../..');
@@ -51,7 +51,6 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'ai-mcp-'));
   path = join(dir, 'clinic.sqlite');
   db = openDb(path);
-  installMcpSchemaForTests(db);
   seed = seedDemo(db, { seed: 1 });
 });
 
@@ -116,6 +115,34 @@ describe('MCP server over stdio (SDK client)', () => {
     expect(out.message).toMatch(/Nothing was changed.*waits for approval in the Athlete Intelligence app/);
     expect(countRows(db, 'session_load', seed.orgId)).toBe(before);
     expect(listActivity(db, seed.orgId, { limit: 1000 }).length).toBe(activityBefore);
+    // Stored for the app: source mcp, same content hash; a person approves it there.
+    const stored = getProposal(db, seed.userIds.physio, out.proposal_id);
+    expect(stored).toMatchObject({ source: 'mcp', status: 'proposed', toolName: 'log_session_load', contentHash: out.content_hash, runId: expect.stringMatching(/^mcp:/) });
+    const applied = approveProposal(db, { approverUserId: seed.userIds.physio, changesetId: out.proposal_id, contentHash: out.content_hash });
+    expect(applied.changeset.changes).toHaveLength(members);
+    expect(countRows(db, 'session_load', seed.orgId)).toBe(before + members);
+  });
+
+  it('a 25% rate rise waits for an owner; a policy denial and a one-time secret are refused with nothing stored', async () => {
+    const physio = clients[0]!;
+    const folder = listRows<{ id: string; name: string }>(db, 'rate_folder', seed.orgId, { eq: { name: 'Private' }, limit: 1 })[0]!;
+    const r = body(await physio.callTool({ name: 'bulk_update_rates', arguments: { folder_id: folder.id, pct: 25, item_type: 'treatment' } }));
+    expect(r).toMatchObject({ status: 'waiting_for_approval', approval: 'needs_owner', policy: { verdict: 'needs_owner', approver_role: 'owner' } });
+    expect(r.diff[0]).toMatchObject({ op: 'update', table: 'rate_item', before: { price_cents: expect.any(Number) }, after: { price_cents: expect.any(Number) } });
+    expect(r.message).toMatch(/by an owner/);
+    // Over 50 records: the policy denies it; nothing is stored.
+    const squad = callVerb({ db, userId: seed.userIds.physio }, VERBS, 'squads.create', { name: 'Academy', season: '2026' }) as { changeset: { changes: { id: string }[] } };
+    const academy = squad.changeset.changes[0]!.id;
+    for (let i = 0; i < 51; i++) callVerb({ db, userId: seed.userIds.physio }, VERBS, 'athletes.create', { name: `Academy Player ${i}`, date_of_birth: '2008-01-01', sex: 'female', squad_id: academy });
+    const proposalsBefore = listProposals(db, seed.userIds.physio).length;
+    const denied = (await physio.callTool({ name: 'log_session_load', arguments: { squad_id: academy, date: seed.today, duration_min: 30, rpe: 3 } })) as ToolResult;
+    expect(denied.isError).toBe(true);
+    expect(body(denied).error).toMatchObject({ code: 'Forbidden', policy: { verdict: 'deny', decisions: [expect.objectContaining({ code: 'too_many_records' })] } });
+    expect(listProposals(db, seed.userIds.physio)).toHaveLength(proposalsBefore);
+    const athlete = clients[1]!;
+    const dev = (await athlete.callTool({ name: 'register_device', arguments: { name: 'My watch', kind: 'wearable' } })) as ToolResult;
+    expect(body(dev).error).toMatchObject({ code: 'Forbidden', message: expect.stringMatching(/shown only once/) });
+    expect(listProposals(db, seed.userIds.athlete)).toHaveLength(0);
   });
 
   it('a destructive or fabricated tool name fails as unknown; nothing runs', async () => {

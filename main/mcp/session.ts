@@ -14,8 +14,10 @@
  * - Errors: `{ error: { code, message, issues? } }` with `isError: true`; never a stack.
  */
 import { uuidv7 } from 'uuidv7';
+import type { RowChange } from '../../models/changeset';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, toErrorPayload, ValidationError } from '../../models/errors';
+import type { PolicyDecision } from '../../models/policy';
 import type { Db } from '../data/db';
 import { withholdRestricted } from '../kinetix/classification';
 import { UnknownTool } from '../kinetix/errors';
@@ -139,9 +141,13 @@ export class McpSession {
       }
       const proposal = tool.plan(this.context(actor, tool), parsed.data);
       if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
-      const stored = this.port.propose(this.db, { userId: actor.userId, planned: proposal.changeset, runId: this.runId, toolName: tool.name, title: tool.title, now: this.now() });
+      if (proposal.reveal) {
+        // A new secret (device key) is shown once, to the person who approves, in the app; an
+        // MCP proposal would lose it and lock the device out. Refused here, nothing stored.
+        throw new AppError({ code: 'Forbidden', message: `"${tool.title}" creates a secret that is shown only once; do it in the Athlete Intelligence app, not through an MCP client. Nothing was proposed.` });
+      }
+      const stored = this.port.propose(this.db, { userId: actor.userId, planned: proposal.changeset, runId: this.runId, toolName: tool.name, title: tool.title, permission: tool.permission, now: this.now() });
       const needsOwner = stored.status === 'needs_owner';
-      // The one-time reveal (e.g. a new device key) is never sent: it is shown in the app after approval.
       return ok(this.outbound(maskSecrets({
         status: 'waiting_for_approval',
         proposal_id: stored.id,
@@ -149,9 +155,9 @@ export class McpSession {
         title: tool.title,
         summary: stored.summary,
         rows: stored.changes.length,
-        content_hash: stored.content_hash,
-        diff: stored.changes.map((c) => (c.op === 'insert' ? { op: c.op, table: c.table, id: c.id, before: null, after: c.after } : c.op === 'update' ? { op: c.op, table: c.table, id: c.id, version: c.version, before: c.before, after: c.after } : { op: c.op, table: c.table, id: c.id, version: c.version })),
-        policy: { verdict: stored.policy.verdict, approver_role: stored.policy.approverRole, decisions: stored.policy.decisions.map((d) => ({ code: d.code, effect: d.effect, reason: d.reason, ...(d.table ? { table: d.table } : {}), ...(d.rowId ? { row_id: d.rowId } : {}), ...(d.field ? { field: d.field } : {}) })) },
+        content_hash: stored.contentHash,
+        diff: stored.changes.map(diffRow),
+        policy: { verdict: stored.verdict, approver_role: stored.approverRole, decisions: stored.decisions.map(decisionView) },
         message: `Nothing was changed. "${tool.title}" (${stored.changes.length} row${stored.changes.length === 1 ? '' : 's'}) waits for approval in the Athlete Intelligence app${needsOwner ? ' by an owner (the policy requires it)' : ''}. Do not call the tool again for the same change.`,
       }), 'unknown'));
     } catch (e) {
@@ -170,8 +176,20 @@ export class McpSession {
     const error: Record<string, unknown> = { code: payload.code, message: payload.message };
     if (payload.issues?.length) error.issues = payload.issues;
     if (payload.conflicts?.length) error.conflicts = payload.conflicts;
+    const decisions = (e as { decisions?: unknown }).decisions;
+    if (e instanceof AppError && Array.isArray(decisions)) error.policy = { verdict: 'deny', decisions: (decisions as PolicyDecision[]).map(decisionView) };
     return { content: [{ type: 'text', text: JSON.stringify({ error }, null, 2) }], structuredContent: { error }, isError: true };
   }
+}
+
+function diffRow(c: RowChange): Record<string, unknown> {
+  if (c.op === 'insert') return { op: c.op, table: c.table, id: c.id, before: null, after: c.after };
+  if (c.op === 'update') return { op: c.op, table: c.table, id: c.id, version: c.version, before: c.before, after: c.after };
+  return { op: c.op, table: c.table, id: c.id, version: c.version };
+}
+
+function decisionView(d: PolicyDecision): Record<string, unknown> {
+  return { code: d.code, effect: d.effect, reason: d.reason, ...(d.table ? { table: d.table } : {}), ...(d.rowId ? { row_id: d.rowId } : {}), ...(d.field ? { field: d.field } : {}) };
 }
 
 function ok(value: unknown): McpCallResult {

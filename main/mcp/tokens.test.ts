@@ -10,7 +10,6 @@ import { findMcpTokenByHash, listMcpTokens } from '../data/mcp';
 import type { SeedSummary } from '../data/seed';
 import { DEMO_EMAILS, seedDemo } from '../data/seed';
 import { callVerb, VERBS } from '../services';
-import { installMcpSchemaForTests } from './testing';
 import { hashMcpToken, issueMcpToken, listTokensFor, McpTokenRefused, revokeTokenAs, verifyMcpToken } from './tokens';
 
 let dir: string;
@@ -22,7 +21,6 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'ai-mcp-tok-'));
   path = join(dir, 'clinic.sqlite');
   db = openDb(path);
-  installMcpSchemaForTests(db);
   seed = seedDemo(db, { seed: 2 });
 });
 

@@ -7,6 +7,7 @@ import { sql as core } from './0001_core';
 import { sql as kinetix } from './0002_kinetix';
 import { sql as help } from './0003_help';
 import { sql as proposals } from './0004_proposals';
+import { sql as mcp } from './0005_mcp';
 
 export interface Migration {
   id: number;
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 2, name: '0002_kinetix', sql: kinetix },
   { id: 3, name: '0003_help', sql: help },
   { id: 4, name: '0004_proposals', sql: proposals },
+  { id: 5, name: '0005_mcp', sql: mcp },
 ];
