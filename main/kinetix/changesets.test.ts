@@ -120,7 +120,10 @@ describe('changesets in the run', () => {
     expect(() => approveProposal(f.db, { approverUserId: physio, changesetId: waiting.changesetId, contentHash: waiting.contentHash })).toThrow(/Only an owner/);
     expect(() => kx.confirm(physio, K.listToolCalls(f.db, runId)[0]!.id, { approve: true, argsHash: 'x' })).toThrow();
     expect(listProposals(f.db, owner, { status: 'needs_owner' }).map((p) => p.id)).toEqual([waiting.changesetId]);
-    approveProposal(f.db, { approverUserId: owner, changesetId: waiting.changesetId, contentHash: waiting.contentHash });
+    expect(kx.listProposals(owner, { status: 'needs_owner' }).map((p) => p.id)).toEqual([waiting.changesetId]);
+    expect(() => kx.approveProposal(physio, waiting.changesetId, waiting.contentHash)).toThrow(/Only an owner/);
+    kx.approveProposal(owner, waiting.changesetId, waiting.contentHash);
+    expect(kx.getProposal(owner, waiting.changesetId)).toMatchObject({ status: 'applied', decidedBy: owner });
     expect(price().price_cents).toBe(Math.round(before.price_cents * 1.25));
     const act = listActivity(f.db, f.a.orgId).find((a) => a.changeset_id === waiting.changesetId)!;
     expect(act).toMatchObject({ actor_name: 'Northbridge physio via Assistant', via_assistant: true, run_id: runId });

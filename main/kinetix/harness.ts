@@ -8,7 +8,10 @@
  * Public API (what the UI, MCP host and eval harness call): {@link Kinetix.startRun},
  * {@link Kinetix.subscribe}, {@link Kinetix.confirm}, {@link Kinetix.stop},
  * {@link Kinetix.waitForRun}, {@link Kinetix.listConversations}, {@link Kinetix.getConversation},
- * {@link Kinetix.getRunTrace}.
+ * {@link Kinetix.getRunTrace}, and the proposals in the app: {@link Kinetix.listProposals},
+ * {@link Kinetix.getProposal}, {@link Kinetix.approveProposal}, {@link Kinetix.declineProposal}.
+ * Writes are stored as proposals (proposals.ts) with the policy's decisions; a needs-owner change
+ * does not block the run, it waits in the app.
  */
 import type { AGUIEvent } from '@ag-ui/core';
 import { context as otelContext, SpanStatusCode, trace as otel, type Span } from '@opentelemetry/api';
@@ -42,7 +45,8 @@ import type { Scheduler } from './scheduler';
 import { realScheduler } from './scheduler';
 import { SecretBox, resolveProviderKey } from './secrets';
 import { gateSnapshot, isUntrusted } from './gate';
-import { approveProposal, declineProposal, expireProposal, needsOwnerMessage, PolicyDenied, proposeChangeset, type ProposalView } from './proposals';
+import { approveProposal, declineProposal, expireProposal, getProposal, listProposals, needsOwnerMessage, PolicyDenied, proposeChangeset, type ProposalStatus, type ProposalView } from './proposals';
+import type { AppliedChangeset } from '../data/changesets';
 import { initTelemetry, telemetryCapturesContent } from '../telemetry/otel';
 import type { Proposal, Tool, ToolContext } from './tool';
 import { toolInputSchema } from './tool';
@@ -418,6 +422,30 @@ export class Kinetix {
       trace: K.listTrace(this.db, runId).map((t) => ({ seq: t.seq, kind: t.kind, data: JSON.parse(t.data_json) as unknown, at: t.created_at })),
       usage: K.listUsage(this.db, runId),
     };
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Proposals in the app (MCP writes, needs-owner changes): thin wrappers over proposals.ts for
+  // hosts that hold the harness. The caller is the signed-in user, never the model.
+
+  /** Proposals visible to the user (own; an owner also sees every needs-owner one). */
+  listProposals(userId: string, opts: { status?: ProposalStatus; limit?: number; offset?: number } = {}): ProposalView[] {
+    return listProposals(this.db, userId, opts);
+  }
+
+  /** One visible proposal. @throws NotFound */
+  getProposal(userId: string, changesetId: string): ProposalView {
+    return getProposal(this.db, userId, changesetId);
+  }
+
+  /** Approve and apply a proposal as the signed-in user (see {@link approveProposal}). @throws NotFound, Forbidden, Conflict */
+  approveProposal(userId: string, changesetId: string, contentHash: string): { proposal: ProposalView; changeset: AppliedChangeset } {
+    return approveProposal(this.db, { approverUserId: userId, changesetId, contentHash, now: new Date(this.scheduler.now()) });
+  }
+
+  /** Decline a proposal as the signed-in user. @throws NotFound, Conflict */
+  declineProposal(userId: string, changesetId: string): ProposalView {
+    return declineProposal(this.db, { userId, changesetId, now: new Date(this.scheduler.now()) });
   }
 
   /** Runs in flight in this process (diagnostics). */
