@@ -5,7 +5,7 @@
  * kinetix.md §3, sync.md "Write path".
  */
 import type { Role } from './roles';
-import { hasPermission, SELF_SCOPED_ROLES } from './roles';
+import { canManageRole, hasPermission, SELF_SCOPED_ROLES } from './roles';
 import { META_COLUMNS } from './records';
 import type { TableName } from './tables';
 import { TABLES, isTableName } from './tables';
@@ -67,6 +67,8 @@ export interface StoredRowFacts {
   orgId: string;
   /** Athlete id of the stored row (for self-scope), if the table has one. */
   athleteId: string | null;
+  /** The stored row's values (for rules that depend on current state: RTP sign-offs, user roles). */
+  row?: Readonly<Record<string, unknown>>;
 }
 
 export type RuleDecision = { ok: true } | { ok: false; code: 'Forbidden' | 'Validation' | 'NotFound'; reason: string; field?: string };
@@ -120,6 +122,44 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
     // A sign-off is given in one's own name only.
     if (touches && f.endsWith('_signoff_by') && value !== null && value !== actor.userId) {
       return { ok: false, code: 'Forbidden', reason: `${f} must be the signing user; a sign-off cannot be given on someone else's behalf.`, field: f };
+    }
+  }
+
+  // A signed RTP entry is an attestation of its stage: the stage, criteria, injury and athlete are
+  // locked while any sign-off stands, and removing the entry (soft delete, e.g. by Undo) needs
+  // the permission of every sign-off on it.
+  if (change.table === 'rtp_entry' && change.op === 'update' && stored?.row) {
+    const signs = (['physio', 'doctor', 'coach'] as const).filter((r) => {
+      const f = `${r}_signoff_by`;
+      const v = f in change.after ? change.after[f] : stored.row?.[f];
+      return v !== null && v !== undefined;
+    });
+    const locked = ['stage', 'criteria_met', 'injury_id', 'athlete_id'].find((f) => f in change.after && change.after[f] !== stored.row?.[f]);
+    if (signs.length > 0 && locked) {
+      return { ok: false, code: 'Forbidden', reason: `This RTP entry is signed off (${signs.join(', ')}); its ${locked} cannot change. Add a new RTP entry for the next stage, or have the sign-offs withdrawn first.`, field: locked };
+    }
+    if ('deleted_at' in change.after && change.after.deleted_at !== null) {
+      for (const r of ['physio', 'doctor', 'coach'] as const) {
+        const p = fieldPerms[`${r}_signoff_by`];
+        if (stored.row[`${r}_signoff_by`] && p && !hasPermission(actor.role, p)) {
+          return { ok: false, code: 'Forbidden', reason: `This RTP entry carries a ${r} sign-off; removing it needs ${p}.`, field: 'deleted_at' };
+        }
+      }
+    }
+  }
+
+  // User accounts: an actor may only manage accounts whose current and new role it may grant.
+  if (change.table === 'app_user') {
+    const current = change.op === 'update' ? (stored?.row?.role as string | undefined) : undefined;
+    const next = change.after.role as string | undefined;
+    if (current !== undefined && !canManageRole(actor.role, current)) {
+      return { ok: false, code: 'Forbidden', reason: `Your role (${actor.role}) cannot change a ${current} account.` };
+    }
+    if (next !== undefined && !canManageRole(actor.role, next)) {
+      return { ok: false, code: 'Forbidden', reason: `Your role (${actor.role}) cannot grant the ${next} role.`, field: 'role' };
+    }
+    if (change.op === 'update' && change.id === actor.userId && ('role' in change.after || change.after.active === false)) {
+      return { ok: false, code: 'Forbidden', reason: 'You cannot change your own role or deactivate yourself; ask another administrator.' };
     }
   }
 

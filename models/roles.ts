@@ -96,3 +96,22 @@ export const NEEDS_OWNER_APPROVER: Role = 'owner';
 
 /** Roles whose every athlete query is narrowed to the linked athlete. */
 export const SELF_SCOPED_ROLES: ReadonlySet<Role> = new Set<Role>(['athlete']);
+
+/**
+ * Which roles each role may grant (and whose accounts it may change). Clinical access is granted
+ * by an owner, not by an administrator: an admin manages admin and athlete accounts only, so
+ * an admin cannot give themselves (or an account they control) clinical access or a doctor's
+ * sign-off. Only super_admin grants super_admin.
+ */
+export const GRANTABLE_ROLES: Readonly<Record<Role, readonly Role[]>> = {
+  super_admin: ROLES,
+  owner: ROLES.filter((r) => r !== 'super_admin'),
+  admin: ['admin', 'athlete'],
+  doctor: [], physio: [], sports_scientist: [], strength_coach: [], coach: [], analyst: [], athlete: [],
+};
+
+/** True when `actor` may grant `role` (and manage accounts holding it). Unknown roles: false. */
+export function canManageRole(actor: Role | string, role: Role | string): boolean {
+  const allowed = (GRANTABLE_ROLES as Record<string, readonly Role[] | undefined>)[actor];
+  return allowed !== undefined && (allowed as readonly string[]).includes(role);
+}

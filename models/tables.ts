@@ -29,6 +29,11 @@ export interface TableDef {
   athleteColumn?: string;
   /** Fields a write may never set directly (server-managed). */
   immutable?: readonly string[];
+  /**
+   * Columns that reference another table's row. A write may only point them at a live row of
+   * the actor's own org (checked by the data layer against the stored rows).
+   */
+  references?: Readonly<Record<string, TableName>>;
 }
 
 export const TABLE_NAMES = [
@@ -50,24 +55,24 @@ const SIGNOFF_FIELDS: Record<string, Permission> = {
 /** The table map. Every write path (service, assistant, Undo, HQ upload) is authorised against it. */
 export const TABLES: Readonly<Record<TableName, TableDef>> = {
   squad: { name: 'squad', schema: R.Squad, read: 'athlete.read', write: 'athlete.write', clinical: false },
-  athlete: { name: 'athlete', schema: R.Athlete, read: 'athlete.read', write: 'athlete.write', clinical: false, athleteColumn: 'id' },
-  injury: { name: 'injury', schema: R.Injury, read: 'injury.read', write: 'injury.write', clinical: true, athleteColumn: 'athlete_id' },
-  screening: { name: 'screening', schema: R.Screening, read: 'screening.read', write: 'screening.write', clinical: true, athleteColumn: 'athlete_id' },
-  rtp_entry: { name: 'rtp_entry', schema: R.RtpEntry, read: 'rtp.read', write: 'rtp.write', clinical: true, athleteColumn: 'athlete_id', fieldPermissions: SIGNOFF_FIELDS },
-  wellness: { name: 'wellness', schema: R.Wellness, read: 'wellness.read', write: 'wellness.write', clinical: true, athleteColumn: 'athlete_id' },
-  vitals: { name: 'vitals', schema: R.Vitals, read: 'vitals.read', write: 'vitals.write', clinical: true, athleteColumn: 'athlete_id' },
-  training_session: { name: 'training_session', schema: R.TrainingSession, read: 'workload.read', write: 'workload.write', clinical: false },
-  session_load: { name: 'session_load', schema: R.SessionLoad, read: 'workload.read', write: 'workload.write', clinical: false, athleteColumn: 'athlete_id' },
+  athlete: { name: 'athlete', schema: R.Athlete, read: 'athlete.read', write: 'athlete.write', clinical: false, athleteColumn: 'id' , references: { squad_id: 'squad' } },
+  injury: { name: 'injury', schema: R.Injury, read: 'injury.read', write: 'injury.write', clinical: true, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete' } },
+  screening: { name: 'screening', schema: R.Screening, read: 'screening.read', write: 'screening.write', clinical: true, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete' } },
+  rtp_entry: { name: 'rtp_entry', schema: R.RtpEntry, read: 'rtp.read', write: 'rtp.write', clinical: true, athleteColumn: 'athlete_id', fieldPermissions: SIGNOFF_FIELDS, references: { injury_id: 'injury', athlete_id: 'athlete', physio_signoff_by: 'app_user', doctor_signoff_by: 'app_user', coach_signoff_by: 'app_user' } },
+  wellness: { name: 'wellness', schema: R.Wellness, read: 'wellness.read', write: 'wellness.write', clinical: true, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete' } },
+  vitals: { name: 'vitals', schema: R.Vitals, read: 'vitals.read', write: 'vitals.write', clinical: true, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete' } },
+  training_session: { name: 'training_session', schema: R.TrainingSession, read: 'workload.read', write: 'workload.write', clinical: false , references: { squad_id: 'squad' } },
+  session_load: { name: 'session_load', schema: R.SessionLoad, read: 'workload.read', write: 'workload.write', clinical: false, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete', training_session_id: 'training_session' } },
   rig: { name: 'rig', schema: R.Rig, read: 'pose.read', write: 'capture.run', clinical: false },
-  camera: { name: 'camera', schema: R.Camera, read: 'pose.read', write: 'capture.run', clinical: false },
-  capture_session: { name: 'capture_session', schema: R.CaptureSession, read: 'pose.read', write: 'capture.run', clinical: false, athleteColumn: 'athlete_id' },
-  pose_metric: { name: 'pose_metric', schema: R.PoseMetric, read: 'pose.read', write: 'capture.run', clinical: true, athleteColumn: 'athlete_id' },
-  video: { name: 'video', schema: R.Video, read: 'video.read', write: 'capture.run', clinical: false, athleteColumn: 'athlete_id' },
-  device: { name: 'device', schema: R.Device, read: 'device.manage', write: 'device.manage', clinical: false, athleteColumn: 'athlete_id' },
-  report: { name: 'report', schema: R.Report, read: 'report.generate', write: 'report.generate', clinical: false, athleteColumn: 'athlete_id' },
+  camera: { name: 'camera', schema: R.Camera, read: 'pose.read', write: 'capture.run', clinical: false , references: { rig_id: 'rig' } },
+  capture_session: { name: 'capture_session', schema: R.CaptureSession, read: 'pose.read', write: 'capture.run', clinical: false, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete', rig_id: 'rig' } },
+  pose_metric: { name: 'pose_metric', schema: R.PoseMetric, read: 'pose.read', write: 'capture.run', clinical: true, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete', capture_session_id: 'capture_session' } },
+  video: { name: 'video', schema: R.Video, read: 'video.read', write: 'capture.run', clinical: false, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete', capture_session_id: 'capture_session' } },
+  device: { name: 'device', schema: R.Device, read: 'device.manage', write: 'device.manage', clinical: false, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete' } },
+  report: { name: 'report', schema: R.Report, read: 'report.generate', write: 'report.generate', clinical: false, athleteColumn: 'athlete_id' , references: { athlete_id: 'athlete', squad_id: 'squad', generated_by: 'app_user' } },
   rate_folder: { name: 'rate_folder', schema: R.RateFolder, read: 'rates.read', write: 'rates.write', clinical: false },
-  rate_item: { name: 'rate_item', schema: R.RateItem, read: 'rates.read', write: 'rates.write', clinical: false },
-  app_user: { name: 'app_user', schema: R.User, read: 'user.manage', write: 'user.manage', clinical: false, immutable: ['pin_hash'] },
+  rate_item: { name: 'rate_item', schema: R.RateItem, read: 'rates.read', write: 'rates.write', clinical: false , references: { folder_id: 'rate_folder' } },
+  app_user: { name: 'app_user', schema: R.User, read: 'user.manage', write: 'user.manage', clinical: false, immutable: ['pin_hash'] , references: { linked_athlete_id: 'athlete' } },
 };
 
 /** True for a known table name. */

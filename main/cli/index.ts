@@ -5,6 +5,7 @@
  * Exit codes: 0 ok · 1 other error · 2 Validation · 3 Forbidden · 4 NotFound · 5 Conflict.
  * Results are JSON on stdout; errors are the typed error payload (models/errors.ts) as JSON on stderr.
  */
+import { isRealDate } from '../../models/records';
 import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -100,7 +101,7 @@ function seedCmd(args: string[], io: CliIo): number {
   const path = requireDbPath(values.db);
   const seed = values.seed === undefined ? 1 : Number(values.seed);
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) usage(`--seed must be a non-negative integer, got "${values.seed}".`);
-  if (values.today !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(values.today) || Number.isNaN(Date.parse(`${values.today}T00:00:00Z`)))) usage(`--today must be a date as YYYY-MM-DD, got "${values.today}".`);
+  if (values.today !== undefined && !isRealDate(values.today)) usage(`--today must be a date as YYYY-MM-DD, got "${values.today}".`);
   if (existsSync(path)) {
     const db = openDb(path);
     const empty = isDatabaseEmpty(db);

@@ -12,7 +12,8 @@ import { authorizeChange, canonicalJson, inverseOf, NOW_PLACEHOLDER } from '../.
 import { AppError, Conflict, Forbidden, NotFound } from '../../models/errors';
 import type { Activity } from '../../models/records';
 import type { Db } from './db';
-import { columnsOf, decodeRow, encodeValue, rowFacts } from './rows';
+import { TABLES } from '../../models/tables';
+import { columnsOf, decodeRow, encodeValue, liveRowInOrg, rowFacts } from './rows';
 
 /** What apply returns (also stored, so an idempotent retry returns it again). */
 export interface AppliedChangeset {
@@ -26,6 +27,8 @@ export interface AppliedChangeset {
   applied_at: string;
   /** True when this is the stored result of an earlier apply with the same idempotency key. */
   replayed: boolean;
+  /** Hash of the request (verb + input) that produced it, when the caller gave one. */
+  request_hash?: string;
 }
 
 export interface ApplyOptions {
@@ -37,6 +40,8 @@ export interface ApplyOptions {
   runId?: string | null;
   /** Id of the changeset this one undoes (marks it undone in the same transaction). */
   undoOf?: string | null;
+  /** Hash of the request that produced this changeset; stored so a retry can be matched to it. */
+  requestHash?: string;
   /** Pre-assigned changeset id (e.g. an assistant proposal); a new UUID v7 otherwise. */
   changesetId?: string;
   now?: Date;
@@ -59,6 +64,7 @@ function resolveNow(v: unknown, nowIso: string): unknown {
  */
 export function checkChangeset(db: Db, actor: RuleActor, changes: readonly RowChange[]): void {
     const conflicts: NonNullable<Conflict['conflicts']> = [];
+    const insertedHere = new Set(changes.filter((c) => c.op === 'insert').map((c) => `${c.table}:${c.id}`));
     for (const change of changes) {
       const facts = change.op === 'insert' ? null : rowFacts(db, change.table, change.id);
       if (change.op === 'insert') {
@@ -69,11 +75,20 @@ export function checkChangeset(db: Db, actor: RuleActor, changes: readonly RowCh
           continue;
         }
       }
-      const decision = authorizeChange(actor, change, facts ? { orgId: facts.org_id, athleteId: facts.athlete_id } : null);
+      const decision = authorizeChange(actor, change, facts ? { orgId: facts.org_id, athleteId: facts.athlete_id, row: facts.row } : null);
       if (!decision.ok) {
         if (decision.code === 'NotFound') throw new NotFound(`${change.table} ${change.id}`);
         if (decision.code === 'Forbidden') throw new Forbidden(decision.reason);
         throw new AppError({ code: 'Validation', message: decision.reason, issues: [{ path: `${change.table}.${decision.field ?? ''}`, message: decision.reason }] });
+      }
+      // Tenant of references: every id a row points at must be a live row of the actor's org
+      // (or a row inserted by this same changeset).
+      if (change.op !== 'delete') {
+        for (const [col, refTable] of Object.entries(TABLES[change.table].references ?? {})) {
+          const v = change.after[col];
+          if (typeof v !== 'string' || insertedHere.has(`${refTable}:${v}`)) continue;
+          if (!liveRowInOrg(db, refTable, actor.orgId, v)) throw new NotFound(`${refTable} ${v} (referenced by ${change.table}.${col})`);
+        }
       }
       if (change.op === 'update' && facts && facts.version !== change.version) {
         conflicts.push({ table: change.table, id: change.id, expectedVersion: change.version, actualVersion: facts.version });
@@ -96,11 +111,11 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
   const tx = db.raw.transaction((): AppliedChangeset => {
     const now = (opts.now ?? new Date()).toISOString();
     if (opts.idempotencyKey) {
-      const prior = db.raw.prepare('SELECT content_hash, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(actor.orgId, opts.idempotencyKey) as
-        | { content_hash: string; result_json: string | null }
+      const prior = db.raw.prepare('SELECT user_id, content_hash, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(actor.orgId, opts.idempotencyKey) as
+        | { user_id: string; content_hash: string; result_json: string | null }
         | undefined;
       if (prior) {
-        if (prior.content_hash !== contentHash || !prior.result_json) {
+        if (prior.user_id !== actor.userId || prior.content_hash !== contentHash || !prior.result_json) {
           throw new Conflict('This idempotency key was already used for a different change. Use a new key for a new change.');
         }
         return { ...(JSON.parse(prior.result_json) as AppliedChangeset), replayed: true };
@@ -149,7 +164,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     const inverse = applied.map((c) => inverseOf(c, versions[c.id]!)).reverse();
     const id = opts.changesetId ?? uuidv7();
     const activityId = uuidv7();
-    const result: AppliedChangeset = { id, verb: planned.verb, summary: planned.summary, changes: applied, versions, activity_id: activityId, applied_at: now, replayed: false };
+    const result: AppliedChangeset = { id, verb: planned.verb, summary: planned.summary, changes: applied, versions, activity_id: activityId, applied_at: now, replayed: false, ...(opts.requestHash ? { request_hash: opts.requestHash } : {}) };
     const viaAssistant = opts.runId ? 1 : 0;
     db.raw
       .prepare(
@@ -173,10 +188,10 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
 }
 
 /** The stored result of the changeset applied with this idempotency key, or null. */
-export function findByIdempotencyKey(db: Db, orgId: string, key: string): { verb: string; result: AppliedChangeset } | null {
-  const r = db.raw.prepare('SELECT verb, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(orgId, key) as { verb: string; result_json: string | null } | undefined;
+export function findByIdempotencyKey(db: Db, orgId: string, key: string): { verb: string; userId: string; result: AppliedChangeset } | null {
+  const r = db.raw.prepare('SELECT verb, user_id, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(orgId, key) as { verb: string; user_id: string; result_json: string | null } | undefined;
   if (!r || !r.result_json) return null;
-  return { verb: r.verb, result: { ...(JSON.parse(r.result_json) as AppliedChangeset), replayed: true } };
+  return { verb: r.verb, userId: r.user_id, result: { ...(JSON.parse(r.result_json) as AppliedChangeset), replayed: true } };
 }
 
 /** A stored changeset as the services and views see it. */

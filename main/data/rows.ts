@@ -43,13 +43,16 @@ export function getRow<T = Record<string, unknown>>(db: Db, table: TableName, or
 }
 
 /** Facts the changeset rules need about a stored row, regardless of org (null if absent). */
-export function rowFacts(db: Db, table: TableName, id: string): { org_id: string; version: number; athlete_id: string | null; deleted_at: string | null } | null {
+export function rowFacts(db: Db, table: TableName, id: string): { org_id: string; version: number; athlete_id: string | null; deleted_at: string | null; row: Record<string, unknown> } | null {
+  const row = decodeRow<Record<string, unknown>>(table, db.raw.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, unknown> | undefined);
+  if (!row) return null;
   const athleteCol = TABLES[table].athleteColumn;
-  const athleteExpr = athleteCol ? assertColumn(table, athleteCol) : 'NULL';
-  const row = db.raw.prepare(`SELECT org_id, version, ${athleteExpr} AS athlete_id, deleted_at FROM ${table} WHERE id = ?`).get(id) as
-    | { org_id: string; version: number; athlete_id: string | null; deleted_at: string | null }
-    | undefined;
-  return row ?? null;
+  return { org_id: row.org_id as string, version: row.version as number, athlete_id: athleteCol ? ((row[athleteCol] as string | null) ?? null) : null, deleted_at: (row.deleted_at as string | null) ?? null, row };
+}
+
+/** True when `id` is a live (not soft-deleted) row of `table` in `orgId`. */
+export function liveRowInOrg(db: Db, table: TableName, orgId: string, id: string): boolean {
+  return db.raw.prepare(`SELECT 1 FROM ${table} WHERE id = ? AND org_id = ? AND deleted_at IS NULL`).get(id, orgId) !== undefined;
 }
 
 /** Filter for {@link listRows}. All column names are validated against the table schema. */

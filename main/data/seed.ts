@@ -8,6 +8,7 @@
  * schedule, a user for each of the ten roles) and a second, fictional netball club for tenancy
  * checks. All names are invented.
  */
+import { isRealDate } from '../../models/records';
 import { hashPin } from '../security/pin';
 import type { Role } from '../../models/roles';
 import { ROLES } from '../../models/roles';
@@ -275,7 +276,7 @@ interface InjurySpec {
 export function seedDemo(db: Db, opts: SeedOptions = {}): SeedSummary {
   const seed = opts.seed ?? 1;
   const today = opts.today ?? new Date().toISOString().slice(0, 10);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(today) || Number.isNaN(Date.parse(`${today}T00:00:00Z`))) throw new Error(`today must be YYYY-MM-DD, got "${today}"`);
+  if (!isRealDate(today)) throw new Error(`today must be YYYY-MM-DD, got "${today}"`);
   if (!isEmpty(db)) throw new Error('The database already holds data; seed only an empty database.');
   let out: SeedSummary | undefined;
   db.raw.transaction(() => {

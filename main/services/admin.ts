@@ -1,14 +1,15 @@
 /** Devices (hashed API keys), reports, users, the activity log, changesets and Undo. */
 import { createHash, randomBytes } from 'node:crypto';
 import * as I from '../../models/inputs';
-import { Conflict, Forbidden, NotFound } from '../../models/errors';
+import { Conflict, Forbidden, NotFound, ValidationError } from '../../models/errors';
+import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
 import type { Role } from '../../models/roles';
 import { hasPermission } from '../../models/roles';
 import { computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
 import { findUserByEmail } from '../data/identity';
-import { dailyLoads, getRow, listRows } from '../data/rows';
+import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
 import { orgSquad, visibleAthlete } from './athletes';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { defined, insertRow, updateRow } from './plan';
@@ -69,14 +70,19 @@ export const rotateDeviceKey = writeVerb({
 });
 
 // ---- Reports ----
+/** Athlete reports carry injury and RTP detail: only roles that may read those may read them. */
+function mayReadReport(vc: VerbContext, kind: Report['kind']): boolean {
+  return kind === 'squad_workload' ? hasPermission(vc.actor.role, 'workload.read') : hasPermission(vc.actor.role, 'injury.read') && hasPermission(vc.actor.role, 'rtp.read');
+}
+
 export const listReports = readVerb({
   name: 'reports.list',
-  description: 'Generated reports, newest first.',
+  description: 'Generated reports your role may read, newest first.',
   permission: 'report.generate',
   input: I.ListByAthlete,
   run(vc, i) {
     const rows = listRows<Report>(vc.db, 'report', vc.actor.orgId, { eq: { athlete_id: i.athlete_id }, limit: i.limit, offset: i.offset });
-    return { reports: rows.map(({ markdown: _m, ...r }) => r) };
+    return { reports: rows.filter((r) => mayReadReport(vc, r.kind)).map(({ markdown: _m, ...r }) => r) };
   },
 });
 
@@ -88,6 +94,7 @@ export const getReport = readVerb({
   run(vc, i) {
     const r = getRow<Report>(vc.db, 'report', vc.actor.orgId, i.id);
     if (!r) throw new NotFound('Report');
+    if (!mayReadReport(vc, r.kind)) throw new Forbidden('This report includes injury and RTP records, which your role cannot read.');
     return r;
   },
 });
@@ -148,13 +155,13 @@ export const generateReport = writeVerb({
   plan(vc, i) {
     const asOf = i.as_of ?? today(vc);
     if (i.kind === 'squad_workload') {
-      if (!i.squad_id) throw new NotFound('Squad (give squad_id)');
+      if (!i.squad_id) throw new ValidationError('A squad workload report needs squad_id.', [{ path: 'squad_id', message: 'required for kind squad_workload' }]);
       if (!getRow(vc.db, 'squad', vc.actor.orgId, i.squad_id)) throw new NotFound('Squad');
-    } else if (!i.athlete_id) throw new NotFound('Athlete (give athlete_id)');
+    } else if (!i.athlete_id) throw new ValidationError(`A ${i.kind} report needs athlete_id.`, [{ path: 'athlete_id', message: `required for kind ${i.kind}` }]);
     const athlete = i.athlete_id ? visibleAthlete(vc, i.athlete_id) : null;
     if (i.kind !== 'squad_workload' && athlete) {
       // Reports contain clinical detail: the reader must hold the clinical read permissions too.
-      if (!hasPermission(vc.actor.role, 'injury.read') || !hasPermission(vc.actor.role, 'rtp.read')) throw new Forbidden('This report includes injury and RTP records, which your role cannot read.');
+      if (!mayReadReport(vc, i.kind)) throw new Forbidden('This report includes injury and RTP records, which your role cannot read.');
     }
     const r = renderReport(vc, i.kind, athlete, i.squad_id ?? null, asOf);
     const change = insertRow('report', { kind: i.kind, athlete_id: athlete?.id ?? null, squad_id: i.squad_id ?? null, title: r.title, markdown: r.markdown, pdf_path: null, generated_by: vc.actor.userId });
@@ -173,11 +180,9 @@ export const listUsers = readVerb({
   },
 });
 
-/** Only an owner (or super_admin) grants owner; only super_admin grants super_admin. */
-function checkRoleGrant(vc: VerbContext, role: Role | undefined): void {
-  if (!role) return;
-  if (role === 'super_admin' && vc.actor.role !== 'super_admin') throw new Forbidden('Only a super admin can grant the super_admin role.');
-  if (role === 'owner' && !['owner', 'super_admin'].includes(vc.actor.role)) throw new Forbidden('Only an owner can grant the owner role.');
+/** Athlete accounts must be linked to an athlete record when created. @throws Validation */
+function requireLinkForAthlete(role: Role, linked: string | null | undefined): void {
+  if (role === 'athlete' && !linked) throw new ValidationError('An athlete account must be linked to an athlete record (linked_athlete_id).', [{ path: 'linked_athlete_id', message: 'required for the athlete role' }]);
 }
 
 export const createUser = writeVerb({
@@ -186,8 +191,9 @@ export const createUser = writeVerb({
   permission: 'user.manage',
   input: I.CreateUser,
   plan(vc, i) {
-    checkRoleGrant(vc, i.role);
-    if (findUserByEmail(vc.db, i.email)) throw new Conflict(`A user with email ${i.email} already exists; use a different email or update that user.`);
+    requireLinkForAthlete(i.role, i.linked_athlete_id);
+    // Emails are unique on the device; the message does not confirm which org holds one.
+    if (findUserByEmail(vc.db, i.email)) throw new Conflict('This email address is not available for a new account; use a different one.');
     if (i.linked_athlete_id) visibleAthlete(vc, i.linked_athlete_id);
     return { planned: { verb: 'users.create', summary: `Add user ${i.display_name} (${i.role})`, changes: [insertRow('app_user', { ...i, active: true })] } };
   },
@@ -201,9 +207,9 @@ export const updateUser = writeVerb({
   plan(vc, i) {
     const u = getRow<User>(vc.db, 'app_user', vc.actor.orgId, i.id);
     if (!u) throw new NotFound('User');
-    checkRoleGrant(vc, i.role);
-    if (u.role === 'owner' && i.role && i.role !== 'owner') checkRoleGrant(vc, 'owner');
-    if (u.id === vc.actor.userId && (i.active === false || (i.role && i.role !== u.role))) throw new Forbidden('You cannot deactivate yourself or change your own role.');
+    // Which accounts and roles this actor may manage is a row rule (models/roles.ts GRANTABLE_ROLES),
+    // enforced for every write path by authorizeChange.
+    if ((i.role ?? u.role) === 'athlete' && i.linked_athlete_id === null) requireLinkForAthlete('athlete', null);
     if (i.linked_athlete_id) visibleAthlete(vc, i.linked_athlete_id);
     const { id: _id, ...patch } = i;
     const change = updateRow('app_user', u, defined(patch));
@@ -216,6 +222,11 @@ function notForAthletes(vc: VerbContext): void {
   if (isSelfScoped(vc.actor)) throw new Forbidden('The activity log is not available to athlete accounts.');
 }
 
+/** True when the actor's role may read rows of `table` (activity summaries and diffs reveal them). */
+function mayReadTable(vc: VerbContext, table: string): boolean {
+  return isTableName(table) && hasPermission(vc.actor.role, TABLES[table].read);
+}
+
 export const listActivityVerb = readVerb({
   name: 'activity.list',
   description: 'Who changed what, newest first ("Name via Assistant" rows link to the run).',
@@ -223,7 +234,9 @@ export const listActivityVerb = readVerb({
   input: I.ListActivity,
   run(vc, i) {
     notForAthletes(vc);
-    return { activity: listActivity(vc.db, vc.actor.orgId, { limit: i.limit, offset: i.offset, ...(i.record_id ? { recordId: i.record_id } : {}) }) };
+    // Summaries name clinical facts ("Record left knee injury for …"): show only rows of tables this role may read.
+    const rows = listActivity(vc.db, vc.actor.orgId, { limit: i.limit, offset: i.offset, ...(i.record_id ? { recordId: i.record_id } : {}) });
+    return { activity: rows.filter((a) => mayReadTable(vc, a.record_table)) };
   },
 });
 
@@ -236,6 +249,8 @@ export const getChangesetVerb = readVerb({
     notForAthletes(vc);
     const c = getChangeset(vc.db, vc.actor.orgId, i.id);
     if (!c) throw new NotFound('Changeset');
+    const hidden = [...new Set(c.changes.map((ch) => ch.table))].filter((t) => !mayReadTable(vc, t));
+    if (hidden.length > 0) throw new Forbidden(`This change touches records your role cannot read (${hidden.join(', ')}).`);
     return c;
   },
 });
@@ -249,7 +264,12 @@ export const undoChangeset = writeVerb({
     notForAthletes(vc);
     const c = getChangeset(vc.db, vc.actor.orgId, i.changeset_id);
     if (!c || !c.inverse) throw new NotFound('Changeset');
-    if (c.status !== 'applied') throw new Forbidden(`This changeset is ${c.status}; only an applied change can be undone.`);
+    if (c.undone_by || c.status === 'undone') throw new Conflict('This change has already been undone.');
+    if (c.status !== 'applied') throw new Conflict(`This changeset is ${c.status}; only an applied change can be undone.`);
+    const stale = c.inverse.filter((ch) => rowFacts(vc.db, ch.table, ch.id)?.version !== ch.version);
+    if (stale.length > 0) {
+      throw new Conflict(`${stale.length} record(s) were edited after this change was made, so Undo would overwrite the later edit. Nothing was written; change those records directly instead.`, stale.map((ch) => ({ table: ch.table, id: ch.id, expectedVersion: ch.version, actualVersion: rowFacts(vc.db, ch.table, ch.id)?.version ?? null })));
+    }
     const now = vc.now.toISOString();
     const changes = c.inverse.map((ch) => ({ ...ch, after: Object.fromEntries(Object.entries(ch.after).map(([k, v]) => [k, v === '__NOW__' ? now : v])) }));
     return { planned: { verb: 'changesets.undo', summary: `Undo: ${c.summary}`, changes, undoOf: c.id } };

@@ -5,6 +5,7 @@ import type { Athlete, Squad } from '../../models/records';
 import { countRows, getRow, listRows } from '../data/rows';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { defined, insertRow, updateRow } from './plan';
+import { notInFuture } from './scope';
 import type { VerbContext } from './verb';
 import { readVerb, writeVerb } from './verb';
 
@@ -56,6 +57,7 @@ export const createAthlete = writeVerb({
   input: I.CreateAthlete,
   plan(vc, i) {
     if (i.squad_id) orgSquad(vc, i.squad_id);
+    notInFuture(vc, 'date_of_birth', i.date_of_birth);
     return { planned: { verb: 'athletes.create', summary: `Add athlete ${i.name}`, changes: [insertRow('athlete', { ...i, status: 'active' })] } };
   },
 });
@@ -68,6 +70,7 @@ export const updateAthlete = writeVerb({
   plan(vc, i) {
     const a = visibleAthlete(vc, i.id);
     if (i.squad_id) orgSquad(vc, i.squad_id);
+    if (i.date_of_birth) notInFuture(vc, 'date_of_birth', i.date_of_birth);
     const { id: _id, ...patch } = i;
     const change = updateRow('athlete', a, defined(patch));
     return { planned: { verb: 'athletes.update', summary: `Update athlete ${a.name}`, changes: change ? [change] : [] } };

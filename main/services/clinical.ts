@@ -1,6 +1,6 @@
 /** Injuries, screenings, return-to-play (RTP) entries with their three sign-offs, wellness, vitals. */
 import * as I from '../../models/inputs';
-import { NotFound } from '../../models/errors';
+import { ValidationError } from '../../models/errors';
 import type { Injury, RtpEntry, Screening, Vitals, Wellness } from '../../models/records';
 import { listRows } from '../data/rows';
 import { visibleAthlete } from './athletes';
@@ -215,7 +215,7 @@ export const submitWellness = writeVerb({
   input: I.SubmitWellness,
   plan(vc, i) {
     const athleteId = scopeAthleteId(vc.actor, i.athlete_id);
-    if (!athleteId) throw new NotFound('Athlete (give athlete_id)');
+    if (!athleteId) throw new ValidationError('Say whose wellness this is: athlete_id is required (athlete accounts submit their own).', [{ path: 'athlete_id', message: 'required' }]);
     const a = visibleAthlete(vc, athleteId);
     notInFuture(vc, 'date', i.date);
     const { athlete_id: _a, ...values } = i;

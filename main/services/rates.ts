@@ -1,6 +1,6 @@
 /** The clinic's fee schedule: folders (Private, Insurer, Club) and items with prices in USD cents. */
 import * as I from '../../models/inputs';
-import { NotFound } from '../../models/errors';
+import { Conflict, NotFound, ValidationError } from '../../models/errors';
 import type { RateFolder, RateItem } from '../../models/records';
 import { getRow, listRows } from '../data/rows';
 import { defined, insertRow, updateRow } from './plan';
@@ -59,6 +59,9 @@ export const createItem = writeVerb({
   input: I.CreateRateItem,
   plan(vc, i) {
     const f = folder(vc, i.folder_id);
+    if (listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: f.id, code: i.code }, limit: 1 }).length > 0) {
+      throw new Conflict(`${f.name} already has an item with code ${i.code}; choose another code or update that item.`);
+    }
     return { planned: { verb: 'rates.createItem', summary: `Add ${i.code} ${i.name} to ${f.name}`, changes: [insertRow('rate_item', i)] } };
   },
 });
@@ -85,7 +88,13 @@ export const bulkUpdate = writeVerb({
   plan(vc, i) {
     const f = folder(vc, i.folder_id);
     const items = listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: f.id, item_type: i.item_type }, orderBy: [{ column: 'code' }], limit: 100_000 });
-    const changes = items.map((it) => updateRow('rate_item', it, { price_cents: Math.round(it.price_cents * (1 + i.pct / 100)) })).filter((c) => c !== null);
+    const priced = items.map((it) => ({ it, price: Math.round(it.price_cents * (1 + i.pct / 100)) }));
+    const outOfRange = priced.filter((p) => p.price < 100 || p.price > 1_000_000);
+    if (outOfRange.length > 0) {
+      const list = outOfRange.slice(0, 5).map((p) => `${p.it.code} ($${(p.it.price_cents / 100).toFixed(2)} → $${(p.price / 100).toFixed(2)})`).join(', ');
+      throw new ValidationError(`A ${i.pct}% change would take ${outOfRange.length} price(s) outside $1–$10,000: ${list}. Nothing was changed; use a smaller percentage or narrow it with item_type.`, [{ path: 'pct', message: 'moves prices out of bounds' }]);
+    }
+    const changes = priced.map(({ it, price }) => updateRow('rate_item', it, { price_cents: price })).filter((c) => c !== null);
     return { planned: { verb: 'rates.bulkUpdate', summary: `${i.pct >= 0 ? 'Raise' : 'Lower'} ${changes.length} ${i.item_type ?? ''} price(s) in ${f.name} by ${Math.abs(i.pct)}%`.replace('  ', ' '), changes } };
   },
 });

@@ -191,7 +191,7 @@ describe('Undo', () => {
     const u = f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id });
     expect(f.call(f.a.users.physio, 'screenings.get', { id: f.a.screeningId }).value).toBe(11.5);
     expect(getChangeset(f.db, f.a.orgId, r.changeset.id)!.undone_by).toBe(u.changeset.id);
-    expect(errorOf(() => f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id })).code).toBe('Forbidden');
+    expect(errorOf(() => f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id })).code).toBe('Conflict');
   });
   it('undoes an insert by soft-deleting it (the clinical row is kept)', () => {
     const r = f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2026-11-01', severity: 'mild' });
@@ -235,7 +235,105 @@ describe('validation', () => {
     f.call(f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'CHEAP', name: 'Cheap', item_type: 'report', price_cents: 150 });
     const e = errorOf(() => f.call(f.a.users.owner, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: -50 }));
     expect(e.code).toBe('Validation');
-    expect(e.message).toMatch(/price_cents/);
+    expect(e.message).toMatch(/outside \$1–\$10,000: CHEAP/);
+  });
+  it('an impossible calendar date is Validation', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2026-02-30', severity: 'mild' }));
+    expect(e.code).toBe('Validation');
+    expect(e.issues?.[0]?.path).toBe('onset_date');
+  });
+  it('an unknown field is named as its own path', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'athletes.update', { id: f.a.athleteId, version: 9 }));
+    expect(e.issues?.map((i) => i.path)).toEqual(['version']);
+  });
+  it('a missing athlete_id for a staff wellness submission is Validation naming it', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'wellness.submit', { date: '2026-11-18', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 }));
+    expect(e.code).toBe('Validation');
+    expect(e.issues?.[0]?.path).toBe('athlete_id');
+  });
+  it('a duplicate fee code in one folder is Conflict', () => {
+    expect(errorOf(() => f.call(f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'A01', name: 'Again', item_type: 'assessment', price_cents: 9000 })).code).toBe('Conflict');
+  });
+});
+
+describe('idempotency keys are per request and per user', () => {
+  it('the same key with different input is Conflict, nothing written', () => {
+    const before = count(f, 'session_load');
+    f.call(f.a.users.physio, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '2026-11-09', duration_min: 30, rpe: 4 }, { idempotencyKey: 'k-diff' });
+    const e = errorOf(() => f.call(f.a.users.physio, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '2026-11-08', duration_min: 90, rpe: 9 }, { idempotencyKey: 'k-diff' }));
+    expect(e.code).toBe('Conflict');
+    expect(count(f, 'session_load')).toBe(before + 1);
+  });
+  it("another user's key is Conflict, never their result", () => {
+    f.call(f.a.users.physio, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 }, { idempotencyKey: 'k-user' });
+    expect(errorOf(() => f.call(f.a.users.coach, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 }, { idempotencyKey: 'k-user' })).code).toBe('Conflict');
+  });
+});
+
+describe('signed RTP entries', () => {
+  it('a signed entry\'s stage is locked; a new entry is the way forward', () => {
+    const injury = f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'calf', side: 'right', onset_date: '2026-11-02', severity: 'moderate' }).changeset.changes[0].id;
+    const rtp = f.call(f.a.users.doctor, 'rtp.create', { injury_id: injury, stage: 'protection', doctor_signoff: true }).changeset.changes[0].id;
+    const e = errorOf(() => f.call(f.a.users.physio, 'rtp.update', { id: rtp, stage: 'return_to_play' }));
+    expect(e.code).toBe('Forbidden');
+    expect(e.message).toMatch(/signed off \(doctor\).*stage/);
+    expect(f.call(f.a.users.physio, 'rtp.create', { injury_id: injury, stage: 'rehabilitation' }).changeset.changes).toHaveLength(1);
+  });
+  it('a physio cannot Undo (soft-delete) an entry carrying a doctor sign-off', () => {
+    const injury = f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'shin', side: 'left', onset_date: '2026-11-03', severity: 'mild' }).changeset.changes[0].id;
+    const created = f.call(f.a.users.doctor, 'rtp.create', { injury_id: injury, stage: 'protection', doctor_signoff: true });
+    const e = errorOf(() => f.call(f.a.users.physio, 'changesets.undo', { changeset_id: created.changeset.id }));
+    expect(e.code).toBe('Forbidden');
+    expect(f.call(f.a.users.physio, 'rtp.get', { id: created.changeset.changes[0].id }).doctor_signoff_by).toBe(f.a.users.doctor);
+  });
+});
+
+describe('account management', () => {
+  it('an admin cannot deactivate the owner, demote super_admin, or grant clinical roles', () => {
+    expect(errorOf(() => f.call(f.a.users.admin, 'users.update', { id: f.a.users.owner, active: false })).code).toBe('Forbidden');
+    expect(errorOf(() => f.call(f.a.users.admin, 'users.update', { id: f.a.users.super_admin, role: 'coach' })).code).toBe('Forbidden');
+    expect(errorOf(() => f.call(f.a.users.admin, 'users.create', { email: 'doc2@example.test', display_name: 'Doc', role: 'doctor' })).code).toBe('Forbidden');
+    expect(f.call(f.a.users.owner, 'users.create', { email: 'doc3@example.test', display_name: 'Doc', role: 'doctor' }).changeset.changes).toHaveLength(1);
+  });
+  it('nobody changes their own role', () => {
+    expect(errorOf(() => f.call(f.a.users.owner, 'users.update', { id: f.a.users.owner, role: 'admin' })).code).toBe('Forbidden');
+  });
+  it('an athlete account must be linked when created', () => {
+    expect(errorOf(() => f.call(f.a.users.owner, 'users.create', { email: 'ath9@example.test', display_name: 'A', role: 'athlete' })).code).toBe('Validation');
+  });
+  it("an email taken in another org is refused without naming that org", () => {
+    const e = errorOf(() => f.call(f.a.users.owner, 'users.create', { email: 'physio@eastvale.test', display_name: 'P', role: 'physio' }));
+    expect(e.code).toBe('Conflict');
+    expect(e.message).not.toMatch(/eastvale|exists/i);
+  });
+});
+
+describe('clinical content is not readable through side doors', () => {
+  it('changesets.get refuses a diff of records the role cannot read', () => {
+    const r = f.call(f.a.users.physio, 'injuries.update', { id: f.a.injuryId, clinician_notes: 'private detail' });
+    expect(errorOf(() => f.call(f.a.users.analyst, 'changesets.get', { id: r.changeset.id })).code).toBe('Forbidden');
+    expect(errorOf(() => f.call(f.a.users.admin, 'changesets.get', { id: r.changeset.id })).code).toBe('Forbidden');
+    expect(f.call(f.a.users.doctor, 'changesets.get', { id: r.changeset.id }).id).toBe(r.changeset.id);
+  });
+  it('activity rows of unreadable tables are left out', () => {
+    const tables = f.call(f.a.users.analyst, 'activity.list', { limit: 1000 }).activity.map((a: { record_table: string }) => a.record_table);
+    expect(tables).not.toContain('injury');
+    expect(tables).not.toContain('rtp_entry');
+    expect(f.call(f.a.users.physio, 'activity.list', { limit: 1000 }).activity.map((a: { record_table: string }) => a.record_table)).toContain('injury');
+  });
+});
+
+describe('references stay inside the org', () => {
+  it("a forged changeset pointing at another org's athlete is NotFound, nothing written", () => {
+    const physio = resolveActor(f.as(f.a.users.physio));
+    const before = count(f, 'injury');
+    const e = errorOf(() => applyChangeset(f.db, { actor: physio, planned: { verb: 'forged', summary: 'forged', changes: [{ op: 'insert', table: 'injury', id: '01900000-0000-7000-8000-00000000abcd', after: { athlete_id: f.b.athleteId, body_part: 'knee', side: 'left', mechanism: 'unknown', onset_date: '2026-11-01', severity: 'mild', status: 'open', clinician_notes: '' } }] } }));
+    expect(e.code).toBe('NotFound');
+    expect(count(f, 'injury')).toBe(before);
+  });
+  it("a capture session naming a rig that isn't the org's is NotFound", () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'capture.recordSession', { athlete_id: f.a.athleteId, rig_id: '01900000-0000-7000-8000-00000000beef', recorded_at: '2026-11-19T09:00:00.000Z', fps: 30, frame_count: 10, camera_count: 2, source: 'video', metrics: [] }));
+    expect(e.code).toBe('NotFound');
   });
 });
 

@@ -5,7 +5,9 @@
  * calls, the capability), and validates input with the verb's zod schema.
  */
 import type { z } from 'zod';
+import { createHash } from 'node:crypto';
 import type { PlannedChangeset } from '../../models/changeset';
+import { canonicalJson } from '../../models/changeset';
 import { AppError, NotFound, ValidationError } from '../../models/errors';
 import type { Permission } from '../../models/roles';
 import type { AppliedChangeset } from '../data/changesets';
@@ -66,7 +68,12 @@ export function writeVerb<S extends z.ZodType>(v: Omit<WriteVerb<S>, 'kind'>): W
 export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   const r = schema.safeParse(raw ?? {});
   if (r.success) return r.data;
-  const issues = r.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(input)', message: i.message }));
+  const issues = r.error.issues.flatMap((i) => {
+    const base = i.path.map(String).join('.');
+    // An unknown key is named as its own path (`org_id`), not as the whole input.
+    if (i.code === 'unrecognized_keys') return i.keys.map((k) => ({ path: base ? `${base}.${k}` : k, message: 'unknown field (not accepted by this verb)' }));
+    return [{ path: base || '(input)', message: i.message }];
+  });
   throw new ValidationError(`Invalid input: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
 }
 
@@ -109,7 +116,7 @@ export function planWrite(ctx: ServiceContext, verb: WriteVerb, raw: unknown): P
  * is judged by the current role). `runId` marks it "via Assistant".
  * @throws Conflict, Forbidden, NotFound, Validation
  */
-export function applyPlanned(ctx: ServiceContext, planned: PlannedChangeset, opts: { idempotencyKey?: string | null; changesetId?: string; undoOf?: string } = {}): AppliedChangeset {
+export function applyPlanned(ctx: ServiceContext, planned: PlannedChangeset, opts: { idempotencyKey?: string | null; changesetId?: string; undoOf?: string; requestHash?: string } = {}): AppliedChangeset {
   const actor = resolveActor(ctx);
   return applyChangeset(ctx.db, {
     actor,
@@ -118,6 +125,7 @@ export function applyPlanned(ctx: ServiceContext, planned: PlannedChangeset, opt
     runId: ctx.via?.runId ?? null,
     ...(opts.changesetId ? { changesetId: opts.changesetId } : {}),
     ...(opts.undoOf ? { undoOf: opts.undoOf } : {}),
+    ...(opts.requestHash ? { requestHash: opts.requestHash } : {}),
     ...(ctx.now ? { now: ctx.now() } : {}),
   });
 }
@@ -130,17 +138,21 @@ export function callVerb(ctx: ServiceContext, registry: ReadonlyMap<string, Verb
   const verb = registry.get(name);
   if (!verb) throw new NotFound(`Verb "${name}"`);
   if (verb.kind === 'read') return runRead(ctx, verb, raw);
+  const requestHash = opts.idempotencyKey ? createHash('sha256').update(canonicalJson({ verb: verb.name, input: raw ?? {} })).digest('hex') : undefined;
   if (opts.idempotencyKey) {
-    // A retry returns the first result without planning again (new inserts would get new ids).
+    // A retry (same user, verb and input) returns the first result without planning again
+    // (new inserts would get new ids); anything else under the same key is a Conflict.
     const actor = resolveActor(ctx);
     requirePermission(ctx, actor, verb.permission);
     const prior = findByIdempotencyKey(ctx.db, actor.orgId, opts.idempotencyKey);
     if (prior) {
-      if (prior.verb !== verb.name) throw new AppError({ code: 'Conflict', message: `Idempotency key already used for ${prior.verb}; use a new key for a new change.` });
+      if (prior.userId !== actor.userId || prior.verb !== verb.name || prior.result.request_hash !== requestHash) {
+        throw new AppError({ code: 'Conflict', message: 'This idempotency key was already used for a different request. Nothing was written; use a new key for a new change.' });
+      }
       return { changeset: prior.result };
     }
   }
   const { planned, reveal } = planWrite(ctx, verb, raw);
-  const changeset = applyPlanned(ctx, planned, opts);
+  const changeset = applyPlanned(ctx, planned, { ...opts, ...(requestHash ? { requestHash } : {}) });
   return reveal ? { changeset, reveal } : { changeset };
 }

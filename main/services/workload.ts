@@ -85,6 +85,7 @@ export const getAcwr = readVerb({
     const id = scopeAthleteId(vc.actor, i.athlete_id)!;
     const a = visibleAthlete(vc, id);
     const asOf = i.as_of ?? today(vc);
+    if (asOf > today(vc)) throw new ValidationError(`as_of is in the future (${asOf}); ACWR is computed from loads that happened.`, [{ path: 'as_of', message: 'date is in the future' }]);
     const loads = dailyLoads(vc.db, vc.actor.orgId, a.id, asOf);
     const methods = i.method === 'both' ? (['rolling', 'ewma'] as const) : ([i.method] as const);
     return { athlete_id: a.id, athlete_name: a.name, as_of: asOf, results: methods.map((m) => computeAcwr(loads, asOf, m)) };

@@ -1,6 +1,8 @@
 /**
  * The role × verb expectations and a valid input per verb, shared by the matrix and the
  * tenant-isolation tests. Written by hand from domain.md's role map; never derived from code.
+ * (The fixture report is an athlete summary: it holds injury and RTP detail, which an analyst
+ * cannot read, so reports.get is N for analyst. Admins grant only admin and athlete accounts.)
  */
 import type { Role } from '../../models/roles';
 import type { OrgFixture } from './clinic-fixture';
@@ -59,7 +61,7 @@ export const EXPECTED: Record<string, string> = {
   'devices.register':               'Y   Y   N   N   N   N   N   N   Y   N',
   'devices.rotateKey':              'Y   Y   N   N   N   N   N   N   Y   N',
   'reports.list':                   'Y   N   Y   Y   Y   N   N   Y   N   N',
-  'reports.get':                    'Y   N   Y   Y   Y   N   N   Y   N   N',
+  'reports.get':                    'Y   N   Y   Y   Y   N   N   N   N   N',
   'reports.generate':               'Y   N   Y   Y   Y   N   N   N   N   N',
   'users.list':                     'Y   Y   N   N   N   N   N   N   N   Y',
   'users.create':                   'Y   Y   N   N   N   N   N   N   N   Y',
@@ -114,8 +116,8 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
     case 'devices.rotateKey': return { id: role === 'athlete' ? o.athleteDeviceId : o.deviceId };
     case 'reports.get': return { id: o.reportId };
     case 'reports.generate': return { kind: 'athlete_summary', athlete_id: o.athleteId };
-    case 'users.create': return { email: `new${++emailSeq}@example.test`, display_name: 'New Person', role: 'analyst' };
-    case 'users.update': return { id: o.users.analyst, display_name: 'Renamed Analyst' };
+    case 'users.create': return { email: `new${++emailSeq}@example.test`, display_name: 'New Person', role: 'admin' };
+    case 'users.update': return { id: o.users.athlete_unlinked, display_name: 'Renamed Account' };
     case 'changesets.get': case 'changesets.undo': return verb === 'changesets.get' ? { id: o.changesetId } : { changeset_id: o.changesetId };
     case 'help.search': return { query: 'log a session load for a squad' };
     case 'help.getPage': return { slug: 'reading-acwr' };

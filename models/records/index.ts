@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ROLES } from '../roles';
 import { Id, IsoDate, IsoDateTime, RowMeta } from './common';
 
-export { Id, IsoDate, IsoDateTime, RowMeta, META_COLUMNS } from './common';
+export { Id, IsoDate, IsoDateTime, RowMeta, META_COLUMNS, isRealDate } from './common';
 
 /** Lowercase snake labels for sides of the body. */
 export const Side = z.enum(['left', 'right', 'bilateral', 'none']);
