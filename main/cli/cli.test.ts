@@ -109,7 +109,7 @@ describe('cli', () => {
     expect(json<{ message: string }>(unknownUser.stderr).message).toMatch(/No user with email "nobody@nowhere.test"/);
 
     const noDb = cli('users', '--db', path.join(dir, 'missing.sqlite'));
-    expect(noDb.code).toBe(1);
+    expect(noDb.code).toBe(4);
     expect(fs.existsSync(path.join(dir, 'missing.sqlite'))).toBe(false);
 
     expect(cli('frobnicate').code).toBe(2);

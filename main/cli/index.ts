@@ -92,7 +92,7 @@ function requireDbPath(v: string | undefined): string {
 
 /** Open an existing database (never creates one: a typo must not produce an empty file). */
 function openExisting(path: string): Db {
-  if (!existsSync(path)) throw new CliError({ code: 'NotFound', message: `No database at ${path}. Create one with \`npm run cli -- seed --db ${path}\`.` }, 1);
+  if (!existsSync(path)) throw new CliError({ code: 'NotFound', message: `No database at ${path}. Create one with \`npm run cli -- seed --db ${path}\`.` }, 4);
   return openDb(path);
 }
 
