@@ -147,12 +147,13 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
   });
 
   describe('with a database', () => {
-    let dbPath = '', athleteId = '';
+    let dbPath = '', athleteId = '', physioEmail = '';
     beforeAll(() => {
       dbPath = path.join(tmp(), 'clinic.sqlite');
       const db = openDb(dbPath);
       seedDemo(db, { seed: 2, today: '2026-03-15' });
       const u = listAllUsers(db).find((x) => x.email.startsWith('physio@'))!;
+      physioEmail = u.email;
       const res = callVerb({ db, userId: u.id }, VERBS, 'athletes.list', { limit: 1 }) as { athletes?: { id: string }[]; rows?: { id: string }[] };
       athleteId = (res.athletes ?? res.rows)![0]!.id;
       db.close();
@@ -160,19 +161,25 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
 
     it('process stores the session and pose_metric rows, read back through pose.getMetrics with every condition', async () => {
       const out = tmp();
-      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '40', '--db', dbPath, '--athlete', athleteId, '--out', out, '--json']);
+      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '40', '--db', dbPath, '--athlete', athleteId, '--as', physioEmail, '--out', out, '--json']);
       expect(r.stderr).toMatch(/triangulate +\[#+\] 1\/1 100%/);
       expect(r.code).toBe(0);
       const j = JSON.parse(r.stdout) as { stored: { captureSessionId: string; metricCount: number }; trc: string };
       expect(j.stored.metricCount).toBe(40);
       const trc = parseTrc(readFileSync(j.trc, 'utf8'));
       expect(trc.frames).toBe(40);
-      const store = openCaptureStore(dbPath, athleteId);
+      const store = openCaptureStore(dbPath, athleteId, physioEmail);
       const got = store.getPoseMetrics(athleteId, j.stored.captureSessionId);
       store.close();
       expect(got.metrics).toHaveLength(40);
       expect(Object.keys(got.metrics[0]!).sort()).toEqual(['camera_count', 'camera_mode', 'capture_session_id', 'coverage', 'frames', 'id', 'joint', 'obliquity_band', 'omitted_reason', 'sagittal_ratio', 'side', 'statistic', 'trustworthy', 'value_deg', 'view_matches_declared', 'view_obliquity_deg'].sort());
       expect(got.metrics.every((m) => m.camera_mode === '4 calibrated cameras + one tap' && m.frames === 40)).toBe(true);
+    });
+
+    it('refuses to guess who is recording: --as is required with --db', async () => {
+      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--db', dbPath, '--athlete', athleteId, '--out', tmp(), '--json']);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/say who is recording: add --as EMAIL/);
     });
 
     it('marks every reading untrustworthy when the rig drifted from its declared layout', async () => {

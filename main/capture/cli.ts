@@ -37,7 +37,7 @@ Processing:
   --frames N            process only the first N frames
 Outputs:
   --out DIR             where the TRC goes (default .data/captures/<trial>)
-  --db PATH --athlete ID [--as EMAIL]
+  --db PATH --athlete ID --as EMAIL
                         store the session and pose_metric rows through the service layer as EMAIL
                         (default: the first user of the athlete's organisation allowed to run captures)
   --json                print the result as JSON

@@ -3,10 +3,8 @@
  * service layer (`capture.recordSession`, `pose.getMetrics`) as a real user, never by SQL.
  */
 import type { PoseMetricInput } from '../../models/capture/metrics';
-import { hasPermission } from '../../models/roles';
 import { openDb, type Db } from '../data/db';
-import { findUserByEmail, listAllUsers } from '../data/identity';
-import { getRow } from '../data/rows';
+import { findUserByEmail } from '../data/identity';
 import { callVerb, VERBS } from '../services';
 import { CaptureInputError } from './errors';
 
@@ -35,25 +33,21 @@ export interface CaptureStore {
 }
 
 /**
- * Open the database at `dbPath` acting as `asEmail`; without it, as the first active user (by
- * email) of the athlete's organisation whose role may run captures.
+ * Open the database at `dbPath` acting as `asEmail`. The recording user is never guessed: a
+ * missing or unknown email is refused, and the service layer then checks that this user may run
+ * captures for this athlete (`capture.run`, tenant).
+ * @throws CaptureInputError ('bad_argument')
  */
 export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: string): CaptureStore {
+  if (!asEmail) throw new CaptureInputError('bad_argument', `say who is recording: add --as EMAIL (a user of athlete ${athleteId}'s organisation whose role may run captures; list users with \`npm run cli -- users --db ${dbPath}\`)`);
   let db: Db;
   try {
     db = openDb(dbPath);
   } catch (e) {
     throw new CaptureInputError('bad_argument', `cannot open database ${dbPath}: ${(e as Error).message}`);
   }
-  let user = asEmail ? findUserByEmail(db, asEmail) : null;
-  if (asEmail && !user) { db.close(); throw new CaptureInputError('bad_argument', `no user ${asEmail} in ${dbPath}`); }
-  if (!user) {
-    const users = listAllUsers(db);
-    const orgId = [...new Set(users.map((u) => u.org_id))].find((org) => getRow(db, 'athlete', org, athleteId) !== null);
-    if (!orgId) { db.close(); throw new CaptureInputError('bad_argument', `no athlete ${athleteId} in ${dbPath}`); }
-    user = users.filter((u) => u.org_id === orgId && u.active && hasPermission(u.role, 'capture.run')).sort((a, b) => a.email.localeCompare(b.email))[0] ?? null;
-    if (!user) { db.close(); throw new CaptureInputError('bad_argument', `nobody in athlete ${athleteId}'s organisation may run captures; pass --as EMAIL`); }
-  }
+  const user = findUserByEmail(db, asEmail);
+  if (!user) { db.close(); throw new CaptureInputError('bad_argument', `no user ${asEmail} in ${dbPath}`); }
   const ctx = { db, userId: user.id };
   return {
     actorEmail: user.email,
