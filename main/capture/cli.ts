@@ -86,8 +86,13 @@ function num(v: string | undefined, name: string): number | undefined {
   return n;
 }
 
+/** The readings as a table, with the conditions they were measured under printed above it. */
 function table(rows: PoseMetricInput[]): string {
-  const lines = ['joint               side   peak    min   mean  range  coverage  ratio  trustworthy  omitted'];
+  const c = rows[0];
+  const conditions = c
+    ? `conditions: ${c.camera_mode} (${c.camera_count} camera${c.camera_count === 1 ? '' : 's'}); view obliquity ${c.view_obliquity_deg === null ? 'unknown' : `${c.view_obliquity_deg.toFixed(0)}°`} (${c.obliquity_band}); view matches declared layout: ${c.view_matches_declared ? 'yes' : 'no'}; ${c.frames} frames. Angles in degrees; no test-retest reliability or "improved" threshold has been measured.`
+    : 'no readings';
+  const lines = [conditions, 'joint               side   peak    min   mean  range  coverage  ratio  trustworthy  omitted'];
   const key = (r: PoseMetricInput) => `${r.joint}|${r.side}`;
   const groups = new Map<string, PoseMetricInput[]>();
   for (const r of rows) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
