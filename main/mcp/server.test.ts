@@ -2,7 +2,7 @@
  * The MCP server end to end: the MCP SDK's own client talks to `tsx main/mcp/server.ts` over
  * stdio, against a temporary seeded SQLite file. Identity comes only from the token.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -38,6 +38,20 @@ async function connect(token: string): Promise<Client> {
   await client.connect(transport);
   clients.push(client);
   return client;
+}
+
+/** Run a process to completion with empty stdin. */
+function run(cmd: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const p = spawn(cmd, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    p.on('error', fail);
+    p.on('close', (status) => done({ status, stdout, stderr }));
+    p.stdin.end();
+  });
 }
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
@@ -201,16 +215,17 @@ describe('MCP server over stdio (SDK client)', () => {
     expect(body(revoked).error).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/revoked/) });
   });
 
-  it('a revoked, unknown or malformed token refuses to start (stderr, exit 3)', () => {
+  it('a revoked, unknown or malformed token refuses to start (stderr, exit 3)', async () => {
     const { token, info } = issueMcpToken(db, seed.userIds.analyst);
     revokeTokenAs(db, seed.userIds.analyst, info.id);
-    for (const [t, msg] of [[token, /revoked/], [`aimcp_${'A'.repeat(43)}`, /not known/], ['hello', /format/]] as const) {
-      const r = spawnSync(TSX, [SERVER, '--db', path, '--token', t], { cwd: ROOT, input: '', encoding: 'utf8', timeout: 60_000 });
+    const cases = [[token, /revoked/], [`aimcp_${'A'.repeat(43)}`, /not known/], ['hello', /format/]] as const;
+    const runs = await Promise.all(cases.map(([t]) => run(TSX, [SERVER, '--db', path, '--token', t])));
+    runs.forEach((r, i) => {
       expect(r.status).toBe(3);
       expect(r.stderr).toMatch(/refused to start/);
-      expect(r.stderr).toMatch(msg);
+      expect(r.stderr).toMatch(cases[i]![1]);
       expect(r.stdout).toBe('');
       expect(r.stderr).not.toContain(token);
-    }
+    });
   });
 });
