@@ -77,6 +77,28 @@ describe('changesets in the run', () => {
     expect(K.listToolCalls(f.db, runId)[0]).toMatchObject({ status: 'executed', changeset_id: c.changesetId, approver_user_id: physio });
   });
 
+  it('approved in the app while the dialog waits: applied once, and the run reports it executed', async () => {
+    const physio = f.a.users.physio;
+    server.push({ toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 10 } }] }, { text: 'Done.' }, { toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 5 } }] }, { text: 'Done.' });
+    const { kx } = testHarness(f.db, defaultToolRegistry(), { baseURL: server.url });
+    const before = price().price_cents;
+    const { runId } = kx.startRun({ userId: physio, message: 'raise by 10%' });
+    const c = await confirmOf(kx, physio, runId);
+    kx.approveProposal(physio, c.changesetId, c.contentHash);
+    expect((await kx.waitForRun(runId)).status).toBe('completed');
+    expect(price().price_cents).toBe(Math.round(before * 1.1));
+    expect(K.listToolCalls(f.db, runId)[0]).toMatchObject({ status: 'executed', changeset_id: c.changesetId });
+    expect(listActivity(f.db, f.a.orgId).filter((a) => a.changeset_id === c.changesetId)).toHaveLength(1);
+
+    // Approved through the data API directly, then the run is stopped: still reported as executed.
+    const r2 = kx.startRun({ userId: physio, message: 'raise by 5%' });
+    const c2 = await confirmOf(kx, physio, r2.runId);
+    approveProposal(f.db, { approverUserId: physio, changesetId: c2.changesetId, contentHash: c2.contentHash });
+    kx.stop(physio, r2.runId);
+    await kx.waitForRun(r2.runId);
+    expect(K.listToolCalls(f.db, r2.runId)[0]).toMatchObject({ status: 'executed', changeset_id: c2.changesetId });
+  });
+
   it('a preview that went stale before approval → Conflict, nothing written, and the model is told so', async () => {
     const physio = f.a.users.physio;
     server.push({ toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 10 } }] }, { text: 'The prices changed meanwhile; nothing was written.' });

@@ -103,6 +103,8 @@ interface PendingConfirm {
   argsHash: string;
   /** Content hash of the proposed changeset shown in the dialog (null for a write without one). */
   contentHash: string | null;
+  /** The stored proposal waiting on this dialog (null for a write without a changeset). */
+  changesetId: string | null;
   resolve: (d: { decision: Decision; approverId?: string }) => void;
 }
 
@@ -440,12 +442,17 @@ export class Kinetix {
 
   /** Approve and apply a proposal as the signed-in user (see {@link approveProposal}). @throws NotFound, Forbidden, Conflict */
   approveProposal(userId: string, changesetId: string, contentHash: string): { proposal: ProposalView; changeset: AppliedChangeset } {
-    return approveProposal(this.db, { approverUserId: userId, changesetId, contentHash, now: new Date(this.scheduler.now()) });
+    const r = approveProposal(this.db, { approverUserId: userId, changesetId, contentHash, now: new Date(this.scheduler.now()) });
+    // A run's dialog still waiting on this proposal learns that it was approved (and reports it as executed).
+    for (const p of this.pending.values()) if (p.changesetId === changesetId) p.resolve({ decision: 'approve', approverId: userId });
+    return r;
   }
 
   /** Decline a proposal as the signed-in user. @throws NotFound, Conflict */
   declineProposal(userId: string, changesetId: string): ProposalView {
-    return declineProposal(this.db, { userId, changesetId, now: new Date(this.scheduler.now()) });
+    const v = declineProposal(this.db, { userId, changesetId, now: new Date(this.scheduler.now()) });
+    for (const p of this.pending.values()) if (p.changesetId === changesetId) p.resolve({ decision: 'decline', approverId: userId });
+    return v;
   }
 
   /** Runs in flight in this process (diagnostics). */
@@ -732,15 +739,23 @@ export class Kinetix {
     });
     this.trace(run, 'decision', { toolCallId: callId, decision: 'confirm_required', changesetId: prop.id, summary: proposal.summary, rows: proposal.changeset.changes.length });
 
-    const { decision, approverId } = await this.waitForDecision(run, callId, argsHash, prop.contentHash);
+    let { decision, approverId } = await this.waitForDecision(run, callId, argsHash, prop.contentHash, prop.id);
     K.updateRun(this.db, run.id, { status: 'running' });
     const decidedAt = nowIso();
+    // Approved in the app (proposals list) while the dialog waited: the run reports what happened.
+    if (decision !== 'approve') {
+      const settled = getProposal(this.db, run.userId, prop.id);
+      if (settled.status === 'applied') {
+        decision = 'approve';
+        approverId = settled.decidedBy ?? undefined;
+      }
+    }
 
     if (decision === 'decline') {
       try {
         declineProposal(this.db, { userId: approverId ?? run.userId, changesetId: prop.id, now: new Date(this.scheduler.now()) });
       } catch (e) {
-        this.log('kinetix: could not mark a declined proposal', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
+        if (!(e instanceof AppError && e.code === 'Conflict')) this.log('kinetix: could not mark a declined proposal', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
       }
       K.updateToolCall(this.db, callId, { status: 'rejected', approver_user_id: approverId ?? null, decided_at: decidedAt, result_json: JSON.stringify({ message: DECLINED_MESSAGE }), updated_at: decidedAt });
       this.trace(run, 'approval', { toolCallId: callId, changesetId: prop.id, decision: 'declined', by: approverId });
@@ -859,7 +874,7 @@ export class Kinetix {
     }
   }
 
-  private waitForDecision(run: ActiveRun, toolCallId: string, argsHash: string, contentHash: string | null): Promise<{ decision: Decision; approverId?: string }> {
+  private waitForDecision(run: ActiveRun, toolCallId: string, argsHash: string, contentHash: string | null, changesetId: string | null = null): Promise<{ decision: Decision; approverId?: string }> {
     return new Promise((resolve) => {
       let settled = false;
       const timer = this.scheduler.setTimeout(() => finish({ decision: 'timeout' }), this.limits.confirmTimeoutMs);
@@ -870,7 +885,7 @@ export class Kinetix {
         this.pending.delete(toolCallId);
         resolve(d);
       };
-      this.pending.set(toolCallId, { toolCallId, run, argsHash, contentHash, resolve: finish });
+      this.pending.set(toolCallId, { toolCallId, run, argsHash, contentHash, changesetId, resolve: finish });
       if (run.abort.signal.aborted) finish({ decision: 'stopped' });
     });
   }
