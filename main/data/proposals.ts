@@ -84,13 +84,14 @@ export function findProposal(db: Db, orgId: string, id: string): ProposalRow | n
 }
 
 /**
- * Proposals visible to a user: their own, plus (when `includeNeedsOwner`) every `needs_owner`
- * proposal of the org. Newest first; optionally one status only.
+ * Proposals visible to a user: their own, plus (when `includeNeedsOwner`) every proposal of the
+ * org that needed an owner (waiting, applied, declined or failed). Newest first; optionally one
+ * status only.
  */
 export function listProposalRows(db: Db, orgId: string, userId: string, opts: { status?: ProposalStatus; includeNeedsOwner?: boolean; limit?: number; offset?: number } = {}): ProposalRow[] {
   const params: unknown[] = [orgId, userId];
   let who = 'p.user_id = ?';
-  if (opts.includeNeedsOwner) who = `(${who} OR p.status = 'needs_owner')`;
+  if (opts.includeNeedsOwner) who = `(${who} OR p.verdict = 'needs_owner')`;
   let where = `p.org_id = ? AND ${who}`;
   if (opts.status) {
     where += ' AND p.status = ?';

@@ -106,6 +106,11 @@ describe('approveProposal', () => {
     const act = listActivity(f.db, f.a.orgId).find((a) => a.changeset_id === p.id)!;
     expect(act.actor_name).toBe('Northbridge physio via Assistant');
     expect(act.run_id).toBe(runId);
+    // The owner still sees it, decided; and it can be undone like any applied change.
+    expect(listProposals(f.db, f.a.users.owner, { status: 'applied' }).map((x) => x.id)).toEqual([p.id]);
+    f.call(f.a.users.owner, 'changesets.undo', { changeset_id: p.id });
+    expect(price().price_cents).toBe(before);
+    expect(getChangeset(f.db, f.a.orgId, p.id)!.status).toBe('undone');
   });
 
   it('decline: the proposer withdraws; an owner declines a needs-owner change; others cannot', () => {

@@ -259,8 +259,8 @@ export function declineProposal(db: Db, input: { userId: string; changesetId: st
 }
 
 /**
- * Proposals visible to `userId`: their own, and for an owner every needs-owner proposal of the
- * org. Newest first. @throws Forbidden (deactivated)
+ * Proposals visible to `userId`: their own, and for an owner every proposal of the org that
+ * needed an owner (waiting or decided). Newest first. @throws Forbidden (deactivated)
  */
 export function listProposals(db: Db, userId: string, opts: { status?: ProposalStatus; limit?: number; offset?: number } = {}): ProposalView[] {
   const u = activeUser(db, userId);
