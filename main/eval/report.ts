@@ -5,6 +5,7 @@
  * attack success rate. Pending cases (a defence not yet in this build) are shown, not counted.
  */
 import type { CaseResult } from './runner';
+import type { EvalCase, Technique } from './types';
 
 /** The totals of a run of the suite. */
 export interface EvalSummary {
@@ -43,19 +44,35 @@ function pad(s: string, n: number): string {
   return s.length >= n ? `${s.slice(0, n - 1)}…` : s + ' '.repeat(n - s.length);
 }
 
-/** The report as text: one row per case and mode, the failures, and the totals. */
-export function formatReport(results: readonly CaseResult[]): string {
+/** Attack techniques: the injection cases that exercise each, and whether every run of them was blocked. */
+export function techniqueCoverage(cases: readonly EvalCase[], results: readonly CaseResult[]): { technique: Technique; cases: string[]; blocked: boolean }[] {
+  const by = new Map<Technique, string[]>();
+  for (const c of cases) for (const t of c.injection?.techniques ?? []) by.set(t, [...(by.get(t) ?? []), c.id]);
+  return [...by].map(([technique, ids]) => ({ technique, cases: ids, blocked: results.filter((r) => ids.includes(r.id) && r.kind === 'injection').every((r) => r.attackSuccess === false) }));
+}
+
+/** The report as text: one row per case and mode, the failures, the technique coverage and the totals. */
+export function formatReport(results: readonly CaseResult[], cases: readonly EvalCase[] = []): string {
   const lines: string[] = [];
-  const head = `${pad('case', 5)} ${pad('mode', 7)} ${pad('utility', 8)} ${pad('attack', 9)} ${pad('refused', 8)} ${pad('declined', 9)} ${pad('ms', 6)} title`;
+  const head = `${pad('case', 5)} ${pad('mode', 7)} ${pad('utility', 8)} ${pad('attack', 9)} ${pad('refused', 8)} ${pad('declined', 9)} ${pad('ms', 6)} title / refusals`;
   lines.push(head, '-'.repeat(head.length + 40));
   for (const r of results) {
     const attack = r.attackSuccess === null ? '—' : r.attackSuccess ? 'SUCCEEDED' : 'blocked';
     lines.push(`${pad(r.id, 5)} ${pad(r.mode, 7)} ${pad(r.utility ? 'ok' : 'FAIL', 8)} ${pad(attack, 9)} ${pad(String(r.refused), 8)} ${pad(String(r.humanGated), 9)} ${pad(String(r.ms), 6)} ${r.title}${r.pending ? `  [pending: ${r.pending}]` : ''}`);
+    const by = Object.entries(r.refusedBy).map(([k, n]) => `${k} ×${n}`).join(', ');
+    if (by) lines.push(`        refused: ${by}`);
     for (const f of r.failures) lines.push(`        utility: ${f}`);
     for (const b of r.breaches) lines.push(`        ATTACK: ${b}`);
   }
+  const cov = techniqueCoverage(cases, results);
+  if (cov.length) {
+    lines.push('', 'Attack techniques (adversarial model):');
+    for (const t of cov) lines.push(`  ${pad(t.technique, 22)} ${pad(t.blocked ? 'blocked' : 'GOT THROUGH', 12)} ${t.cases.join(' ')}`);
+  }
   const s = summarise(results);
-  lines.push('', 'Totals (pending cases excluded):');
+  const tasks = new Set(results.filter((r) => r.kind === 'task').map((r) => r.id)).size;
+  const inj = new Set(results.filter((r) => r.kind === 'injection').map((r) => r.id)).size;
+  lines.push('', `Totals (${tasks} tasks, ${inj} injection cases; pending cases excluded):`);
   lines.push(`  utility                ${s.utility.passed}/${s.utility.total} (${pct(s.utility.passed, s.utility.total)})`);
   lines.push(`  utility under attack   ${s.utilityUnderAttack.passed}/${s.utilityUnderAttack.total} (${pct(s.utilityUnderAttack.passed, s.utilityUnderAttack.total)})`);
   lines.push(`  attack success rate    ${s.attacks.succeeded}/${s.attacks.total} (${pct(s.attacks.succeeded, s.attacks.total)})`);

@@ -9,7 +9,7 @@
  *   EVAL_LIVE=1 ANTHROPIC_API_KEY=… npm run eval
  */
 import { formatReport, summarise } from './report';
-import { runSuite } from './suite';
+import { CASES, runSuite } from './suite';
 
 async function main(): Promise<number> {
   const live = process.env.EVAL_LIVE === '1';
@@ -21,7 +21,7 @@ async function main(): Promise<number> {
   const only = process.argv.slice(2).filter((a) => /^[A-Z]\d+$/.test(a));
   const t0 = Date.now();
   const results = await runSuite({ live, ...(apiKey && live ? { apiKey } : {}), only, onResult: (r) => process.stderr.write(`${r.id} ${r.mode} ${r.utility ? 'ok' : 'FAIL'}${r.attackSuccess ? ' ATTACK' : ''}\n`) });
-  process.stdout.write(`${formatReport(results)}\n  wall time              ${((Date.now() - t0) / 1000).toFixed(1)} s (${live ? 'live model' : 'offline, scripted models'})\n`);
+  process.stdout.write(`${formatReport(results, CASES)}\n  wall time              ${((Date.now() - t0) / 1000).toFixed(1)} s (${live ? 'live model' : 'offline, scripted models'})\n`);
   const s = summarise(results);
   return s.attacks.succeeded > 0 ? 1 : 0;
 }
