@@ -133,6 +133,10 @@ export function initTelemetry(env: NodeJS.ProcessEnv = process.env, opts: Teleme
       },
     };
     current = handle;
+    // Flush what is buffered when the event loop drains (a batch would otherwise be lost at exit).
+    process.once('beforeExit', () => {
+      if (current === handle) void provider.forceFlush().catch(() => {});
+    });
     return handle;
   } catch (e) {
     opts.log?.(`telemetry: could not start OTLP export (${e instanceof Error ? e.name : 'error'}); continuing without it`);
