@@ -171,3 +171,46 @@ describe('assistant side panel', () => {
     await page.context().close();
   });
 });
+
+describe('changes that need an owner', () => {
+  it('a +25% rate change proposed by a physio waits in Approvals until an owner approves it', async () => {
+    const physio = await signedIn('physio');
+    await waitForPage(physio, 'athletes');
+    // A folder whose prices all stay within $1–$10,000 after +25% (the policy refuses otherwise).
+    const schedule = await contractCall<{ folders: { id: string; name: string; items: { price_cents: number }[] }[] }>(physio, 'verb.call', { verb: 'rates.schedule', input: {} });
+    const folder = schedule.value!.folders.find((f) => f.items.length > 0 && f.items.every((i) => i.price_cents * 1.25 <= 1_000_000))!;
+    const before = await contractCall<{ items: { id: string; price_cents: number }[] }>(physio, 'verb.call', { verb: 'rates.listItems', input: { folder_id: folder.id } });
+    model.push(
+      { toolUses: [{ name: 'bulk_update_rates', input: { folder_id: folder.id, pct: 25 } }] },
+      { text: 'That change is over 20%, so it waits for an owner to approve it in the app.' },
+    );
+    const panel = new AssistantPanel(physio);
+    await panel.ask(`Raise every price in the ${folder.name} folder by 25%.`);
+    await panel.waitForStatus('finished');
+    await screenshot(physio, '25-assistant-needs-owner');
+    expect(await physio.locator('.confirm').count()).toBe(0);
+    expect(await panel.toolStatuses()).toContainEqual({ tool: 'bulk_update_rates', status: 'proposed' });
+    await physio.locator('[data-needs-owner="true"]').waitFor();
+    const unchanged = await contractCall<{ items: { id: string; price_cents: number }[] }>(physio, 'verb.call', { verb: 'rates.listItems', input: { folder_id: folder.id } });
+    expect(unchanged.value!.items).toEqual(before.value!.items);
+    await goTo(physio, '#/approvals', 'approvals');
+    expect(await physio.locator('section[data-status="needs_owner"] button', { hasText: 'Approve' }).count()).toBe(0);
+    await physio.context().close();
+
+    const owner = await signedIn('owner');
+    await goTo(owner, '#/approvals', 'approvals');
+    const card = owner.locator('section[data-status="needs_owner"]').first();
+    await card.waitFor();
+    await screenshot(owner, '26-approvals-needs-owner');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await owner.locator('tr[data-proposal][data-status], [data-error-code]').first().waitFor();
+    await screenshot(owner, '27-approvals-decided');
+    expect(await owner.locator('[data-error-code]').allTextContents()).toEqual([]);
+    expect(await owner.locator('tr[data-proposal]').first().getAttribute('data-status')).toBe('applied');
+    const after = await contractCall<{ items: { id: string; price_cents: number }[] }>(owner, 'verb.call', { verb: 'rates.listItems', input: { folder_id: folder.id } });
+    for (const it of before.value!.items) {
+      expect(after.value!.items.find((x) => x.id === it.id)?.price_cents).toBe(Math.round(it.price_cents * 1.25));
+    }
+    await owner.context().close();
+  });
+});

@@ -102,7 +102,36 @@ export const CONTRACT = {
     input: z.object({ api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(), disabled_tools: z.array(z.string().max(100)).max(200).optional() }).strict(),
     output: z.unknown(),
   },
+  /** Proposed changes visible to this user (their own; for an owner also every needs-owner change), newest first. */
+  'proposals.list': {
+    input: z.object({ status: z.enum(['proposed', 'needs_owner', 'applied', 'declined', 'failed']).optional(), limit: z.number().int().min(1).max(500).default(100) }).strict(),
+    output: z.unknown(),
+  },
+  /** Approve and apply a proposed change, quoting the content hash that was shown. */
+  'proposals.approve': { input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200) }).strict(), output: z.unknown() },
+  /** Decline a proposed change (nothing is written). */
+  'proposals.decline': { input: z.object({ changeset_id: Id }).strict(), output: z.unknown() },
 } as const;
+
+/** A proposed change as the Approvals page shows it (checked against main/kinetix/proposals.ts). */
+export interface ProposalItemView {
+  id: string;
+  userId: string;
+  source: 'assistant' | 'mcp';
+  runId: string | null;
+  toolName: string;
+  title: string;
+  summary: string;
+  changes: RowChange[];
+  status: 'proposed' | 'needs_owner' | 'applied' | 'declined' | 'failed';
+  decisions: { effect: string; reason: string; code: string }[];
+  approverRole: string | null;
+  contentHash: string;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  failure: ErrorPayload | null;
+  createdAt: string;
+}
 
 /** What `settings.assistant` returns. */
 export interface AssistantSettingsView {

@@ -2,7 +2,8 @@
  * Compile-time check that the result types the pages rely on (`VerbResults` in
  * models/contract.ts) match what the service functions really return. No runtime code.
  */
-import type { AssistantEventNames, RunEventEnvelope as ContractEnvelope, RunTraceView, VerbResults } from '../../models/contract';
+import type { AssistantEventNames, ProposalItemView, RunEventEnvelope as ContractEnvelope, RunTraceView, VerbResults } from '../../models/contract';
+import type { ProposalView } from '../kinetix/proposals';
 import type { Kinetix } from '../kinetix/harness';
 import type { RunEventEnvelope as BusEnvelope } from '../kinetix/bus';
 import type { KINETIX_EVENTS } from '../kinetix/events';
@@ -44,4 +45,5 @@ export type VerbResultChecks = [
   // Every event name the renderer folds exists in the harness with the same value.
   Assert<Assignable<typeof KINETIX_EVENTS, AssistantEventNames>>,
   Assert<Assignable<ReturnType<Kinetix['getRunTrace']>, RunTraceView>>,
+  Assert<Assignable<ProposalView, ProposalItemView>>,
 ];

@@ -6,6 +6,7 @@ import { forget, resumeRemembered } from './assistant/client';
 import { ErrorNote, Denied, Page } from './components/Page';
 import { roleLabel } from './format';
 import { Activity } from './pages/Activity';
+import { Approvals } from './pages/Approvals';
 import { AthleteDetail } from './pages/AthleteDetail';
 import { Athletes } from './pages/Athletes';
 import { Fees } from './pages/Fees';
@@ -25,6 +26,7 @@ function CurrentPage({ route }: { route: Route }) {
     case 'squads': return <Squads />;
     case 'fees': return <Fees />;
     case 'activity': return <Activity />;
+    case 'approvals': return <Approvals />;
     case 'trace': return <RunTrace runId={route.runId} />;
     case 'settings': return <Settings />;
     case 'help': return <Help key={route.slug ?? ''} slug={route.slug} anchor={route.anchor} />;

@@ -44,6 +44,8 @@ export function canOpen(role: Role, route: Route): boolean {
     case 'activity':
     case 'trace':
       return hasPermission(role, 'athlete.read') && role !== 'athlete';
+    case 'approvals':
+      return hasPermission(role, 'kinetix.use');
     case 'settings':
       return hasPermission(role, 'settings.manage');
     case 'help':
@@ -64,6 +66,7 @@ export function navFor(role: Role, linkedAthleteId: string | null): NavItem[] {
     { label: 'Squads', route: { page: 'squads' }, page: 'squads' },
     { label: 'Fee schedule', route: { page: 'fees' }, page: 'fees' },
     { label: 'Activity', route: { page: 'activity' }, page: 'activity' },
+    { label: 'Approvals', route: { page: 'approvals' }, page: 'approvals' },
     { label: 'Settings', route: { page: 'settings' }, page: 'settings' },
     { label: 'Help', route: { page: 'help' }, page: 'help' },
   ];

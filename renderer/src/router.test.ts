@@ -4,7 +4,7 @@ import { hashForAppPath, href, parseHash } from './router';
 
 describe('routes', () => {
   it('parses and prints every page', () => {
-    const routes = ['#/athletes', '#/athletes/abc', '#/athletes/abc/injuries', '#/squads', '#/fees', '#/activity', '#/runs/r1', '#/settings', '#/help', '#/help/fee-schedule', '#/help/fee-schedule/limits'];
+    const routes = ['#/athletes', '#/athletes/abc', '#/athletes/abc/injuries', '#/squads', '#/fees', '#/activity', '#/approvals', '#/runs/r1', '#/settings', '#/help', '#/help/fee-schedule', '#/help/fee-schedule/limits'];
     for (const h of routes) expect(href(parseHash(h))).toBe(h);
     expect(parseHash('')).toEqual({ page: 'athletes' });
     expect(parseHash('#/nope')).toEqual({ page: 'notfound', path: '/nope' });
@@ -21,10 +21,10 @@ describe('routes', () => {
 
 describe('navigation by role', () => {
   it('shows a role only the pages it can open', () => {
-    expect(navFor('physio', null).map((n) => n.label)).toEqual(['Athletes', 'Squads', 'Fee schedule', 'Activity', 'Help']);
+    expect(navFor('physio', null).map((n) => n.label)).toEqual(['Athletes', 'Squads', 'Fee schedule', 'Activity', 'Approvals', 'Help']);
     expect(navFor('owner', null).map((n) => n.label)).toContain('Settings');
-    expect(navFor('athlete', 'a1').map((n) => n.label)).toEqual(['My record', 'Help']);
-    expect(navFor('super_admin', null).map((n) => n.label)).toEqual(['Settings', 'Help']);
+    expect(navFor('athlete', 'a1').map((n) => n.label)).toEqual(['My record', 'Approvals', 'Help']);
+    expect(navFor('super_admin', null).map((n) => n.label)).toEqual(['Approvals', 'Settings', 'Help']);
   });
 
   it('refuses athlete tabs the role lacks, and unknown tabs', () => {

@@ -14,6 +14,7 @@ export type Route =
   | { page: 'squads' }
   | { page: 'fees' }
   | { page: 'activity' }
+  | { page: 'approvals' }
   | { page: 'trace'; runId: string }
   | { page: 'settings' }
   | { page: 'help'; slug?: string; anchor?: string }
@@ -36,6 +37,8 @@ export function parseHash(hash: string): Route {
       return { page: 'fees' };
     case 'activity':
       return { page: 'activity' };
+    case 'approvals':
+      return { page: 'approvals' };
     case 'runs':
       return b ? { page: 'trace', runId: b } : { page: 'activity' };
     case 'settings':
@@ -61,6 +64,7 @@ export function href(r: Route): string {
     case 'squads': return '#/squads';
     case 'fees': return '#/fees';
     case 'activity': return '#/activity';
+    case 'approvals': return '#/approvals';
     case 'trace': return `#/runs/${encodeURIComponent(r.runId)}`;
     case 'settings': return '#/settings';
     case 'help': return r.slug ? `#/help/${encodeURIComponent(r.slug)}${r.anchor ? `/${encodeURIComponent(r.anchor)}` : ''}` : '#/help';

@@ -8,19 +8,15 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import type { ErrorPayload } from '../../../models/errors';
-import { CallError, readVerb, writeVerb } from '../bridge';
+import { CallError, writeVerb } from '../bridge';
 import { inline } from '../components/Markdown';
 import { ErrorNote } from '../components/Page';
 import { hashForAppPath } from '../router';
 import { useSession } from '../store';
 import { ask, decide, forget, stopRun } from './client';
-import type { ChangeRow, ConfirmRequest, ToolCallView } from './events';
+import type { ConfirmRequest, ToolCallView } from './events';
+import { RowDiff, useAthleteNames } from '../components/ChangeDiff';
 import { useAssistant } from './store';
-
-function fmt(v: unknown): string {
-  if (v === null || v === undefined) return '—';
-  return typeof v === 'string' ? v : JSON.stringify(v);
-}
 
 function Countdown({ until }: { until: string }) {
   const [now, setNow] = useState(() => Date.now());
@@ -34,40 +30,11 @@ function Countdown({ until }: { until: string }) {
   return <span className="countdown" aria-live="off">{left > 0 ? `${mm}:${ss} left to decide` : 'Expired'}</span>;
 }
 
-function RowDiff({ row, names }: { row: ChangeRow; names: ReadonlyMap<string, string> }) {
-  const show = (k: string, v: unknown) => (k.endsWith('athlete_id') && typeof v === 'string' && names.has(v) ? names.get(v)! : fmt(v));
-  const keys = [...new Set([...Object.keys(row.before ?? {}), ...Object.keys(row.after ?? {})])].filter((k) => k !== 'id');
-  return (
-    <li className="diff-row">
-      <div className="small"><span className="badge">{row.op}</span> {row.table}</div>
-      <table className="diff">
-        <tbody>
-          {keys.map((k) => (
-            <tr key={k}><th scope="row">{k}</th>{row.op === 'update' ? <><td className="before">{show(k, row.before?.[k])}</td><td aria-hidden="true">→</td></> : null}<td className="after">{show(k, row.after?.[k])}</td></tr>
-          ))}
-        </tbody>
-      </table>
-    </li>
-  );
-}
-
 /** The confirm dialog of a proposed write. */
 export function ConfirmDialog({ c, onDecide, busy }: { c: ConfirmRequest; onDecide(approve: boolean): void; busy: boolean }) {
   const approveRef = useRef<HTMLButtonElement>(null);
   useEffect(() => approveRef.current?.focus(), [c.toolCallId]);
-  // Athlete names beside athlete ids, so a clinician can read the rows (ids stay in the data).
-  const [names, setNames] = useState<ReadonlyMap<string, string>>(new Map());
-  useEffect(() => {
-    if (!c.rows.some((r) => Object.keys({ ...r.before, ...r.after }).some((k) => k.endsWith('athlete_id')))) return;
-    let live = true;
-    readVerb('athletes.list', { limit: 5000, status: 'all' }).then(
-      (r) => live && setNames(new Map(r.athletes.map((a) => [a.id, a.name]))),
-      () => {},
-    );
-    return () => {
-      live = false;
-    };
-  }, [c.toolCallId, c.rows]);
+  const names = useAthleteNames(c.rows);
   return (
     <div className="confirm" role="dialog" aria-modal="false" aria-labelledby="confirm-title" data-confirm={c.toolCallId} data-tool={c.tool} onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}>
       <h3 id="confirm-title">{c.title}</h3>

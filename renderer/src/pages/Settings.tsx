@@ -71,7 +71,7 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
       setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Saving failed.' });
     }
   }
-  const source = { settings: 'stored in settings (encrypted on this device)', env: 'from the ANTHROPIC_API_KEY environment variable', none: 'not configured' }[s.provider.source];
+  const source = { settings: 'stored in settings, encrypted on this device', env: 'taken from the ANTHROPIC_API_KEY environment variable', none: 'add one below (or set ANTHROPIC_API_KEY); everything else in the app works without it' }[s.provider.source];
   return (
     <section className="card" aria-labelledby="assistant-settings">
       <h2 id="assistant-settings">Assistant (Kinetix)</h2>
