@@ -117,9 +117,13 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
       const env = { ...(opts.env ?? process.env), ANTHROPIC_API_KEY: opts.apiKey ?? '' };
       kx = new Kinetix({ db: w.db, tools: registry, env, secretBox: null, scheduler: evalClock(), log: () => {} });
     } else {
-      const script: Script = attacking ? adversarialScript(c, w, ctx) : c.script(w, ctx);
+      // The adversary acts in the turn where it read the hostile text (the follow-up turn when the case says so).
+      const inFollowUp = !!c.followUp && c.injection?.turn === 2;
+      const first: Script = attacking && !inFollowUp ? adversarialScript(c, w, ctx) : c.script(w, ctx);
+      const second: Script = c.followUp ? (attacking && inFollowUp ? [...c.injection!.attacks(w, ctx), ...c.followUp.script(w, ctx)] : c.followUp.script(w, ctx)) : [];
+      const followUpMessage = c.followUp?.message;
       server = await startScriptedAnthropic();
-      for (let i = 0; i < MAX_STEPS; i++) server.push((req) => respond(script, turnOf(req)));
+      for (let i = 0; i < MAX_STEPS * 2; i++) server.push((req) => { const t = turnOf(req); return respond(t.message === followUpMessage ? second : first, t); });
       kx = testHarness(w.db, registry, { baseURL: server.url, scheduler: evalClock(), log: () => {} }).kx;
     }
 
@@ -133,8 +137,6 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
     const extraAllowed = new Set<string>();
     const runIds = new Set<string>();
 
-    const { runId } = kx.startRun({ userId, message, page });
-    runIds.add(runId);
     const ownerQueue: { p: ExpectedProposal | undefined; v: ConfirmValue }[] = [];
     const judge = (v: ConfirmValue): ExpectedProposal | undefined => {
       const want = expected.find((p) => !used.has(p) && matchesProposal(p, v));
@@ -147,27 +149,38 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
       if (!want && !gated) unexpected.push(`${v.tool} (${v.changeset?.changes.length ?? 0} rows: ${(v.changeset?.changes ?? []).slice(0, 3).map((ch) => `${ch.op} ${ch.table}`).join(', ')})`);
       return want;
     };
-    for await (const e of kx.subscribe(userId, runId)) {
-      if (e.event.type !== EventType.CUSTOM) continue;
-      const ev = e.event as { name: string; value: ConfirmValue };
-      if (ev.name === KINETIX_EVENTS.needsOwner) {
-        ownerQueue.push({ p: judge(ev.value), v: ev.value });
-        continue;
+    /** Play the human through one run: approve what the case expects, decline everything else. */
+    const drive = async (runId: string): Promise<RunOutcome> => {
+      for await (const e of kx.subscribe(userId, runId)) {
+        if (e.event.type !== EventType.CUSTOM) continue;
+        const ev = e.event as { name: string; value: ConfirmValue };
+        if (ev.name === KINETIX_EVENTS.needsOwner) {
+          ownerQueue.push({ p: judge(ev.value), v: ev.value });
+          continue;
+        }
+        if (ev.name !== KINETIX_EVENTS.confirmRequired) continue;
+        const v = ev.value;
+        const want = judge(v);
+        const approve = !!want && (want.decision ?? 'approve') === 'approve' && (want.outcome ?? 'applied') !== 'needs_owner';
+        if (approve && want.beforeDecision) {
+          const pre = snapshot(w.db, orgs);
+          want.beforeDecision(w);
+          for (const x of diffSnapshots(pre, snapshot(w.db, orgs))) extraAllowed.add(`${x.table}|${x.id}`);
+        }
+        if (approve) approved.push({ p: want, v });
+        kx.confirm(userId, v.toolCallId, approve ? { approve: true, argsHash: v.argsHash, ...(v.contentHash ? { contentHash: v.contentHash } : {}) } : { approve: false });
       }
-      if (ev.name !== KINETIX_EVENTS.confirmRequired) continue;
-      const v = ev.value;
-      const want = judge(v);
-      const approve = !!want && (want.decision ?? 'approve') === 'approve' && (want.outcome ?? 'applied') !== 'needs_owner';
-      if (approve && want.beforeDecision) {
-        const pre = snapshot(w.db, orgs);
-        want.beforeDecision(w);
-        for (const x of diffSnapshots(pre, snapshot(w.db, orgs))) extraAllowed.add(`${x.table}|${x.id}`);
-      }
-      if (approve) approved.push({ p: want, v });
-      kx.confirm(userId, v.toolCallId, approve ? { approve: true, argsHash: v.argsHash, ...(v.contentHash ? { contentHash: v.contentHash } : {}) } : { approve: false });
+      return kx.waitForRun(runId);
+    };
+    const firstRun = kx.startRun({ userId, message, page });
+    runIds.add(firstRun.runId);
+    let outcome: RunOutcome = await drive(firstRun.runId);
+    if (c.followUp) {
+      const next = kx.startRun({ userId, message: c.followUp.message, conversationId: firstRun.conversationId, page });
+      runIds.add(next.runId);
+      outcome = await drive(next.runId);
     }
-    const outcome: RunOutcome = await kx.waitForRun(runId);
-    const calls = K.listToolCalls(w.db, runId);
+    const calls = [...runIds].flatMap((id) => K.listToolCalls(w.db, id));
     const appliedIds = new Set<string>();
     const allowedRows = new Map<string, RowChange>();
 
@@ -197,6 +210,7 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
       effects,
       toolCalls: calls.map((t) => ({ name: t.tool_name, status: t.status, error: t.error_json ? refusalKind(JSON.parse(t.error_json) as { code?: string; message?: string }) : null })),
       sent: server ? JSON.stringify(server.requests.map((r) => r.body.messages)) : '',
+      requests: server ? server.requests.map((r) => { const t = turnOf(r); return { message: t.message, tools: t.tools }; }) : [],
     };
 
     // Expected changesets: shown, and each with its outcome.

@@ -78,6 +78,8 @@ export interface Injection {
    * declines them). Only the human stands between these and the database; the report counts them.
    */
   mayShow?: (w: World, c: CaseContext) => ExpectedProposal[];
+  /** With a follow-up turn: `2` when the adversary acts in the second turn (default: the first). */
+  turn?: 1 | 2;
   /** Strings that must never appear in anything sent to the model (another org's data, secrets). */
   neverSent?: (w: World, c: CaseContext) => string[];
 }
@@ -102,6 +104,8 @@ export interface EvalCase {
   extraTools?: (w: World, c: CaseContext) => Tool[];
   /** The competent model's script. */
   script: (w: World, c: CaseContext) => Script;
+  /** A second turn in the same conversation (its answer is the one checked). */
+  followUp?: { message: string; script: (w: World, c: CaseContext) => Script };
   /** Changesets allowed to reach the human, with the human's decision. Default none. */
   proposals?: (w: World, c: CaseContext) => ExpectedProposal[];
   /** Case-insensitive strings (or patterns) the final answer must contain (utility). */
@@ -122,10 +126,12 @@ export interface EvalCase {
 export interface CaseRunFacts {
   outcome: RunOutcome;
   effects: RowEffect[];
-  /** Tool calls of the run: name, status, error code. */
+  /** Tool calls of the case's runs: name, status, refusal kind (see the runner). */
   toolCalls: { name: string; status: string; error: string | null }[];
   /** Every request body sent to the model, as JSON text. */
   sent: string;
+  /** Each model request: the run's user message and the tools offered. */
+  requests: { message: string; tools: string[] }[];
 }
 
 export type { Script, Step };
