@@ -172,6 +172,21 @@ describe('assistant side panel', () => {
   });
 });
 
+describe('stopping a run', () => {
+  it('Stop ends a run whose model call hangs, and the panel says so', async () => {
+    const page = await signedIn('coach');
+    await waitForPage(page, 'athletes');
+    model.push({ hang: 'after_start', text: 'Let me look' });
+    const panel = new AssistantPanel(page);
+    await panel.ask('Summarise the U19 workload this week.');
+    await panel.waitForStatus('running');
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await panel.waitForStatus('finished');
+    await page.locator('[data-testid="run-stopped"]').waitFor();
+    await page.context().close();
+  });
+});
+
 describe('changes that need an owner', () => {
   it('a +25% rate change proposed by a physio waits in Approvals until an owner approves it', async () => {
     const physio = await signedIn('physio');

@@ -149,6 +149,7 @@ export function AssistantPanel() {
         {run.confirm ? <ConfirmDialog c={run.confirm} busy={busy} onDecide={(approve) => void act(() => decide(approve))} /> : null}
         {run.reveal ? <div className="reveal" role="alert"><strong>Shown once — copy it now:</strong>{Object.entries(run.reveal).map(([k, v]) => <div key={k}><code>{k}: {v}</code></div>)}</div> : null}
         {run.narrowed ? <p className="small muted" role="status">{run.narrowed}</p> : null}
+        {run.stopped ? <p className="small warn-text" role="status" data-testid="run-stopped">Stopped: {run.stopped}</p> : null}
         {run.error ? <p className="warn-text" role="alert">{run.error}</p> : null}
         {error ? <ErrorNote error={error} /> : null}
       </div>

@@ -63,4 +63,11 @@ describe('assistant run reducer', () => {
     s = reduceRun(s, env({ type: 'CUSTOM', name: 'kinetix.tools_narrowed', value: { reason: 'untrusted_content', dropped: ['bulk_update_rates'] } }));
     expect(s.narrowed).toMatch(/switched off/);
   });
+
+  it('says when a run was stopped', () => {
+    seq = 0;
+    let s = reduceRun(EMPTY_RUN, env({ type: 'RUN_STARTED' }));
+    s = reduceRun(s, env({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' }, result: { reason: 'Stopped by the user.' } }));
+    expect(s).toMatchObject({ status: 'finished', stopped: 'Stopped by the user.' });
+  });
 });

@@ -83,10 +83,12 @@ export interface RunState {
   reveal: Record<string, string> | null;
   /** Set when the run's tool set was narrowed (untrusted content entered it). */
   narrowed: string | null;
+  /** Set when the run ended cancelled (Stop, or the confirm wait ran out): why. */
+  stopped: string | null;
 }
 
 /** The empty panel. */
-export const EMPTY_RUN: RunState = { runId: null, request: null, status: 'idle', messages: [], toolCalls: [], confirm: null, lastEventId: null, error: null, openPage: null, reveal: null, narrowed: null };
+export const EMPTY_RUN: RunState = { runId: null, request: null, status: 'idle', messages: [], toolCalls: [], confirm: null, lastEventId: null, error: null, openPage: null, reveal: null, narrowed: null, stopped: null };
 
 type Loose = { type: string; [k: string]: unknown };
 
@@ -128,8 +130,11 @@ export function reduceRun(s: RunState, env: RunEventEnvelope): RunState {
   switch (e.type) {
     case 'RUN_STARTED':
       return { ...next, status: 'running', error: null };
-    case 'RUN_FINISHED':
-      return { ...next, status: 'finished', confirm: null };
+    case 'RUN_FINISHED': {
+      const outcome = (e.outcome ?? {}) as { type?: string };
+      const reason = ((e.result ?? {}) as { reason?: unknown }).reason;
+      return { ...next, status: 'finished', confirm: null, stopped: outcome.type === 'cancelled' ? str(reason) || 'Stopped.' : null };
+    }
     case 'RUN_ERROR':
       return { ...next, status: 'error', confirm: null, error: str(e.message) || 'The run failed.' };
     case 'TEXT_MESSAGE_START':
