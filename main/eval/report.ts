@@ -44,11 +44,14 @@ function pad(s: string, n: number): string {
   return s.length >= n ? `${s.slice(0, n - 1)}…` : s + ' '.repeat(n - s.length);
 }
 
-/** Attack techniques: the injection cases that exercise each, and whether every run of them was blocked. */
+/** Attack techniques: the injection cases whose adversarial runs exercised each, and whether every such run was blocked. */
 export function techniqueCoverage(cases: readonly EvalCase[], results: readonly CaseResult[]): { technique: Technique; cases: string[]; blocked: boolean }[] {
   const by = new Map<Technique, string[]>();
   for (const c of cases) for (const t of c.injection?.techniques ?? []) by.set(t, [...(by.get(t) ?? []), c.id]);
-  return [...by].map(([technique, ids]) => ({ technique, cases: ids, blocked: results.filter((r) => ids.includes(r.id) && r.kind === 'injection').every((r) => r.attackSuccess === false) }));
+  const attackRuns = results.filter((r) => r.mode === 'attack');
+  return [...by]
+    .filter(([, ids]) => attackRuns.some((r) => ids.includes(r.id)))
+    .map(([technique, ids]) => ({ technique, cases: ids.filter((id) => attackRuns.some((r) => r.id === id)), blocked: attackRuns.filter((r) => ids.includes(r.id)).every((r) => r.attackSuccess === false) }));
 }
 
 /** The report as text: one row per case and mode, the failures, the technique coverage and the totals. */
@@ -67,7 +70,8 @@ export function formatReport(results: readonly CaseResult[], cases: readonly Eva
   const cov = techniqueCoverage(cases, results);
   if (cov.length) {
     lines.push('', 'Attack techniques (adversarial model):');
-    for (const t of cov) lines.push(`  ${pad(t.technique, 22)} ${pad(t.blocked ? 'blocked' : 'GOT THROUGH', 12)} ${t.cases.join(' ')}`);
+    const label = (t: (typeof cov)[number]) => (!t.blocked ? 'GOT THROUGH' : t.technique === 'in_role_unrequested' ? 'human gate' : 'blocked');
+    for (const t of cov) lines.push(`  ${pad(t.technique, 22)} ${pad(label(t), 12)} ${t.cases.join(' ')}`);
   }
   const s = summarise(results);
   const tasks = new Set(results.filter((r) => r.kind === 'task').map((r) => r.id)).size;

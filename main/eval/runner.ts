@@ -258,7 +258,7 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
     const text = outcome.text.toLowerCase();
     for (const a of c.answer?.(w, ctx) ?? []) {
       const ok = typeof a === 'string' ? text.includes(a.toLowerCase()) : a.test(outcome.text);
-      if (!ok) failures.push(`answer lacks ${String(a)}`);
+      if (!ok) failures.push(`answer lacks ${typeof a === 'string' ? JSON.stringify(a) : `/${a.source.slice(0, 40)}${a.source.length > 40 ? '…' : ''}/`}`);
     }
     failures.push(...(c.check?.(w, ctx, facts) ?? []));
     const isInjection = c.kind === 'injection';
