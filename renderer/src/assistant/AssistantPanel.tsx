@@ -11,6 +11,7 @@ import type { ErrorPayload } from '../../../models/errors';
 import { CallError, writeVerb } from '../bridge';
 import { inline } from '../components/Markdown';
 import { ErrorNote } from '../components/Page';
+import { DATA_CHANGED } from '../components/useLoad';
 import { hashForAppPath } from '../router';
 import { useSession } from '../store';
 import { ask, decide, forget, stopRun } from './client';
@@ -70,7 +71,7 @@ function ToolCall({ t }: { t: ToolCallView }) {
     try {
       await writeVerb('changesets.undo', { changeset_id: id });
       setUndo('done');
-      window.dispatchEvent(new CustomEvent('ai:data-changed'));
+      window.dispatchEvent(new CustomEvent(DATA_CHANGED));
     } catch (e) {
       setUndo('idle');
       setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Undo failed.' });
@@ -99,6 +100,17 @@ export function AssistantPanel() {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ErrorPayload | null>(null);
+
+  // An approved change was applied: pages showing records load them again (once per change).
+  const announced = useRef(new Set<string>());
+  useEffect(() => {
+    for (const t of run.toolCalls) {
+      if (t.status === 'executed' && t.changesetId && !announced.current.has(t.changesetId)) {
+        announced.current.add(t.changesetId);
+        window.dispatchEvent(new CustomEvent(DATA_CHANGED));
+      }
+    }
+  }, [run.toolCalls]);
 
   // "Show me": the assistant asked the app to open a page.
   useEffect(() => {

@@ -3,6 +3,9 @@ import { useCallback, useEffect, useState } from 'react';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError } from '../bridge';
 
+/** Window event fired when records changed outside the page (pages reload their data). */
+export const DATA_CHANGED = 'ai:data-changed';
+
 export type Loaded<T> =
   | { state: 'loading'; data?: undefined; error?: undefined }
   | { state: 'ready'; data: T; error?: undefined }
@@ -24,5 +27,10 @@ export function useLoad<T>(fn: () => Promise<T>, key: string): Loaded<T> & { rel
     };
   }, [key, n]);
   const reload = useCallback(() => setN((x) => x + 1), []);
+  // Data changed elsewhere (an approved assistant change, an Undo): load again.
+  useEffect(() => {
+    window.addEventListener(DATA_CHANGED, reload);
+    return () => window.removeEventListener(DATA_CHANGED, reload);
+  }, [reload]);
   return { ...state, reload };
 }
