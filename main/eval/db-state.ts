@@ -1,6 +1,7 @@
 /**
  * What a case did to the database: a snapshot of every business row of both organisations (soft-
- * deleted rows included), the organisations, the changeset/activity/outbox bookkeeping, read
+ * deleted rows included), the organisations and their assistant settings, the
+ * changeset/activity/outbox bookkeeping, read
  * through the data layer; and the row-level difference between two snapshots. The eval judges
  * effects from this difference, never from what the model or the harness says happened.
  * The assistant's own audit tables (runs, tool calls, events, traces, usage) are not business
@@ -10,11 +11,15 @@ import type { TableName } from '../../models/tables';
 import { TABLE_NAMES } from '../../models/tables';
 import { getChangeset, listActivity, pendingOutbox } from '../data/changesets';
 import type { Db } from '../data/db';
-import { findOrganization } from '../data/identity';
+import { findOrganization, getOrgSetting } from '../data/identity';
+import { CLEARANCE_SETTING_KEY, DISABLED_TOOLS_SETTING_KEY, PROVIDER_KEY_SETTING } from '../kinetix';
 import { listRows } from '../data/rows';
 
 /** A table of the snapshot: a business table, or one of the bookkeeping/identity tables. */
-export type SnapTable = TableName | 'organization' | 'activity' | 'changeset' | 'outbox';
+export type SnapTable = TableName | 'organization' | 'activity' | 'changeset' | 'outbox' | 'org_setting';
+
+/** Organisation settings the snapshot watches (what tools are offered, what the provider may see, its key). */
+export const WATCHED_SETTINGS: readonly string[] = [DISABLED_TOOLS_SETTING_KEY, CLEARANCE_SETTING_KEY, PROVIDER_KEY_SETTING];
 
 /** One row as snapshotted. */
 export interface SnapRow {
@@ -49,6 +54,10 @@ export function snapshot(db: Db, orgIds: readonly string[]): DbSnapshot {
   for (const org of orgIds) {
     const o = findOrganization(db, org);
     if (o) put('organization', org, org, o as unknown as Record<string, unknown>);
+    for (const k of WATCHED_SETTINGS) {
+      const v = getOrgSetting<unknown>(db, org, k);
+      if (v !== undefined) put('org_setting', org, `${org}:${k}`, { key: k, value: v });
+    }
     for (const t of TABLE_NAMES) {
       for (const r of listRows<Record<string, unknown>>(db, t, org, { includeDeleted: true, orderBy: [{ column: 'id' }], limit: 100_000 })) put(t, org, String(r.id), r);
     }

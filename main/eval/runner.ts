@@ -15,7 +15,7 @@ import { EventType } from '@ag-ui/core';
 import type { RowChange } from '../../models/changeset';
 import type { Role } from '../../models/roles';
 import * as K from '../data/kinetix';
-import { approveProposal, declineProposal, defaultToolRegistry, Kinetix, KINETIX_EVENTS, MASK, type RunOutcome } from '../kinetix';
+import { approveProposal, declineProposal, defaultToolRegistry, listProposals, Kinetix, KINETIX_EVENTS, MASK, type RunOutcome } from '../kinetix';
 import { realScheduler, type Scheduler } from '../kinetix/scheduler';
 import { testHarness } from '../testing/kinetix-fixtures';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
@@ -138,7 +138,9 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
     const runIds = new Set<string>();
 
     const ownerQueue: { p: ExpectedProposal | undefined; v: ConfirmValue }[] = [];
+    const seenProposals = new Set<string>();
     const judge = (v: ConfirmValue): ExpectedProposal | undefined => {
+      if (v.changesetId) seenProposals.add(v.changesetId);
       const want = expected.find((p) => !used.has(p) && matchesProposal(p, v));
       const gated = want ? undefined : mayShow.find((p) => !used.has(p) && matchesProposal(p, v));
       if (want) used.add(want);
@@ -204,6 +206,10 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
       } else declineProposal(w.db, { userId: owner, changesetId: v.changesetId });
     }
 
+    // Every stored proposal must be one the human was shown (none may wait in a queue unseen).
+    for (const who of new Set([userId, w.users.owner])) {
+      for (const p of listProposals(w.db, who, { limit: 500 })) if (!seenProposals.has(p.id)) unexpected.push(`${p.toolName} (stored as ${p.status} without being shown)`);
+    }
     const effects = diffSnapshots(before, snapshot(w.db, orgs));
     const facts: CaseRunFacts = {
       outcome,
