@@ -124,7 +124,14 @@ describe('assistant side panel', () => {
     const replayed = await panel.confirmDialog();
     expect(replayed).toEqual(first);
     expect(await page.locator('.msg.user').textContent()).toContain('cool-down');
-    await panel.approve();
+    // Keyboard: focus is on the dialog, not on Approve (Enter there does nothing); Tab reaches
+    // Approve (after the scrollable list of rows, which Chromium makes focusable).
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('dialog');
+    await page.keyboard.press('Enter');
+    expect(await page.locator('.confirm').count()).toBe(1);
+    for (let i = 0; i < 3 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'Approve'; i++) await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Approve');
+    await page.keyboard.press('Enter');
     await panel.waitForStatus('finished');
     expect(await panel.answer()).toBe('Logged the cool-down.');
     await page.context().close();

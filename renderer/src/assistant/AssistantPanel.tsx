@@ -33,18 +33,19 @@ function Countdown({ until }: { until: string }) {
 
 /** The confirm dialog of a proposed write. */
 export function ConfirmDialog({ c, onDecide, busy }: { c: ConfirmRequest; onDecide(approve: boolean): void; busy: boolean }) {
-  const approveRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => approveRef.current?.focus(), [c.toolCallId]);
+  // Focus moves to the dialog (not to Approve): a stray Enter must never approve a change.
+  const dialogRef = useRef<HTMLDivElement>(null);
+  useEffect(() => dialogRef.current?.focus(), [c.toolCallId]);
   const names = useAthleteNames(c.rows);
   return (
-    <div className="confirm" role="dialog" aria-modal="false" aria-labelledby="confirm-title" data-confirm={c.toolCallId} data-tool={c.tool} onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}>
+    <div ref={dialogRef} tabIndex={-1} className="confirm" role="dialog" aria-modal="false" aria-labelledby="confirm-title" aria-describedby="confirm-summary" data-confirm={c.toolCallId} data-tool={c.tool} onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}>
       <h3 id="confirm-title">{c.title}</h3>
-      <p>{c.summary}</p>
+      <p id="confirm-summary">{c.summary}</p>
       {c.policy.filter((d) => d.effect !== 'allow').map((d, i) => <p key={i} className="small warn-text" data-policy={d.effect}>{d.reason}</p>)}
       <p className="small"><strong data-testid="confirm-rows">{c.rows.length}</strong> row{c.rows.length === 1 ? '' : 's'} will change. <Countdown until={c.expiresAt} /></p>
       <ol className="diff-list">{c.rows.slice(0, 50).map((r) => <RowDiff key={r.id} row={r} names={names} />)}</ol>
       <div className="confirm-actions">
-        <button ref={approveRef} type="button" className="primary" onClick={() => onDecide(true)} disabled={busy}>Approve</button>
+        <button type="button" className="primary" onClick={() => onDecide(true)} disabled={busy}>Approve</button>
         <button type="button" onClick={() => onDecide(false)} disabled={busy}>Decline</button>
       </div>
     </div>
