@@ -50,6 +50,8 @@ export const SESSION_HEADER = 'x-ai-session';
 /** Largest accepted request body. */
 export const MAX_BODY_BYTES = 1_000_000;
 const SESSION_IDLE_MS = 12 * 3600_000;
+/** Most tab sessions kept at once. */
+const MAX_SESSIONS = 1000;
 
 /** HTTP status for each error code (the body is always the ErrorPayload). */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
@@ -165,6 +167,12 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
       }
     }
     for (const [k, s] of sessions) if (now - s.seen >= SESSION_IDLE_MS) sessions.delete(k);
+    // Bounded: the oldest session goes first (a Map iterates in insertion order).
+    while (sessions.size >= MAX_SESSIONS) {
+      const oldest = sessions.keys().next().value;
+      if (oldest === undefined) break;
+      sessions.delete(oldest);
+    }
     const id = randomBytes(24).toString('base64url');
     const session = { userId: null, seen: now };
     sessions.set(id, session);

@@ -93,9 +93,12 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       const u = findUserById(deps.db, user_id);
       // Same answer for an unknown user, an inactive user and a wrong PIN (no existence oracle).
       if (!u || !u.active || !verifyPin(pin, u.pin_hash)) {
-        const next = { count: (f && f.lockedUntil <= t && f.lockedUntil !== 0 ? 0 : (f?.count ?? 0)) + 1, lockedUntil: 0 };
-        if (next.count >= MAX_PIN_FAILURES) next.lockedUntil = t + PIN_LOCK_MS;
-        failures.set(user_id, next);
+        // Counted only for real users (the map cannot be filled with made-up ids).
+        if (u) {
+          const next = { count: (f && f.lockedUntil <= t && f.lockedUntil !== 0 ? 0 : (f?.count ?? 0)) + 1, lockedUntil: 0 };
+          if (next.count >= MAX_PIN_FAILURES) next.lockedUntil = t + PIN_LOCK_MS;
+          failures.set(user_id, next);
+        }
         throw new AppError({ code: 'Unauthenticated', message: 'That PIN is not right for this user. Try again.' });
       }
       failures.delete(user_id);
