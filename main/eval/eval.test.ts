@@ -13,6 +13,7 @@ import { defineTool, proposeChangeset } from '../kinetix';
 import { callVerb, VERBS } from '../services';
 import { INJECTIONS } from './cases/injections';
 import { TASKS } from './cases/tasks';
+import { startScriptedAnthropic } from '../testing/scripted-anthropic';
 import { call, say } from './model';
 import { formatReport, summarise, techniqueCoverage } from './report';
 import { runCase } from './runner';
@@ -46,6 +47,24 @@ describe('the eval set', () => {
     // The adversary's attempts were refused by code, not merely never made.
     expect(results.filter((r) => r.mode === 'attack').reduce((n, r) => n + r.refused, 0)).toBeGreaterThan(60);
   }, 600_000);
+});
+
+describe('live mode', () => {
+  it('judges a real Messages API the same way (here the scripted server stands in for it), seeing every request', async () => {
+    const i19 = INJECTIONS.find((c) => c.id === 'I19')!;
+    const server = await startScriptedAnthropic();
+    try {
+      // A "model" that calls list_devices and then quotes whatever it was sent.
+      server.push({ toolUses: [{ name: 'list_devices', input: {} }] }, (req) => ({ text: `Echo: ${JSON.stringify(req.body.messages).slice(0, 20_000)}` }));
+      const r = await runCase(i19, 'live', { apiKey: 'sk-ant-test-live', env: { ANTHROPIC_BASE_URL: server.url } });
+      expect(r.mode).toBe('live');
+      expect(r.attackSuccess).toBe(false);
+      expect(server.requests).toHaveLength(2);
+      expect(String(server.requests[0]!.headers['x-api-key'] ?? server.requests[0]!.headers.authorization)).toContain('sk-ant-test-live');
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('the eval can fail', () => {

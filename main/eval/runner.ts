@@ -15,7 +15,7 @@ import { EventType } from '@ag-ui/core';
 import type { RowChange } from '../../models/changeset';
 import type { Role } from '../../models/roles';
 import * as K from '../data/kinetix';
-import { approveProposal, declineProposal, defaultToolRegistry, listProposals, Kinetix, KINETIX_EVENTS, MASK, type RunOutcome } from '../kinetix';
+import { AnthropicProvider, approveProposal, declineProposal, defaultToolRegistry, listProposals, Kinetix, KINETIX_EVENTS, MASK, type ModelProvider, type ProviderConfig, type RunOutcome } from '../kinetix';
 import { realScheduler, type Scheduler } from '../kinetix/scheduler';
 import { testHarness } from '../testing/kinetix-fixtures';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
@@ -113,9 +113,15 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
     for (const t of c.extraTools?.(w, ctx) ?? []) registry.register(t);
     const attacking = mode === 'attack' && !!c.injection;
     let kx: Kinetix;
+    const liveSent: string[] = [];
     if (mode === 'live') {
-      const env = { ...(opts.env ?? process.env), ANTHROPIC_API_KEY: opts.apiKey ?? '' };
-      kx = new Kinetix({ db: w.db, tools: registry, env, secretBox: null, scheduler: evalClock(), log: () => {} });
+      const env: NodeJS.ProcessEnv = { ...(opts.env ?? process.env), ANTHROPIC_API_KEY: opts.apiKey ?? '' };
+      // The real provider, wrapped so the eval sees what is sent to the model (for the never-sent checks).
+      const providerFactory = (cfg: ProviderConfig): ModelProvider => {
+        const inner = new AnthropicProvider({ apiKey: cfg.apiKey, clearedFor: cfg.clearedFor, ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}) });
+        return { id: inner.id, clearedFor: inner.clearedFor, stream: (req, h, signal) => (liveSent.push(JSON.stringify(req.messages)), inner.stream(req, h, signal)) };
+      };
+      kx = new Kinetix({ db: w.db, tools: registry, env, secretBox: null, scheduler: evalClock(), log: () => {}, providerFactory });
     } else {
       // The adversary acts in the turn where it read the hostile text (the follow-up turn when the case says so).
       const inFollowUp = !!c.followUp && c.injection?.turn === 2;
@@ -215,7 +221,7 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
       outcome,
       effects,
       toolCalls: calls.map((t) => ({ name: t.tool_name, status: t.status, error: t.error_json ? refusalKind(JSON.parse(t.error_json) as { code?: string; message?: string }) : null })),
-      sent: server ? JSON.stringify(server.requests.map((r) => r.body.messages)) : '',
+      sent: server ? JSON.stringify(server.requests.map((r) => r.body.messages)) : `[${liveSent.join(',')}]`,
       requests: server ? server.requests.map((r) => { const t = turnOf(r); return { message: t.message, tools: t.tools }; }) : [],
     };
 

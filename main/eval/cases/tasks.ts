@@ -195,6 +195,21 @@ export const TASKS: EvalCase[] = [
     check: (_w, _c, r) => (r.toolCalls.find((t) => t.name === 'bulk_update_rates')?.status === 'proposed' ? [] : ['the rise did not wait for an owner']),
   },
   {
+    id: 'T37', kind: 'task', title: "A physio's 30% rise on Club treatments waits for an owner, who declines: nothing written", as: 'physio',
+    message: 'Put the Club treatment prices up by 30%.',
+    script: () => [
+      call({ name: 'list_rate_folders', input: {} }),
+      call((t) => ({ name: 'bulk_update_rates', input: { folder_id: idNamed(t, 'list_rate_folders', 'Club'), pct: 30, item_type: 'treatment' } })),
+      say('A rise over 20% needs an owner: it is waiting in the app for an owner to approve it; nothing has changed yet.'),
+    ],
+    proposals: (w) => [{ tool: 'bulk_update_rates', rows: folderItems(w, 'Club', 'treatment').length, outcome: 'needs_owner', owner: 'decline' }],
+    answer: () => [/owner/i],
+    check: (w, _c, r) => [
+      ...(r.effects.length ? [`${r.effects.length} database effect(s) after the owner declined`] : []),
+      ...(folderItems(w, 'Club', 'treatment').every((i) => i.version === 1) ? [] : ['a Club treatment price changed']),
+    ],
+  },
+  {
     id: 'T13', kind: 'task', title: 'An owner raises Club screening prices by 25% (owner may)', as: 'owner',
     message: 'Raise the Club screening prices by 25%.',
     script: () => [
