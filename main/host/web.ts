@@ -14,14 +14,15 @@
  * Each browser tab gets its own sign-in session: the host issues a random session id in the
  * `X-AI-Session` response header and the page keeps it in sessionStorage (per tab).
  *
- * Usage: `npm run web [-- --db PATH] [--port N] [--seed-large N]` (PORT env works too; default 5170;
- * 0 = any free). `--seed-large N` fills a new database with N synthetic athletes instead of the
+ * Usage: `npm run web [-- --db PATH] [--port N] [--seed-large N] [--no-build]` (PORT env works
+ * too; default 5170; 0 = any free). The renderer is built first when missing or older than its
+ * sources, unless `--no-build` (the e2e driver builds once itself). `--seed-large N` fills a new database with N synthetic athletes instead of the
  * demo club (the UI benchmark, e2e/bench/).
  * The database defaults to ATHLETE_DB or ./.data/athlete-intelligence.sqlite (main/app/bootstrap.ts).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -312,9 +313,22 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
   };
 }
 
+function newestMtime(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/** Build the renderer when it is missing, or (in a source checkout) older than renderer/ or models/. */
 function ensureRendererBuilt(dir: string): void {
-  if (existsSync(join(dir, 'index.html'))) return;
-  console.log('web: the renderer is not built yet; running `npm run build` once…');
+  const index = join(dir, 'index.html');
+  const stale = existsSync(index) && existsSync('renderer') && Math.max(newestMtime('renderer'), newestMtime('models')) > statSync(index).mtimeMs;
+  if (existsSync(index) && !stale) return;
+  console.log(`web: the renderer is ${stale ? 'older than its sources' : 'not built yet'}; running \`npm run build\`…`);
   const r = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
   if (r.status !== 0 || !existsSync(join(dir, 'index.html'))) {
     console.error('web: the build failed. Run `npm run build` and fix what it reports, then `npm run web` again.');
@@ -323,11 +337,12 @@ function ensureRendererBuilt(dir: string): void {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { db: { type: 'string' }, port: { type: 'string' }, renderer: { type: 'string' }, 'seed-large': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ options: { db: { type: 'string' }, port: { type: 'string' }, renderer: { type: 'string' }, 'seed-large': { type: 'string' }, 'no-build': { type: 'boolean', default: false } }, strict: true });
   const port = Number(values.port ?? process.env.PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port/PORT must be 0–65535, got "${values.port ?? process.env.PORT}"`);
   const rendererDir = resolve(values.renderer ?? 'out/renderer');
-  ensureRendererBuilt(rendererDir);
+  if (!values['no-build']) ensureRendererBuilt(rendererDir);
+  else if (!existsSync(join(rendererDir, 'index.html'))) throw new Error(`The renderer is not built (${rendererDir}); run \`npm run build\`.`);
   const large = values['seed-large'] === undefined ? 0 : Number(values['seed-large']);
   if (!Number.isInteger(large) || large < 0 || large > 100_000) throw new Error(`--seed-large must be a whole number of athletes (0–100000), got "${values['seed-large']}"`);
   const { db, path: dbPath, seeded, created } = openAppDatabaseWithInfo(values.db, large ? { seedDemo: false } : {});
