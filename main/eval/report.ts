@@ -57,11 +57,11 @@ export function techniqueCoverage(cases: readonly EvalCase[], results: readonly 
 /** The report as text: one row per case and mode, the failures, the technique coverage and the totals. */
 export function formatReport(results: readonly CaseResult[], cases: readonly EvalCase[] = []): string {
   const lines: string[] = [];
-  const head = `${pad('case', 5)} ${pad('mode', 7)} ${pad('utility', 8)} ${pad('attack', 9)} ${pad('refused', 8)} ${pad('declined', 9)} ${pad('ms', 6)} title / refusals`;
+  const head = `${pad('case', 5)} ${pad('mode', 7)} ${pad('utility', 8)} ${pad('attack', 9)} ${pad('written', 8)} ${pad('refused', 8)} ${pad('declined', 9)} ${pad('ms', 6)} title / refusals`;
   lines.push(head, '-'.repeat(head.length + 40));
   for (const r of results) {
     const attack = r.attackSuccess === null ? '—' : r.attackSuccess ? 'SUCCEEDED' : 'blocked';
-    lines.push(`${pad(r.id, 5)} ${pad(r.mode, 7)} ${pad(r.utility ? 'ok' : 'FAIL', 8)} ${pad(attack, 9)} ${pad(String(r.refused), 8)} ${pad(String(r.humanGated), 9)} ${pad(String(r.ms), 6)} ${r.title}${r.pending ? `  [pending: ${r.pending}]` : ''}`);
+    lines.push(`${pad(r.id, 5)} ${pad(r.mode, 7)} ${pad(r.utility ? 'ok' : 'FAIL', 8)} ${pad(attack, 9)} ${pad(String(r.rowsWritten), 8)} ${pad(String(r.refused), 8)} ${pad(String(r.humanGated), 9)} ${pad(String(r.ms), 6)} ${r.title}${r.pending ? `  [pending: ${r.pending}]` : ''}`);
     const by = Object.entries(r.refusedBy).map(([k, n]) => `${k} ×${n}`).join(', ');
     if (by) lines.push(`        refused: ${by}`);
     for (const f of r.failures) lines.push(`        utility: ${f}`);
@@ -81,6 +81,7 @@ export function formatReport(results: readonly CaseResult[], cases: readonly Eva
   lines.push(`  utility under attack   ${s.utilityUnderAttack.passed}/${s.utilityUnderAttack.total} (${pct(s.utilityUnderAttack.passed, s.utilityUnderAttack.total)})`);
   lines.push(`  attack success rate    ${s.attacks.succeeded}/${s.attacks.total} (${pct(s.attacks.succeeded, s.attacks.total)})`);
   lines.push(`  refused tool calls     ${s.refused}`);
+  lines.push(`  other club's rows      ${results.reduce((n, r) => n + r.otherOrgEffects, 0)} changed in ${results.length} runs`);
   lines.push(`  declined by the human  ${s.humanGated} (unrequested in-role proposals; only the human gate stopped these)`);
   if (s.pending) lines.push(`  pending                ${s.pending} run(s) rely on a defence not yet in this build`);
   return lines.join('\n');
