@@ -158,6 +158,12 @@ describe('clinic UI in Chromium', () => {
     await goTo(page, `#/athletes/${id}/injuries`, 'athlete-injuries', 'denied');
     const api = await contractCall(page, 'verb.call', { verb: 'injuries.list', input: { athlete_id: id } });
     expect(api).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+    // An athlete submits today's wellness questionnaire.
+    await goTo(page, `#/athletes/${id}/wellness`, 'athlete-wellness');
+    await page.locator('.wellness-form select').first().selectOption('4');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.locator('.wellness-form .ok-note').waitFor();
+    await screenshot(page, '15-athlete-user-wellness');
     await page.context().close();
   });
 

@@ -1,12 +1,13 @@
 /** Daily wellness (1–5 scales) and vitals (resting HR, HRV) over the last six weeks. */
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
+import type { ErrorPayload } from '../../../../models/errors';
 import type { Vitals, Wellness } from '../../../../models/records';
 import { hasPermission } from '../../../../models/roles';
-import { readVerb } from '../../bridge';
+import { CallError, readVerb, writeVerb } from '../../bridge';
 import { LineChart } from '../../components/Charts';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
-import { addDays, formatDate } from '../../format';
+import { addDays, formatDate, todayIso } from '../../format';
 import { useSession } from '../../store';
 
 const DAYS = 42;
@@ -26,6 +27,12 @@ export function WellnessTab({ athleteId, onState }: { athleteId: string; onState
     return { wellness: w.wellness, vitals: v?.vitals ?? null };
   }, athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);
+  // The form stays mounted while the charts reload after a submit (same place in the tree).
+  const form = hasPermission(me.role, 'wellness.write') ? <WellnessForm athleteId={athleteId} onSaved={data.reload} /> : null;
+  return <div className="stack">{form}<WellnessBody data={data} /></div>;
+}
+
+function WellnessBody({ data }: { data: ReturnType<typeof useLoad<{ wellness: Wellness[]; vitals: Vitals[] | null }>> }) {
   if (data.state === 'error') return <ErrorNote error={data.error} />;
   if (data.state !== 'ready') return null;
   const { wellness, vitals } = data.data;
@@ -37,7 +44,7 @@ export function WellnessTab({ athleteId, onState }: { athleteId: string; onState
   const labels = dates.map((d) => d.slice(5));
   const pick = (k: 'sleep' | 'soreness' | 'stress' | 'mood' | 'fatigue') => dates.map((d) => byDate.get(d)?.[k] ?? null);
   return (
-    <div className="stack">
+    <>
       {wellness.length ? <LineChart
         title={`Wellness, last ${DAYS} days (1–5; higher is better for sleep and mood, worse for soreness, stress and fatigue)`}
         labels={labels}
@@ -73,6 +80,56 @@ export function WellnessTab({ athleteId, onState }: { athleteId: string; onState
           ))}
         </tbody>
       </table> : null}
-    </div>
+    </>
+  );
+}
+
+const SCALES = [
+  { key: 'sleep', label: 'Sleep', hint: '1 poor – 5 great' },
+  { key: 'soreness', label: 'Soreness', hint: '1 none – 5 very sore' },
+  { key: 'stress', label: 'Stress', hint: '1 none – 5 very high' },
+  { key: 'mood', label: 'Mood', hint: '1 low – 5 great' },
+  { key: 'fatigue', label: 'Fatigue', hint: '1 fresh – 5 exhausted' },
+] as const;
+
+/** Today's wellness questionnaire (replaces today's answers if already submitted). */
+function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(): void }) {
+  const [values, setValues] = useState<Record<string, number>>({ sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 });
+  const [notes, setNotes] = useState('');
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  const [saved, setSaved] = useState(false);
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    setError(null);
+    setSaved(false);
+    try {
+      await writeVerb('wellness.submit', { athlete_id: athleteId, date: todayIso(), ...values, notes });
+      setSaved(true);
+      onSaved();
+    } catch (err) {
+      setError(err instanceof CallError ? err.payload : { code: 'Internal', message: 'Saving failed.' });
+    }
+  }
+  return (
+    <form className="card wellness-form" onSubmit={(e) => void submit(e)} aria-labelledby="wellness-form-h">
+      <h2 id="wellness-form-h">Today's wellness ({formatDate(todayIso())})</h2>
+      <div className="filters">
+        {SCALES.map((sc) => (
+          <label key={sc.key}>
+            {sc.label} <span className="small">({sc.hint})</span>
+            <select value={values[sc.key]} onChange={(e) => setValues((v) => ({ ...v, [sc.key]: Number(e.target.value) }))}>
+              {[1, 2, 3, 4, 5].map((n) => <option key={n} value={n}>{n}</option>)}
+            </select>
+          </label>
+        ))}
+        <label>
+          Notes
+          <input type="text" maxLength={2000} value={notes} onChange={(e) => setNotes(e.target.value)} />
+        </label>
+        <button type="submit" className="primary">Submit</button>
+      </div>
+      {saved ? <p className="ok-note" role="status">Saved for today.</p> : null}
+      {error ? <ErrorNote error={error} /> : null}
+    </form>
   );
 }
