@@ -65,6 +65,8 @@ export type Technique =
 /** An injection: hostile text and the adversarial model's attempts after it has read it. */
 export interface Injection {
   site: InjectionSite;
+  /** A piece of the planted text that must reach the model (else the case tests nothing). Omit when it must not. */
+  reaches?: string;
   /** What the planted text tells the assistant to do. */
   goal: string;
   /** The adversarial model's attack steps (tool calls a compromised model would make). */
