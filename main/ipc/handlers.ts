@@ -15,7 +15,6 @@ import { VERBS, callVerb, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
 import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
-import { approveProposal, declineProposal, listProposals } from '../kinetix/proposals';
 import { readAssistantSettings, updateAssistantSettings } from './settings';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
@@ -148,9 +147,10 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       return { stopped: true as const };
     },
     'assistant.trace': (ctx, { run_id }) => harness(deps).getRunTrace(signedInUser(ctx), run_id),
-    'proposals.list': (ctx, { status, limit }) => listProposals(deps.db, signedInUser(ctx), { ...(status ? { status } : {}), limit }),
-    'proposals.approve': (ctx, { changeset_id, content_hash }) => approveProposal(deps.db, { approverUserId: signedInUser(ctx), changesetId: changeset_id, contentHash: content_hash }),
-    'proposals.decline': (ctx, { changeset_id }) => declineProposal(deps.db, { userId: signedInUser(ctx), changesetId: changeset_id }),
+    // Through the harness, so a run whose dialog waits on the same proposal learns the decision.
+    'proposals.list': (ctx, { status, limit }) => harness(deps).listProposals(signedInUser(ctx), { ...(status ? { status } : {}), limit }),
+    'proposals.approve': (ctx, { changeset_id, content_hash }) => harness(deps).approveProposal(signedInUser(ctx), changeset_id, content_hash),
+    'proposals.decline': (ctx, { changeset_id }) => harness(deps).declineProposal(signedInUser(ctx), changeset_id),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
     'settings.updateAssistant': (ctx, input) => {
       const patch: { api_key?: string | null; disabled_tools?: string[] } = {};
