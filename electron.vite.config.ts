@@ -19,6 +19,6 @@ export default defineConfig({
   renderer: {
     root: resolve(__dirname, 'renderer'),
     plugins: [react()],
-    build: { outDir: resolve(__dirname, 'out/renderer'), rollupOptions: { input: { index: resolve(__dirname, 'renderer/index.html') } } },
+    build: { outDir: resolve(__dirname, 'out/renderer'), minify: true, rollupOptions: { input: { index: resolve(__dirname, 'renderer/index.html') } } },
   },
 });

@@ -90,7 +90,7 @@ describe('clinic UI in Chromium', () => {
     await screenshot(page, '07-athlete-workload-acwr');
     await goTo(page, `#/athletes/${entry.athlete_id}/pose`, 'athlete-pose');
     expect(await page.locator('tr[data-omitted="true"]').count()).toBe(2);
-    expect(await page.locator('tr[data-metric="knee_flexion-left-peak"]').textContent()).toMatch(/112\.4°.*3 · 3 calibrated cameras.*Sagittal \(12°\).*96%.*Trustworthy/);
+    expect(await page.locator('tr[data-metric="knee_flexion-left-peak"]').textContent()).toMatch(/112\.4°.*3 cameras · 3 calibrated cameras.*Sagittal \(12°\).*96%.*Trustworthy/);
     await screenshot(page, '08-athlete-pose');
 
     await goTo(page, '#/squads', 'squads');

@@ -41,23 +41,22 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
               <h2>{s.trial_name || 'Capture'} — {formatDateTime(s.recorded_at)}</h2>
               <span className="muted small">{s.camera_count} camera{s.camera_count === 1 ? '' : 's'} · {s.fps} fps · {s.frame_count} frames · {humanize(s.source)}</span>
             </header>
+            {/* Value and its conditions side by side in one row: nothing the reader needs scrolls out of view at 1280×800. */}
             <table className="table pose">
               <thead>
                 <tr>
-                  <th scope="col">Joint</th><th scope="col">Side</th><th scope="col">Statistic</th><th scope="col" className="num">Value</th>
-                  <th scope="col">Cameras</th><th scope="col">View obliquity</th><th scope="col" className="num">Coverage</th><th scope="col">Trustworthy</th>
+                  <th scope="col">Joint</th><th scope="col" className="num">Value</th><th scope="col">Measured under</th>
+                  <th scope="col" className="num">Coverage</th><th scope="col">Trustworthy</th>
                 </tr>
               </thead>
               <tbody>
                 {rows.map((m) => (
                   <tr key={m.id} data-metric={`${m.joint}-${m.side}-${m.statistic}`} data-omitted={m.value_deg === null ? 'true' : 'false'}>
-                    <th scope="row">{humanize(m.joint)}</th>
-                    <td>{humanize(m.side)}</td>
-                    <td>{humanize(m.statistic)}</td>
+                    <th scope="row">{humanize(m.joint)}<div className="muted small">{humanize(m.side)} · {humanize(m.statistic)}</div></th>
                     <td className="num">{m.value_deg === null ? <span className="omitted" title={OMITTED[m.omitted_reason ?? '']?.long}>Omitted: {OMITTED[m.omitted_reason ?? '']?.short ?? m.omitted_reason ?? 'no reason recorded'}</span> : <strong>{m.value_deg.toFixed(1)}°</strong>}</td>
-                    <td>{m.camera_count} · <span className="small">{m.camera_mode}</span>{m.sagittal_ratio === null ? null : <div className="muted small">sagittal ratio {m.sagittal_ratio.toFixed(2)}</div>}</td>
                     <td>
-                      {humanize(m.obliquity_band)}{m.view_obliquity_deg === null ? '' : ` (${m.view_obliquity_deg.toFixed(0)}°)`}
+                      <div>{m.camera_count} camera{m.camera_count === 1 ? '' : 's'} · <span className="small">{m.camera_mode}</span></div>
+                      <div className="small">View {humanize(m.obliquity_band)}{m.view_obliquity_deg === null ? '' : ` (${m.view_obliquity_deg.toFixed(0)}°)`}{m.sagittal_ratio === null ? '' : ` · sagittal ratio ${m.sagittal_ratio.toFixed(2)}`}</div>
                       {m.view_matches_declared ? null : <div className="badge warn small">View differs from declared layout</div>}
                     </td>
                     <td className="num">{Math.round(m.coverage * 100)}%</td>
