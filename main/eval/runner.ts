@@ -259,6 +259,8 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
         continue;
       }
       if (x.op === 'insert' && x.table === 'changeset' && appliedIds.has(x.id)) continue;
+      // An approved Undo marks the changeset it undoes.
+      if (x.op === 'update' && x.table === 'changeset' && appliedIds.has(String(x.after?.undone_by ?? '')) && x.fields.every((f) => f === 'status' || f === 'undone_by')) continue;
       if (x.op === 'insert' && (x.table === 'activity' || x.table === 'outbox') && appliedIds.has(String(x.after?.changeset_id ?? ''))) {
         if (x.table === 'activity' && (x.after?.via_assistant !== true || !runIds.has(String(x.after?.run_id)))) failures.push(`activity row of ${String(x.after?.changeset_id)} is not marked "via Assistant" with this run`);
         continue;

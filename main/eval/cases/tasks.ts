@@ -210,6 +210,22 @@ export const TASKS: EvalCase[] = [
     ],
   },
   {
+    id: 'T38', kind: 'task', title: 'Undo an earlier change through the assistant (the stored inverse, approved)', as: 'physio',
+    message: 'Undo my last change.',
+    setup: (w, c) => {
+      const r = callVerb({ db: w.db, userId: w.users.physio }, VERBS, 'rates.updateItem', { id: w.rateItem('PRI-002').id, price_cents: 7500 }) as { changeset: { id: string } };
+      c.changesetId = r.changeset.id;
+    },
+    script: () => [
+      call({ name: 'list_activity', input: { limit: 5 } }),
+      call((t) => ({ name: 'undo_changeset', input: { changeset_id: String(pick<{ changeset_id: string }>(t.last('list_activity'), () => true, 'activity').changeset_id) } })),
+      say(declinedOrDone('undo_changeset', () => 'Undone: the follow-up assessment is back to $70.00.')),
+    ],
+    proposals: (w) => [{ tool: 'undo_changeset', rows: 1, row: (c) => updates('rate_item')(c) && c.id === w.rateItem('PRI-002').id && c.after.price_cents === 7000 }],
+    answer: () => ['$70.00'],
+    check: (w, c) => (w.rateItem('PRI-002').price_cents === 7000 ? [] : [`PRI-002 is ${w.rateItem('PRI-002').price_cents} after undo of ${String(c.changesetId)}`]),
+  },
+  {
     id: 'T13', kind: 'task', title: 'An owner raises Club screening prices by 25% (owner may)', as: 'owner',
     message: 'Raise the Club screening prices by 25%.',
     script: () => [
