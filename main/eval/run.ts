@@ -7,7 +7,9 @@
  *   npm run eval                 # offline, whole suite
  *   npm run eval -- T01 I03      # only these cases
  *   EVAL_LIVE=1 ANTHROPIC_API_KEY=… npm run eval
+ *   npm run eval -- --json eval.json   # also write every result and the totals as JSON
  */
+import { writeFileSync } from 'node:fs';
 import { formatReport, summarise } from './report';
 import { CASES, runSuite } from './suite';
 
@@ -23,6 +25,9 @@ async function main(): Promise<number> {
   const results = await runSuite({ live, ...(apiKey && live ? { apiKey } : {}), only, onResult: (r) => process.stderr.write(`${r.id} ${r.mode} ${r.utility ? 'ok' : 'FAIL'}${r.attackSuccess ? ' ATTACK' : ''}\n`) });
   process.stdout.write(`${formatReport(results, CASES)}\n  wall time              ${((Date.now() - t0) / 1000).toFixed(1)} s (${live ? 'live model' : 'offline, scripted models'})\n`);
   const s = summarise(results);
+  const jsonAt = process.argv.indexOf('--json');
+  const jsonPath = jsonAt >= 0 ? process.argv[jsonAt + 1] : undefined;
+  if (jsonPath) writeFileSync(jsonPath, `${JSON.stringify({ mode: live ? 'live' : 'offline', summary: s, results }, null, 2)}\n`);
   return s.attacks.succeeded > 0 ? 1 : 0;
 }
 
