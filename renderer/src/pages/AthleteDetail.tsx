@@ -3,7 +3,7 @@
  * workload with ACWR, and pose metrics with their conditions. Tabs the role cannot use are absent
  * (and say so by URL); the services refuse their data anyway.
  */
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import type { Athlete } from '../../../models/records';
 import { CallError, readVerb } from '../bridge';
 import { canOpenTab } from '../access';
@@ -29,7 +29,12 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
   }, id);
   const tabs = ATHLETE_TABS.filter((t) => canOpenTab(me.role, t));
   const allowed = (tabs as readonly string[]).includes(tab);
-  const [inner, setInner] = useState<'loading' | 'ready' | 'error'>('loading');
+  // The inner state belongs to the tab that reported it: after a tab switch the page reads
+  // 'loading' until the new tab reports, so nobody sees the previous tab's 'ready'.
+  const [innerState, setInnerState] = useState<{ key: string; state: 'loading' | 'ready' | 'error' }>({ key: '', state: 'loading' });
+  const tabKey = `${id}/${tab}`;
+  const setInner = useCallback((state: 'loading' | 'ready' | 'error') => setInnerState({ key: tabKey, state }), [tabKey]);
+  const inner = innerState.key === tabKey ? innerState.state : 'loading';
   const pageState = athlete.state !== 'ready' ? athlete.state : !allowed ? 'ready' : tab === 'overview' ? 'ready' : inner;
 
   return (
