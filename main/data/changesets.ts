@@ -5,6 +5,7 @@
  * to the outbox, store its inverse for Undo, and honour an idempotency key (a retry with the
  * same key and content returns the first result).
  */
+import type { AppliedChangesetView } from '../../models/contract';
 import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, UpdateChange, InsertChange } from '../../models/changeset';
@@ -15,19 +16,12 @@ import type { Db } from './db';
 import { TABLES } from '../../models/tables';
 import { columnsOf, decodeRow, encodeValue, liveRowInOrg, rowFacts } from './rows';
 
-/** What apply returns (also stored, so an idempotent retry returns it again). */
-export interface AppliedChangeset {
-  id: string;
-  verb: string;
-  summary: string;
-  changes: RowChange[];
-  /** Row id → version after apply. */
-  versions: Record<string, number>;
-  activity_id: string;
-  applied_at: string;
-  /** True when this is the stored result of an earlier apply with the same idempotency key. */
-  replayed: boolean;
-  /** Hash of the request (verb + input) that produced it, when the caller gave one. */
+/**
+ * What apply returns (also stored, so an idempotent retry returns it again): the contract's
+ * `AppliedChangesetView` (rows, versions after apply, activity id, `replayed`) plus the hash of
+ * the request that produced it, when the caller gave one.
+ */
+export interface AppliedChangeset extends AppliedChangesetView {
   request_hash?: string;
 }
 

@@ -5,6 +5,7 @@
  * anchor for a numbered citation, a link into the help page and the app path for "Show me";
  * when nothing relevant is found the answer is `covered: false`, said plainly.
  */
+import type { HelpPassageView } from '../../models/contract';
 import { z } from 'zod';
 import { NotFound } from '../../models/errors';
 import type { Db } from '../data/db';
@@ -60,21 +61,8 @@ export const SearchHelpInput = z.object({
   limit: z.number().int().min(1).max(10).default(5).describe('Passages to return (1–10).'),
 }).strict();
 
-/** One relevant passage of a help page. */
-export interface HelpPassage {
-  slug: string;
-  version: string;
-  anchor: string;
-  title: string;
-  heading: string;
-  snippet: string;
-  /** Relevance (higher is better): bm25 × the share of the query's topic words present. */
-  score: number;
-  /** Deep link into the help centre: `/help/<slug>#<anchor>`. */
-  link: string;
-  /** The app page the help page is about, for "Show me" (`:id` = an athlete id to fill in). */
-  show_me: string;
-}
+/** One relevant passage of a help page (the contract's `HelpPassageView`: one definition for main and renderer). */
+export type HelpPassage = HelpPassageView;
 
 /** Result of `help.search`. */
 export type HelpSearchResult =
