@@ -30,8 +30,10 @@ export interface ApplyOptions {
   planned: PlannedChangeset;
   /** A retry with the same key and content returns the first result; other content → Conflict. */
   idempotencyKey?: string | null;
-  /** Set when the changeset was proposed by the assistant: activity reads "Name via Assistant". */
+  /** Set when the changeset was proposed by the assistant: activity reads "Name via Assistant", linked to the run. */
   runId?: string | null;
+  /** Who prepared it for the user, when not the user: `Assistant` (default with a runId) or `MCP client`. */
+  viaLabel?: string;
   /** Id of the changeset this one undoes (marks it undone in the same transaction). */
   undoOf?: string | null;
   /** Hash of the request that produced this changeset; stored so a retry can be matched to it. */
@@ -159,7 +161,8 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     const id = opts.changesetId ?? uuidv7();
     const activityId = uuidv7();
     const result: AppliedChangeset = { id, verb: planned.verb, summary: planned.summary, changes: applied, versions, activity_id: activityId, applied_at: now, replayed: false, ...(opts.requestHash ? { request_hash: opts.requestHash } : {}) };
-    const viaAssistant = opts.runId ? 1 : 0;
+    const viaLabel = opts.viaLabel ?? (opts.runId ? 'Assistant' : null);
+    const viaAssistant = viaLabel ? 1 : 0;
     db.raw
       .prepare(
         `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
@@ -172,7 +175,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     const first = changes[0]!;
     db.raw
       .prepare('INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(activityId, actor.orgId, now, actor.userId, opts.runId ? `${actor.displayName} via Assistant` : actor.displayName, viaAssistant, opts.runId ?? null, first.table, first.id, planned.summary, id);
+      .run(activityId, actor.orgId, now, actor.userId, viaLabel ? `${actor.displayName} via ${viaLabel}` : actor.displayName, viaAssistant, opts.runId ?? null, first.table, first.id, planned.summary, id);
     db.raw
       .prepare('INSERT INTO outbox (changeset_id, org_id, user_id, payload_json, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(id, actor.orgId, actor.userId, JSON.stringify({ changeset_id: id, verb: planned.verb, changes: planned.changes }), now);

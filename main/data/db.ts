@@ -63,3 +63,12 @@ function migrate(raw: Database.Database, upTo: number): void {
 export function appliedMigrations(db: Db): { id: number; name: string; applied_at: string }[] {
   return db.raw.prepare('SELECT id, name, applied_at FROM schema_migrations ORDER BY id').all() as { id: number; name: string; applied_at: string }[];
 }
+
+/**
+ * Run `fn` in one IMMEDIATE transaction (a savepoint when already inside one): everything it
+ * writes commits together or not at all. For callers above the data layer that must combine
+ * several data-layer writes atomically.
+ */
+export function inTransaction<T>(db: Db, fn: () => T): T {
+  return db.raw.transaction(fn).immediate();
+}

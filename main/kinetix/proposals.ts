@@ -13,6 +13,7 @@
  *   idempotency key. The model has no tool that reaches this function, and neither has an MCP
  *   client: approval needs a signed-in user's id, which only the app supplies.
  */
+import { inTransaction } from '../data/db';
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, Conflict, Forbidden, NotFound, toErrorPayload } from '../../models/errors';
@@ -215,11 +216,13 @@ export function approveProposal(db: Db, input: ApproveInput): { proposal: Propos
   mayApprove(verdict);
 
   try {
-    const applied = db.raw.transaction(() => {
-      const a = applyPlanned({ db, userId: row.user_id, ...(row.run_id ? { via: { runId: row.run_id } } : {}), now: () => now }, planned, { idempotencyKey: row.id, changesetId: row.id });
+    const applied = inTransaction(db, () => {
+      // Applied as the proposer: "Name via Assistant" (linked to the run) or "Name via MCP client".
+      const via = row.source === 'mcp' ? { via: { runId: row.run_id ?? `mcp:${row.id}`, source: 'mcp' as const } } : row.run_id ? { via: { runId: row.run_id } } : {};
+      const a = applyPlanned({ db, userId: row.user_id, ...via, now: () => now }, planned, { idempotencyKey: row.id, changesetId: row.id });
       if (!P.closeProposal(db, row.id, { status: 'applied', decidedBy: approver.id, decidedAt: nowIso })) throw new Conflict('This change was decided by someone else a moment ago; nothing was written.');
       return a;
-    }).immediate();
+    });
     return { proposal: view(P.findProposal(db, approver.org_id, row.id)!), changeset: applied };
   } catch (e) {
     if (e instanceof AppError && e.code === 'Conflict' && e.conflicts) return fail(new Conflict(STALE_MESSAGE, e.conflicts));

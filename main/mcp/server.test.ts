@@ -135,6 +135,10 @@ describe('MCP server over stdio (SDK client)', () => {
     const applied = approveProposal(db, { approverUserId: seed.userIds.physio, changesetId: out.proposal_id, contentHash: out.content_hash });
     expect(applied.changeset.changes).toHaveLength(members);
     expect(countRows(db, 'session_load', seed.orgId)).toBe(before + members);
+    // The activity row says who prepared it, and links no (non-existent) run trace.
+    const act = listActivity(db, seed.orgId, { limit: 1000 }).find((a) => a.changeset_id === out.proposal_id);
+    expect(act).toMatchObject({ via_assistant: true, run_id: null });
+    expect(act?.actor_name).toMatch(/ via MCP client$/);
   });
 
   it('a 25% rate rise waits for an owner; a policy denial and a one-time secret are refused with nothing stored', async () => {

@@ -29,8 +29,11 @@ export interface ServiceContext {
   db: Db;
   /** The signed-in user (the only identity a service accepts). */
   userId: string;
-  /** Set when the call is made by the assistant (or an MCP client) on the user's behalf. */
-  via?: { runId: string; capability?: Capability };
+  /**
+   * Set when the call is made by the assistant (or an MCP client) on the user's behalf. `source`
+   * says which (default the in-app assistant); it labels the activity row.
+   */
+  via?: { runId: string; capability?: Capability; source?: 'assistant' | 'mcp' };
   /** Clock, injectable for tests. */
   now?: () => Date;
 }

@@ -122,7 +122,9 @@ export function applyPlanned(ctx: ServiceContext, planned: PlannedChangeset, opt
     actor,
     planned,
     idempotencyKey: opts.idempotencyKey ?? null,
-    runId: ctx.via?.runId ?? null,
+    // An MCP client has no run trace to link; its changes read "Name via MCP client".
+    runId: ctx.via && ctx.via.source !== 'mcp' ? ctx.via.runId : null,
+    ...(ctx.via ? { viaLabel: ctx.via.source === 'mcp' ? 'MCP client' : 'Assistant' } : {}),
     ...(opts.changesetId ? { changesetId: opts.changesetId } : {}),
     ...(opts.undoOf ? { undoOf: opts.undoOf } : {}),
     ...(opts.requestHash ? { requestHash: opts.requestHash } : {}),
