@@ -87,6 +87,11 @@ describe('web host', () => {
     expect((await raw('GET', '/%2e%2e/secret.txt', { host: `localhost:${host.port}` })).status).toBe(404);
   });
 
+  it('answers a malformed URL encoding with 400 and keeps serving (no token needed to send one)', async () => {
+    expect((await raw('GET', '/%E0%A4%A', { host: `localhost:${host.port}` })).status).toBe(400);
+    expect((await raw('GET', '/', { host: `localhost:${host.port}` })).status).toBe(200);
+  });
+
   it('refuses a foreign Host header (DNS rebinding)', async () => {
     const r = await raw('GET', '/', { host: `evil.test:${host.port}` });
     expect(r.status).toBe(421);

@@ -255,7 +255,13 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
-    const rel = path === '/' ? 'index.html' : decodeURIComponent(path.slice(1));
+    let rel: string;
+    try {
+      rel = path === '/' ? 'index.html' : decodeURIComponent(path.slice(1));
+    } catch {
+      res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end('Bad request: malformed URL encoding');
+      return;
+    }
     const file = resolve(rendererDir, rel);
     if (!file.startsWith(rendererDir + sep) || !existsSync(file) || !statSync(file).isFile()) {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found');
@@ -290,7 +296,13 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
       handleApi(req, res, path).catch(() => sendJson(res, 500, errorBody('Internal', 'An internal error occurred.')));
       return;
     }
-    handleStatic(req, res, path);
+    try {
+      handleStatic(req, res, path);
+    } catch {
+      // Never let one request take the host down (and every run in flight with it).
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end('Internal error');
+    }
   });
 
   await new Promise<void>((ok, fail) => {
