@@ -13,8 +13,22 @@ const SECRET_KEYS = new Set([
   'password', 'adminpassword', 'newpassword', 'oldpassword', 'currentpassword', 'passphrase',
   'apikey', 'xapikey', 'token', 'accesstoken', 'refreshtoken', 'idtoken', 'authtoken', 'bearer',
   'secret', 'clientsecret', 'privatekey', 'authorization', 'cookie', 'pin', 'pinhash', 'apikeyhash',
-  'credentials', 'credential', 'sessionkey', 'signingkey', 'encryptionkey',
+  'credentials', 'credential', 'sessionkey', 'signingkey', 'encryptionkey', 'key', 'secretkey',
 ]);
+
+/**
+ * Values shaped like a credential, masked wherever they sit (a model can put a key under any
+ * name, e.g. in a `note`): Anthropic keys, this app's device keys (`aik_…`) and MCP tokens
+ * (`aimcp_…`).
+ */
+const SECRET_VALUE_PATTERNS: readonly RegExp[] = [/sk-ant-[A-Za-z0-9_-]{6,}/g, /\baik_[A-Za-z0-9_-]{16,}/g, /\baimcp_[A-Za-z0-9_-]{16,}/g];
+
+/** `text` with every credential-shaped substring replaced by {@link MASK}. */
+export function scrubSecretValues(text: string): string {
+  let out = text;
+  for (const re of SECRET_VALUE_PATTERNS) out = out.replace(re, MASK);
+  return out;
+}
 /** Suffixes that mark a secret whatever the prefix (`device_api_key`, `smtp_password`). */
 const SECRET_SUFFIXES = ['password', 'apikey', 'secret', 'token', 'privatekey'];
 
@@ -29,12 +43,14 @@ export function isSecretKey(key: string): boolean {
 
 /**
  * A deep copy of `value` with every secret-named key's value replaced by {@link MASK}, at any
- * depth (objects inside arrays inside objects…). Cycles and nesting deeper than 64 levels are
+ * depth (objects inside arrays inside objects…), and credential-shaped substrings of every
+ * other string masked too (see {@link scrubSecretValues}). Cycles and nesting deeper than 64 levels are
  * cut (`[cycle]`, `[too deep]`). Non-plain values (Date, Buffer) become their JSON form.
  */
 export function maskSecrets<T>(value: T): T {
   const seen = new WeakSet<object>();
   const walk = (v: unknown, depth: number): unknown => {
+    if (typeof v === 'string') return scrubSecretValues(v);
     if (v === null || typeof v !== 'object') return v;
     if (depth > MAX_DEPTH) return '[too deep]';
     if (seen.has(v)) return '[cycle]';
@@ -61,6 +77,6 @@ export function scrubText(text: string, secrets: readonly (string | null | undef
   for (const s of secrets) {
     if (s && s.length >= 6) out = out.split(s).join(MASK);
   }
-  // Anything shaped like an Anthropic key, even one we were not told about.
-  return out.replace(/sk-ant-[A-Za-z0-9_-]{6,}/g, MASK);
+  // Anything shaped like a credential, even one we were not told about.
+  return scrubSecretValues(out);
 }

@@ -13,6 +13,13 @@ import type { Db } from '../data/db';
 import { EventType } from '@ag-ui/core';
 
 describe('maskSecrets', () => {
+  it('masks credential-shaped values under any key name (a model can smuggle a key into a note)', () => {
+    const out = maskSecrets({ note: 'use sk-ant-api03-SMUGGLEDinNOTE000002 please', key: 'SMUGGLEDPLAINKEY000003', nested: [{ text: 'device aik_abcdefghijklmnopqrstuvwx', mcp: 'aimcp_abcdefghijklmnopqrstuvwx' }], ok: 'plain text' });
+    expect(JSON.stringify(out)).not.toMatch(/SMUGGLED|aik_abc|aimcp_abc/);
+    expect(out.ok).toBe('plain text');
+    expect(out.note).toBe(`use ${MASK} please`);
+  });
+
   it('masks secret-named keys at any depth, in arrays too, without touching the input', () => {
     const input = { user: 'a', password: 'p1', nested: { deeper: [{ admin_password: 'p2', ok: 1 }, { 'X-Api-Key': 'k' }], smtp_password: 'p3', token: null }, list: [['secret', { client_secret: 's' }]] };
     const out = maskSecrets(input);
