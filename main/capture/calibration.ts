@@ -52,6 +52,12 @@ export function parseTomlCalibration(text: string, source = 'calibration'): Came
     }
     const c = r.data;
     if (c.fisheye) throw new CalibrationError(`${source}: camera [${key}] is a fisheye model, which is not supported`);
+    // A pinhole K has positive focal lengths and a bottom row [0, 0, 1].
+    const [[fx, , cx], [, fy, cy], [k20, k21, k22]] = c.matrix;
+    if (!(fx > 0 && fy > 0)) throw new CalibrationError(`${source}: camera [${key}] matrix has a non-positive focal length (fx ${fx}, fy ${fy} px); recalibrate or fix the file`);
+    if (!Number.isFinite(cx) || !Number.isFinite(cy)) throw new CalibrationError(`${source}: camera [${key}] principal point is not a number`);
+    if (k20 !== 0 || k21 !== 0 || k22 !== 1) throw new CalibrationError(`${source}: camera [${key}] matrix bottom row must be [0, 0, 1]`);
+    if (!(c.size[0] > 0 && c.size[1] > 0)) throw new CalibrationError(`${source}: camera [${key}] size must be positive pixels`);
     cams.push({
       name: c.name ?? key,
       width: c.size[0],
@@ -72,7 +78,8 @@ export function loadTomlCalibration(path: string): CameraCalibration[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new CalibrationError(`cannot read calibration ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new CalibrationError(code === 'ENOENT' ? `calibration file ${path} does not exist; pass --calib with the rig's TOML (e.g. the trial's Calib*.toml)` : `cannot read calibration ${path}: ${code ?? (e as Error).message}`);
   }
   return parseTomlCalibration(text, path);
 }

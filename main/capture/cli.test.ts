@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +45,7 @@ describe('capture command: arguments', () => {
     const d = tmp();
     const r = await run(['process', d, '--calib', path.join(d, 'none.toml')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/cannot read calibration/);
+    expect(r.stderr).toMatch(/calibration file .* does not exist; pass --calib/);
     writeFileSync(path.join(d, 'bad.toml'), '[cam_1]\nsize = [10, 10]\n');
     expect((await run(['process', d, '--calib', path.join(d, 'bad.toml')])).stderr).toMatch(/no camera tables/);
   });
@@ -173,7 +173,23 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       store.close();
       expect(got.metrics).toHaveLength(40);
       expect(Object.keys(got.metrics[0]!).sort()).toEqual(['camera_count', 'camera_mode', 'capture_session_id', 'coverage', 'frames', 'id', 'joint', 'obliquity_band', 'omitted_reason', 'sagittal_ratio', 'side', 'statistic', 'trustworthy', 'value_deg', 'view_matches_declared', 'view_obliquity_deg'].sort());
-      expect(got.metrics.every((m) => m.camera_mode === '4 calibrated cameras + one tap' && m.frames === 40)).toBe(true);
+      expect(got.metrics.every((m) => m.camera_mode === '4 of 4 calibrated cameras · 2D from keypoint JSON · athlete auto-selected (largest person)' && m.frames === 40)).toBe(true);
+    });
+
+    it('checks who records for which athlete before processing: a coach is refused, exit 2, no TRC written', async () => {
+      const out = tmp();
+      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--db', dbPath, '--athlete', athleteId, '--as', physioEmail.replace('physio@', 'coach@'), '--out', out, '--json']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/cannot record a capture.*capture\.run/);
+      expect(readdirSync(out)).toEqual([]);
+    });
+
+    it('refuses a database path that does not exist (creates nothing)', async () => {
+      const missing = path.join(tmp(), 'nope', 'x.sqlite');
+      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--db', missing, '--athlete', athleteId, '--as', physioEmail, '--json']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/no database at/);
+      expect(existsSync(missing)).toBe(false);
     });
 
     it('refuses to guess who is recording: --as is required with --db', async () => {

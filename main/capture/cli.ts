@@ -39,7 +39,7 @@ Outputs:
   --out DIR             where the TRC goes (default .data/captures/<trial>)
   --db PATH --athlete ID --as EMAIL
                         store the session and pose_metric rows through the service layer as EMAIL
-                        (default: the first user of the athlete's organisation allowed to run captures)
+                        (required: the recording user is never guessed; checked before processing)
   --json                print the result as JSON
 `;
 
@@ -141,6 +141,8 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
     };
     const store = values.db ? openCaptureStore(path.resolve(values.db), values.athlete!, values.as) : null;
     try {
+      // Who records for which athlete is checked before minutes of processing, and before any file is written.
+      store?.preflight(values.athlete!);
       const r = await processTrial(opts);
       const outDir = path.resolve(values.out ?? path.join('.data', 'captures', path.basename(trialDir)));
       mkdirSync(outDir, { recursive: true });
@@ -157,7 +159,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       if (values.json) {
         io.out(`${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, drift: r.drift, obliquity: r.obliquity, timings: r.timings, metrics: r.rows }, null, 2)}\n`);
       } else {
-        io.out(`${r.frames} frames at ${r.fps} fps from ${r.cameras.length} cameras (${r.source}); athlete tapped in ${r.cameras[r.tap.camera]?.name} at (${r.tap.x.toFixed(0)}, ${r.tap.y.toFixed(0)})\n`);
+        io.out(`${r.frames} frames at ${r.fps} fps from ${r.cameras.length} cameras (${r.source}); athlete ${opts.tap ? 'tapped' : 'auto-selected (largest person; pass --tap to choose)'} in ${r.cameras[r.tap.camera]?.name} at (${r.tap.x.toFixed(0)}, ${r.tap.y.toFixed(0)})\n`);
         io.out(`views excluded for reprojection error > 15 px: ${Object.entries(excluded).map(([k, v]) => `${k} ${v}`).join(', ')}; ${r.interpolated} point-frames interpolated\n`);
         io.out(`view obliquity ${r.obliquity.obliquityDeg?.toFixed(1) ?? '-'}° (${r.rows[0]?.obliquity_band}); rig ${r.drift.drifted ? `DRIFTED: ${r.drift.reasons.join('; ')}` : opts.layout ? 'within its declared layout' : 'has no declared layout (view_matches_declared = false)'}\n\n`);
         io.out(`${table(r.rows)}\n\nTRC: ${trcPath}\n`);

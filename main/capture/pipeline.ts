@@ -143,7 +143,9 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   const drift = assessRigDrift(cams, o.layout ?? null, { tolDeg: o.driftToleranceDeg, tolM: o.driftToleranceM });
   const usedCams = new Set<number>();
   for (const m of tri.viewMask) for (let c = 0; c < C; c++) if (m & (1 << c)) usedCams.add(c);
-  const cameraMode = `${C} calibrated cameras + one tap`;
+  // Say how it was measured: cameras that contributed, where the 2D came from, how the athlete was chosen.
+  const poseLabel = keypointDirs ? 'keypoint JSON' : poseModelLabel(o.pose ?? { kind: 'movenet' });
+  const cameraMode = `${usedCams.size} of ${C} calibrated cameras · 2D from ${poseLabel} · athlete ${o.tap ? 'tapped' : 'auto-selected (largest person)'}`;
   const { rows, outcomes } = buildPoseMetrics(filtered.points, set, {
     cameraCount: Math.max(1, usedCams.size),
     cameraMode,
@@ -159,4 +161,14 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     triangulation: tri, filled: filled.points, filtered: filtered.points, interpolated: filtered.interpolated,
     rows, outcomes, drift, obliquity: { yawsDeg: ob.yawsDeg, obliquityDeg: ob.obliquityDeg }, cameraMode, trcText, timings,
   };
+}
+
+/** A short human label for the 2D pose model used on video. */
+function poseModelLabel(spec: PoseEstimatorSpec): string {
+  switch (spec.kind) {
+    case 'movenet': return `MoveNet ${spec.variant === 'thunder' ? 'Thunder' : 'Lightning'}`;
+    case 'bodypix': return 'BodyPix';
+    case 'onnx-simcc': return `ONNX model ${path.basename(spec.modelPath)}`;
+    default: return 'a 2D pose model';
+  }
 }

@@ -2,6 +2,10 @@
  * The one place the capture command writes to and reads from the database: through the
  * service layer (`capture.recordSession`, `pose.getMetrics`) as a real user, never by SQL.
  */
+import { existsSync } from 'node:fs';
+import { AppError } from '../../models/errors';
+import type { WriteVerb } from '../services/verb';
+import { planWrite } from '../services/verb';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
@@ -25,6 +29,11 @@ export interface SessionRecord {
 export interface CaptureStore {
   /** Email of the user the readings are recorded as. */
   readonly actorEmail: string;
+  /**
+   * Check, without writing anything, that this user may record a capture for this athlete
+   * (permission, tenant, athlete exists). @throws CaptureInputError ('bad_argument')
+   */
+  preflight(athleteId: string): void;
   /** Store the trial and its readings; returns the new capture_session id. */
   recordSession(session: SessionRecord, metrics: PoseMetricInput[]): { captureSessionId: string; metricCount: number };
   /** `pose.getMetrics` for the athlete (optionally one session). */
@@ -40,6 +49,7 @@ export interface CaptureStore {
  */
 export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: string): CaptureStore {
   if (!asEmail) throw new CaptureInputError('bad_argument', `say who is recording: add --as EMAIL (a user of athlete ${athleteId}'s organisation whose role may run captures; list users with \`npm run cli -- users --db ${dbPath}\`)`);
+  if (!existsSync(dbPath)) throw new CaptureInputError('bad_argument', `no database at ${dbPath}; create one with \`npm run cli -- seed --db ${dbPath}\` or check the path`);
   let db: Db;
   try {
     db = openDb(dbPath);
@@ -51,6 +61,14 @@ export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: st
   const ctx = { db, userId: user.id };
   return {
     actorEmail: user.email,
+    preflight(id) {
+      try {
+        planWrite(ctx, VERBS.get('capture.recordSession') as WriteVerb, { athlete_id: id, recorded_at: new Date().toISOString(), fps: 30, frame_count: 1, camera_count: 2, source: 'video', metrics: [] });
+      } catch (e) {
+        if (e instanceof AppError) throw new CaptureInputError('bad_argument', `${asEmail} cannot record a capture for athlete ${id}: ${e.message}`);
+        throw e;
+      }
+    },
     recordSession(s, metrics) {
       const res = callVerb(ctx, VERBS, 'capture.recordSession', {
         athlete_id: s.athleteId, rig_id: s.rigId ?? null, recorded_at: s.recordedAt, trial_name: s.trialName, fps: s.fps,

@@ -202,3 +202,18 @@ describe('TRC', () => {
     Array.from(pts).forEach((v, i) => (Number.isNaN(v) ? expect(Number.isNaN(t.points[i])).toBe(true) : expect(t.points[i]).toBeCloseTo(v, 6)));
   });
 });
+
+describe('isTrustworthy', () => {
+  const base = { cameraCount: 3, cameraMode: 'x', viewObliquityDeg: 10, obliquityBand: 'sagittal' as const, viewMatchesDeclared: true, rigTrustworthy: true };
+  it('needs a reported value, no rig drift, coverage ≥ 0.8 and a sagittal or oblique best view', async () => {
+    const { isTrustworthy, TRUST_MIN_COVERAGE } = await import('./summary');
+    expect(TRUST_MIN_COVERAGE).toBe(0.8);
+    expect(isTrustworthy(base, 0.9, false)).toBe(true);
+    expect(isTrustworthy({ ...base, obliquityBand: 'oblique' }, 0.8, false)).toBe(true);
+    expect(isTrustworthy(base, 0.79, false)).toBe(false);
+    expect(isTrustworthy(base, 0.9, true)).toBe(false);
+    expect(isTrustworthy({ ...base, rigTrustworthy: false }, 0.9, false)).toBe(false);
+    expect(isTrustworthy({ ...base, obliquityBand: 'frontal' }, 0.9, false)).toBe(false);
+    expect(isTrustworthy({ ...base, obliquityBand: 'unknown', viewObliquityDeg: null }, 0.9, false)).toBe(false);
+  });
+});

@@ -55,6 +55,20 @@ export interface ReadingConditions {
   rigTrustworthy: boolean;
 }
 
+/** Coverage a reading needs to be called trustworthy (it is reported, with a value, from 0.5). */
+export const TRUST_MIN_COVERAGE = 0.8;
+
+/**
+ * When a reading may be called trustworthy: a value was reported (not omitted), the rig had not
+ * drifted from its declared layout, at least {@link TRUST_MIN_COVERAGE} of the frames had a valid
+ * reading, and the athlete's facing was estimated with the best camera not frontal (band
+ * `sagittal` or `oblique`): flexion is a sagittal-plane quantity, and a frontal-only view leaves
+ * it weakly observed even when triangulated. Each failing condition is visible beside the number.
+ */
+export function isTrustworthy(cond: ReadingConditions, coverage: number, omitted: boolean): boolean {
+  return !omitted && cond.rigTrustworthy && coverage >= TRUST_MIN_COVERAGE && (cond.obliquityBand === 'sagittal' || cond.obliquityBand === 'oblique');
+}
+
 /** Per-joint outcome before it is spread over the four statistics. */
 export interface JointOutcome {
   series: JointSeries;
@@ -123,7 +137,7 @@ export function buildPoseMetrics(points: Float64Array, set: KeypointSet, cond: R
         obliquity_band: cond.obliquityBand,
         view_matches_declared: cond.viewMatchesDeclared,
         coverage: o.coverage,
-        trustworthy: cond.rigTrustworthy && !omitted,
+        trustworthy: isTrustworthy(cond, o.coverage, omitted !== null),
         sagittal_ratio: o.sagittalRatio,
         frames,
       }));
