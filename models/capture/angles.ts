@@ -11,8 +11,13 @@
  * sagittal-projection ratio r(v) = |v − (v·Z)Z| / |v|.
  *
  * Definitions (flexion positive):
- * - hip_flexion = θ(knee − hip) in the pelvis frame (thigh relative to the trunk axis).
- * - knee_flexion = θ(knee − hip) − θ(ankle − knee) in the pelvis frame (0 = straight, hyperextension negative).
+ * - hip_flexion = θ(knee − hip) in the pelvis frame (thigh relative to the trunk axis: COCO-17
+ *   has no pelvis landmarks beyond the hip centres, so pelvic tilt cannot be separated from trunk
+ *   lean — a forward trunk lean reads as less hip flexion).
+ * - knee_flexion = the 3D angle between thigh (knee − hip) and shank (ankle − knee), signed by
+ *   their in-plane difference θ(thigh) − θ(shank) in the pelvis frame (0 = straight,
+ *   hyperextension negative). The magnitude is never larger than the thigh–shank angle, even when
+ *   the leg is abducted or rotated out of the pelvis plane (a projected difference would be).
  * - shoulder_flexion = θ(elbow − shoulder) in the thorax frame (humeral elevation in the sagittal
  *   plane; not the ISB Y-X-Y humerothoracic decomposition, which needs the humeral long-axis rotation).
  * - elbow_flexion = 3D angle between (elbow − shoulder) and (wrist − elbow) (0 = straight).
@@ -103,7 +108,8 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
         hipS.angleDeg[f] = theta(thigh, pelvis);
         hipS.sagittalRatio[f] = ratio(thigh, pelvis);
         if (isFiniteVec(shank)) {
-          kneeS.angleDeg[f] = theta(thigh, pelvis) - theta(shank, pelvis);
+          const planar = theta(thigh, pelvis) - theta(shank, pelvis);
+          kneeS.angleDeg[f] = (planar < 0 ? -1 : 1) * angleBetween(thigh, shank);
           kneeS.sagittalRatio[f] = Math.min(ratio(thigh, pelvis), ratio(shank, pelvis));
         }
       }

@@ -217,3 +217,24 @@ describe('isTrustworthy', () => {
     expect(isTrustworthy({ ...base, obliquityBand: 'unknown', viewObliquityDeg: null }, 0.9, false)).toBe(false);
   });
 });
+
+describe('knee flexion with the leg out of the pelvis plane', () => {
+  it('is the 3D thigh–shank angle (a projected difference would exceed it)', () => {
+    const K = COCO17.length;
+    const pts = new Float64Array(K * 3).fill(NaN);
+    const put = (name: string, p: [number, number, number]) => pts.set(p, COCO17.indexOf(name) * 3);
+    put('left_hip', [-0.1, 1, 0]); put('right_hip', [0.1, 1, 0]);
+    put('left_shoulder', [-0.2, 1.5, 0]); put('right_shoulder', [0.2, 1.5, 0]);
+    // Left leg abducted 40° and the shank swung forward: thigh and shank leave the sagittal plane.
+    const knee: [number, number, number] = [-0.1 - 0.45 * Math.sin(0.7), 1 - 0.45 * Math.cos(0.7), 0.05];
+    const ankle: [number, number, number] = [knee[0] - 0.1, knee[1] - 0.35, knee[2] + 0.25];
+    put('left_knee', knee); put('left_ankle', ankle);
+    put('right_knee', [0.1, 0.55, 0]); put('right_ankle', [0.1, 0.1, 0]);
+    const s = computeJointSeries(pts, COCO17).find((x) => x.joint === 'knee_flexion' && x.side === 'left')!;
+    const thigh = [knee[0] + 0.1, knee[1] - 1, knee[2]];
+    const shank = [ankle[0] - knee[0], ankle[1] - knee[1], ankle[2] - knee[2]];
+    const dot = thigh[0]! * shank[0]! + thigh[1]! * shank[1]! + thigh[2]! * shank[2]!;
+    const angle3d = (Math.acos(dot / (Math.hypot(...thigh) * Math.hypot(...shank))) * 180) / Math.PI;
+    expect(Math.abs(s.angleDeg[0]!)).toBeCloseTo(angle3d, 9);
+  });
+});
