@@ -222,7 +222,7 @@ describe('knee flexion with the leg out of the pelvis plane', () => {
   it('is the 3D thigh–shank angle (a projected difference would exceed it)', () => {
     const K = COCO17.length;
     const pts = new Float64Array(K * 3).fill(NaN);
-    const put = (name: string, p: [number, number, number]) => pts.set(p, COCO17.indexOf(name) * 3);
+    const put = (name: (typeof COCO17)[number], p: [number, number, number]) => pts.set(p, COCO17.indexOf(name) * 3);
     put('left_hip', [-0.1, 1, 0]); put('right_hip', [0.1, 1, 0]);
     put('left_shoulder', [-0.2, 1.5, 0]); put('right_shoulder', [0.2, 1.5, 0]);
     // Left leg abducted 40° and the shank swung forward: thigh and shank leave the sagittal plane.
