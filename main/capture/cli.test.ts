@@ -73,6 +73,17 @@ describe.skipIf(!hasAddon('opencv'))('capture command: bad video input (syntheti
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/no video for camera cam_03/);
   });
+  it('refuses a video whose camera has no calibration section (never silently dropped)', async () => {
+    const d = trial([ok('cam01.avi'), ok('cam02.avi'), ok('cam03.avi'), ok('cam04.avi')]);
+    const r = await run(['process', d, '--calib', path.join(d, 'calib.toml')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cam04.avi has no camera section in the calibration/);
+  });
+  it('says so when the trial folder does not exist', async () => {
+    const r = await run(['process', path.join(tmp(), 'nope'), '--calib', path.join(trial([ok('cam01.avi')]), 'calib.toml')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/trial folder .* does not exist/);
+  });
   it('refuses mismatched frame counts', async () => {
     const d = trial([ok('cam01.avi'), ok('cam02.avi', 7), ok('cam03.avi')]);
     const r = await run(['process', d, '--calib', path.join(d, 'calib.toml')]);

@@ -3,6 +3,7 @@
  * native triangulation (libuv worker thread) → gap filling + zero-lag Butterworth → joint
  * angles, gates and conditions → `pose_metric` rows and a TRC file.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { associateAthlete, defaultTap, type Tap } from '../../models/capture/association';
 import { type CameraCalibration, projectionMatrix } from '../../models/capture/camera';
@@ -109,6 +110,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     observations = associateAthlete(people, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
     timings.load_s = (performance.now() - t0) / 1000;
   } else {
+    if (!existsSync(o.trialDir)) throw new CaptureInputError('bad_argument', `trial folder ${o.trialDir} does not exist; check the path`);
     const files = findVideos(o.trialDir);
     if (files.length === 0) throw new CaptureInputError('no_input', `${o.trialDir} has no videos (videos/*.mp4, …); pass --keypoints <folders> for 2D keypoint JSON`);
     videos = probeVideos(cams, files);

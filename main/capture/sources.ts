@@ -30,6 +30,9 @@ export function matchToCameras<T>(cams: CameraCalibration[], items: T[], nameOf:
   if (unique(camNums) && unique(itemNums)) {
     const missing = cams.filter((_, i) => !itemNums.includes(camNums[i]!));
     if (missing.length) throw new CaptureInputError('missing_camera', `no ${what} for camera ${missing.map((c) => c.name).join(', ')} (found ${items.map(nameOf).map((n) => path.basename(n)).join(', ') || 'none'}); every calibrated camera needs one`);
+    // An input whose camera has no calibration section is not silently dropped.
+    const uncalibrated = items.filter((_, i) => !camNums.includes(itemNums[i]!));
+    if (uncalibrated.length) throw new CaptureInputError('bad_calibration', `${uncalibrated.map((t) => path.basename(nameOf(t))).join(', ')} has no camera section in the calibration (calibrated: ${cams.map((c) => c.name).join(', ')}); add its section, or move that ${what} out of the trial to leave the camera out deliberately`);
     return camNums.map((n) => items[itemNums.indexOf(n)]!);
   }
   if (items.length < cams.length) throw new CaptureInputError('missing_camera', `${items.length} ${what}(s) for ${cams.length} calibrated cameras (${cams.map((c) => c.name).join(', ')}); every calibrated camera needs one`);
