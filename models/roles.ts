@@ -18,6 +18,7 @@ export const PERMISSIONS = [
   'report.generate',
   'rates.read', 'rates.write',
   'user.manage', 'settings.manage', 'system.admin',
+  'activity.read',
   'kinetix.use',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -34,43 +35,46 @@ type RoleMap = Record<Role, readonly Permission[]>;
 /**
  * Permissions per role, before `kinetix.use` is added to all (see {@link ROLE_PERMISSIONS}).
  * Clinical writes sit with clinicians; each RTP sign-off with the one role that may give it;
- * `admin` runs the org (users, settings, fees) without clinical reads.
+ * `admin` runs the org (users, settings, fees) without clinical reads. `activity.read` (the
+ * activity log and changeset diffs) is for staff, not athletes; what a row reveals is still
+ * filtered by its table's read permission.
  */
 const BASE_ROLE_MAP: RoleMap = {
   owner: [
     'athlete.read', 'athlete.write', 'injury.read', 'screening.read', 'rtp.read', 'wellness.read',
     'vitals.read', 'workload.read', 'pose.read', 'video.read', 'video.delete', 'device.manage',
-    'report.generate', 'rates.read', 'rates.write', 'user.manage', 'settings.manage',
+    'report.generate', 'rates.read', 'rates.write', 'user.manage', 'settings.manage', 'activity.read',
   ],
   admin: [
     'athlete.read', 'athlete.write', 'workload.read', 'device.manage', 'rates.read', 'rates.write',
-    'user.manage', 'settings.manage',
+    'user.manage', 'settings.manage', 'activity.read',
   ],
   doctor: [
     'athlete.read', 'athlete.write', 'injury.read', 'injury.write', 'screening.read', 'screening.write',
     'rtp.read', 'rtp.write', 'rtp.signoff_doctor', 'wellness.read', 'wellness.write', 'vitals.read',
     'vitals.write', 'workload.read', 'pose.read', 'capture.run', 'video.read', 'report.generate', 'rates.read',
+    'activity.read',
   ],
   physio: [
     'athlete.read', 'athlete.write', 'injury.read', 'injury.write', 'screening.read', 'screening.write',
     'rtp.read', 'rtp.write', 'rtp.signoff_physio', 'wellness.read', 'wellness.write', 'vitals.read',
     'vitals.write', 'workload.read', 'workload.write', 'pose.read', 'capture.run', 'video.read',
-    'report.generate', 'rates.read', 'rates.write',
+    'report.generate', 'rates.read', 'rates.write', 'activity.read',
   ],
   sports_scientist: [
     'athlete.read', 'injury.read', 'screening.read', 'screening.write', 'rtp.read', 'wellness.read',
     'wellness.write', 'vitals.read', 'vitals.write', 'workload.read', 'workload.write', 'pose.read',
-    'capture.run', 'video.read', 'report.generate',
+    'capture.run', 'video.read', 'report.generate', 'activity.read',
   ],
   strength_coach: [
     'athlete.read', 'injury.read', 'screening.read', 'screening.write', 'rtp.read', 'wellness.read',
-    'workload.read', 'workload.write', 'pose.read', 'video.read',
+    'workload.read', 'workload.write', 'pose.read', 'video.read', 'activity.read',
   ],
   coach: [
     'athlete.read', 'injury.read', 'rtp.read', 'rtp.signoff_coach', 'wellness.read', 'workload.read',
-    'workload.write', 'video.read',
+    'workload.write', 'video.read', 'activity.read',
   ],
-  analyst: ['athlete.read', 'screening.read', 'wellness.read', 'workload.read', 'pose.read', 'video.read', 'report.generate'],
+  analyst: ['athlete.read', 'screening.read', 'wellness.read', 'workload.read', 'pose.read', 'video.read', 'report.generate', 'activity.read'],
   athlete: ['athlete.read', 'wellness.write', 'vitals.read', 'device.manage'],
   super_admin: ['system.admin', 'settings.manage', 'user.manage'],
 };

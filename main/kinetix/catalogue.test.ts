@@ -62,6 +62,8 @@ describe('the catalogue', () => {
     const athleteTools = reg.available('athlete').map((t) => t.name);
     expect(athleteTools).not.toContain('list_injuries');
     expect(athleteTools).toContain('submit_wellness');
+    // Staff-only tools are not offered to an athlete account (they would always fail).
+    for (const t of ['list_activity', 'get_changeset', 'undo_changeset']) expect(athleteTools).not.toContain(t);
   });
 });
 

@@ -230,7 +230,7 @@ function mayReadTable(vc: VerbContext, table: string): boolean {
 export const listActivityVerb = readVerb({
   name: 'activity.list',
   description: 'Who changed what, newest first ("Name via Assistant" rows link to the run).',
-  permission: 'athlete.read',
+  permission: 'activity.read',
   input: I.ListActivity,
   run(vc, i) {
     notForAthletes(vc);
@@ -243,7 +243,7 @@ export const listActivityVerb = readVerb({
 export const getChangesetVerb = readVerb({
   name: 'changesets.get',
   description: 'One applied changeset: its rows before → after, and whether it was undone.',
-  permission: 'athlete.read',
+  permission: 'activity.read',
   input: I.ById,
   run(vc, i) {
     notForAthletes(vc);
@@ -258,7 +258,7 @@ export const getChangesetVerb = readVerb({
 export const undoChangeset = writeVerb({
   name: 'changesets.undo',
   description: 'Undo an applied changeset by applying its stored inverse (fails with Conflict if a row changed since).',
-  permission: 'athlete.read',
+  permission: 'activity.read',
   input: I.UndoChangeset,
   plan(vc, i) {
     notForAthletes(vc);

@@ -42,6 +42,7 @@ export function canOpen(role: Role, route: Route): boolean {
     case 'fees':
       return hasPermission(role, 'rates.read');
     case 'activity':
+      return hasPermission(role, 'activity.read');
     case 'trace':
       return hasPermission(role, 'athlete.read') && role !== 'athlete';
     case 'approvals':
