@@ -209,6 +209,15 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       expect(r.stderr).toMatch(/say who is recording: add --as EMAIL/);
     });
 
+    it('refuses a --layout naming an unknown camera, or only one camera', async () => {
+      const bad = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--layout', JSON.stringify([{ camera: 'cam_09', label: 'front', yaw_deg: 0 }, { camera: 'cam_01', label: 'front', yaw_deg: 0 }]), '--out', tmp()]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/--layout names camera\(s\) not in the calibration: cam_09/);
+      const one = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--layout', JSON.stringify([{ camera: 'cam_01', label: 'front', yaw_deg: 0 }]), '--out', tmp()]);
+      expect(one.code).toBe(2);
+      expect(one.stderr).toMatch(/at least 2 cameras/);
+    });
+
     it('marks every reading untrustworthy when the rig drifted from its declared layout', async () => {
       const layout = JSON.stringify([{ camera: 'cam_01', label: 'front', yaw_deg: 0 }, { camera: 'cam_02', label: 'front', yaw_deg: 0 }, { camera: 'cam_03', label: 'back', yaw_deg: 180 }, { camera: 'cam_04', label: 'back', yaw_deg: 180 }]);
       const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '30', '--layout', layout, '--out', tmp(), '--json']);

@@ -87,6 +87,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     throw e;
   }
   if (cams.length < 2) throw new CaptureInputError('bad_calibration', `${o.calibPath} has ${cams.length} camera; triangulation needs at least 2`);
+  if (o.layout) {
+    const unknown = o.layout.filter((d) => !cams.some((c) => c.name === d.camera)).map((d) => d.camera);
+    if (unknown.length) throw new CaptureInputError('bad_argument', `--layout names camera(s) not in the calibration: ${unknown.join(', ')} (calibrated: ${cams.map((c) => c.name).join(', ')})`);
+    // Drift is judged between cameras (a common rotation is absorbed), so one camera can never drift.
+    if (o.layout.length < 2) throw new CaptureInputError('bad_argument', '--layout must declare at least 2 cameras: drift is measured between cameras');
+  }
   const C = cams.length;
   const P = Float64Array.from(cams.flatMap(projectionMatrix));
   const tapCam = o.tap === undefined ? 0 : typeof o.tap.camera === 'number' ? o.tap.camera : cams.findIndex((c) => c.name === o.tap!.camera);
