@@ -4,19 +4,10 @@
  * every event is persisted with its sequence number before it is published and a view catches up
  * from the table (see `Kinetix.subscribe`).
  */
-import type { AGUIEvent } from '@ag-ui/core';
 
-/** One event of a run as it travels to views: the AG-UI event plus its id (= `seq`, per run). */
-export interface RunEventEnvelope {
-  /** The event id a reconnecting view sends back as its last event id (`String(seq)`). */
-  id: string;
-  runId: string;
-  /** 1, 2, 3… per run; 0 for live-only events that are never persisted (one-time reveals). */
-  seq: number;
-  event: AGUIEvent;
-  /** True for a live-only event (not persisted, not replayed). */
-  ephemeral?: boolean;
-}
+/** One event of a run as it travels to views: defined once, in the renderer↔main contract. */
+export type { RunEventEnvelope } from '../../models/contract';
+import type { RunEventEnvelope } from '../../models/contract';
 
 /** Per-subscriber buffer size. */
 export const SUBSCRIBER_BUFFER = 256;
