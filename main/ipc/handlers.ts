@@ -15,7 +15,7 @@ import { VERBS, callVerb, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
 import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
-import { readAssistantSettings, updateAssistantSettings } from './settings';
+import { readAssistantSettings, updateAssistantSettings } from '../kinetix/settings';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {

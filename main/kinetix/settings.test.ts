@@ -6,8 +6,8 @@ import type { Db } from '../data/db';
 import { openDb } from '../data/db';
 import type { SeedSummary } from '../data/seed';
 import { seedDemo } from '../data/seed';
-import { defaultToolRegistry } from '../kinetix/catalogue';
-import { resolveProviderKey, SecretBox } from '../kinetix/secrets';
+import { defaultToolRegistry } from './catalogue';
+import { resolveProviderKey, SecretBox } from './secrets';
 import { readAssistantSettings, updateAssistantSettings } from './settings';
 
 let dir: string;
