@@ -15,7 +15,7 @@ import { DATA_CHANGED } from '../components/useLoad';
 import { hashForAppPath } from '../router';
 import { useSession } from '../store';
 import { ask, decide, forget, stopRun } from './client';
-import type { ConfirmRequest, ToolCallView } from './events';
+import type { ChatMessage, ConfirmRequest, ToolCallView } from './events';
 import { RowDiff, useAthleteNames } from '../components/ChangeDiff';
 import { useAssistant } from './store';
 
@@ -157,8 +157,11 @@ export function AssistantPanel() {
         {run.messages.length === 0 && run.toolCalls.length === 0 && !run.request ? (
           <p className="muted small">Ask about an athlete, a squad's workload or how to do something. The assistant can only do what you can do, and every change waits for your approval.</p>
         ) : null}
-        {run.messages.map((m) => <div key={m.id} className={`msg ${m.role}`}>{m.role === 'assistant' ? inline(m.text) : m.text}</div>)}
-        {run.toolCalls.length ? <ol className="timeline" aria-label="Tool calls">{run.toolCalls.map((t) => <ToolCall key={t.id} t={t} />)}</ol> : null}
+        {/* Messages and tool calls in the order they happened; consecutive tool calls form one timeline list. */}
+        {groupInOrder(run.messages, run.toolCalls).map((g) =>
+          g.kind === 'message'
+            ? <div key={g.m.id} className={`msg ${g.m.role}`}>{g.m.role === 'assistant' ? inline(g.m.text) : g.m.text}</div>
+            : <ol key={g.tools[0]!.id} className="timeline" aria-label="Tool calls">{g.tools.map((t) => <ToolCall key={t.id} t={t} />)}</ol>)}
         {run.confirm ? <ConfirmDialog c={run.confirm} busy={busy} onDecide={(approve) => void act(() => decide(approve))} /> : null}
         {run.reveal ? <div className="reveal" role="alert"><strong>Shown once — copy it now:</strong>{Object.entries(run.reveal).map(([k, v]) => <div key={k}><code>{k}: {v}</code></div>)}</div> : null}
         {run.narrowed ? <p className="small muted" role="status">{run.narrowed}</p> : null}
@@ -187,4 +190,21 @@ export function AssistantPanel() {
       </form>
     </aside>
   );
+}
+
+type PanelItem = { kind: 'message'; m: ChatMessage } | { kind: 'tools'; tools: ToolCallView[] };
+
+/** Messages and tool calls merged by creation order, with runs of tool calls grouped. */
+function groupInOrder(messages: ChatMessage[], tools: ToolCallView[]): PanelItem[] {
+  const all = [...messages.map((m) => ({ order: m.order, m })), ...tools.map((t) => ({ order: t.order, t }))].sort((a, b) => a.order - b.order);
+  const out: PanelItem[] = [];
+  for (const x of all) {
+    if ('m' in x) out.push({ kind: 'message', m: x.m });
+    else {
+      const last = out[out.length - 1];
+      if (last && last.kind === 'tools') last.tools.push(x.t);
+      else out.push({ kind: 'tools', tools: [x.t] });
+    }
+  }
+  return out;
 }

@@ -24,6 +24,8 @@ describe('assistant run reducer', () => {
     ];
     let s = events.reduce(reduceRun, EMPTY_RUN);
     expect(s.messages[0]?.text).toBe('Logging the session.');
+    // Creation order across messages and tool calls: the panel shows them as they happened.
+    expect(s.messages[0]!.order).toBeLessThan(s.toolCalls[0]!.order);
     expect(s.toolCalls[0]).toMatchObject({ name: 'log_session_load', args: '{"squad_id":"s","rpe":6}', status: 'proposed' });
     expect(s.status).toBe('waiting_confirm');
     expect(s.confirm?.rows).toHaveLength(2);

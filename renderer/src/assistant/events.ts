@@ -16,6 +16,8 @@ export const CUSTOM_EVENTS: AssistantEventNames = {
 
 export interface ChatMessage {
   id: string;
+  /** Creation order across messages and tool calls, so the panel shows them as they happened. */
+  order: number;
   role: 'user' | 'assistant' | string;
   text: string;
   done: boolean;
@@ -23,6 +25,8 @@ export interface ChatMessage {
 
 export interface ToolCallView {
   id: string;
+  /** Creation order across messages and tool calls. */
+  order: number;
   name: string;
   title: string;
   /** Arguments as streamed (already masked by the harness). */
@@ -96,7 +100,7 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined
 
 function upsertTool(s: RunState, id: string, patch: Partial<ToolCallView>): ToolCallView[] {
   const i = s.toolCalls.findIndex((t) => t.id === id);
-  if (i < 0) return [...s.toolCalls, { id, name: '', title: '', args: '', result: null, status: 'started', risk: null, error: null, changesetId: null, policy: [], needsOwner: false, ...patch }];
+  if (i < 0) return [...s.toolCalls, { id, order: s.messages.length + s.toolCalls.length, name: '', title: '', args: '', result: null, status: 'started', risk: null, error: null, changesetId: null, policy: [], needsOwner: false, ...patch }];
   const out = s.toolCalls.slice();
   out[i] = { ...(out[i] as ToolCallView), ...patch };
   return out;
@@ -104,7 +108,7 @@ function upsertTool(s: RunState, id: string, patch: Partial<ToolCallView>): Tool
 
 function appendText(s: RunState, id: string, delta: string, role = 'assistant'): ChatMessage[] {
   const i = s.messages.findIndex((m) => m.id === id);
-  if (i < 0) return [...s.messages, { id, role, text: delta, done: false }];
+  if (i < 0) return [...s.messages, { id, order: s.messages.length + s.toolCalls.length, role, text: delta, done: false }];
   const out = s.messages.slice();
   const m = out[i] as ChatMessage;
   out[i] = { ...m, text: m.text + delta };
