@@ -1,16 +1,15 @@
 /** The clinic's fee schedule: folders (Private, Insurer, Club) and items with prices in USD cents. */
 import * as I from '../../models/inputs';
-import { Conflict, NotFound, ValidationError } from '../../models/errors';
+import { Conflict, ValidationError } from '../../models/errors';
 import type { RateFolder, RateItem } from '../../models/records';
-import { getRow, listRows } from '../data/rows';
+import { listRows } from '../data/rows';
+import { visibleRow } from './scope';
 import { defined, insertRow, updateRow } from './plan';
 import type { VerbContext } from './verb';
 import { readVerb, writeVerb } from './verb';
 
 function folder(vc: VerbContext, id: string): RateFolder {
-  const f = getRow<RateFolder>(vc.db, 'rate_folder', vc.actor.orgId, id);
-  if (!f) throw new NotFound('Fee-schedule folder');
-  return f;
+  return visibleRow<RateFolder>(vc, 'rate_folder', id, 'Fee-schedule folder');
 }
 
 export const getSchedule = readVerb({
@@ -72,8 +71,7 @@ export const updateItem = writeVerb({
   permission: 'rates.write',
   input: I.UpdateRateItem,
   plan(vc, i) {
-    const it = getRow<RateItem>(vc.db, 'rate_item', vc.actor.orgId, i.id);
-    if (!it) throw new NotFound('Fee-schedule item');
+    const it = visibleRow<RateItem>(vc, 'rate_item', i.id, 'Fee-schedule item');
     const { id: _id, ...patch } = i;
     const change = updateRow('rate_item', it, defined(patch));
     return { planned: { verb: 'rates.updateItem', summary: `Update fee item ${it.code}`, changes: change ? [change] : [] } };
