@@ -8,6 +8,7 @@ import { sql as kinetix } from './0002_kinetix';
 import { sql as help } from './0003_help';
 import { sql as proposals } from './0004_proposals';
 import { sql as mcp } from './0005_mcp';
+import { sql as pageProposals } from './0006_page_proposals';
 
 export interface Migration {
   id: number;
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 3, name: '0003_help', sql: help },
   { id: 4, name: '0004_proposals', sql: proposals },
   { id: 5, name: '0005_mcp', sql: mcp },
+  { id: 6, name: '0006_page_proposals', sql: pageProposals },
 ];
