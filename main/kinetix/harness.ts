@@ -35,7 +35,7 @@ import { CLEARANCE_SETTING_KEY, parseClearance, withholdRestricted } from './cla
 import { BudgetExceeded, KinetixNotConfigured, ProviderError, UnknownTool } from './errors';
 import type { KinetixLimits } from './limits';
 import { BUDGET_STOP_MESSAGE, checkBudget, ConcurrencyLimiter, DEFAULT_LIMITS, RunRateLimiter } from './limits';
-import { maskSecrets, scrubText } from './mask';
+import { maskSecrets, redactText, scrubText, TextRedactor } from './mask';
 import { costOf, PRICE_SOURCE, PRICE_VERSION, type TokenCounts } from './pricing';
 import { buildDigest, dataEnvelope, DECLINED_MESSAGE, HARD_RULES, identityBlock, replayHistory, type ChatTurn, type DigestEntry, MAX_HISTORY_MESSAGES } from './prompt';
 import type { ModelBlock, ModelMessage, ModelProvider, ModelResponse, ToolInputIssue } from './provider';
@@ -216,9 +216,14 @@ export class Kinetix {
    */
   startRun(input: StartRunInput): { runId: string; conversationId: string } {
     const user = this.caller(input.userId);
-    const message = (input.message ?? '').trim();
-    if (!message) throw new ValidationError('Type a message for Kinetix.', [{ path: 'message', message: 'required' }]);
-    if (message.length > MAX_MESSAGE_CHARS) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    const raw = typeof input.message === 'string' ? input.message : '';
+    // Size first, before anything reads the text.
+    if (raw.length > MAX_MESSAGE_CHARS * 2) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    const trimmed = raw.trim();
+    if (!trimmed) throw new ValidationError('Type a message for Kinetix.', [{ path: 'message', message: 'required' }]);
+    if (trimmed.length > MAX_MESSAGE_CHARS) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    // One redactor for every sink (issue 9 §5): the prompt is stored, titled, traced and sent with credentials masked.
+    const message = redactText(trimmed);
     const page = input.page ? String(input.page).slice(0, 300) : null;
     let conversation: K.ConversationRow | null = null;
     if (input.conversationId) {
@@ -576,12 +581,15 @@ export class Kinetix {
     const span = tracer.startSpan('kinetix.model_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.request_index': requestIndex, 'gen_ai.system': run.provider.id, 'gen_ai.request.model': run.model } }, otel.setSpan(otelContext.active(), run.span));
     this.emit(run, { type: EventType.STEP_STARTED, stepName });
     const msgIds = new Map<number, string>();
+    const redactors = new Map<number, TextRedactor>();
     const ended = new Set<number>();
     // Exactly one TEXT_MESSAGE_END per message, also when the response is cut off or fails.
     const endText = (index: number) => {
       const id = msgIds.get(index);
       if (!id || ended.has(index)) return;
       ended.add(index);
+      const rest = redactors.get(index)?.flush() ?? '';
+      if (rest) this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta: rest });
       this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
     };
     run.partial = null;
@@ -598,11 +606,14 @@ export class Kinetix {
           onTextStart: (index) => {
             const id = uuidv7();
             msgIds.set(index, id);
+            redactors.set(index, new TextRedactor());
             this.emit(run, { type: EventType.TEXT_MESSAGE_START, messageId: id, role: 'assistant' });
           },
           onTextDelta: (index, delta) => {
             const id = msgIds.get(index);
-            if (id && delta) this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta });
+            // Model text is redacted as it streams: what is shown is final up to the last complete word.
+            const safe = id && delta ? (redactors.get(index)?.push(delta) ?? '') : '';
+            if (id && safe) this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta: safe });
           },
           onTextEnd: endText,
         },
@@ -610,6 +621,8 @@ export class Kinetix {
       );
       run.partial = null;
       for (const index of msgIds.keys()) endText(index);
+      // Stored, replayed and answered text is the redacted text (the same as was streamed).
+      resp.content = resp.content.map((b) => (b.type === 'text' ? { ...b, text: redactText(b.text) } : b));
       span.setAttributes({ 'gen_ai.response.model': resp.model, 'gen_ai.usage.input_tokens': resp.usage.inputTokens, 'gen_ai.usage.output_tokens': resp.usage.outputTokens, 'kinetix.stop_reason': resp.stopReason ?? '' });
       this.recordUsage(run, requestIndex, resp.id, resp.model, resp.usage, false);
       this.trace(run, 'model_step', {
@@ -1075,7 +1088,8 @@ export class Kinetix {
 
   private emit(run: ActiveRun, event: AGUIEvent): void {
     const seq = ++run.seq;
-    const stamped = { ...event, timestamp: this.scheduler.now() } as AGUIEvent;
+    // Every persisted and published event passes the one redactor (secret-named fields and credential-shaped text).
+    const stamped = maskSecrets({ ...event, timestamp: this.scheduler.now() }) as AGUIEvent;
     try {
       K.insertRunEvent(this.db, { run_id: run.id, seq, type: event.type, event_json: JSON.stringify(stamped), created_at: new Date(this.scheduler.now()).toISOString() });
     } catch (e) {

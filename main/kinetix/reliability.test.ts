@@ -200,3 +200,47 @@ describe('stop reasons and tool-call shape (issue 9 §4)', () => {
     expect(types(events).filter((x) => x === EventType.TEXT_MESSAGE_END).length).toBe(ends.size);
   });
 });
+
+describe('one redactor for every sink (issue 9 §5)', () => {
+  const KEYS = {
+    anthropic: 'sk-ant-api03-PROMPTKEY0123456789abcdef',
+    openai: 'sk-proj-OPENAIKEY0123456789abcdefXYZ',
+    github: 'ghp_GITHUBTOKEN0123456789abcdefABCD',
+    device: 'aik_DEVICEKEY0123456789abcdefghij',
+    mcp: 'aimcp_MCPTOKEN0123456789abcdefghijklmn',
+    bearer: 'eyJhbGciOiJIUzI1NiJ9.BEARERPAYLOAD123.sig456',
+    password: 'Hunter2Swordfish!',
+  };
+  const values = Object.values(KEYS);
+
+  it('a key typed into the prompt, or echoed by the model across stream chunks, is masked in messages, title, request_text, events, traces and the answer', async () => {
+    const prompt = `my key is ${KEYS.anthropic} and ${KEYS.openai}; Authorization: Bearer ${KEYS.bearer} password: ${KEYS.password}`;
+    server.push(
+      (req) => {
+        // The model is sent the masked prompt, never the key.
+        expect(JSON.stringify(req.body.messages)).not.toContain(KEYS.anthropic);
+        return { text: `Echo: ${KEYS.github} ${KEYS.device} ${KEYS.mcp} pwd=${KEYS.password} done`, chunk: 5 };
+      },
+    );
+    const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
+    const { runId, conversationId } = kx.startRun({ userId: physioId, message: prompt });
+    const events = await collectEvents(kx, physioId, runId);
+    const out = await kx.waitForRun(runId);
+    expect(out.status).toBe('completed');
+    expect(out.text).toBe('Echo: ••• ••• ••• pwd=••• done');
+    const streamed = events.filter((e) => e.event.type === EventType.TEXT_MESSAGE_CONTENT).map((e) => (e.event as { delta: string }).delta).join('');
+    expect(streamed).toBe(out.text);
+    const conv = K.getOwnConversation(t.db, orgId, physioId, conversationId)!;
+    const run = K.getRun(t.db, runId)!;
+    expect(run.request_text).toBe('my key is ••• and •••; Authorization: Bearer ••• password: •••');
+    expect(conv.title).toBe(run.request_text.slice(0, 80));
+    const everything = JSON.stringify([conv, run, K.listMessages(t.db, conversationId), K.listRunEvents(t.db, runId), K.listTrace(t.db, runId), events, server.requests.map((r) => r.body)]);
+    for (const v of values) expect(everything.includes(v), `${v} leaked`).toBe(false);
+  });
+
+  it('stdout of the CLI passes the same redactor, also for JSON-escaped password fields', async () => {
+    const { redactText } = await import('./mask');
+    const line = JSON.stringify({ answer: `here ${KEYS.github} and "token":"${KEYS.password}"` });
+    expect(JSON.parse(redactText(line))).toEqual({ answer: 'here ••• and "token":"•••"' });
+  });
+});
