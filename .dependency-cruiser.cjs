@@ -102,6 +102,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
+    // node_modules may be a symlink to a shared install (worktrees): keep its paths as node_modules/….
+    preserveSymlinks: true,
     exclude: { path: '(^|/)(out|dist|build)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
