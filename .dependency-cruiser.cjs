@@ -102,7 +102,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    // node_modules may be a symlink to a shared install (worktrees): keep its paths as node_modules/….
+    // Worktrees share node_modules through a symlink; resolve it as ./node_modules, not its target.
     preserveSymlinks: true,
     exclude: { path: '(^|/)(out|dist|build)/' },
     tsConfig: { fileName: 'tsconfig.json' },
