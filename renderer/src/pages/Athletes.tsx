@@ -1,7 +1,7 @@
 /** Athletes: every athlete of the club, searchable by name and filterable by squad; virtualised. */
 import { useDeferredValue, useMemo, useState } from 'react';
 import type { Athlete } from '../../../models/records';
-import { readVerb } from '../bridge';
+import { call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { VirtualList } from '../components/VirtualList';
@@ -12,10 +12,10 @@ const PAGE = 5000;
 
 /** Every athlete (paged in blocks of 5,000) and the squads. */
 async function loadAll(): Promise<{ athletes: Athlete[]; squads: Map<string, string>; total: number }> {
-  const [first, squads] = await Promise.all([readVerb('athletes.list', { limit: PAGE, status: 'all' }), readVerb('squads.list')]);
+  const [first, squads] = await Promise.all([call('athletes.list', { limit: PAGE, status: 'all' }), call('squads.list', {})]);
   const athletes = [...first.athletes];
   while (athletes.length < first.total) {
-    const next = await readVerb('athletes.list', { limit: PAGE, offset: athletes.length, status: 'all' });
+    const next = await call('athletes.list', { limit: PAGE, offset: athletes.length, status: 'all' });
     if (next.athletes.length === 0) break;
     athletes.push(...next.athletes);
   }
