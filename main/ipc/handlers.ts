@@ -11,6 +11,7 @@ import { AppError, NotFound, RateLimited, toErrorPayload } from '../../models/er
 import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
 import { findOrganization, findUserById, listAllUsers } from '../data/identity';
+import { isVerbName } from '../../models/verbs';
 import { VERBS, callVerb, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
 import type { Kinetix } from '../kinetix/harness';
@@ -128,7 +129,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     },
     'verb.call': (ctx, { verb, input, idempotency_key }) => {
       if (!ctx.session.userId) throw unauthenticated();
-      if (!VERBS.has(verb)) throw new NotFound(`Verb "${verb}"`);
+      if (!isVerbName(verb)) throw new NotFound(`Verb "${verb}"`);
       return callVerb({ db: deps.db, userId: ctx.session.userId }, VERBS, verb, input ?? {}, idempotency_key ? { idempotencyKey: idempotency_key } : {});
     },
     'assistant.start': (ctx, { message, conversation_id, page }) => {

@@ -8,7 +8,7 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import type { ProposalItemView } from '../../../models/contract';
 import type { RowChange } from '../../../models/changeset';
-import { callOrThrow, readVerb } from '../bridge';
+import { call } from '../bridge';
 import { useSession } from '../store';
 import type { EntryForm } from './Form';
 import type { NameBook } from './labels';
@@ -16,7 +16,7 @@ import { RECORD_NOUN, fieldLabel, formatValue, labelWithUnit } from './labels';
 
 const BULK_ROWS = 4;
 /** Verbs whose single-row get reveals the athlete of an updated row. */
-const GET_VERB: Record<string, string> = { injury: 'injuries.get', screening: 'screenings.get', rtp_entry: 'rtp.get' };
+const GET_VERB: Record<string, 'injuries.get' | 'screenings.get' | 'rtp.get'> = { injury: 'injuries.get', screening: 'screenings.get', rtp_entry: 'rtp.get' };
 /** Fields never shown in a diff (internal links, bookkeeping). */
 const HIDDEN = new Set(['id', 'org_id', 'version', 'created_at', 'updated_at', 'api_key_hash', 'pin_hash']);
 
@@ -38,18 +38,18 @@ export function useNames(changes: readonly RowChange[]): Names {
       const records = new Map<string, string>();
       const wantsAthletes = changes.some((c) => c.table === 'athlete' || (c.op !== 'delete' && Object.keys({ ...c.after, ...(c.op === 'update' ? c.before : {}) }).some((k) => k.endsWith('athlete_id'))) || c.table in GET_VERB);
       const [a, s] = await Promise.all([
-        wantsAthletes ? readVerb('athletes.list', { limit: 5000, status: 'all' }).catch(() => null) : null,
-        changes.some((c) => c.table === 'squad' || (c.op !== 'delete' && 'squad_id' in c.after)) ? readVerb('squads.list').catch(() => null) : null,
+        wantsAthletes ? call('athletes.list', { limit: 5000, status: 'all' }).catch(() => null) : null,
+        changes.some((c) => c.table === 'squad' || (c.op !== 'delete' && 'squad_id' in c.after)) ? call('squads.list', {}).catch(() => null) : null,
       ]);
       for (const x of a?.athletes ?? []) athletes.set(x.id, x.name);
       for (const x of s ?? []) squads.set(x.id, x.name);
       if (changes.some((c) => c.table === 'rate_item')) {
-        const sched = await readVerb('rates.schedule').catch(() => null);
+        const sched = await call('rates.schedule', {}).catch(() => null);
         for (const f of sched?.folders ?? []) for (const i of f.items) records.set(i.id, `${i.code} ${i.name} (${f.name})`);
       }
       // Updated clinical rows: whose record is it?
       await Promise.all(changes.filter((c) => c.op === 'update' && GET_VERB[c.table]).slice(0, 20).map(async (c) => {
-        const row = (await callOrThrow('verb.call', { verb: GET_VERB[c.table]!, input: { id: c.id } }).catch(() => null)) as Record<string, unknown> | null;
+        const row = (await call(GET_VERB[c.table]!, { id: c.id }).catch(() => null)) as Record<string, unknown> | null;
         if (!row) return;
         const who = typeof row.athlete_id === 'string' ? athletes.get(row.athlete_id) : undefined;
         const what = c.table === 'injury' ? `${String(row.side) === 'none' ? '' : `${String(row.side)} `}${String(row.body_part)} injury` : c.table === 'rtp_entry' ? `RTP stage ${String(row.stage).replace(/_/g, ' ')}` : `${String(row.test).replace(/_/g, ' ')} screening`;

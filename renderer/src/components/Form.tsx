@@ -21,7 +21,7 @@ import type { ReactElement, ReactNode } from 'react';
 import { cloneElement, useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { FormSubmitResultView, ProposalItemView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
-import { CallError, callOrThrow, newKey } from '../bridge';
+import { CallError, call, newKey } from '../bridge';
 import { ReviewDialog } from './ChangeReview';
 import { ErrorNote } from './Page';
 import { DATA_CHANGED } from './useLoad';
@@ -124,7 +124,7 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
     setError(null);
     setDone(null);
     try {
-      const r = (await callOrThrow('forms.submit', { verb, input, idempotency_key: key.current, ...(expected ? { expected_versions: expected } : {}) })) as FormSubmitResultView;
+      const r: FormSubmitResultView = await call('forms.submit', { verb, input, idempotency_key: key.current, ...(expected ? { expected_versions: expected } : {}) });
       if (r.status === 'applied') saved(r.changeset.summary);
       else {
         setReview({ proposal: r.proposal, notes: r.notes });
@@ -143,7 +143,7 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
     try {
       let p = review.proposal;
       if (dropIds.length > 0) {
-        p = (await callOrThrow('proposals.narrow', { changeset_id: p.id, content_hash: p.contentHash, drop_ids: dropIds })) as ProposalItemView;
+        p = await call('proposals.narrow', { changeset_id: p.id, content_hash: p.contentHash, drop_ids: dropIds });
         setReview({ proposal: p, notes: review.notes });
       }
       if (p.status === 'needs_owner') {
@@ -153,7 +153,7 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
         setState('waiting');
         return;
       }
-      await callOrThrow('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
+      await call('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
       saved(p.summary);
     } catch (e) {
       const err = payloadOf(e);
@@ -171,7 +171,7 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
     setReview(null);
     setState('idle');
     key.current = newKey();
-    if (p && p.status === 'proposed') await callOrThrow('proposals.decline', { changeset_id: p.id }).catch(() => undefined);
+    if (p && p.status === 'proposed') await call('proposals.decline', { changeset_id: p.id }).catch(() => undefined);
   }, [review]);
 
   const reset = useCallback(() => {

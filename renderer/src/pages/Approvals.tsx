@@ -6,7 +6,7 @@
 import { useState } from 'react';
 import type { ProposalItemView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
-import { CallError, callOrThrow } from '../bridge';
+import { CallError, call } from '../bridge';
 import { ChangeDiffView } from '../components/ChangeReview';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
@@ -15,7 +15,7 @@ import { href } from '../router';
 import { personName, useSession } from '../store';
 
 export function Approvals() {
-  const data = useLoad(async () => (await callOrThrow('proposals.list', { limit: 200 })) as ProposalItemView[], 'proposals');
+  const data = useLoad(async () => await call('proposals.list', { limit: 200 }), 'proposals');
   const pending = (data.data ?? []).filter((p) => p.status === 'proposed' || p.status === 'needs_owner');
   const decided = (data.data ?? []).filter((p) => p.status !== 'proposed' && p.status !== 'needs_owner').slice(0, 30);
   return (
@@ -53,8 +53,8 @@ function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
     setBusy(true);
     setError(null);
     try {
-      if (approve) await callOrThrow('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
-      else await callOrThrow('proposals.decline', { changeset_id: p.id });
+      if (approve) await call('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
+      else await call('proposals.decline', { changeset_id: p.id });
       onDone();
     } catch (e) {
       setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Failed.' });

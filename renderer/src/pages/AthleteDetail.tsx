@@ -6,7 +6,7 @@
 import { useCallback, useState } from 'react';
 import type { Athlete, Squad } from '../../../models/records';
 import { hasPermission } from '../../../models/roles';
-import { CallError, readVerb } from '../bridge';
+import { CallError, call } from '../bridge';
 import { SavedNote } from '../components/Form';
 import { canOpenTab } from '../access';
 import { ErrorNote, Page } from '../components/Page';
@@ -27,7 +27,7 @@ const TAB_LABEL: Record<AthleteTab, string> = { overview: 'Overview', injuries: 
 export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
   const me = useSession((s) => s.me)!;
   const athlete = useLoad(async () => {
-    const [a, squads] = await Promise.all([readVerb('athletes.get', { id }), readVerb('squads.list').catch(() => [])]);
+    const [a, squads] = await Promise.all([call('athletes.get', { id }), call('squads.list', {}).catch(() => [])]);
     return { a, squad: squads.find((s) => s.id === a.squad_id)?.name ?? null, squads };
   }, id);
   const tabs = ATHLETE_TABS.filter((t) => canOpenTab(me.role, t));

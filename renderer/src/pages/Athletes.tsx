@@ -2,7 +2,7 @@
 import { useDeferredValue, useMemo, useState } from 'react';
 import type { Athlete } from '../../../models/records';
 import { hasPermission } from '../../../models/roles';
-import { readVerb } from '../bridge';
+import { call } from '../bridge';
 import { SavedNote } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
@@ -16,10 +16,10 @@ const PAGE = 5000;
 
 /** Every athlete (paged in blocks of 5,000) and the squads. */
 async function loadAll(): Promise<{ athletes: Athlete[]; squads: Map<string, string>; total: number }> {
-  const [first, squads] = await Promise.all([readVerb('athletes.list', { limit: PAGE, status: 'all' }), readVerb('squads.list')]);
+  const [first, squads] = await Promise.all([call('athletes.list', { limit: PAGE, status: 'all' }), call('squads.list', {})]);
   const athletes = [...first.athletes];
   while (athletes.length < first.total) {
-    const next = await readVerb('athletes.list', { limit: PAGE, offset: athletes.length, status: 'all' });
+    const next = await call('athletes.list', { limit: PAGE, offset: athletes.length, status: 'all' });
     if (next.athletes.length === 0) break;
     athletes.push(...next.athletes);
   }

@@ -6,7 +6,7 @@
  */
 import { useState } from 'react';
 import type { Athlete, Squad } from '../../../../models/records';
-import { readVerb } from '../../bridge';
+import { call } from '../../bridge';
 import { Field, FormDialog, useEntryForm } from '../../components/Form';
 import { formatDate, humanize, todayIso } from '../../format';
 
@@ -49,7 +49,7 @@ export function AthleteFormDialog({ athlete, squads, onClose, onSaved }: { athle
     onSaved,
     onConflict: () => {
       if (!athlete) return;
-      void readVerb('athletes.get', { id: athlete.id }).then((a) => {
+      void call('athletes.get', { id: athlete.id }).then((a) => {
         setCurrent(a);
         // The user has now seen the stored values: saving again is judged against them.
         setOpened(a);
