@@ -328,7 +328,18 @@ export class Kinetix {
               last = e.seq;
             }
             if (!sub) return;
-            for await (const e of sub) {
+            for (;;) {
+              // A full buffer dropped events: catch up from the table now (a dropped confirm_required
+              // must reach the view even though the run then waits and publishes nothing more).
+              if (sub.takeOverflow()) {
+                for (const g of fromTable()) {
+                  yield g;
+                  last = g.seq;
+                }
+              }
+              const r = await sub.next();
+              if (r.done) break;
+              const e = r.value;
               if (e.ephemeral) {
                 yield e;
                 continue;
