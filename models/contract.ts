@@ -119,13 +119,33 @@ export const CONTRACT = {
   'proposals.approve': { input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200) }).strict(), output: z.custom<{ proposal: ProposalItemView; changeset: AppliedChangesetView }>() },
   /** Decline a proposed change (nothing is written). */
   'proposals.decline': { input: z.object({ changeset_id: Id }).strict(), output: z.custom<ProposalItemView>() },
+  /**
+   * Leave rows out of a bulk proposal before approving it (own page or MCP proposals, rows all of
+   * one kind): the reviewed proposal is declined and the narrowed one returned ({@link ProposalItemView}).
+   */
+  'proposals.narrow': { input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200), drop_ids: z.array(Id).min(1).max(500) }).strict(), output: z.custom<ProposalItemView>() },
+  /**
+   * Submit an entry form: plan the write verb as the signed-in user (the same plan the assistant
+   * would propose), refuse it with Conflict when a row moved on from `expected_versions` (row id →
+   * version the form showed), run the policy, then apply at once or return it for review
+   * ({@link FormSubmitResultView}).
+   */
+  'forms.submit': {
+    input: z.object({
+      verb: z.string().min(1).max(100),
+      input: z.unknown().optional(),
+      expected_versions: z.record(z.string().max(100), z.number().int().min(0)).optional(),
+      idempotency_key: z.string().min(8).max(200).optional(),
+    }).strict(),
+    output: z.custom<FormSubmitResultView>(),
+  },
 } as const;
 
 /** A proposed change as the Approvals page shows it (checked against main/kinetix/proposals.ts). */
 export interface ProposalItemView {
   id: string;
   userId: string;
-  source: 'assistant' | 'mcp';
+  source: 'assistant' | 'mcp' | 'page';
   runId: string | null;
   toolName: string;
   title: string;
@@ -140,6 +160,15 @@ export interface ProposalItemView {
   failure: ErrorPayload | null;
   createdAt: string;
 }
+
+/**
+ * What `forms.submit` returns: applied at once (one row, no sign-off, within policy), or stored
+ * as a proposal to review as a diff and approve with `proposals.approve` (more than one row, an
+ * RTP sign-off, or needs an owner). `notes` are what a reviewer must read besides the diff.
+ */
+export type FormSubmitResultView =
+  | { status: 'applied'; changeset: AppliedChangesetView; reveal?: Record<string, string> }
+  | { status: 'review'; proposal: ProposalItemView; notes: string[] };
 
 /** What `settings.assistant` returns. */
 export interface AssistantSettingsView {

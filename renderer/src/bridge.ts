@@ -136,7 +136,7 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'session.users': true, 'session.signIn': true, 'session.people': true, 'session.signOut': true, 'session.me': true,
   'assistant.start': true, 'assistant.confirm': true, 'assistant.stop': true, 'assistant.trace': true,
   'settings.assistant': true, 'settings.updateAssistant': true,
-  'proposals.list': true, 'proposals.approve': true, 'proposals.decline': true,
+  'proposals.list': true, 'proposals.approve': true, 'proposals.decline': true, 'proposals.narrow': true, 'forms.submit': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {
   return Object.prototype.hasOwnProperty.call(OPERATIONS, name);

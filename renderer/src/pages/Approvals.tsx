@@ -7,7 +7,7 @@ import { useState } from 'react';
 import type { ProposalItemView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError, call } from '../bridge';
-import { RowDiff, useAthleteNames } from '../components/ChangeDiff';
+import { ChangeDiffView } from '../components/ChangeReview';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDateTime, humanize } from '../format';
@@ -45,7 +45,6 @@ export function Approvals() {
 
 function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
   const { me, people } = useSession();
-  const names = useAthleteNames(p.changes);
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [busy, setBusy] = useState(false);
   const inPanel = p.source === 'assistant' && p.status === 'proposed';
@@ -71,12 +70,11 @@ function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
       </header>
       <p>{p.summary}</p>
       <p className="small muted">
-        Proposed by {personName(people, p.userId)} via {p.source === 'assistant' ? 'Assistant' : 'an MCP client'} · {formatDateTime(p.createdAt)}
+        Proposed by {personName(people, p.userId)} {p.source === 'assistant' ? 'via Assistant' : p.source === 'mcp' ? 'via an MCP client' : 'on a form in the app'} · {formatDateTime(p.createdAt)}
         {p.runId ? <> · <a href={href({ page: 'trace', runId: p.runId })}>run trace</a></> : null}
       </p>
-      {p.decisions.filter((d) => d.effect !== 'allow').map((d, i) => <p key={i} className="small warn-text" data-policy={d.effect}>{d.reason}</p>)}
       <p className="small"><strong>{p.changes.length}</strong> row{p.changes.length === 1 ? '' : 's'} will change.</p>
-      <ol className="diff-list">{p.changes.slice(0, 50).map((r) => <RowDiff key={r.id} row={r} names={names} />)}</ol>
+      <ChangeDiffView p={p} />
       {error ? <ErrorNote error={error} /> : null}
       {inPanel ? <p className="small muted">Decide this in the assistant panel of the conversation that proposed it.</p> : mayDecide ? (
         <div className="confirm-actions">
