@@ -1,5 +1,5 @@
 /**
- * 0006: Kinetix run leases and run starts (issue 9 §1). The app, `npm run cli -- ask` and the MCP
+ * 0007: Kinetix run leases and run starts (issue 9 §1). The app, `npm run cli -- ask` and the MCP
  * server share one SQLite file, so the per-user concurrent-run cap and the per-org / per-user
  * rate limits live here, not in one process's memory. A lease names its owning host and process
  * id and carries a heartbeat; a lease whose process is gone (same host, pid not alive) or whose
