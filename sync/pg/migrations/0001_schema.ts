@@ -396,4 +396,13 @@ CREATE TABLE activity (
   changeset_id uuid REFERENCES hq_changeset(id) DEFERRABLE INITIALLY DEFERRED
 );
 CREATE INDEX activity_org_created ON activity(org_id, created_at);
+
+-- One row once the installation is initialised (first start): whether the demo club was seeded.
+-- Owner-only set-up state, not business data: no tenant, no grant to the app role.
+CREATE TABLE hq_installation (
+  id integer PRIMARY KEY CHECK (id = 1),
+  initialised_at timestamptz NOT NULL,
+  demo_seed integer,
+  demo_today date
+);
 `;
