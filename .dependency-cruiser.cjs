@@ -109,6 +109,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
+    // Worktrees share node_modules through a symlink; resolve it as ./node_modules, not its target.
+    preserveSymlinks: true,
     exclude: { path: '(^|/)(out|dist|build)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,

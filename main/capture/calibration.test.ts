@@ -31,6 +31,7 @@ describe('TOML calibration import', () => {
     expect(() => parseTomlCalibration('[cam_1]\nmatrix = 3', 'x.toml')).toThrow(CalibrationError);
     expect(() => parseTomlCalibration('[cam_1]\nsize=[1,2]\nmatrix=[[1,0,0],[0,1,0],[0,0,1]]\ndistortions=[0,0,0,0]\nrotation=[0,0]\ntranslation=[0,0,0]', 'x.toml')).toThrow(/cam_1.*rotation/);
     expect(() => parseTomlCalibration('not = [toml', 'x.toml')).toThrow(/not valid TOML/);
+    expect(() => parseTomlCalibration('[cam_1]\nsize=[64,48]\nmatrix=[[500,0,32],[0,500,24],[0,0,1]]\ndistortions=[0,0,0,0,0,0]\nrotation=[0,0,0]\ntranslation=[0,0,0]', 'x.toml')).toThrow(/4, 5 or 8 coefficients/);
     expect(() => parseTomlCalibration('[metadata]\nerror = 0', 'x.toml')).toThrow(/no camera tables/);
     expect(() => loadTomlCalibration('/nonexistent/calib.toml')).toThrow(/calibration file \/nonexistent\/calib.toml does not exist/);
     expect(() => parseTomlCalibration('[cam_1]\nsize=[64,48]\nmatrix=[[0,0,32],[0,500,24],[0,0,1]]\ndistortions=[0,0,0,0]\nrotation=[0,0,0]\ntranslation=[0,0,0]', 'x.toml')).toThrow(/non-positive focal length/);

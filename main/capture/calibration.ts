@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { type CameraCalibration, type Vec3, cameraCenter, projectPoint } from '../../models/capture/camera';
-import { openCvAddon } from './native/index';
+import { OpenCvError, openCvAddon } from './native/index';
 
 /** A calibration problem the user can fix (bad file, missing key, …). */
 export class CalibrationError extends Error {
@@ -22,7 +22,8 @@ const TomlCamera = z.object({
   name: z.string().optional(),
   size: z.tuple([num, num]),
   matrix: z.tuple([z.tuple([num, num, num]), z.tuple([num, num, num]), z.tuple([num, num, num])]),
-  distortions: z.array(num).min(4).max(8),
+  // OpenCV's models: [k1,k2,p1,p2], + k3, + k4..k6 (rational); 6 or 7 coefficients are not a model.
+  distortions: z.array(num).refine((d) => d.length === 4 || d.length === 5 || d.length === 8, { message: 'distortions must hold 4, 5 or 8 coefficients (OpenCV: k1 k2 p1 p2 [k3 [k4 k5 k6]])' }),
   rotation: z.tuple([num, num, num]),
   translation: z.tuple([num, num, num]),
   fisheye: z.boolean().optional(),
@@ -160,7 +161,13 @@ export function calibrateIntrinsics(images: CalibrationImage[], board: Checkerbo
   });
   if (op.length < 3 || !size) throw new CalibrationError(`the ${board.cols}×${board.rows} board was found in ${op.length} of ${images.length} images; need at least 3`);
   const { width, height } = size as { width: number; height: number };
-  const r = cv.calibrateCamera(op, ip, width, height);
+  let r;
+  try {
+    r = cv.calibrateCamera(op, ip, width, height);
+  } catch (e) {
+    if (e instanceof OpenCvError) throw new CalibrationError(`OpenCV could not calibrate from these ${op.length} views (${e.message}); check the board size and take more photos of the whole board`);
+    throw e;
+  }
   return { K: Array.from(r.K), dist: Array.from(r.dist), width, height, rmsPx: r.rms, used: op.length, rejected };
 }
 
@@ -179,7 +186,13 @@ export function calibrateExtrinsics(name: string, image: CalibrationImage, board
   const K = Float64Array.from(intr.K), dist = Float64Array.from(intr.dist);
   const v = (a: Float64Array): Vec3 => [a[0] ?? 0, a[1] ?? 0, a[2] ?? 0];
   const solve = (c: Float64Array) => {
-    const r = cv.solvePnP(obj, c, K, dist);
+    let r;
+    try {
+      r = cv.solvePnP(obj, c, K, dist);
+    } catch (e) {
+      if (e instanceof OpenCvError) throw new CalibrationError(`${name}: OpenCV could not solve the board pose (${e.message}); check the intrinsics (K 3×3, 4, 5 or 8 distortion coefficients)`);
+      throw e;
+    }
     if (!r) throw new CalibrationError(`${name}: solvePnP failed`);
     return { name, width: intr.width, height: intr.height, K: [...intr.K], dist: [...intr.dist], rvec: v(r.rvec), tvec: v(r.tvec), rms: r.rms };
   };

@@ -77,7 +77,7 @@ describe.skipIf(!hasAddon('opencv'))('capture command: bad video input (syntheti
     const d = trial([ok('cam01.avi'), ok('cam02.avi'), ok('cam03.avi'), ok('cam04.avi')]);
     const r = await run(['process', d, '--calib', path.join(d, 'calib.toml')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/cam04.avi has no camera section in the calibration/);
+    expect(r.stderr).toMatch(/cam04.avi matches no camera in the calibration by name/);
   });
   it('says so when the trial folder does not exist', async () => {
     const r = await run(['process', path.join(tmp(), 'nope'), '--calib', path.join(trial([ok('cam01.avi')]), 'calib.toml')]);

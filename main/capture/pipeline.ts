@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { associateAthlete, defaultTap, type Tap } from '../../models/capture/association';
-import { type CameraCalibration, projectionMatrix } from '../../models/capture/camera';
+import { type CameraCalibration, hasDistortion, projectionMatrix, undistortObservations } from '../../models/capture/camera';
 import { BODY25B, COCO17, type KeypointSet } from '../../models/capture/keypoints';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { assessRigDrift, athleteHeading, viewMatchesDeclared, viewObliquity, type DeclaredLayout, type RigDriftReport } from '../../models/capture/obliquity';
@@ -48,6 +48,11 @@ export interface ProcessOptions {
   onProgress?: Progress;
   /** Use the TypeScript reference triangulation instead of the native addon. */
   referenceTriangulation?: boolean;
+  /**
+   * Triangulate the observed (distorted) pixels as they are, skipping lens undistortion — only for
+   * comparisons with tools that do not undistort (Pose2Sim's `undistort_points = false`). @default false
+   */
+  skipUndistort?: boolean;
 }
 
 export interface ProcessResult {
@@ -58,8 +63,10 @@ export interface ProcessResult {
   fps: number;
   frames: number;
   tap: Tap;
-  /** The athlete's 2D keypoints per frame, keypoint and camera: F×K×C×3 (x px, y px, confidence). */
+  /** The athlete's 2D keypoints per frame, keypoint and camera: F×K×C×3 (x px, y px, confidence), as observed (distorted). */
   observations: Float64Array;
+  /** True when the observations were undistorted with the calibration's coefficients before triangulation. */
+  undistorted: boolean;
   /** Raw triangulation (F×K×3, m) and its diagnostics. */
   triangulation: TriangulationResult;
   /** Gap-filled (no filter) and gap-filled + filtered points (F×K×3, m). */
@@ -136,9 +143,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   const t2 = performance.now();
   const topt = { ...DEFAULT_TRIANGULATION, ...o.triangulation };
   o.onProgress?.('triangulate', 0, 1);
+  // P = K·[R | t] is an ideal pinhole: undistort the observed pixels first (OpenCV's model).
+  const undistorted = !o.skipUndistort && cams.some(hasDistortion);
+  const ideal = undistorted ? undistortObservations(observations, cams) : observations;
   const tri: TriangulationResult = o.referenceTriangulation || !hasAddon('triangulation')
-    ? triangulateBatch({ cameras: C, projections: P, observations }, topt)
-    : await triangulationAddon().triangulateAsync(P, observations, C, topt);
+    ? triangulateBatch({ cameras: C, projections: P, observations: ideal }, topt)
+    : await triangulationAddon().triangulateAsync(P, ideal, C, topt);
   o.onProgress?.('triangulate', 1, 1);
   timings.triangulate_s = (performance.now() - t2) / 1000;
 
@@ -165,7 +175,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   timings.total_s = (performance.now() - t0) / 1000;
   return {
-    cameras: cams, source: keypointDirs ? 'keypoints_json' : 'video', videos, keypointSet: set, fps, frames, tap, observations,
+    cameras: cams, source: keypointDirs ? 'keypoints_json' : 'video', videos, keypointSet: set, fps, frames, tap, observations, undistorted,
     triangulation: tri, filled: filled.points, filtered: filtered.points, interpolated: filtered.interpolated,
     rows, outcomes, drift, obliquity: { yawsDeg: ob.yawsDeg, obliquityDeg: ob.obliquityDeg }, cameraMode, trcText, timings,
   };

@@ -18,25 +18,45 @@ export function cameraNumber(name: string): string | null {
   return m?.[1] ? String(Number(m[1])) : null;
 }
 
+/** A name reduced for matching: basename without extension or `_json`, lower case, letters and digits only ("cam_01" and "cam01_json" → "cam01"). */
+export function normalizedCameraName(name: string): string {
+  return path.basename(name).replace(VIDEO_EXT, '').replace(/_json$/i, '').toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
 /**
- * Order `items` to match `cams`: by the trailing number in their names when every camera and
- * item has a distinct one, else by sorted order. Throws `missing_camera` naming the cameras
- * without an input.
+ * Order `items` to match `cams`, by name only — never by sort order: an item belongs to the camera
+ * whose normalised name equals its own ("cam_01" ↔ "cam01.mp4" ↔ "cam01_json"), or, failing that,
+ * whose trailing number equals its own ("cam_1" ↔ "front_01.mp4") when that number is unique on
+ * both sides. Throws `missing_camera` naming every camera without an input, `bad_calibration`
+ * naming every input that matches no camera (never silently dropped), and `bad_argument` when two
+ * inputs match the same camera.
  */
 export function matchToCameras<T>(cams: CameraCalibration[], items: T[], nameOf: (t: T) => string, what: string): T[] {
+  const camNorm = cams.map((c) => normalizedCameraName(c.name));
   const camNums = cams.map((c) => cameraNumber(c.name));
   const itemNums = items.map((t) => cameraNumber(nameOf(t)));
-  const unique = (a: (string | null)[]) => a.every((x) => x !== null) && new Set(a).size === a.length;
-  if (unique(camNums) && unique(itemNums)) {
-    const missing = cams.filter((_, i) => !itemNums.includes(camNums[i]!));
-    if (missing.length) throw new CaptureInputError('missing_camera', `no ${what} for camera ${missing.map((c) => c.name).join(', ')} (found ${items.map(nameOf).map((n) => path.basename(n)).join(', ') || 'none'}); every calibrated camera needs one`);
-    // An input whose camera has no calibration section is not silently dropped.
-    const uncalibrated = items.filter((_, i) => !camNums.includes(itemNums[i]!));
-    if (uncalibrated.length) throw new CaptureInputError('bad_calibration', `${uncalibrated.map((t) => path.basename(nameOf(t))).join(', ')} has no camera section in the calibration (calibrated: ${cams.map((c) => c.name).join(', ')}); add its section, or move that ${what} out of the trial to leave the camera out deliberately`);
-    return camNums.map((n) => items[itemNums.indexOf(n)]!);
+  const uniqueNum = (a: (string | null)[], n: string | null) => n !== null && a.filter((x) => x === n).length === 1;
+  const owner = items.map((t, i) => {
+    const exact = camNorm.indexOf(normalizedCameraName(nameOf(t)));
+    if (exact >= 0) return exact;
+    const n = itemNums[i] ?? null;
+    if (uniqueNum(itemNums, n) && uniqueNum(camNums, n)) return camNums.indexOf(n);
+    return -1;
+  });
+  const base = (t: T) => path.basename(nameOf(t));
+  const calibrated = cams.map((c) => c.name).join(', ');
+  const unmatched = items.filter((_, i) => owner[i] === -1);
+  if (unmatched.length) throw new CaptureInputError('bad_calibration', `${unmatched.map(base).join(', ')} ${unmatched.length === 1 ? 'matches' : 'match'} no camera in the calibration by name (calibrated: ${calibrated}); name each ${what} after its camera (e.g. cam01 for cam_01), add the camera's section, or move that ${what} out of the trial to leave the camera out deliberately`);
+  const out: T[] = [];
+  const missing: string[] = [];
+  for (let c = 0; c < cams.length; c++) {
+    const mine = items.filter((_, i) => owner[i] === c);
+    if (mine.length > 1) throw new CaptureInputError('bad_argument', `${mine.map(base).join(' and ')} both match camera ${cams[c]!.name}; keep one ${what} per camera`);
+    if (mine.length === 0) missing.push(cams[c]!.name);
+    else out.push(mine[0]!);
   }
-  if (items.length < cams.length) throw new CaptureInputError('missing_camera', `${items.length} ${what}(s) for ${cams.length} calibrated cameras (${cams.map((c) => c.name).join(', ')}); every calibrated camera needs one`);
-  return [...items].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).slice(0, cams.length);
+  if (missing.length) throw new CaptureInputError('missing_camera', `no ${what} for camera ${missing.join(', ')} (found ${items.map(base).join(', ') || 'none'}); every calibrated camera needs one`);
+  return out;
 }
 
 /** A probed video. */
@@ -140,7 +160,34 @@ export function loadKeypointFolders(cams: CameraCalibration[], folders: string[]
       throw new CaptureInputError('bad_keypoints', `${file} is not OpenPose keypoint JSON (needs "people": [{"pose_keypoints_2d": [...]}])`);
     }
   }));
+  people.forEach((cam, c) => checkKeypointsInImage(cams[c]!, matched[c]!, cam));
   return { folders: matched, frames: files[0]!.length, people };
+}
+
+/** Margin around the image, as a fraction of each dimension, inside which detected keypoints are accepted (2D models extrapolate slightly past the border: 49 px in the demo's multi-person trial). */
+export const KEYPOINT_IMAGE_MARGIN = 0.1;
+/** Fraction of detected keypoints allowed outside image + margin before the folder is refused. */
+export const KEYPOINT_OUTSIDE_MAX = 0.01;
+
+/**
+ * JSON input carries no image size, so it is checked against the calibration's: more than
+ * {@link KEYPOINT_OUTSIDE_MAX} of the detected keypoints outside the image (± {@link KEYPOINT_IMAGE_MARGIN}
+ * of its size) means the keypoints were not made from this camera's images at this size (a
+ * swapped or wrong calibration, a rotated video). Throws `size_mismatch`.
+ */
+export function checkKeypointsInImage(cam: CameraCalibration, folder: string, frames: Keypoints2D[][]): void {
+  const mx = cam.width * KEYPOINT_IMAGE_MARGIN, my = cam.height * KEYPOINT_IMAGE_MARGIN;
+  let n = 0, out = 0, maxX = -Infinity, maxY = -Infinity;
+  for (const people of frames) for (const kp of people) for (let k = 0; k < kp.length / 3; k++) {
+    const x = kp[k * 3] ?? NaN, y = kp[k * 3 + 1] ?? NaN;
+    if (!((kp[k * 3 + 2] ?? 0) > 0) || !Number.isFinite(x) || !Number.isFinite(y)) continue;
+    n++;
+    maxX = Math.max(maxX, x); maxY = Math.max(maxY, y);
+    if (x < -mx || y < -my || x > cam.width + mx || y > cam.height + my) out++;
+  }
+  if (n > 0 && out / n > KEYPOINT_OUTSIDE_MAX) {
+    throw new CaptureInputError('size_mismatch', `${path.basename(folder)}: ${out} of ${n} keypoints (${(100 * out / n).toFixed(1)} %) lie outside camera ${cam.name}'s calibrated image of ${cam.width}×${cam.height} px (keypoints reach x ${Math.round(maxX)}, y ${Math.round(maxY)} px); the keypoints were not made at this camera's calibrated size — check that the calibration belongs to these cameras and that width and height are not swapped`);
+  }
 }
 
 /** `[project] frame_rate` from a Pose2Sim Config.toml in the trial folder or its two parents. */

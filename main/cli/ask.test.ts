@@ -65,6 +65,28 @@ describe('ask', () => {
     expect(JSON.parse(err.at(-1)!)).toMatchObject({ code: 'Internal', message: expect.stringMatching(/model provider had an error/) });
   });
 
+  it('never prints a credential: a key in the prompt and one echoed by the model are masked on stdout (issue 9 §5)', async () => {
+    server.push({ text: 'You sent ghp_GITHUBTOKEN0123456789abcdefABCD, and password: Hunter2Swordfish! ok' });
+    const { io: sink, out, err } = io();
+    const code = await askCommand(['--db', dbPath, '--as', DEMO_EMAILS.physio, 'my key sk-ant-api03-PROMPTKEY0123456789abcdef'], sink, provider());
+    expect(code).toBe(0);
+    const all = out.join('\n') + err.join('\n');
+    for (const v of ['ghp_GITHUBTOKEN0123456789abcdefABCD', 'Hunter2Swordfish!', 'sk-ant-api03-PROMPTKEY']) expect(all).not.toContain(v);
+    expect(JSON.parse(out.at(-1)!)).toMatchObject({ answer: 'You sent •••, and password: ••• ok', status: 'completed' });
+  });
+
+  it('shows and answers a confirm that comes after more than 300 events (issue 9 §2)', async () => {
+    const reads = (tag: string) => ({ toolUses: Array.from({ length: 16 }, (_, i) => ({ name: 'list_athletes', input: {}, id: `toolu_${tag}_${i}` })) });
+    server.push(reads('a'), reads('b'), reads('c'), reads('d'), { toolUses: [{ name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 45, rpe: 4 } }] }, { text: 'Logged after looking.' });
+    const { io: sink, out } = io();
+    const code = await askCommand(['--db', dbPath, '--as', DEMO_EMAILS.coach, '--approve', 'all', 'look, then log'], sink, provider());
+    const lines = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const confirm = lines.find((l) => l.type === 'CUSTOM' && l.name === 'kinetix.confirm_required');
+    expect(Number(confirm?.id)).toBeGreaterThan(300);
+    expect(lines.at(-1)).toMatchObject({ answer: 'Logged after looking.', status: 'completed' });
+    expect(code).toBe(0);
+  });
+
   it('refuses bad arguments and unknown users with typed errors', async () => {
     const a = io();
     expect(await askCommand(['--db', dbPath, 'no user'], a.io, provider())).toBe(2);

@@ -1,12 +1,13 @@
 /**
  * The data layer's handle on one SQLite file (better-sqlite3 v12). The only module that opens
  * the database; everything above it goes through the functions of main/data/.
- * WAL journal, foreign keys on, a busy timeout so two processes can share a file.
+ * Busy timeout first, then WAL journal and foreign keys; migrations are applied under a write
+ * lock so several processes can open (and create) the same file at once.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { MIGRATIONS } from './migrations';
+import { MIGRATIONS, sqlSha256 } from './migrations';
 
 /** Raised when a database file was written by a different build (its migrations diverge). */
 export class MigrationMismatch extends Error {
@@ -24,44 +25,141 @@ export interface Db {
 }
 
 /**
+ * How long (ms) a statement waits for another connection's lock before failing with
+ * SQLITE_BUSY. Set on the connection before any other statement (better-sqlite3's `timeout`
+ * option installs the busy handler as the file is opened), so the WAL switch and the migration
+ * check already wait for another process instead of failing.
+ */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/**
  * Open (creating if needed) the SQLite file at `path` and bring its schema up to date.
+ * Safe when several processes (the app, `npm run cli`, the MCP server) open the same new file at
+ * once: pending migrations are decided and applied inside one write lock (BEGIN IMMEDIATE), so
+ * exactly one process applies them and the others find them applied.
  * `migrateUpTo` stops after that migration id (tests migrate a database that already holds data).
- * @throws MigrationMismatch when applied migrations are not a prefix of this build's list.
+ * @throws MigrationMismatch when applied migrations are not a prefix of this build's list, or an
+ *   applied migration's recorded SHA-256 differs from this build's text of it.
+ * @throws Error when this build's own migration text no longer matches its frozen hash.
  */
 export function openDb(path: string, opts: { migrateUpTo?: number } = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const raw = new Database(path);
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('foreign_keys = ON');
-  raw.pragma('busy_timeout = 5000');
-  raw.pragma('synchronous = NORMAL');
-  migrate(raw, opts.migrateUpTo ?? Number.POSITIVE_INFINITY);
+  const raw = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    enableWal(raw, path);
+    raw.pragma('foreign_keys = ON');
+    raw.pragma('synchronous = NORMAL');
+    migrate(raw, opts.migrateUpTo ?? Number.POSITIVE_INFINITY);
+  } catch (e) {
+    raw.close();
+    throw e;
+  }
   return { path, raw, close: () => raw.close() };
 }
 
-function migrate(raw: Database.Database, upTo: number): void {
-  raw.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-  const applied = raw.prepare('SELECT id, name FROM schema_migrations ORDER BY id').all() as { id: number; name: string }[];
+/**
+ * Switch to WAL. The switch needs an exclusive lock on a fresh file; SQLite can report
+ * SQLITE_BUSY for it without calling the busy handler (while another connection runs recovery
+ * or its own switch), so it is retried here for up to BUSY_TIMEOUT_MS.
+ */
+function enableWal(raw: Database.Database, path: string): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const mode = raw.pragma('journal_mode = WAL', { simple: true });
+      if (mode === 'wal' || path === ':memory:') return;
+    } catch (e) {
+      if (!isBusy(e) || Date.now() > deadline) throw e;
+    }
+    if (Date.now() > deadline) throw new Error(`Could not switch ${path} to WAL journal mode within ${BUSY_TIMEOUT_MS} ms (another process holds it).`);
+    sleepMs(20);
+  }
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY_'));
+}
+
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+let buildChecked = false;
+/** This build's migration list is frozen: each entry's SQL still hashes to its recorded sha256. */
+function checkBuildMigrations(): void {
+  if (buildChecked) return;
+  MIGRATIONS.forEach((m, i) => {
+    if (m.id !== i + 1) throw new Error(`Migration ${m.name} has id ${m.id}; ids must be 1..n in order.`);
+    const actual = sqlSha256(m.sql);
+    if (actual !== m.sha256) {
+      throw new Error(`Migration ${m.name} no longer matches its frozen text (sha256 ${actual}, recorded ${m.sha256}). Applied migrations are never edited: revert the edit and add a new numbered migration. (A brand-new migration records this hash in main/data/migrations/index.ts.)`);
+    }
+  });
+  buildChecked = true;
+}
+
+interface AppliedRow {
+  id: number;
+  name: string;
+  sha256: string | null;
+}
+
+const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, sha256 TEXT)`;
+
+/** Applied rows, or null when the bookkeeping table (or its sha256 column) does not exist yet. */
+function readApplied(raw: Database.Database): AppliedRow[] | null {
+  const cols = raw.prepare(`SELECT name FROM pragma_table_info('schema_migrations')`).all() as { name: string }[];
+  if (cols.length === 0 || !cols.some((c) => c.name === 'sha256')) return null;
+  return raw.prepare('SELECT id, name, sha256 FROM schema_migrations ORDER BY id').all() as AppliedRow[];
+}
+
+/** Throws MigrationMismatch unless `applied` is a prefix of this build's list with equal hashes. */
+function checkApplied(applied: readonly AppliedRow[]): void {
   applied.forEach((a, i) => {
     const m = MIGRATIONS[i];
     if (!m || m.id !== a.id || m.name !== a.name) {
       throw new MigrationMismatch(`Database migration ${a.id} (${a.name}) is not migration #${i + 1} of this build (${m ? m.name : 'none'}). It was written by a different version of the app; open it with that version or restore a backup.`);
     }
+    if (a.sha256 !== null && a.sha256 !== m.sha256) {
+      throw new MigrationMismatch(`Database migration ${a.id} (${a.name}) was applied from different SQL (sha256 ${a.sha256}) than this build's (${m.sha256}). It was written by a different version of the app; open it with that version or restore a backup.`);
+    }
   });
-  const pending = MIGRATIONS.slice(applied.length).filter((m) => m.id <= upTo);
-  if (pending.length === 0) return;
+}
+
+function migrate(raw: Database.Database, upTo: number): void {
+  checkBuildMigrations();
+  const wanted = MIGRATIONS.filter((m) => m.id <= upTo).length;
+  // Fast path without a write lock: everything wanted is applied and every hash is recorded.
+  const seen = readApplied(raw);
+  if (seen) {
+    checkApplied(seen);
+    if (seen.length >= wanted && seen.every((a) => a.sha256 !== null)) return;
+  }
+  // Decide and apply inside one write lock: a second process waits here (busy_timeout), then
+  // re-reads and finds the migrations applied by the first.
   const run = raw.transaction(() => {
-    for (const m of pending) {
+    raw.exec(SCHEMA_MIGRATIONS_DDL);
+    const cols = raw.prepare(`SELECT name FROM pragma_table_info('schema_migrations')`).all() as { name: string }[];
+    if (!cols.some((c) => c.name === 'sha256')) raw.exec('ALTER TABLE schema_migrations ADD COLUMN sha256 TEXT');
+    const applied = readApplied(raw) ?? [];
+    checkApplied(applied);
+    // Rows applied before hashes were recorded (names already match): record this build's hash.
+    const backfill = raw.prepare('UPDATE schema_migrations SET sha256 = ? WHERE id = ? AND sha256 IS NULL');
+    for (const a of applied) if (a.sha256 === null) backfill.run(MIGRATIONS[a.id - 1]!.sha256, a.id);
+    const insert = raw.prepare('INSERT INTO schema_migrations (id, name, applied_at, sha256) VALUES (?, ?, ?, ?)');
+    for (const m of MIGRATIONS.slice(applied.length, wanted)) {
       raw.exec(m.sql);
-      raw.prepare('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)').run(m.id, m.name, new Date().toISOString());
+      insert.run(m.id, m.name, new Date().toISOString(), m.sha256);
     }
   });
   run.immediate();
 }
 
 /** Applied migrations, oldest first (for diagnostics and tests). */
-export function appliedMigrations(db: Db): { id: number; name: string; applied_at: string }[] {
-  return db.raw.prepare('SELECT id, name, applied_at FROM schema_migrations ORDER BY id').all() as { id: number; name: string; applied_at: string }[];
+export function appliedMigrations(db: Db): { id: number; name: string; applied_at: string; sha256: string | null }[] {
+  return db.raw.prepare('SELECT id, name, applied_at, sha256 FROM schema_migrations ORDER BY id').all() as { id: number; name: string; applied_at: string; sha256: string | null }[];
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * Pinhole camera model, OpenCV conventions (source: OpenCV calib3d docs, "Camera Calibration and
  * 3D Reconstruction"): x_cam = R·X_world + t (R from a Rodrigues vector, world→camera, metres),
- * [u, v, 1]ᵀ ~ K·x_cam in pixels, with optional Brown–Conrady distortion [k1, k2, p1, p2, k3?].
+ * [u, v, 1]ᵀ ~ K·x_cam in pixels, with optional Brown–Conrady distortion [k1, k2, p1, p2(, k3(, k4, k5, k6))]
+ * (OpenCV's rational model for 8 coefficients). Triangulation undistorts observed pixels first
+ * (`undistortObservations`), then uses P = K·[R | t].
  */
 export type Vec3 = [number, number, number];
 /** Row-major 3×3 matrix (9 numbers). */
@@ -119,15 +121,67 @@ export function projectPoint(cam: CameraCalibration, X: readonly number[], disto
   if (zc <= 1e-9) return null;
   let x = xc / zc, y = yc / zc;
   if (distort && cam.dist.length >= 4) {
-    const [k1 = 0, k2 = 0, p1 = 0, p2 = 0, k3 = 0] = cam.dist;
+    const [k1 = 0, k2 = 0, p1 = 0, p2 = 0, k3 = 0, k4 = 0, k5 = 0, k6 = 0] = cam.dist;
     const r2 = x * x + y * y;
-    const radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 * r2 * r2;
+    const radial = (1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 * r2 * r2) / (1 + k4 * r2 + k5 * r2 * r2 + k6 * r2 * r2 * r2);
     const xd = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x);
     const yd = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y;
     x = xd; y = yd;
   }
   const K = cam.K;
   return [(K[0] ?? 0) * x + (K[1] ?? 0) * y + (K[2] ?? 0), (K[4] ?? 0) * y + (K[5] ?? 0)];
+}
+
+/** True when the camera has a non-zero distortion coefficient. */
+export function hasDistortion(cam: Pick<CameraCalibration, 'dist'>): boolean {
+  return cam.dist.some((d) => d !== 0);
+}
+
+/**
+ * Undistort one pixel: the inverse of `projectPoint`'s distortion, returning the pixel where an
+ * ideal pinhole camera with the same K would see the point (so it can be triangulated with
+ * P = K·[R | t]). OpenCV's model [k1, k2, p1, p2(, k3(, k4, k5, k6))] inverted by the fixed-point
+ * iteration of `cv::undistortPoints` (x ← (x_d − Δ_tangential(x)) · (1 + k4 r² + k5 r⁴ + k6 r⁶) /
+ * (1 + k1 r² + k2 r⁴ + k3 r⁶); OpenCV calib3d, undistort.dispatch.cpp), run to 1e-12 in normalised
+ * units or 50 steps (OpenCV's default stops after 5). Non-finite input gives NaN.
+ */
+export function undistortPixel(cam: Pick<CameraCalibration, 'K' | 'dist'>, u: number, v: number): [number, number] {
+  if (!Number.isFinite(u) || !Number.isFinite(v)) return [NaN, NaN];
+  const fx = cam.K[0] ?? 1, skew = cam.K[1] ?? 0, cx = cam.K[2] ?? 0, fy = cam.K[4] ?? 1, cy = cam.K[5] ?? 0;
+  const [k1 = 0, k2 = 0, p1 = 0, p2 = 0, k3 = 0, k4 = 0, k5 = 0, k6 = 0] = cam.dist;
+  const yd = (v - cy) / fy, xd = (u - cx - skew * yd) / fx;
+  let x = xd, y = yd;
+  for (let it = 0; it < 50; it++) {
+    const r2 = x * x + y * y;
+    const icdist = (1 + ((k6 * r2 + k5) * r2 + k4) * r2) / (1 + ((k3 * r2 + k2) * r2 + k1) * r2);
+    if (!(icdist > 0)) return [NaN, NaN];
+    const dx = 2 * p1 * x * y + p2 * (r2 + 2 * x * x);
+    const dy = p1 * (r2 + 2 * y * y) + 2 * p2 * x * y;
+    const nx = (xd - dx) * icdist, ny = (yd - dy) * icdist;
+    const step = Math.abs(nx - x) + Math.abs(ny - y);
+    x = nx; y = ny;
+    if (step < 1e-12) break;
+  }
+  return [fx * x + skew * y + cx, fy * y + cy];
+}
+
+/**
+ * Undistort F×K×C×3 observations (u px, v px, confidence) in place of a copy, camera by camera
+ * (`cams[c]` for the c-th view): triangulation with P = K·[R | t] assumes ideal pinhole pixels.
+ * Cameras without distortion are copied unchanged.
+ */
+export function undistortObservations(observations: Float64Array, cams: readonly Pick<CameraCalibration, 'K' | 'dist'>[]): Float64Array {
+  const C = cams.length;
+  const out = Float64Array.from(observations);
+  for (let c = 0; c < C; c++) {
+    const cam = cams[c]!;
+    if (!hasDistortion(cam)) continue;
+    for (let o = c * 3; o < out.length; o += C * 3) {
+      const [u, v] = undistortPixel(cam, out[o] ?? NaN, out[o + 1] ?? NaN);
+      out[o] = u; out[o + 1] = v;
+    }
+  }
+  return out;
 }
 
 /** Rig: ordered calibrated cameras. */

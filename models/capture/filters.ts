@@ -174,12 +174,21 @@ export function filtfilt(b: number[], a: number[], x: ArrayLike<number>): Float6
 
 /**
  * Zero-lag Butterworth low-pass of a series with gaps: each run of consecutive finite samples
- * is filtered on its own (runs of ≤ 15 samples, the filtfilt pad for order 4, stay unfiltered).
- * Default cut-off 6 Hz, order 4 (Pose2Sim's demo `[filtering.butterworth]`, also Winter,
- * "Biomechanics and Motor Control of Human Movement", 4th ed., §2.2.4.4 for gait).
+ * is filtered on its own (runs no longer than the filtfilt pad, 9 samples for order 4, stay
+ * unfiltered — `filterPad` says how many).
+ *
+ * `order` is the effective order of the zero-lag filter: forward–backward filtering squares the
+ * magnitude response, so a designed order n acts as order 2n. The filter is therefore designed at
+ * order/2 (order 4 → two passes of a 2nd-order Butterworth), as Pose2Sim does
+ * (`signal.butter(order/2, …)` in Pose2Sim/filtering.py) and as Winter recommends for a
+ * "4th-order zero-lag" filter (Winter, "Biomechanics and Motor Control of Human Movement", 4th ed.,
+ * §3.4.4). The −3 dB point of the two passes lies at ≈ 0.80 × `cutoffHz` (|H|² = 1/2 at the design
+ * cut-off); the cut-off is not corrected, matching Pose2Sim. Default 6 Hz, order 4 (Pose2Sim's demo
+ * `[filtering.butterworth]`). `order` must be even (RangeError).
  */
 export function butterworthFiltfilt(series: ArrayLike<number>, fs: number, cutoffHz = 6, order = 4): Float64Array {
-  const { b, a } = butterworthLowpass(order, cutoffHz, fs);
+  if (!(Number.isInteger(order) && order >= 2 && order % 2 === 0)) throw new RangeError(`zero-lag filter order must be an even integer ≥ 2 (got ${order}): it is built from two passes of order/2`);
+  const { b, a } = butterworthLowpass(order / 2, cutoffHz, fs);
   const out = Float64Array.from(series as ArrayLike<number>);
   let i = 0;
   while (i < out.length) {
@@ -191,4 +200,9 @@ export function butterworthFiltfilt(series: ArrayLike<number>, fs: number, cutof
     i = j;
   }
   return out;
+}
+
+/** Samples a run must exceed to be filtered by `butterworthFiltfilt` of this effective order (SciPy filtfilt's odd-extension pad, 3·(order/2 + 1)). */
+export function filterPad(order = 4): number {
+  return 3 * (order / 2 + 1);
 }

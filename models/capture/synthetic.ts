@@ -119,14 +119,15 @@ export function gaussian(rand: () => number): number {
 
 /**
  * Project F frames of K world points into the cameras: observations F×K×C×3 (u, v, conf=1),
- * with isotropic Gaussian pixel noise of `noisePx` (σ per axis).
+ * with isotropic Gaussian pixel noise of `noisePx` (σ per axis). With `distort` the cameras' lens
+ * distortion is applied (what a real lens records).
  */
-export function projectFrames(cams: CameraCalibration[], frames: Vec3[][], noisePx = 0, seed = 1): Float64Array {
+export function projectFrames(cams: CameraCalibration[], frames: Vec3[][], noisePx = 0, seed = 1, distort = false): Float64Array {
   const C = cams.length, K = frames[0]?.length ?? 0;
   const out = new Float64Array(frames.length * K * C * 3);
   const rand = prng(seed);
   frames.forEach((pts, f) => pts.forEach((X, k) => cams.forEach((cam, c) => {
-    const p = projectPoint(cam, X, false);
+    const p = projectPoint(cam, X, distort);
     const o = ((f * K + k) * C + c) * 3;
     if (!p) { out[o] = NaN; out[o + 1] = NaN; out[o + 2] = 0; return; }
     out[o] = p[0] + noisePx * gaussian(rand);

@@ -19,7 +19,7 @@ export interface TriangulationOptions {
   minConfidence: number;
   /** Mean reprojection error (px) above which views are excluded. @default 15 */
   maxReprojectionPx: number;
-  /** Fewer views than this → missing. @default 2 */
+  /** Fewer views than this → missing. Must be ≥ 2 (one view has no depth) and ≤ the camera count; else RangeError. @default 2 */
   minViews: number;
 }
 
@@ -135,6 +135,9 @@ export function triangulateBatch(input: TriangulationInput, options: Partial<Tri
   if (C < 1 || C > 16) throw new RangeError(`triangulation supports 1–16 cameras, got ${C}`);
   if (input.projections.length !== C * 12) throw new RangeError(`projections must hold ${C}×12 numbers`);
   if (input.observations.length % (C * 3) !== 0) throw new RangeError(`observations must hold N×${C}×3 numbers`);
+  // One view has no depth: a "3D" point from it would be fabricated. Refuse rather than clamp.
+  if (!Number.isInteger(opt.minViews) || opt.minViews < 2 || opt.minViews > C) throw new RangeError(`minViews must be between 2 and the number of cameras (${C}): one view cannot give depth`);
+  if (!(opt.maxReprojectionPx > 0) || !Number.isFinite(opt.minConfidence)) throw new RangeError('maxReprojectionPx must be > 0 and minConfidence finite');
   const N = input.observations.length / (C * 3);
   const res: TriangulationResult = {
     points: new Float64Array(N * 3).fill(NaN),

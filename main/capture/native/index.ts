@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { TriangulationAddon } from '../../../native/triangulation/types';
-import type { OpenCvAddon } from '../../../native/opencv/types';
+import type { OpenCvAddon, VideoReaderInstance } from '../../../native/opencv/types';
 
 export type { TriangulationAddon, NativeTriangulationResult, NativeTriangulationOptions } from '../../../native/triangulation/types';
 export type { OpenCvAddon, ChessboardCalibration, DecodedFrame, VideoInfo, RawImage, VideoReaderInstance } from '../../../native/opencv/types';
@@ -53,7 +53,70 @@ export function triangulationAddon(): TriangulationAddon {
   return load<TriangulationAddon>('triangulation');
 }
 
-/** OpenCV addon (checkerboard calibration, PnP, video decoding). */
+/**
+ * An OpenCV failure inside the addon (a `cv::Exception`, e.g. an assertion on a 2×7 board, six
+ * distortion coefficients or fewer than 4 points per view), or use of a closed video reader.
+ * The addon catches every native exception so none can abort the process; this is the typed
+ * form callers see. `code`: `ERR_OPENCV` (OpenCV refused the input; `cvCode` is OpenCV's error
+ * code, e.g. -215 for a failed assertion, and `cvFunction` the function that raised it) or
+ * `ERR_VIDEO_CLOSED` (a reader used after `close()`).
+ */
+export class OpenCvError extends Error {
+  constructor(message: string, readonly code: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED', readonly cvCode: number | null, readonly cvFunction: string | null) {
+    super(message);
+    this.name = 'OpenCvError';
+  }
+}
+
+/** Re-type an error thrown by the addon; argument TypeErrors/RangeErrors pass through unchanged. */
+function typed(e: unknown): unknown {
+  if (!(e instanceof Error)) return e;
+  const x = e as Error & { code?: unknown; cvCode?: unknown; cvFunction?: unknown };
+  if (x.code === 'ERR_OPENCV' || x.code === 'ERR_VIDEO_CLOSED') {
+    return new OpenCvError(x.message, x.code, typeof x.cvCode === 'number' ? x.cvCode : null, typeof x.cvFunction === 'string' && x.cvFunction ? x.cvFunction : null);
+  }
+  return e;
+}
+
+function guard<A extends unknown[], R>(fn: (...a: A) => R): (...a: A) => R {
+  return (...a: A) => {
+    try {
+      return fn(...a);
+    } catch (e) {
+      throw typed(e);
+    }
+  };
+}
+
+let openCv: OpenCvAddon | null = null;
+
+/**
+ * OpenCV addon (checkerboard calibration, PnP, video decoding). Every function throws
+ * `OpenCvError` (never aborts the process) when OpenCV refuses its input, and TypeError /
+ * RangeError for malformed arguments.
+ */
 export function openCvAddon(): OpenCvAddon {
-  return load<OpenCvAddon>('opencv');
+  if (openCv) return openCv;
+  const raw = load<OpenCvAddon>('opencv');
+  class VideoReader implements VideoReaderInstance {
+    readonly #r: VideoReaderInstance;
+    constructor(file: string) {
+      this.#r = guard(() => new raw.VideoReader(file))();
+    }
+    info() { return guard(() => this.#r.info())(); }
+    read() { return guard(() => this.#r.read())(); }
+    skip(n: number) { return guard(() => this.#r.skip(n))(); }
+    close() { guard(() => this.#r.close())(); }
+  }
+  openCv = {
+    version: raw.version,
+    findChessboard: guard(raw.findChessboard),
+    calibrateCamera: guard(raw.calibrateCamera),
+    solvePnP: guard(raw.solvePnP),
+    readImage: guard(raw.readImage),
+    cropResize: guard(raw.cropResize),
+    writeVideo: guard(raw.writeVideo),
+    VideoReader,
+  };
+  return openCv;
 }

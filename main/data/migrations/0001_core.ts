@@ -1,14 +1,10 @@
 /**
  * 0001: the clinical records, org/user tables, changesets, activity, outbox and settings.
- * Forward-only: never edit a migration once it has shipped; add a new numbered one.
+ * Frozen: this text is applied as written and its SHA-256 is recorded in schema_migrations and
+ * checked at every open (main/data/db.ts). Never edit it, and never build it from shared
+ * fragments (an edit to a fragment would silently change an applied migration); add a new
+ * numbered migration instead.
  */
-const META = `id TEXT PRIMARY KEY,
-  org_id TEXT NOT NULL REFERENCES organization(id),
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
-  deleted_at TEXT`;
-
 export const sql = `
 CREATE TABLE organization (
   id TEXT PRIMARY KEY,
@@ -23,13 +19,23 @@ CREATE TABLE organization (
   assistant_model TEXT NOT NULL
 );
 
-CREATE TABLE squad (${META},
+CREATE TABLE squad (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   name TEXT NOT NULL,
   season TEXT NOT NULL
 );
 CREATE INDEX squad_org ON squad(org_id);
 
-CREATE TABLE athlete (${META},
+CREATE TABLE athlete (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   name TEXT NOT NULL,
   date_of_birth TEXT NOT NULL,
   sex TEXT NOT NULL,
@@ -42,7 +48,12 @@ CREATE TABLE athlete (${META},
 CREATE INDEX athlete_org_squad ON athlete(org_id, squad_id, name);
 CREATE INDEX athlete_org_name ON athlete(org_id, name);
 
-CREATE TABLE app_user (${META},
+CREATE TABLE app_user (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   email TEXT NOT NULL,
   display_name TEXT NOT NULL,
   role TEXT NOT NULL,
@@ -54,7 +65,12 @@ CREATE TABLE app_user (${META},
 CREATE UNIQUE INDEX user_email ON app_user(lower(email));
 CREATE INDEX user_org ON app_user(org_id);
 
-CREATE TABLE injury (${META},
+CREATE TABLE injury (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT NOT NULL REFERENCES athlete(id),
   body_part TEXT NOT NULL,
   side TEXT NOT NULL,
@@ -66,7 +82,12 @@ CREATE TABLE injury (${META},
 );
 CREATE INDEX injury_org_athlete ON injury(org_id, athlete_id);
 
-CREATE TABLE screening (${META},
+CREATE TABLE screening (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT NOT NULL REFERENCES athlete(id),
   test TEXT NOT NULL,
   side TEXT NOT NULL,
@@ -77,7 +98,12 @@ CREATE TABLE screening (${META},
 );
 CREATE INDEX screening_org_athlete ON screening(org_id, athlete_id, date);
 
-CREATE TABLE rtp_entry (${META},
+CREATE TABLE rtp_entry (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   injury_id TEXT NOT NULL REFERENCES injury(id),
   athlete_id TEXT NOT NULL REFERENCES athlete(id),
   stage TEXT NOT NULL,
@@ -92,7 +118,12 @@ CREATE TABLE rtp_entry (${META},
 );
 CREATE INDEX rtp_org_injury ON rtp_entry(org_id, injury_id);
 
-CREATE TABLE wellness (${META},
+CREATE TABLE wellness (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT NOT NULL REFERENCES athlete(id),
   date TEXT NOT NULL,
   sleep INTEGER NOT NULL,
@@ -104,7 +135,12 @@ CREATE TABLE wellness (${META},
 );
 CREATE INDEX wellness_org_athlete_date ON wellness(org_id, athlete_id, date);
 
-CREATE TABLE vitals (${META},
+CREATE TABLE vitals (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT NOT NULL REFERENCES athlete(id),
   date TEXT NOT NULL,
   resting_hr_bpm INTEGER NOT NULL,
@@ -112,7 +148,12 @@ CREATE TABLE vitals (${META},
 );
 CREATE INDEX vitals_org_athlete_date ON vitals(org_id, athlete_id, date);
 
-CREATE TABLE training_session (${META},
+CREATE TABLE training_session (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   squad_id TEXT REFERENCES squad(id),
   date TEXT NOT NULL,
   kind TEXT NOT NULL,
@@ -121,7 +162,12 @@ CREATE TABLE training_session (${META},
 );
 CREATE INDEX training_session_org_date ON training_session(org_id, date);
 
-CREATE TABLE session_load (${META},
+CREATE TABLE session_load (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT NOT NULL REFERENCES athlete(id),
   training_session_id TEXT REFERENCES training_session(id),
   date TEXT NOT NULL,
@@ -132,14 +178,24 @@ CREATE TABLE session_load (${META},
 CREATE INDEX session_load_org_athlete_date ON session_load(org_id, athlete_id, date);
 CREATE INDEX session_load_org_date ON session_load(org_id, date);
 
-CREATE TABLE rig (${META},
+CREATE TABLE rig (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   name TEXT NOT NULL,
   declared_layout TEXT NOT NULL DEFAULT '[]',
   drift_tolerance_deg REAL NOT NULL DEFAULT 5,
   drift_tolerance_m REAL NOT NULL DEFAULT 0.1
 );
 
-CREATE TABLE camera (${META},
+CREATE TABLE camera (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   rig_id TEXT NOT NULL REFERENCES rig(id),
   name TEXT NOT NULL,
   width INTEGER NOT NULL,
@@ -150,7 +206,12 @@ CREATE TABLE camera (${META},
 );
 CREATE INDEX camera_rig ON camera(org_id, rig_id);
 
-CREATE TABLE capture_session (${META},
+CREATE TABLE capture_session (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT NOT NULL REFERENCES athlete(id),
   rig_id TEXT REFERENCES rig(id),
   recorded_at TEXT NOT NULL,
@@ -165,7 +226,12 @@ CREATE TABLE capture_session (${META},
 );
 CREATE INDEX capture_session_org_athlete ON capture_session(org_id, athlete_id);
 
-CREATE TABLE pose_metric (${META},
+CREATE TABLE pose_metric (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT NOT NULL REFERENCES athlete(id),
   capture_session_id TEXT NOT NULL REFERENCES capture_session(id),
   joint TEXT NOT NULL,
@@ -185,7 +251,12 @@ CREATE TABLE pose_metric (${META},
 );
 CREATE INDEX pose_metric_org_athlete ON pose_metric(org_id, athlete_id, capture_session_id);
 
-CREATE TABLE video (${META},
+CREATE TABLE video (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT REFERENCES athlete(id),
   capture_session_id TEXT REFERENCES capture_session(id),
   file_path TEXT NOT NULL,
@@ -193,7 +264,12 @@ CREATE TABLE video (${META},
   size_bytes INTEGER NOT NULL
 );
 
-CREATE TABLE device (${META},
+CREATE TABLE device (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   name TEXT NOT NULL,
   kind TEXT NOT NULL,
   athlete_id TEXT REFERENCES athlete(id),
@@ -202,7 +278,12 @@ CREATE TABLE device (${META},
   key_rotated_at TEXT
 );
 
-CREATE TABLE report (${META},
+CREATE TABLE report (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   athlete_id TEXT REFERENCES athlete(id),
   squad_id TEXT REFERENCES squad(id),
   kind TEXT NOT NULL,
@@ -212,11 +293,21 @@ CREATE TABLE report (${META},
   generated_by TEXT NOT NULL REFERENCES app_user(id)
 );
 
-CREATE TABLE rate_folder (${META},
+CREATE TABLE rate_folder (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   name TEXT NOT NULL
 );
 
-CREATE TABLE rate_item (${META},
+CREATE TABLE rate_item (id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1 CHECK (version >= 1),
+  deleted_at TEXT,
   folder_id TEXT NOT NULL REFERENCES rate_folder(id),
   code TEXT NOT NULL,
   name TEXT NOT NULL,

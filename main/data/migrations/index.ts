@@ -2,23 +2,44 @@
  * The ordered list of migrations. Append only: a database whose applied migrations are not a
  * prefix of this list is refused at open (it was written by a different build).
  * Numbers are reserved per area: 0002 kinetix (assistant runs), 0003 help centre, 0004+ next.
+ *
+ * Frozen text: each entry carries the SHA-256 (hex) of its SQL exactly as applied. openDb checks
+ * that every migration of this build still hashes to its recorded value, records the hash in
+ * schema_migrations when it applies a migration, and refuses a database whose recorded hash
+ * differs (main/data/db.ts). Each migration's SQL is one literal string in its own file: no
+ * shared fragments, so no later edit elsewhere can change what an applied migration was.
+ * Adding a migration: write NNNN_name.ts, append it here with the hash that openDb's error (or
+ * main/data/db.test.ts) prints, and update the schema snapshot
+ * (`npx vitest run main/data/db.test.ts -u`, then review main/data/schema.snapshot.sql).
  */
+import { createHash } from 'node:crypto';
 import { sql as core } from './0001_core';
 import { sql as kinetix } from './0002_kinetix';
 import { sql as help } from './0003_help';
 import { sql as proposals } from './0004_proposals';
 import { sql as mcp } from './0005_mcp';
+import { sql as pageProposals } from './0006_page_proposals';
+import { sql as kinetixLeases } from './0007_kinetix_leases';
 
 export interface Migration {
   id: number;
   name: string;
   sql: string;
+  /** SHA-256 (lower-case hex) of `sql`, written when the migration was created; never changes. */
+  sha256: string;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
-  { id: 1, name: '0001_core', sql: core },
-  { id: 2, name: '0002_kinetix', sql: kinetix },
-  { id: 3, name: '0003_help', sql: help },
-  { id: 4, name: '0004_proposals', sql: proposals },
-  { id: 5, name: '0005_mcp', sql: mcp },
+  { id: 1, name: '0001_core', sql: core, sha256: 'da4c59be2599e8ac67fd4c022e882cee9f353ac3222648b4b4848a0e63430e41' },
+  { id: 2, name: '0002_kinetix', sql: kinetix, sha256: '5b557cc513538b16513264baced66122ef2605f68712846a8d08a2b31e7c73ea' },
+  { id: 3, name: '0003_help', sql: help, sha256: 'c25343d10a09b90de94d28c61c8e0b0a7385e536f8cbaafabc744c5d17f16840' },
+  { id: 4, name: '0004_proposals', sql: proposals, sha256: '08073ae3add2ee3b8607780a1bc980dbd71f4fa0f651ff6a375fc3c9fb7f049b' },
+  { id: 5, name: '0005_mcp', sql: mcp, sha256: '896ac92259025931184f891afcb41f5eac57fc8255f9486f266aca55a35f05bf' },
+  { id: 6, name: '0006_page_proposals', sql: pageProposals, sha256: 'e55ab45b8f8012018e5215c14b74969871b58b57ee96cbce557a64a3c37d634c' },
+  { id: 7, name: '0007_kinetix_leases', sql: kinetixLeases, sha256: '790bb7376aca1418c516b5320ebb964f9b3aa5ef9a4ba8664589a7a53c91eac1' },
 ];
+
+/** SHA-256 (lower-case hex) of a migration's SQL text, as recorded in schema_migrations.sha256. */
+export function sqlSha256(sql: string): string {
+  return createHash('sha256').update(sql, 'utf8').digest('hex');
+}

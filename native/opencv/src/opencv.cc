@@ -14,6 +14,43 @@
 
 namespace {
 
+// Every entry point runs inside Guarded(): an OpenCV assertion (cv::Exception) or any other C++
+// exception becomes a JavaScript Error with code "ERR_OPENCV" (cv::Exception: also cvCode and
+// cvFunction) instead of escaping to std::terminate, which would abort the whole process (in
+// Electron, the main process). main/capture/native/index.ts turns these into typed OpenCvError.
+Napi::Error opencvError(Napi::Env env, const std::string& message, int cvCode, const std::string& func) {
+  auto e = Napi::Error::New(env, message);
+  e.Set("code", Napi::String::New(env, "ERR_OPENCV"));
+  e.Set("cvCode", Napi::Number::New(env, cvCode));
+  e.Set("cvFunction", Napi::String::New(env, func));
+  return e;
+}
+
+template <typename F>
+auto Guarded(Napi::Env env, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const cv::Exception& e) {
+    throw opencvError(env, "OpenCV " + e.func + ": " + e.err, e.code, e.func);
+  } catch (const std::exception& e) {
+    throw opencvError(env, std::string("OpenCV addon: ") + e.what(), 0, "");
+  } catch (...) {
+    throw opencvError(env, "OpenCV addon: unknown native exception", 0, "");
+  }
+}
+
+int intArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a number");
+  return info[i].As<Napi::Number>().Int32Value();
+}
+
+double numArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(what) + " must be a number");
+  return info[i].As<Napi::Number>().DoubleValue();
+}
+
 Napi::Float64Array toF64(Napi::Env env, const double* p, size_t n) {
   auto a = Napi::Float64Array::New(env, n);
   for (size_t i = 0; i < n; i++) a[i] = p[i];
@@ -75,10 +112,11 @@ Napi::Object imageToJs(Napi::Env env, const cv::Mat& rgb) {
 }
 
 // findChessboard(image, cols, rows) → Float64Array (cols*rows*2, refined px) | null
-Napi::Value FindChessboard(const Napi::CallbackInfo& info) {
+Napi::Value FindChessboardImpl(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   cv::Mat gray = imageArg(info[0], true);
-  const int cols = info[1].As<Napi::Number>().Int32Value(), rows = info[2].As<Napi::Number>().Int32Value();
+  const int cols = intArg(info, 1, "cols"), rows = intArg(info, 2, "rows");
+  if (cols < 3 || rows < 3) throw Napi::RangeError::New(env, "a checkerboard needs at least 3×3 inner corners (got " + std::to_string(cols) + "×" + std::to_string(rows) + ")");
   std::vector<cv::Point2f> corners;
   const bool ok = cv::findChessboardCorners(gray, cv::Size(cols, rows), corners,
                                             cv::CALIB_CB_ADAPTIVE_THRESH | cv::CALIB_CB_NORMALIZE_IMAGE | cv::CALIB_CB_FAST_CHECK);
@@ -91,7 +129,7 @@ Napi::Value FindChessboard(const Napi::CallbackInfo& info) {
 }
 
 // calibrateCamera(objectPoints: Float64Array[] (M×3), imagePoints: Float64Array[] (M×2), width, height, flags?)
-Napi::Value CalibrateCamera(const Napi::CallbackInfo& info) {
+Napi::Value CalibrateCameraImpl(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto objs = info[0].As<Napi::Array>(), imgs = info[1].As<Napi::Array>();
   if (objs.Length() != imgs.Length() || objs.Length() == 0) throw Napi::RangeError::New(env, "need one object/image point set per view");
@@ -105,7 +143,8 @@ Napi::Value CalibrateCamera(const Napi::CallbackInfo& info) {
     for (size_t i = 0; i < p.size() / 2; i++) b.emplace_back(p[2 * i], p[2 * i + 1]);
     op.push_back(a); ip.push_back(b);
   }
-  const int w = info[2].As<Napi::Number>().Int32Value(), h = info[3].As<Napi::Number>().Int32Value();
+  const int w = intArg(info, 2, "width"), h = intArg(info, 3, "height");
+  if (w <= 0 || h <= 0) throw Napi::RangeError::New(env, "calibrateCamera: width and height must be positive");
   const int flags = info.Length() > 4 && info[4].IsNumber() ? info[4].As<Napi::Number>().Int32Value() : 0;
   cv::Mat K, dist;
   std::vector<cv::Mat> rvecs, tvecs;
@@ -122,7 +161,7 @@ Napi::Value CalibrateCamera(const Napi::CallbackInfo& info) {
 }
 
 // solvePnP(objectPoints M×3, imagePoints M×2, K 9, dist) → { rvec, tvec, rms }
-Napi::Value SolvePnP(const Napi::CallbackInfo& info) {
+Napi::Value SolvePnPImpl(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto o = f64(info[0], "objectPoints"), p = f64(info[1], "imagePoints"), k = f64(info[2], "K"), d = f64(info[3], "dist");
   if (o.size() / 3 != p.size() / 2 || o.size() / 3 < 4 || k.size() != 9) throw Napi::RangeError::New(env, "solvePnP needs ≥4 matching points and a 3×3 K");
@@ -144,17 +183,18 @@ Napi::Value SolvePnP(const Napi::CallbackInfo& info) {
 }
 
 // readImage(path) → { data (RGB), width, height, channels }
-Napi::Value ReadImage(const Napi::CallbackInfo& info) {
+Napi::Value ReadImageImpl(const Napi::CallbackInfo& info) {
   return imageToJs(info.Env(), imageArg(info[0], false));
 }
 
 // cropResize(image, x0, y0, x1, y1, outW, outH) → RGB image. Maps the box [x0,x1]×[y0,y1]
 // (pixel centres, align-corners) onto outW×outH with bilinear sampling; outside = black.
-Napi::Value CropResize(const Napi::CallbackInfo& info) {
+Napi::Value CropResizeImpl(const Napi::CallbackInfo& info) {
   cv::Mat src = imageArg(info[0], false);
-  const double x0 = info[1].As<Napi::Number>().DoubleValue(), y0 = info[2].As<Napi::Number>().DoubleValue();
-  const double x1 = info[3].As<Napi::Number>().DoubleValue(), y1 = info[4].As<Napi::Number>().DoubleValue();
-  const int ow = info[5].As<Napi::Number>().Int32Value(), oh = info[6].As<Napi::Number>().Int32Value();
+  const double x0 = numArg(info, 1, "x0"), y0 = numArg(info, 2, "y0");
+  const double x1 = numArg(info, 3, "x1"), y1 = numArg(info, 4, "y1");
+  const int ow = intArg(info, 5, "outW"), oh = intArg(info, 6, "outH");
+  if (ow <= 0 || oh <= 0 || ow > 16384 || oh > 16384) throw Napi::RangeError::New(info.Env(), "cropResize: output size must be 1..16384 px");
   const double sx = ow > 1 ? (x1 - x0) / (ow - 1) : 1, sy = oh > 1 ? (y1 - y0) / (oh - 1) : 1;
   // dst(u,v) = src(x0 + sx·u, y0 + sy·v); warpAffine takes the inverse map with WARP_INVERSE_MAP
   cv::Mat M = (cv::Mat_<double>(2, 3) << sx, 0, x0, 0, sy, y0);
@@ -168,20 +208,40 @@ class VideoReader : public Napi::ObjectWrap<VideoReader> {
  public:
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "VideoReader", {
-      InstanceMethod("info", &VideoReader::Info),
-      InstanceMethod("read", &VideoReader::Read),
-      InstanceMethod("skip", &VideoReader::Skip),
-      InstanceMethod("close", &VideoReader::Close),
+      InstanceMethod("info", &VideoReader::G<&VideoReader::Info>),
+      InstanceMethod("read", &VideoReader::G<&VideoReader::Read>),
+      InstanceMethod("skip", &VideoReader::G<&VideoReader::Skip>),
+      InstanceMethod("close", &VideoReader::G<&VideoReader::Close>),
     });
   }
   explicit VideoReader(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VideoReader>(info) {
-    path_ = info[0].As<Napi::String>().Utf8Value();
-    cap_ = std::make_unique<cv::VideoCapture>(path_, cv::CAP_FFMPEG);
-    if (!cap_->isOpened()) throw Napi::Error::New(info.Env(), "cannot open video " + path_);
+    Guarded(info.Env(), [&] {
+      if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(info.Env(), "VideoReader(path: string)");
+      path_ = info[0].As<Napi::String>().Utf8Value();
+      cap_ = std::make_unique<cv::VideoCapture>(path_, cv::CAP_FFMPEG);
+      if (!cap_->isOpened()) {
+        cap_.reset();
+        throw Napi::Error::New(info.Env(), "cannot open video " + path_);
+      }
+      return 0;
+    });
   }
 
  private:
+  // Guarded trampoline for every method (see Guarded()).
+  template <Napi::Value (VideoReader::*M)(const Napi::CallbackInfo&)>
+  Napi::Value G(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&] { return (this->*M)(info); });
+  }
+  // Use after close() is a JavaScript error, never a null dereference.
+  void requireOpen(const Napi::CallbackInfo& info) {
+    if (cap_) return;
+    auto e = Napi::Error::New(info.Env(), "video " + path_ + " is closed: open a new VideoReader");
+    e.Set("code", Napi::String::New(info.Env(), "ERR_VIDEO_CLOSED"));
+    throw e;
+  }
   Napi::Value Info(const Napi::CallbackInfo& info) {
+    requireOpen(info);
     auto o = Napi::Object::New(info.Env());
     o.Set("width", cap_->get(cv::CAP_PROP_FRAME_WIDTH));
     o.Set("height", cap_->get(cv::CAP_PROP_FRAME_HEIGHT));
@@ -191,7 +251,7 @@ class VideoReader : public Napi::ObjectWrap<VideoReader> {
     return o;
   }
   Napi::Value Read(const Napi::CallbackInfo& info) {
-    if (!cap_) throw Napi::Error::New(info.Env(), "video is closed");
+    requireOpen(info);
     cv::Mat bgr;
     if (!cap_->read(bgr) || bgr.empty()) return info.Env().Null();
     cv::Mat rgb;
@@ -200,8 +260,8 @@ class VideoReader : public Napi::ObjectWrap<VideoReader> {
   }
   // skip(n) → frames actually skipped (grab without colour conversion); counts frames cheaply
   Napi::Value Skip(const Napi::CallbackInfo& info) {
-    if (!cap_) throw Napi::Error::New(info.Env(), "video is closed");
-    const int n = info[0].As<Napi::Number>().Int32Value();
+    requireOpen(info);
+    const int n = intArg(info, 0, "skip(n)");
     int k = 0;
     while (k < n && cap_->grab()) k++;
     return Napi::Number::New(info.Env(), k);
@@ -216,11 +276,11 @@ class VideoReader : public Napi::ObjectWrap<VideoReader> {
 };
 
 // writeVideo(path, fourcc "MJPG", fps, frames: RawImage[]) — for tests and synthetic inputs.
-Napi::Value WriteVideo(const Napi::CallbackInfo& info) {
+Napi::Value WriteVideoImpl(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::string path = info[0].As<Napi::String>().Utf8Value();
   const std::string cc = info[1].As<Napi::String>().Utf8Value();
-  const double fps = info[2].As<Napi::Number>().DoubleValue();
+  const double fps = numArg(info, 2, "fps");
   auto frames = info[3].As<Napi::Array>();
   if (cc.size() != 4 || frames.Length() == 0) throw Napi::RangeError::New(env, "writeVideo needs a 4-character fourcc and at least one frame");
   cv::Mat first = imageArg(frames.Get(0u), false);
@@ -236,12 +296,12 @@ Napi::Value WriteVideo(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("writeVideo", Napi::Function::New(env, WriteVideo));
-  exports.Set("findChessboard", Napi::Function::New(env, FindChessboard));
-  exports.Set("calibrateCamera", Napi::Function::New(env, CalibrateCamera));
-  exports.Set("solvePnP", Napi::Function::New(env, SolvePnP));
-  exports.Set("readImage", Napi::Function::New(env, ReadImage));
-  exports.Set("cropResize", Napi::Function::New(env, CropResize));
+  exports.Set("writeVideo", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return WriteVideoImpl(i); }); }));
+  exports.Set("findChessboard", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return FindChessboardImpl(i); }); }));
+  exports.Set("calibrateCamera", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return CalibrateCameraImpl(i); }); }));
+  exports.Set("solvePnP", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return SolvePnPImpl(i); }); }));
+  exports.Set("readImage", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return ReadImageImpl(i); }); }));
+  exports.Set("cropResize", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return CropResizeImpl(i); }); }));
   exports.Set("VideoReader", VideoReader::Define(env));
   exports.Set("version", Napi::String::New(env, CV_VERSION));
   return exports;

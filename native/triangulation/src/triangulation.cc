@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace {
@@ -212,6 +213,15 @@ bool parse(const Napi::CallbackInfo& info, Batch& b) {
     if (o.Has("minConfidence") && o.Get("minConfidence").IsNumber()) b.opt.minConfidence = o.Get("minConfidence").As<Napi::Number>().DoubleValue();
     if (o.Has("maxReprojectionPx") && o.Get("maxReprojectionPx").IsNumber()) b.opt.maxReprojectionPx = o.Get("maxReprojectionPx").As<Napi::Number>().DoubleValue();
     if (o.Has("minViews") && o.Get("minViews").IsNumber()) b.opt.minViews = o.Get("minViews").As<Napi::Number>().Int32Value();
+  }
+  // One view has no depth: a "3D" point from it would be fabricated. Refuse rather than clamp.
+  if (b.opt.minViews < 2 || b.opt.minViews > C) {
+    Napi::RangeError::New(env, "minViews must be between 2 and the number of cameras (" + std::to_string(C) + "): one view cannot give depth").ThrowAsJavaScriptException();
+    return false;
+  }
+  if (!(b.opt.maxReprojectionPx > 0) || !std::isfinite(b.opt.minConfidence)) {
+    Napi::RangeError::New(env, "maxReprojectionPx must be > 0 and minConfidence finite").ThrowAsJavaScriptException();
+    return false;
   }
   return true;
 }
