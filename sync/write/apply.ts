@@ -55,6 +55,13 @@ function encode(v: unknown): unknown {
   return v ?? null;
 }
 
+/** The stored row as a device may see it (an account's PIN hash never leaves HQ in a response). */
+function deviceView(table: string, row: Record<string, unknown>): Record<string, unknown> {
+  if (table !== 'app_user') return row;
+  const { pin_hash: _hidden, ...rest } = row;
+  return rest;
+}
+
 interface UserRow {
   id: string;
   org_id: string;
@@ -123,7 +130,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
       const def = TABLES[change.table as TableName];
       const stored = (await c.query<Record<string, unknown>>(`SELECT * FROM ${q(def.name)} WHERE id = $1 FOR UPDATE`, [change.id])).rows[0] ?? null;
       if (change.op === 'insert' && stored) {
-        stale.push({ table: def.name, id: change.id, expected_version: 0, actual_version: stored.version as number, row: stored });
+        stale.push({ table: def.name, id: change.id, expected_version: 0, actual_version: stored.version as number, row: deviceView(def.name, stored) });
         serverChanges.push(change);
         continue;
       }
@@ -150,7 +157,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
         }
       }
       if (change.op === 'update' && stored && stored.version !== change.version) {
-        stale.push({ table: def.name, id: change.id, expected_version: change.version, actual_version: stored.version as number, row: stored });
+        stale.push({ table: def.name, id: change.id, expected_version: change.version, actual_version: stored.version as number, row: deviceView(def.name, stored) });
       }
       serverChanges.push(serverChange);
     }
