@@ -459,10 +459,17 @@ export class ShapeService {
     for (const shape of this.byHandle.values()) {
       if (!touched.has(`${shape.def.schema}.${shape.def.table}`)) continue;
       shape.pending++;
-      const p = shape.enqueue(() => this.applyTransaction(shape, tx)).finally(() => shape.pending--);
+      const p = shape
+        .enqueue(() => this.applyTransaction(shape, tx))
+        .catch(async (e: Error) => {
+          // A transaction the shape could not apply would be a silent gap: drop the shape instead,
+          // so its clients refetch.
+          this.log(`shape service: shape ${shape.handle} could not apply a transaction (${e.message}); invalidating it`);
+          await this.deleteShape(shape);
+        })
+        .finally(() => shape.pending--);
       // A shape still taking its snapshot gets the transaction queued; others are applied in order now.
-      if (shape.snapshot) waits.push(p.catch((e: Error) => this.log(`shape service: shape ${shape.handle}: ${e.message}`)));
-      else p.catch(() => undefined);
+      if (shape.snapshot) waits.push(p);
     }
     await Promise.all(waits);
     if (![...this.byHandle.values()].some((s) => s.pending > 0)) this.processedLsn = tx.endLsn;
