@@ -17,6 +17,8 @@ import { Id } from './records';
 import type { AcwrResult } from './acwr';
 import type { RowChange } from './changeset';
 import { ROLES } from './roles';
+import type { AppliedChangesetOut, HelpPassageOut, PoseMetricOut, WriteOutput } from './outputs';
+import type { VerbInput, VerbName, VerbOutput } from './verbs';
 
 const Empty = z.object({}).strict();
 
@@ -67,7 +69,13 @@ export const CONTRACT = {
    * return `{ changeset, reveal? }`. A retried write with the same `idempotency_key` is harmless.
    */
   'verb.call': {
-    input: z.object({ verb: z.string().min(1).max(100), input: z.unknown().optional(), idempotency_key: z.string().min(8).max(200).optional() }).strict(),
+    input: z.object({
+      // A name outside the map is a NotFound (like an unknown operation), not a Validation error.
+      verb: z.string().min(1).max(100).describe('A verb of models/verbs.ts (VERB_NAMES).'),
+      input: z.unknown().optional().describe("The verb's input; validated by the verb's own schema."),
+      idempotency_key: z.string().min(8).max(200).optional(),
+    }).strict(),
+    // Typed per verb by the map (VerbOutput); the renderer's `call()` gives each call its own type.
     output: z.unknown(),
   },
   /**
@@ -86,13 +94,13 @@ export const CONTRACT = {
   /** Stop one of this user's runs (a pending confirmation becomes skipped). */
   'assistant.stop': { input: z.object({ run_id: z.string().min(1).max(100) }).strict(), output: z.object({ stopped: z.literal(true) }) },
   /** The audit trace of one of this user's runs (request, steps, tool calls masked, decisions, usage). */
-  'assistant.trace': { input: z.object({ run_id: z.string().min(1).max(100) }).strict(), output: z.unknown() },
+  'assistant.trace': { input: z.object({ run_id: z.string().min(1).max(100) }).strict(), output: z.custom<RunTraceView>() },
   /**
    * Assistant settings of the signed-in user's organisation (needs settings.manage): whether a
    * model key is configured and where from (never the key), the monthly budgets with
    * month-to-date spend, and every tool the org's roles can be offered with its on/off switch.
    */
-  'settings.assistant': { input: Empty, output: z.unknown() },
+  'settings.assistant': { input: Empty, output: z.custom<AssistantSettingsView>() },
   /**
    * Change the assistant settings (needs settings.manage): set or clear the org's model key
    * (stored encrypted; never returned), and the list of switched-off tools (a switch can only
@@ -100,24 +108,44 @@ export const CONTRACT = {
    */
   'settings.updateAssistant': {
     input: z.object({ api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(), disabled_tools: z.array(z.string().max(100)).max(200).optional() }).strict(),
-    output: z.unknown(),
+    output: z.custom<AssistantSettingsView>(),
   },
   /** Proposed changes visible to this user (their own; for an owner also every needs-owner change), newest first. */
   'proposals.list': {
     input: z.object({ status: z.enum(['proposed', 'needs_owner', 'applied', 'declined', 'failed']).optional(), limit: z.number().int().min(1).max(500).default(100) }).strict(),
-    output: z.unknown(),
+    output: z.custom<ProposalItemView[]>(),
   },
   /** Approve and apply a proposed change, quoting the content hash that was shown. */
-  'proposals.approve': { input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200) }).strict(), output: z.unknown() },
+  'proposals.approve': { input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200) }).strict(), output: z.custom<{ proposal: ProposalItemView; changeset: AppliedChangesetView }>() },
   /** Decline a proposed change (nothing is written). */
-  'proposals.decline': { input: z.object({ changeset_id: Id }).strict(), output: z.unknown() },
+  'proposals.decline': { input: z.object({ changeset_id: Id }).strict(), output: z.custom<ProposalItemView>() },
+  /**
+   * Leave rows out of a bulk proposal before approving it (own page or MCP proposals, rows all of
+   * one kind): the reviewed proposal is declined and the narrowed one returned ({@link ProposalItemView}).
+   */
+  'proposals.narrow': { input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200), drop_ids: z.array(Id).min(1).max(500) }).strict(), output: z.custom<ProposalItemView>() },
+  /**
+   * Submit an entry form: plan the write verb as the signed-in user (the same plan the assistant
+   * would propose), refuse it with Conflict when a row moved on from `expected_versions` (row id →
+   * version the form showed), run the policy, then apply at once or return it for review
+   * ({@link FormSubmitResultView}).
+   */
+  'forms.submit': {
+    input: z.object({
+      verb: z.string().min(1).max(100),
+      input: z.unknown().optional(),
+      expected_versions: z.record(z.string().max(100), z.number().int().min(0)).optional(),
+      idempotency_key: z.string().min(8).max(200).optional(),
+    }).strict(),
+    output: z.custom<FormSubmitResultView>(),
+  },
 } as const;
 
 /** A proposed change as the Approvals page shows it (checked against main/kinetix/proposals.ts). */
 export interface ProposalItemView {
   id: string;
   userId: string;
-  source: 'assistant' | 'mcp';
+  source: 'assistant' | 'mcp' | 'page';
   runId: string | null;
   toolName: string;
   title: string;
@@ -132,6 +160,15 @@ export interface ProposalItemView {
   failure: ErrorPayload | null;
   createdAt: string;
 }
+
+/**
+ * What `forms.submit` returns: applied at once (one row, no sign-off, within policy), or stored
+ * as a proposal to review as a diff and approve with `proposals.approve` (more than one row, an
+ * RTP sign-off, or needs an owner). `notes` are what a reviewer must read besides the diff.
+ */
+export type FormSubmitResultView =
+  | { status: 'applied'; changeset: AppliedChangesetView; reveal?: Record<string, string> }
+  | { status: 'review'; proposal: ProposalItemView; notes: string[] };
 
 /** What `settings.assistant` returns. */
 export interface AssistantSettingsView {
@@ -229,77 +266,27 @@ export interface ContractBridge {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Results of the verbs the pages call (checked against the service functions' own return types in
-// main/ipc/verb-results.ts, so a service that changes its shape breaks the build).
+// Verbs as the renderer calls them: one name space with the operations above, typed by the verb
+// map (models/verbs.ts). `verb.call` is the envelope that carries them; callers never name it.
 
-type Listed<K extends string, T> = { total: number } & Record<K, T[]>;
-/** An applied changeset as pages see it. */
-export interface AppliedChangesetView {
-  id: string;
-  verb: string;
-  summary: string;
-  changes: RowChange[];
-  versions: Record<string, number>;
-  activity_id: string;
-  applied_at: string;
-  replayed: boolean;
-}
+/** Everything a client calls by name: the contract's operations (except the `verb.call` envelope) and every verb. */
+export type CallName = Exclude<OpName, 'verb.call'> | VerbName;
+/** What a caller passes to `K` (before defaults). */
+export type CallInput<K extends CallName> = K extends VerbName ? VerbInput<K> : K extends OpName ? OpInput<K> : never;
+/** What a call of `K` returns. */
+export type CallOutput<K extends CallName> = K extends VerbName ? VerbOutput<K> : K extends OpName ? OpOutput<K> : never;
+
+/** An applied changeset as pages see it (models/outputs.ts `AppliedChangesetOut`). */
+export type AppliedChangesetView = AppliedChangesetOut;
 /** A stored changeset (activity view, Undo). */
-export interface StoredChangesetView {
-  id: string;
-  verb: string;
-  summary: string;
-  changes: RowChange[];
-  status: string;
-  run_id: string | null;
-  via_assistant: boolean;
-  applied_at: string | null;
-  undo_of: string | null;
-  undone_by: string | null;
-}
+export type StoredChangesetView = VerbOutput<'changesets.get'>;
 /** A pose reading with its conditions (the fields `pose.getMetrics` returns). */
-export type PoseMetricView = Pick<PoseMetric,
-  'id' | 'capture_session_id' | 'joint' | 'side' | 'statistic' | 'value_deg' | 'omitted_reason' | 'camera_count' | 'camera_mode'
-  | 'view_obliquity_deg' | 'obliquity_band' | 'view_matches_declared' | 'coverage' | 'trustworthy' | 'sagittal_ratio' | 'frames'>;
-
-/** Result type per verb, for the verbs the pages read. */
-export interface VerbResults {
-  'athletes.list': Listed<'athletes', Athlete>;
-  'athletes.get': Athlete;
-  'squads.list': (Squad & { athlete_count: number })[];
-  'injuries.list': Listed<'injuries', Injury>;
-  'rtp.list': Listed<'rtp_entries', RtpEntry>;
-  'screenings.list': Listed<'screenings', Screening>;
-  'wellness.list': Listed<'wellness', Wellness>;
-  'vitals.list': Listed<'vitals', Vitals>;
-  'workload.listLoads': Listed<'loads', SessionLoad>;
-  'workload.acwr': { athlete_id: string; athlete_name: string; as_of: string; results: AcwrResult[] };
-  'pose.getMetrics': { athlete_id: string; metrics: Record<string, unknown>[]; caveats: string[] };
-  'capture.listSessions': Listed<'sessions', CaptureSession>;
-  'rates.schedule': { folders: (RateFolder & { items: RateItem[] })[] };
-  'users.list': { users: Omit<User, 'pin_hash'>[] };
-  'activity.list': { activity: Activity[] };
-  'changesets.get': StoredChangesetView;
-  'help.search': { covered: boolean; query: string; passages: HelpPassageView[]; note?: string };
-  'help.getPage': { slug: string; version: string; title: string; app_path: string; body: string; sections: { anchor: string; heading: string }[]; current: boolean };
-  'help.listPages': { pages: { slug: string; version: string; title: string; app_path: string; sections: number }[] };
-}
+export type PoseMetricView = PoseMetricOut;
 /** One relevant help passage (help.search). */
-export interface HelpPassageView {
-  slug: string;
-  version: string;
-  anchor: string;
-  title: string;
-  heading: string;
-  snippet: string;
-  score: number;
-  /** `/help/<slug>#<anchor>`. */
-  link: string;
-  /** App path for "Show me" (`:id` = an athlete id to fill in). */
-  show_me: string;
-}
-/** Verbs with a typed result. */
-export type TypedVerb = keyof VerbResults;
+export type HelpPassageView = HelpPassageOut;
+/** The result of a write verb called through `verb.call`. */
+export type WriteVerbResult = WriteOutput;
+
 /** What `assistant.trace` returns (checked against the harness in main/ipc/verb-results.ts). */
 export interface RunTraceView {
   run: { id: string; status: string; model: string; page: string | null; request_text: string; iterations: number; cost_usd: number; error_code: string | null; error_message: string | null; started_at: string; finished_at: string | null };
@@ -308,8 +295,3 @@ export interface RunTraceView {
   usage: { request_index: number; model: string; input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number; cost_usd: number | null; partial: number }[];
 }
 
-/** The result of a write verb called through `verb.call`. */
-export interface WriteVerbResult {
-  changeset: AppliedChangesetView;
-  reveal?: Record<string, string>;
-}

@@ -4,6 +4,7 @@
  * inputs: services take the org from the signed-in actor.
  */
 import { z } from 'zod';
+import { PoseMetricInput } from './capture/metrics';
 import * as R from './records';
 
 const Page = {
@@ -205,3 +206,29 @@ export const UpdateUser = z.object({
 export const ListActivity = z.object({ record_id: z.string().optional(), ...Page }).strict();
 export const UndoChangeset = z.object({ changeset_id: R.Id }).strict();
 export const Empty = z.object({}).strict();
+
+// Capture
+/** Input of `capture.recordSession`: one processed trial and its pose metrics. */
+export const RecordCaptureSession = z.object({
+  athlete_id: R.Id,
+  rig_id: R.Id.nullable().default(null),
+  recorded_at: R.IsoDateTime,
+  trial_name: z.string().max(200).default(''),
+  fps: z.number().min(0).max(1000),
+  frame_count: z.number().int().min(0),
+  camera_count: z.number().int().min(0).max(32),
+  source: z.enum(['video', 'keypoints_json', 'live']),
+  trc_path: z.string().nullable().default(null),
+  notes: z.string().max(5000).default(''),
+  metrics: z.array(PoseMetricInput).max(500),
+}).strict();
+
+// Help
+export const SearchHelp = z.object({
+  query: z.string().trim().min(1).max(200).describe('What the user wants to know, in their words.'),
+  limit: z.number().int().min(1).max(10).default(5).describe('Passages to return (1–10).'),
+}).strict();
+export const GetHelpPage = z.object({
+  slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a help page slug (kebab-case)').max(100),
+  version: z.string().regex(/^\d+\.\d+(?:\.\d+)?$/, 'a version such as 1.0').max(20).optional().describe('Defaults to the version shipped with this build.'),
+}).strict();

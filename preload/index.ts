@@ -12,7 +12,7 @@ import type { ErrorPayload } from '../models/errors';
 const OPS = [
   'session.users', 'session.signIn', 'session.people', 'session.signOut', 'session.me', 'verb.call',
   'assistant.start', 'assistant.confirm', 'assistant.stop', 'assistant.trace', 'settings.assistant', 'settings.updateAssistant',
-  'proposals.list', 'proposals.approve', 'proposals.decline',
+  'proposals.list', 'proposals.approve', 'proposals.decline', 'proposals.narrow', 'forms.submit',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
 const STREAMS = ['assistant.events'] as const satisfies readonly StreamName[];

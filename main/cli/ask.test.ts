@@ -65,6 +65,16 @@ describe('ask', () => {
     expect(JSON.parse(err.at(-1)!)).toMatchObject({ code: 'Internal', message: expect.stringMatching(/model provider had an error/) });
   });
 
+  it('never prints a credential: a key in the prompt and one echoed by the model are masked on stdout (issue 9 §5)', async () => {
+    server.push({ text: 'You sent ghp_GITHUBTOKEN0123456789abcdefABCD, and password: Hunter2Swordfish! ok' });
+    const { io: sink, out, err } = io();
+    const code = await askCommand(['--db', dbPath, '--as', DEMO_EMAILS.physio, 'my key sk-ant-api03-PROMPTKEY0123456789abcdef'], sink, provider());
+    expect(code).toBe(0);
+    const all = out.join('\n') + err.join('\n');
+    for (const v of ['ghp_GITHUBTOKEN0123456789abcdefABCD', 'Hunter2Swordfish!', 'sk-ant-api03-PROMPTKEY']) expect(all).not.toContain(v);
+    expect(JSON.parse(out.at(-1)!)).toMatchObject({ answer: 'You sent •••, and password: ••• ok', status: 'completed' });
+  });
+
   it('refuses bad arguments and unknown users with typed errors', async () => {
     const a = io();
     expect(await askCommand(['--db', dbPath, 'no user'], a.io, provider())).toBe(2);

@@ -17,6 +17,7 @@ import { openDb } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { KINETIX_EVENTS } from '../kinetix/events';
+import { redactText } from '../kinetix/mask';
 import { Kinetix, type KinetixOptions } from '../kinetix/harness';
 
 /** Where `ask` writes (injectable for in-process tests). */
@@ -45,7 +46,9 @@ function fail(io: AskIo, p: ErrorPayload): number {
  * @param overrides harness options for tests (provider factory, env, limits)
  * @returns the exit code
  */
-export async function askCommand(argv: string[], io: AskIo = STD_IO, overrides: Partial<Omit<KinetixOptions, 'db'>> = {}): Promise<number> {
+export async function askCommand(argv: string[], sink: AskIo = STD_IO, overrides: Partial<Omit<KinetixOptions, 'db'>> = {}): Promise<number> {
+  // Every printed line passes the one redactor (kinetix/mask.ts) as a last line: no credential is ever printed.
+  const io: AskIo = { out: (l) => sink.out(redactText(l)), err: (l) => sink.err(redactText(l)) };
   let values: { db?: string; as?: string; conversation?: string; page?: string; approve?: string };
   let positionals: string[];
   try {

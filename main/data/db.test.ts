@@ -98,6 +98,9 @@ describe('migrations are frozen', () => {
   });
 });
 
+/** Migrations that rebuild an existing table instead of adding one. */
+const TABLE_REBUILDS = new Set(['0006_page_proposals']);
+
 describe('each migration applies to a database that already holds real rows', () => {
   // Migration 1 creates the first tables, so there are no rows before it; every later one is
   // applied to a file holding the seeded demo clubs (both organisations, every record kind).
@@ -114,7 +117,9 @@ describe('each migration applies to a database that already holds real rows', ()
     expect(appliedMigrations(upgraded).map((x) => x.id)).toEqual(MIGRATIONS.filter((x) => x.id <= m.id).map((x) => x.id));
     const after = tableCounts(upgraded);
     for (const [table, n] of Object.entries(before)) expect({ table, n: after[table] }).toEqual({ table, n: n + (table === 'schema_migrations' ? 1 : 0) });
-    expect(Object.keys(after).length).toBeGreaterThan(Object.keys(before).length);
+    // Every migration adds tables, except those that only rebuild one (a widened CHECK constraint).
+    if (TABLE_REBUILDS.has(m.name)) expect(Object.keys(after)).toEqual(Object.keys(before));
+    else expect(Object.keys(after).length).toBeGreaterThan(Object.keys(before).length);
     expect(upgraded.raw.pragma('foreign_key_check')).toEqual([]);
     expect(upgraded.raw.pragma('integrity_check', { simple: true })).toBe('ok');
     upgraded.close();

@@ -9,8 +9,8 @@ import type { Db } from './db';
 
 /** Status of a proposal (and of its changeset row until it is applied). */
 export type ProposalStatus = 'proposed' | 'needs_owner' | 'applied' | 'declined' | 'failed';
-/** Where a proposal came from. */
-export type ProposalSource = 'assistant' | 'mcp';
+/** Where a proposal came from: an assistant run, an MCP client, or one of the app's entry forms. */
+export type ProposalSource = 'assistant' | 'mcp' | 'page';
 
 /** A `changeset_proposal` row joined with its changeset's verb, summary and changes. */
 export interface ProposalRow {

@@ -203,11 +203,11 @@ CREATE TABLE changeset (
 );
 
 -- table changeset_proposal
-CREATE TABLE changeset_proposal (
+CREATE TABLE "changeset_proposal" (
   id TEXT PRIMARY KEY REFERENCES changeset(id),
   org_id TEXT NOT NULL REFERENCES organization(id),
   user_id TEXT NOT NULL REFERENCES app_user(id),
-  source TEXT NOT NULL CHECK (source IN ('assistant', 'mcp')),
+  source TEXT NOT NULL CHECK (source IN ('assistant', 'mcp', 'page')),
   run_id TEXT,
   tool_call_id TEXT,
   tool_name TEXT NOT NULL,

@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { DEMO_EMAILS, DEMO_PIN, seedDemo } from '../data/seed';
 import type { SeedSummary } from '../data/seed';
 import { MAX_PIN_FAILURES } from '../ipc/handlers';
 import type { WebHost } from './web';
-import { SESSION_HEADER, TOKEN_HEADER, createWebHost } from './web';
+import { MAX_BODY_BYTES, SESSION_HEADER, TOKEN_HEADER, createWebHost } from './web';
 
 let dir: string;
 let db: Db;
@@ -22,6 +23,7 @@ beforeAll(async () => {
   mkdirSync(join(renderer, 'assets'), { recursive: true });
   writeFileSync(join(renderer, 'index.html'), '<!doctype html><html><head><title>t</title></head><body></body></html>');
   writeFileSync(join(renderer, 'assets', 'app.js'), 'console.log(1)');
+  writeFileSync(join(renderer, 'favicon.ico'), Buffer.from([0, 0, 1, 0, 1, 0]));
   writeFileSync(join(dir, 'secret.txt'), 'outside');
   db = openDb(join(dir, 'db.sqlite'));
   seed = seedDemo(db, { today: '2026-11-20' });
@@ -158,6 +160,72 @@ describe('web host', () => {
     const a = JSON.parse((await call('verb.call', input, session)).body) as { value: { changeset: { id: string; replayed: boolean } } };
     const b = JSON.parse((await call('verb.call', input, session)).body) as { value: { changeset: { id: string; replayed: boolean } } };
     expect(b.value.changeset.id).toBe(a.value.changeset.id);
+  });
+
+  it('answers a body over the limit with 413 and a typed error, not a reset connection (with and without content-length)', async () => {
+    const big = JSON.stringify({ verb: 'athletes.list', input: { search: 'x'.repeat(MAX_BODY_BYTES + 10) } });
+    const withLength = await raw('POST', '/api/call/verb.call', { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(big)) }, big);
+    expect(withLength.status).toBe(413);
+    expect(JSON.parse(withLength.body)).toMatchObject({ ok: false, error: { code: 'Validation', message: expect.stringMatching(/over the 1 MB limit/) } });
+    const chunked = await raw('POST', '/api/call/verb.call', { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, big);
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body)).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    // fetch (undici) as the browser-like client: it reads the 413 instead of failing on a reset.
+    const f = await fetch(`${host.url}api/call/verb.call`, { method: 'POST', headers: { [TOKEN_HEADER]: host.token, 'content-type': 'application/json' }, body: big });
+    expect(f.status).toBe(413);
+    expect((await f.json()) as unknown).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    // A body just under the limit is read, parsed and reaches the handler (which refuses the unknown field).
+    const under = await call('session.users', { pad: 'y'.repeat(MAX_BODY_BYTES - 100) });
+    expect(under.status).toBe(422);
+    expect(JSON.parse(under.body)).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    expect(under.body).not.toMatch(/limit/);
+  });
+
+  it('answers malformed JSON with 400 and a typed error', async () => {
+    const r = await raw('POST', '/api/call/session.users', { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json' }, '{"a":');
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body)).toMatchObject({ ok: false, error: { code: 'Validation', message: 'The request body is not valid JSON.' } });
+  });
+
+  it('serves /favicon.ico, answers HEAD without a body, unknown paths with 404 and other methods with 405', async () => {
+    const icon = await raw('GET', '/favicon.ico', { host: `127.0.0.1:${host.port}` });
+    expect(icon.status).toBe(200);
+    expect(icon.headers['content-type']).toBe('image/x-icon');
+    const head = await raw('HEAD', '/', { host: `127.0.0.1:${host.port}` });
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect((await raw('GET', '/nope.js', { host: `127.0.0.1:${host.port}` })).status).toBe(404);
+    const del = await raw('DELETE', '/', { host: `127.0.0.1:${host.port}` });
+    expect(del.status).toBe(405);
+    expect(del.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('puts the security headers on refusals too', async () => {
+    const r = await raw('GET', '/', { host: `evil.test:${host.port}` });
+    expect(r.headers['x-content-type-options']).toBe('nosniff');
+    const api = await call('session.users', {}, undefined, '');
+    expect(api.headers['x-frame-options']).toBe('DENY');
+    expect(api.headers['cache-control']).toBe('no-store');
+  });
+
+  it('survives a client that disconnects in the middle of a request body and one that sends garbage', async () => {
+    await new Promise<void>((ok) => {
+      const s = connect(host.port, '127.0.0.1', () => {
+        s.write(`POST /api/call/session.users HTTP/1.1\r\nhost: 127.0.0.1:${host.port}\r\n${TOKEN_HEADER}: ${host.token}\r\ncontent-type: application/json\r\ncontent-length: 5000\r\n\r\n{"a":`);
+        setTimeout(() => {
+          s.destroy();
+          ok();
+        }, 50);
+      });
+    });
+    await new Promise<void>((ok) => {
+      const s = connect(host.port, '127.0.0.1', () => s.end('NOT HTTP AT ALL\r\n\r\n'));
+      s.resume();
+      s.on('close', () => ok());
+      s.on('error', () => ok());
+    });
+    const r = await call('session.users', {});
+    expect(r.status).toBe(200);
   });
 
   it(`locks a user after ${MAX_PIN_FAILURES} wrong PINs`, async () => {

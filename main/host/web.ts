@@ -1,7 +1,13 @@
 /**
  * The web host: serves the built renderer (out/renderer) to a browser and bridges the same
  * contract as Electron IPC over HTTP (POST /api/call/<op>) — never a second implementation of a
- * rule. Bound to 127.0.0.1 only.
+ * rule. Bound to 127.0.0.1 only. Built on Hono with @hono/node-server (the framework the HQ server
+ * in sync/ uses too): routing, middleware guards, SSE streaming and static files.
+ *
+ * What every request goes through, in order: security headers on the answer; the Host check
+ * (421 unless 127.0.0.1/localhost on our port); for /api/*: the token (401), Origin (403), route
+ * (404), JSON content type (415), body size (413 over MAX_BODY_BYTES, answered, never a reset),
+ * JSON syntax (400). Any error a handler throws becomes a 500 answer; no request can stop the host.
  *
  * Authentication of the page: a random per-launch token is injected into the served index.html as
  * `<meta name="ai-host-token">`, and the page sends it back in the `X-AI-Token` header on every
@@ -22,12 +28,18 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer } from 'node:http';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, join, resolve, sep } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createAdaptorServer } from '@hono/node-server';
+import type { HttpBindings } from '@hono/node-server';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { Hono } from 'hono';
+import type { Context, Env } from 'hono';
+import { streamSSE } from 'hono/streaming';
 import type { CallResult } from '../../models/contract';
 import type { ErrorCode } from '../../models/errors';
 import type { Db } from '../data/db';
@@ -48,21 +60,17 @@ export const DEFAULT_PORT = 5170;
 export const TOKEN_HEADER = 'x-ai-token';
 /** Header that carries the tab's session id (issued by the host). */
 export const SESSION_HEADER = 'x-ai-session';
-/** Largest accepted request body. */
+/** Largest accepted request body (bytes); a larger one is answered 413 with a typed error. */
 export const MAX_BODY_BYTES = 1_000_000;
 const SESSION_IDLE_MS = 12 * 3600_000;
 /** Most tab sessions kept at once. */
 const MAX_SESSIONS = 1000;
+/** Interval (ms) of the SSE comment that keeps idle proxies and the browser from closing a stream. */
+const SSE_HEARTBEAT_MS = 15_000;
 
 /** HTTP status for each error code (the body is always the ErrorPayload). */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   NotFound: 404, Forbidden: 403, Conflict: 409, Validation: 422, RateLimited: 429, TooManyRuns: 429, BudgetExceeded: 402, Unauthenticated: 401, Internal: 500,
-};
-
-
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml',
-  '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json', '.woff2': 'font/woff2', '.map': 'application/json',
 };
 
 /** Options of {@link createWebHost}. */
@@ -90,43 +98,13 @@ export interface WebHost {
   close(): Promise<void>;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...extra });
-  res.end(text);
-}
+type ErrorBody = Extract<CallResult<never>, { ok: false }>;
 
-function securityHeaders(res: ServerResponse): void {
-  res.setHeader('x-content-type-options', 'nosniff');
-  res.setHeader('referrer-policy', 'no-referrer');
-  res.setHeader('x-frame-options', 'DENY');
-  res.setHeader('cross-origin-opener-policy', 'same-origin');
-  res.setHeader('cross-origin-resource-policy', 'same-origin');
-}
-
-function errorBody(code: ErrorCode, message: string): Extract<CallResult<never>, { ok: false }> {
+function errorBody(code: ErrorCode, message: string): ErrorBody {
   return { ok: false, error: { code, message } };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolveBody, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error('too large'));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolveBody(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sameToken(given: string | string[] | undefined, token: string): boolean {
+function sameToken(given: string | undefined, token: string): boolean {
   if (typeof given !== 'string') return false;
   const a = Buffer.from(given);
   const b = Buffer.from(token);
@@ -139,26 +117,81 @@ function injectToken(html: string, token: string): string {
   return html.includes('</head>') ? html.replace('</head>', `    ${tag}\n  </head>`) : `${tag}${html}`;
 }
 
+/** Hono environment of the host: the Node request (for the body) and the body text once read. */
+type HostEnv = { Bindings: HttpBindings; Variables: { body: string } };
+
+function tooLarge(c: Context<HostEnv>): Response {
+  return json(c, 413, errorBody('Validation', `The request body is over the ${MAX_BODY_BYTES / 1_000_000} MB limit. Send less at once (for example, fewer rows per call).`), { connection: 'close' });
+}
+
 /**
- * Start the web host on 127.0.0.1. Resolves once it listens.
- * @throws when the renderer has not been built (run `npm run build`).
+ * Read a request body as UTF-8 text, keeping at most `max` bytes. Resolves null as soon as the
+ * body is over `max`, and lets the rest flow on unread (discarded) so the reply can still be
+ * delivered. Rejects when the client goes away before the end of the body.
  */
-export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
-  const rendererDir = resolve(opts.rendererDir ?? 'out/renderer');
+function readLimited(incoming: IncomingMessage, max: number): Promise<string | null> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('close', onClose);
+      incoming.off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        done();
+        incoming.on('error', () => {});
+        incoming.resume();
+        ok(null);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      ok(Buffer.concat(chunks).toString('utf8'));
+    };
+    const onClose = () => {
+      done();
+      fail(new Error('The client closed the connection before the end of the request body.'));
+    };
+    const onError = (e: Error) => {
+      done();
+      fail(e);
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('close', onClose);
+    incoming.on('error', onError);
+  });
+}
+
+/** JSON reply with no-store (API answers are never cached). */
+function json<E extends Env>(c: Context<E>, status: number, body: unknown, extra: Record<string, string> = {}): Response {
+  return c.newResponse(JSON.stringify(body), status as 200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...extra });
+}
+
+/**
+ * Build the host's Hono application (routing, guards, body limit, SSE, static files). Exposed
+ * for tests through {@link createWebHost}; the order of the guards is the security contract:
+ * Host check (DNS rebinding) on every request, then for /api/*: token, Origin, route, content
+ * type, body size, JSON.
+ */
+function createApp(opts: WebHostOptions & { rendererDir: string; token: string; currentPort: () => number }): Hono<HostEnv> {
+  const { rendererDir, token } = opts;
   const indexPath = join(rendererDir, 'index.html');
-  if (!existsSync(indexPath)) throw new Error(`The renderer is not built (${indexPath} is missing). Run \`npm run build\` first.`);
-  const token = opts.token ?? randomBytes(32).toString('base64url');
   const log = opts.log ?? (() => {});
   const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null, tools: opts.tools ?? null };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const sessions = new Map<string, WindowSession & { seen: number }>();
-  let port = opts.port ?? DEFAULT_PORT;
+  const allowedHosts = (): Set<string> => new Set([`127.0.0.1:${opts.currentPort()}`, `localhost:${opts.currentPort()}`]);
 
-  const allowedHosts = (): Set<string> => new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
-
-  function sessionFor(req: IncomingMessage): { id: string; session: WindowSession & { seen: number }; issued: boolean } {
-    const given = req.headers[SESSION_HEADER];
+  function sessionFor(c: Context): { id: string; session: WindowSession & { seen: number }; issued: boolean } {
+    const given = c.req.header(SESSION_HEADER);
     const now = Date.now();
     if (typeof given === 'string') {
       const s = sessions.get(given);
@@ -180,131 +213,170 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
     return { id, session, issued: true };
   }
 
-  async function handleApi(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    if (!sameToken(req.headers[TOKEN_HEADER], token)) {
-      sendJson(res, 401, errorBody('Unauthenticated', 'Missing or wrong host token. Reload the page from the address the web host printed.'));
-      return;
-    }
-    const origin = req.headers.origin;
-    if (origin !== undefined && !allowedHosts().has(origin.replace(/^http:\/\//, ''))) {
-      sendJson(res, 403, errorBody('Forbidden', 'Cross-origin requests are refused.'));
-      return;
-    }
-    const m = /^\/api\/(call|stream)\/([A-Za-z.]{1,60})$/.exec(path);
-    if (!m || req.method !== 'POST') {
-      sendJson(res, 404, errorBody('NotFound', 'No such API route. Calls are POST /api/call/<operation>, streams POST /api/stream/<stream>.'));
-      return;
-    }
-    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) {
-      sendJson(res, 415, errorBody('Validation', 'Send the input as application/json.'));
-      return;
-    }
-    let input: unknown;
-    try {
-      const text = await readBody(req);
-      input = text.trim() === '' ? {} : JSON.parse(text);
-    } catch {
-      sendJson(res, 400, errorBody('Validation', 'The request body is not valid JSON (or is over 1 MB).'));
-      return;
-    }
-    const { id, session, issued } = sessionFor(req);
-    const ctx: CallContext = { session };
-    if (m[1] === 'stream') {
-      // Server-sent events over a POST (EventSource cannot send the token header). A reconnecting
-      // view sends its last event id in `Last-Event-ID` (or the input's last_event_id).
-      const lastId = req.headers['last-event-id'];
-      if (typeof lastId === 'string' && /^\d{1,20}$/.test(lastId) && input && typeof input === 'object') (input as Record<string, unknown>).last_event_id = lastId;
-      const opened = openStream(streams, ctx, m[2], input);
-      if (!opened.ok) {
-        sendJson(res, STATUS_OF[opened.error.code] ?? 500, { ok: false, error: opened.error }, issued ? { [SESSION_HEADER]: id } : {});
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no', ...(issued ? { [SESSION_HEADER]: id } : {}) });
-      res.write(': stream open\n\n');
-      const it = opened.events[Symbol.asyncIterator]();
-      let closed = false;
-      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
-      res.on('close', () => {
-        closed = true;
-        clearInterval(heartbeat);
-        void it.return?.();
-      });
-      try {
-        for (;;) {
-          const next = await it.next();
-          if (next.done || closed) break;
-          const e = next.value;
-          res.write(`${e.ephemeral ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e)}\n\n`);
-        }
-        if (!closed) res.end('event: end\ndata: {}\n\n');
-      } catch (e) {
-        if (!closed) res.end(`event: error\ndata: ${JSON.stringify(errorBody('Internal', 'The event stream failed; reconnect to resume from the last event.').error)}\n\n`);
-        log(`stream error: ${e instanceof Error ? e.name : typeof e}`);
-      } finally {
-        clearInterval(heartbeat);
-      }
-      return;
-    }
-    const result = await dispatch(handlers, ctx, m[2], input, log);
-    const status = result.ok ? 200 : (STATUS_OF[result.error.code] ?? 500);
-    sendJson(res, status, result, issued ? { [SESSION_HEADER]: id } : {});
+  // index.html with the token, read asynchronously and cached until the file changes.
+  let indexCache: { mtimeMs: number; html: string } | null = null;
+  async function indexHtml(): Promise<string> {
+    const st = await stat(indexPath);
+    if (!indexCache || indexCache.mtimeMs !== st.mtimeMs) indexCache = { mtimeMs: st.mtimeMs, html: injectToken(await readFile(indexPath, 'utf8'), token) };
+    return indexCache.html;
   }
 
-  function handleStatic(req: IncomingMessage, res: ServerResponse, path: string): void {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
-      return;
-    }
-    let rel: string;
-    try {
-      rel = path === '/' ? 'index.html' : decodeURIComponent(path.slice(1));
-    } catch {
-      res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end('Bad request: malformed URL encoding');
-      return;
-    }
-    const file = resolve(rendererDir, rel);
-    if (!file.startsWith(rendererDir + sep) || !existsSync(file) || !statSync(file).isFile()) {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found');
-      return;
-    }
-    const type = TYPES[extname(file)] ?? 'application/octet-stream';
-    if (file === indexPath) {
-      const html = injectToken(readFileSync(indexPath, 'utf8'), token);
-      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', 'content-security-policy': CSP });
-      res.end(req.method === 'HEAD' ? undefined : html);
-      return;
-    }
-    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-cache' });
-    res.end(req.method === 'HEAD' ? undefined : readFileSync(file));
-  }
+  const app = new Hono<HostEnv>();
 
-  const server = createServer((req, res) => {
-    securityHeaders(res);
-    // DNS-rebinding guard: only our own host names on our port.
-    if (!allowedHosts().has(req.headers.host ?? '')) {
-      sendJson(res, 421, errorBody('Forbidden', 'This host only answers requests addressed to 127.0.0.1 or localhost.'));
-      return;
-    }
-    let path: string;
-    try {
-      path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    if (path.startsWith('/api/')) {
-      handleApi(req, res, path).catch(() => sendJson(res, 500, errorBody('Internal', 'An internal error occurred.')));
-      return;
-    }
-    try {
-      handleStatic(req, res, path);
-    } catch {
-      // Never let one request take the host down (and every run in flight with it).
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end('Internal error');
-    }
+  // Security headers on every answer (also the refusals below, which end the chain early).
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'no-referrer');
+    c.header('x-frame-options', 'DENY');
+    c.header('cross-origin-opener-policy', 'same-origin');
+    c.header('cross-origin-resource-policy', 'same-origin');
   });
 
+  app.use('*', async (c, next) => {
+    // DNS-rebinding guard: only our own host names on our port.
+    if (!allowedHosts().has(c.req.header('host') ?? '')) {
+      return json(c, 421, errorBody('Forbidden', 'This host only answers requests addressed to 127.0.0.1 or localhost.'));
+    }
+    await next();
+  });
+
+  app.use('/api/*', async (c, next) => {
+    if (!sameToken(c.req.header(TOKEN_HEADER), token)) {
+      return json(c, 401, errorBody('Unauthenticated', 'Missing or wrong host token. Reload the page from the address the web host printed.'));
+    }
+    const origin = c.req.header('origin');
+    if (origin !== undefined && !allowedHosts().has(origin.replace(/^http:\/\//, ''))) {
+      return json(c, 403, errorBody('Forbidden', 'Cross-origin requests are refused.'));
+    }
+    const route = /^\/api\/(call|stream)\/([A-Za-z.]{1,60})$/.exec(c.req.path);
+    if (!route || c.req.method !== 'POST') {
+      return json(c, 404, errorBody('NotFound', 'No such API route. Calls are POST /api/call/<operation>, streams POST /api/stream/<stream>.'));
+    }
+    if (!(c.req.header('content-type') ?? '').startsWith('application/json')) {
+      return json(c, 415, errorBody('Validation', 'Send the input as application/json.'));
+    }
+    await next();
+  });
+
+  // Body size: refused with 413 as soon as it is known to be over (content-length, or the
+  // running count of a chunked body). The rest of an oversized body is read and discarded rather
+  // than left unread, so the client receives the 413 instead of a reset connection.
+  app.use('/api/*', async (c, next) => {
+    const declared = c.req.header('content-length');
+    if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) return tooLarge(c);
+    const text = await readLimited(c.env.incoming, MAX_BODY_BYTES);
+    if (text === null) return tooLarge(c);
+    c.set('body', text);
+    await next();
+  });
+
+  /** The JSON input, or a 400 reply. */
+  function readInput(c: Context<HostEnv>): { input: unknown } | { reply: Response } {
+    try {
+      const text = c.get('body');
+      return { input: text.trim() === '' ? {} : (JSON.parse(text) as unknown) };
+    } catch {
+      return { reply: json(c, 400, errorBody('Validation', 'The request body is not valid JSON.')) };
+    }
+  }
+
+  app.post('/api/call/:op', async (c) => {
+    const read = readInput(c);
+    if ('reply' in read) return read.reply;
+    const { id, session, issued } = sessionFor(c);
+    const ctx: CallContext = { session };
+    const result = await dispatch(handlers, ctx, c.req.param('op'), read.input, log);
+    const status = result.ok ? 200 : (STATUS_OF[result.error.code] ?? 500);
+    return json(c, status, result, issued ? { [SESSION_HEADER]: id } : {});
+  });
+
+  app.post('/api/stream/:stream', async (c) => {
+    const read = readInput(c);
+    if ('reply' in read) return read.reply;
+    const input = read.input;
+    const { id, session, issued } = sessionFor(c);
+    const ctx: CallContext = { session };
+    // Server-sent events over a POST (EventSource cannot send the token header). A reconnecting
+    // view sends its last event id in `Last-Event-ID` (or the input's last_event_id).
+    const lastId = c.req.header('last-event-id');
+    if (typeof lastId === 'string' && /^\d{1,20}$/.test(lastId) && input && typeof input === 'object') (input as Record<string, unknown>).last_event_id = lastId;
+    const opened = openStream(streams, ctx, c.req.param('stream'), input);
+    if (!opened.ok) return json(c, STATUS_OF[opened.error.code] ?? 500, { ok: false, error: opened.error }, issued ? { [SESSION_HEADER]: id } : {});
+    if (issued) c.header(SESSION_HEADER, id);
+    c.header('x-accel-buffering', 'no');
+    const response = streamSSE(
+      c,
+      async (stream) => {
+        const it = opened.events[Symbol.asyncIterator]();
+        let closed = false;
+        const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n').catch(() => {}), SSE_HEARTBEAT_MS);
+        stream.onAbort(() => {
+          closed = true;
+          clearInterval(heartbeat);
+          void it.return?.();
+        });
+        try {
+          await stream.write(': stream open\n\n');
+          for (;;) {
+            const next = await it.next();
+            if (next.done || closed) break;
+            const e = next.value;
+            await stream.write(`${e.ephemeral ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e)}\n\n`);
+          }
+          if (!closed) await stream.write('event: end\ndata: {}\n\n');
+        } catch (e) {
+          if (!closed) await stream.write(`event: error\ndata: ${JSON.stringify(errorBody('Internal', 'The event stream failed; reconnect to resume from the last event.').error)}\n\n`).catch(() => {});
+          log(`stream error: ${e instanceof Error ? e.name : typeof e}`);
+        } finally {
+          clearInterval(heartbeat);
+        }
+      },
+    );
+    response.headers.set('cache-control', 'no-store');
+    return response;
+  });
+
+  // Static files: index.html (token injected, CSP, no-store) and the built assets, streamed
+  // from disk (never read synchronously). Anything else is 404; a non-GET is 405.
+  const serveIndex = async (c: Context<HostEnv>): Promise<Response> => c.newResponse(c.req.method === 'HEAD' ? null : await indexHtml(), 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': CSP });
+  app.on(['GET', 'HEAD'], '/', serveIndex);
+  app.on(['GET', 'HEAD'], '/index.html', serveIndex);
+  app.on(['GET', 'HEAD'], '*', async (c, next) => {
+    try {
+      decodeURIComponent(c.req.path);
+    } catch {
+      return c.text('Bad request: malformed URL encoding', 400);
+    }
+    await next();
+    if (c.res.status === 200) c.header('cache-control', 'no-cache');
+  });
+  app.on(['GET', 'HEAD'], '*', serveStatic({ root: rendererDir }));
+  // A renderer build without an icon: answer the browser's automatic request without an error.
+  app.on(['GET', 'HEAD'], '/favicon.ico', (c) => c.body(null, 204));
+  app.on(['GET', 'HEAD'], '*', (c) => c.text('Not found', 404));
+  app.all('*', (c) => c.body(null, 405, { allow: 'GET, HEAD' }));
+
+  // Never let one request take the host down (and every run in flight with it).
+  app.onError((e, c) => {
+    log(`request error: ${e.name}`);
+    return c.req.path.startsWith('/api/') ? json(c, 500, errorBody('Internal', 'An internal error occurred.')) : c.text('Internal error', 500);
+  });
+  return app;
+}
+
+/**
+ * Start the web host on 127.0.0.1 (Hono on @hono/node-server). Resolves once it listens.
+ * @throws when the renderer has not been built (run `npm run build`).
+ */
+export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
+  const rendererDir = resolve(opts.rendererDir ?? 'out/renderer');
+  const indexPath = join(rendererDir, 'index.html');
+  if (!existsSync(indexPath)) throw new Error(`The renderer is not built (${indexPath} is missing). Run \`npm run build\` first.`);
+  const token = opts.token ?? randomBytes(32).toString('base64url');
+  let port = opts.port ?? DEFAULT_PORT;
+  const app = createApp({ ...opts, rendererDir, token, currentPort: () => port });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: '127.0.0.1' }) as Server;
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
     server.listen(port, '127.0.0.1', () => {

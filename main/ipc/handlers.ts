@@ -11,11 +11,13 @@ import { AppError, NotFound, RateLimited, toErrorPayload } from '../../models/er
 import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
 import { findOrganization, findUserById, listAllUsers } from '../data/identity';
+import { isVerbName } from '../../models/verbs';
 import { VERBS, callVerb, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
 import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
 import { readAssistantSettings, updateAssistantSettings } from '../kinetix/settings';
+import { narrowProposal, submitForm } from './forms';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {
@@ -127,7 +129,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     },
     'verb.call': (ctx, { verb, input, idempotency_key }) => {
       if (!ctx.session.userId) throw unauthenticated();
-      if (!VERBS.has(verb)) throw new NotFound(`Verb "${verb}"`);
+      if (!isVerbName(verb)) throw new NotFound(`Verb "${verb}"`);
       return callVerb({ db: deps.db, userId: ctx.session.userId }, VERBS, verb, input ?? {}, idempotency_key ? { idempotencyKey: idempotency_key } : {});
     },
     'assistant.start': (ctx, { message, conversation_id, page }) => {
@@ -151,6 +153,8 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'proposals.list': (ctx, { status, limit }) => harness(deps).listProposals(signedInUser(ctx), { ...(status ? { status } : {}), limit }),
     'proposals.approve': (ctx, { changeset_id, content_hash }) => harness(deps).approveProposal(signedInUser(ctx), changeset_id, content_hash),
     'proposals.decline': (ctx, { changeset_id }) => harness(deps).declineProposal(signedInUser(ctx), changeset_id),
+    'proposals.narrow': (ctx, input) => narrowProposal(deps.db, signedInUser(ctx), input, new Date(now())),
+    'forms.submit': (ctx, input) => submitForm(deps.db, signedInUser(ctx), input, new Date(now())),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
     'settings.updateAssistant': (ctx, input) => {
       const patch: { api_key?: string | null; disabled_tools?: string[] } = {};

@@ -91,7 +91,7 @@ describe('a plain turn', () => {
   });
 
   it('replays the last events after a last event id, and fills gaps a full buffer left', async () => {
-    server.push({ text: 'x'.repeat(600), chunk: 1 });
+    server.push({ text: 'x '.repeat(700), chunk: 1 });
     const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
     const { runId } = kx.startRun({ userId: physioId, message: 'long answer please' });
     // A live subscriber that never reads until the end: its 256-event buffer overflows.

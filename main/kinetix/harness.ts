@@ -35,10 +35,11 @@ import { CLEARANCE_SETTING_KEY, parseClearance, withholdRestricted } from './cla
 import { BudgetExceeded, KinetixNotConfigured, ProviderError, UnknownTool } from './errors';
 import type { KinetixLimits } from './limits';
 import { BUDGET_STOP_MESSAGE, checkBudget, ConcurrencyLimiter, DEFAULT_LIMITS, RunRateLimiter } from './limits';
-import { maskSecrets, scrubText } from './mask';
+import { maskSecrets, redactText, scrubText, TextRedactor } from './mask';
 import { costOf, PRICE_SOURCE, PRICE_VERSION, type TokenCounts } from './pricing';
 import { buildDigest, dataEnvelope, DECLINED_MESSAGE, HARD_RULES, identityBlock, replayHistory, type ChatTurn, type DigestEntry, MAX_HISTORY_MESSAGES } from './prompt';
-import type { ModelBlock, ModelMessage, ModelProvider, ModelResponse } from './provider';
+import type { ModelBlock, ModelMessage, ModelProvider, ModelResponse, ToolInputIssue } from './provider';
+import { boundsMessage, digestInput, measureInput } from './bounds';
 import { AnthropicProvider } from './provider';
 import type { LogFn, ToolRegistry } from './registry';
 import type { Scheduler } from './scheduler';
@@ -135,7 +136,21 @@ interface ActiveRun {
   span: Span;
   /** True once untrusted content entered the run: high-privilege tools are gone from `tools`. */
   gated: boolean;
+  /** Every tool_use id the model sent in this run (a repeated id is refused). */
+  toolUseIds: Set<string>;
 }
+
+/** Tool calls dispatched per model response (issue 9 §4); the 12-iteration limit does not bound them. */
+export const MAX_TOOL_CALLS_PER_RESPONSE = 16;
+
+/** Stop reasons after which the response is complete and usable as is. */
+const NORMAL_STOP_REASONS: ReadonlySet<string> = new Set(['end_turn', 'tool_use', 'stop_sequence']);
+
+/** Said to the user after a text answer that reached the output limit (`max_tokens`); stored with the answer, so the model sees it on replay. */
+export const TRUNCATED_NOTICE = '[This answer was cut off: it reached the output limit. Ask me to continue, or narrow the question.]';
+
+/** The outcome of a response the model ended with `refusal`. */
+export const REFUSAL_MESSAGE = 'The model declined to answer this request (stop reason: refusal). Nothing was changed. Rephrase the request or ask something else.';
 
 /**
  * Spans mirror runs, model calls and tool calls with ids, names, statuses and token counts only:
@@ -201,9 +216,14 @@ export class Kinetix {
    */
   startRun(input: StartRunInput): { runId: string; conversationId: string } {
     const user = this.caller(input.userId);
-    const message = (input.message ?? '').trim();
-    if (!message) throw new ValidationError('Type a message for Kinetix.', [{ path: 'message', message: 'required' }]);
-    if (message.length > MAX_MESSAGE_CHARS) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    const raw = typeof input.message === 'string' ? input.message : '';
+    // Size first, before anything reads the text.
+    if (raw.length > MAX_MESSAGE_CHARS * 2) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    const trimmed = raw.trim();
+    if (!trimmed) throw new ValidationError('Type a message for Kinetix.', [{ path: 'message', message: 'required' }]);
+    if (trimmed.length > MAX_MESSAGE_CHARS) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    // One redactor for every sink (issue 9 §5): the prompt is stored, titled, traced and sent with credentials masked.
+    const message = redactText(trimmed);
     const page = input.page ? String(input.page).slice(0, 300) : null;
     let conversation: K.ConversationRow | null = null;
     if (input.conversationId) {
@@ -258,7 +278,7 @@ export class Kinetix {
         messages: [...history.map((h) => ({ role: h.role, content: h.content })), { role: 'user', content: message }],
         release, done, resolveDone, partial: null,
         span: tracer.startSpan('kinetix.run', { attributes: { 'kinetix.run_id': runId, 'kinetix.conversation_id': conversationId, 'kinetix.org_id': user.org_id, 'kinetix.user_id': user.id, 'gen_ai.request.model': org.assistant_model, 'kinetix.tools_offered': snapshot.length } }),
-        gated: gate !== null,
+        gated: gate !== null, toolUseIds: new Set(),
       };
       this.active.set(runId, run);
       started = true;
@@ -474,12 +494,34 @@ export class Kinetix {
         const resp = await this.callModel(run, i, u);
         run.iterations = i + 1;
         const text = resp.content.filter((b): b is { type: 'text'; text: string } => b.type === 'text').map((b) => b.text).join('');
-        const toolUses = resp.content.filter((b): b is Extract<ModelBlock, { type: 'tool_use' }> => b.type === 'tool_use');
-        if (toolUses.length === 0) return this.finishWithMessage(run, text, 'completed');
+        const toolUses: { tu: Extract<ModelBlock, { type: 'tool_use' }>; issue?: ToolInputIssue }[] = [];
+        resp.content.forEach((b, idx) => {
+          if (b.type === 'tool_use') toolUses.push({ tu: b, ...(resp.inputIssues?.[idx] ? { issue: resp.inputIssues[idx] } : {}) });
+        });
+        const stop = resp.stopReason;
+        // Stop reasons (issue 9 §4): only a normal stop, or max_tokens with usable parts, goes on.
+        if (stop === 'refusal') {
+          this.trace(run, 'limit', { limit: 'stop_reason', stopReason: stop, unrunToolCalls: toolUses.map((x) => x.tu.name) });
+          return this.finishWithMessage(run, text, 'failed', { code: 'Internal', message: REFUSAL_MESSAGE, runCode: 'Refusal' });
+        }
+        if (stop !== 'max_tokens' && (stop === null || !NORMAL_STOP_REASONS.has(stop))) {
+          const what = stop === 'pause_turn'
+            ? 'The model paused its turn (stop reason: pause_turn) before finishing, so this request ended here. Ask again to continue.'
+            : `The model ended its reply with an unexpected stop reason (${stop === null ? 'none' : JSON.stringify(stop.slice(0, 40))}), so this request ended here and nothing more ran. Ask again.`;
+          this.trace(run, 'limit', { limit: 'stop_reason', stopReason: stop?.slice(0, 40) ?? null, unrunToolCalls: toolUses.map((x) => x.tu.name) });
+          return this.finishWithMessage(run, text, 'failed', { code: 'Internal', message: what, runCode: stop === 'pause_turn' ? 'PauseTurn' : 'UnknownStopReason' });
+        }
+        if (toolUses.length === 0) {
+          if (stop === 'max_tokens') {
+            this.trace(run, 'limit', { limit: 'stop_reason', stopReason: stop, truncated: true });
+            return this.finishTruncated(run, text);
+          }
+          return this.finishWithMessage(run, text, 'completed');
+        }
         if (i + 1 >= this.limits.maxIterations) {
           // The last allowed call still asks for tools: stop before running them (their results could never be used).
           const msg = `I stopped after ${this.limits.maxIterations} steps without finishing. Tell me which part to continue with, or narrow the request.`;
-          this.trace(run, 'limit', { limit: 'iterations', max: this.limits.maxIterations, unrunToolCalls: toolUses.map((x) => x.name) });
+          this.trace(run, 'limit', { limit: 'iterations', max: this.limits.maxIterations, unrunToolCalls: toolUses.map((x) => x.tu.name) });
           return this.finishWithMessage(run, text ? `${text}\n\n${msg}` : msg, 'failed', { code: 'Internal', message: msg, runCode: 'IterationLimit' });
         }
 
@@ -489,11 +531,27 @@ export class Kinetix {
           return this.finishWithMessage(run, text ? `${text}\n\n${BUDGET_STOP_MESSAGE}` : BUDGET_STOP_MESSAGE, 'failed', { code: 'BudgetExceeded', message: BUDGET_STOP_MESSAGE });
         }
 
-        run.messages.push({ role: 'assistant', content: resp.content.filter((b) => b.type !== 'text' || b.text.trim() !== '') });
+        // A repeated tool_use id is renamed in what is sent back (ids must be unique), then refused.
+        const seenHere = new Set<string>();
+        const calls = toolUses.map(({ tu, issue }, n) => {
+          const duplicate = run.toolUseIds.has(tu.id) || seenHere.has(tu.id);
+          seenHere.add(tu.id);
+          const sent = duplicate ? { ...tu, id: `dup${n}_${uuidv7().replace(/-/g, '')}` } : tu;
+          const refusal: AppError | undefined = duplicate
+            ? new ValidationError(`The tool call id ${JSON.stringify(tu.id.slice(0, 80))} was already used in this conversation turn; this call was refused and nothing ran. Use a new id for every tool call.`)
+            : n >= MAX_TOOL_CALLS_PER_RESPONSE
+              ? new ValidationError(`At most ${MAX_TOOL_CALLS_PER_RESPONSE} tool calls are run per reply; this one (number ${n + 1}) was refused and nothing ran. Ask for fewer at a time.`)
+              : undefined;
+          return { tu: sent, original: tu, issue, refusal };
+        });
+        for (const c of calls) run.toolUseIds.add(c.original.id);
+        if (toolUses.length > MAX_TOOL_CALLS_PER_RESPONSE) this.trace(run, 'limit', { limit: 'tool_calls_per_response', max: MAX_TOOL_CALLS_PER_RESPONSE, sent: toolUses.length });
+        const byBlock = new Map(calls.map((c) => [c.original, c.tu]));
+        run.messages.push({ role: 'assistant', content: resp.content.filter((b) => b.type !== 'text' || b.text.trim() !== '').map((b) => (b.type === 'tool_use' ? (byBlock.get(b) ?? b) : b)) });
         const results: ModelBlock[] = [];
-        for (const tu of toolUses) {
+        for (const c of calls) {
           if (run.abort.signal.aborted) break;
-          results.push(await this.runToolCall(run, tu, i));
+          results.push(await this.runToolCall(run, c.tu, i, { issue: c.issue, refusal: c.refusal, truncated: stop === 'max_tokens' }));
         }
         if (run.abort.signal.aborted) return this.finishCancelled(run);
         run.messages.push({ role: 'user', content: results });
@@ -523,6 +581,17 @@ export class Kinetix {
     const span = tracer.startSpan('kinetix.model_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.request_index': requestIndex, 'gen_ai.system': run.provider.id, 'gen_ai.request.model': run.model } }, otel.setSpan(otelContext.active(), run.span));
     this.emit(run, { type: EventType.STEP_STARTED, stepName });
     const msgIds = new Map<number, string>();
+    const redactors = new Map<number, TextRedactor>();
+    const ended = new Set<number>();
+    // Exactly one TEXT_MESSAGE_END per message, also when the response is cut off or fails.
+    const endText = (index: number) => {
+      const id = msgIds.get(index);
+      if (!id || ended.has(index)) return;
+      ended.add(index);
+      const rest = redactors.get(index)?.flush() ?? '';
+      if (rest) this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta: rest });
+      this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
+    };
     run.partial = null;
     try {
       const resp = await run.provider.stream(
@@ -537,20 +606,23 @@ export class Kinetix {
           onTextStart: (index) => {
             const id = uuidv7();
             msgIds.set(index, id);
+            redactors.set(index, new TextRedactor());
             this.emit(run, { type: EventType.TEXT_MESSAGE_START, messageId: id, role: 'assistant' });
           },
           onTextDelta: (index, delta) => {
             const id = msgIds.get(index);
-            if (id && delta) this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta });
+            // Model text is redacted as it streams: what is shown is final up to the last complete word.
+            const safe = id && delta ? (redactors.get(index)?.push(delta) ?? '') : '';
+            if (id && safe) this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta: safe });
           },
-          onTextEnd: (index) => {
-            const id = msgIds.get(index);
-            if (id) this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
-          },
+          onTextEnd: endText,
         },
         ac.signal,
       );
       run.partial = null;
+      for (const index of msgIds.keys()) endText(index);
+      // Stored, replayed and answered text is the redacted text (the same as was streamed).
+      resp.content = resp.content.map((b) => (b.type === 'text' ? { ...b, text: redactText(b.text) } : b));
       span.setAttributes({ 'gen_ai.response.model': resp.model, 'gen_ai.usage.input_tokens': resp.usage.inputTokens, 'gen_ai.usage.output_tokens': resp.usage.outputTokens, 'kinetix.stop_reason': resp.stopReason ?? '' });
       this.recordUsage(run, requestIndex, resp.id, resp.model, resp.usage, false);
       this.trace(run, 'model_step', {
@@ -564,7 +636,7 @@ export class Kinetix {
       const p = run.partial as ActiveRun['partial'];
       if (p) this.recordUsage(run, p.requestIndex, p.id, p.model, p.usage, true);
       run.partial = null;
-      for (const id of msgIds.values()) this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
+      for (const index of msgIds.keys()) endText(index);
       this.trace(run, 'model_step', { requestIndex, failed: true, error: e instanceof AppError ? e.message : 'provider error', partialUsage: p?.usage ?? null });
       span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof AppError ? e.code : 'provider error' });
       throw e instanceof AppError ? e : new ProviderError('The model provider call failed.');
@@ -613,12 +685,18 @@ export class Kinetix {
   }
 
   /** One tool call under its own span (ids, names, status; the arguments only when content capture is on, masked). */
-  private async runToolCall(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number): Promise<ModelBlock> {
+  private async runToolCall(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number, pre: PreCheck = {}): Promise<ModelBlock> {
     const callId = uuidv7();
     const span = tracer.startSpan('kinetix.tool_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.tool_call_id': callId, 'kinetix.tool': tu.name.slice(0, 100), 'kinetix.iteration': iteration } }, otel.setSpan(otelContext.active(), run.span));
-    if (telemetryCapturesContent(this.env)) span.setAttribute('kinetix.tool.args', JSON.stringify(maskSecrets(tu.input ?? {})).slice(0, 4000));
+    // Bounds first (issue 9 §3): nothing below hashes, stores, masks or validates an input over them.
+    let issue = pre.issue;
+    if (!issue) {
+      const m = measureInput(tu.input ?? {});
+      if (!m.ok) issue = { issue: m.reason ?? 'size', bytes: m.bytes, depth: m.depth, sha256: digestInput(tu.input) };
+    }
+    if (!issue && telemetryCapturesContent(this.env)) span.setAttribute('kinetix.tool.args', JSON.stringify(maskSecrets(tu.input ?? {})).slice(0, 4000));
     try {
-      const out = await this.runToolCallInner(run, tu, iteration, callId);
+      const out = issue ? this.refuseInput(run, tu, iteration, callId, issue, pre.truncated === true) : await this.runToolCallInner(run, tu, iteration, callId, pre.refusal);
       const row = K.getToolCall(this.db, callId);
       span.setAttribute('kinetix.status', row?.status ?? 'unknown');
       if (row?.changeset_id) span.setAttribute('kinetix.changeset_id', row.changeset_id);
@@ -629,7 +707,37 @@ export class Kinetix {
     }
   }
 
-  private async runToolCallInner(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number, callId: string): Promise<ModelBlock> {
+  /**
+   * A tool call whose input is over the bounds or incomplete: the audit row records the attempt
+   * with the input's digest, size and depth only (never its content), the model gets a clear
+   * message, nothing runs.
+   */
+  private refuseInput(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number, callId: string, issue: ToolInputIssue, truncated: boolean): ModelBlock {
+    const nowIso = new Date(this.scheduler.now()).toISOString();
+    const name = tu.name.slice(0, 100);
+    const tool = run.tools.get(tu.name);
+    const summary = { refused_input: issue.issue, bytes: issue.bytes, depth: issue.depth, sha256: issue.sha256 };
+    const message = issue.issue === 'incomplete'
+      ? `Your reply was cut off${truncated ? ' at the output limit (max_tokens)' : ''} before the input of ${name} was complete; the call was not run. Send it again with a shorter input.`
+      : boundsMessage(name, { ok: false, bytes: issue.bytes, depth: issue.depth, reason: issue.issue });
+    const payload = toErrorPayload(new ValidationError(message, [{ path: '(input)', message: issue.issue === 'incomplete' ? 'incomplete' : `too ${issue.issue === 'depth' ? 'deep' : 'large'}` }]));
+    this.emit(run, { type: EventType.TOOL_CALL_START, toolCallId: callId, toolCallName: name });
+    this.emit(run, { type: EventType.TOOL_CALL_ARGS, toolCallId: callId, delta: JSON.stringify(summary) });
+    this.emit(run, { type: EventType.TOOL_CALL_END, toolCallId: callId });
+    K.insertToolCall(this.db, {
+      id: callId, run_id: run.id, conversation_id: run.conversationId, org_id: run.orgId, user_id: run.userId, model_tool_use_id: tu.id.slice(0, 200), iteration,
+      tool_name: name, title: tool?.title ?? name, risk: tool?.risk ?? null, args_json: JSON.stringify(summary), args_hash: `sha256:${issue.sha256}`,
+      requires_confirm: tool?.kind === 'write' ? 1 : 0, status: 'failed', proposal_json: null, changeset_id: null, result_json: null, error_json: JSON.stringify(payload),
+      approver_user_id: null, decided_at: null, created_at: nowIso, updated_at: nowIso,
+    });
+    this.trace(run, 'decision', { toolCallId: callId, tool: name, decision: issue.issue === 'incomplete' ? 'incomplete_input' : 'input_out_of_bounds', ...summary });
+    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.toolCall, value: { toolCallId: callId, tool: name, title: tool?.title ?? name, risk: tool?.risk ?? null, status: 'failed', error: payload } });
+    const content = JSON.stringify({ error: payload });
+    this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content, role: 'tool' });
+    return { type: 'tool_result', tool_use_id: tu.id, content, is_error: true };
+  }
+
+  private async runToolCallInner(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number, callId: string, refusal?: AppError): Promise<ModelBlock> {
     const masked = maskSecrets(tu.input);
     const argsHash = this.argsHash(tu.name, tu.input);
     const tool = run.tools.get(tu.name);
@@ -662,6 +770,7 @@ export class Kinetix {
     };
 
     status('proposed');
+    if (refusal) return fail(refusal, 'refused_call');
     if (!tool) return fail(new UnknownTool(tu.name), 'unknown_tool');
     const parsed = tool.input.safeParse(tu.input ?? {});
     if (!parsed.success) {
@@ -926,7 +1035,7 @@ export class Kinetix {
   // ---------------------------------------------------------------------------------------
   // Endings, events, traces
 
-  private finishWithMessage(run: ActiveRun, text: string, status: K.RunStatus, error?: ErrorPayload & { runCode?: string }): void {
+  private finishWithMessage(run: ActiveRun, text: string, status: K.RunStatus, error?: ErrorPayload & { runCode?: string }, extra?: Record<string, unknown>): void {
     if (text.trim()) K.insertMessage(this.db, { id: uuidv7(), conversation_id: run.conversationId, run_id: run.id, org_id: run.orgId, role: 'assistant', content: text, created_at: new Date(this.scheduler.now()).toISOString() });
     if (error) {
       // The stop message is said to the user as an assistant message, then the run ends with an error.
@@ -935,7 +1044,16 @@ export class Kinetix {
       this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta: error.message });
       this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
     }
-    this.finish(run, status, text, error);
+    this.finish(run, status, text, error, extra);
+  }
+
+  /** A text answer that reached `max_tokens`: kept, marked as cut off to the user, stored with the notice. */
+  private finishTruncated(run: ActiveRun, text: string): void {
+    const id = uuidv7();
+    this.emit(run, { type: EventType.TEXT_MESSAGE_START, messageId: id, role: 'assistant' });
+    this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta: TRUNCATED_NOTICE });
+    this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
+    this.finishWithMessage(run, text.trim() ? `${text}\n\n${TRUNCATED_NOTICE}` : TRUNCATED_NOTICE, 'completed', undefined, { truncated: true, stopReason: 'max_tokens' });
   }
 
   private finishCancelled(run: ActiveRun): void {
@@ -943,7 +1061,7 @@ export class Kinetix {
     this.finish(run, 'cancelled', '', { code: 'Internal', message: reason, runCode: run.cancelReason === 'confirm_timeout' ? 'ConfirmTimeout' : 'Stopped' });
   }
 
-  private finish(run: ActiveRun, status: K.RunStatus, text: string, error?: ErrorPayload & { runCode?: string }): void {
+  private finish(run: ActiveRun, status: K.RunStatus, text: string, error?: ErrorPayload & { runCode?: string }, extra?: Record<string, unknown>): void {
     if (!this.active.has(run.id)) return;
     const nowIso = new Date(this.scheduler.now()).toISOString();
     try {
@@ -956,7 +1074,7 @@ export class Kinetix {
       this.log('kinetix: could not record the end of a run', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
     }
     this.trace(run, 'finish', { status, iterations: run.iterations, costUsd: run.costUsd, error: error ?? null });
-    if (status === 'completed') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'success' }, result: { text } });
+    if (status === 'completed') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'success' }, result: { text, ...extra } });
     else if (status === 'cancelled') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'cancelled' }, result: { reason: error?.message ?? null } });
     else this.emit(run, { type: EventType.RUN_ERROR, message: error?.message ?? 'The request failed.', code: error?.runCode ?? error?.code ?? 'Internal' });
     run.span.setAttributes({ 'kinetix.status': status, 'kinetix.iterations': run.iterations, 'kinetix.cost_usd': run.costUsd });
@@ -970,7 +1088,8 @@ export class Kinetix {
 
   private emit(run: ActiveRun, event: AGUIEvent): void {
     const seq = ++run.seq;
-    const stamped = { ...event, timestamp: this.scheduler.now() } as AGUIEvent;
+    // Every persisted and published event passes the one redactor (secret-named fields and credential-shaped text).
+    const stamped = maskSecrets({ ...event, timestamp: this.scheduler.now() }) as AGUIEvent;
     try {
       K.insertRunEvent(this.db, { run_id: run.id, seq, type: event.type, event_json: JSON.stringify(stamped), created_at: new Date(this.scheduler.now()).toISOString() });
     } catch (e) {
@@ -1056,6 +1175,16 @@ export class Kinetix {
       });
     }
   }
+}
+
+/** What the loop decided about a tool call before it is dispatched. */
+interface PreCheck {
+  /** The provider found the input unusable (oversized, over-deep, cut off). */
+  issue?: ToolInputIssue;
+  /** Refused outright (repeated id, over the per-response cap); recorded, not run. */
+  refusal?: AppError;
+  /** The response stopped at max_tokens. */
+  truncated?: boolean;
 }
 
 function pidAlive(pid: number): boolean {

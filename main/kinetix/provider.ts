@@ -7,6 +7,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Classification } from './classification';
 import { ProviderError } from './errors';
+import { digestText, measureJsonText, type InputMeasure } from './bounds';
 import { scrubText } from './mask';
 import type { TokenCounts } from './pricing';
 import type { JsonSchemaObject } from './tool';
@@ -40,13 +41,28 @@ export interface ModelRequest {
   maxTokens: number;
 }
 
+/**
+ * Why a tool_use block's input was not usable as sent: `incomplete` (its JSON was cut off, e.g.
+ * at `max_tokens`, or does not parse), `size` / `depth` (over the bounds of bounds.ts; the JSON
+ * was never parsed). `sha256` is the digest of the raw JSON text; the text itself is dropped.
+ */
+export interface ToolInputIssue {
+  issue: 'incomplete' | 'size' | 'depth';
+  bytes: number;
+  depth: number;
+  sha256: string;
+}
+
 /** One finished model response. `model` is the name the provider reported for this response. */
 export interface ModelResponse {
   id: string | null;
   model: string;
+  /** Text and tool_use blocks; a tool_use with an entry in `inputIssues` carries `input: {}`. */
   content: Extract<ModelBlock, { type: 'text' | 'tool_use' }>[];
   stopReason: string | null;
   usage: TokenCounts;
+  /** Tool inputs that cannot be used, by position in `content`. */
+  inputIssues?: Record<number, ToolInputIssue>;
 }
 
 /** Streaming callbacks, in the order the provider produces them. */
@@ -115,7 +131,7 @@ export class AnthropicProvider implements ModelProvider {
     let model = req.model;
     let stopReason: string | null = null;
     let stopped = false;
-    const blocks = new Map<number, { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; json: string }>();
+    const blocks = new Map<number, { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; json: string; startJson: string }>();
     try {
       const stream = await this.client.messages.create(
         {
@@ -148,7 +164,9 @@ export class AnthropicProvider implements ModelProvider {
               h.onTextStart?.(ev.index);
               if (b.text) h.onTextDelta?.(ev.index, b.text);
             } else if (b.type === 'tool_use') {
-              blocks.set(ev.index, { type: 'tool_use', id: b.id, name: b.name, json: '' });
+              // Some gateways send the whole input here and no deltas: keep it.
+              const startInput = b.input && typeof b.input === 'object' && Object.keys(b.input).length > 0 ? JSON.stringify(b.input) : '';
+              blocks.set(ev.index, { type: 'tool_use', id: b.id, name: b.name, json: '', startJson: startInput });
             }
             break;
           }
@@ -165,7 +183,7 @@ export class AnthropicProvider implements ModelProvider {
           case 'content_block_stop': {
             const b = blocks.get(ev.index);
             if (b?.type === 'text') h.onTextEnd?.(ev.index);
-            else if (b?.type === 'tool_use') h.onToolUse?.({ index: ev.index, id: b.id, name: b.name, input: parseJsonOr(b.json) });
+            else if (b?.type === 'tool_use') h.onToolUse?.({ index: ev.index, id: b.id, name: b.name, input: readToolInput(b.json || b.startJson).input });
             break;
           }
           case 'message_delta': {
@@ -192,10 +210,17 @@ export class AnthropicProvider implements ModelProvider {
     } catch (e) {
       throw this.wrap(e, signal);
     }
-    const content: ModelResponse['content'] = [...blocks.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([, b]) => (b.type === 'text' ? { type: 'text' as const, text: b.text } : { type: 'tool_use' as const, id: b.id, name: b.name, input: parseJsonOr(b.json) }));
-    return { id, model, content, stopReason, usage };
+    const content: ModelResponse['content'] = [];
+    const inputIssues: Record<number, ToolInputIssue> = {};
+    for (const [, b] of [...blocks.entries()].sort((a, b) => a[0] - b[0])) {
+      if (b.type === 'text') content.push({ type: 'text', text: b.text });
+      else {
+        const r = readToolInput(b.json || b.startJson);
+        if (r.issue) inputIssues[content.length] = r.issue;
+        content.push({ type: 'tool_use', id: b.id, name: b.name, input: r.input });
+      }
+    }
+    return { id, model, content, stopReason, usage, ...(Object.keys(inputIssues).length ? { inputIssues } : {}) };
   }
 
   private wrap(e: unknown, signal: AbortSignal): ProviderError {
@@ -220,11 +245,17 @@ export class AnthropicProvider implements ModelProvider {
   }
 }
 
-function parseJsonOr(s: string): unknown {
-  if (!s.trim()) return {};
+/**
+ * A tool_use block's raw JSON as input: measured before parsing (bounds.ts); oversized, over-deep
+ * or unparseable (cut-off) JSON yields `{}` and an issue carrying only its size, depth and digest.
+ */
+export function readToolInput(raw: string): { input: unknown; issue?: ToolInputIssue } {
+  if (!raw.trim()) return { input: {} };
+  const m: InputMeasure = measureJsonText(raw);
+  if (!m.ok) return { input: {}, issue: { issue: m.reason ?? 'size', bytes: m.bytes, depth: m.depth, sha256: digestText(raw) } };
   try {
-    return JSON.parse(s) as unknown;
+    return { input: JSON.parse(raw) as unknown };
   } catch {
-    return { __unparseable_json: s.slice(0, 2000) };
+    return { input: {}, issue: { issue: 'incomplete', bytes: raw.length, depth: m.depth, sha256: digestText(raw) } };
   }
 }

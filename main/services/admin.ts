@@ -30,11 +30,7 @@ function visibleDevice(vc: VerbContext, id: string): Device {
   return d;
 }
 
-export const listDevices = readVerb({
-  name: 'devices.list',
-  description: 'Registered capture and wearable devices (never their keys).',
-  permission: 'device.manage',
-  input: I.Empty,
+export const listDevices = readVerb('devices.list', {
   run(vc) {
     const self = isSelfScoped(vc.actor) ? scopeAthleteId(vc.actor, undefined) : undefined;
     const rows = listRows<Device>(vc.db, 'device', vc.actor.orgId, { eq: { athlete_id: self }, orderBy: [{ column: 'name' }] });
@@ -42,11 +38,7 @@ export const listDevices = readVerb({
   },
 });
 
-export const registerDevice = writeVerb({
-  name: 'devices.register',
-  description: 'Register a device; its API key is shown once after approval and only its hash is stored.',
-  permission: 'device.manage',
-  input: I.RegisterDevice,
+export const registerDevice = writeVerb('devices.register', {
   plan(vc, i) {
     const athleteId = isSelfScoped(vc.actor) ? scopeAthleteId(vc.actor, i.athlete_id ?? undefined)! : (i.athlete_id ?? null);
     if (athleteId) visibleAthlete(vc, athleteId);
@@ -56,11 +48,7 @@ export const registerDevice = writeVerb({
   },
 });
 
-export const rotateDeviceKey = writeVerb({
-  name: 'devices.rotateKey',
-  description: "Replace a device's API key; the new key is shown once, the old one stops working.",
-  permission: 'device.manage',
-  input: I.RotateDeviceKey,
+export const rotateDeviceKey = writeVerb('devices.rotateKey', {
   plan(vc, i) {
     const d = visibleDevice(vc, i.id);
     const k = newDeviceKey();
@@ -75,22 +63,14 @@ function mayReadReport(vc: VerbContext, kind: Report['kind']): boolean {
   return kind === 'squad_workload' ? hasPermission(vc.actor.role, 'workload.read') : hasPermission(vc.actor.role, 'injury.read') && hasPermission(vc.actor.role, 'rtp.read');
 }
 
-export const listReports = readVerb({
-  name: 'reports.list',
-  description: 'Generated reports your role may read, newest first.',
-  permission: 'report.generate',
-  input: I.ListByAthlete,
+export const listReports = readVerb('reports.list', {
   run(vc, i) {
     const rows = listRows<Report>(vc.db, 'report', vc.actor.orgId, { eq: { athlete_id: i.athlete_id }, limit: i.limit, offset: i.offset });
     return { reports: rows.filter((r) => mayReadReport(vc, r.kind)).map(({ markdown: _m, ...r }) => r) };
   },
 });
 
-export const getReport = readVerb({
-  name: 'reports.get',
-  description: 'One generated report with its Markdown.',
-  permission: 'report.generate',
-  input: I.ById,
+export const getReport = readVerb('reports.get', {
   run(vc, i) {
     const r = getRow<Report>(vc.db, 'report', vc.actor.orgId, i.id);
     if (!r) throw new NotFound('Report');
@@ -147,11 +127,7 @@ function renderReport(vc: VerbContext, kind: Report['kind'], athlete: Athlete | 
   };
 }
 
-export const generateReport = writeVerb({
-  name: 'reports.generate',
-  description: 'Generate a report (athlete summary, RTP status, or squad workload) from stored records and save it.',
-  permission: 'report.generate',
-  input: I.GenerateReport,
+export const generateReport = writeVerb('reports.generate', {
   plan(vc, i) {
     const asOf = i.as_of ?? today(vc);
     if (i.kind === 'squad_workload') {
@@ -170,11 +146,7 @@ export const generateReport = writeVerb({
 });
 
 // ---- Users ----
-export const listUsers = readVerb({
-  name: 'users.list',
-  description: "The organisation's users with roles (never credentials).",
-  permission: 'user.manage',
-  input: I.Empty,
+export const listUsers = readVerb('users.list', {
   run(vc) {
     return { users: listRows<User>(vc.db, 'app_user', vc.actor.orgId, { orderBy: [{ column: 'display_name' }] }).map(({ pin_hash: _p, ...u }) => u) };
   },
@@ -185,11 +157,7 @@ function requireLinkForAthlete(role: Role, linked: string | null | undefined): v
   if (role === 'athlete' && !linked) throw new ValidationError('An athlete account must be linked to an athlete record (linked_athlete_id).', [{ path: 'linked_athlete_id', message: 'required for the athlete role' }]);
 }
 
-export const createUser = writeVerb({
-  name: 'users.create',
-  description: 'Add a user with a role (athlete users must be linked to an athlete).',
-  permission: 'user.manage',
-  input: I.CreateUser,
+export const createUser = writeVerb('users.create', {
   plan(vc, i) {
     requireLinkForAthlete(i.role, i.linked_athlete_id);
     // Emails are unique on the device; the message does not confirm which org holds one.
@@ -199,11 +167,7 @@ export const createUser = writeVerb({
   },
 });
 
-export const updateUser = writeVerb({
-  name: 'users.update',
-  description: "Change a user's name, role, athlete link, budget cap or active flag.",
-  permission: 'user.manage',
-  input: I.UpdateUser,
+export const updateUser = writeVerb('users.update', {
   plan(vc, i) {
     const u = getRow<User>(vc.db, 'app_user', vc.actor.orgId, i.id);
     if (!u) throw new NotFound('User');
@@ -227,11 +191,7 @@ function mayReadTable(vc: VerbContext, table: string): boolean {
   return isTableName(table) && hasPermission(vc.actor.role, TABLES[table].read);
 }
 
-export const listActivityVerb = readVerb({
-  name: 'activity.list',
-  description: 'Who changed what, newest first ("Name via Assistant" rows link to the run).',
-  permission: 'activity.read',
-  input: I.ListActivity,
+export const listActivityVerb = readVerb('activity.list', {
   run(vc, i) {
     notForAthletes(vc);
     // Summaries name clinical facts ("Record left knee injury for …"): show only rows of tables this role may read.
@@ -240,11 +200,7 @@ export const listActivityVerb = readVerb({
   },
 });
 
-export const getChangesetVerb = readVerb({
-  name: 'changesets.get',
-  description: 'One applied changeset: its rows before → after, and whether it was undone.',
-  permission: 'activity.read',
-  input: I.ById,
+export const getChangesetVerb = readVerb('changesets.get', {
   run(vc, i) {
     notForAthletes(vc);
     const c = getChangeset(vc.db, vc.actor.orgId, i.id);
@@ -255,11 +211,7 @@ export const getChangesetVerb = readVerb({
   },
 });
 
-export const undoChangeset = writeVerb({
-  name: 'changesets.undo',
-  description: 'Undo an applied changeset by applying its stored inverse (fails with Conflict if a row changed since).',
-  permission: 'activity.read',
-  input: I.UndoChangeset,
+export const undoChangeset = writeVerb('changesets.undo', {
   plan(vc, i) {
     notForAthletes(vc);
     const c = getChangeset(vc.db, vc.actor.orgId, i.changeset_id);

@@ -24,11 +24,7 @@ export function orgSquad(vc: VerbContext, id: string): Squad {
   return s;
 }
 
-export const listAthletes = readVerb({
-  name: 'athletes.list',
-  description: 'List athletes (optionally one squad, a name search, a status), with the total count.',
-  permission: 'athlete.read',
-  input: I.ListAthletes,
+export const listAthletes = readVerb('athletes.list', {
   run(vc, i) {
     const self = isSelfScoped(vc.actor) ? scopeAthleteId(vc.actor, undefined) : undefined;
     const filter = {
@@ -42,19 +38,11 @@ export const listAthletes = readVerb({
   },
 });
 
-export const getAthlete = readVerb({
-  name: 'athletes.get',
-  description: 'One athlete by id.',
-  permission: 'athlete.read',
-  input: I.ById,
+export const getAthlete = readVerb('athletes.get', {
   run: (vc, i) => visibleAthlete(vc, i.id),
 });
 
-export const createAthlete = writeVerb({
-  name: 'athletes.create',
-  description: 'Add an athlete to the club.',
-  permission: 'athlete.write',
-  input: I.CreateAthlete,
+export const createAthlete = writeVerb('athletes.create', {
   plan(vc, i) {
     if (i.squad_id) orgSquad(vc, i.squad_id);
     notInFuture(vc, 'date_of_birth', i.date_of_birth);
@@ -62,11 +50,7 @@ export const createAthlete = writeVerb({
   },
 });
 
-export const updateAthlete = writeVerb({
-  name: 'athletes.update',
-  description: "Change an athlete's details.",
-  permission: 'athlete.write',
-  input: I.UpdateAthlete,
+export const updateAthlete = writeVerb('athletes.update', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.id);
     if (i.squad_id) orgSquad(vc, i.squad_id);
@@ -77,11 +61,7 @@ export const updateAthlete = writeVerb({
   },
 });
 
-export const deactivateAthlete = writeVerb({
-  name: 'athletes.deactivate',
-  description: 'Deactivate (soft-delete) an athlete: hidden from active lists, every record kept.',
-  permission: 'athlete.write',
-  input: I.DeactivateAthlete,
+export const deactivateAthlete = writeVerb('athletes.deactivate', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.id);
     const change = updateRow('athlete', a, { status: 'deactivated' });
@@ -89,11 +69,7 @@ export const deactivateAthlete = writeVerb({
   },
 });
 
-export const listSquads = readVerb({
-  name: 'squads.list',
-  description: 'List squads with their active athlete counts.',
-  permission: 'athlete.read',
-  input: I.Empty,
+export const listSquads = readVerb('squads.list', {
   run(vc) {
     const squads = listRows<Squad>(vc.db, 'squad', vc.actor.orgId, { orderBy: [{ column: 'name' }] });
     if (isSelfScoped(vc.actor)) {
@@ -104,11 +80,7 @@ export const listSquads = readVerb({
   },
 });
 
-export const getSquad = readVerb({
-  name: 'squads.get',
-  description: 'One squad by id.',
-  permission: 'athlete.read',
-  input: I.ById,
+export const getSquad = readVerb('squads.get', {
   run(vc, i) {
     const s = orgSquad(vc, i.id);
     if (isSelfScoped(vc.actor) && visibleAthlete(vc, scopeAthleteId(vc.actor, undefined)!).squad_id !== s.id) throw new NotFound('Squad');
@@ -116,19 +88,11 @@ export const getSquad = readVerb({
   },
 });
 
-export const createSquad = writeVerb({
-  name: 'squads.create',
-  description: 'Create a squad.',
-  permission: 'athlete.write',
-  input: I.CreateSquad,
+export const createSquad = writeVerb('squads.create', {
   plan: (_vc, i) => ({ planned: { verb: 'squads.create', summary: `Create squad ${i.name}`, changes: [insertRow('squad', i)] } }),
 });
 
-export const updateSquad = writeVerb({
-  name: 'squads.update',
-  description: 'Rename a squad or change its season.',
-  permission: 'athlete.write',
-  input: I.UpdateSquad,
+export const updateSquad = writeVerb('squads.update', {
   plan(vc, i) {
     const s = orgSquad(vc, i.id);
     const { id: _id, ...patch } = i;

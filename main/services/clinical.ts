@@ -11,33 +11,21 @@ import type { VerbContext } from './verb';
 import { readVerb, writeVerb } from './verb';
 
 // ---- Injuries ----
-export const listInjuries = readVerb({
-  name: 'injuries.list',
-  description: 'List injuries (optionally one athlete, open/closed).',
-  permission: 'injury.read',
-  input: I.ListInjuries,
+export const listInjuries = readVerb('injuries.list', {
   run(vc, i) {
     const r = listScoped<Injury>(vc, 'injury', i.athlete_id, { eq: { status: i.status === 'all' ? undefined : i.status }, orderBy: [{ column: 'onset_date', desc: true }], limit: i.limit, offset: i.offset });
     return { total: r.total, injuries: r.rows };
   },
 });
 
-export const getInjury = readVerb({
-  name: 'injuries.get',
-  description: 'One injury with its RTP entries.',
-  permission: 'injury.read',
-  input: I.ById,
+export const getInjury = readVerb('injuries.get', {
   run(vc, i) {
     const injury = visibleRow<Injury>(vc, 'injury', i.id, 'Injury');
     return { ...injury, rtp_entries: listRows<RtpEntry>(vc.db, 'rtp_entry', vc.actor.orgId, { eq: { injury_id: injury.id }, orderBy: [{ column: 'created_at' }] }) };
   },
 });
 
-export const createInjury = writeVerb({
-  name: 'injuries.create',
-  description: 'Record a new injury for an athlete.',
-  permission: 'injury.write',
-  input: I.CreateInjury,
+export const createInjury = writeVerb('injuries.create', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.athlete_id);
     notInFuture(vc, 'onset_date', i.onset_date);
@@ -45,11 +33,7 @@ export const createInjury = writeVerb({
   },
 });
 
-export const updateInjury = writeVerb({
-  name: 'injuries.update',
-  description: 'Update an injury (details, severity, open/closed, notes).',
-  permission: 'injury.write',
-  input: I.UpdateInjury,
+export const updateInjury = writeVerb('injuries.update', {
   plan(vc, i) {
     const row = visibleRow<Injury>(vc, 'injury', i.id, 'Injury');
     if (i.onset_date) notInFuture(vc, 'onset_date', i.onset_date);
@@ -60,30 +44,18 @@ export const updateInjury = writeVerb({
 });
 
 // ---- Screenings ----
-export const listScreenings = readVerb({
-  name: 'screenings.list',
-  description: 'List screening results (optionally one athlete), newest first.',
-  permission: 'screening.read',
-  input: I.ListByAthlete,
+export const listScreenings = readVerb('screenings.list', {
   run(vc, i) {
     const r = listScoped<Screening>(vc, 'screening', i.athlete_id, { orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset });
     return { total: r.total, screenings: r.rows };
   },
 });
 
-export const getScreening = readVerb({
-  name: 'screenings.get',
-  description: 'One screening result.',
-  permission: 'screening.read',
-  input: I.ById,
+export const getScreening = readVerb('screenings.get', {
   run: (vc, i) => visibleRow<Screening>(vc, 'screening', i.id, 'Screening'),
 });
 
-export const createScreening = writeVerb({
-  name: 'screenings.create',
-  description: 'Record a screening test result (e.g. weight-bearing lunge in cm).',
-  permission: 'screening.write',
-  input: I.CreateScreening,
+export const createScreening = writeVerb('screenings.create', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.athlete_id);
     notInFuture(vc, 'date', i.date);
@@ -91,11 +63,7 @@ export const createScreening = writeVerb({
   },
 });
 
-export const updateScreening = writeVerb({
-  name: 'screenings.update',
-  description: 'Correct a screening result.',
-  permission: 'screening.write',
-  input: I.UpdateScreening,
+export const updateScreening = writeVerb('screenings.update', {
   plan(vc, i) {
     const row = visibleRow<Screening>(vc, 'screening', i.id, 'Screening');
     if (i.date) notInFuture(vc, 'date', i.date);
@@ -127,30 +95,18 @@ function keepSameSigner(row: RtpEntry, patch: Record<string, unknown>): Record<s
   return patch;
 }
 
-export const listRtp = readVerb({
-  name: 'rtp.list',
-  description: 'List RTP entries (for one injury or athlete) with stage and the three sign-offs.',
-  permission: 'rtp.read',
-  input: I.ListRtp,
+export const listRtp = readVerb('rtp.list', {
   run(vc, i) {
     const r = listScoped<RtpEntry>(vc, 'rtp_entry', i.athlete_id, { eq: { injury_id: i.injury_id }, orderBy: [{ column: 'created_at', desc: true }], limit: i.limit, offset: i.offset });
     return { total: r.total, rtp_entries: r.rows };
   },
 });
 
-export const getRtp = readVerb({
-  name: 'rtp.get',
-  description: 'One RTP entry.',
-  permission: 'rtp.read',
-  input: I.ById,
+export const getRtp = readVerb('rtp.get', {
   run: (vc, i) => visibleRow<RtpEntry>(vc, 'rtp_entry', i.id, 'RTP entry'),
 });
 
-export const createRtp = writeVerb({
-  name: 'rtp.create',
-  description: 'Add an RTP entry to an injury; sign-off flags sign in your own name and need that sign-off permission.',
-  permission: 'rtp.write',
-  input: I.CreateRtp,
+export const createRtp = writeVerb('rtp.create', {
   plan(vc, i) {
     const injury = visibleRow<Injury>(vc, 'injury', i.injury_id, 'Injury');
     const after = {
@@ -166,11 +122,7 @@ export const createRtp = writeVerb({
   },
 });
 
-export const updateRtp = writeVerb({
-  name: 'rtp.update',
-  description: 'Update an RTP entry (stage, criteria, notes, sign-offs). Each sign-off needs its own permission.',
-  permission: 'rtp.write',
-  input: I.UpdateRtp,
+export const updateRtp = writeVerb('rtp.update', {
   plan(vc, i) {
     const row = visibleRow<RtpEntry>(vc, 'rtp_entry', i.id, 'RTP entry');
     const patch = keepSameSigner(row, { ...defined({ stage: i.stage, criteria_met: i.criteria_met, notes: i.notes }), ...signoffPatch(vc, i) });
@@ -179,12 +131,8 @@ export const updateRtp = writeVerb({
   },
 });
 
-function signoffVerb(role: SignoffRole) {
-  return writeVerb({
-    name: `rtp.signoff${role[0]!.toUpperCase()}${role.slice(1)}`,
-    description: `Give (or withdraw) the ${role} sign-off on an RTP entry, in your own name.`,
-    permission: `rtp.signoff_${role}`,
-    input: I.SignoffRtp,
+function signoffVerb<K extends 'rtp.signoffPhysio' | 'rtp.signoffDoctor' | 'rtp.signoffCoach'>(name: K, role: SignoffRole) {
+  return writeVerb(name, {
     plan(vc, i) {
       const row = visibleRow<RtpEntry>(vc, 'rtp_entry', i.id, 'RTP entry');
       const change = updateRow('rtp_entry', row, keepSameSigner(row, signoffPatch(vc, { [`${role}_signoff`]: i.signed })));
@@ -192,27 +140,19 @@ function signoffVerb(role: SignoffRole) {
     },
   });
 }
-export const signoffPhysio = signoffVerb('physio');
-export const signoffDoctor = signoffVerb('doctor');
-export const signoffCoach = signoffVerb('coach');
+export const signoffPhysio = signoffVerb('rtp.signoffPhysio', 'physio');
+export const signoffDoctor = signoffVerb('rtp.signoffDoctor', 'doctor');
+export const signoffCoach = signoffVerb('rtp.signoffCoach', 'coach');
 
 // ---- Wellness ----
-export const listWellness = readVerb({
-  name: 'wellness.list',
-  description: 'Daily wellness (1–5 scales) for one athlete or all, newest first.',
-  permission: 'wellness.read',
-  input: I.ListDated,
+export const listWellness = readVerb('wellness.list', {
   run(vc, i) {
     const r = listScoped<Wellness>(vc, 'wellness', i.athlete_id, { range: { column: 'date', from: i.from, to: i.to }, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset });
     return { total: r.total, wellness: r.rows };
   },
 });
 
-export const submitWellness = writeVerb({
-  name: 'wellness.submit',
-  description: "Submit one day's wellness questionnaire (replaces that day's answers if already submitted).",
-  permission: 'wellness.write',
-  input: I.SubmitWellness,
+export const submitWellness = writeVerb('wellness.submit', {
   plan(vc, i) {
     const athleteId = scopeAthleteId(vc.actor, i.athlete_id);
     if (!athleteId) throw new ValidationError('Say whose wellness this is: athlete_id is required (athlete accounts submit their own).', [{ path: 'athlete_id', message: 'required' }]);
@@ -226,22 +166,14 @@ export const submitWellness = writeVerb({
 });
 
 // ---- Vitals ----
-export const listVitals = readVerb({
-  name: 'vitals.list',
-  description: 'Resting heart rate (bpm) and HRV rMSSD (ms) by day, newest first.',
-  permission: 'vitals.read',
-  input: I.ListDated,
+export const listVitals = readVerb('vitals.list', {
   run(vc, i) {
     const r = listScoped<Vitals>(vc, 'vitals', i.athlete_id, { range: { column: 'date', from: i.from, to: i.to }, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset });
     return { total: r.total, vitals: r.rows };
   },
 });
 
-export const recordVitals = writeVerb({
-  name: 'vitals.record',
-  description: 'Record a day of vitals (resting HR in bpm, HRV rMSSD in ms).',
-  permission: 'vitals.write',
-  input: I.RecordVitals,
+export const recordVitals = writeVerb('vitals.record', {
   plan(vc, i) {
     const a = visibleAthlete(vc, athleteFilter(vc, i.athlete_id)!);
     notInFuture(vc, 'date', i.date);

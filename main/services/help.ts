@@ -6,7 +6,7 @@
  * when nothing relevant is found the answer is `covered: false`, said plainly.
  */
 import type { HelpPassageView } from '../../models/contract';
-import { z } from 'zod';
+import * as I from '../../models/inputs';
 import { NotFound } from '../../models/errors';
 import type { Db } from '../data/db';
 import type { HelpIndexResult } from '../data/help';
@@ -56,10 +56,7 @@ export function queryTerms(query: string): string[] {
   return out;
 }
 
-export const SearchHelpInput = z.object({
-  query: z.string().trim().min(1).max(200).describe('What the user wants to know, in their words.'),
-  limit: z.number().int().min(1).max(10).default(5).describe('Passages to return (1–10).'),
-}).strict();
+export const SearchHelpInput = I.SearchHelp;
 
 /** One relevant passage of a help page (the contract's `HelpPassageView`: one definition for main and renderer). */
 export type HelpPassage = HelpPassageView;
@@ -103,18 +100,11 @@ export function searchHelp(db: Db, query: string, limit = 5): HelpSearchResult {
   return top.length ? { covered: true, query, passages: top } : notCovered(query);
 }
 
-export const searchHelpVerb = readVerb({
-  name: 'help.search',
-  description: 'Search the app\'s versioned help pages; returns passages with page, version, anchor, a help link and the app path for "Show me", or covered: false when the help centre does not cover the question.',
-  permission: 'kinetix.use',
-  input: SearchHelpInput,
+export const searchHelpVerb = readVerb('help.search', {
   run: (vc, i) => searchHelp(vc.db, i.query, i.limit),
 });
 
-export const GetHelpPageInput = z.object({
-  slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a help page slug (kebab-case)').max(100),
-  version: z.string().regex(/^\d+\.\d+(?:\.\d+)?$/, 'a version such as 1.0').max(20).optional().describe('Defaults to the version shipped with this build.'),
-}).strict();
+export const GetHelpPageInput = I.GetHelpPage;
 
 /** A help page with its Markdown body and sections. */
 export interface HelpPageView {
@@ -130,11 +120,7 @@ export interface HelpPageView {
   current: boolean;
 }
 
-export const getHelpPageVerb = readVerb({
-  name: 'help.getPage',
-  description: 'One help page (the shipped version, or an older one by version) with its Markdown body and section anchors.',
-  permission: 'kinetix.use',
-  input: GetHelpPageInput,
+export const getHelpPageVerb = readVerb('help.getPage', {
   run(vc, i): HelpPageView {
     ensureHelpIndexed(vc.db);
     const row = getHelpPageRow(vc.db, i.slug, i.version);
@@ -145,11 +131,7 @@ export const getHelpPageVerb = readVerb({
   },
 });
 
-export const listHelpPagesVerb = readVerb({
-  name: 'help.listPages',
-  description: 'The help pages shipped with this build: slug, version, title, app path and section count.',
-  permission: 'kinetix.use',
-  input: z.object({}).strict(),
+export const listHelpPagesVerb = readVerb('help.listPages', {
   run(vc) {
     ensureHelpIndexed(vc.db);
     return { pages: listIndexedHelpPages(vc.db) };

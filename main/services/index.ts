@@ -9,30 +9,82 @@ import * as capture from './capture';
 import * as clinical from './clinical';
 import * as help from './help';
 import * as rates from './rates';
-import type { Verb } from './verb';
+import type { VerbName } from '../../models/verbs';
+import { VERB_NAMES } from '../../models/verbs';
+import type { Verb, VerbImpl } from './verb';
 import * as workload from './workload';
 
-const ALL: Verb[] = [
-  athletes.listAthletes, athletes.getAthlete, athletes.createAthlete, athletes.updateAthlete, athletes.deactivateAthlete,
-  athletes.listSquads, athletes.getSquad, athletes.createSquad, athletes.updateSquad,
-  clinical.listInjuries, clinical.getInjury, clinical.createInjury, clinical.updateInjury,
-  clinical.listScreenings, clinical.getScreening, clinical.createScreening, clinical.updateScreening,
-  clinical.listRtp, clinical.getRtp, clinical.createRtp, clinical.updateRtp, clinical.signoffPhysio, clinical.signoffDoctor, clinical.signoffCoach,
-  clinical.listWellness, clinical.submitWellness, clinical.listVitals, clinical.recordVitals,
-  workload.listSessions, workload.createSession, workload.listLoads, workload.logSessionLoads, workload.getAcwr,
-  rates.getSchedule, rates.listFolders, rates.listItems, rates.createFolder, rates.createItem, rates.updateItem, rates.bulkUpdate,
-  capture.getPoseMetrics, capture.listCaptureSessions, capture.getCaptureSession, capture.recordSession,
-  admin.listDevices, admin.registerDevice, admin.rotateDeviceKey,
-  admin.listReports, admin.getReport, admin.generateReport,
-  admin.listUsers, admin.createUser, admin.updateUser,
-  admin.listActivityVerb, admin.getChangesetVerb, admin.undoChangeset,
-  help.searchHelpVerb, help.getHelpPageVerb, help.listHelpPagesVerb,
-] as Verb[];
+/**
+ * The implementation of every verb of the map (models/verbs.ts), by name. Typed by a mapped
+ * type: a verb of the map without an implementation, an implementation under another verb's
+ * name, or a body whose input or output differs from the map's schemas is a compile error.
+ */
+export const VERB_IMPLS: { readonly [K in VerbName]: VerbImpl<K> } = {
+  'athletes.list': athletes.listAthletes,
+  'athletes.get': athletes.getAthlete,
+  'athletes.create': athletes.createAthlete,
+  'athletes.update': athletes.updateAthlete,
+  'athletes.deactivate': athletes.deactivateAthlete,
+  'squads.list': athletes.listSquads,
+  'squads.get': athletes.getSquad,
+  'squads.create': athletes.createSquad,
+  'squads.update': athletes.updateSquad,
+  'injuries.list': clinical.listInjuries,
+  'injuries.get': clinical.getInjury,
+  'injuries.create': clinical.createInjury,
+  'injuries.update': clinical.updateInjury,
+  'screenings.list': clinical.listScreenings,
+  'screenings.get': clinical.getScreening,
+  'screenings.create': clinical.createScreening,
+  'screenings.update': clinical.updateScreening,
+  'rtp.list': clinical.listRtp,
+  'rtp.get': clinical.getRtp,
+  'rtp.create': clinical.createRtp,
+  'rtp.update': clinical.updateRtp,
+  'rtp.signoffPhysio': clinical.signoffPhysio,
+  'rtp.signoffDoctor': clinical.signoffDoctor,
+  'rtp.signoffCoach': clinical.signoffCoach,
+  'wellness.list': clinical.listWellness,
+  'wellness.submit': clinical.submitWellness,
+  'vitals.list': clinical.listVitals,
+  'vitals.record': clinical.recordVitals,
+  'sessions.list': workload.listSessions,
+  'sessions.create': workload.createSession,
+  'workload.listLoads': workload.listLoads,
+  'workload.logSessionLoads': workload.logSessionLoads,
+  'workload.acwr': workload.getAcwr,
+  'rates.schedule': rates.getSchedule,
+  'rates.listFolders': rates.listFolders,
+  'rates.listItems': rates.listItems,
+  'rates.createFolder': rates.createFolder,
+  'rates.createItem': rates.createItem,
+  'rates.updateItem': rates.updateItem,
+  'rates.bulkUpdate': rates.bulkUpdate,
+  'pose.getMetrics': capture.getPoseMetrics,
+  'capture.listSessions': capture.listCaptureSessions,
+  'capture.getSession': capture.getCaptureSession,
+  'capture.recordSession': capture.recordSession,
+  'devices.list': admin.listDevices,
+  'devices.register': admin.registerDevice,
+  'devices.rotateKey': admin.rotateDeviceKey,
+  'reports.list': admin.listReports,
+  'reports.get': admin.getReport,
+  'reports.generate': admin.generateReport,
+  'users.list': admin.listUsers,
+  'users.create': admin.createUser,
+  'users.update': admin.updateUser,
+  'activity.list': admin.listActivityVerb,
+  'changesets.get': admin.getChangesetVerb,
+  'changesets.undo': admin.undoChangeset,
+  'help.search': help.searchHelpVerb,
+  'help.getPage': help.getHelpPageVerb,
+  'help.listPages': help.listHelpPagesVerb,
+};
 
 /** Every verb by name. */
-export const VERBS: ReadonlyMap<string, Verb> = new Map(ALL.map((v) => [v.name, v]));
+export const VERBS: ReadonlyMap<string, Verb> = new Map<string, Verb>(VERB_NAMES.map((name) => [name, VERB_IMPLS[name]]));
 
-export type { Verb, ReadVerb, WriteVerb, VerbContext, PlanResult, WriteResult } from './verb';
+export type { Verb, VerbImpl, ReadVerb, WriteVerb, VerbContext, PlanResult, WriteResult } from './verb';
 export { callVerb, runRead, planWrite, applyPlanned, parseInput } from './verb';
 export type { ServiceContext, Capability, Actor } from './context';
 export { resolveActor, requirePermission, scopeOf } from './context';

@@ -1,14 +1,34 @@
 /**
  * The whole role × verb matrix. Each cell is written out by hand in main/testing/verb-matrix.ts
  * from domain.md's role map (Y = the call succeeds, N = Forbidden); not derived from the code.
- * Writes are planned (and authorised row by row) but not applied, so cells don't interfere.
+ * Every allowed cell's output must parse with the verb's output schema (models/verbs.ts): reads
+ * as returned, writes applied inside a transaction that is then rolled back, so cells don't
+ * interfere.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../models/errors';
 import type { ClinicFixture } from '../testing/clinic-fixture';
 import { createClinicFixture } from '../testing/clinic-fixture';
 import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
-import { VERBS, planWrite, runRead } from './index';
+import { inTransaction } from '../data/db';
+import { VERBS, callVerb, planWrite, runRead } from './index';
+
+/** Thrown to roll a cell's applied write back after its output was captured. */
+class RollBack extends Error {}
+
+/** Apply a write verb as `ctx`'s user, return its output, and undo every write. */
+function applyAndRollBack(ctx: Parameters<typeof callVerb>[0], name: string, input: unknown): unknown {
+  let out: unknown;
+  try {
+    inTransaction(ctx.db, () => {
+      out = callVerb(ctx, VERBS, name, input);
+      throw new RollBack();
+    });
+  } catch (e) {
+    if (!(e instanceof RollBack)) throw e;
+  }
+  return out;
+}
 
 let f: ClinicFixture;
 beforeAll(() => {
@@ -31,7 +51,10 @@ describe('role × verb matrix', () => {
         const input = inputFor(verbName, f.a, role);
         const attempt = () => (verb.kind === 'read' ? runRead(ctx, verb, input) : planWrite(ctx, verb, input));
         if (expected === 'Y') {
-          expect(attempt()).toBeTruthy();
+          const out = verb.kind === 'read' ? runRead(ctx, verb, input) : applyAndRollBack(ctx, verbName, input);
+          const parsed = verb.output.safeParse(out);
+          expect(parsed.success ? 'parses' : parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`)).toBe('parses');
+          if (verb.kind === 'write') expect(planWrite(ctx, verb, input).planned.changes.length).toBeGreaterThan(0);
         } else {
           let err: unknown;
           try {

@@ -12,11 +12,7 @@ function folder(vc: VerbContext, id: string): RateFolder {
   return visibleRow<RateFolder>(vc, 'rate_folder', id, 'Fee-schedule folder');
 }
 
-export const getSchedule = readVerb({
-  name: 'rates.schedule',
-  description: 'The whole fee schedule: each folder with its items (prices in USD cents).',
-  permission: 'rates.read',
-  input: I.Empty,
+export const getSchedule = readVerb('rates.schedule', {
   run(vc) {
     const folders = listRows<RateFolder>(vc.db, 'rate_folder', vc.actor.orgId, { orderBy: [{ column: 'name' }] });
     const items = listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { orderBy: [{ column: 'code' }], limit: 100_000 });
@@ -24,38 +20,22 @@ export const getSchedule = readVerb({
   },
 });
 
-export const listFolders = readVerb({
-  name: 'rates.listFolders',
-  description: 'Fee-schedule folders.',
-  permission: 'rates.read',
-  input: I.Empty,
+export const listFolders = readVerb('rates.listFolders', {
   run: (vc) => ({ folders: listRows<RateFolder>(vc.db, 'rate_folder', vc.actor.orgId, { orderBy: [{ column: 'name' }] }) }),
 });
 
-export const listItems = readVerb({
-  name: 'rates.listItems',
-  description: 'Fee-schedule items (optionally one folder, one item type).',
-  permission: 'rates.read',
-  input: I.ListRateItems,
+export const listItems = readVerb('rates.listItems', {
   run(vc, i) {
     if (i.folder_id) folder(vc, i.folder_id);
     return { items: listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: i.folder_id, item_type: i.item_type }, orderBy: [{ column: 'code' }], limit: i.limit, offset: i.offset }) };
   },
 });
 
-export const createFolder = writeVerb({
-  name: 'rates.createFolder',
-  description: 'Create a fee-schedule folder.',
-  permission: 'rates.write',
-  input: I.CreateRateFolder,
+export const createFolder = writeVerb('rates.createFolder', {
   plan: (_vc, i) => ({ planned: { verb: 'rates.createFolder', summary: `Create fee folder ${i.name}`, changes: [insertRow('rate_folder', i)] } }),
 });
 
-export const createItem = writeVerb({
-  name: 'rates.createItem',
-  description: 'Add an item to a fee-schedule folder (price in USD cents, $1–$10,000).',
-  permission: 'rates.write',
-  input: I.CreateRateItem,
+export const createItem = writeVerb('rates.createItem', {
   plan(vc, i) {
     const f = folder(vc, i.folder_id);
     if (listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: f.id, code: i.code }, limit: 1 }).length > 0) {
@@ -65,11 +45,7 @@ export const createItem = writeVerb({
   },
 });
 
-export const updateItem = writeVerb({
-  name: 'rates.updateItem',
-  description: 'Change a fee-schedule item (code, name, type, price in USD cents).',
-  permission: 'rates.write',
-  input: I.UpdateRateItem,
+export const updateItem = writeVerb('rates.updateItem', {
   plan(vc, i) {
     const it = visibleRow<RateItem>(vc, 'rate_item', i.id, 'Fee-schedule item');
     const { id: _id, ...patch } = i;
@@ -78,11 +54,7 @@ export const updateItem = writeVerb({
   },
 });
 
-export const bulkUpdate = writeVerb({
-  name: 'rates.bulkUpdate',
-  description: 'Raise or lower every price in a folder (optionally one item type) by a percentage (−50..50), rounded to the cent.',
-  permission: 'rates.write',
-  input: I.BulkUpdateRates,
+export const bulkUpdate = writeVerb('rates.bulkUpdate', {
   plan(vc, i) {
     const f = folder(vc, i.folder_id);
     const items = listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: f.id, item_type: i.item_type }, orderBy: [{ column: 'code' }], limit: 100_000 });

@@ -10,6 +10,8 @@ import type { PlannedChangeset } from '../../models/changeset';
 import { canonicalJson } from '../../models/changeset';
 import { AppError, NotFound, ValidationError } from '../../models/errors';
 import type { Permission } from '../../models/roles';
+import type { ReadVerbName, VerbName, VerbOutput, VerbParsedInput, VerbSpecOf, WriteVerbName } from '../../models/verbs';
+import { VERB_SPECS } from '../../models/verbs';
 import type { AppliedChangeset } from '../data/changesets';
 import { applyChangeset, checkChangeset, findByIdempotencyKey } from '../data/changesets';
 import type { Db } from '../data/db';
@@ -31,37 +33,53 @@ export interface PlanResult {
   reveal?: Record<string, string>;
 }
 
-interface VerbBase<S extends z.ZodType> {
-  /** Dotted name, `area.verb` (`athletes.list`). */
-  name: string;
+/** What a read verb's implementation provides: its body, typed by the verb map. */
+export interface ReadImpl<K extends ReadVerbName> {
+  run(vc: VerbContext, input: VerbParsedInput<K>): VerbOutput<K>;
+}
+
+/** What a write verb's implementation provides: its planner, typed by the verb map. */
+export interface WriteImpl<K extends WriteVerbName> {
+  /** Read current values and versions; return the changeset. Must not write business data. */
+  plan(vc: VerbContext, input: VerbParsedInput<K>): PlanResult;
+}
+
+interface VerbBase<K extends VerbName> {
+  /** Dotted name, `area.verb` (`athletes.list`), a key of models/verbs.ts `VERB_SPECS`. */
+  name: K;
   /** One sentence: what it does, for pages, the CLI and tool descriptions. */
   description: string;
   /** The permission that gates it (checked before anything is read or planned). */
   permission: Permission;
-  input: S;
+  input: VerbSpecOf<K>['input'];
+  output: VerbSpecOf<K>['output'];
 }
 
-export interface ReadVerb<S extends z.ZodType = z.ZodType, O = unknown> extends VerbBase<S> {
+/** A read verb: its definition from the map plus its body. */
+export interface ReadVerb<K extends ReadVerbName = ReadVerbName> extends VerbBase<K>, ReadImpl<K> {
   kind: 'read';
-  run(vc: VerbContext, input: z.infer<S>): O;
 }
 
-export interface WriteVerb<S extends z.ZodType = z.ZodType> extends VerbBase<S> {
+/** A write verb: its definition from the map plus its planner. */
+export interface WriteVerb<K extends WriteVerbName = WriteVerbName> extends VerbBase<K>, WriteImpl<K> {
   kind: 'write';
-  /** Read current values and versions; return the changeset. Must not write business data. */
-  plan(vc: VerbContext, input: z.infer<S>): PlanResult;
 }
 
 export type Verb = ReadVerb | WriteVerb;
 
-/** Define a read verb (type helper). */
-export function readVerb<S extends z.ZodType, O>(v: Omit<ReadVerb<S, O>, 'kind'>): ReadVerb<S, O> {
-  return { ...v, kind: 'read' };
+/** The implementation of verb `K` (what main/services/index.ts must provide for every name). */
+export type VerbImpl<K extends VerbName> = K extends ReadVerbName ? ReadVerb<K> : K extends WriteVerbName ? WriteVerb<K> : never;
+
+/** Implement read verb `name` of the verb map: its input, output and permission come from the map. */
+export function readVerb<K extends ReadVerbName>(name: K, impl: ReadImpl<K>): ReadVerb<K> {
+  const spec: VerbSpecOf<K> = VERB_SPECS[name];
+  return { name, kind: 'read', description: spec.description, permission: spec.permission, input: spec.input, output: spec.output, run: impl.run };
 }
 
-/** Define a write verb (type helper). */
-export function writeVerb<S extends z.ZodType>(v: Omit<WriteVerb<S>, 'kind'>): WriteVerb<S> {
-  return { ...v, kind: 'write' };
+/** Implement write verb `name` of the verb map. */
+export function writeVerb<K extends WriteVerbName>(name: K, impl: WriteImpl<K>): WriteVerb<K> {
+  const spec: VerbSpecOf<K> = VERB_SPECS[name];
+  return { name, kind: 'write', description: spec.description, permission: spec.permission, input: spec.input, output: spec.output, plan: impl.plan };
 }
 
 /** Parse `raw` with `schema`, turning zod issues into a Validation error that names each field. */
@@ -96,7 +114,8 @@ export interface WriteResult {
  */
 export function runRead(ctx: ServiceContext, verb: ReadVerb, raw: unknown): unknown {
   const { vc, input } = prepare(ctx, verb, raw);
-  return verb.run(vc, input);
+  // `input` was parsed by this verb's own schema (prepare), so it is this verb's parsed input.
+  return verb.run(vc, input as never);
 }
 
 /**
@@ -105,7 +124,7 @@ export function runRead(ctx: ServiceContext, verb: ReadVerb, raw: unknown): unkn
  */
 export function planWrite(ctx: ServiceContext, verb: WriteVerb, raw: unknown): PlanResult & { actor: Actor } {
   const { vc, input } = prepare(ctx, verb, raw);
-  const res = verb.plan(vc, input);
+  const res = verb.plan(vc, input as never);
   if (res.planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change: the record already has these values.' });
   checkChangeset(ctx.db, vc.actor, res.planned.changes);
   return { ...res, actor: vc.actor };

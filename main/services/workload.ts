@@ -10,33 +10,21 @@ import { insertRow } from './plan';
 import { listScoped, today } from './scope';
 import { readVerb, writeVerb } from './verb';
 
-export const listSessions = readVerb({
-  name: 'sessions.list',
-  description: 'List training sessions (optionally one squad, a date range), newest first.',
-  permission: 'workload.read',
-  input: I.ListSessions,
+export const listSessions = readVerb('sessions.list', {
   run(vc, i) {
     const f = { eq: { squad_id: i.squad_id }, range: { column: 'date', from: i.from, to: i.to } };
     return { total: countRows(vc.db, 'training_session', vc.actor.orgId, f), sessions: listRows<TrainingSession>(vc.db, 'training_session', vc.actor.orgId, { ...f, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset }) };
   },
 });
 
-export const createSession = writeVerb({
-  name: 'sessions.create',
-  description: 'Create a training session for a squad (or none) on a date.',
-  permission: 'workload.write',
-  input: I.CreateTrainingSession,
+export const createSession = writeVerb('sessions.create', {
   plan(vc, i) {
     const squad = i.squad_id ? orgSquad(vc, i.squad_id) : null;
     return { planned: { verb: 'sessions.create', summary: `Create ${i.kind} session on ${i.date}${squad ? ` for ${squad.name}` : ''}`, changes: [insertRow('training_session', i)] } };
   },
 });
 
-export const listLoads = readVerb({
-  name: 'workload.listLoads',
-  description: 'Session loads (rpe × minutes = AU) for an athlete or squad over a date range, newest first.',
-  permission: 'workload.read',
-  input: I.ListLoads,
+export const listLoads = readVerb('workload.listLoads', {
   run(vc, i) {
     const base = { range: { column: 'date', from: i.from, to: i.to }, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset };
     if (i.squad_id && !isSelfScoped(vc.actor)) {
@@ -50,11 +38,7 @@ export const listLoads = readVerb({
   },
 });
 
-export const logSessionLoads = writeVerb({
-  name: 'workload.logSessionLoads',
-  description: 'Log one session-RPE load (AU = RPE × minutes) for one athlete or for every active athlete of a squad, as one changeset.',
-  permission: 'workload.write',
-  input: I.LogSessionLoads,
+export const logSessionLoads = writeVerb('workload.logSessionLoads', {
   plan(vc, i) {
     if (i.date > today(vc)) throw new ValidationError(`date is in the future (${i.date}); log loads for sessions that happened.`, [{ path: 'date', message: 'date is in the future' }]);
     if (i.training_session_id && !getRow(vc.db, 'training_session', vc.actor.orgId, i.training_session_id)) throw new NotFound('Training session');
@@ -76,11 +60,7 @@ export const logSessionLoads = writeVerb({
   },
 });
 
-export const getAcwr = readVerb({
-  name: 'workload.acwr',
-  description: 'Acute:chronic workload ratio (7-day acute / 28-day chronic) as rolling averages and/or EWMA, saying which; under 28 days of data is reported as insufficient.',
-  permission: 'workload.read',
-  input: I.GetAcwr,
+export const getAcwr = readVerb('workload.acwr', {
   run(vc, i) {
     const id = scopeAthleteId(vc.actor, i.athlete_id)!;
     const a = visibleAthlete(vc, id);

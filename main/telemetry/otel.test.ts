@@ -15,6 +15,7 @@ import { createClinicFixture, type ClinicFixture } from '../testing/clinic-fixtu
 import { testHarness } from '../testing/kinetix-fixtures';
 import { connectServiceTool } from '../testing/kinetix-tools';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
+import { MASK } from '../kinetix/mask';
 import { initTelemetry, redactAttributes, telemetryCapturesContent, tracesEndpoint, type TelemetryHandle } from './otel';
 
 const API_KEY = 'sk-ant-api03-SECRETKEY-do-not-export-0123456789';
@@ -76,7 +77,9 @@ describe('telemetry configuration', () => {
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318/' })).toBe('http://x:4318/v1/traces');
     expect(telemetryCapturesContent({})).toBe(false);
     expect(telemetryCapturesContent({ KINETIX_OTEL_CAPTURE_CONTENT: 'true' })).toBe(true);
-    expect(redactAttributes({ 'x.api_key': 'abc', 'user.pin': '1234', msg: `key ${API_KEY}`, ok: 'fine' }, [])).toEqual({ 'x.api_key': '[masked]', 'user.pin': '[masked]', msg: 'key [masked]', ok: 'fine' });
+    expect(redactAttributes({ 'x.api_key': 'abc', 'user.pin': '1234', msg: `key ${API_KEY}`, ok: 'fine' }, [])).toEqual({ 'x.api_key': MASK, 'user.pin': MASK, msg: `key ${MASK}`, ok: 'fine' });
+    // The same rules as every other sink (one redactor): GitHub tokens, Bearer credentials, password-like values.
+    expect(redactAttributes({ msg: 'Authorization: Bearer abc123def456ghi and pwd=hunter2 ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123' }, [])).toEqual({ msg: `Authorization: Bearer ${MASK} and pwd=${MASK} ${MASK}` });
     expect(handle?.endpoint).toBe(`${base}/v1/traces`);
   });
 });

@@ -16,9 +16,10 @@ import { trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { isSecretKey, MASK, scrubText } from '../kinetix/mask';
 
-/** What an attribute reads as once masked. */
-export const OTEL_MASK = '[masked]';
+/** What an attribute reads as once masked: the app's one mask (kinetix/mask.ts). */
+export const OTEL_MASK = MASK;
 
 /** Handle of the registered provider. */
 export interface TelemetryHandle {
@@ -45,13 +46,15 @@ export function tracesEndpoint(env: NodeJS.ProcessEnv = process.env): string | n
   return `${base.replace(/\/+$/, '')}/v1/traces`;
 }
 
-const SECRET_KEY_RE = /(pass(word|phrase)?|api[_-]?key|secret|token|authorization|cookie|credential|private[_-]?key|(^|[._-])pin($|[._-])|device[_-]?key)/i;
-
-/** Mask secret-named attributes and scrub known secrets from string values. */
+/**
+ * Mask secret-named attributes and scrub known secrets and credential-shaped text from string
+ * values. The rules are the app's one redactor (kinetix/mask.ts: {@link isSecretKey},
+ * {@link scrubText}), so a span can never show what a stored row would not.
+ */
 export function redactAttributes<T extends Record<string, unknown>>(attrs: T, secrets: readonly string[]): T {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(attrs)) {
-    if (SECRET_KEY_RE.test(k)) out[k] = OTEL_MASK;
+    if (isSecretKey(k)) out[k] = OTEL_MASK;
     else if (typeof v === 'string') out[k] = scrub(v, secrets);
     else if (Array.isArray(v)) out[k] = v.map((x) => (typeof x === 'string' ? scrub(x, secrets) : x));
     else out[k] = v;
@@ -60,9 +63,7 @@ export function redactAttributes<T extends Record<string, unknown>>(attrs: T, se
 }
 
 function scrub(s: string, secrets: readonly string[]): string {
-  let out = s;
-  for (const sec of secrets) if (sec.length >= 6) out = out.split(sec).join(OTEL_MASK);
-  return out.replace(/sk-ant-[A-Za-z0-9_-]{6,}/g, OTEL_MASK);
+  return scrubText(s, secrets);
 }
 
 /** A span exporter that redacts every span (attributes and event attributes) before delegating. */

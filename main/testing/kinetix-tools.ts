@@ -3,6 +3,7 @@
  * layer's VERBS). Each is a thin, real service verb over the real tables.
  */
 import { z } from 'zod';
+import type { Athlete, Injury } from '../../models/records';
 import { listRows } from '../data/rows';
 import { insertRow } from '../services/plan';
 import { readVerb, writeVerb } from '../services/verb';
@@ -10,27 +11,22 @@ import { ToolRegistry } from '../kinetix/registry';
 import { defineTool } from '../kinetix/tool';
 import { toolFromVerb } from '../kinetix/verb-tools';
 
-export const testListAthletes = readVerb({
-  name: 'athletes.list',
-  description: 'List athletes with their notes.',
-  permission: 'athlete.read',
-  input: z.object({ search: z.string().max(100).optional() }).strict(),
-  run: (vc) => ({ athletes: listRows(vc.db, 'athlete', vc.actor.orgId, { orderBy: [{ column: 'name' }] }) }),
+/** `athletes.list` over every athlete of the org, notes included (for the data-envelope tests). */
+export const testListAthletes = readVerb('athletes.list', {
+  run: (vc) => {
+    const athletes = listRows<Athlete>(vc.db, 'athlete', vc.actor.orgId, { orderBy: [{ column: 'name' }] });
+    return { total: athletes.length, athletes };
+  },
 });
 
-export const testListInjuries = readVerb({
-  name: 'injuries.list',
-  description: 'List injuries.',
-  permission: 'injury.read',
-  input: z.object({}).strict(),
-  run: (vc) => ({ injuries: listRows(vc.db, 'injury', vc.actor.orgId, {}) }),
+export const testListInjuries = readVerb('injuries.list', {
+  run: (vc) => {
+    const injuries = listRows<Injury>(vc.db, 'injury', vc.actor.orgId, {});
+    return { total: injuries.length, injuries };
+  },
 });
 
-export const testCreateAthlete = writeVerb({
-  name: 'athletes.create',
-  description: 'Add an athlete.',
-  permission: 'athlete.write',
-  input: z.object({ name: z.string().min(1).max(200), date_of_birth: z.string(), sex: z.enum(['female', 'male', 'other']) }).strict(),
+export const testCreateAthlete = writeVerb('athletes.create', {
   plan: (_vc, i) => ({
     planned: { verb: 'athletes.create', summary: `Add athlete ${i.name}`, changes: [insertRow('athlete', { name: i.name, date_of_birth: i.date_of_birth, sex: i.sex, position: null, squad_id: null, dominant_side: 'right', status: 'active', notes: '' })] },
   }),

@@ -20,7 +20,12 @@ export interface ScriptedUsage {
 export interface ScriptedMessage {
   /** Text, streamed in chunks of `chunk` characters (default 12). */
   text?: string;
-  toolUses?: { name: string; input: unknown; id?: string }[];
+  /**
+   * Tool calls. `rawJson` is streamed verbatim as `input_json_delta` chunks instead of `input`
+   * (cut-off or huge JSON); `inputInStart` sends the input in `content_block_start` and no deltas
+   * (as some gateways do).
+   */
+  toolUses?: { name: string; input?: unknown; id?: string; rawJson?: string; inputInStart?: boolean }[];
   /** Model name reported in this response (default: the requested model). */
   model?: string;
   usage?: Partial<ScriptedUsage>;
@@ -157,7 +162,7 @@ export async function startScriptedAnthropic(steps: ScriptEntry[] = [], opts: Sc
     const toolUses = (step.toolUses ?? []).map((t) => ({ ...t, id: t.id ?? nextId('toolu') }));
     const stopReason = step.stopReason ?? (toolUses.length ? 'tool_use' : 'end_turn');
     const text = step.text ?? '';
-    const usage = fullUsage(step.usage, Math.max(1, Math.ceil((text.length + JSON.stringify(toolUses.map((t) => t.input)).length) / 4)));
+    const usage = fullUsage(step.usage, Math.max(1, Math.ceil((text.length + toolUses.reduce((n, t) => n + (t.rawJson ?? JSON.stringify(t.input ?? {})).length, 0)) / 4)));
     const content = [...(text ? [{ type: 'text', text }] : []), ...toolUses.map((t) => ({ type: 'tool_use', id: t.id, name: t.name, input: t.input }))];
 
     if (!body.stream) {
@@ -176,9 +181,10 @@ export async function startScriptedAnthropic(steps: ScriptEntry[] = [], opts: Sc
       index++;
     }
     for (const t of toolUses) {
-      sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: t.id, name: t.name, input: {} } });
-      const json = JSON.stringify(t.input ?? {});
-      for (let i = 0; i < json.length; i += 16) sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 16) } });
+      sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: t.id, name: t.name, input: t.inputInStart ? (t.input ?? {}) : {} } });
+      const json = t.inputInStart ? '' : (t.rawJson ?? JSON.stringify(t.input ?? {}));
+      const step16 = json.length > 64 * 1024 ? 64 * 1024 : 16;
+      for (let i = 0; i < json.length; i += step16) sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + step16) } });
       sse(res, 'content_block_stop', { type: 'content_block_stop', index });
       index++;
     }

@@ -3,8 +3,9 @@
  * `window.athleteIntelligence` (the contract over IPC); in a browser served by the web host it
  * uses fetch with the per-launch token (read from the page's meta tag) in a header, never a URL.
  */
-import type { CallResult, ContractBridge, OpInput, OpName, OpOutput, StreamEvents, StreamInput, StreamName, TypedVerb, VerbResults, WriteVerbResult } from '../../models/contract';
+import type { CallInput, CallName, CallOutput, CallResult, ContractBridge, OpInput, OpName, OpOutput, StreamEvents, StreamInput, StreamName } from '../../models/contract';
 import type { ErrorPayload } from '../../models/errors';
+import { AppError } from '../../models/errors';
 
 declare global {
   interface Window {
@@ -12,13 +13,21 @@ declare global {
   }
 }
 
-/** An error reply, thrown by {@link readVerb}/{@link writeVerb}; carries the typed payload. */
-export class CallError extends Error {
-  readonly payload: ErrorPayload;
-  constructor(payload: ErrorPayload) {
-    super(payload.message);
-    this.name = payload.code;
-    this.payload = payload;
+/**
+ * An error reply, thrown by {@link call}: the typed error of the far side, rebuilt. Switch on
+ * `code` (models/errors.ts `ErrorCode`); `issues` names each invalid field of a Validation error
+ * (see {@link CallError.fieldErrors}).
+ */
+export class CallError extends AppError {
+  /** The payload as it crossed the bridge. */
+  get payload(): ErrorPayload {
+    return this.toJSON();
+  }
+  /** Validation messages by field path (`rows.3.rpe` → "…"); empty for other codes. */
+  fieldErrors(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const i of this.issues ?? []) out[i.path] ??= i.message;
+    return out;
   }
 }
 
@@ -115,25 +124,48 @@ function webBridge(): ContractBridge {
 export const bridge: ContractBridge = typeof window !== 'undefined' && window.athleteIntelligence ? window.athleteIntelligence : webBridge();
 
 /** Call a contract operation; returns the result envelope (never throws). */
-export function call<K extends OpName>(op: K, input: OpInput<K>): Promise<CallResult<OpOutput<K>>> {
+export function request<K extends OpName>(op: K, input: OpInput<K>): Promise<CallResult<OpOutput<K>>> {
   return bridge.call(op, input);
 }
 
-/** Call an operation and return its value. @throws CallError */
-export async function callOrThrow<K extends OpName>(op: K, input: OpInput<K>): Promise<OpOutput<K>> {
-  const r = await bridge.call(op, input);
+/**
+ * The contract's operations that are not verbs (everything else is a verb, carried by
+ * `verb.call`). A `Record` over the names, so a new operation must be listed to compile.
+ */
+const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
+  'session.users': true, 'session.signIn': true, 'session.people': true, 'session.signOut': true, 'session.me': true,
+  'assistant.start': true, 'assistant.confirm': true, 'assistant.stop': true, 'assistant.trace': true,
+  'settings.assistant': true, 'settings.updateAssistant': true,
+  'proposals.list': true, 'proposals.approve': true, 'proposals.decline': true, 'proposals.narrow': true, 'forms.submit': true,
+};
+function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {
+  return Object.prototype.hasOwnProperty.call(OPERATIONS, name);
+}
+
+/** Options of {@link call}. */
+export interface CallOptions {
+  /**
+   * For a write verb: reuse the same key when retrying the same submission (a retry then returns
+   * the first result instead of writing twice). Defaults to a fresh key per call.
+   */
+  idempotencyKey?: string;
+}
+
+/**
+ * Call an operation or a service verb by name, with its input and result typed by the verb map
+ * (models/verbs.ts) or the contract: `await call('athletes.list', { squad_id })` is a
+ * `{ total, athletes }`. A write verb is applied at once (the user is their own approval) and
+ * returns `{ changeset, reveal? }`.
+ * @throws CallError (code NotFound, Forbidden, Validation with `issues`, Conflict, …)
+ */
+export async function call<K extends CallName>(name: K, input: CallInput<K>, opts: CallOptions = {}): Promise<CallOutput<K>> {
+  const r = isOperation(name)
+    ? await bridge.call(name, input as OpInput<typeof name>)
+    : await bridge.call('verb.call', { verb: name, input, idempotency_key: opts.idempotencyKey ?? newKey() });
   if (!r.ok) throw new CallError(r.error);
-  return r.value;
-}
-
-/** Run a read verb with a typed result. @throws CallError */
-export async function readVerb<V extends TypedVerb>(verb: V, input: Record<string, unknown> = {}): Promise<VerbResults[V]> {
-  return (await callOrThrow('verb.call', { verb, input })) as VerbResults[V];
-}
-
-/** Run a write verb (applied at once: the user is their own approval). @throws CallError */
-export async function writeVerb(verb: string, input: Record<string, unknown>, idempotencyKey: string = newKey()): Promise<WriteVerbResult> {
-  return (await callOrThrow('verb.call', { verb, input, idempotency_key: idempotencyKey })) as WriteVerbResult;
+  // The one place a reply is given its type: both ends are typed by the same map (the services
+  // implement models/verbs.ts through a mapped type; the contract types the operations).
+  return r.value as CallOutput<K>;
 }
 
 /** A fresh idempotency key. */

@@ -2,7 +2,7 @@
 import { create } from 'zustand';
 import type { Me } from '../../models/contract';
 import type { ErrorPayload } from '../../models/errors';
-import { call } from './bridge';
+import { request } from './bridge';
 
 export interface SessionState {
   status: 'loading' | 'signedOut' | 'signedIn';
@@ -17,7 +17,7 @@ export interface SessionState {
 }
 
 async function loadPeople(): Promise<SessionState['people']> {
-  const r = await call('session.people', {});
+  const r = await request('session.people', {});
   if (!r.ok) return {};
   return Object.fromEntries(r.value.people.map((p) => [p.id, { display_name: p.display_name, role: p.role }]));
 }
@@ -29,7 +29,7 @@ export const useSession = create<SessionState>((set) => ({
   people: {},
   startError: null,
   async init() {
-    const r = await call('session.me', {});
+    const r = await request('session.me', {});
     if (!r.ok) {
       set({ status: 'signedOut', me: null, startError: r.error });
       return;
@@ -38,13 +38,13 @@ export const useSession = create<SessionState>((set) => ({
     else set({ status: 'signedOut', me: null, startError: null });
   },
   async signIn(userId, pin) {
-    const r = await call('session.signIn', { user_id: userId, pin });
+    const r = await request('session.signIn', { user_id: userId, pin });
     if (!r.ok) return r.error;
     set({ status: 'signedIn', me: r.value, people: await loadPeople() });
     return null;
   },
   async signOut() {
-    await call('session.signOut', {});
+    await request('session.signOut', {});
     set({ status: 'signedOut', me: null, people: {} });
     window.location.hash = '#/athletes';
   },

@@ -8,7 +8,7 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import type { ErrorPayload } from '../../../models/errors';
-import { CallError, writeVerb } from '../bridge';
+import { CallError, call } from '../bridge';
 import { inline } from '../components/Markdown';
 import { ErrorNote } from '../components/Page';
 import { DATA_CHANGED } from '../components/useLoad';
@@ -70,7 +70,7 @@ function ToolCall({ t }: { t: ToolCallView }) {
     setUndo('busy');
     setError(null);
     try {
-      await writeVerb('changesets.undo', { changeset_id: id });
+      await call('changesets.undo', { changeset_id: id });
       setUndo('done');
       window.dispatchEvent(new CustomEvent(DATA_CHANGED));
     } catch (e) {

@@ -4,7 +4,7 @@
  * or decline a proposed write, stop. The run being followed is remembered per tab.
  */
 import type { ErrorPayload } from '../../../models/errors';
-import { bridge, call } from '../bridge';
+import { bridge, request } from '../bridge';
 import { useAssistant } from './store';
 
 const ACTIVE_KEY = 'ai-assistant-run';
@@ -50,7 +50,7 @@ function follow(runId: string, lastEventId: string | null, resumes = 0): void {
 /** Ask the assistant. `page` is the in-app path the user is on. */
 export async function ask(userId: string, message: string, page: string): Promise<ErrorPayload | null> {
   const st = useAssistant.getState();
-  const r = await call('assistant.start', { message, page, ...(st.conversationId ? { conversation_id: st.conversationId } : {}) });
+  const r = await request('assistant.start', { message, page, ...(st.conversationId ? { conversation_id: st.conversationId } : {}) });
   if (!r.ok) return r.error;
   st.begin(r.value.run_id, r.value.conversation_id, message);
   remember({ userId, runId: r.value.run_id, conversationId: r.value.conversation_id, request: message });
@@ -81,7 +81,7 @@ export function resumeRemembered(userId: string): void {
 export async function decide(approve: boolean): Promise<ErrorPayload | null> {
   const c = useAssistant.getState().run.confirm;
   if (!c) return null;
-  const r = await call('assistant.confirm', { tool_call_id: c.toolCallId, approve, ...(approve ? { args_hash: c.argsHash, ...(c.contentHash ? { content_hash: c.contentHash } : {}) } : {}) });
+  const r = await request('assistant.confirm', { tool_call_id: c.toolCallId, approve, ...(approve ? { args_hash: c.argsHash, ...(c.contentHash ? { content_hash: c.contentHash } : {}) } : {}) });
   return r.ok ? null : r.error;
 }
 
@@ -89,7 +89,7 @@ export async function decide(approve: boolean): Promise<ErrorPayload | null> {
 export async function stopRun(): Promise<ErrorPayload | null> {
   const runId = useAssistant.getState().run.runId;
   if (!runId) return null;
-  const r = await call('assistant.stop', { run_id: runId });
+  const r = await request('assistant.stop', { run_id: runId });
   return r.ok ? null : r.error;
 }
 

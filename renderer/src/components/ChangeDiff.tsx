@@ -1,6 +1,6 @@
 /** A proposed or applied change, row by row: inserted values, or updated fields before → after. */
 import { useEffect, useState } from 'react';
-import { readVerb } from '../bridge';
+import { call } from '../bridge';
 
 /** One row change (models/changeset.ts RowChange, loosely: events arrive as JSON). */
 export interface ChangeRowView {
@@ -23,7 +23,7 @@ export function useAthleteNames(rows: readonly ChangeRowView[]): ReadonlyMap<str
   useEffect(() => {
     if (!needed) return;
     let live = true;
-    readVerb('athletes.list', { limit: 5000, status: 'all' }).then(
+    call('athletes.list', { limit: 5000, status: 'all' }).then(
       (r) => live && setNames(new Map(r.athletes.map((a) => [a.id, a.name]))),
       () => {},
     );

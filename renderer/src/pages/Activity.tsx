@@ -1,21 +1,21 @@
 /** The activity log: who changed what; "via Assistant" rows link to the run trace; Undo per change. */
 import { useState } from 'react';
 import type { ErrorPayload } from '../../../models/errors';
-import { CallError, readVerb, writeVerb } from '../bridge';
+import { CallError, call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDateTime, humanize } from '../format';
 import { href } from '../router';
 
 export function Activity() {
-  const data = useLoad(() => readVerb('activity.list', { limit: 200 }), 'activity');
+  const data = useLoad(() => call('activity.list', { limit: 200 }), 'activity');
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [done, setDone] = useState<string | null>(null);
   async function undo(changesetId: string) {
     setError(null);
     setDone(null);
     try {
-      const r = await writeVerb('changesets.undo', { changeset_id: changesetId });
+      const r = await call('changesets.undo', { changeset_id: changesetId });
       setDone(r.changeset.summary);
       data.reload();
     } catch (e) {

@@ -6,8 +6,8 @@
 import { useState } from 'react';
 import type { ProposalItemView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
-import { CallError, callOrThrow } from '../bridge';
-import { RowDiff, useAthleteNames } from '../components/ChangeDiff';
+import { CallError, call } from '../bridge';
+import { ChangeDiffView } from '../components/ChangeReview';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDateTime, humanize } from '../format';
@@ -15,7 +15,7 @@ import { href } from '../router';
 import { personName, useSession } from '../store';
 
 export function Approvals() {
-  const data = useLoad(async () => (await callOrThrow('proposals.list', { limit: 200 })) as ProposalItemView[], 'proposals');
+  const data = useLoad(async () => await call('proposals.list', { limit: 200 }), 'proposals');
   const pending = (data.data ?? []).filter((p) => p.status === 'proposed' || p.status === 'needs_owner');
   const decided = (data.data ?? []).filter((p) => p.status !== 'proposed' && p.status !== 'needs_owner').slice(0, 30);
   return (
@@ -45,7 +45,6 @@ export function Approvals() {
 
 function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
   const { me, people } = useSession();
-  const names = useAthleteNames(p.changes);
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [busy, setBusy] = useState(false);
   const inPanel = p.source === 'assistant' && p.status === 'proposed';
@@ -54,8 +53,8 @@ function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
     setBusy(true);
     setError(null);
     try {
-      if (approve) await callOrThrow('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
-      else await callOrThrow('proposals.decline', { changeset_id: p.id });
+      if (approve) await call('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
+      else await call('proposals.decline', { changeset_id: p.id });
       onDone();
     } catch (e) {
       setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Failed.' });
@@ -71,12 +70,11 @@ function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
       </header>
       <p>{p.summary}</p>
       <p className="small muted">
-        Proposed by {personName(people, p.userId)} via {p.source === 'assistant' ? 'Assistant' : 'an MCP client'} · {formatDateTime(p.createdAt)}
+        Proposed by {personName(people, p.userId)} {p.source === 'assistant' ? 'via Assistant' : p.source === 'mcp' ? 'via an MCP client' : 'on a form in the app'} · {formatDateTime(p.createdAt)}
         {p.runId ? <> · <a href={href({ page: 'trace', runId: p.runId })}>run trace</a></> : null}
       </p>
-      {p.decisions.filter((d) => d.effect !== 'allow').map((d, i) => <p key={i} className="small warn-text" data-policy={d.effect}>{d.reason}</p>)}
       <p className="small"><strong>{p.changes.length}</strong> row{p.changes.length === 1 ? '' : 's'} will change.</p>
-      <ol className="diff-list">{p.changes.slice(0, 50).map((r) => <RowDiff key={r.id} row={r} names={names} />)}</ol>
+      <ChangeDiffView p={p} />
       {error ? <ErrorNote error={error} /> : null}
       {inPanel ? <p className="small muted">Decide this in the assistant panel of the conversation that proposed it.</p> : mayDecide ? (
         <div className="confirm-actions">

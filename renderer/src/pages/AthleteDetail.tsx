@@ -4,8 +4,10 @@
  * (and say so by URL); the services refuse their data anyway.
  */
 import { useCallback, useState } from 'react';
-import type { Athlete } from '../../../models/records';
-import { CallError, readVerb } from '../bridge';
+import type { Athlete, Squad } from '../../../models/records';
+import { hasPermission } from '../../../models/roles';
+import { CallError, call } from '../bridge';
+import { SavedNote } from '../components/Form';
 import { canOpenTab } from '../access';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
@@ -18,14 +20,15 @@ import { PoseTab } from './athlete/Pose';
 import { ScreeningsTab } from './athlete/Screenings';
 import { WellnessTab } from './athlete/Wellness';
 import { WorkloadTab } from './athlete/Workload';
+import { AthleteFormDialog, DeactivateAthleteDialog } from './forms/AthleteForms';
 
 const TAB_LABEL: Record<AthleteTab, string> = { overview: 'Overview', injuries: 'Injuries & RTP', screenings: 'Screenings', wellness: 'Wellness & vitals', workload: 'Workload & ACWR', pose: 'Pose metrics' };
 
 export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
   const me = useSession((s) => s.me)!;
   const athlete = useLoad(async () => {
-    const [a, squads] = await Promise.all([readVerb('athletes.get', { id }), readVerb('squads.list').catch(() => [])]);
-    return { a, squad: squads.find((s) => s.id === a.squad_id)?.name ?? null };
+    const [a, squads] = await Promise.all([call('athletes.get', { id }), call('squads.list', {}).catch(() => [])]);
+    return { a, squad: squads.find((s) => s.id === a.squad_id)?.name ?? null, squads };
   }, id);
   const tabs = ATHLETE_TABS.filter((t) => canOpenTab(me.role, t));
   const allowed = (tabs as readonly string[]).includes(tab);
@@ -35,11 +38,14 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
   const tabKey = `${id}/${tab}`;
   const setInner = useCallback((state: 'loading' | 'ready' | 'error') => setInnerState({ key: tabKey, state }), [tabKey]);
   const inner = innerState.key === tabKey ? innerState.state : 'loading';
+  // Outlives the reload that follows a save (the tab content remounts).
+  const [saved, setSaved] = useState<string | null>(null);
   const pageState = athlete.state !== 'ready' ? athlete.state : !allowed ? 'ready' : tab === 'overview' ? 'ready' : inner;
 
   return (
     <Page page={`athlete-${tab}`} state={pageState} title={athlete.data ? athlete.data.a.name : 'Athlete'}>
       {athlete.state === 'error' ? <ErrorNote error={athlete.error} /> : null}
+      <SavedNote text={saved} />
       {athlete.state === 'ready' ? (
         <>
           <nav className="tabs" aria-label="Athlete record">
@@ -53,7 +59,7 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
               <p>{TAB_LABEL[tab as AthleteTab] ?? 'This section'} is not part of what your role ({me.role}) can see.</p>
             </div>
           ) : tab === 'overview' ? (
-            <Overview a={athlete.data.a} squad={athlete.data.squad} />
+            <Overview a={athlete.data.a} squad={athlete.data.squad} squads={athlete.data.squads} setSaved={setSaved} />
           ) : tab === 'injuries' ? (
             <InjuriesTab athleteId={id} onState={setInner} />
           ) : tab === 'screenings' ? (
@@ -71,10 +77,24 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
   );
 }
 
-function Overview({ a, squad }: { a: Athlete; squad: string | null }) {
+function Overview({ a, squad, squads, setSaved }: { a: Athlete; squad: string | null; squads: readonly Squad[]; setSaved(s: string | null): void }) {
+  const me = useSession((s) => s.me)!;
+  const canWrite = hasPermission(me.role, 'athlete.write');
+  const [open, setOpen] = useState<'edit' | 'deactivate' | null>(null);
+  const done = (s: string) => { setOpen(null); setSaved(s); };
   return (
     <section className="card" aria-labelledby="profile-h">
-      <h2 id="profile-h">Profile</h2>
+      <header className="card-head">
+        <h2 id="profile-h">Profile</h2>
+        {canWrite ? (
+          <div className="row-actions">
+            <button type="button" data-action="edit-athlete" onClick={() => { setSaved(null); setOpen('edit'); }}>Edit athlete</button>
+            {a.status === 'active' ? <button type="button" data-action="deactivate-athlete" onClick={() => { setSaved(null); setOpen('deactivate'); }}>Deactivate…</button> : null}
+          </div>
+        ) : null}
+      </header>
+      {open === 'edit' ? <AthleteFormDialog athlete={a} squads={squads} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open === 'deactivate' ? <DeactivateAthleteDialog athlete={a} onClose={() => setOpen(null)} onSaved={done} /> : null}
       <dl className="facts">
         <dt>Date of birth</dt><dd>{formatDate(a.date_of_birth)} (age {ageOn(a.date_of_birth, todayIso())})</dd>
         <dt>Sex</dt><dd>{humanize(a.sex)}</dd>

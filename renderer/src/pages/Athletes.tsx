@@ -1,21 +1,25 @@
 /** Athletes: every athlete of the club, searchable by name and filterable by squad; virtualised. */
 import { useDeferredValue, useMemo, useState } from 'react';
 import type { Athlete } from '../../../models/records';
-import { readVerb } from '../bridge';
+import { hasPermission } from '../../../models/roles';
+import { call } from '../bridge';
+import { SavedNote } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { VirtualList } from '../components/VirtualList';
 import { ageOn, todayIso } from '../format';
 import { navigate } from '../router';
+import { useSession } from '../store';
+import { AthleteFormDialog } from './forms/AthleteForms';
 
 const PAGE = 5000;
 
 /** Every athlete (paged in blocks of 5,000) and the squads. */
 async function loadAll(): Promise<{ athletes: Athlete[]; squads: Map<string, string>; total: number }> {
-  const [first, squads] = await Promise.all([readVerb('athletes.list', { limit: PAGE, status: 'all' }), readVerb('squads.list')]);
+  const [first, squads] = await Promise.all([call('athletes.list', { limit: PAGE, status: 'all' }), call('squads.list', {})]);
   const athletes = [...first.athletes];
   while (athletes.length < first.total) {
-    const next = await readVerb('athletes.list', { limit: PAGE, offset: athletes.length, status: 'all' });
+    const next = await call('athletes.list', { limit: PAGE, offset: athletes.length, status: 'all' });
     if (next.athletes.length === 0) break;
     athletes.push(...next.athletes);
   }
@@ -29,6 +33,10 @@ export function Athletes() {
   const [showInactive, setShowInactive] = useState(false);
   const q = useDeferredValue(search.trim().toLowerCase());
   const today = todayIso();
+  const me = useSession((s) => s.me)!;
+  const canWrite = hasPermission(me.role, 'athlete.write');
+  const [adding, setAdding] = useState(false);
+  const [saved, setSaved] = useState<string | null>(null);
 
   const rows = useMemo(() => {
     const all = data.data?.athletes ?? [];
@@ -37,7 +45,11 @@ export function Athletes() {
 
   const squads = data.data ? [...data.data.squads.entries()].sort((a, b) => a[1].localeCompare(b[1])) : [];
   return (
-    <Page page="athletes" state={data.state} title="Athletes">
+    <Page page="athletes" state={data.state} title="Athletes" actions={canWrite ? <button type="button" className="primary" data-action="add-athlete" onClick={() => { setSaved(null); setAdding(true); }}>Add athlete</button> : null}>
+      {adding ? (
+        <AthleteFormDialog athlete={null} squads={squads.map(([id, name]) => ({ id, name }))} onClose={() => setAdding(false)} onSaved={(s) => { setAdding(false); setSaved(s); }} />
+      ) : null}
+      <SavedNote text={saved} />
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
       {data.state === 'ready' ? (
         <>

@@ -1,11 +1,11 @@
 /** The clinic's fee schedule: folders and their items (prices in USD). */
-import { readVerb } from '../bridge';
+import { call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatCents, humanize } from '../format';
 
 export function Fees() {
-  const data = useLoad(() => readVerb('rates.schedule'), 'fees');
+  const data = useLoad(() => call('rates.schedule', {}), 'fees');
   return (
     <Page page="fees" state={data.state} title="Fee schedule">
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}

@@ -3,8 +3,8 @@
  * "Show me" link to the page it is about. The assistant cites the same pages.
  */
 import { useEffect, useState } from 'react';
-import type { VerbResults } from '../../../models/contract';
-import { readVerb } from '../bridge';
+import type { VerbOutput } from '../../../models/verbs';
+import { call } from '../bridge';
 import { Markdown } from '../components/Markdown';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
@@ -16,13 +16,13 @@ export function Help({ slug, anchor }: { slug?: string; anchor?: string }) {
 }
 
 function HelpIndex() {
-  const pages = useLoad(() => readVerb('help.listPages'), 'help-pages');
+  const pages = useLoad(() => call('help.listPages', {}), 'help-pages');
   const [q, setQ] = useState('');
-  const [result, setResult] = useState<VerbResults['help.search'] | null>(null);
+  const [result, setResult] = useState<VerbOutput<'help.search'> | null>(null);
   async function search(e: React.FormEvent) {
     e.preventDefault();
     if (!q.trim()) return;
-    setResult(await readVerb('help.search', { query: q.trim(), limit: 8 }).catch(() => null));
+    setResult(await call('help.search', { query: q.trim(), limit: 8 }).catch(() => null));
   }
   return (
     <Page page="help" state={pages.state} title="Help">
@@ -63,7 +63,7 @@ function HelpIndex() {
 
 function HelpPage({ slug, anchor }: { slug: string; anchor?: string }) {
   const me = useSession((s) => s.me);
-  const page = useLoad(() => readVerb('help.getPage', { slug }), slug);
+  const page = useLoad(() => call('help.getPage', { slug }), slug);
   useEffect(() => {
     if (page.state === 'ready' && anchor) document.getElementById(`help-${anchor}`)?.scrollIntoView();
   }, [page.state, anchor]);

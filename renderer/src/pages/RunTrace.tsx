@@ -4,7 +4,7 @@
  * order, and the usage per model response. Only the run's own user can open it.
  */
 import type { RunTraceView } from '../../../models/contract';
-import { callOrThrow } from '../bridge';
+import { call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDateTime } from '../format';
@@ -12,7 +12,7 @@ import { personName, useSession } from '../store';
 
 export function RunTrace({ runId }: { runId: string }) {
   const people = useSession((s) => s.people);
-  const data = useLoad(async () => (await callOrThrow('assistant.trace', { run_id: runId })) as RunTraceView, runId);
+  const data = useLoad(async () => await call('assistant.trace', { run_id: runId }), runId);
   return (
     <Page page="trace" state={data.state} title="Assistant run">
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}

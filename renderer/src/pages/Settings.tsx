@@ -7,7 +7,7 @@ import { useEffect, useState } from 'react';
 import type { AssistantSettingsView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
 import { hasPermission } from '../../../models/roles';
-import { CallError, callOrThrow, readVerb } from '../bridge';
+import { CallError, call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDate, roleLabel } from '../format';
@@ -20,8 +20,8 @@ export function Settings() {
   const canUsers = hasPermission(me.role, 'user.manage');
   const data = useLoad(async () => {
     const [assistant, users] = await Promise.all([
-      callOrThrow('settings.assistant', {}) as Promise<AssistantSettingsView>,
-      canUsers ? readVerb('users.list') : Promise.resolve({ users: [] }),
+      call('settings.assistant', {}),
+      canUsers ? call('users.list', {}) : Promise.resolve({ users: [] }),
     ]);
     return { assistant, users: users.users };
   }, 'settings');
@@ -63,7 +63,7 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
     setError(null);
     setSaved(null);
     try {
-      const next = (await callOrThrow('settings.updateAssistant', patch)) as AssistantSettingsView;
+      const next = await call('settings.updateAssistant', patch);
       onChange(next);
       setSaved(what);
       setKey('');

@@ -2,14 +2,14 @@
 import { useMemo, useRef, useState } from 'react';
 import type { SignInUser } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
-import { callOrThrow } from '../bridge';
+import { call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { useSession } from '../store';
 import { roleLabel } from '../format';
 
 export function SignIn() {
-  const users = useLoad(() => callOrThrow('session.users', {}), 'users');
+  const users = useLoad(() => call('session.users', {}), 'users');
   const signIn = useSession((s) => s.signIn);
   const [chosen, setChosen] = useState<string | null>(null);
   const [pin, setPin] = useState('');

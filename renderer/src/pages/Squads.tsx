@@ -1,10 +1,10 @@
 /** Squads with their active athlete counts. */
-import { readVerb } from '../bridge';
+import { call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 
 export function Squads() {
-  const data = useLoad(() => readVerb('squads.list'), 'squads');
+  const data = useLoad(() => call('squads.list', {}), 'squads');
   return (
     <Page page="squads" state={data.state} title="Squads">
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}

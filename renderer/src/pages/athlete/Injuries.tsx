@@ -4,7 +4,7 @@ import type { ErrorPayload } from '../../../../models/errors';
 import type { Injury, RtpEntry } from '../../../../models/records';
 import type { Permission } from '../../../../models/roles';
 import { hasPermission } from '../../../../models/roles';
-import { CallError, readVerb, writeVerb } from '../../bridge';
+import { CallError, call } from '../../bridge';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDate, formatDateTime, humanize } from '../../format';
@@ -12,7 +12,8 @@ import { personName, useSession } from '../../store';
 
 type TabState = (s: 'loading' | 'ready' | 'error') => void;
 
-const SIGNOFFS: { key: 'physio' | 'doctor' | 'coach'; label: string; perm: Permission; verb: string }[] = [
+type SignoffVerb = 'rtp.signoffPhysio' | 'rtp.signoffDoctor' | 'rtp.signoffCoach';
+const SIGNOFFS: { key: 'physio' | 'doctor' | 'coach'; label: string; perm: Permission; verb: SignoffVerb }[] = [
   { key: 'physio', label: 'Physio', perm: 'rtp.signoff_physio', verb: 'rtp.signoffPhysio' },
   { key: 'doctor', label: 'Doctor', perm: 'rtp.signoff_doctor', verb: 'rtp.signoffDoctor' },
   { key: 'coach', label: 'Coach', perm: 'rtp.signoff_coach', verb: 'rtp.signoffCoach' },
@@ -22,8 +23,8 @@ export function InjuriesTab({ athleteId, onState }: { athleteId: string; onState
   const me = useSession((s) => s.me)!;
   const data = useLoad(async () => {
     const [inj, rtp] = await Promise.all([
-      readVerb('injuries.list', { athlete_id: athleteId, limit: 200 }),
-      hasPermission(me.role, 'rtp.read') ? readVerb('rtp.list', { athlete_id: athleteId, limit: 500 }) : Promise.resolve({ total: 0, rtp_entries: [] as RtpEntry[] }),
+      call('injuries.list', { athlete_id: athleteId, limit: 200 }),
+      hasPermission(me.role, 'rtp.read') ? call('rtp.list', { athlete_id: athleteId, limit: 500 }) : Promise.resolve({ total: 0, rtp_entries: [] as RtpEntry[] }),
     ]);
     return { injuries: inj.injuries, rtp: rtp.rtp_entries };
   }, athleteId);
@@ -72,11 +73,11 @@ function RtpRow({ entry, onChanged }: { entry: RtpEntry; onChanged(): void }) {
   const { me, people } = useSession();
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [busy, setBusy] = useState(false);
-  async function sign(verb: string, signed: boolean) {
+  async function sign(verb: SignoffVerb, signed: boolean) {
     setBusy(true);
     setError(null);
     try {
-      await writeVerb(verb, { id: entry.id, signed });
+      await call(verb, { id: entry.id, signed });
       onChanged();
     } catch (e) {
       setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Failed.' });

@@ -5,7 +5,7 @@
  */
 import { useEffect } from 'react';
 import type { PoseMetricView } from '../../../../models/contract';
-import { readVerb } from '../../bridge';
+import { call } from '../../bridge';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
@@ -19,7 +19,7 @@ const OMITTED: Record<string, { short: string; long: string }> = {
 
 export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
   const data = useLoad(async () => {
-    const [m, s] = await Promise.all([readVerb('pose.getMetrics', { athlete_id: athleteId, limit: 500 }), readVerb('capture.listSessions', { athlete_id: athleteId, limit: 100 })]);
+    const [m, s] = await Promise.all([call('pose.getMetrics', { athlete_id: athleteId, limit: 500 }), call('capture.listSessions', { athlete_id: athleteId, limit: 100 })]);
     return { metrics: m.metrics as unknown as PoseMetricView[], caveats: m.caveats, sessions: s.sessions };
   }, athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);

@@ -1,12 +1,12 @@
 /** Screening results, newest first. */
 import { useEffect } from 'react';
-import { readVerb } from '../../bridge';
+import { call } from '../../bridge';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDate, humanize } from '../../format';
 
 export function ScreeningsTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
-  const data = useLoad(() => readVerb('screenings.list', { athlete_id: athleteId, limit: 500 }), athleteId);
+  const data = useLoad(() => call('screenings.list', { athlete_id: athleteId, limit: 500 }), athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);
   if (data.state === 'error') return <ErrorNote error={data.error} />;
   if (data.state !== 'ready') return null;

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 import type { ErrorPayload } from '../../../../models/errors';
 import type { Vitals, Wellness } from '../../../../models/records';
 import { hasPermission } from '../../../../models/roles';
-import { CallError, readVerb, writeVerb } from '../../bridge';
+import { CallError, call } from '../../bridge';
 import { LineChart } from '../../components/Charts';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
@@ -21,8 +21,8 @@ export function WellnessTab({ athleteId, onState }: { athleteId: string; onState
   const me = useSession((s) => s.me)!;
   const data = useLoad(async () => {
     const [w, v] = await Promise.all([
-      hasPermission(me.role, 'wellness.read') ? readVerb('wellness.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve({ total: 0, wellness: [] as Wellness[] }),
-      hasPermission(me.role, 'vitals.read') ? readVerb('vitals.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve(null),
+      hasPermission(me.role, 'wellness.read') ? call('wellness.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve({ total: 0, wellness: [] as Wellness[] }),
+      hasPermission(me.role, 'vitals.read') ? call('vitals.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve(null),
     ]);
     return { wellness: w.wellness, vitals: v?.vitals ?? null };
   }, athleteId);
@@ -94,7 +94,7 @@ const SCALES = [
 
 /** Today's wellness questionnaire (replaces today's answers if already submitted). */
 function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(): void }) {
-  const [values, setValues] = useState<Record<string, number>>({ sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 });
+  const [values, setValues] = useState<Record<(typeof SCALES)[number]['key'], number>>({ sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 });
   const [notes, setNotes] = useState('');
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [saved, setSaved] = useState(false);
@@ -103,7 +103,7 @@ function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(): vo
     setError(null);
     setSaved(false);
     try {
-      await writeVerb('wellness.submit', { athlete_id: athleteId, date: todayIso(), ...values, notes });
+      await call('wellness.submit', { athlete_id: athleteId, date: todayIso(), ...values, notes });
       setSaved(true);
       onSaved();
     } catch (err) {

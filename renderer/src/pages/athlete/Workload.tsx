@@ -5,7 +5,7 @@
 import { useEffect } from 'react';
 import type { AcwrResult } from '../../../../models/acwr';
 import { computeAcwr } from '../../../../models/acwr';
-import { readVerb } from '../../bridge';
+import { call } from '../../bridge';
 import { BarLineChart } from '../../components/Charts';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
@@ -17,8 +17,8 @@ export function WorkloadTab({ athleteId, onState }: { athleteId: string; onState
   const data = useLoad(async () => {
     const today = todayIso();
     const [loads, acwr] = await Promise.all([
-      readVerb('workload.listLoads', { athlete_id: athleteId, from: addDays(today, -(DAYS + 60)), limit: 1000 }),
-      readVerb('workload.acwr', { athlete_id: athleteId, method: 'both' }),
+      call('workload.listLoads', { athlete_id: athleteId, from: addDays(today, -(DAYS + 60)), limit: 1000 }),
+      call('workload.acwr', { athlete_id: athleteId, method: 'both' }),
     ]);
     return { loads: loads.loads, acwr, today };
   }, athleteId);

@@ -1,0 +1,77 @@
+/**
+ * Entry forms on a real SQLite file: one row applies at once under the user's own name; a stale
+ * form is refused with Conflict and nothing is written; a squad load and a sign-off wait for
+ * review and apply through the proposals' approval path; rows can be left out of a bulk change;
+ * a role without the verb's permission is refused; the policy's needs-owner waits for an owner.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listActivity } from '../data/changesets';
+import { getRow } from '../data/rows';
+import { approveProposal } from '../kinetix/proposals';
+import { createClinicFixture, fixtureNow, type ClinicFixture } from '../testing/clinic-fixture';
+import { narrowProposal, submitForm } from './forms';
+
+let f: ClinicFixture;
+beforeEach(() => {
+  f = createClinicFixture();
+});
+afterEach(() => f.close());
+
+const athlete = () => getRow<{ name: string; position: string | null; version: number }>(f.db, 'athlete', f.a.orgId, f.a.athleteId)!;
+const now = fixtureNow();
+
+describe('submitForm', () => {
+  it('applies a one-row edit at once, as the user (no "via"), with the version the form showed', () => {
+    const v = athlete().version;
+    const r = submitForm(f.db, f.a.users.physio, { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Winger' }, expected_versions: { [f.a.athleteId]: v }, idempotency_key: 'form-key-0001' }, now);
+    expect(r.status).toBe('applied');
+    expect(athlete()).toMatchObject({ position: 'Winger', version: v + 1 });
+    expect(listActivity(f.db, f.a.orgId, { limit: 1 })[0]).toMatchObject({ actor_name: 'Northbridge physio', via_assistant: false, record_id: f.a.athleteId });
+    // The same form sent twice is applied once.
+    const again = submitForm(f.db, f.a.users.physio, { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Winger' }, expected_versions: { [f.a.athleteId]: v }, idempotency_key: 'form-key-0001' }, now);
+    expect(again.status === 'applied' && again.changeset.replayed).toBe(true);
+    expect(athlete().version).toBe(v + 1);
+  });
+
+  it('refuses a stale form with Conflict and writes nothing', () => {
+    const v = athlete().version;
+    submitForm(f.db, f.a.users.doctor, { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Goalkeeper' } }, now);
+    expect(() => submitForm(f.db, f.a.users.physio, { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Winger' }, expected_versions: { [f.a.athleteId]: v } }, now)).toThrow(
+      expect.objectContaining({ code: 'Conflict', conflicts: [{ table: 'athlete', id: f.a.athleteId, expectedVersion: v, actualVersion: v + 1 }] }),
+    );
+    expect(athlete()).toMatchObject({ position: 'Goalkeeper', version: v + 1 });
+  });
+
+  it('refuses a role without the permission (coach cannot add an injury)', () => {
+    expect(() => submitForm(f.db, f.a.users.coach, { verb: 'injuries.create', input: { athlete_id: f.a.athleteId, body_part: 'ankle', side: 'left', onset_date: '2026-11-19', severity: 'mild' } }, now)).toThrow(expect.objectContaining({ code: 'Forbidden' }));
+  });
+
+  it('a squad load waits for review; approve applies it as the user; rows can be left out first', () => {
+    const r = submitForm(f.db, f.a.users.physio, { verb: 'workload.logSessionLoads', input: { squad_id: f.a.squadId, date: '2026-11-20', duration_min: 60, rpe: 5 } }, now);
+    if (r.status !== 'review') throw new Error('expected review');
+    expect(r.proposal).toMatchObject({ source: 'page', status: 'proposed' });
+    expect(r.proposal.changes).toHaveLength(2);
+    const drop = r.proposal.changes.find((c) => c.op === 'insert' && c.after.athlete_id === f.a.otherAthleteId)!.id;
+    const narrowed = narrowProposal(f.db, f.a.users.physio, { changeset_id: r.proposal.id, content_hash: r.proposal.contentHash, drop_ids: [drop] }, now);
+    expect(narrowed.changes).toHaveLength(1);
+    expect(narrowed.summary).toMatch(/1 of 2 rows left out/);
+    // The reviewed (wider) proposal can no longer be approved.
+    expect(() => approveProposal(f.db, { approverUserId: f.a.users.physio, changesetId: r.proposal.id, contentHash: r.proposal.contentHash, now })).toThrow(expect.objectContaining({ code: 'Conflict' }));
+    const applied = approveProposal(f.db, { approverUserId: f.a.users.physio, changesetId: narrowed.id, contentHash: narrowed.contentHash, now });
+    expect(applied.changeset.changes).toHaveLength(1);
+    expect(listActivity(f.db, f.a.orgId, { limit: 1 })[0]).toMatchObject({ actor_name: 'Northbridge physio', via_assistant: false });
+  });
+
+  it('a sign-off is reviewed first; a coach signing before the doctor is told so', () => {
+    const r = submitForm(f.db, f.a.users.coach, { verb: 'rtp.signoffCoach', input: { id: f.a.rtpId, signed: true } }, now);
+    if (r.status !== 'review') throw new Error('expected review');
+    expect(r.notes.join(' ')).toMatch(/doctor has not cleared this stage/);
+    expect(getRow<{ coach_signoff_by: string | null }>(f.db, 'rtp_entry', f.a.orgId, f.a.rtpId)!.coach_signoff_by).toBeNull();
+  });
+
+  it('a fee change of more than 20 % waits for an owner', () => {
+    const r = submitForm(f.db, f.a.users.admin, { verb: 'rates.bulkUpdate', input: { folder_id: f.a.folderId, pct: 30 } }, now);
+    expect(r.status === 'review' && r.proposal.status).toBe('needs_owner');
+    expect(getRow<{ price_cents: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)!.price_cents).toBe(9000);
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * Entry forms: the app's pages as a second door to the same service verbs the assistant uses.
+ *
+ * A form submit runs the one planning path (`planWrite`: permission, tenant, self-scope, the
+ * verb's zod schema, the row rules with version checks), then the policy engine
+ * (models/policy.ts), then either
+ * - applies the change at once with the row versions it was planned against (`applyPlanned`,
+ *   idempotent under the form's key; activity reads the user's own name), when it is one row
+ *   that touches no RTP sign-off and the policy allows it; or
+ * - stores it as a proposal (`proposeChangeset`, source `page`) for the user to review as a
+ *   diff and approve through `proposals.approve` — the same approval path as an assistant's
+ *   proposal (main/kinetix/proposals.ts) — when it changes more than one row, touches a
+ *   sign-off, or the policy says it needs an owner (it then waits in Approvals).
+ *
+ * A form also sends the versions of the rows it showed (`expected_versions`): when a row moved
+ * on since, the submit is refused with `Conflict` (nothing written) and the page shows the
+ * current values, never overwriting silently.
+ */
+import type { PlannedChangeset, RowChange } from '../../models/changeset';
+import type { ProposalItemView } from '../../models/contract';
+import { AppError, Conflict, Forbidden, NotFound, ValidationError } from '../../models/errors';
+import { evaluatePolicy } from '../../models/policy';
+import type { AppliedChangeset } from '../data/changesets';
+import { findByIdempotencyKey } from '../data/changesets';
+import type { Db } from '../data/db';
+import { inTransaction } from '../data/db';
+import { getRow } from '../data/rows';
+import type { ProposalView } from '../kinetix/proposals';
+import { declineProposal, getProposal, PolicyDenied, proposeChangeset } from '../kinetix/proposals';
+import { VERBS, applyPlanned, planWrite, requirePermission, resolveActor } from '../services';
+import type { ServiceContext } from '../services';
+
+/** What a form submit returns. */
+export type FormSubmitResult =
+  | { status: 'applied'; changeset: AppliedChangeset; reveal?: Record<string, string> }
+  | { status: 'review'; proposal: ProposalItemView; notes: string[] };
+
+/** Sign-off columns of an RTP entry. */
+const SIGNOFF_FIELDS = ['physio_signoff_by', 'doctor_signoff_by', 'coach_signoff_by'];
+
+/** True when the change must be reviewed as a diff before it is applied (more than one row, or an RTP sign-off). */
+export function needsReview(changes: readonly RowChange[]): boolean {
+  if (changes.length > 1) return true;
+  return changes.some((c) => c.table === 'rtp_entry' && c.op !== 'delete' && SIGNOFF_FIELDS.some((f) => f in c.after));
+}
+
+/** The proposal as the pages see it (models/contract ProposalItemView). */
+export function proposalItem(p: ProposalView): ProposalItemView {
+  return {
+    id: p.id, userId: p.userId, source: p.source, runId: p.runId, toolName: p.toolName, title: p.title, summary: p.summary, changes: p.changes, status: p.status,
+    decisions: p.decisions.map((d) => ({ effect: d.effect, reason: d.reason, code: d.code })), approverRole: p.approverRole, contentHash: p.contentHash,
+    decidedBy: p.decidedBy, decidedAt: p.decidedAt, failure: p.failure, createdAt: p.createdAt,
+  };
+}
+
+/**
+ * Plain-language notes a reviewer must see besides the diff (e.g. a coach signing a stage the
+ * doctor has not cleared). Reads the stored rows the changes target.
+ */
+function reviewNotes(db: Db, orgId: string, changes: readonly RowChange[]): string[] {
+  const notes: string[] = [];
+  for (const c of changes) {
+    if (c.table !== 'rtp_entry' || c.op === 'delete') continue;
+    const stored = c.op === 'update' ? getRow<Record<string, unknown>>(db, 'rtp_entry', orgId, c.id) : null;
+    const value = (f: string) => (f in c.after ? c.after[f] : stored?.[f]);
+    if (c.after.coach_signoff_by && !value('doctor_signoff_by')) {
+      notes.push('The doctor has not cleared this stage yet: a coach sign-off records that the coach agrees, not that the athlete is medically cleared.');
+    }
+    for (const who of ['physio', 'doctor', 'coach']) {
+      if (`${who}_signoff_by` in c.after && c.after[`${who}_signoff_by`] === null && stored?.[`${who}_signoff_by`]) notes.push(`This withdraws the ${who} sign-off; the stage then no longer counts as signed off by the ${who}.`);
+    }
+  }
+  return notes;
+}
+
+/** Refuse when a row the form showed has moved on since (nothing is written). @throws Conflict */
+function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<string, number>> | undefined): void {
+  if (!expected) return;
+  const stale = planned.changes.flatMap((c) => (c.op === 'update' && expected[c.id] !== undefined && expected[c.id] !== c.version ? [{ table: c.table, id: c.id, expectedVersion: expected[c.id]!, actualVersion: c.version }] : []));
+  if (stale.length > 0) {
+    throw new Conflict('Someone changed this record after you opened the form. Nothing was written. The current values are shown next to yours: check them, then save again.', stale);
+  }
+}
+
+/**
+ * Submit an entry form: plan `verb` with `input` as the signed-in user, check the versions the
+ * form was opened with, run the policy, and apply or store for review (see the module doc).
+ * @throws NotFound (unknown verb or record), Forbidden (permission, policy deny), Validation,
+ *   Conflict (stale form, reused key)
+ */
+export function submitForm(db: Db, userId: string, req: { verb: string; input?: unknown; expected_versions?: Record<string, number> | undefined; idempotency_key?: string | undefined }, now: Date = new Date()): FormSubmitResult {
+  const verb = VERBS.get(req.verb);
+  if (!verb) throw new NotFound(`Verb "${req.verb}"`);
+  if (verb.kind !== 'write') throw new ValidationError(`"${req.verb}" reads records; a form submits a write.`, [{ path: 'verb', message: 'not a write verb' }]);
+  const ctx: ServiceContext = { db, userId, now: () => now };
+  if (req.idempotency_key) {
+    // A re-sent form (double click, retry after a lost reply) returns the first result.
+    const actor = resolveActor(ctx);
+    requirePermission(ctx, actor, verb.permission);
+    const prior = findByIdempotencyKey(db, actor.orgId, req.idempotency_key);
+    if (prior) {
+      if (prior.userId !== actor.userId || prior.verb !== verb.name) throw new Conflict('This form key was already used for a different change. Nothing was written; open the form again.');
+      return { status: 'applied', changeset: prior.result };
+    }
+  }
+  const { planned, reveal, actor } = planWrite(ctx, verb, req.input ?? {});
+  checkExpected(planned, req.expected_versions);
+  const policy = evaluatePolicy(actor, planned, { today: now.toISOString().slice(0, 10) });
+  if (policy.verdict === 'deny') throw new PolicyDenied(policy);
+  if (policy.verdict === 'needs_owner' || needsReview(planned.changes)) {
+    if (reveal) throw new AppError({ code: 'Internal', message: 'A change that reveals a secret cannot wait for review. Nothing was written.' });
+    const p = proposeChangeset(db, { userId, planned, source: 'page', toolName: verb.name, title: verb.description, permission: verb.permission, now });
+    return { status: 'review', proposal: proposalItem(p), notes: reviewNotes(db, actor.orgId, planned.changes) };
+  }
+  const changeset = applyPlanned(ctx, planned, { idempotencyKey: req.idempotency_key ?? null });
+  return reveal ? { status: 'applied', changeset, reveal } : { status: 'applied', changeset };
+}
+
+/**
+ * Leave rows out of a proposal before approving it (a bulk change: e.g. one athlete of a squad
+ * load who did not train). Only the proposing user, only while it waits for their own approval,
+ * only for proposals made on a page or by an MCP client (an assistant run's dialog holds its own),
+ * and only when every row is the same kind of change to the same table (independent rows). The
+ * old proposal is declined and a new one, re-checked by the policy and the row rules, replaces it.
+ * @throws NotFound, Forbidden, Conflict (content changed, already decided), Validation
+ */
+export function narrowProposal(db: Db, userId: string, req: { changeset_id: string; content_hash: string; drop_ids: string[] }, now: Date = new Date()): ProposalItemView {
+  const p = getProposal(db, userId, req.changeset_id);
+  if (p.userId !== userId) throw new Forbidden('Only the person who prepared this change can leave rows out of it.');
+  if (p.source === 'assistant') throw new Forbidden('A change proposed in an assistant conversation is approved or declined whole in its panel.');
+  if (p.status !== 'proposed') throw new Conflict(p.status === 'needs_owner' ? 'This change is waiting for an owner; decline it and prepare it again instead.' : `This change was already ${p.status}; nothing was changed.`);
+  if (p.contentHash !== req.content_hash) throw new Conflict('This change is not the one you reviewed. Review it again.');
+  const drop = new Set(req.drop_ids);
+  const unknown = req.drop_ids.filter((id) => !p.changes.some((c) => c.id === id));
+  if (unknown.length) throw new ValidationError('Some rows to leave out are not part of this change.', [{ path: 'drop_ids', message: `not in this change: ${unknown.length}` }]);
+  const kinds = new Set(p.changes.map((c) => `${c.op}:${c.table}`));
+  if (kinds.size !== 1) throw new ValidationError('Rows can only be left out of a change whose rows are independent (all the same kind of change to the same records).', [{ path: 'drop_ids', message: 'rows depend on each other' }]);
+  const kept = p.changes.filter((c) => !drop.has(c.id));
+  if (kept.length === 0) throw new ValidationError('Every row would be left out; decline the change instead.', [{ path: 'drop_ids', message: 'nothing left' }]);
+  if (drop.size === 0) return proposalItem(p);
+  const verb = VERBS.get(p.verb);
+  const planned: PlannedChangeset = { verb: p.verb, summary: `${p.summary} — ${drop.size} of ${p.changes.length} row${p.changes.length === 1 ? '' : 's'} left out`, changes: kept };
+  // Both or neither: the narrowed change replaces the reviewed one.
+  return inTransaction(db, () => {
+    declineProposal(db, { userId, changesetId: p.id, now });
+    return proposalItem(proposeChangeset(db, { userId, planned, source: p.source, toolName: p.toolName, title: p.title, permission: verb?.permission ?? null, now }));
+  });
+}

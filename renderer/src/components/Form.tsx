@@ -1,0 +1,269 @@
+/**
+ * The entry-form machinery every page uses (one path for every write):
+ *
+ * - {@link useEntryForm}: submits a write verb through the contract's `forms.submit` — the
+ *   service plans the same changeset the assistant would (plan → authorise → policy) — with the
+ *   row versions the form was opened with and one idempotency key per opened form. A one-row
+ *   change is applied at once; a change of more than one row, an RTP sign-off, or one that needs
+ *   an owner comes back for review and is applied (or declined) through `proposals.approve` /
+ *   `proposals.decline`. A stale form ends in state `conflict` with the service's message, and the
+ *   page shows the current values next to the fields.
+ * - {@link Field}: a labelled field with its unit and hint, and the service's typed validation
+ *   message next to it (`aria-invalid`, `aria-describedby`).
+ * - {@link FormDialog}: a modal `<dialog>` form (Escape closes, focus starts in the first field).
+ * - {@link ReviewDialog}: the diff of a change awaiting review (see ChangeReview.tsx).
+ *
+ * Test hooks: every form is `<form data-form=NAME data-state=STATE>`; each state change fires
+ * the window event `ai:form` `{ form, state }`; a saved change fires `ai:data-changed`, so the
+ * pages showing the record load it again (the new row is visible without a reload).
+ */
+import type { ReactElement, ReactNode } from 'react';
+import { cloneElement, useCallback, useEffect, useId, useRef, useState } from 'react';
+import type { FormSubmitResultView, ProposalItemView } from '../../../models/contract';
+import type { ErrorPayload } from '../../../models/errors';
+import { CallError, call, newKey } from '../bridge';
+import { ReviewDialog } from './ChangeReview';
+import { ErrorNote } from './Page';
+import { DATA_CHANGED } from './useLoad';
+
+/** Named app event fired on each form state change. */
+export const FORM_EVENT = 'ai:form';
+
+/** Where a form stands. */
+export type FormState = 'idle' | 'saving' | 'review' | 'saved' | 'waiting' | 'error' | 'conflict';
+
+/** A change waiting for the user's review. */
+export interface PendingReview {
+  proposal: ProposalItemView;
+  notes: string[];
+}
+
+export interface EntryForm {
+  name: string;
+  state: FormState;
+  error: ErrorPayload | null;
+  review: PendingReview | null;
+  /** One line saying what was saved (or what waits for an owner). */
+  done: string | null;
+  /** The service's message for `field` (matched by its last path segment), if any. */
+  issueFor(field: string): string | null;
+  /**
+   * Submit `verb` with `input`. `expected` maps row id → version the form showed.
+   * Resolves to the outcome (never throws).
+   */
+  submit(verb: string, input: Record<string, unknown>, expected?: Record<string, number>): Promise<FormSubmitResultView | null>;
+  /** Approve the change under review (after leaving out `dropIds`, if any). */
+  approve(dropIds?: string[]): Promise<void>;
+  /** Decline the change under review (nothing is written). */
+  cancelReview(): Promise<void>;
+  /** Back to a fresh form (new idempotency key). */
+  reset(): void;
+}
+
+/**
+ * A service validation message in words a clinician reads ("Choose one of the options" rather
+ * than zod's enum text); messages written by the services themselves pass unchanged.
+ */
+export function friendlyIssue(message: string): string {
+  if (/^Invalid option/i.test(message)) return 'Choose one of the options.';
+  if (/expected string to have >=1 characters|^Required$|received undefined/i.test(message)) return 'Required.';
+  const big = /expected (?:number|string|array) to (?:be|have) <=?(\d+(?:\.\d+)?)/i.exec(message);
+  if (big) return `Too large: at most ${big[1]}.`;
+  const small = /expected (?:number|string|array) to (?:be|have) >=?(\d+(?:\.\d+)?)/i.exec(message);
+  if (small) return `Too small: at least ${small[1]}.`;
+  if (/Invalid ISO date|YYYY-MM-DD|Invalid date/i.test(message)) return 'Enter a date (day, month, year).';
+  if (/expected number/i.test(message)) return 'Enter a number.';
+  return message;
+}
+
+function payloadOf(e: unknown): ErrorPayload {
+  return e instanceof CallError ? e.payload : { code: 'Internal', message: e instanceof Error ? e.message : 'The change could not be saved.' };
+}
+
+function changed(): void {
+  window.dispatchEvent(new CustomEvent(DATA_CHANGED));
+}
+
+/**
+ * A form's submit state. `onSaved` runs after a change was applied (directly or on approval);
+ * `onConflict` runs when the service said the form is stale (load the current values there).
+ */
+export function useEntryForm(name: string, opts: { onSaved?: (summary: string) => void; onConflict?: () => void } = {}): EntryForm {
+  const [state, setState] = useState<FormState>('idle');
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  const [review, setReview] = useState<PendingReview | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const key = useRef(newKey());
+  const optsRef = useRef(opts);
+  optsRef.current = opts;
+
+  useEffect(() => {
+    window.dispatchEvent(new CustomEvent(FORM_EVENT, { detail: { form: name, state } }));
+  }, [name, state]);
+
+  const fail = useCallback((e: unknown) => {
+    const p = payloadOf(e);
+    setError(p);
+    if (p.code === 'Conflict' && p.conflicts?.length) {
+      setState('conflict');
+      optsRef.current.onConflict?.();
+    } else setState('error');
+  }, []);
+
+  const saved = useCallback((summary: string) => {
+    setDone(summary);
+    setReview(null);
+    setState('saved');
+    key.current = newKey();
+    changed();
+    optsRef.current.onSaved?.(summary);
+  }, []);
+
+  const submit = useCallback(async (verb: string, input: Record<string, unknown>, expected?: Record<string, number>) => {
+    setState('saving');
+    setError(null);
+    setDone(null);
+    try {
+      const r: FormSubmitResultView = await call('forms.submit', { verb, input, idempotency_key: key.current, ...(expected ? { expected_versions: expected } : {}) });
+      if (r.status === 'applied') saved(r.changeset.summary);
+      else {
+        setReview({ proposal: r.proposal, notes: r.notes });
+        setState('review');
+      }
+      return r;
+    } catch (e) {
+      fail(e);
+      return null;
+    }
+  }, [fail, saved]);
+
+  const approve = useCallback(async (dropIds: string[] = []) => {
+    if (!review) return;
+    setError(null);
+    try {
+      let p = review.proposal;
+      if (dropIds.length > 0) {
+        p = await call('proposals.narrow', { changeset_id: p.id, content_hash: p.contentHash, drop_ids: dropIds });
+        setReview({ proposal: p, notes: review.notes });
+      }
+      if (p.status === 'needs_owner') {
+        // Nothing to approve here: it waits for an owner in Approvals.
+        setDone(`${p.summary} — waiting for an owner's approval (Approvals).`);
+        setReview(null);
+        setState('waiting');
+        return;
+      }
+      await call('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
+      saved(p.summary);
+    } catch (e) {
+      const err = payloadOf(e);
+      // Approved a moment ago (another tab, a double click): that is the outcome wanted, not an error.
+      if (err.code === 'Conflict' && /already applied/.test(err.message)) saved(review.proposal.summary);
+      else {
+        setReview(null);
+        fail(e);
+      }
+    }
+  }, [review, fail, saved]);
+
+  const cancelReview = useCallback(async () => {
+    const p = review?.proposal;
+    setReview(null);
+    setState('idle');
+    key.current = newKey();
+    if (p && p.status === 'proposed') await call('proposals.decline', { changeset_id: p.id }).catch(() => undefined);
+  }, [review]);
+
+  const reset = useCallback(() => {
+    setState('idle');
+    setError(null);
+    setReview(null);
+    setDone(null);
+    key.current = newKey();
+  }, []);
+
+  const issueFor = useCallback((field: string) => {
+    const hit = error?.issues?.find((i) => i.path === field || i.path.split('.').pop() === field);
+    return hit ? friendlyIssue(hit.message) : null;
+  }, [error]);
+
+  return { name, state, error, review, done, issueFor, submit, approve, cancelReview, reset };
+}
+
+/**
+ * A labelled field: label with unit, the control (given as the only child; it receives `id`,
+ * `aria-invalid` and `aria-describedby`), a hint, the service's message for it, and — after a
+ * conflict — the value now stored.
+ */
+export function Field(props: { label: string; unit?: string; hint?: string; name: string; form: EntryForm; current?: string | null; wide?: boolean; children: ReactElement<Record<string, unknown>> }) {
+  const id = useId();
+  const issue = props.form.issueFor(props.name);
+  const described = [props.hint ? `${id}-hint` : '', issue ? `${id}-err` : '', props.current ? `${id}-cur` : ''].filter(Boolean).join(' ');
+  return (
+    <div className={`field${issue ? ' invalid' : ''}${props.wide ? ' wide' : ''}`} data-field={props.name}>
+      <label htmlFor={id}>{props.label}{props.unit ? <span className="unit"> ({props.unit})</span> : null}</label>
+      {cloneElement(props.children, { id, name: props.name, 'aria-invalid': issue ? true : undefined, 'aria-describedby': described || undefined })}
+      {props.hint ? <span className="hint" id={`${id}-hint`}>{props.hint}</span> : null}
+      {props.current ? <span className="current" id={`${id}-cur`} data-current={props.name}>Now stored: {props.current}</span> : null}
+      {issue ? <span className="field-error" id={`${id}-err`} role="alert">{issue}</span> : null}
+    </div>
+  );
+}
+
+/** The form's error: a stale form, a validation failure (the fields say which), or a refusal. */
+export function FormMessages({ form }: { form: EntryForm }) {
+  const e = form.error;
+  if (!e) return null;
+  if (form.state === 'conflict') return <div className="error-note conflict" role="alert" data-error-code="Conflict"><strong>Changed since you opened this form</strong><p>{e.message}</p></div>;
+  if (e.code === 'Validation') {
+    return (
+      <div className="error-note" role="alert" data-error-code="Validation">
+        <strong>Nothing was saved: check the fields marked</strong>
+        {e.issues?.length ? <ul className="small">{e.issues.map((i) => <li key={i.path}>{i.path.split('.').pop()!.replace(/_/g, ' ')}: {friendlyIssue(i.message)}</li>)}</ul> : <p>{e.message}</p>}
+      </div>
+    );
+  }
+  return <ErrorNote error={e} />;
+}
+
+/** A modal form in a native `<dialog>` (focus trap, Escape closes). */
+export function FormDialog(props: {
+  form: EntryForm;
+  title: string;
+  submitLabel: string;
+  onSubmit(): void;
+  onClose(): void;
+  intro?: ReactNode;
+  wide?: boolean;
+  danger?: boolean;
+  children?: ReactNode;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+  const { form } = props;
+  const busy = form.state === 'saving';
+  return (
+    <dialog ref={ref} className={`form-dialog${props.wide ? ' wide' : ''}`} aria-labelledby={titleId} onCancel={(e) => { e.preventDefault(); props.onClose(); }}>
+      <form data-form={form.name} data-state={form.state} noValidate onSubmit={(e) => { e.preventDefault(); if (!busy) props.onSubmit(); }}>
+        <h2 id={titleId}>{props.title}</h2>
+        {props.intro}
+        <div className="fields">{props.children}</div>
+        <FormMessages form={form} />
+        <div className="form-actions">
+          <button type="submit" className={props.danger ? 'danger' : 'primary'} disabled={busy}>{busy ? 'Saving…' : props.submitLabel}</button>
+          <button type="button" onClick={props.onClose}>Cancel</button>
+        </div>
+      </form>
+      {form.review ? <ReviewDialog form={form} /> : null}
+    </dialog>
+  );
+}
+
+/** A saved / waiting line a page shows after its dialog closed. */
+export function SavedNote({ text }: { text: string | null }) {
+  return text ? <p className="ok-note" role="status" data-saved="true">{text}</p> : null;
+}
