@@ -16,7 +16,7 @@ import { median } from './vec';
 export const CONDITION_CODES = [
   'rig_drift', 'view_not_sagittal', 'low_coverage', 'camera_offset', 'camera_offset_corrected', 'camera_exclusion_imbalance',
   'reprojection_imbalance', 'segment_length_unstable', 'segment_asymmetry', 'implausible_range', 'low_2d_confidence', 'static_trial',
-  // stored readings recorded before these checks existed (migration 0007)
+  // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
 ] as const;
 export type ConditionCode = (typeof CONDITION_CODES)[number];

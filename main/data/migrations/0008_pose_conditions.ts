@@ -1,5 +1,5 @@
 /**
- * 0007: every pose_metric reading carries its conditions (issue 14): a JSON array of
+ * 0008: every pose_metric reading carries its conditions (issue 14): a JSON array of
  * {code, detail} — each failed quality check (camera synchronisation, segment lengths, plausible
  * range, 2D confidence, …) and informational ones (static trial), as built by
  * models/capture/quality.ts. Readings recorded before this migration were never checked: they get
