@@ -114,8 +114,15 @@ module.exports = {
       name: 'sync-server-not-desktop',
       comment: 'sync/ (HQ server) imports sync/ and models/ only.',
       severity: 'error',
-      from: { path: '^sync/' },
+      from: { path: '^sync/', pathNot: '^sync/.*\\.test\\.ts$' },
       to: { path: '^(main|renderer|preload|e2e|native)/' },
+    },
+    {
+      name: 'sync-tests-compare-with-device-data-layer-only',
+      comment: 'sync/ tests may open the device data layer (main/data/: its migrations and seed) to compare the HQ schema and seed with it; nothing else of main/.',
+      severity: 'error',
+      from: { path: '^sync/.*\\.test\\.ts$' },
+      to: { path: '^(main|renderer|preload|e2e|native)/', pathNot: '^main/data/' },
     },
     {
       name: 'pg-only-on-hq-side',

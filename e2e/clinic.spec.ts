@@ -136,7 +136,9 @@ describe('clinic UI in Chromium', () => {
     expect(unsigned).toBeDefined();
     await goTo(page, `#/athletes/${unsigned!.athlete_id}/injuries`, 'athlete-injuries');
     const cell = page.locator(`tr[data-rtp="${unsigned!.id}"] td[data-signoff="physio"]`);
-    await cell.getByRole('button', { name: 'Sign as physio' }).click();
+    await cell.getByRole('button', { name: 'Sign as physio…' }).click();
+    // One confirmation that says what will change, then the signature.
+    await page.locator('dialog.review-dialog[open] [data-confirm]').click();
     await cell.locator('.signer').waitFor();
     const me = await contractCall<{ display_name: string }>(page, 'session.me', {});
     expect(await cell.locator('.signer').textContent()).toBe(me.value!.display_name);

@@ -75,6 +75,18 @@ describe('ask', () => {
     expect(JSON.parse(out.at(-1)!)).toMatchObject({ answer: 'You sent •••, and password: ••• ok', status: 'completed' });
   });
 
+  it('shows and answers a confirm that comes after more than 300 events (issue 9 §2)', async () => {
+    const reads = (tag: string) => ({ toolUses: Array.from({ length: 16 }, (_, i) => ({ name: 'list_athletes', input: {}, id: `toolu_${tag}_${i}` })) });
+    server.push(reads('a'), reads('b'), reads('c'), reads('d'), { toolUses: [{ name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 45, rpe: 4 } }] }, { text: 'Logged after looking.' });
+    const { io: sink, out } = io();
+    const code = await askCommand(['--db', dbPath, '--as', DEMO_EMAILS.coach, '--approve', 'all', 'look, then log'], sink, provider());
+    const lines = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const confirm = lines.find((l) => l.type === 'CUSTOM' && l.name === 'kinetix.confirm_required');
+    expect(Number(confirm?.id)).toBeGreaterThan(300);
+    expect(lines.at(-1)).toMatchObject({ answer: 'Logged after looking.', status: 'completed' });
+    expect(code).toBe(0);
+  });
+
   it('refuses bad arguments and unknown users with typed errors', async () => {
     const a = io();
     expect(await askCommand(['--db', dbPath, 'no user'], a.io, provider())).toBe(2);

@@ -335,3 +335,87 @@ export function changesetStatus(db: Db, id: string): string | null {
 export function inFlightRuns(db: Db): RunRow[] {
   return db.raw.prepare(`SELECT * FROM kinetix_run WHERE status IN ('running', 'waiting_confirm') ORDER BY started_at`).all() as RunRow[];
 }
+
+// Run leases and run starts (issue 9 §1) ------------------------------------------------------
+
+/** One run lease: the owning host and process, and its last heartbeat (epoch ms). */
+export interface RunLeaseRow {
+  run_id: string;
+  org_id: string;
+  user_id: string;
+  host: string;
+  pid: number;
+  acquired_at_ms: number;
+  heartbeat_at_ms: number;
+}
+
+/** What {@link acquireRunLease} checks, in this order. */
+export interface LeaseLimits {
+  maxConcurrentPerUser: number;
+  userRunsPerMinute: number;
+  orgRunsPerMinute: number;
+  /** A lease whose heartbeat is older than this (ms) is reclaimed, wherever its process runs. */
+  staleAfterMs: number;
+}
+
+/** Outcome of {@link acquireRunLease}: taken, or the first limit that refused (nothing written then). */
+export type LeaseOutcome =
+  | { ok: true; reclaimed: number }
+  | { ok: false; limit: 'concurrency'; running: number }
+  | { ok: false; limit: 'user_rate' | 'org_rate'; retryAfterMs: number };
+
+const RATE_WINDOW_MS = 60_000;
+
+/**
+ * Take a run lease for `userId` inside the database write lock (BEGIN IMMEDIATE), so every
+ * process sharing the file sees one count. First reclaims leases whose process is gone (same
+ * `host` and `processGone(pid)`) or whose heartbeat is older than `staleAfterMs`; then refuses on
+ * the per-user concurrency cap, then on the per-user and per-org one-minute rates (sliding
+ * window over recorded starts); otherwise records the lease and the start.
+ */
+export function acquireRunLease(
+  db: Db,
+  lease: { runId: string; orgId: string; userId: string; host: string; pid: number; nowMs: number },
+  limits: LeaseLimits,
+  processGone: (pid: number) => boolean,
+): LeaseOutcome {
+  return db.raw.transaction((): LeaseOutcome => {
+    const now = lease.nowMs;
+    let reclaimed = 0;
+    for (const l of db.raw.prepare('SELECT * FROM kinetix_run_lease').all() as RunLeaseRow[]) {
+      const dead = l.heartbeat_at_ms < now - limits.staleAfterMs || (l.host === lease.host && l.pid !== lease.pid && processGone(l.pid));
+      if (dead) reclaimed += db.raw.prepare('DELETE FROM kinetix_run_lease WHERE run_id = ?').run(l.run_id).changes;
+    }
+    const running = (db.raw.prepare('SELECT COUNT(*) AS n FROM kinetix_run_lease WHERE user_id = ?').get(lease.userId) as { n: number }).n;
+    if (running >= limits.maxConcurrentPerUser) return { ok: false, limit: 'concurrency', running };
+    const since = now - RATE_WINDOW_MS;
+    const window = (col: 'user_id' | 'org_id', id: string) =>
+      db.raw.prepare(`SELECT COUNT(*) AS n, MIN(started_at_ms) AS oldest FROM kinetix_run_start WHERE ${col} = ? AND started_at_ms > ?`).get(id, since) as { n: number; oldest: number | null };
+    const user = window('user_id', lease.userId);
+    if (user.n >= limits.userRunsPerMinute) return { ok: false, limit: 'user_rate', retryAfterMs: (user.oldest ?? now) + RATE_WINDOW_MS - now };
+    const org = window('org_id', lease.orgId);
+    if (org.n >= limits.orgRunsPerMinute) return { ok: false, limit: 'org_rate', retryAfterMs: (org.oldest ?? now) + RATE_WINDOW_MS - now };
+    db.raw.prepare('INSERT INTO kinetix_run_lease (run_id, org_id, user_id, host, pid, acquired_at_ms, heartbeat_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)').run(lease.runId, lease.orgId, lease.userId, lease.host, lease.pid, now, now);
+    db.raw.prepare('INSERT INTO kinetix_run_start (org_id, user_id, started_at_ms) VALUES (?, ?, ?)').run(lease.orgId, lease.userId, now);
+    db.raw.prepare('DELETE FROM kinetix_run_start WHERE started_at_ms < ?').run(now - 60 * RATE_WINDOW_MS);
+    return { ok: true, reclaimed };
+  }).immediate();
+}
+
+/** Drop a run's lease (the run ended). Idempotent. */
+export function releaseRunLease(db: Db, runId: string): void {
+  db.raw.prepare('DELETE FROM kinetix_run_lease WHERE run_id = ?').run(runId);
+}
+
+/** Refresh the heartbeat of the given runs' leases. */
+export function heartbeatRunLeases(db: Db, runIds: readonly string[], nowMs: number): void {
+  const stmt = db.raw.prepare('UPDATE kinetix_run_lease SET heartbeat_at_ms = ? WHERE run_id = ?');
+  db.raw.transaction(() => {
+    for (const id of runIds) stmt.run(nowMs, id);
+  })();
+}
+
+/** Leases held by a user (diagnostics and tests). */
+export function listRunLeases(db: Db, userId: string): RunLeaseRow[] {
+  return db.raw.prepare('SELECT * FROM kinetix_run_lease WHERE user_id = ? ORDER BY acquired_at_ms').all(userId) as RunLeaseRow[];
+}

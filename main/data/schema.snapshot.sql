@@ -40,6 +40,15 @@ CREATE INDEX kinetix_message_conversation ON kinetix_message(conversation_id, se
 -- index kinetix_run_conversation
 CREATE INDEX kinetix_run_conversation ON kinetix_run(conversation_id, started_at);
 
+-- index kinetix_run_lease_user
+CREATE INDEX kinetix_run_lease_user ON kinetix_run_lease(user_id);
+
+-- index kinetix_run_start_org
+CREATE INDEX kinetix_run_start_org ON kinetix_run_start(org_id, started_at_ms);
+
+-- index kinetix_run_start_user
+CREATE INDEX kinetix_run_start_user ON kinetix_run_start(user_id, started_at_ms);
+
 -- index kinetix_run_status
 CREATE INDEX kinetix_run_status ON kinetix_run(status);
 
@@ -353,6 +362,25 @@ CREATE TABLE kinetix_run_event (
   created_at TEXT NOT NULL,
   PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+
+-- table kinetix_run_lease
+CREATE TABLE kinetix_run_lease (
+  run_id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  acquired_at_ms INTEGER NOT NULL,
+  heartbeat_at_ms INTEGER NOT NULL
+);
+
+-- table kinetix_run_start
+CREATE TABLE kinetix_run_start (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  org_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  started_at_ms INTEGER NOT NULL
+);
 
 -- table kinetix_run_trace
 CREATE TABLE kinetix_run_trace (

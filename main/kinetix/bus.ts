@@ -19,6 +19,7 @@ export class Subscription implements AsyncIterable<RunEventEnvelope> {
   private ended = false;
   /** Events dropped because the buffer was full. */
   dropped = 0;
+  private overflowed = false;
 
   constructor(
     readonly runId: string,
@@ -37,10 +38,21 @@ export class Subscription implements AsyncIterable<RunEventEnvelope> {
     }
     if (this.buf.length >= this.capacity) {
       this.dropped++;
+      this.overflowed = true;
       return false;
     }
     this.buf.push(e);
     return true;
+  }
+
+  /**
+   * True once per overflow: events were dropped since the last call. The reader then catches up
+   * from the persisted events (the table is the truth) at once, without waiting for a later event.
+   */
+  takeOverflow(): boolean {
+    const o = this.overflowed;
+    this.overflowed = false;
+    return o;
   }
 
   /** End the stream after what is buffered (the run finished). */

@@ -34,7 +34,7 @@ import type { Classification } from './classification';
 import { CLEARANCE_SETTING_KEY, parseClearance, withholdRestricted } from './classification';
 import { BudgetExceeded, KinetixNotConfigured, ProviderError, UnknownTool } from './errors';
 import type { KinetixLimits } from './limits';
-import { BUDGET_STOP_MESSAGE, checkBudget, ConcurrencyLimiter, DEFAULT_LIMITS, RunRateLimiter } from './limits';
+import { BUDGET_STOP_MESSAGE, checkBudget, DEFAULT_LIMITS, LEASE_HEARTBEAT_MS, pidAlive, takeRunLease } from './limits';
 import { maskSecrets, redactText, scrubText, TextRedactor } from './mask';
 import { costOf, PRICE_SOURCE, PRICE_VERSION, type TokenCounts } from './pricing';
 import { buildDigest, dataEnvelope, DECLINED_MESSAGE, HARD_RULES, identityBlock, replayHistory, type ChatTurn, type DigestEntry, MAX_HISTORY_MESSAGES } from './prompt';
@@ -171,8 +171,7 @@ export class Kinetix {
   private readonly env: NodeJS.ProcessEnv;
   private readonly box: SecretBox | null;
   private readonly providerFactory: (cfg: ProviderConfig) => ModelProvider;
-  private readonly concurrency: ConcurrencyLimiter;
-  private readonly rates = new RunRateLimiter();
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
   private readonly active = new Map<string, ActiveRun>();
   private readonly pending = new Map<string, PendingConfirm>();
   private readonly hashKey = randomBytes(32);
@@ -185,7 +184,6 @@ export class Kinetix {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     for (const [k, v] of Object.entries(this.limits)) if (!(typeof v === 'number' && v >= 1)) throw new Error(`Kinetix limit ${k} must be a number ≥ 1.`);
     this.bus = opts.bus ?? new EventBus();
-    this.concurrency = new ConcurrencyLimiter(this.limits.maxConcurrentRunsPerUser);
     const secrets = () => [this.env.ANTHROPIC_API_KEY];
     const sink = opts.log ?? ((line: string, fields?: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg: line, ...fields })}\n`));
     this.log = (line, fields) => sink(scrubText(line, secrets()), fields ? (maskSecrets(fields) as Record<string, unknown>) : undefined);
@@ -235,11 +233,13 @@ export class Kinetix {
     const { key } = resolveProviderKey(this.db, user.org_id, this.box, (l) => this.log(l), this.env);
     if (!key) throw new KinetixNotConfigured();
 
-    const release = this.concurrency.acquire(user.id);
+    const runId = uuidv7();
+    // Concurrency and rate limits live in the database (run leases), shared by every process on the file.
+    takeRunLease(this.db, this.limits, { runId, orgId: user.org_id, userId: user.id, nowMs: this.scheduler.now() });
+    const release = () => this.releaseLease(runId);
     let started = false;
     try {
       const now = this.scheduler.now();
-      this.rates.take(user.org_id, this.limits.orgRunsPerMinute, user.id, this.limits.userRunsPerMinute, now);
       const budget = checkBudget(this.db, user.org_id, user.id, now, (l) => this.log(l));
       if (!budget.allowed) throw new BudgetExceeded(budget.reason ?? 'The Kinetix budget is used up.', budget.remainingUsd);
 
@@ -252,7 +252,6 @@ export class Kinetix {
       const snapshot = gate ? gate.kept : available;
       const nowIso = new Date(now).toISOString();
       const conversationId = conversation?.id ?? uuidv7();
-      const runId = uuidv7();
 
       // History and digest are read before this turn's rows exist.
       const history = conversation ? replayHistory(K.recentMessages(this.db, conversationId, MAX_HISTORY_MESSAGES).map((m) => ({ role: m.role, content: m.content }))) : [];
@@ -281,6 +280,7 @@ export class Kinetix {
         gated: gate !== null, toolUseIds: new Set(),
       };
       this.active.set(runId, run);
+      this.startHeartbeat();
       started = true;
       this.trace(run, 'request', { message, page, model: run.model, tools: snapshot.map((t) => t.name), budgetRemainingUsd: Number.isFinite(budget.remainingUsd) ? budget.remainingUsd : null, replayedMessages: history.length });
       this.emit(run, { type: EventType.RUN_STARTED, threadId: conversationId, runId });
@@ -328,7 +328,18 @@ export class Kinetix {
               last = e.seq;
             }
             if (!sub) return;
-            for await (const e of sub) {
+            for (;;) {
+              // A full buffer dropped events: catch up from the table now (a dropped confirm_required
+              // must reach the view even though the run then waits and publishes nothing more).
+              if (sub.takeOverflow()) {
+                for (const g of fromTable()) {
+                  yield g;
+                  last = g.seq;
+                }
+              }
+              const r = await sub.next();
+              if (r.done) break;
+              const e = r.value;
               if (e.ephemeral) {
                 yield e;
                 continue;
@@ -473,6 +484,32 @@ export class Kinetix {
     const v = declineProposal(this.db, { userId, changesetId, now: new Date(this.scheduler.now()) });
     for (const p of this.pending.values()) if (p.changesetId === changesetId) p.resolve({ decision: 'decline', approverId: userId });
     return v;
+  }
+
+  /** Release a run's lease; a failure is logged (the lease then goes stale and is reclaimed). */
+  private releaseLease(runId: string): void {
+    try {
+      K.releaseRunLease(this.db, runId);
+    } catch (e) {
+      this.log('kinetix: could not release a run lease', { runId, error: e instanceof Error ? e.name : 'unknown' });
+    }
+    if (this.active.size === 0 && this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = null;
+    }
+  }
+
+  /** While this process has runs, refresh their leases' heartbeat (the timer does not keep the process alive). */
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      try {
+        K.heartbeatRunLeases(this.db, [...this.active.keys()], this.scheduler.now());
+      } catch (e) {
+        this.log('kinetix: could not refresh run leases', { error: e instanceof Error ? e.name : 'unknown' });
+      }
+    }, LEASE_HEARTBEAT_MS);
+    this.heartbeat.unref?.();
   }
 
   /** Runs in flight in this process (diagnostics). */
@@ -1168,6 +1205,7 @@ export class Kinetix {
           }
         }
         K.updateRun(this.db, r.id, { status: 'interrupted', finished_at: nowIso, error_code: 'Interrupted', error_message: 'The app stopped while this request was running.' });
+        K.releaseRunLease(this.db, r.id);
         const seq = K.maxRunEventSeq(this.db, r.id) + 1;
         const ev = { type: EventType.RUN_ERROR, message: 'The app stopped while this request was running. Nothing was half-applied; ask again to continue.', code: 'Interrupted', timestamp: this.scheduler.now() };
         K.insertRunEvent(this.db, { run_id: r.id, seq, type: ev.type, event_json: JSON.stringify(ev), created_at: nowIso });
@@ -1187,11 +1225,4 @@ interface PreCheck {
   truncated?: boolean;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+

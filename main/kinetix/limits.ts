@@ -4,7 +4,8 @@
  */
 import { RateLimited } from '../../models/errors';
 import type { Db } from '../data/db';
-import { budgetCaps, spendSince } from '../data/kinetix';
+import { hostname } from 'node:os';
+import { acquireRunLease, budgetCaps, spendSince } from '../data/kinetix';
 import { TooManyRuns } from './errors';
 
 /** Defaults (kinetix.md §4; rate limits are this build's choice). */
@@ -39,54 +40,39 @@ export const DEFAULT_LIMITS: KinetixLimits = {
   maxTokens: 4096,
 };
 
-/** Counts running runs per user; a slot is taken before the run starts and released when it ends. */
-export class ConcurrencyLimiter {
-  private readonly running = new Map<string, number>();
-  constructor(private readonly max: number) {}
+/** A lease whose heartbeat is older than this is reclaimed (ms); heartbeats are written every {@link LEASE_HEARTBEAT_MS}. */
+export const LEASE_STALE_MS = 60_000;
+/** How often a process refreshes the leases of its runs (ms). */
+export const LEASE_HEARTBEAT_MS = 15_000;
 
-  /** Take a slot. @returns the release function (idempotent). @throws TooManyRuns */
-  acquire(userId: string): () => void {
-    const n = this.running.get(userId) ?? 0;
-    if (n >= this.max) throw new TooManyRuns(this.max);
-    this.running.set(userId, n + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const m = (this.running.get(userId) ?? 1) - 1;
-      if (m <= 0) this.running.delete(userId);
-      else this.running.set(userId, m);
-    };
-  }
-
-  count(userId: string): number {
-    return this.running.get(userId) ?? 0;
-  }
+/**
+ * Take the database lease for a new run (the limits hold per user across every process sharing
+ * the file: the app, `npm run cli -- ask`, the MCP server). Refusals carry the same messages
+ * whichever process refused.
+ * @throws TooManyRuns (the user already has `maxConcurrentRunsPerUser` runs),
+ *   RateLimited with `retryAfterSeconds` ≥ 1 (user first, then org, over the last minute)
+ */
+export function takeRunLease(db: Db, limits: KinetixLimits, lease: { runId: string; orgId: string; userId: string; nowMs: number }): void {
+  const out = acquireRunLease(
+    db,
+    { ...lease, host: hostname(), pid: process.pid },
+    { maxConcurrentPerUser: limits.maxConcurrentRunsPerUser, userRunsPerMinute: limits.userRunsPerMinute, orgRunsPerMinute: limits.orgRunsPerMinute, staleAfterMs: LEASE_STALE_MS },
+    (pid) => !pidAlive(pid),
+  );
+  if (out.ok) return;
+  if (out.limit === 'concurrency') throw new TooManyRuns(limits.maxConcurrentRunsPerUser);
+  const retry = Math.max(1, Math.ceil(out.retryAfterMs / 1000));
+  if (out.limit === 'user_rate') throw new RateLimited(`You have started ${limits.userRunsPerMinute} Kinetix requests in the last minute. Try again in ${retry} s.`, retry);
+  throw new RateLimited(`Your organisation has started ${limits.orgRunsPerMinute} Kinetix requests in the last minute. Try again in ${retry} s.`, retry);
 }
 
-/** Sliding one-minute windows of run starts per key. */
-export class RunRateLimiter {
-  private readonly hits = new Map<string, number[]>();
-  private readonly windowMs = 60_000;
-
-  private recent(key: string, now: number): number[] {
-    const arr = (this.hits.get(key) ?? []).filter((t) => t > now - this.windowMs);
-    this.hits.set(key, arr);
-    return arr;
-  }
-
-  /**
-   * Record a run start for the org and the user, or refuse it without recording.
-   * @throws RateLimited with `retryAfterSeconds` (≥ 1).
-   */
-  take(orgId: string, orgLimit: number, userId: string, userLimit: number, now: number): void {
-    const org = this.recent(`org:${orgId}`, now);
-    const user = this.recent(`user:${userId}`, now);
-    const retry = (arr: number[]) => Math.max(1, Math.ceil((arr[0]! + this.windowMs - now) / 1000));
-    if (user.length >= userLimit) throw new RateLimited(`You have started ${userLimit} Kinetix requests in the last minute. Try again in ${retry(user)} s.`, retry(user));
-    if (org.length >= orgLimit) throw new RateLimited(`Your organisation has started ${orgLimit} Kinetix requests in the last minute. Try again in ${retry(org)} s.`, retry(org));
-    org.push(now);
-    user.push(now);
+/** True when a process with this id exists on this machine (EPERM: it exists, owned by someone else). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -244,3 +244,37 @@ describe('one redactor for every sink (issue 9 §5)', () => {
     expect(JSON.parse(redactText(line))).toEqual({ answer: 'here ••• and "token":"•••"' });
   });
 });
+
+describe('a confirm request is never lost (issue 9 §2)', () => {
+  const reads = (n: number, tag: string) => ({ toolUses: Array.from({ length: n }, (_, i) => ({ name: 'list_athletes', input: {}, id: `toolu_${tag}_${i}` })) });
+
+  it('a subscriber whose buffer overflowed catches up from the events table and sees confirm_required (≥ 300 events before it)', async () => {
+    server.push(reads(16, 'a'), reads(16, 'b'), reads(16, 'c'), reads(16, 'd'), { toolUses: [{ name: 'create_athlete', input: { name: 'Late Write', date_of_birth: '2000-01-01', sex: 'female' } }] }, { text: 'Added.' });
+    const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
+    const { runId } = kx.startRun({ userId: physioId, message: 'look around, then add Late Write' });
+    const it = kx.subscribe(physioId, runId)[Symbol.asyncIterator]();
+    // The view reads its first event (it is live), then stalls until the run waits for the human.
+    const first = await it.next();
+    expect(first.value!.event.type).toBe(EventType.RUN_STARTED);
+    for (let i = 0; i < 400 && K.getRun(t.db, runId)!.status !== 'waiting_confirm'; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(K.getRun(t.db, runId)!.status).toBe('waiting_confirm');
+    expect(kx.bus.subscriberCount(runId)).toBe(1);
+    const seen: RunEventEnvelope[] = [first.value!];
+    let confirmAt = -1;
+    for (;;) {
+      const r = await it.next();
+      if (r.done) break;
+      seen.push(r.value);
+      const ev = r.value.event as { type: string; name?: string; value?: { toolCallId: string; argsHash: string } };
+      if (ev.type === EventType.CUSTOM && ev.name === 'kinetix.confirm_required') {
+        confirmAt = r.value.seq;
+        kx.confirm(physioId, ev.value!.toolCallId, { approve: true, argsHash: ev.value!.argsHash });
+      }
+    }
+    expect(confirmAt).toBeGreaterThan(300);
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
+    const out = await kx.waitForRun(runId);
+    expect(out).toMatchObject({ status: 'completed', text: 'Added.' });
+    expect(K.listToolCalls(t.db, runId).at(-1)).toMatchObject({ tool_name: 'create_athlete', status: 'executed' });
+  });
+});

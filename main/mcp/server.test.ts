@@ -17,7 +17,7 @@ import type { SeedSummary } from '../data/seed';
 import { seedDemo } from '../data/seed';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { approveProposal, getProposal, listProposals } from '../kinetix/proposals';
-import { toolInputSchema } from '../kinetix/tool';
+import { toolInputSchema, toolOutputSchema } from '../kinetix/tool';
 import { callVerb, VERBS } from '../services';
 import { issueMcpToken, revokeTokenAs } from './tokens';
 
@@ -98,7 +98,12 @@ describe('MCP server over stdio (SDK client)', () => {
     const acwr = p.tools.find((t) => t.name === 'get_workload_acwr')!;
     expect(acwr.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
     expect(acwr.inputSchema).toEqual(toolInputSchema(registry.get('get_workload_acwr')!));
+    // A read lists its verb's output schema (models/verbs.ts), field descriptions included; the
+    // SDK client validates every structured result of these tests against it.
+    expect(acwr.outputSchema).toEqual(toolOutputSchema(registry.get('get_workload_acwr')!));
+    expect(JSON.stringify(acwr.outputSchema)).toContain('Acute:chronic ratio');
     const log = p.tools.find((t) => t.name === 'log_session_load')!;
+    expect(log.outputSchema).toBeUndefined();
     expect(log.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, title: registry.get('log_session_load')!.title });
     expect(log.description).toMatch(/approves it in the Athlete Intelligence app/);
   });
