@@ -39,8 +39,6 @@ function pageErrors(page: Page): string[] {
   return (page as Page & { __errors?: string[] }).__errors ?? [];
 }
 
-interface Listed<T> { total: number; [k: string]: unknown; rows?: T[] }
-
 describe('clinic UI in Chromium', () => {
   it('shows the sign-in picker with every demo user and refuses a wrong PIN', async () => {
     const { page, context } = await newPage(browser);

@@ -2,7 +2,7 @@
 import * as I from '../../models/inputs';
 import type { CaptureSession, PoseMetric } from '../../models/records';
 import { listRows } from '../data/rows';
-import { visibleAthlete } from './athletes';
+import { visibleAthlete } from './scope';
 import { insertRow } from './plan';
 import { athleteFilter, listScoped, visibleRow } from './scope';
 import { readVerb, writeVerb } from './verb';

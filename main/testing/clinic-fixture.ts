@@ -42,7 +42,8 @@ export interface ClinicFixture {
   b: OrgFixture;
   /** Service context for a user id. */
   as(userId: string): ServiceContext;
-  /** callVerb as a user. */
+  /** callVerb as a user (the result is read loosely by fixtures and assertions). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   call(userId: string, verb: string, input?: unknown, opts?: { idempotencyKey?: string }): any;
   close(): void;
 }
