@@ -119,18 +119,18 @@ function answersOf(w: Wellness | null): Answers {
 function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(s: string): void }) {
   const today = todayIso();
   const stored = useLoad(() => call('wellness.getDay', { athlete_id: athleteId, date: today }), `${athleteId}/${today}`);
-  const [values, setValues] = useState<Answers>(EMPTY);
-  const [notes, setNotes] = useState('');
+  if (stored.state === 'error') return <ErrorNote error={stored.error} />;
+  if (stored.state === 'loading') return <p className="muted card" role="status">Loading today's answers…</p>;
+  // Keyed by the stored row's version: the answers start from what is stored each time it changes.
+  return <WellnessAnswers key={stored.data ? `${stored.data.id}:${stored.data.version}` : 'none'} athleteId={athleteId} today={today} row={stored.data} onSaved={onSaved} />;
+}
+
+function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string; today: string; row: Wellness | null; onSaved(s: string): void }) {
+  const [values, setValues] = useState<Answers>(() => answersOf(row));
+  const [notes, setNotes] = useState(row?.notes ?? '');
   const [confirming, setConfirming] = useState(false);
   const [unchanged, setUnchanged] = useState(false);
   const form = useEntryForm('wellness', { onSaved });
-  const row = stored.state === 'ready' ? stored.data : null;
-  useEffect(() => {
-    if (stored.state !== 'ready') return;
-    setValues(answersOf(stored.data));
-    setNotes(stored.data?.notes ?? '');
-    setConfirming(false);
-  }, [stored.state, stored.data]);
   const before = answersOf(row);
   const changes = row ? SCALES.filter((sc) => values[sc.key] !== before[sc.key]).map((sc) => ({ label: sc.label, from: before[sc.key], to: values[sc.key] })) : [];
   const notesChanged = row ? notes !== row.notes : false;
@@ -154,11 +154,10 @@ function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(s: st
     }
     send();
   }
-  if (stored.state === 'error') return <ErrorNote error={stored.error} />;
   return (
     <form className="card wellness-form" data-form="wellness" data-state={form.state} data-stored={row ? 'true' : 'false'} onSubmit={submit} aria-labelledby="wellness-form-h" noValidate>
       <h2 id="wellness-form-h">Today's wellness ({formatDate(today)})</h2>
-      {stored.state === 'loading' ? <p className="muted" role="status">Loading today's answers…</p> : row ? (
+      {row ? (
         <p className="small" data-stored-note>Already submitted today ({formatDateTime(row.updated_at)}): these are the stored answers. Change any and submit to replace them.</p>
       ) : <p className="small muted">Not submitted yet today. Choose a value for each scale.</p>}
       <div className="fields">
@@ -182,7 +181,7 @@ function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(s: st
       ) : null}
       {unchanged ? <p className="ok-note" role="status">Nothing changed: these answers are already stored for today.</p> : null}
       <FormMessages form={form} />
-      {!confirming ? <div className="form-actions"><button type="submit" className="primary" disabled={form.state === 'saving' || stored.state !== 'ready'}>{row ? 'Submit changes' : 'Submit'}</button></div> : null}
+      {!confirming ? <div className="form-actions"><button type="submit" className="primary" disabled={form.state === 'saving'}>{row ? 'Submit changes' : 'Submit'}</button></div> : null}
     </form>
   );
 }
