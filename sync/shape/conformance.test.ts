@@ -184,6 +184,54 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
     expect(before.has(8)).toBe(false);
   });
 
+  it('invalidates a shape (409 must-refetch) when its table is truncated or altered', async () => {
+    await sql(`CREATE TABLE volatile (id int PRIMARY KEY, v text)`);
+    await sql(`INSERT INTO volatile VALUES (1, 'a')`);
+    const open = async () => {
+      const r = await fetch(`${server.url}/v1/shape?table=volatile&offset=-1&secret=${secret}`);
+      await r.arrayBuffer();
+      return { h: r.headers.get('electric-handle')!, o: r.headers.get('electric-offset')! };
+    };
+    const poll = (x: { h: string; o: string }) => fetch(`${server.url}/v1/shape?table=volatile&offset=${x.o}&handle=${x.h}&live=true&secret=${secret}`);
+    const a = await open();
+    const p1 = poll(a);
+    await new Promise((r) => setTimeout(r, 100));
+    await sql(`TRUNCATE volatile`);
+    const r1 = await p1;
+    expect(r1.status).toBe(409);
+    expect(r1.headers.get('electric-handle')).not.toBe(a.h);
+    await r1.arrayBuffer();
+    const b = await open();
+    const p2 = poll(b);
+    await new Promise((r) => setTimeout(r, 100));
+    await sql(`ALTER TABLE volatile ADD COLUMN extra int`);
+    await sql(`INSERT INTO volatile VALUES (2, 'b', 7)`);
+    const r2 = await p2;
+    expect(r2.status).toBe(409);
+    await r2.arrayBuffer();
+    const c = await fetch(`${server.url}/v1/shape?table=volatile&offset=-1&secret=${secret}`);
+    expect(JSON.parse(c.headers.get('electric-schema')!)).toHaveProperty('extra');
+    expect(((await c.json()) as { value?: { id: string } }[]).filter((m) => m.value).map((m) => m.value!.id)).toEqual(['2']);
+  });
+
+  it('answers must-refetch, not a gap, when the replication slot was lost while the service was down', async () => {
+    const r0 = await fetch(`${server.url}/v1/shape?table=items&offset=-1&secret=${secret}`);
+    await r0.arrayBuffer();
+    const h = r0.headers.get('electric-handle')!;
+    const o = r0.headers.get('electric-offset')!;
+    await server.close();
+    await sql(`SELECT pg_drop_replication_slot('ai_shapes')`);
+    await sql(`INSERT INTO items (id, title) VALUES (9, 'lost while down')`);
+    server = await start();
+    const r1 = await fetch(`${server.url}/v1/shape?table=items&offset=${o}&handle=${h}&secret=${secret}`);
+    expect(r1.status).toBe(409);
+    const fresh = r1.headers.get('electric-handle')!;
+    expect(fresh).not.toBe(h);
+    const r2 = await fetch(`${server.url}/v1/shape?table=items&offset=-1&handle=${fresh}&secret=${secret}`);
+    const ids = ((await r2.json()) as { value?: { id: string } }[]).filter((m) => m.value).map((m) => m.value!.id);
+    expect(ids).toContain('9');
+  });
+
   describe('protocol details', () => {
     const get = (qs: string, init?: RequestInit) => fetch(`${server.url}/v1/shape?${qs}${qs.includes('secret=') ? '' : `&secret=${secret}`}`, init);
 
