@@ -85,6 +85,9 @@ describe('clinic UI in Chromium', () => {
     await screenshot(page, '06-athlete-wellness');
     await goTo(page, `#/athletes/${entry.athlete_id}/workload`, 'athlete-workload');
     expect(await page.locator('[data-acwr]').count()).toBe(2);
+    // The coverage of both windows sits next to each ratio (issue 9 item 10).
+    for (const text of await page.locator('[data-testid="acwr-coverage"]').allTextContents()) expect(text).toMatch(/^[0-7]\/7 acute, ([0-9]|1[0-9]|2[0-8])\/28 chronic days with data$/);
+    expect(await page.locator('[data-testid="acwr-coverage"]').count()).toBe(2);
     await screenshot(page, '07-athlete-workload-acwr');
     await goTo(page, `#/athletes/${entry.athlete_id}/pose`, 'athlete-pose');
     expect(await page.locator('tr[data-omitted="true"]').count()).toBe(2);
