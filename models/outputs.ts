@@ -79,7 +79,12 @@ export const AcwrResultOut = z.object({
   as_of: z.string().describe('Date computed for (YYYY-MM-DD).'),
   acute_window_days: z.number().int(),
   chronic_window_days: z.number().int(),
-  days_of_data: z.number().int().describe('Days in the chronic window on or after the first recorded load (0..28).'),
+  days_of_data: z.number().int().describe('Days of the 28-day chronic window with at least one recorded load (0..28).'),
+  acute_days_of_data: z.number().int().describe('Days of the 7-day acute window with at least one recorded load (0..7).'),
+  acute_coverage: z.number().describe('Share of the acute window with a recorded load (0..1). State it beside the ratio.'),
+  chronic_coverage: z.number().describe('Share of the chronic window with a recorded load (0..1). State it beside the ratio.'),
+  history_days: z.number().int().describe('Calendar days from the first recorded load to as_of (0 without loads).'),
+  coverage_rule: z.string().describe('The coverage a ratio needs, in words; below it status is insufficient_data.'),
   status: z.enum(['ok', 'insufficient_data', 'zero_chronic']),
   acute_au: z.number().nullable().describe('Acute load, AU/day; null unless status is ok or zero_chronic.'),
   chronic_au: z.number().nullable().describe('Chronic load, AU/day.'),
@@ -102,12 +107,12 @@ export const RateItemList = z.object({ items: z.array(R.RateItem).describe('Item
 /** A pose reading with every condition it was measured under (what `pose.getMetrics` returns per reading). */
 export const PoseMetricOut = R.PoseMetric.pick({
   id: true, capture_session_id: true, joint: true, side: true, statistic: true, value_deg: true, omitted_reason: true, camera_count: true, camera_mode: true,
-  view_obliquity_deg: true, obliquity_band: true, view_matches_declared: true, coverage: true, trustworthy: true, sagittal_ratio: true, frames: true,
+  view_obliquity_deg: true, obliquity_band: true, view_matches_declared: true, coverage: true, trustworthy: true, sagittal_ratio: true, frames: true, conditions: true,
 });
 export type PoseMetricOut = z.infer<typeof PoseMetricOut>;
 export const PoseMetricsOut = z.object({
   athlete_id: z.string(),
-  metrics: z.array(PoseMetricOut).describe('Readings, newest first; value_deg in degrees, null when omitted (omitted_reason says why).'),
+  metrics: z.array(PoseMetricOut).describe('Readings, newest first; value_deg in degrees, null when omitted (omitted_reason says why); conditions lists each failed quality check with what to do — state them before the number.'),
   caveats: z.array(z.string()).describe('What has not been measured about these readings; show them with the numbers.'),
 });
 export const CaptureSessionList = z.object({ total, sessions: z.array(R.CaptureSession).describe('Capture sessions, newest first.') });
