@@ -110,6 +110,10 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     expect(users.length).toBeGreaterThan(10);
     expect(users.every((u) => !('pin_hash' in u))).toBe(true);
     expect((await get(tokens.physio!, 'table=app_user&offset=-1&columns=id,pin_hash')).status).toBe(400);
+    const raw = await get(tokens.physio!, 'table=athlete&offset=-1');
+    expect(raw.headers.get('cache-control') ?? '').not.toMatch(/public/);
+    expect(raw.headers.get('vary') ?? '').toMatch(/authorization/i);
+    await raw.arrayBuffer();
     const cols = await rowsOf(tokens.physio!, { table: 'athlete', columns: 'id,name' });
     expect(Object.keys(cols[0]!).sort()).toEqual(['id', 'name']);
   });
