@@ -54,7 +54,9 @@ function run(cmd: string, args: string[]): Promise<{ status: number | null; stdo
   });
 }
 
-type ToolResult = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text?: string }[] };
+// Test helper: the tool's JSON text, read loosely by the assertions that follow.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function body(r: unknown): any {
   const res = r as ToolResult;
   const text = res.content[0]?.text;

@@ -203,18 +203,23 @@ describe('TRC', () => {
   });
 });
 
-describe('isTrustworthy', () => {
+describe('trustworthy is earned per reading, each failure a condition', () => {
   const base = { cameraCount: 3, cameraMode: 'x', viewObliquityDeg: 10, obliquityBand: 'sagittal' as const, viewMatchesDeclared: true, rigTrustworthy: true };
-  it('needs a reported value, no rig drift, coverage ≥ 0.8 and a sagittal or oblique best view', async () => {
-    const { isTrustworthy, TRUST_MIN_COVERAGE } = await import('./summary');
+  it('needs a reported value, no rig drift, coverage ≥ 0.8 and, for planar angles, a sagittal or oblique best view', async () => {
+    const { conditionsFor, isTrustworthy, TRUST_MIN_COVERAGE } = await import('./summary');
+    const codes = (c: Parameters<typeof conditionsFor>[0], joint: Parameters<typeof conditionsFor>[1], cov: number) => conditionsFor(c, joint, cov, []).map((x) => x.code);
     expect(TRUST_MIN_COVERAGE).toBe(0.8);
-    expect(isTrustworthy(base, 0.9, false)).toBe(true);
-    expect(isTrustworthy({ ...base, obliquityBand: 'oblique' }, 0.8, false)).toBe(true);
-    expect(isTrustworthy(base, 0.79, false)).toBe(false);
-    expect(isTrustworthy(base, 0.9, true)).toBe(false);
-    expect(isTrustworthy({ ...base, rigTrustworthy: false }, 0.9, false)).toBe(false);
-    expect(isTrustworthy({ ...base, obliquityBand: 'frontal' }, 0.9, false)).toBe(false);
-    expect(isTrustworthy({ ...base, obliquityBand: 'unknown', viewObliquityDeg: null }, 0.9, false)).toBe(false);
+    expect(codes(base, 'hip_flexion', 0.9)).toEqual([]);
+    expect(codes({ ...base, obliquityBand: 'oblique' }, 'hip_flexion', 0.8)).toEqual([]);
+    expect(codes(base, 'hip_flexion', 0.79)).toEqual(['low_coverage']);
+    expect(isTrustworthy([], true)).toBe(false);
+    expect(codes({ ...base, rigTrustworthy: false }, 'knee_flexion', 0.9)).toEqual(['rig_drift']);
+    expect(codes({ ...base, obliquityBand: 'frontal' }, 'hip_flexion', 0.9)).toEqual(['view_not_sagittal']);
+    expect(codes({ ...base, obliquityBand: 'unknown', viewObliquityDeg: null }, 'shoulder_flexion', 0.9)).toEqual(['view_not_sagittal']);
+    // knee and elbow flexion are 3D angles: a frontal best view does not fail them
+    expect(codes({ ...base, obliquityBand: 'frontal' }, 'knee_flexion', 0.9)).toEqual([]);
+    expect(isTrustworthy([{ code: 'static_trial', detail: 'x' }], false)).toBe(true);
+    expect(isTrustworthy([{ code: 'camera_offset', detail: 'x' }], false)).toBe(false);
   });
 });
 

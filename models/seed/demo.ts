@@ -11,7 +11,6 @@
  * schedule, a user for each of the ten roles) and a second, fictional netball club for tenancy
  * checks. All names are invented. Boolean columns are written as 0/1 (SQLite's form).
  */
-import { isRealDate } from '../records';
 import type { Role } from '../roles';
 import { ROLES } from '../roles';
 

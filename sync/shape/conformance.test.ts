@@ -184,6 +184,54 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
     expect(before.has(8)).toBe(false);
   });
 
+  it('invalidates a shape (409 must-refetch) when its table is truncated or altered', async () => {
+    await sql(`CREATE TABLE volatile (id int PRIMARY KEY, v text)`);
+    await sql(`INSERT INTO volatile VALUES (1, 'a')`);
+    const open = async () => {
+      const r = await fetch(`${server.url}/v1/shape?table=volatile&offset=-1&secret=${secret}`);
+      await r.arrayBuffer();
+      return { h: r.headers.get('electric-handle')!, o: r.headers.get('electric-offset')! };
+    };
+    const poll = (x: { h: string; o: string }) => fetch(`${server.url}/v1/shape?table=volatile&offset=${x.o}&handle=${x.h}&live=true&secret=${secret}`);
+    const a = await open();
+    const p1 = poll(a);
+    await new Promise((r) => setTimeout(r, 100));
+    await sql(`TRUNCATE volatile`);
+    const r1 = await p1;
+    expect(r1.status).toBe(409);
+    expect(r1.headers.get('electric-handle')).not.toBe(a.h);
+    await r1.arrayBuffer();
+    const b = await open();
+    const p2 = poll(b);
+    await new Promise((r) => setTimeout(r, 100));
+    await sql(`ALTER TABLE volatile ADD COLUMN extra int`);
+    await sql(`INSERT INTO volatile VALUES (2, 'b', 7)`);
+    const r2 = await p2;
+    expect(r2.status).toBe(409);
+    await r2.arrayBuffer();
+    const c = await fetch(`${server.url}/v1/shape?table=volatile&offset=-1&secret=${secret}`);
+    expect(JSON.parse(c.headers.get('electric-schema')!)).toHaveProperty('extra');
+    expect(((await c.json()) as { value?: { id: string } }[]).filter((m) => m.value).map((m) => m.value!.id)).toEqual(['2']);
+  });
+
+  it('answers must-refetch, not a gap, when the replication slot was lost while the service was down', async () => {
+    const r0 = await fetch(`${server.url}/v1/shape?table=items&offset=-1&secret=${secret}`);
+    await r0.arrayBuffer();
+    const h = r0.headers.get('electric-handle')!;
+    const o = r0.headers.get('electric-offset')!;
+    await server.close();
+    await sql(`SELECT pg_drop_replication_slot('ai_shapes')`);
+    await sql(`INSERT INTO items (id, title) VALUES (9, 'lost while down')`);
+    server = await start();
+    const r1 = await fetch(`${server.url}/v1/shape?table=items&offset=${o}&handle=${h}&secret=${secret}`);
+    expect(r1.status).toBe(409);
+    const fresh = r1.headers.get('electric-handle')!;
+    expect(fresh).not.toBe(h);
+    const r2 = await fetch(`${server.url}/v1/shape?table=items&offset=-1&handle=${fresh}&secret=${secret}`);
+    const ids = ((await r2.json()) as { value?: { id: string } }[]).filter((m) => m.value).map((m) => m.value!.id);
+    expect(ids).toContain('9');
+  });
+
   describe('protocol details', () => {
     const get = (qs: string, init?: RequestInit) => fetch(`${server.url}/v1/shape?${qs}${qs.includes('secret=') ? '' : `&secret=${secret}`}`, init);
 
@@ -259,6 +307,7 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
       await bad(`table=items&offset=-1&where=${encodeURIComponent('pg_sleep(10) IS NULL')}`, 'where', /function calls are not supported/);
       await bad(`table=items&offset=-1&where=${encodeURIComponent('secret_col = 1')}`, 'where', /unknown column "secret_col"/);
       await bad(`table=items&offset=-1&where=${encodeURIComponent('id = $1')}`, 'where', /params\[1\] is not given/);
+      await bad(`table=items&offset=-1&where=${encodeURIComponent("n = 'abc'")}`, 'where', /invalid input syntax for type bigint/);
       await bad(`table=items&offset=-1&columns=title`, 'columns', /primary key column "id"/);
       await bad(`table=nope&offset=-1`, 'table', /does not exist/);
       await bad(`table=items&offset=banana`, 'offset', /invalid format/);
@@ -270,5 +319,47 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
       const health = await fetch(`${server.url}/v1/health`);
       expect(await health.json()).toEqual({ status: 'active' });
     });
+  });
+});
+
+describe.skipIf(!havePg)('shape service under a role with only REPLICATION + SELECT', () => {
+  it('refuses to start without a publication, saying what an administrator must run; then serves snapshot and live changes', async () => {
+    const adminUrl = await pgt.createDatabase();
+    const db = new URL(adminUrl).pathname.slice(1);
+    const admin = (text: string) => pgt.query(text, [], adminUrl);
+    await admin(`DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'shape_reader') THEN CREATE ROLE shape_reader LOGIN REPLICATION PASSWORD 'reader-pw'; END IF; END $$`);
+    await admin(`CREATE TABLE notes (id uuid PRIMARY KEY, body text)`);
+    await admin(`GRANT SELECT ON notes TO shape_reader`);
+    await admin(`INSERT INTO notes VALUES ('0190a3c4-0000-7000-8000-000000000001', 'hello')`);
+    const readerUrl = pgt.cluster.urlFor(db, { user: 'shape_reader', password: 'reader-pw' });
+    const { rows } = await pgt.query<{ rolsuper: boolean; rolbypassrls: boolean }>(`SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = 'shape_reader'`);
+    expect(rows[0]).toEqual({ rolsuper: false, rolbypassrls: false });
+    const storage = mkdtempSync(join(tmpdir(), 'ai-shapes-role-'));
+    try {
+      await expect(startShapeServer({ databaseUrl: readerUrl, storageDir: storage, port: 0, slot: 'reader_slot', publication: 'reader_pub' })).rejects.toMatchObject({
+        code: 'publication_missing',
+        message: expect.stringContaining('CREATE PUBLICATION "reader_pub" FOR ALL TABLES'),
+      });
+      await admin(`CREATE PUBLICATION reader_pub FOR ALL TABLES`);
+      const srv = await startShapeServer({ databaseUrl: readerUrl, storageDir: storage, port: 0, slot: 'reader_slot', publication: 'reader_pub' });
+      const ac = new AbortController();
+      try {
+        const shape = new Shape(new ShapeStream<Row>({ url: `${srv.url}/v1/shape`, params: { table: 'notes' }, signal: ac.signal }));
+        expect(await shape.rows).toEqual([{ id: '0190a3c4-0000-7000-8000-000000000001', body: 'hello' }]);
+        await admin(`INSERT INTO notes VALUES ('0190a3c4-0000-7000-8000-000000000002', 'live')`);
+        await waitFor('live row as the unprivileged role', () => shape.currentRows.some((r) => r.body === 'live'));
+        // A table the role may not read is refused, not leaked.
+        await admin(`CREATE TABLE secrets (id int PRIMARY KEY, v text)`);
+        const r = await fetch(`${srv.url}/v1/shape?table=secrets&offset=-1`);
+        expect(r.status).toBe(403);
+        expect(await r.json()).toMatchObject({ message: expect.stringMatching(/permission denied/) });
+      } finally {
+        ac.abort();
+        await srv.close();
+      }
+    } finally {
+      rmSync(storage, { recursive: true, force: true });
+      await admin(`SELECT pg_drop_replication_slot('reader_slot')`).catch(() => undefined);
+    }
   });
 });

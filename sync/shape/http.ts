@@ -130,6 +130,13 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
     } catch (e) {
       if (e instanceof TableError) return badRequest(c, /^(\w+):/.exec(e.message)?.[1] ?? 'table', e.message.replace(/^\w+: /, ''));
       if (e instanceof WhereError) return badRequest(c, 'where', e.message);
+      const pgCode = (e as { code?: string }).code;
+      if (pgCode === '42501') {
+        c.header('cache-control', 'no-store');
+        return c.json({ message: `The shape service's database role may not read this table: ${(e as Error).message}` }, 403);
+      }
+      // A where clause that parses but Postgres rejects for its types (e.g. text compared with an integer column).
+      if (pgCode && /^(22|42)/.test(pgCode)) return badRequest(c, 'where', (e as Error).message);
       throw e;
     }
 

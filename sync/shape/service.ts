@@ -449,7 +449,24 @@ export class ShapeService {
     }
   }
 
+  /**
+   * Transactions dispatched in the last ~2 s. A transaction is decoded once its commit record is
+   * flushed, which can be a moment before it leaves the proc array; a snapshot taken in that moment
+   * does not see it although it was dispatched before the shape registered. Such a transaction is
+   * applied from here after the snapshot (the visibility test decides).
+   */
+  private recent: { tx: Transaction; at: number; size: number }[] = [];
+  private recentSize = 0;
+
+  private remember(tx: Transaction): void {
+    const now = Date.now();
+    this.recent.push({ tx, at: now, size: tx.changes.length });
+    this.recentSize += tx.changes.length;
+    while (this.recent.length > 0 && (this.recent[0]!.at < now - 2000 || this.recentSize > 20_000)) this.recentSize -= this.recent.shift()!.size;
+  }
+
   private async onTransaction(tx: Transaction): Promise<void> {
+    this.remember(tx);
     const touched = new Set<string>();
     for (const c of tx.changes) {
       if (c.op === 'truncate') for (const r of c.relations) touched.add(`${r.schema}.${r.name}`);
@@ -459,10 +476,17 @@ export class ShapeService {
     for (const shape of this.byHandle.values()) {
       if (!touched.has(`${shape.def.schema}.${shape.def.table}`)) continue;
       shape.pending++;
-      const p = shape.enqueue(() => this.applyTransaction(shape, tx)).finally(() => shape.pending--);
+      const p = shape
+        .enqueue(() => this.applyTransaction(shape, tx))
+        .catch(async (e: Error) => {
+          // A transaction the shape could not apply would be a silent gap: drop the shape instead,
+          // so its clients refetch.
+          this.log(`shape service: shape ${shape.handle} could not apply a transaction (${e.message}); invalidating it`);
+          await this.deleteShape(shape);
+        })
+        .finally(() => shape.pending--);
       // A shape still taking its snapshot gets the transaction queued; others are applied in order now.
-      if (shape.snapshot) waits.push(p.catch((e: Error) => this.log(`shape service: shape ${shape.handle}: ${e.message}`)));
-      else p.catch(() => undefined);
+      if (shape.snapshot) waits.push(p);
     }
     await Promise.all(waits);
     if (![...this.byHandle.values()].some((s) => s.pending > 0)) this.processedLsn = tx.endLsn;
@@ -624,7 +648,11 @@ export class ShapeService {
     const shape = new Shape(handle, defKey, def, table, dir);
     // Registered before the snapshot: transactions decoded from now on queue behind it.
     this.byHandle.set(handle, shape);
-    shape.ready = shape.enqueue(() => this.takeSnapshot(shape));
+    const recent = this.recent.map((r) => r.tx);
+    shape.ready = shape.enqueue(async () => {
+      await this.takeSnapshot(shape);
+      for (const tx of recent) await this.applyTransaction(shape, tx);
+    });
     try {
       await shape.ready;
     } catch (e) {
