@@ -243,3 +243,23 @@ describe('knee flexion with the leg out of the pelvis plane', () => {
     expect(Math.abs(s.angleDeg[0]!)).toBeCloseTo(angle3d, 9);
   });
 });
+
+describe('hip flexion sign (documented in angles.ts)', () => {
+  const K = COCO17.length;
+  const pose = (leanDeg: number, thighDeg: number) => {
+    // Y up, X anterior, Z right (ISB axes); pelvis at the origin
+    const pts = new Float64Array(K * 3).fill(NaN);
+    const put = (name: (typeof COCO17)[number], p: [number, number, number]) => pts.set(p, COCO17.indexOf(name) * 3);
+    const l = (leanDeg * Math.PI) / 180, t = (thighDeg * Math.PI) / 180;
+    put('left_hip', [0, 0, -0.1]); put('right_hip', [0, 0, 0.1]);
+    put('left_shoulder', [0.5 * Math.sin(l), 0.5 * Math.cos(l), -0.2]); put('right_shoulder', [0.5 * Math.sin(l), 0.5 * Math.cos(l), 0.2]);
+    for (const s of ['left', 'right'] as const) put(`${s}_knee`, [0.44 * Math.sin(t), -0.44 * Math.cos(t), s === 'left' ? -0.1 : 0.1]);
+    return computeJointSeries(pts, COCO17).find((x) => x.joint === 'hip_flexion' && x.side === 'left')!.angleDeg[0]!;
+  };
+  it('is positive with the knee forward, negative behind, and a forward trunk lean adds to it', () => {
+    expect(pose(0, 40)).toBeCloseTo(40, 9);
+    expect(pose(0, -15)).toBeCloseTo(-15, 9);
+    expect(pose(30, 0)).toBeCloseTo(30, 9);
+    expect(pose(30, 40)).toBeCloseTo(70, 9);
+  });
+});
