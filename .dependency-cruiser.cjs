@@ -2,7 +2,38 @@
  * Import directions from shared/design/architecture.md ("Top-level layout").
  * Run by `npm run lint` (part of `npm test`, so CI fails on a crossing).
  */
-const NODE_OR_RUNTIME = '^(electron|react|react-dom|zustand|better-sqlite3|pg|onnxruntime-node|@u4/opencv4nodejs|@anthropic-ai/sdk|@modelcontextprotocol/sdk|playwright-core)($|/)';
+
+/*
+ * Who may import the data layer (main/data/). The rule of the design is "no SQL outside main/data/,
+ * and data access through the service layer" (shared/design/architecture.md): pages, the
+ * assistant, the CLI and MCP call service verbs. These are the documented exceptions, each with
+ * its reason. Anything else importing main/data/ fails `npm run lint`.
+ */
+const DATA_ADAPTERS = [
+  // The handle itself: opening the file, passing `Db` down, one transaction around service calls.
+  { from: '^main/', to: '^main/data/db\\.ts$', why: 'the database handle (openDb, Db, inTransaction) is composition, not data access' },
+  // Identity before there is an actor: sign-in, the CLI's --as email, an MCP token's user. A
+  // service context needs an actor, so resolving who is calling sits below the services.
+  { from: '^main/(host|ipc|cli|mcp|capture|app|electron)/', to: '^main/data/identity\\.ts$', why: 'resolving the caller (sign-in, --as, token) comes before a service context exists' },
+  // Composition roots that create and seed a database (first start, `cli seed`, `web --seed-large`).
+  { from: '^main/(app/bootstrap|host/web|cli/index)\\.ts$', to: '^main/data/seed\\.ts$', why: 'creating the demo or benchmark database on first start' },
+  // The assistant harness owns its own tables (kinetix.md §2–8: runs, events, usage, audit rows,
+  // proposals) and the org's assistant settings; approved proposals are applied through the one
+  // changeset writer that the services use too.
+  { from: '^main/kinetix/', to: '^main/data/(kinetix|proposals|changesets|identity)\\.ts$', why: "the harness's own run/audit/proposal tables and assistant settings" },
+  // MCP client tokens are the MCP adapter's own credential table.
+  { from: '^main/mcp/tokens\\.ts$', to: '^main/data/mcp\\.ts$', why: "the MCP adapter's own token table" },
+  // Verification tools inspect the database to judge outcomes: tests, fixtures, eval, benchmarks.
+  { from: '(\\.test\\.ts$|^main/(testing|eval|bench)/|^main/kinetix/bench/)', to: '^main/data/', why: 'tests, fixtures, the eval and benchmarks read the database to check what happened' },
+];
+
+/* Known crossings still to be routed through a service verb: reported as warnings, listed here so
+ * they stay visible. Remove an entry when its module calls a verb instead. */
+const DATA_PENDING = [
+  { from: '^main/ipc/forms\\.ts$', to: '^main/data/(changesets|rows)\\.ts$', why: 'entry forms read the saved row and replay by idempotency key directly; belongs in a verb' },
+  { from: '^main/cli/index\\.ts$', to: '^main/data/rows\\.ts$', why: "`cli` reads a row directly for its output; belongs in a verb" },
+];
+
 
 module.exports = {
   forbidden: [
@@ -83,8 +114,15 @@ module.exports = {
       name: 'sync-server-not-desktop',
       comment: 'sync/ (HQ server) imports sync/ and models/ only.',
       severity: 'error',
-      from: { path: '^sync/' },
+      from: { path: '^sync/', pathNot: '^sync/.*\\.test\\.ts$' },
       to: { path: '^(main|renderer|preload|e2e|native)/' },
+    },
+    {
+      name: 'sync-tests-compare-with-device-data-layer-only',
+      comment: 'sync/ tests may open the device data layer (main/data/: its migrations and seed) to compare the HQ schema and seed with it; nothing else of main/.',
+      severity: 'error',
+      from: { path: '^sync/.*\\.test\\.ts$' },
+      to: { path: '^(main|renderer|preload|e2e|native)/', pathNot: '^main/data/' },
     },
     {
       name: 'pg-only-on-hq-side',
@@ -95,11 +133,33 @@ module.exports = {
     {
       name: 'e2e-black-box',
       severity: 'error',
-      comment: 'e2e drives the app from outside; it may reuse test fixtures in main/testing/ only.',
+      comment: 'e2e drives the app from outside (a browser against the real web host): it imports e2e/, the shapes in models/, and the scripted model server (main/testing/scripted-anthropic.ts) only, never app code or the database.',
       from: { path: '^e2e/' },
-      to: { path: '^(main|renderer|preload|sync|native)/', pathNot: '^main/testing/' },
+      to: { path: '^(main|renderer|preload|sync|native)/', pathNot: '^main/testing/scripted-anthropic\\.ts$' },
     },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycles at run time: a cycle means two modules are one module, and it breaks one-way layering. Type-only imports (erased by the compiler) do not count.',
+      from: {},
+      to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    ...DATA_PENDING.map((r) => ({
+      name: 'data-access-pending-routing',
+      severity: 'warn',
+      comment: `Known crossing to route through a service verb: ${r.why}.`,
+      from: { path: r.from },
+      to: { path: r.to },
+    })),
   ],
+  // Every dependency must match one of these (else: error "not-in-allowed"). Only imports of the
+  // data layer are narrowed here: main/data/ itself, the services, and the documented adapters.
+  allowed: [
+    { from: {}, to: { pathNot: '^main/data/' } },
+    { from: { path: '^main/(data|services)/' }, to: { path: '^main/data/' } },
+    ...[...DATA_ADAPTERS, ...DATA_PENDING].map((r) => ({ comment: r.why, from: { path: r.from }, to: { path: r.to } })),
+  ],
+  allowedSeverity: 'error',
   options: {
     doNotFollow: { path: 'node_modules' },
     // Worktrees share node_modules through a symlink; resolve it as ./node_modules, not its target.

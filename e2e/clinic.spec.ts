@@ -39,8 +39,6 @@ function pageErrors(page: Page): string[] {
   return (page as Page & { __errors?: string[] }).__errors ?? [];
 }
 
-interface Listed<T> { total: number; [k: string]: unknown; rows?: T[] }
-
 describe('clinic UI in Chromium', () => {
   it('shows the sign-in picker with every demo user and refuses a wrong PIN', async () => {
     const { page, context } = await newPage(browser);
@@ -138,7 +136,9 @@ describe('clinic UI in Chromium', () => {
     expect(unsigned).toBeDefined();
     await goTo(page, `#/athletes/${unsigned!.athlete_id}/injuries`, 'athlete-injuries');
     const cell = page.locator(`tr[data-rtp="${unsigned!.id}"] td[data-signoff="physio"]`);
-    await cell.getByRole('button', { name: 'Sign as physio' }).click();
+    await cell.getByRole('button', { name: 'Sign as physio…' }).click();
+    // One confirmation that says what will change, then the signature.
+    await page.locator('dialog.review-dialog[open] [data-confirm]').click();
     await cell.locator('.signer').waitFor();
     const me = await contractCall<{ display_name: string }>(page, 'session.me', {});
     expect(await cell.locator('.signer').textContent()).toBe(me.value!.display_name);
@@ -186,7 +186,7 @@ describe('clinic UI in Chromium', () => {
 
 /** A processed capture with trustworthy, untrustworthy and omitted readings. */
 function captureFor(athleteId: string): Record<string, unknown> {
-  const base = { camera_count: 3, camera_mode: '3 calibrated cameras', view_obliquity_deg: 12, obliquity_band: 'sagittal', view_matches_declared: true, coverage: 0.96, trustworthy: true, sagittal_ratio: 0.82, frames: 240 };
+  const base = { camera_count: 3, camera_mode: '3 calibrated cameras', view_obliquity_deg: 12, obliquity_band: 'sagittal', view_matches_declared: true, coverage: 0.96, trustworthy: true, sagittal_ratio: 0.82, frames: 240, conditions: [] as { code: string; detail: string }[] };
   return {
     athlete_id: athleteId,
     recorded_at: new Date(Date.now() - 3600_000).toISOString(),
@@ -200,7 +200,7 @@ function captureFor(athleteId: string): Record<string, unknown> {
       { ...base, joint: 'knee_flexion', side: 'right', statistic: 'peak', value_deg: 109.8, omitted_reason: null, coverage: 0.93 },
       { ...base, joint: 'hip_flexion', side: 'left', statistic: 'peak', value_deg: null, omitted_reason: 'flexion_observability_gate', view_obliquity_deg: 71, obliquity_band: 'frontal', sagittal_ratio: 0.31, trustworthy: false },
       { ...base, joint: 'ankle_dorsiflexion', side: 'left', statistic: 'peak', value_deg: null, omitted_reason: 'not_measurable_with_coco17', sagittal_ratio: null },
-      { ...base, joint: 'shoulder_flexion', side: 'right', statistic: 'range', value_deg: 88.1, omitted_reason: null, view_obliquity_deg: 34, obliquity_band: 'oblique', view_matches_declared: false, coverage: 0.62, trustworthy: false },
+      { ...base, joint: 'shoulder_flexion', side: 'right', statistic: 'range', value_deg: 88.1, omitted_reason: null, view_obliquity_deg: 34, obliquity_band: 'oblique', view_matches_declared: false, coverage: 0.62, trustworthy: false, conditions: [{ code: 'low_coverage', detail: 'only 62 % of frames had a valid reading (trustworthy needs 80 %): keep the athlete in view of at least two cameras' }, { code: 'camera_offset', detail: 'cameras out of step: cam_02 by 5 frames. Re-record with synchronised cameras, or process with --sync auto' }] },
     ],
   };
 }

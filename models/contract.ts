@@ -10,11 +10,7 @@
 import type { AGUIEvent } from '@ag-ui/core';
 import { z } from 'zod';
 import type { ErrorPayload } from './errors';
-import type {
-  Activity, Athlete, CaptureSession, Injury, PoseMetric, RateFolder, RateItem, RtpEntry, Screening, SessionLoad, Squad, User, Vitals, Wellness,
-} from './records';
 import { Id } from './records';
-import type { AcwrResult } from './acwr';
 import type { RowChange } from './changeset';
 import { ROLES } from './roles';
 import type { AppliedChangesetOut, HelpPassageOut, PoseMetricOut, WriteOutput } from './outputs';

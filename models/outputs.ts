@@ -102,12 +102,12 @@ export const RateItemList = z.object({ items: z.array(R.RateItem).describe('Item
 /** A pose reading with every condition it was measured under (what `pose.getMetrics` returns per reading). */
 export const PoseMetricOut = R.PoseMetric.pick({
   id: true, capture_session_id: true, joint: true, side: true, statistic: true, value_deg: true, omitted_reason: true, camera_count: true, camera_mode: true,
-  view_obliquity_deg: true, obliquity_band: true, view_matches_declared: true, coverage: true, trustworthy: true, sagittal_ratio: true, frames: true,
+  view_obliquity_deg: true, obliquity_band: true, view_matches_declared: true, coverage: true, trustworthy: true, sagittal_ratio: true, frames: true, conditions: true,
 });
 export type PoseMetricOut = z.infer<typeof PoseMetricOut>;
 export const PoseMetricsOut = z.object({
   athlete_id: z.string(),
-  metrics: z.array(PoseMetricOut).describe('Readings, newest first; value_deg in degrees, null when omitted (omitted_reason says why).'),
+  metrics: z.array(PoseMetricOut).describe('Readings, newest first; value_deg in degrees, null when omitted (omitted_reason says why); conditions lists each failed quality check with what to do — state them before the number.'),
   caveats: z.array(z.string()).describe('What has not been measured about these readings; show them with the numbers.'),
 });
 export const CaptureSessionList = z.object({ total, sessions: z.array(R.CaptureSession).describe('Capture sessions, newest first.') });

@@ -183,8 +183,13 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       const got = store.getPoseMetrics(athleteId, j.stored.captureSessionId);
       store.close();
       expect(got.metrics).toHaveLength(40);
-      expect(Object.keys(got.metrics[0]!).sort()).toEqual(['camera_count', 'camera_mode', 'capture_session_id', 'coverage', 'frames', 'id', 'joint', 'obliquity_band', 'omitted_reason', 'sagittal_ratio', 'side', 'statistic', 'trustworthy', 'value_deg', 'view_matches_declared', 'view_obliquity_deg'].sort());
+      expect(Object.keys(got.metrics[0]!).sort()).toEqual(['camera_count', 'camera_mode', 'capture_session_id', 'conditions', 'coverage', 'frames', 'id', 'joint', 'obliquity_band', 'omitted_reason', 'sagittal_ratio', 'side', 'statistic', 'trustworthy', 'value_deg', 'view_matches_declared', 'view_obliquity_deg'].sort());
       expect(got.metrics.every((m) => m.camera_mode === '4 of 4 calibrated cameras · 2D from keypoint JSON · athlete auto-selected (largest person)' && m.frames === 40)).toBe(true);
+      // conditions are stored and read back as {code, detail} objects, beside trustworthy
+      const stored = got.metrics as unknown as { trustworthy: boolean; conditions: { code: string; detail: string }[] }[];
+      expect(stored.every((m) => Array.isArray(m.conditions) && m.conditions.every((c) => typeof c.code === 'string' && c.detail.length > 0))).toBe(true);
+      // 40 frames of the in-sync demo: every reading passes, so no condition is stored
+      expect(stored.filter((m) => m.trustworthy).length).toBe(stored.filter((m) => m.conditions.length === 0).length);
     });
 
     it('checks who records for which athlete before processing: a coach is refused, exit 2, no TRC written', async () => {

@@ -35,6 +35,9 @@ Processing:
   --model NAME|FILE     movenet (default, Lightning) | movenet-thunder | bodypix | path to a SimCC .onnx (e.g. RTMPose)
   --cutoff HZ           Butterworth cut-off (default 6)      --max-gap N  longest gap filled, frames (default 10)
   --frames N            process only the first N frames
+  --sync check|auto|off camera synchronisation (default check: estimate each camera's frame offset and
+                        flag the readings camera_offset; auto: also shift that camera's frames by it
+                        and trim to the frames all cameras cover, as Pose2Sim does; off: skip)
 Outputs:
   --out DIR             where the TRC goes (default .data/captures/<trial>)
   --db PATH --athlete ID --as EMAIL
@@ -92,14 +95,14 @@ function table(rows: PoseMetricInput[]): string {
   const conditions = c
     ? `conditions: ${c.camera_mode} (${c.camera_count} camera${c.camera_count === 1 ? '' : 's'}); view obliquity ${c.view_obliquity_deg === null ? 'unknown' : `${c.view_obliquity_deg.toFixed(0)}°`} (${c.obliquity_band}); view matches declared layout: ${c.view_matches_declared ? 'yes' : 'no'}; ${c.frames} frames. Angles in degrees; no test-retest reliability or "improved" threshold has been measured.`
     : 'no readings';
-  const lines = [conditions, 'joint               side   peak    min   mean  range  coverage  ratio  trustworthy  omitted'];
+  const lines = [conditions, 'joint               side   peak    min   mean  range  coverage  ratio  trustworthy  omitted / failed conditions'];
   const key = (r: PoseMetricInput) => `${r.joint}|${r.side}`;
   const groups = new Map<string, PoseMetricInput[]>();
   for (const r of rows) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
   for (const g of groups.values()) {
     const v = (s: string) => { const x = g.find((r) => r.statistic === s)?.value_deg; return x === null || x === undefined ? '     -' : x.toFixed(1).padStart(6); };
     const r0 = g[0]!;
-    lines.push(`${r0.joint.padEnd(19)} ${r0.side.padEnd(5)} ${v('peak')} ${v('min')} ${v('mean')} ${v('range')}  ${r0.coverage.toFixed(2).padStart(8)}  ${r0.sagittal_ratio === null ? '    -' : r0.sagittal_ratio.toFixed(2).padStart(5)}  ${String(r0.trustworthy).padEnd(11)}  ${r0.omitted_reason ?? ''}`);
+    lines.push(`${r0.joint.padEnd(19)} ${r0.side.padEnd(5)} ${v('peak')} ${v('min')} ${v('mean')} ${v('range')}  ${r0.coverage.toFixed(2).padStart(8)}  ${r0.sagittal_ratio === null ? '    -' : r0.sagittal_ratio.toFixed(2).padStart(5)}  ${String(r0.trustworthy).padEnd(11)}  ${[r0.omitted_reason, ...r0.conditions.map((c) => c.code)].filter(Boolean).join(', ')}`);
   }
   return lines.join('\n');
 }
@@ -113,7 +116,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
         calib: { type: 'string' }, keypoints: { type: 'string', multiple: true }, 'trial-keypoints': { type: 'boolean' }, fps: { type: 'string' },
         tap: { type: 'string' }, layout: { type: 'string' }, 'drift-deg': { type: 'string' }, model: { type: 'string' }, cutoff: { type: 'string' },
         'max-gap': { type: 'string' }, frames: { type: 'string' }, out: { type: 'string' }, db: { type: 'string' }, athlete: { type: 'string' },
-        as: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        as: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, sync: { type: 'string' },
       },
     });
     const [command, trial, ...extra] = positionals;
@@ -123,6 +126,8 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
     if (extra.length) throw new CaptureInputError('bad_argument', `unexpected arguments: ${extra.join(' ')}`);
     if (!values.calib) throw new CaptureInputError('bad_argument', '--calib <toml> is required');
     if (values.db && !values.athlete) throw new CaptureInputError('bad_argument', '--athlete ID is required with --db');
+    const sync = values.sync ?? 'check';
+    if (sync !== 'check' && sync !== 'auto' && sync !== 'off') throw new CaptureInputError('bad_argument', `--sync must be check, auto or off; got "${sync}"`);
     let layout = null;
     if (values.layout) {
       let raw: unknown;
@@ -137,7 +142,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       trialDir, calibPath: path.resolve(values.calib), keypointDirs, useTrialKeypoints: values['trial-keypoints'],
       tap: values.tap ? parseTap(values.tap) : undefined, fps: num(values.fps, 'fps'), cutoffHz: num(values.cutoff, 'cutoff'),
       maxGapFrames: num(values['max-gap'], 'max-gap'), maxFrames: num(values.frames, 'frames'), layout,
-      driftToleranceDeg: num(values['drift-deg'], 'drift-deg'), pose: parseModel(values.model), onProgress: progressBar(io),
+      driftToleranceDeg: num(values['drift-deg'], 'drift-deg'), pose: parseModel(values.model), onProgress: progressBar(io), sync,
     };
     const store = values.db ? openCaptureStore(path.resolve(values.db), values.athlete!, values.as) : null;
     try {
@@ -157,11 +162,12 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       }
       const excluded = Object.fromEntries(r.cameras.map((c, i) => [c.name, r.triangulation.excludedCounts[i] ?? 0]));
       if (values.json) {
-        io.out(`${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, drift: r.drift, obliquity: r.obliquity, timings: r.timings, metrics: r.rows }, null, 2)}\n`);
+        io.out(`${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, metrics: r.rows }, null, 2)}\n`);
       } else {
         io.out(`${r.frames} frames at ${r.fps} fps from ${r.cameras.length} cameras (${r.source}); athlete ${opts.tap ? 'tapped' : 'auto-selected (largest person; pass --tap to choose)'} in ${r.cameras[r.tap.camera]?.name} at (${r.tap.x.toFixed(0)}, ${r.tap.y.toFixed(0)})\n`);
         io.out(`views excluded for reprojection error > 15 px: ${Object.entries(excluded).map(([k, v]) => `${k} ${v}`).join(', ')}; ${r.interpolated} point-frames interpolated\n`);
         io.out(`view obliquity ${r.obliquity.obliquityDeg?.toFixed(1) ?? '-'}° (${r.rows[0]?.obliquity_band}); rig ${r.drift.drifted ? `DRIFTED: ${r.drift.reasons.join('; ')}` : opts.layout ? 'within its declared layout' : 'has no declared layout (view_matches_declared = false)'}\n\n`);
+        for (const c of r.trialConditions) io.out(`condition ${c.code}: ${c.detail}\n`);
         io.out(`${table(r.rows)}\n\nTRC: ${trcPath}\n`);
         if (stored) io.out(`stored capture session ${stored.captureSessionId} with ${stored.metricCount} pose_metric rows as ${store!.actorEmail}\n`);
       }

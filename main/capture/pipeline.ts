@@ -13,6 +13,10 @@ import { assessRigDrift, athleteHeading, viewMatchesDeclared, viewObliquity, typ
 import { buildPoseMetrics, postProcess, type JointOutcome } from '../../models/capture/summary';
 import { DEFAULT_TRIANGULATION, triangulateBatch, type TriangulationOptions, type TriangulationResult } from '../../models/capture/triangulation';
 import { formatTrc } from '../../models/capture/trc';
+import { filterPad } from '../../models/capture/filters';
+import { cameraConditions, meanKeypointConfidence, STATIC_TRIAL_SECONDS, type ReadingCondition } from '../../models/capture/quality';
+import { applySyncOffsets, estimateSync, type SyncReport } from '../../models/capture/sync';
+import { median } from '../../models/capture/vec';
 import { loadTomlCalibration, CalibrationError } from './calibration';
 import { CaptureInputError } from './errors';
 import { hasAddon, triangulationAddon } from './native/index';
@@ -53,6 +57,12 @@ export interface ProcessOptions {
    * comparisons with tools that do not undistort (Pose2Sim's `undistort_points = false`). @default false
    */
   skipUndistort?: boolean;
+  /**
+   * Camera synchronisation: `check` (default) estimates each camera's frame offset and flags the
+   * readings (`camera_offset`); `auto` also shifts that camera's frames by it and trims the trial
+   * to the frames all cameras cover, as Pose2Sim's synchronisation step does; `off` skips it.
+   */
+  sync?: 'check' | 'auto' | 'off';
 }
 
 export interface ProcessResult {
@@ -67,6 +77,10 @@ export interface ProcessResult {
   observations: Float64Array;
   /** True when the observations were undistorted with the calibration's coefficients before triangulation. */
   undistorted: boolean;
+  /** Synchronisation estimate (null with `sync: 'off'`), and whether offsets were applied (`sync: 'auto'`); applied offsets trim `frames`. */
+  sync: (SyncReport & { applied: boolean; firstFrame: number }) | null;
+  /** Trial-level conditions given to every reading (camera synchronisation and imbalance, static trial). */
+  trialConditions: ReadingCondition[];
   /** Raw triangulation (F×K×3, m) and its diagnostics. */
   triangulation: TriangulationResult;
   /** Gap-filled (no filter) and gap-filled + filtered points (F×K×3, m). */
@@ -145,14 +159,53 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   o.onProgress?.('triangulate', 0, 1);
   // P = K·[R | t] is an ideal pinhole: undistort the observed pixels first (OpenCV's model).
   const undistorted = !o.skipUndistort && cams.some(hasDistortion);
-  const ideal = undistorted ? undistortObservations(observations, cams) : observations;
+  let ideal = undistorted ? undistortObservations(observations, cams) : observations;
+  const K = set.length;
+  const trialConditions: ReadingCondition[] = [];
+  let sync: ProcessResult['sync'] = null;
+  if ((o.sync ?? 'check') !== 'off') {
+    o.onProgress?.('synchronise', 0, 1);
+    const rep = estimateSync(ideal, P, K, C, { minConfidence: o.triangulation?.minConfidence ?? 0.3 });
+    const shifted = rep.offsets.some((x) => x !== 0);
+    const describe = rep.offsets.map((x, c) => (x === 0 ? null : `${cams[c]!.name} by ${Math.abs(x)} frame${Math.abs(x) === 1 ? '' : 's'} (${x > 0 ? 'behind' : 'ahead of'} the others; reprojection ${rep.residualAtZeroPx[c]?.toFixed(1)} px in step vs ${rep.residualAtBestPx[c]?.toFixed(1)} px re-timed)`)).filter((x) => x !== null).join('; ');
+    if (shifted && o.sync === 'auto') {
+      const a = applySyncOffsets(ideal, K, C, rep.offsets);
+      ideal = a.observations;
+      observations = applySyncOffsets(observations, K, C, rep.offsets).observations;
+      frames = a.frames;
+      sync = { ...rep, applied: true, firstFrame: a.firstFrame };
+      trialConditions.push({ code: 'camera_offset_corrected', detail: `camera frame offsets found and corrected (--sync auto): ${describe}; the trial was trimmed to the ${a.frames} frames all cameras cover` });
+    } else {
+      sync = { ...rep, applied: false, firstFrame: 0 };
+      if (shifted) trialConditions.push({ code: 'camera_offset', detail: `cameras out of step: ${describe}. Re-record with synchronised cameras, or process with --sync auto to shift that camera's frames` });
+    }
+    o.onProgress?.('synchronise', 1, 1);
+  }
   const tri: TriangulationResult = o.referenceTriangulation || !hasAddon('triangulation')
     ? triangulateBatch({ cameras: C, projections: P, observations: ideal }, topt)
     : await triangulationAddon().triangulateAsync(P, ideal, C, topt);
   o.onProgress?.('triangulate', 1, 1);
   timings.triangulate_s = (performance.now() - t2) / 1000;
 
-  const K = set.length;
+  // Per-camera exclusion and reprojection residuals (the imbalance checks).
+  const validViews = new Array<number>(C).fill(0), residuals: number[][] = Array.from({ length: C }, () => []);
+  const minConf = topt.minConfidence;
+  for (let i = 0; i < tri.viewMask.length; i++) {
+    const x = tri.points[i * 3] ?? NaN, y = tri.points[i * 3 + 1] ?? NaN, z = tri.points[i * 3 + 2] ?? NaN;
+    for (let c = 0; c < C; c++) {
+      const ob = (i * C + c) * 3;
+      if ((ideal[ob + 2] ?? 0) >= minConf && Number.isFinite(ideal[ob])) validViews[c]!++;
+      if (!((tri.viewMask[i] ?? 0) & (1 << c)) || !Number.isFinite(x)) continue;
+      const p = P.subarray(c * 12, c * 12 + 12);
+      const w = p[8]! * x + p[9]! * y + p[10]! * z + p[11]!;
+      residuals[c]!.push(Math.hypot((p[0]! * x + p[1]! * y + p[2]! * z + p[3]!) / w - ideal[ob]!, (p[4]! * x + p[5]! * y + p[6]! * z + p[7]!) / w - ideal[ob + 1]!));
+    }
+  }
+  trialConditions.push(...cameraConditions({ names: cams.map((c) => c.name), excluded: tri.excludedCounts, valid: validViews, residualPx: residuals.map((r) => median(r)) }));
+  if (frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps) {
+    trialConditions.push({ code: 'static_trial', detail: `a static trial of ${frames} frames (${(frames / fps).toFixed(2)} s): too short for the zero-lag filter, so values are unfiltered, and peak, minimum and range describe a held posture, not a movement` });
+  }
+  const confidence = (name: string) => { const k = set.indexOf(name); return k < 0 ? NaN : meanKeypointConfidence(observations, K, C, k); };
   const filled = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, noFilter: true });
   const filtered = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, cutoffHz: o.cutoffHz });
 
@@ -171,11 +224,13 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     obliquityBand: ob.band,
     viewMatchesDeclared: viewMatchesDeclared(cams, ob.yawsDeg, o.layout ?? null),
     rigTrustworthy: !drift.drifted,
+    trialConditions,
+    confidence,
   });
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   timings.total_s = (performance.now() - t0) / 1000;
   return {
-    cameras: cams, source: keypointDirs ? 'keypoints_json' : 'video', videos, keypointSet: set, fps, frames, tap, observations, undistorted,
+    cameras: cams, source: keypointDirs ? 'keypoints_json' : 'video', videos, keypointSet: set, fps, frames, tap, observations, undistorted, sync, trialConditions,
     triangulation: tri, filled: filled.points, filtered: filtered.points, interpolated: filtered.interpolated,
     rows, outcomes, drift, obliquity: { yawsDeg: ob.yawsDeg, obliquityDeg: ob.obliquityDeg }, cameraMode, trcText, timings,
   };

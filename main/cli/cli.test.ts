@@ -1,4 +1,5 @@
 /** The CLI as a person runs it: a real process (`tsx main/cli/index.ts`) on a real SQLite file. */
+import { VERB_NAMES } from '../../models/verbs';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -121,6 +122,16 @@ describe('cli', () => {
     const verbs = json<{ name: string; kind: string; permission: string }[]>(r.stdout);
     expect(verbs.find((v) => v.name === 'workload.acwr')).toMatchObject({ kind: 'read', permission: 'workload.read' });
     expect(verbs.find((v) => v.name === 'workload.logSessionLoads')).toMatchObject({ kind: 'write', permission: 'workload.write' });
+    expect(verbs.map((v) => v.name).sort()).toEqual([...VERB_NAMES].sort());
+    // One verb: its input and output JSON Schema from the verb map, field descriptions included.
+    const one = cli('verbs', 'workload.acwr');
+    expect(one.code).toBe(0);
+    const acwr = json<{ input: { properties: Record<string, { description?: string }> }; output: { properties: Record<string, unknown> } }>(one.stdout);
+    expect(acwr.input.properties.as_of?.description).toBe('Date to compute for; defaults to today.');
+    expect(Object.keys(acwr.output.properties).sort()).toEqual(['as_of', 'athlete_id', 'athlete_name', 'results']);
+    const typo = cli('call', '--db', 'x.sqlite', '--as', 'a@b.test', 'workload.acrw');
+    expect(typo.code).toBe(1);
+    expect(json<{ code: string; message: string }>(typo.stderr)).toMatchObject({ code: 'NotFound', message: expect.stringContaining('workload.acwr') });
     const h = cli('help');
     expect(h.code).toBe(0);
     expect(h.stdout).toContain('call  --db PATH --as EMAIL VERB [JSON]');

@@ -17,6 +17,8 @@ import { openDb } from '../data/db';
 import { findUserByEmail, listAllUsers } from '../data/identity';
 import { getRow } from '../data/rows';
 import { isDatabaseEmpty, seedDemo } from '../data/seed';
+import { z } from 'zod';
+import { VERB_NAMES, VERB_SPECS, isVerbName } from '../../models/verbs';
 import { callVerb, VERBS } from '../services';
 import { mcpTokenCommand } from './mcp-token';
 
@@ -60,8 +62,9 @@ Commands:
   call  --db PATH --as EMAIL VERB [JSON] [--idempotency-key KEY]
         Call a service verb as that user. Prints the JSON result on stdout; on error prints the
         typed error JSON on stderr and exits 2 Validation, 3 Forbidden, 4 NotFound, 5 Conflict, 1 other.
-  verbs [--json]
-        List the service verbs with their permission and kind (read / write).
+  verbs [VERB] [--json]
+        List the service verbs with their permission and kind (read / write). With --json, or
+        for one VERB: also each verb's input and output as JSON Schema (from models/verbs.ts).
   ask   …
         Ask the assistant (when installed: main/cli/ask.ts).
   mcp-token [issue|list|revoke] --db PATH --as EMAIL [--label L] [--expires-days N] [--id ID] [--all]
@@ -143,6 +146,10 @@ function callCmd(args: string[], io: CliIo): number {
   if (!values.as) usage('--as EMAIL is required (the user to act as; see `users`).');
   const [verb, json, ...extra] = positionals;
   if (!verb) usage('VERB is required (see `verbs`).');
+  if (!isVerbName(verb)) {
+    const near = VERB_NAMES.filter((n) => n.split('.')[0] === verb.split('.')[0]);
+    throw new CliError({ code: 'NotFound', message: `Verb "${verb}" was not found.${near.length ? ` Verbs of "${verb.split('.')[0]}": ${near.join(', ')}.` : ''} List them with \`npm run cli -- verbs\`.` }, 1);
+  }
   if (extra.length > 0) usage(`Unexpected arguments after the JSON input: ${extra.join(' ')}. Quote the JSON as one argument.`);
   let input: unknown = {};
   if (json !== undefined) {
@@ -165,9 +172,25 @@ function callCmd(args: string[], io: CliIo): number {
 }
 
 function verbsCmd(args: string[], io: CliIo): number {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } }, strict: true });
-  const rows = [...VERBS.values()].map((v) => ({ name: v.name, kind: v.kind, permission: v.permission, description: v.description }));
-  if (values.json) io.out(JSON.stringify(rows, null, 2));
+  const { values, positionals } = parseArgs({ args, options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
+  const [one, ...extra] = positionals;
+  if (extra.length > 0) usage(`Unexpected arguments: ${extra.join(' ')}.`);
+  if (one !== undefined && !isVerbName(one)) throw new CliError({ code: 'NotFound', message: `Verb "${one}" was not found. List them with \`npm run cli -- verbs\`.` }, 1);
+  const names = one !== undefined ? [one] : VERB_NAMES;
+  const rows = names.map((name) => {
+    const v = VERB_SPECS[name];
+    return { name, kind: v.kind, permission: v.permission, description: v.description };
+  });
+  if (values.json || one !== undefined) {
+    // With --json (or for one verb): each verb's input and output as JSON Schema, from the verb map.
+    const schema = (s: z.ZodType, io: 'input' | 'output') => {
+      const js = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+      delete js.$schema;
+      return js;
+    };
+    const full = rows.map((r) => ({ ...r, input: schema(VERB_SPECS[r.name].input, 'input'), output: schema(VERB_SPECS[r.name].output, 'output') }));
+    io.out(JSON.stringify(one !== undefined ? full[0] : full, null, 2));
+  }
   else io.out(table(['verb', 'kind', 'permission', 'description'], rows.map((r) => [r.name, r.kind, r.permission, r.description])));
   return 0;
 }

@@ -11,11 +11,18 @@ const BOOLEAN_COLUMNS: Partial<Record<TableName, readonly string[]>> = {
   pose_metric: ['view_matches_declared', 'trustworthy'],
 };
 
-/** SQLite row → record object (0/1 → boolean for boolean columns). */
+/** Columns holding JSON text (encoded by `encodeValue`), parsed back on read. */
+const JSON_COLUMNS: Partial<Record<TableName, readonly string[]>> = {
+  pose_metric: ['conditions'],
+};
+
+/** SQLite row → record object (0/1 → boolean for boolean columns, JSON text → value for JSON columns). */
 export function decodeRow<T = Record<string, unknown>>(table: TableName, row: Record<string, unknown> | undefined): T | null {
   if (!row) return null;
   const bools = BOOLEAN_COLUMNS[table];
   if (bools) for (const c of bools) if (c in row && row[c] !== null) row[c] = row[c] === 1 || row[c] === true;
+  const json = JSON_COLUMNS[table];
+  if (json) for (const c of json) if (typeof row[c] === 'string') row[c] = JSON.parse(row[c]);
   return row as T;
 }
 

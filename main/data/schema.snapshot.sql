@@ -517,7 +517,7 @@ CREATE TABLE pose_metric (id TEXT PRIMARY KEY,
   trustworthy INTEGER NOT NULL,
   sagittal_ratio REAL,
   frames INTEGER NOT NULL
-);
+, conditions TEXT NOT NULL DEFAULT '[]');
 
 -- table rate_folder
 CREATE TABLE rate_folder (id TEXT PRIMARY KEY,

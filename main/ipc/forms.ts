@@ -41,7 +41,8 @@ const SIGNOFF_FIELDS = ['physio_signoff_by', 'doctor_signoff_by', 'coach_signoff
 /** True when the change must be reviewed as a diff before it is applied (more than one row, or an RTP sign-off). */
 export function needsReview(changes: readonly RowChange[]): boolean {
   if (changes.length > 1) return true;
-  return changes.some((c) => c.table === 'rtp_entry' && c.op !== 'delete' && SIGNOFF_FIELDS.some((f) => f in c.after));
+  // An insert carries every sign-off column (null when unsigned); only a real signature counts.
+  return changes.some((c) => c.table === 'rtp_entry' && (c.op === 'insert' ? SIGNOFF_FIELDS.some((f) => c.after[f] != null) : c.op === 'update' && SIGNOFF_FIELDS.some((f) => f in c.after)));
 }
 
 /** The proposal as the pages see it (models/contract ProposalItemView). */

@@ -8,6 +8,7 @@ import type { CallResult, Handlers, Me, OpName, OpOutput, SignInUser, StreamEven
 import { CONTRACT, STREAMS, isOpName, isStreamName } from '../../models/contract';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, NotFound, RateLimited, toErrorPayload } from '../../models/errors';
+import { MAX_PIN_FAILURES, PIN_LOCK_MS } from '../../models/signin';
 import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
 import { findOrganization, findUserById, listAllUsers } from '../data/identity';
@@ -29,10 +30,8 @@ export interface CallContext {
   session: WindowSession;
 }
 
-/** Wrong PINs allowed per user before a lock. */
-export const MAX_PIN_FAILURES = 5;
-/** How long a user is locked after {@link MAX_PIN_FAILURES} wrong PINs. */
-export const PIN_LOCK_MS = 5 * 60_000;
+/** The lockout rule (shared with the HQ's device enrolment): 5 wrong PINs lock a user for 5 minutes. */
+export { MAX_PIN_FAILURES, PIN_LOCK_MS };
 
 /** Everything the handlers need. */
 export interface HandlerDeps {

@@ -50,7 +50,7 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
   const env = deps.env ?? process.env;
   const actor = manager(deps.db, userId);
   const org = findOrganization(deps.db, actor.orgId);
-  let box: SecretBox | null = null;
+  let box: SecretBox | null;
   try {
     box = secretBox(deps.db, env);
   } catch {

@@ -58,6 +58,11 @@ interface ToolBase<S extends z.ZodType> {
   /** For the model. */
   description: string;
   input: S;
+  /**
+   * What a read returns (a verb's output schema from models/verbs.ts), listed to MCP clients as
+   * `outputSchema`. Absent for writes (they return a proposal) and for tools without one.
+   */
+  output?: z.ZodType;
   /** Role-map permission gating the tool: offered, and run, only if the role holds it. */
   permission: Permission;
   /** What the per-call capability is narrowed to (`rates:read`). */
@@ -126,6 +131,23 @@ export function toolInputSchema(tool: Pick<Tool, 'input' | 'name'>): JsonSchemaO
   if (js.type !== 'object') throw new Error(`Tool ${tool.name}: input must be an object schema.`);
   const out = js as JsonSchemaObject;
   schemaCache.set(tool.input, out);
+  return out;
+}
+
+const outputCache = new WeakMap<z.ZodType, JsonSchemaObject>();
+/**
+ * The JSON Schema of a read tool's result (output side), or null when it has none. A result that
+ * is not an object travels as `{ result }` (MCP structured content is always an object), so its
+ * schema is wrapped the same way.
+ */
+export function toolOutputSchema(tool: Pick<Tool, 'output' | 'kind'>): JsonSchemaObject | null {
+  if (tool.kind !== 'read' || !tool.output) return null;
+  const hit = outputCache.get(tool.output);
+  if (hit) return hit;
+  const js = z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete js.$schema;
+  const out: JsonSchemaObject = js.type === 'object' ? (js as JsonSchemaObject) : { type: 'object', properties: { result: js }, required: ['result'] };
+  outputCache.set(tool.output, out);
   return out;
 }
 

@@ -155,7 +155,7 @@ export function toolFromVerb(verb: Verb): Tool {
   };
   if (verb.kind === 'read') {
     const rv = verb as ReadVerb;
-    return defineTool({ ...base, kind: 'read', run: (ctx, input) => runRead(ctx.service, rv, input) });
+    return defineTool({ ...base, kind: 'read', output: rv.output, run: (ctx, input) => runRead(ctx.service, rv, input) });
   }
   const wv = verb as WriteVerb;
   const risk = riskForVerb(verb) as Exclude<Risk, 'read'>;

@@ -17,7 +17,7 @@ import type { SeedSummary } from '../data/seed';
 import { seedDemo } from '../data/seed';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { approveProposal, getProposal, listProposals } from '../kinetix/proposals';
-import { toolInputSchema } from '../kinetix/tool';
+import { toolInputSchema, toolOutputSchema } from '../kinetix/tool';
 import { callVerb, VERBS } from '../services';
 import { issueMcpToken, revokeTokenAs } from './tokens';
 
@@ -54,7 +54,9 @@ function run(cmd: string, args: string[]): Promise<{ status: number | null; stdo
   });
 }
 
-type ToolResult = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[] };
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text?: string }[] };
+// Test helper: the tool's JSON text, read loosely by the assertions that follow.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function body(r: unknown): any {
   const res = r as ToolResult;
   const text = res.content[0]?.text;
@@ -96,6 +98,10 @@ describe('MCP server over stdio (SDK client)', () => {
     const acwr = p.tools.find((t) => t.name === 'get_workload_acwr')!;
     expect(acwr.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
     expect(acwr.inputSchema).toEqual(toolInputSchema(registry.get('get_workload_acwr')!));
+    // A read lists its verb's output schema (models/verbs.ts), field descriptions included; the
+    // SDK client validates every structured result of these tests against it.
+    expect(acwr.outputSchema).toEqual(toolOutputSchema(registry.get('get_workload_acwr')!));
+    expect(JSON.stringify(acwr.outputSchema)).toContain('Acute:chronic ratio');
     // Annotations from real behaviour (issue 9 §9): every update, undo and deactivate tool is destructive; additive writes are not; nothing is open-world.
     const changesExisting = p.tools.filter((t) => /^(update|undo|deactivate|signoff|bulk_update|rotate)_/.test(t.name) || t.name === 'submit_wellness');
     expect(changesExisting.map((t) => t.name)).toEqual(expect.arrayContaining(['update_athlete', 'deactivate_athlete', 'undo_changeset', 'update_injury']));
@@ -104,6 +110,7 @@ describe('MCP server over stdio (SDK client)', () => {
     for (const t of p.tools.filter((x) => /^(create|record|log)_/.test(x.name))) expect(t.annotations, t.name).toMatchObject({ destructiveHint: false });
     for (const t of p.tools) expect(t.annotations, t.name).toMatchObject({ openWorldHint: false });
     const log = p.tools.find((t) => t.name === 'log_session_load')!;
+    expect(log.outputSchema).toBeUndefined();
     expect(log.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, title: registry.get('log_session_load')!.title });
     expect(log.description).toMatch(/approves it in the Athlete Intelligence app/);
   });

@@ -25,7 +25,7 @@ import { maskSecrets } from '../kinetix/mask';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import type { LogFn, ToolRegistry } from '../kinetix/registry';
 import type { Tool, ToolContext } from '../kinetix/tool';
-import { toolInputSchema } from '../kinetix/tool';
+import { toolInputSchema, toolOutputSchema } from '../kinetix/tool';
 import type { Actor, Capability, ServiceContext } from '../services/context';
 import { resolveActor } from '../services/context';
 import type { KinetixPort, RiskAnnotations } from './kinetix-adapter';
@@ -42,6 +42,8 @@ export interface McpToolDescriptor {
   title: string;
   description: string;
   inputSchema: { type: 'object'; [k: string]: unknown };
+  /** For reads: the JSON Schema of `structuredContent` (the verb's output schema, models/verbs.ts). */
+  outputSchema?: { type: 'object'; [k: string]: unknown };
   annotations: RiskAnnotations & { title: string };
 }
 
@@ -109,13 +111,17 @@ export class McpSession {
 
   /** `tools/list`: the user's tools now (recomputed on every call). @throws McpTokenRefused, Forbidden */
   listTools(): McpToolDescriptor[] {
-    return this.tools(this.actor()).map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.kind === 'write' ? `${t.description}${WRITE_NOTE}` : t.description,
-      inputSchema: toolInputSchema(t),
-      annotations: { title: t.title, ...this.port.annotations(t) },
-    }));
+    return this.tools(this.actor()).map((t) => {
+      const outputSchema = toolOutputSchema(t);
+      return {
+        name: t.name,
+        title: t.title,
+        description: t.kind === 'write' ? `${t.description}${WRITE_NOTE}` : t.description,
+        inputSchema: toolInputSchema(t),
+        ...(outputSchema ? { outputSchema } : {}),
+        annotations: { title: t.title, ...this.port.annotations(t) },
+      };
+    });
   }
 
   private context(actor: Actor, tool: Tool): ToolContext {
@@ -178,7 +184,9 @@ export class McpSession {
     if (payload.conflicts?.length) error.conflicts = payload.conflicts;
     const decisions = (e as { decisions?: unknown }).decisions;
     if (e instanceof AppError && Array.isArray(decisions)) error.policy = { verdict: 'deny', decisions: (decisions as PolicyDecision[]).map(decisionView) };
-    return { content: [{ type: 'text', text: JSON.stringify({ error }, null, 2) }], structuredContent: { error }, isError: true };
+    // Text content only: a read tool's `outputSchema` describes its result, and MCP clients
+    // validate any structured content against it, error or not.
+    return { content: [{ type: 'text', text: JSON.stringify({ error }, null, 2) }], isError: true };
   }
 }
 

@@ -1,6 +1,5 @@
 /** Devices (hashed API keys), reports, users, the activity log, changesets and Undo. */
 import { createHash, randomBytes } from 'node:crypto';
-import * as I from '../../models/inputs';
 import { Conflict, Forbidden, NotFound, ValidationError } from '../../models/errors';
 import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
@@ -10,7 +9,7 @@ import { computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
 import { findUserByEmail } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
-import { orgSquad, visibleAthlete } from './athletes';
+import { orgSquad, visibleAthlete } from './scope';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { defined, insertRow, updateRow } from './plan';
 import { today } from './scope';

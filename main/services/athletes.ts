@@ -1,28 +1,11 @@
 /** Athletes and squads. Athlete-role users see only their linked athlete. */
-import * as I from '../../models/inputs';
 import { NotFound } from '../../models/errors';
 import type { Athlete, Squad } from '../../models/records';
-import { countRows, getRow, listRows } from '../data/rows';
+import { countRows, listRows } from '../data/rows';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { defined, insertRow, updateRow } from './plan';
-import { notInFuture } from './scope';
-import type { VerbContext } from './verb';
+import { notInFuture, orgSquad, visibleAthlete } from './scope';
 import { readVerb, writeVerb } from './verb';
-
-/** Load an athlete the actor may see (self-scope, tenant), including deactivated ones. @throws NotFound, Forbidden */
-export function visibleAthlete(vc: VerbContext, id: string): Athlete {
-  const scoped = scopeAthleteId(vc.actor, id);
-  const a = scoped ? getRow<Athlete>(vc.db, 'athlete', vc.actor.orgId, scoped) : null;
-  if (!a) throw new NotFound('Athlete');
-  return a;
-}
-
-/** Load a squad of the actor's org. @throws NotFound */
-export function orgSquad(vc: VerbContext, id: string): Squad {
-  const s = getRow<Squad>(vc.db, 'squad', vc.actor.orgId, id);
-  if (!s) throw new NotFound('Squad');
-  return s;
-}
 
 export const listAthletes = readVerb('athletes.list', {
   run(vc, i) {

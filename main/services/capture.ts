@@ -2,7 +2,7 @@
 import * as I from '../../models/inputs';
 import type { CaptureSession, PoseMetric } from '../../models/records';
 import { listRows } from '../data/rows';
-import { visibleAthlete } from './athletes';
+import { visibleAthlete } from './scope';
 import { insertRow } from './plan';
 import { athleteFilter, listScoped, visibleRow } from './scope';
 import { readVerb, writeVerb } from './verb';
@@ -10,7 +10,7 @@ import { readVerb, writeVerb } from './verb';
 /** The fields `get_pose_metrics` returns for each reading: the value and all its conditions. */
 export const POSE_METRIC_FIELDS = [
   'id', 'capture_session_id', 'joint', 'side', 'statistic', 'value_deg', 'omitted_reason', 'camera_count', 'camera_mode',
-  'view_obliquity_deg', 'obliquity_band', 'view_matches_declared', 'coverage', 'trustworthy', 'sagittal_ratio', 'frames',
+  'view_obliquity_deg', 'obliquity_band', 'view_matches_declared', 'coverage', 'trustworthy', 'sagittal_ratio', 'frames', 'conditions',
 ] as const;
 
 /** The `keys` of `row`, and nothing else. */

@@ -1,9 +1,8 @@
 /** Injuries, screenings, return-to-play (RTP) entries with their three sign-offs, wellness, vitals. */
-import * as I from '../../models/inputs';
 import { ValidationError } from '../../models/errors';
 import type { Injury, RtpEntry, Screening, Vitals, Wellness } from '../../models/records';
 import { listRows } from '../data/rows';
-import { visibleAthlete } from './athletes';
+import { visibleAthlete } from './scope';
 import { scopeAthleteId } from './context';
 import { defined, insertRow, updateRow } from './plan';
 import { athleteFilter, listScoped, notInFuture, visibleRow } from './scope';

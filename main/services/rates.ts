@@ -1,5 +1,4 @@
 /** The clinic's fee schedule: folders (Private, Insurer, Club) and items with prices in USD cents. */
-import * as I from '../../models/inputs';
 import { Conflict, ValidationError } from '../../models/errors';
 import type { RateFolder, RateItem } from '../../models/records';
 import { listRows } from '../data/rows';

@@ -1,12 +1,27 @@
 /** Shared read helpers: athlete-scoped lists and gets for the clinical tables. */
 import { NotFound, ValidationError } from '../../models/errors';
+import type { Athlete, Squad } from '../../models/records';
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 import type { ListFilter } from '../data/rows';
 import { countRows, getRow, listRows } from '../data/rows';
-import { visibleAthlete } from './athletes';
 import { isSelfScoped, scopeAthleteId } from './context';
 import type { VerbContext } from './verb';
+
+/** Load an athlete the actor may see (self-scope, tenant), including deactivated ones. @throws NotFound, Forbidden */
+export function visibleAthlete(vc: VerbContext, id: string): Athlete {
+  const scoped = scopeAthleteId(vc.actor, id);
+  const a = scoped ? getRow<Athlete>(vc.db, 'athlete', vc.actor.orgId, scoped) : null;
+  if (!a) throw new NotFound('Athlete');
+  return a;
+}
+
+/** Load a squad of the actor's org. @throws NotFound */
+export function orgSquad(vc: VerbContext, id: string): Squad {
+  const s = getRow<Squad>(vc.db, 'squad', vc.actor.orgId, id);
+  if (!s) throw new NotFound('Squad');
+  return s;
+}
 
 /**
  * The athlete filter for a list: the requested athlete (checked visible), or for athlete-role

@@ -1,10 +1,9 @@
 /** Training sessions, session-RPE loads (one athlete or a whole squad) and ACWR. */
 import { computeAcwr } from '../../models/acwr';
-import * as I from '../../models/inputs';
 import { NotFound, ValidationError } from '../../models/errors';
 import type { Athlete, SessionLoad, TrainingSession } from '../../models/records';
 import { countRows, dailyLoads, getRow, listRows } from '../data/rows';
-import { orgSquad, visibleAthlete } from './athletes';
+import { orgSquad, visibleAthlete } from './scope';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { insertRow } from './plan';
 import { listScoped, today } from './scope';

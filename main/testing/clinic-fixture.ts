@@ -42,7 +42,8 @@ export interface ClinicFixture {
   b: OrgFixture;
   /** Service context for a user id. */
   as(userId: string): ServiceContext;
-  /** callVerb as a user. */
+  /** callVerb as a user (the result is read loosely by fixtures and assertions). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   call(userId: string, verb: string, input?: unknown, opts?: { idempotencyKey?: string }): any;
   close(): void;
 }
@@ -88,8 +89,8 @@ function buildOrg(db: Db, name: string, call: ClinicFixture['call']): OrgFixture
   const captureSessionId = call(physio, 'capture.recordSession', {
     athlete_id: athleteId, recorded_at: `${addDays(FIXTURE_TODAY, -2)}T10:00:00.000Z`, trial_name: 'squat', fps: 30, frame_count: 100, camera_count: 3, source: 'keypoints_json',
     metrics: [
-      { joint: 'knee_flexion', side: 'left', statistic: 'peak', value_deg: 102.5, omitted_reason: null, camera_count: 3, camera_mode: '3 calibrated cameras + one tap', view_obliquity_deg: 12, obliquity_band: 'sagittal', view_matches_declared: true, coverage: 0.96, trustworthy: true, sagittal_ratio: 0.91, frames: 100 },
-      { joint: 'ankle_dorsiflexion', side: 'left', statistic: 'peak', value_deg: null, omitted_reason: 'not_measurable_with_coco17', camera_count: 3, camera_mode: '3 calibrated cameras + one tap', view_obliquity_deg: 12, obliquity_band: 'sagittal', view_matches_declared: true, coverage: 0.96, trustworthy: true, sagittal_ratio: null, frames: 100 },
+      { joint: 'knee_flexion', side: 'left', statistic: 'peak', value_deg: 102.5, omitted_reason: null, camera_count: 3, camera_mode: '3 calibrated cameras + one tap', view_obliquity_deg: 12, obliquity_band: 'sagittal', view_matches_declared: true, coverage: 0.96, trustworthy: true, sagittal_ratio: 0.91, frames: 100, conditions: [] },
+      { joint: 'ankle_dorsiflexion', side: 'left', statistic: 'peak', value_deg: null, omitted_reason: 'not_measurable_with_coco17', camera_count: 3, camera_mode: '3 calibrated cameras + one tap', view_obliquity_deg: 12, obliquity_band: 'sagittal', view_matches_declared: true, coverage: 0.96, trustworthy: false, sagittal_ratio: null, frames: 100, conditions: [] },
     ],
   }).changeset.changes[0].id;
   const reportId = call(physio, 'reports.generate', { kind: 'athlete_summary', athlete_id: athleteId }).changeset.changes[0].id;

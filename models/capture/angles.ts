@@ -13,7 +13,9 @@
  * Definitions (flexion positive):
  * - hip_flexion = θ(knee − hip) in the pelvis frame (thigh relative to the trunk axis: COCO-17
  *   has no pelvis landmarks beyond the hip centres, so pelvic tilt cannot be separated from trunk
- *   lean — a forward trunk lean reads as less hip flexion).
+ *   lean — a forward trunk lean over a still thigh reads as *more* hip flexion, + the lean angle, as
+ *   the thigh–trunk angle does anatomically; positive = flexion (knee anterior of the trunk axis),
+ *   negative = extension; 0 = thigh along the trunk axis).
  * - knee_flexion = the 3D angle between thigh (knee − hip) and shank (ankle − knee), signed by
  *   their in-plane difference θ(thigh) − θ(shank) in the pelvis frame (0 = straight,
  *   hyperextension negative). The magnitude is never larger than the thigh–shank angle, even when
@@ -23,8 +25,10 @@
  * - elbow_flexion = 3D angle between (elbow − shoulder) and (wrist − elbow) (0 = straight).
  * - ankle_dorsiflexion = 90° − angle(knee − ankle, big toe − heel): needs heel and toe points,
  *   which COCO-17 lacks → not measurable with COCO-17 (BODY_25B input has them).
- * Gate: a frame's flexion reading is omitted when the smaller sagittal-projection ratio of the
- * segments it uses is below 0.45 (shared/design/capture.md, "Flexion observability gate").
+ * Gate (applied in summary.ts to the planar angles only: hip and shoulder flexion, ankle
+ * dorsiflexion): a frame's reading is omitted when the smaller sagittal-projection ratio of the
+ * segments it uses is below 0.45 (shared/design/capture.md, "Flexion observability gate"). Knee and
+ * elbow flexion are 3D angles and need no sagittal view; their ratio is still reported.
  */
 import type { Vec3 } from './camera';
 import type { KeypointSet } from './keypoints';

@@ -203,18 +203,23 @@ describe('TRC', () => {
   });
 });
 
-describe('isTrustworthy', () => {
+describe('trustworthy is earned per reading, each failure a condition', () => {
   const base = { cameraCount: 3, cameraMode: 'x', viewObliquityDeg: 10, obliquityBand: 'sagittal' as const, viewMatchesDeclared: true, rigTrustworthy: true };
-  it('needs a reported value, no rig drift, coverage ≥ 0.8 and a sagittal or oblique best view', async () => {
-    const { isTrustworthy, TRUST_MIN_COVERAGE } = await import('./summary');
+  it('needs a reported value, no rig drift, coverage ≥ 0.8 and, for planar angles, a sagittal or oblique best view', async () => {
+    const { conditionsFor, isTrustworthy, TRUST_MIN_COVERAGE } = await import('./summary');
+    const codes = (c: Parameters<typeof conditionsFor>[0], joint: Parameters<typeof conditionsFor>[1], cov: number) => conditionsFor(c, joint, cov, []).map((x) => x.code);
     expect(TRUST_MIN_COVERAGE).toBe(0.8);
-    expect(isTrustworthy(base, 0.9, false)).toBe(true);
-    expect(isTrustworthy({ ...base, obliquityBand: 'oblique' }, 0.8, false)).toBe(true);
-    expect(isTrustworthy(base, 0.79, false)).toBe(false);
-    expect(isTrustworthy(base, 0.9, true)).toBe(false);
-    expect(isTrustworthy({ ...base, rigTrustworthy: false }, 0.9, false)).toBe(false);
-    expect(isTrustworthy({ ...base, obliquityBand: 'frontal' }, 0.9, false)).toBe(false);
-    expect(isTrustworthy({ ...base, obliquityBand: 'unknown', viewObliquityDeg: null }, 0.9, false)).toBe(false);
+    expect(codes(base, 'hip_flexion', 0.9)).toEqual([]);
+    expect(codes({ ...base, obliquityBand: 'oblique' }, 'hip_flexion', 0.8)).toEqual([]);
+    expect(codes(base, 'hip_flexion', 0.79)).toEqual(['low_coverage']);
+    expect(isTrustworthy([], true)).toBe(false);
+    expect(codes({ ...base, rigTrustworthy: false }, 'knee_flexion', 0.9)).toEqual(['rig_drift']);
+    expect(codes({ ...base, obliquityBand: 'frontal' }, 'hip_flexion', 0.9)).toEqual(['view_not_sagittal']);
+    expect(codes({ ...base, obliquityBand: 'unknown', viewObliquityDeg: null }, 'shoulder_flexion', 0.9)).toEqual(['view_not_sagittal']);
+    // knee and elbow flexion are 3D angles: a frontal best view does not fail them
+    expect(codes({ ...base, obliquityBand: 'frontal' }, 'knee_flexion', 0.9)).toEqual([]);
+    expect(isTrustworthy([{ code: 'static_trial', detail: 'x' }], false)).toBe(true);
+    expect(isTrustworthy([{ code: 'camera_offset', detail: 'x' }], false)).toBe(false);
   });
 });
 
@@ -236,5 +241,25 @@ describe('knee flexion with the leg out of the pelvis plane', () => {
     const dot = thigh[0]! * shank[0]! + thigh[1]! * shank[1]! + thigh[2]! * shank[2]!;
     const angle3d = (Math.acos(dot / (Math.hypot(...thigh) * Math.hypot(...shank))) * 180) / Math.PI;
     expect(Math.abs(s.angleDeg[0]!)).toBeCloseTo(angle3d, 9);
+  });
+});
+
+describe('hip flexion sign (documented in angles.ts)', () => {
+  const K = COCO17.length;
+  const pose = (leanDeg: number, thighDeg: number) => {
+    // Y up, X anterior, Z right (ISB axes); pelvis at the origin
+    const pts = new Float64Array(K * 3).fill(NaN);
+    const put = (name: (typeof COCO17)[number], p: [number, number, number]) => pts.set(p, COCO17.indexOf(name) * 3);
+    const l = (leanDeg * Math.PI) / 180, t = (thighDeg * Math.PI) / 180;
+    put('left_hip', [0, 0, -0.1]); put('right_hip', [0, 0, 0.1]);
+    put('left_shoulder', [0.5 * Math.sin(l), 0.5 * Math.cos(l), -0.2]); put('right_shoulder', [0.5 * Math.sin(l), 0.5 * Math.cos(l), 0.2]);
+    for (const s of ['left', 'right'] as const) put(`${s}_knee`, [0.44 * Math.sin(t), -0.44 * Math.cos(t), s === 'left' ? -0.1 : 0.1]);
+    return computeJointSeries(pts, COCO17).find((x) => x.joint === 'hip_flexion' && x.side === 'left')!.angleDeg[0]!;
+  };
+  it('is positive with the knee forward, negative behind, and a forward trunk lean adds to it', () => {
+    expect(pose(0, 40)).toBeCloseTo(40, 9);
+    expect(pose(0, -15)).toBeCloseTo(-15, 9);
+    expect(pose(30, 0)).toBeCloseTo(30, 9);
+    expect(pose(30, 40)).toBeCloseTo(70, 9);
   });
 });

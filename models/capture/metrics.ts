@@ -7,6 +7,7 @@
  * Booleans (`view_matches_declared`, `trustworthy`) are stored as INTEGER 0/1.
  */
 import { z } from 'zod';
+import { CONDITION_CODES } from './quality';
 
 /** Joints the pipeline reports; definitions in `models/capture/angles.ts`. */
 export const POSE_JOINTS = ['knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion'] as const;
@@ -57,12 +58,18 @@ export const PoseMetricInput = z
     view_matches_declared: z.boolean(),
     /** Fraction (0..1) of the trial's frames with a valid reading of this joint. */
     coverage: z.number().min(0).max(1),
-    /** False when the rig drifted from its declared layout beyond tolerance, or coverage is low. */
+    /** True exactly when the reading has a value and none of its `conditions` fails (quality.ts). */
     trustworthy: z.boolean(),
     /** Median sagittal-projection ratio (0..1) of the limb segments; null for joints without one. */
     sagittal_ratio: z.number().min(0).max(1).nullable(),
     /** Frames in the trial. */
     frames: z.number().int().min(0),
+    /**
+     * Every condition the reading was measured under that the clinician must see: each failed
+     * check (code + a sentence with the numbers and what to do), and informational ones
+     * (`static_trial`, `camera_offset_corrected`). Codes and bounds: `models/capture/quality.ts`.
+     */
+    conditions: z.array(z.object({ code: z.enum(CONDITION_CODES), detail: z.string().min(1).max(500) })).max(40),
   })
   .refine((m) => (m.value_deg === null) === (m.omitted_reason !== null), {
     message: 'value_deg must be null exactly when omitted_reason is set',

@@ -4,8 +4,9 @@
  */
 import { computeJointSeries, FLEXION_OBSERVABILITY_GATE, type JointSeries } from './angles';
 import { butterworthFiltfilt, interpolateGaps, DEFAULT_MAX_GAP_FRAMES } from './filters';
+import { conditionsPass, readingConditions, segmentLengths, type ReadingCondition } from './quality';
 import type { KeypointSet } from './keypoints';
-import { PoseMetricInput, POSE_STATISTICS, type ObliquityBand, type OmittedReason } from './metrics';
+import { PoseMetricInput, POSE_STATISTICS, type ObliquityBand, type OmittedReason, type PoseJoint } from './metrics';
 import { median } from './vec';
 
 /** Minimum coverage (fraction of frames with an ungated reading) for a value to be reported. */
@@ -53,20 +54,40 @@ export interface ReadingConditions {
   viewMatchesDeclared: boolean;
   /** False when the rig drifted from its declared layout beyond tolerance. */
   rigTrustworthy: boolean;
+  /** Trial-level conditions (camera synchronisation and imbalance, static trial) given to every reading. */
+  trialConditions?: ReadingCondition[];
+  /** Mean 2D confidence of a keypoint (full name) over the views and frames that detected it; omitted = not checked. */
+  confidence?: (keypoint: string) => number;
 }
 
 /** Coverage a reading needs to be called trustworthy (it is reported, with a value, from 0.5). */
 export const TRUST_MIN_COVERAGE = 0.8;
 
+/** Angles defined in a plane of the body (they need a view that sees that plane); knee and elbow flexion are 3D angles between segments and do not. */
+export const PLANAR_JOINTS: readonly PoseJoint[] = ['hip_flexion', 'shoulder_flexion', 'ankle_dorsiflexion'];
+
 /**
- * When a reading may be called trustworthy: a value was reported (not omitted), the rig had not
- * drifted from its declared layout, at least {@link TRUST_MIN_COVERAGE} of the frames had a valid
- * reading, and the athlete's facing was estimated with the best camera not frontal (band
- * `sagittal` or `oblique`): flexion is a sagittal-plane quantity, and a frontal-only view leaves
- * it weakly observed even when triangulated. Each failing condition is visible beside the number.
+ * The conditions of one reading (each failed check, with its numbers) — trustworthy exactly when
+ * it has a value and none of them fails (see `quality.ts`):
+ * `rig_drift` (the rig drifted from its declared layout), `view_not_sagittal` (planar angles only:
+ * the best camera was frontal, or the facing was unknown), `low_coverage` (under
+ * {@link TRUST_MIN_COVERAGE} of the frames), the trial's camera and static-trial conditions, and
+ * the reading's own segment, range and 2D-confidence checks.
  */
-export function isTrustworthy(cond: ReadingConditions, coverage: number, omitted: boolean): boolean {
-  return !omitted && cond.rigTrustworthy && coverage >= TRUST_MIN_COVERAGE && (cond.obliquityBand === 'sagittal' || cond.obliquityBand === 'oblique');
+export function conditionsFor(cond: ReadingConditions, joint: PoseJoint, coverage: number, own: ReadingCondition[]): ReadingCondition[] {
+  const out: ReadingCondition[] = [];
+  if (!cond.rigTrustworthy) out.push({ code: 'rig_drift', detail: 'the cameras have moved from the rig\'s declared layout beyond tolerance: recalibrate the rig' });
+  if (PLANAR_JOINTS.includes(joint) && !(cond.obliquityBand === 'sagittal' || cond.obliquityBand === 'oblique')) {
+    out.push({ code: 'view_not_sagittal', detail: cond.obliquityBand === 'unknown' ? 'the athlete\'s facing could not be estimated, so the view of the sagittal plane is unknown' : `no camera saw the athlete from the side (best view ${cond.viewObliquityDeg?.toFixed(0) ?? '?'}° from side-on): add a side camera` });
+  }
+  if (coverage < TRUST_MIN_COVERAGE) out.push({ code: 'low_coverage', detail: `only ${Math.round(coverage * 100)} % of frames had a valid reading (trustworthy needs ${TRUST_MIN_COVERAGE * 100} %): keep the athlete in view of at least two cameras` });
+  out.push(...(cond.trialConditions ?? []), ...own);
+  return out;
+}
+
+/** When a reading may be called trustworthy: it has a value and none of its conditions fails. */
+export function isTrustworthy(conditions: readonly ReadingCondition[], omitted: boolean): boolean {
+  return !omitted && conditionsPass(conditions);
 }
 
 /** Per-joint outcome before it is spread over the four statistics. */
@@ -78,6 +99,8 @@ export interface JointOutcome {
   /** Gated frames (ratio < gate) among frames with an angle. */
   gatedFrames: number;
   values: { peak: number; min: number; mean: number; range: number } | null;
+  /** The reported per-frame values (ungated frames), degrees. */
+  samples: number[];
 }
 
 /**
@@ -86,7 +109,9 @@ export interface JointOutcome {
  * else statistics over the ungated frames.
  */
 export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?: number } = {}): JointOutcome {
-  const gate = opts.gate ?? FLEXION_OBSERVABILITY_GATE, minCov = opts.minCoverage ?? MIN_COVERAGE;
+  // Knee and elbow flexion are 3D angles between two segments: no view plane to gate them by.
+  const gate = PLANAR_JOINTS.includes(s.joint) ? (opts.gate ?? FLEXION_OBSERVABILITY_GATE) : -Infinity;
+  const minCov = opts.minCoverage ?? MIN_COVERAGE;
   const F = s.angleDeg.length;
   const vals: number[] = [];
   let gated = 0;
@@ -109,7 +134,7 @@ export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?
     for (const v of vals) { mn = Math.min(mn, v); mx = Math.max(mx, v); sum += v; }
     values = { peak: mx, min: mn, mean: sum / vals.length, range: mx - mn };
   }
-  return { series: s, coverage, sagittalRatio, omitted, gatedFrames: gated, values };
+  return { series: s, coverage, sagittalRatio, omitted, gatedFrames: gated, values, samples: vals };
 }
 
 /**
@@ -120,8 +145,11 @@ export function buildPoseMetrics(points: Float64Array, set: KeypointSet, cond: R
   const series = computeJointSeries(points, set);
   const frames = points.length / (set.length * 3);
   const outcomes = series.map((s) => jointOutcome(s, opts));
+  const segments = segmentLengths(points, set);
   const rows: PoseMetricInput[] = [];
   for (const o of outcomes) {
+    const own = o.series.measurable ? readingConditions(o.series.joint, o.series.side, { segments, values: o.samples, confidence: cond.confidence ?? (() => NaN) }) : [];
+    const conditions = conditionsFor(cond, o.series.joint, o.coverage, own);
     for (const statistic of POSE_STATISTICS) {
       const value = o.values ? o.values[statistic] : null;
       const omitted: OmittedReason | null = o.omitted ?? (value === null ? 'low_coverage' : null);
@@ -137,7 +165,8 @@ export function buildPoseMetrics(points: Float64Array, set: KeypointSet, cond: R
         obliquity_band: cond.obliquityBand,
         view_matches_declared: cond.viewMatchesDeclared,
         coverage: o.coverage,
-        trustworthy: isTrustworthy(cond, o.coverage, omitted !== null),
+        trustworthy: isTrustworthy(conditions, omitted !== null),
+        conditions,
         sagittal_ratio: o.sagittalRatio,
         frames,
       }));

@@ -218,6 +218,8 @@ export const PoseMetric = z.object({
   /** Limb sagittal-projection ratio (0..1); the gate omits flexion below 0.45. */
   sagittal_ratio: z.number().nullable(),
   frames: z.number().int().min(0),
+  /** Conditions the reading was measured under: failed checks and notes, {code, detail} (models/capture/quality.ts; `not_checked` on readings older than the checks). */
+  conditions: z.array(z.object({ code: z.string().max(60), detail: z.string().max(500) })).max(40),
 });
 export type PoseMetric = z.infer<typeof PoseMetric>;
 

@@ -20,6 +20,7 @@ import { sql as proposals } from './0004_proposals';
 import { sql as mcp } from './0005_mcp';
 import { sql as pageProposals } from './0006_page_proposals';
 import { sql as kinetixLeases } from './0007_kinetix_leases';
+import { sql as poseConditions } from './0008_pose_conditions';
 
 export interface Migration {
   id: number;
@@ -37,6 +38,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 5, name: '0005_mcp', sql: mcp, sha256: '896ac92259025931184f891afcb41f5eac57fc8255f9486f266aca55a35f05bf' },
   { id: 6, name: '0006_page_proposals', sql: pageProposals, sha256: 'e55ab45b8f8012018e5215c14b74969871b58b57ee96cbce557a64a3c37d634c' },
   { id: 7, name: '0007_kinetix_leases', sql: kinetixLeases, sha256: '790bb7376aca1418c516b5320ebb964f9b3aa5ef9a4ba8664589a7a53c91eac1' },
+  { id: 8, name: '0008_pose_conditions', sql: poseConditions, sha256: '625dc0639385b48d46222d9648c43ef7efaa3e7d9650023fa7e04e4739514f83' },
 ];
 
 /** SHA-256 (lower-case hex) of a migration's SQL text, as recorded in schema_migrations.sha256. */

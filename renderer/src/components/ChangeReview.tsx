@@ -18,7 +18,7 @@ const BULK_ROWS = 4;
 /** Verbs whose single-row get reveals the athlete of an updated row. */
 const GET_VERB: Record<string, 'injuries.get' | 'screenings.get' | 'rtp.get'> = { injury: 'injuries.get', screening: 'screenings.get', rtp_entry: 'rtp.get' };
 /** Fields never shown in a diff (internal links, bookkeeping). */
-const HIDDEN = new Set(['id', 'org_id', 'version', 'created_at', 'updated_at', 'api_key_hash', 'pin_hash']);
+const HIDDEN = new Set(['id', 'org_id', 'version', 'created_at', 'updated_at', 'api_key_hash', 'pin_hash', 'injury_id', 'training_session_id', 'folder_id']);
 
 interface Names extends NameBook {
   /** row id → what the row is ("Ellery Hart — Left hamstring injury"). */
@@ -75,7 +75,7 @@ export function recordName(c: RowChange, names: Names): string {
   if (c.table === 'squad') return names.squads.get(c.id) ?? (typeof after.name === 'string' ? after.name : noun);
   if (c.table === 'rate_item' && typeof after.code === 'string') return `${after.code} ${String(after.name ?? '')}`.trim();
   const athlete = typeof after.athlete_id === 'string' ? names.athletes.get(after.athlete_id) : undefined;
-  return athlete ? `${athlete} — ${noun.toLowerCase()}` : noun;
+  return athlete ? `${athlete} — ${noun.charAt(0) + noun.slice(1).replace(/^[A-Z][a-z]/, (x) => x.toLowerCase())}` : noun;
 }
 
 /** The visible fields of a row change. */

@@ -18,7 +18,7 @@
  * pages showing the record load it again (the new row is visible without a reload).
  */
 import type { ReactElement, ReactNode } from 'react';
-import { cloneElement, useCallback, useEffect, useId, useRef, useState } from 'react';
+import { cloneElement, useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from 'react';
 import type { FormSubmitResultView, ProposalItemView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError, call, newKey } from '../bridge';
@@ -94,8 +94,11 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
   const [review, setReview] = useState<PendingReview | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const key = useRef(newKey());
+  // The latest callbacks, for event handlers defined once (updated after each render).
   const optsRef = useRef(opts);
-  optsRef.current = opts;
+  useLayoutEffect(() => {
+    optsRef.current = opts;
+  });
 
   useEffect(() => {
     window.dispatchEvent(new CustomEvent(FORM_EVENT, { detail: { form: name, state } }));

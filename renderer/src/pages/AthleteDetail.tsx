@@ -61,7 +61,7 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
           ) : tab === 'overview' ? (
             <Overview a={athlete.data.a} squad={athlete.data.squad} squads={athlete.data.squads} setSaved={setSaved} />
           ) : tab === 'injuries' ? (
-            <InjuriesTab athleteId={id} onState={setInner} />
+            <InjuriesTab athleteId={id} onState={setInner} onSaved={setSaved} />
           ) : tab === 'screenings' ? (
             <ScreeningsTab athleteId={id} onState={setInner} />
           ) : tab === 'wellness' ? (

@@ -3,7 +3,6 @@
  * tool call with masked arguments, its status and approver, the policy decisions and writes in
  * order, and the usage per model response. Only the run's own user can open it.
  */
-import type { RunTraceView } from '../../../models/contract';
 import { call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';

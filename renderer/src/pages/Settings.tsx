@@ -3,7 +3,7 @@
  * shown), monthly budgets with month-to-date spend, the tools that can be switched off, and the
  * users.
  */
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import type { AssistantSettingsView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
 import { hasPermission } from '../../../models/roles';
@@ -25,10 +25,9 @@ export function Settings() {
     ]);
     return { assistant, users: users.users };
   }, 'settings');
-  const [assistant, setAssistant] = useState<AssistantSettingsView | null>(null);
-  useEffect(() => {
-    if (data.state === 'ready') setAssistant(data.data.assistant);
-  }, [data.state, data.data]);
+  // The loaded settings, replaced by the server's answer after a save on this page.
+  const [saved, setAssistant] = useState<AssistantSettingsView | null>(null);
+  const assistant = saved ?? (data.state === 'ready' ? data.data.assistant : null);
   return (
     <Page page="settings" state={data.state} title="Settings">
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}

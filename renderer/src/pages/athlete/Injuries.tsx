@@ -1,14 +1,18 @@
-/** Injuries with their RTP entries: stage, criteria, and the three sign-offs with who signed and when. */
+/**
+ * Injuries with their RTP plan: each stage with its dates, criteria and the three sign-offs (who
+ * signed and when), the current stage highlighted; entry forms for the injury, its stages and
+ * the sign-offs for the roles that hold those verbs.
+ */
 import { useEffect, useState } from 'react';
-import type { ErrorPayload } from '../../../../models/errors';
 import type { Injury, RtpEntry } from '../../../../models/records';
 import type { Permission } from '../../../../models/roles';
 import { hasPermission } from '../../../../models/roles';
-import { CallError, call } from '../../bridge';
+import { call } from '../../bridge';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDate, formatDateTime, humanize } from '../../format';
 import { personName, useSession } from '../../store';
+import { InjuryFormDialog, nextStage, RtpFormDialog, SignoffAction, type RtpStageName } from '../forms/InjuryForms';
 
 type TabState = (s: 'loading' | 'ready' | 'error') => void;
 
@@ -19,8 +23,11 @@ const SIGNOFFS: { key: 'physio' | 'doctor' | 'coach'; label: string; perm: Permi
   { key: 'coach', label: 'Coach', perm: 'rtp.signoff_coach', verb: 'rtp.signoffCoach' },
 ];
 
-export function InjuriesTab({ athleteId, onState }: { athleteId: string; onState: TabState }) {
+type Dialog = { kind: 'injury'; injury: Injury | null } | { kind: 'rtp'; injury: Injury; entry: RtpEntry | null; stage?: RtpStageName | null; advance?: boolean };
+
+export function InjuriesTab({ athleteId, onState, onSaved }: { athleteId: string; onState: TabState; onSaved(s: string): void }) {
   const me = useSession((s) => s.me)!;
+  const [dialog, setDialog] = useState<Dialog | null>(null);
   const data = useLoad(async () => {
     const [inj, rtp] = await Promise.all([
       call('injuries.list', { athlete_id: athleteId, limit: 200 }),
@@ -29,19 +36,30 @@ export function InjuriesTab({ athleteId, onState }: { athleteId: string; onState
     return { injuries: inj.injuries, rtp: rtp.rtp_entries };
   }, athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);
+  const saved = (s: string) => { setDialog(null); onSaved(s); };
+  const canInjury = hasPermission(me.role, 'injury.write');
+  const canRtp = hasPermission(me.role, 'rtp.write');
+  const dialogs = dialog?.kind === 'injury' ? <InjuryFormDialog athleteId={athleteId} injury={dialog.injury} onClose={() => setDialog(null)} onSaved={saved} />
+    : dialog?.kind === 'rtp' ? <RtpFormDialog injury={dialog.injury} entry={dialog.entry} stage={dialog.stage ?? null} advance={dialog.advance ?? false} onClose={() => setDialog(null)} onSaved={saved} /> : null;
   if (data.state === 'error') return <ErrorNote error={data.error} />;
-  if (data.state !== 'ready') return null;
-  if (data.data.injuries.length === 0) return <p className="muted">No injuries recorded for this athlete.</p>;
+  if (data.state !== 'ready') return dialogs;
   return (
     <div className="stack">
+      {dialogs}
+      {canInjury ? <div className="row-actions"><button type="button" className="primary" data-action="add-injury" onClick={() => setDialog({ kind: 'injury', injury: null })}>Record injury</button></div> : null}
+      {data.data.injuries.length === 0 ? <p className="muted">No injuries recorded for this athlete.</p> : null}
       {data.data.injuries.map((i) => (
-        <InjuryCard key={i.id} injury={i} entries={data.data.rtp.filter((r) => r.injury_id === i.id)} onChanged={data.reload} />
+        <InjuryCard key={i.id} injury={i} entries={data.data.rtp.filter((r) => r.injury_id === i.id)} canInjury={canInjury} canRtp={canRtp} open={setDialog} onSaved={onSaved} />
       ))}
     </div>
   );
 }
 
-function InjuryCard({ injury, entries, onChanged }: { injury: Injury; entries: RtpEntry[]; onChanged(): void }) {
+function InjuryCard({ injury, entries, canInjury, canRtp, open, onSaved }: { injury: Injury; entries: RtpEntry[]; canInjury: boolean; canRtp: boolean; open(d: Dialog): void; onSaved(s: string): void }) {
+  // Oldest first: the plan reads top to bottom; the newest entry is the current stage.
+  const plan = [...entries].sort((a, b) => a.created_at.localeCompare(b.created_at));
+  const current = plan[plan.length - 1];
+  const next = current ? nextStage(current.stage) : 'protection';
   return (
     <section className="card" data-injury={injury.id} aria-label={`${injury.body_part} injury`}>
       <header className="card-head">
@@ -52,42 +70,41 @@ function InjuryCard({ injury, entries, onChanged }: { injury: Injury; entries: R
         <dt>Onset</dt><dd>{formatDate(injury.onset_date)}</dd>
         <dt>Severity</dt><dd>{humanize(injury.severity)}</dd>
         <dt>Mechanism</dt><dd>{humanize(injury.mechanism)}</dd>
+        {current ? <><dt>Current stage</dt><dd data-current-stage>{humanize(current.stage)}</dd></> : null}
       </dl>
       {injury.clinician_notes ? <blockquote className="record-text">{injury.clinician_notes}</blockquote> : null}
+      {canInjury ? <div className="row-actions"><button type="button" data-action="edit-injury" onClick={() => open({ kind: 'injury', injury })}>Update injury</button></div> : null}
       <h3>Return to play</h3>
-      {entries.length === 0 ? <p className="muted">No RTP entries yet.</p> : (
+      {plan.length === 0 ? <p className="muted">No RTP stages yet.</p> : (
         <table className="table rtp">
           <thead>
             <tr><th scope="col">Stage</th><th scope="col">Criteria met</th>{SIGNOFFS.map((s) => <th key={s.key} scope="col">{s.label} sign-off</th>)}</tr>
           </thead>
           <tbody>
-            {entries.map((e) => <RtpRow key={e.id} entry={e} onChanged={onChanged} />)}
+            {plan.map((e) => <RtpRow key={e.id} entry={e} isCurrent={e === current} canEdit={canRtp} onEdit={() => open({ kind: 'rtp', injury, entry: e })} onSaved={onSaved} />)}
           </tbody>
         </table>
       )}
+      {canRtp ? (
+        <div className="row-actions">
+          {next && current ? <button type="button" data-action="advance-stage" onClick={() => open({ kind: 'rtp', injury, entry: null, stage: next, advance: true })}>Advance to {humanize(next).toLowerCase()}…</button> : null}
+          <button type="button" data-action="add-stage" onClick={() => open({ kind: 'rtp', injury, entry: null, stage: current ? next : 'protection' })}>Add RTP stage…</button>
+        </div>
+      ) : null}
     </section>
   );
 }
 
-function RtpRow({ entry, onChanged }: { entry: RtpEntry; onChanged(): void }) {
+function RtpRow({ entry, isCurrent, canEdit, onEdit, onSaved }: { entry: RtpEntry; isCurrent: boolean; canEdit: boolean; onEdit(): void; onSaved(s: string): void }) {
   const { me, people } = useSession();
-  const [error, setError] = useState<ErrorPayload | null>(null);
-  const [busy, setBusy] = useState(false);
-  async function sign(verb: SignoffVerb, signed: boolean) {
-    setBusy(true);
-    setError(null);
-    try {
-      await call(verb, { id: entry.id, signed });
-      onChanged();
-    } catch (e) {
-      setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Failed.' });
-    } finally {
-      setBusy(false);
-    }
-  }
   return (
-    <tr data-rtp={entry.id}>
-      <th scope="row">{humanize(entry.stage)}{entry.notes ? <div className="muted small">{entry.notes}</div> : null}{error ? <ErrorNote error={error} /> : null}</th>
+    <tr data-rtp={entry.id} className={isCurrent ? 'current-stage' : ''} aria-current={isCurrent ? 'step' : undefined}>
+      <th scope="row">
+        {humanize(entry.stage)}{isCurrent ? <> <span className="badge warn">Current stage</span></> : null}
+        <div className="muted small">Started {formatDate(entry.created_at)}{entry.updated_at !== entry.created_at ? ` · updated ${formatDate(entry.updated_at)}` : ''}</div>
+        {entry.notes ? <div className="muted small">{entry.notes}</div> : null}
+        {canEdit ? <button type="button" className="link small" data-action="edit-stage" onClick={onEdit}>Criteria &amp; notes…</button> : null}
+      </th>
       <td>{entry.criteria_met || <span className="muted">—</span>}</td>
       {SIGNOFFS.map((s) => {
         const by = entry[`${s.key}_signoff_by`];
@@ -96,11 +113,7 @@ function RtpRow({ entry, onChanged }: { entry: RtpEntry; onChanged(): void }) {
         return (
           <td key={s.key} className={by ? 'signed' : 'unsigned'} data-signoff={s.key}>
             {by ? <><span className="badge ok">Signed</span> <span className="signer">{personName(people, by)}</span><div className="muted small">{formatDateTime(at)}</div></> : <span className="badge muted">Not signed</span>}
-            {mine ? (
-              <div>
-                <button type="button" className="link" disabled={busy} onClick={() => void sign(s.verb, !by)}>{by ? 'Withdraw' : `Sign as ${s.label.toLowerCase()}`}</button>
-              </div>
-            ) : null}
+            {mine ? <SignoffAction entry={entry} who={s.key} label={s.label} verb={s.verb} signed={Boolean(by)} onSaved={onSaved} /> : null}
           </td>
         );
       })}

@@ -1,7 +1,8 @@
 /**
  * Pose metrics: every joint-angle reading with the conditions it was measured under beside the
  * number (camera count and mode, view obliquity band, coverage, trustworthy, view vs declared
- * layout), and every omitted reading with its reason. The service's caveats come first.
+ * layout, and each failed quality check with what to do), and every omitted reading with its
+ * reason. The service's caveats come first.
  */
 import { useEffect } from 'react';
 import type { PoseMetricView } from '../../../../models/contract';
@@ -15,6 +16,14 @@ const OMITTED: Record<string, { short: string; long: string }> = {
   flexion_observability_gate: { short: 'limb not side-on', long: 'The limb was not seen side-on enough (sagittal ratio below 0.45), so flexion cannot be measured from this view.' },
   not_measurable_with_coco17: { short: 'needs a point the model lacks', long: 'The 17-point body model has no point this angle needs (e.g. a foot point for dorsiflexion).' },
   low_coverage: { short: 'too few valid frames', long: 'Too few frames had a valid 3D reading (athlete out of view or too few cameras).' },
+};
+
+/** Short labels of the conditions a reading can carry (full sentence with the numbers: `detail`; all listed on the help page "Pose metrics"). */
+const CONDITION: Record<string, string> = {
+  rig_drift: 'rig moved since calibration', view_not_sagittal: 'no side view', low_coverage: 'too few valid frames',
+  camera_offset: 'cameras out of step', camera_offset_corrected: 'camera timing corrected', camera_exclusion_imbalance: 'one camera disagrees',
+  reprojection_imbalance: 'one camera reprojects badly', segment_length_unstable: 'limb length unstable', segment_asymmetry: 'left/right limb lengths differ',
+  implausible_range: 'implausible angle', low_2d_confidence: 'low 2D confidence', static_trial: 'static trial (unfiltered)', not_checked: 'recorded before quality checks',
 };
 
 export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
@@ -60,11 +69,19 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
                       {m.view_matches_declared ? null : <div className="badge warn small">View differs from declared layout</div>}
                     </td>
                     <td className="num">{Math.round(m.coverage * 100)}%</td>
-                    <td>{m.trustworthy ? <span className="badge ok">Trustworthy</span> : <span className="badge warn">Not trustworthy</span>}</td>
+                    <td>
+                      {m.trustworthy ? <span className="badge ok">Trustworthy</span> : <span className="badge warn">Not trustworthy</span>}
+                      {(m.conditions ?? []).map((c) => <div key={c.code} className="small" data-condition={c.code} title={c.detail}>{CONDITION[c.code] ?? humanize(c.code)}</div>)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
+            {rows.some((m) => (m.conditions ?? []).length > 0) ? (
+              <ul className="small reading-conditions" aria-label="Conditions of these readings">
+                {[...new Map(rows.flatMap((m) => m.conditions ?? []).map((c) => [`${c.code}|${c.detail}`, c])).values()].map((c) => <li key={`${c.code}|${c.detail}`}><strong>{CONDITION[c.code] ?? humanize(c.code)}:</strong> {c.detail}</li>)}
+              </ul>
+            ) : null}
             {rows.some((m) => m.value_deg === null) ? (
               <ul className="small omitted-reasons" aria-label="Why readings were omitted">
                 {[...new Set(rows.filter((m) => m.value_deg === null).map((m) => m.omitted_reason ?? ''))].map((r) => <li key={r}><strong>Omitted — {OMITTED[r]?.short ?? r}:</strong> {OMITTED[r]?.long ?? 'No reason recorded.'}</li>)}

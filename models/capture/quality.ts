@@ -1,0 +1,179 @@
+/**
+ * Per-reading quality checks: whether a joint-angle reading has earned `trustworthy`, and each
+ * reason it has not, as a condition the clinician sees beside the number (design/capture.md,
+ * "trustworthy is earned per reading"). Bounds are stated here with their source; where the source
+ * is our own measurement on the Pose2Sim demo, it says so — these are quality-control limits, not
+ * validated clinical thresholds.
+ */
+import type { KeypointSet } from './keypoints';
+import type { PoseJoint, PoseSide } from './metrics';
+import { median } from './vec';
+
+/**
+ * A condition attached to a reading. `fails` conditions make the reading not trustworthy; `info`
+ * conditions are said beside the number without failing it.
+ */
+export const CONDITION_CODES = [
+  'rig_drift', 'view_not_sagittal', 'low_coverage', 'camera_offset', 'camera_offset_corrected', 'camera_exclusion_imbalance',
+  'reprojection_imbalance', 'segment_length_unstable', 'segment_asymmetry', 'implausible_range', 'low_2d_confidence', 'static_trial',
+  // stored readings recorded before these checks existed (migration 0008)
+  'not_checked',
+] as const;
+export type ConditionCode = (typeof CONDITION_CODES)[number];
+
+/** Codes that are reported but do not by themselves make a reading untrustworthy. */
+export const INFO_CONDITIONS: readonly ConditionCode[] = ['camera_offset_corrected', 'static_trial'];
+
+/** One condition: its code and a sentence with the measured numbers. */
+export interface ReadingCondition {
+  code: ConditionCode;
+  detail: string;
+}
+
+/** Coefficient of variation of a segment's 3D length over the trial above which readings using it fail (`segment_length_unstable`). Measured on the demo BalancingTrial from its OpenPose JSON: 2.9–8.8 % (largest: left shank); with invented legs (testing/demo-cases.ts) 11–18 %. */
+export const SEGMENT_CV_MAX = 0.1;
+/** Left/right difference of a segment's median length, relative to their mean, above which readings using it fail (`segment_asymmetry`). Demo: ≤ 6 %. Healthy adults' bone-length asymmetry is a few per cent. */
+export const SEGMENT_ASYMMETRY_MAX = 0.15;
+/** Mean 2D confidence (0..1) of the keypoints an angle uses, over the views that detected them, below which it fails (`low_2d_confidence`). */
+export const MIN_MEAN_2D_CONFIDENCE = 0.5;
+/** A camera whose excluded fraction exceeds this and {@link EXCLUSION_IMBALANCE_FACTOR} × the median of the others is flagged. Measured on the demo BalancingTrial in sync: cam_03 26 % (its noisiest view), others 1–5 %. */
+export const EXCLUSION_FRACTION_MAX = 0.3;
+export const EXCLUSION_IMBALANCE_FACTOR = 3;
+/** A camera whose median reprojection residual (px) exceeds this factor × the median of the others, and {@link REPROJECTION_IMBALANCE_MIN_PX}, is flagged. */
+export const REPROJECTION_IMBALANCE_FACTOR = 2.5;
+export const REPROJECTION_IMBALANCE_MIN_PX = 8;
+/** A trial too short for the zero-lag filter (or under half a second) is a static trial: its values are unfiltered, and peak/range are not movement figures. */
+export const STATIC_TRIAL_SECONDS = 0.5;
+
+/**
+ * Plausible joint ranges (degrees), beyond which a value is a measurement failure rather than a
+ * movement: normal active ranges (AAOS, Greene & Heckman 1994, "The Clinical Measurement of
+ * Joint Motion") widened by ≈ 20° for hypermobility and marker-less definitions.
+ */
+export const PLAUSIBLE_RANGE_DEG: Readonly<Record<PoseJoint, readonly [number, number]>> = {
+  hip_flexion: [-45, 150],
+  knee_flexion: [-20, 165],
+  shoulder_flexion: [-80, 200],
+  elbow_flexion: [-20, 165],
+  ankle_dorsiflexion: [-70, 45],
+};
+
+/** Long-bone segments checked for length constancy and symmetry. */
+export const SEGMENTS = {
+  thigh: ['hip', 'knee'],
+  shank: ['knee', 'ankle'],
+  upper_arm: ['shoulder', 'elbow'],
+  forearm: ['elbow', 'wrist'],
+} as const;
+export type SegmentName = keyof typeof SEGMENTS;
+
+/** Segments and keypoints each angle depends on (definitions in angles.ts). */
+export const JOINT_DEPENDS: Readonly<Record<PoseJoint, { segments: readonly SegmentName[]; keypoints: readonly string[] }>> = {
+  hip_flexion: { segments: ['thigh'], keypoints: ['hip', 'knee', '#left_hip', '#right_hip', '#left_shoulder', '#right_shoulder'] },
+  knee_flexion: { segments: ['thigh', 'shank'], keypoints: ['hip', 'knee', 'ankle'] },
+  shoulder_flexion: { segments: ['upper_arm'], keypoints: ['shoulder', 'elbow', '#left_shoulder', '#right_shoulder', '#left_hip', '#right_hip'] },
+  elbow_flexion: { segments: ['upper_arm', 'forearm'], keypoints: ['shoulder', 'elbow', 'wrist'] },
+  ankle_dorsiflexion: { segments: ['shank'], keypoints: ['knee', 'ankle', 'heel', 'big_toe'] },
+};
+
+/** Per side and segment: median length (m), coefficient of variation and frames measured. */
+export interface SegmentStats { medianM: number; cv: number; frames: number }
+
+/** Length statistics of every segment on both sides from F×K×3 points (metres, NaN missing). */
+export function segmentLengths(points: Float64Array, set: KeypointSet): Record<PoseSide, Partial<Record<SegmentName, SegmentStats>>> {
+  const K = set.length, F = points.length / (K * 3);
+  const out: Record<PoseSide, Partial<Record<SegmentName, SegmentStats>>> = { left: {}, right: {} };
+  for (const side of ['left', 'right'] as const) {
+    for (const [name, [a, b]] of Object.entries(SEGMENTS) as [SegmentName, readonly [string, string]][]) {
+      const i = set.indexOf(`${side}_${a}`), j = set.indexOf(`${side}_${b}`);
+      if (i < 0 || j < 0) continue;
+      const L: number[] = [];
+      for (let f = 0; f < F; f++) {
+        const d = Math.hypot((points[(f * K + i) * 3] ?? NaN) - (points[(f * K + j) * 3] ?? NaN), (points[(f * K + i) * 3 + 1] ?? NaN) - (points[(f * K + j) * 3 + 1] ?? NaN), (points[(f * K + i) * 3 + 2] ?? NaN) - (points[(f * K + j) * 3 + 2] ?? NaN));
+        if (Number.isFinite(d)) L.push(d);
+      }
+      if (L.length < 2) continue;
+      const mean = L.reduce((s, x) => s + x, 0) / L.length;
+      const sd = Math.sqrt(L.reduce((s, x) => s + (x - mean) ** 2, 0) / (L.length - 1));
+      out[side][name] = { medianM: median(L), cv: mean > 0 ? sd / mean : Infinity, frames: L.length };
+    }
+  }
+  return out;
+}
+
+/** Mean confidence (0..1) of keypoint `k` over the views and frames where it was detected (confidence > 0) in F×K×C×3 observations; NaN if never. */
+export function meanKeypointConfidence(obs: Float64Array, K: number, C: number, k: number): number {
+  const F = obs.length / (K * C * 3);
+  let s = 0, n = 0;
+  for (let f = 0; f < F; f++) for (let c = 0; c < C; c++) {
+    const w = obs[((f * K + k) * C + c) * 3 + 2] ?? 0;
+    if (w > 0) { s += w; n++; }
+  }
+  return n ? s / n : NaN;
+}
+
+/** Inputs of the trial-level camera checks. */
+export interface CameraCheckInput {
+  names: string[];
+  /** Per camera: views excluded for reprojection error, and views that were valid (confidence ≥ threshold). */
+  excluded: ArrayLike<number>;
+  valid: ArrayLike<number>;
+  /** Per camera: median reprojection residual (px) of its used views; NaN if unused. */
+  residualPx: ArrayLike<number>;
+}
+
+/** Trial-level camera conditions: exclusion and reprojection-residual imbalance. */
+export function cameraConditions(i: CameraCheckInput): ReadingCondition[] {
+  const C = i.names.length;
+  const out: ReadingCondition[] = [];
+  const frac = Array.from({ length: C }, (_, c) => ((i.valid[c] ?? 0) > 0 ? (i.excluded[c] ?? 0) / (i.valid[c] ?? 1) : 0));
+  for (let c = 0; c < C; c++) {
+    const others = median(frac.filter((_, j) => j !== c));
+    if ((frac[c] ?? 0) > EXCLUSION_FRACTION_MAX && (frac[c] ?? 0) > EXCLUSION_IMBALANCE_FACTOR * others) {
+      out.push({ code: 'camera_exclusion_imbalance', detail: `camera ${i.names[c]} was excluded from ${Math.round(100 * (frac[c] ?? 0))} % of its views for reprojection error (others ${Math.round(100 * others)} %): it disagrees with the other cameras — check it is synchronised, did not move since calibration, and sees the athlete` });
+    }
+    const r = i.residualPx[c] ?? NaN, ro = median(Array.from(i.residualPx).filter((_, j) => j !== c));
+    if (Number.isFinite(r) && Number.isFinite(ro) && r > REPROJECTION_IMBALANCE_MIN_PX && r > REPROJECTION_IMBALANCE_FACTOR * ro) {
+      out.push({ code: 'reprojection_imbalance', detail: `camera ${i.names[c]} reprojects ${r.toFixed(1)} px from the 3D points (others ${ro.toFixed(1)} px): check its synchronisation and calibration` });
+    }
+  }
+  return out;
+}
+
+/** Per-reading checks for one joint and side. */
+export function readingConditions(joint: PoseJoint, side: PoseSide, x: {
+  segments: ReturnType<typeof segmentLengths>;
+  /** Reported values (ungated frames), degrees. */
+  values: readonly number[];
+  /** Mean 2D confidence per keypoint name (full names, e.g. "left_knee"). */
+  confidence: (name: string) => number;
+}): ReadingCondition[] {
+  const out: ReadingCondition[] = [];
+  const dep = JOINT_DEPENDS[joint];
+  const other: PoseSide = side === 'left' ? 'right' : 'left';
+  const label = (s: SegmentName) => s.replace('_', ' ');
+  for (const s of dep.segments) {
+    const st = x.segments[side][s];
+    if (st && st.cv > SEGMENT_CV_MAX) out.push({ code: 'segment_length_unstable', detail: `the ${side} ${label(s)} length varied by ${(100 * st.cv).toFixed(0)} % over the trial (coefficient of variation; limit ${100 * SEGMENT_CV_MAX} %): a keypoint was mislocated or belongs to someone else — check the athlete is fully in view and the tap is on them` });
+    const so = x.segments[other][s];
+    if (st && so) {
+      const asym = Math.abs(st.medianM - so.medianM) / ((st.medianM + so.medianM) / 2);
+      if (asym > SEGMENT_ASYMMETRY_MAX) out.push({ code: 'segment_asymmetry', detail: `left and right ${label(s)} lengths differ by ${(100 * asym).toFixed(0)} % (${(100 * (x.segments.left[s]?.medianM ?? NaN)).toFixed(1)} vs ${(100 * (x.segments.right[s]?.medianM ?? NaN)).toFixed(1)} cm; limit ${100 * SEGMENT_ASYMMETRY_MAX} %): one side was tracked poorly` });
+    }
+  }
+  if (x.values.length) {
+    const [lo, hi] = PLAUSIBLE_RANGE_DEG[joint];
+    const mn = Math.min(...x.values), mx = Math.max(...x.values);
+    if (mn < lo || mx > hi) out.push({ code: 'implausible_range', detail: `values reach ${mn.toFixed(0)}° to ${mx.toFixed(0)}°, outside the plausible ${lo}° to ${hi}° for this joint: a measurement failure, not a movement` });
+  }
+  const names = dep.keypoints.map((k) => (k.startsWith('#') ? k.slice(1) : `${side}_${k}`));
+  const conf = names.map((n) => [n, x.confidence(n)] as const).filter(([, c]) => Number.isFinite(c));
+  const low = conf.filter(([, c]) => c < MIN_MEAN_2D_CONFIDENCE);
+  if (low.length) out.push({ code: 'low_2d_confidence', detail: `the 2D model was unsure of ${low.map(([n, c]) => `${n.replace('_', ' ')} (${c.toFixed(2)})`).join(', ')} (mean confidence; needs ${MIN_MEAN_2D_CONFIDENCE}): improve lighting, clothing contrast or camera placement` });
+  return out;
+}
+
+/** True when none of the conditions fails the reading. */
+export function conditionsPass(conds: readonly ReadingCondition[]): boolean {
+  return conds.every((c) => INFO_CONDITIONS.includes(c.code));
+}

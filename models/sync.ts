@@ -1,0 +1,107 @@
+/**
+ * The HQ write API's wire format (POST /v1/changesets), shared by the device's uploader and the
+ * HQ server: what a device uploads (its outbox entries: `{ changeset_id, verb, changes }`, plus
+ * optional context the activity row needs) and the per-changeset outcome HQ returns.
+ * Source: shared/design/sync.md "Write path".
+ */
+import { z } from 'zod';
+import type { PolicyDecision } from './policy';
+import { Id, IsoDateTime } from './records';
+
+/** At most this many changesets per upload request. */
+export const MAX_CHANGESETS_PER_UPLOAD = 100;
+/** At most this many row changes in one uploaded changeset (an Undo of a 50-row change is 50). */
+export const MAX_CHANGES_PER_CHANGESET = 500;
+
+const Fields = z.record(z.string().max(64), z.unknown());
+const TableField = z.string().min(1).max(64);
+
+/** One row change as the outbox stores it (models/changeset.ts RowChange). */
+export const UploadedRowChange = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('insert'), table: TableField, id: Id, after: Fields }).strict(),
+  z.object({ op: z.literal('update'), table: TableField, id: Id, version: z.number().int().min(1), before: Fields, after: Fields }).strict(),
+  z.object({ op: z.literal('delete'), table: TableField, id: Id, version: z.number().int().min(1) }).strict(),
+]);
+
+/** One outbox changeset. `changeset_id` is the client changeset id (the idempotency key). */
+export const UploadedChangeset = z
+  .object({
+    changeset_id: Id,
+    verb: z.string().min(1).max(100),
+    changes: z.array(UploadedRowChange).min(1).max(MAX_CHANGES_PER_CHANGESET),
+    /** The activity line ("Log 22 session loads for U19"); defaults to the verb. */
+    summary: z.string().min(1).max(500).optional(),
+    /** When given, must be the token's org / user (a changeset for another org is refused). */
+    org_id: Id.optional(),
+    user_id: Id.optional(),
+    /** When the changeset was made on the device. */
+    created_at: IsoDateTime.optional(),
+    /** Who prepared it for the user: the activity row then reads "Name via Assistant via Device …". */
+    via: z.enum(['Assistant', 'MCP client']).nullable().optional(),
+    run_id: z.string().max(100).nullable().optional(),
+    /** The device's activity row id, so HQ writes the same row (one activity entry on every tier). */
+    activity_id: Id.optional(),
+    /** For a changeset the policy marks *needs owner*: the owner who approved it on the device. */
+    approved_by: Id.nullable().optional(),
+  })
+  .strict();
+export type UploadedChangeset = z.infer<typeof UploadedChangeset>;
+
+/** The body of POST /v1/changesets: changesets in outbox order. */
+export const ChangesetUpload = z.object({ changesets: z.array(UploadedChangeset).min(1).max(MAX_CHANGESETS_PER_UPLOAD) }).strict();
+export type ChangesetUpload = z.infer<typeof ChangesetUpload>;
+
+/** Why HQ refused a changeset (nothing of it was written). */
+export type RejectionReason =
+  /** A row's version moved on (or an inserted id exists): `current` holds the server's rows. */
+  | 'stale'
+  /** The user's role (re-read at HQ) lacks a permission, or the account is deactivated. */
+  | 'forbidden'
+  /** A row it changes or points at does not exist in the user's org (or their self-scope). */
+  | 'not_found'
+  /** A value is out of bounds, or the database refused it (constraint). */
+  | 'validation'
+  /** The policy engine denies it, or it needs an owner's approval it does not carry. */
+  | 'policy'
+  /** This changeset id was already used for different content. */
+  | 'idempotency_mismatch';
+
+/** A server row returned with a `stale` rejection (null: the row is gone or not visible). */
+export interface CurrentRow {
+  table: string;
+  id: string;
+  expected_version: number;
+  actual_version: number | null;
+  row: Record<string, unknown> | null;
+}
+
+/** The outcome of one uploaded changeset. `replayed` is true when a retry returns the first outcome. */
+export type ChangesetOutcome =
+  | {
+      changeset_id: string;
+      status: 'applied';
+      /** `pg_current_xact_id()::xid` of the applying transaction: the shape stream's `txids` carry it. */
+      txid: string;
+      /** Row versions after apply, by row id. */
+      versions: Record<string, number>;
+      activity_id: string;
+      applied_at: string;
+      replayed: boolean;
+    }
+  | {
+      changeset_id: string;
+      status: 'rejected';
+      reason: RejectionReason;
+      message: string;
+      table?: string;
+      row_id?: string;
+      field?: string;
+      current?: CurrentRow[];
+      policy?: PolicyDecision[];
+      replayed: boolean;
+    };
+
+/** The response of POST /v1/changesets, one outcome per changeset in request order. */
+export interface ChangesetUploadResult {
+  results: ChangesetOutcome[];
+}

@@ -1,0 +1,155 @@
+/**
+ * GET /v1/shape on the HQ port: the auth proxy in front of the shape service (the embedded one,
+ * or Electric at `ELECTRIC_URL`). The device says which table and how far it has read; the proxy
+ * decides what it may see. It forwards only protocol parameters, and sets itself:
+ * - `table` (one the user's role may read; athlete accounts only their self-scoped tables);
+ * - the tenant `where`: `org_id = <token's org>` (the org row: `id = …`), and for athlete users
+ *   `<athlete column> = <linked athlete>`, AND-ed with the client's own `where` (which is checked
+ *   to be one parenthesised expression, so it can narrow and never widen);
+ * - `columns` (`app_user` never carries `pin_hash` to a device);
+ * - the shape service's `secret`.
+ * The shape service reads as the replication role, which row-level security does not narrow:
+ * this `where` is what keeps tenants apart on the read path.
+ */
+import type { Context } from 'hono';
+import { AppError, Forbidden } from '../../models/errors';
+import { hasPermission, SELF_SCOPED_ROLES, type Permission } from '../../models/roles';
+import { isTableName, TABLES } from '../../models/tables';
+import { NO_ATHLETE } from '../pg/db';
+import type { Principal } from '../write/principal';
+import { badRequest } from './errors';
+import { whereProblem } from './where';
+
+/** Protocol parameters passed through as the client sent them. */
+const PASS_THROUGH = new Set(['offset', 'handle', 'live', 'cursor', 'replica', 'log', 'expired_handle', 'live_sse', 'experimental_live_sse']);
+
+/** Columns never sent to a device, per table. */
+const HIDDEN_COLUMNS: Record<string, readonly string[]> = { app_user: ['pin_hash'] };
+
+/** Tables outside models/tables.ts that devices sync, with their read permission (null: every role). */
+const EXTRA_TABLES: Record<string, Permission | null> = { organization: null, activity: 'activity.read' };
+
+const ACTIVITY_COLUMNS = ['id', 'org_id', 'created_at', 'actor_user_id', 'actor_name', 'via_assistant', 'run_id', 'record_table', 'record_id', 'summary', 'changeset_id'];
+const ORGANIZATION_COLUMNS = ['id', 'created_at', 'updated_at', 'version', 'deleted_at', 'name', 'plan', 'budget_cap_usd', 'assistant_model'];
+
+function columnsOf(table: string): string[] {
+  if (table === 'activity') return ACTIVITY_COLUMNS;
+  if (table === 'organization') return ORGANIZATION_COLUMNS;
+  return Object.keys(TABLES[table as keyof typeof TABLES].schema.shape);
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const lit = (uuid: string): string => {
+  if (!UUID_RE.test(uuid)) throw new Error('not a uuid');
+  return `'${uuid}'`;
+};
+
+/** The tenant `where` of `table` for `p` (throws Forbidden when the role may not read it). */
+export function tenantWhere(p: Principal, table: string): string {
+  const selfScoped = SELF_SCOPED_ROLES.has(p.role as never);
+  const athlete = p.linkedAthleteId ?? NO_ATHLETE;
+  if (table === 'organization') return `id = ${lit(p.orgId)}`;
+  if (table === 'app_user') {
+    // Staff see the club's accounts (names of signers, sign-in list); an athlete sees their own.
+    return selfScoped ? `org_id = ${lit(p.orgId)} AND id = ${lit(p.userId)}` : `org_id = ${lit(p.orgId)}`;
+  }
+  if (table === 'activity') {
+    if (!hasPermission(p.role, 'activity.read')) throw new Forbidden(`Your role (${p.role}) cannot read the activity log.`);
+    return `org_id = ${lit(p.orgId)}`;
+  }
+  if (!isTableName(table)) throw new Forbidden(`"${table}" is not a table devices sync.`);
+  const def = TABLES[table];
+  if (!hasPermission(p.role, def.read)) throw new Forbidden(`Your role (${p.role}) lacks ${def.read}, needed to read ${table}.`);
+  if (selfScoped) {
+    if (!def.athleteColumn) throw new Forbidden(`Athlete accounts do not sync ${table}.`);
+    return `org_id = ${lit(p.orgId)} AND ${def.athleteColumn} = ${lit(athlete)}`;
+  }
+  return `org_id = ${lit(p.orgId)}`;
+}
+
+/** Build the upstream query for a client's GET /v1/shape (throws Validation / Forbidden). */
+export function upstreamQuery(p: Principal, client: URLSearchParams, secret: string | null): URLSearchParams {
+  const table = client.get('table');
+  if (!table) throw badRequest('The table parameter is required (e.g. table=athlete).');
+  if (!isTableName(table) && !(table in EXTRA_TABLES)) throw badRequest(`"${table}" is not a table devices sync.`);
+  const out = new URLSearchParams();
+  out.set('table', table);
+  const tenant = tenantWhere(p, table);
+  const where = client.get('where');
+  if (where !== null && where.trim() !== '') {
+    const problem = whereProblem(where);
+    if (problem) throw badRequest(`The where parameter was refused: ${problem}. Send one SQL condition on the table's columns, with values in params[n].`);
+    out.set('where', `(${tenant}) AND (${where})`);
+  } else out.set('where', tenant);
+
+  const allowed = columnsOf(table).filter((c) => !(HIDDEN_COLUMNS[table] ?? []).includes(c));
+  const asked = client.get('columns');
+  if (asked !== null) {
+    const cols = asked.split(',').map((c) => c.trim().replace(/^"(.*)"$/, '$1'));
+    const bad = cols.filter((c) => !allowed.includes(c));
+    if (bad.length) throw badRequest(`Unknown or unavailable column(s) of ${table}: ${bad.join(', ')}.`);
+    if (!cols.includes('id')) throw badRequest('columns must include the primary key (id).');
+    out.set('columns', cols.join(','));
+  } else if (HIDDEN_COLUMNS[table]) out.set('columns', allowed.join(','));
+
+  for (const [k, v] of client) {
+    if (PASS_THROUGH.has(k)) out.set(k, v);
+    else if (/^params\[\d+\]$/.test(k)) out.set(k, v);
+  }
+  if (secret) out.set('secret', secret);
+  return out;
+}
+
+/** The shape service failed or took too long: 502 / 504 with the usual error body. */
+export class UpstreamError extends AppError {
+  constructor(readonly status: 502 | 503 | 504, message: string) {
+    super({ code: 'Internal', message });
+  }
+}
+
+/** Response headers copied from the shape service (hop-by-hop and encoding headers are not). */
+const DROP_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/**
+ * Forward one shape request. The upstream request is aborted (and the client answered 504, which
+ * ShapeStream retries) once it has run for `maxLifetimeMs`, so no long-poll is held for ever.
+ */
+export async function proxyShape(c: Context, p: Principal, opts: { shapeUrl: string; secret: string | null; maxLifetimeMs: number }): Promise<Response> {
+  const q = upstreamQuery(p, new URL(c.req.url).searchParams, opts.secret);
+  const url = `${opts.shapeUrl.replace(/\/+$/, '')}/v1/shape?${q.toString()}`;
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(new Error('lifetime')), opts.maxLifetimeMs);
+  const onClientGone = (): void => ctrl.abort(new Error('client gone'));
+  c.req.raw.signal?.addEventListener('abort', onClientGone);
+  const headers: Record<string, string> = {};
+  const inm = c.req.header('if-none-match');
+  if (inm) headers['if-none-match'] = inm;
+  let upstream: Response;
+  try {
+    upstream = await fetch(url, { headers, signal: ctrl.signal });
+  } catch (e) {
+    clearTimeout(timer);
+    c.req.raw.signal?.removeEventListener('abort', onClientGone);
+    if (ctrl.signal.aborted && String((ctrl.signal.reason as Error | undefined)?.message) === 'lifetime') {
+      throw new UpstreamError(504, `The shape request ran past its ${Math.round(opts.maxLifetimeMs / 1000)} s lifetime; request it again.`);
+    }
+    throw new UpstreamError(502, 'The shape service is not reachable from HQ right now; try again shortly.');
+  }
+  const out = new Headers();
+  upstream.headers.forEach((v, k) => {
+    if (!DROP_HEADERS.has(k.toLowerCase())) out.set(k, v);
+  });
+  out.append('vary', 'authorization');
+  const body = upstream.body
+    ? upstream.body.pipeThrough(
+        new TransformStream({
+          flush() {
+            clearTimeout(timer);
+            c.req.raw.signal?.removeEventListener('abort', onClientGone);
+          },
+        }),
+      )
+    : null;
+  if (!body) clearTimeout(timer);
+  return new Response(body, { status: upstream.status, headers: out });
+}

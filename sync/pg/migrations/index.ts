@@ -1,0 +1,17 @@
+/**
+ * The HQ Postgres migrations, in order. Append only: a database whose applied migrations are not a
+ * prefix of this list is refused (it was written by a different build), as on the device.
+ */
+import { sql as schema } from './0001_schema';
+import { sql as tenancy } from './0002_tenancy';
+
+export interface HqMigration {
+  id: number;
+  name: string;
+  sql: string;
+}
+
+export const HQ_MIGRATIONS: readonly HqMigration[] = [
+  { id: 1, name: '0001_schema', sql: schema },
+  { id: 2, name: '0002_tenancy', sql: tenancy },
+];

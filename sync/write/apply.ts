@@ -1,0 +1,240 @@
+/**
+ * POST /v1/changesets, the HQ side: apply a device's outbox changesets in order, each in one
+ * Postgres transaction as the app role under row-level security, authorised again by the same
+ * pure rules the device used (models/changeset.ts `authorizeChange`, models/policy.ts
+ * `evaluatePolicy`, models/tables.ts), with row version checks. HQ trusts nothing the device says
+ * about the stored rows: the role and active flag are re-read, `before` values are replaced by
+ * the stored ones before any rule sees them, and the org comes from the token.
+ *
+ * Per changeset the outcome is `applied` (with the transaction id the shape stream will carry) or
+ * `rejected` with a typed reason; either is stored under the client changeset id, so a retry
+ * returns the first outcome.
+ */
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import { uuidv7 } from 'uuidv7';
+import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
+import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
+import { evaluatePolicy } from '../../models/policy';
+import type { Role } from '../../models/roles';
+import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
+import type { ChangesetOutcome, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
+import type { TableName } from '../../models/tables';
+import { TABLES } from '../../models/tables';
+import { NO_ATHLETE, withTenant } from '../pg/db';
+import type { Principal } from './principal';
+
+/** Clinics sit in time zones up to UTC+14: a clinical date is "in the future" only past that. */
+const MAX_CLINIC_UTC_OFFSET_MS = 14 * 3_600_000;
+
+/** Options of {@link applyUploadedChangeset}. */
+export interface ApplyOptions {
+  now?: () => Date;
+}
+
+class Rejection extends Error {
+  constructor(readonly outcome: Omit<Extract<ChangesetOutcome, { status: 'rejected' }>, 'changeset_id' | 'replayed'>) {
+    super(outcome.message);
+  }
+}
+
+function reject(reason: RejectionReason, message: string, extra: Partial<Omit<Extract<ChangesetOutcome, { status: 'rejected' }>, 'status' | 'reason' | 'message'>> = {}): Rejection {
+  return new Rejection({ status: 'rejected', reason, message, ...extra });
+}
+
+/** SHA-256 of the canonical JSON of what the changeset changes (verb and row changes). */
+export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'>): string {
+  return createHash('sha256').update(canonicalJson({ verb: cs.verb, changes: cs.changes })).digest('hex');
+}
+
+const q = (ident: string): string => `"${ident.replace(/"/g, '""')}"`;
+
+/** Record value → Postgres parameter (objects as JSON text, as on the device). */
+function encode(v: unknown): unknown {
+  if (v !== null && typeof v === 'object') return JSON.stringify(v);
+  return v ?? null;
+}
+
+/** The stored row as a device may see it (an account's PIN hash never leaves HQ in a response). */
+function deviceView(table: string, row: Record<string, unknown>): Record<string, unknown> {
+  if (table !== 'app_user') return row;
+  const { pin_hash: _hidden, ...rest } = row;
+  return rest;
+}
+
+interface UserRow {
+  id: string;
+  org_id: string;
+  display_name: string;
+  role: string;
+  active: boolean;
+  linked_athlete_id: string | null;
+  deleted_at: string | null;
+}
+
+/**
+ * Apply one uploaded changeset for `principal`. Never throws for a rule or data problem (those
+ * become a `rejected` outcome); throws only when the database itself fails (the request then
+ * answers 503 and the device retries, idempotently).
+ */
+export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, opts: ApplyOptions = {}): Promise<ChangesetOutcome> {
+  const contentHash = uploadContentHash(cs);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await applyOnce(pool, principal, cs, contentHash, opts);
+    } catch (e) {
+      if (e instanceof Rejection) return recordRejection(pool, principal, cs, contentHash, e);
+      const code = (e as { code?: string }).code;
+      if ((code === '40001' || code === '40P01') && attempt < 2) continue; // serialization failure / deadlock: retry
+      if (code && /^(22|23)/.test(code)) {
+        // Data exception or integrity violation the rules did not foresee: the database refused it.
+        return recordRejection(pool, principal, cs, contentHash, reject('validation', `The database refused this change: ${(e as Error).message}. Nothing was written.`));
+      }
+      throw e;
+    }
+  }
+}
+
+async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash: string): Promise<ChangesetOutcome | null> {
+  const prior = await c.query<{ content_hash: string; outcome: ChangesetOutcome }>('SELECT content_hash, outcome FROM hq_changeset WHERE id = $1', [cs.changeset_id]);
+  const p = prior.rows[0];
+  if (!p) return null;
+  if (p.content_hash !== contentHash) {
+    return { changeset_id: cs.changeset_id, status: 'rejected', reason: 'idempotency_mismatch', message: 'This changeset id was already used for a different change. Give a new change a new id.', replayed: false };
+  }
+  return { ...p.outcome, replayed: true };
+}
+
+async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, opts: ApplyOptions): Promise<ChangesetOutcome> {
+  return withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
+    const prior = await priorOutcome(c, cs, contentHash);
+    if (prior) return prior;
+
+    // 1. Re-read the user: role, active flag and self-scope come from HQ's row, not the device.
+    const user = (await c.query<UserRow>('SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at FROM app_user WHERE id = $1', [principal.userId])).rows[0];
+    if (!user || user.deleted_at || !user.active) throw reject('forbidden', 'This account is deactivated or no longer exists at HQ; nothing was written. Ask a club administrator.');
+    const actor: RuleActor = { userId: user.id, orgId: user.org_id, role: user.role as Role, linkedAthleteId: user.linked_athlete_id, active: user.active };
+    if (SELF_SCOPED_ROLES.has(actor.role)) {
+      await c.query("SELECT set_config('hq.athlete_id', $1, true)", [actor.linkedAthleteId ?? NO_ATHLETE]);
+    }
+
+    const now = (opts.now ?? (() => new Date()))();
+    const nowIso = now.toISOString();
+
+    // 2. Read every target row (locked), rebuild `before` from it, authorise, check references and versions.
+    const changes: RowChange[] = cs.changes.map((ch) => (ch.op === 'delete' ? (ch as RowChange) : ({ ...ch, after: Object.fromEntries(Object.entries(ch.after).map(([k, v]) => [k, v === NOW_PLACEHOLDER ? nowIso : v])) } as RowChange)));
+    const insertedHere = new Set(changes.filter((ch) => ch.op === 'insert').map((ch) => `${ch.table}:${ch.id}`));
+    const stale: CurrentRow[] = [];
+    const serverChanges: RowChange[] = [];
+    for (const change of changes) {
+      const def = TABLES[change.table as TableName];
+      const stored = (await c.query<Record<string, unknown>>(`SELECT * FROM ${q(def.name)} WHERE id = $1 FOR UPDATE`, [change.id])).rows[0] ?? null;
+      if (change.op === 'insert' && stored) {
+        stale.push({ table: def.name, id: change.id, expected_version: 0, actual_version: stored.version as number, row: deviceView(def.name, stored) });
+        serverChanges.push(change);
+        continue;
+      }
+      let serverChange: RowChange = change;
+      if (change.op === 'update') {
+        // The rules judge what the change does to the row HQ holds, not what the device says it held.
+        const before = stored ? Object.fromEntries(Object.keys(change.after).map((k) => [k, stored[k] ?? null])) : change.before;
+        serverChange = { ...change, before };
+      }
+      const facts: StoredRowFacts | null = stored
+        ? { orgId: stored.org_id as string, athleteId: def.athleteColumn ? ((stored[def.athleteColumn] as string | null) ?? null) : null, row: stored }
+        : null;
+      const decision = authorizeChange(actor, serverChange, facts);
+      if (!decision.ok) {
+        const reason: RejectionReason = decision.code === 'Forbidden' ? 'forbidden' : decision.code === 'NotFound' ? 'not_found' : 'validation';
+        throw reject(reason, decision.reason, { table: def.name, row_id: change.id, ...(decision.field ? { field: decision.field } : {}) });
+      }
+      if (change.op !== 'delete') {
+        for (const [col, refTable] of Object.entries(def.references ?? {})) {
+          const v = change.after[col];
+          if (typeof v !== 'string' || insertedHere.has(`${refTable}:${v}`)) continue;
+          const ref = await c.query(`SELECT 1 FROM ${q(refTable)} WHERE id = $1 AND deleted_at IS NULL`, [v]);
+          if (ref.rowCount === 0) throw reject('not_found', `${refTable} ${v} (referenced by ${def.name}.${col}) was not found.`, { table: def.name, row_id: change.id, field: col });
+        }
+      }
+      if (change.op === 'update' && stored && stored.version !== change.version) {
+        stale.push({ table: def.name, id: change.id, expected_version: change.version, actual_version: stored.version as number, row: deviceView(def.name, stored) });
+      }
+      serverChanges.push(serverChange);
+    }
+    if (stale.length > 0) {
+      throw reject('stale', `${stale.length} record(s) changed at HQ since this change was prepared. Nothing was written; the current rows are attached — re-plan the change or discard it.`, { current: stale });
+    }
+
+    // 3. Policy limits, as at proposal time on the device.
+    const planned: PlannedChangeset = { verb: cs.verb, summary: cs.summary ?? cs.verb, changes: serverChanges };
+    const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
+    const policy = evaluatePolicy(actor, planned, { today });
+    if (policy.verdict === 'deny') throw reject('policy', policy.reasons.join(' '), { policy: policy.decisions });
+    if (policy.verdict === 'needs_owner' && actor.role !== NEEDS_OWNER_APPROVER) {
+      const approver = cs.approved_by
+        ? (await c.query<{ role: string; active: boolean }>('SELECT role, active FROM app_user WHERE id = $1 AND deleted_at IS NULL', [cs.approved_by])).rows[0]
+        : undefined;
+      if (!approver || approver.role !== NEEDS_OWNER_APPROVER || !approver.active) {
+        throw reject('policy', `${policy.reasons.join(' ')} This upload carries no approval by an active owner of the club.`, { policy: policy.decisions });
+      }
+    }
+
+    // 4. Write, bumping versions.
+    const versions: Record<string, number> = {};
+    for (const change of serverChanges) {
+      const table = q(change.table);
+      if (change.op === 'delete') throw reject('forbidden', 'Hard delete is not supported.');
+      if (change.op === 'insert') {
+        const values: Record<string, unknown> = { id: change.id, org_id: actor.orgId, created_at: nowIso, updated_at: nowIso, version: 1, ...change.after };
+        const cols = Object.keys(values);
+        await c.query(`INSERT INTO ${table} (${cols.map(q).join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, cols.map((k) => encode(values[k])));
+        versions[change.id] = 1;
+      } else {
+        const cols = Object.keys(change.after);
+        const sets = cols.map((k, i) => `${q(k)} = $${i + 1}`);
+        const n = cols.length;
+        const res = await c.query(
+          `UPDATE ${table} SET ${[...sets, 'version = version + 1', `updated_at = $${n + 1}`].join(', ')} WHERE id = $${n + 2} AND version = $${n + 3}`,
+          [...cols.map((k) => encode(change.after[k])), nowIso, change.id, change.version],
+        );
+        if (res.rowCount !== 1) throw reject('stale', `${change.table} ${change.id} changed while this change was being applied. Nothing was written.`);
+        versions[change.id] = change.version + 1;
+      }
+    }
+
+    // 5. The changeset log (idempotency) and the activity row, in the same transaction.
+    const txid = (await c.query<{ txid: string }>('SELECT pg_current_xact_id()::xid::text AS txid')).rows[0]!.txid;
+    const activityId = cs.activity_id ?? uuidv7();
+    const outcome: ChangesetOutcome = { changeset_id: cs.changeset_id, status: 'applied', txid, versions, activity_id: activityId, applied_at: nowIso, replayed: false };
+    await c.query(
+      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'applied', $8, $9, $10)`,
+      [cs.changeset_id, actor.orgId, actor.userId, principal.deviceId, cs.verb, planned.summary, contentHash, txid, JSON.stringify(cs.changes), JSON.stringify(outcome)],
+    );
+    const first = serverChanges[0]!;
+    await c.query(
+      `INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [activityId, actor.orgId, nowIso, actor.userId, activityActorName(user.display_name, cs.via ?? null, principal.deviceName), Boolean(cs.via), cs.run_id ?? null, first.table, first.id, planned.summary, cs.changeset_id],
+    );
+    return outcome;
+  });
+}
+
+/**
+ * The activity line's actor: "Lowri Pendry via Device Physio laptop", or, for a change the
+ * assistant (or an MCP client) prepared and the user approved on the device, "Lowri Pendry via
+ * Assistant via Device Physio laptop".
+ */
+export function activityActorName(displayName: string, via: string | null, deviceName: string): string {
+  return `${displayName}${via ? ` via ${via}` : ''} via Device ${deviceName}`;
+}
+
+async function recordRejection(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, r: Rejection): Promise<ChangesetOutcome> {
+  const outcome: ChangesetOutcome = { changeset_id: cs.changeset_id, ...r.outcome, replayed: false };
+  await withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
+    await c.query(
+      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'rejected', NULL, $8, $9) ON CONFLICT (id) DO NOTHING`,
+      [cs.changeset_id, principal.orgId, principal.userId, principal.deviceId, cs.verb, cs.summary ?? cs.verb, contentHash, JSON.stringify(cs.changes), JSON.stringify(outcome)],
+    );
+  }).catch(() => undefined); // storing the first outcome is best effort; the rejection itself stands
+  return outcome;
+}
