@@ -9,7 +9,7 @@
  * replayed facts (the tool digest) already contain untrusted output. Gating only removes tools.
  */
 import type { Permission } from '../../models/roles';
-import type { Risk, Tool } from './tool';
+import type { Tool } from './tool';
 
 /** Permissions whose tools are high-privilege (dropped once untrusted content is in a run). */
 export const HIGH_PRIVILEGE_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>([
