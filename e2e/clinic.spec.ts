@@ -163,9 +163,12 @@ describe('clinic UI in Chromium', () => {
     expect(api).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
     // An athlete submits today's wellness questionnaire.
     await goTo(page, `#/athletes/${id}/wellness`, 'athlete-wellness');
-    await page.locator('.wellness-form select').first().selectOption('4');
-    await page.getByRole('button', { name: 'Submit' }).click();
-    await page.locator('.wellness-form .ok-note').waitFor();
+    await page.locator('form[data-form="wellness"][data-stored]').waitFor();
+    for (const scale of ['sleep', 'soreness', 'stress', 'mood', 'fatigue']) await page.locator(`.wellness-form [data-field="${scale}"] input[value="4"]`).check();
+    await page.locator('.wellness-form button[type="submit"]').click();
+    // Already submitted today (the demo data): the form asks before replacing.
+    if ((await page.locator('form[data-form="wellness"]').getAttribute('data-stored')) === 'true') await page.locator('[data-replace-confirm] [data-action="replace"]').click();
+    await page.locator('[data-saved="true"]').waitFor();
     await screenshot(page, '15-athlete-user-wellness');
     await page.context().close();
   });

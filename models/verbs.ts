@@ -66,6 +66,7 @@ export const VERB_SPECS = {
   'rtp.signoffDoctor': write('rtp.signoff_doctor', 'Give (or withdraw) the doctor sign-off on an RTP entry, in your own name.', I.SignoffRtp),
   'rtp.signoffCoach': write('rtp.signoff_coach', 'Give (or withdraw) the coach sign-off on an RTP entry, in your own name.', I.SignoffRtp),
   'wellness.list': read('wellness.read', 'Daily wellness (1–5 scales) for one athlete or all, newest first.', I.ListDated, O.WellnessList),
+  'wellness.getDay': read('wellness.write', "One day's stored wellness answers (null when none): what the day's form starts from, and how an athlete reads back their own answers.", I.GetWellnessDay, R.Wellness.nullable()),
   'wellness.submit': write('wellness.write', "Submit one day's wellness questionnaire (replaces that day's answers if already submitted).", I.SubmitWellness),
   'vitals.list': read('vitals.read', 'Resting heart rate (bpm) and HRV rMSSD (ms) by day, newest first.', I.ListDated, O.VitalsList),
   'vitals.record': write('vitals.write', 'Record a day of vitals (resting HR in bpm, HRV rMSSD in ms).', I.RecordVitals),
