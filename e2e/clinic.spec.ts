@@ -85,6 +85,9 @@ describe('clinic UI in Chromium', () => {
     await screenshot(page, '06-athlete-wellness');
     await goTo(page, `#/athletes/${entry.athlete_id}/workload`, 'athlete-workload');
     expect(await page.locator('[data-acwr]').count()).toBe(2);
+    // The coverage of both windows sits next to each ratio (issue 9 item 10).
+    for (const text of await page.locator('[data-testid="acwr-coverage"]').allTextContents()) expect(text).toMatch(/^[0-7]\/7 acute, ([0-9]|1[0-9]|2[0-8])\/28 chronic days with data$/);
+    expect(await page.locator('[data-testid="acwr-coverage"]').count()).toBe(2);
     await screenshot(page, '07-athlete-workload-acwr');
     await goTo(page, `#/athletes/${entry.athlete_id}/pose`, 'athlete-pose');
     expect(await page.locator('tr[data-omitted="true"]').count()).toBe(2);
@@ -160,9 +163,12 @@ describe('clinic UI in Chromium', () => {
     expect(api).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
     // An athlete submits today's wellness questionnaire.
     await goTo(page, `#/athletes/${id}/wellness`, 'athlete-wellness');
-    await page.locator('.wellness-form select').first().selectOption('4');
-    await page.getByRole('button', { name: 'Submit' }).click();
-    await page.locator('.wellness-form .ok-note').waitFor();
+    await page.locator('form[data-form="wellness"][data-stored]').waitFor();
+    for (const scale of ['sleep', 'soreness', 'stress', 'mood', 'fatigue']) await page.locator(`.wellness-form [data-field="${scale}"] input[value="4"]`).check();
+    await page.locator('.wellness-form button[type="submit"]').click();
+    // Already submitted today (the demo data): the form asks before replacing.
+    if ((await page.locator('form[data-form="wellness"]').getAttribute('data-stored')) === 'true') await page.locator('[data-replace-confirm] [data-action="replace"]').click();
+    await page.locator('[data-saved="true"]').waitFor();
     await screenshot(page, '15-athlete-user-wellness');
     await page.context().close();
   });

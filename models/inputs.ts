@@ -117,6 +117,11 @@ export const SubmitWellness = z.object({
   fatigue: R.Wellness.shape.fatigue,
   notes: z.string().max(2000).default(''),
 }).strict();
+/** One day's stored wellness answers of one athlete (athlete accounts: their own). */
+export const GetWellnessDay = z.object({
+  athlete_id: R.Id.optional().describe('Defaults to the linked athlete for athlete accounts.'),
+  date: R.IsoDate,
+}).strict();
 export const RecordVitals = z.object({
   athlete_id: R.Id,
   date: R.IsoDate,

@@ -66,6 +66,7 @@ export const VERB_SPECS = {
   'rtp.signoffDoctor': write('rtp.signoff_doctor', 'Give (or withdraw) the doctor sign-off on an RTP entry, in your own name.', I.SignoffRtp),
   'rtp.signoffCoach': write('rtp.signoff_coach', 'Give (or withdraw) the coach sign-off on an RTP entry, in your own name.', I.SignoffRtp),
   'wellness.list': read('wellness.read', 'Daily wellness (1–5 scales) for one athlete or all, newest first.', I.ListDated, O.WellnessList),
+  'wellness.getDay': read('wellness.write', "One day's stored wellness answers (null when none): what the day's form starts from, and how an athlete reads back their own answers.", I.GetWellnessDay, R.Wellness.nullable()),
   'wellness.submit': write('wellness.write', "Submit one day's wellness questionnaire (replaces that day's answers if already submitted).", I.SubmitWellness),
   'vitals.list': read('vitals.read', 'Resting heart rate (bpm) and HRV rMSSD (ms) by day, newest first.', I.ListDated, O.VitalsList),
   'vitals.record': write('vitals.write', 'Record a day of vitals (resting HR in bpm, HRV rMSSD in ms).', I.RecordVitals),
@@ -74,7 +75,7 @@ export const VERB_SPECS = {
   'sessions.create': write('workload.write', 'Create a training session for a squad (or none) on a date.', I.CreateTrainingSession),
   'workload.listLoads': read('workload.read', 'Session loads (rpe × minutes = AU) for an athlete or squad over a date range, newest first.', I.ListLoads, O.LoadList),
   'workload.logSessionLoads': write('workload.write', 'Log one session-RPE load (AU = RPE × minutes) for one athlete or for every active athlete of a squad, as one changeset.', I.LogSessionLoads),
-  'workload.acwr': read('workload.read', 'Acute:chronic workload ratio (7-day acute / 28-day chronic) as rolling averages and/or EWMA, saying which; under 28 days of data is reported as insufficient.', I.GetAcwr, O.AcwrOut),
+  'workload.acwr': read('workload.read', 'Acute:chronic workload ratio (7-day acute / 28-day chronic) as rolling averages and/or EWMA, saying which, with the coverage of each window (days with a recorded load); below the coverage rule (28-day history, 4 of 7 and 16 of 28 days with data) it is reported as insufficient.', I.GetAcwr, O.AcwrOut),
   // ---- rates ----
   'rates.schedule': read('rates.read', 'The whole fee schedule: each folder with its items (prices in USD cents).', I.Empty, O.RateSchedule),
   'rates.listFolders': read('rates.read', 'Fee-schedule folders.', I.Empty, O.RateFolderList),

@@ -42,6 +42,7 @@ export const VERB_TOOL_META: Readonly<Record<string, VerbToolMeta>> = {
   'rtp.signoffDoctor': { name: 'signoff_rtp_doctor', title: 'Sign (or withdraw) doctor RTP clearance in your name' },
   'rtp.signoffCoach': { name: 'signoff_rtp_coach', title: 'Sign (or withdraw) coach RTP clearance in your name' },
   'wellness.list': { name: 'list_wellness' },
+  'wellness.getDay': { name: 'get_wellness_day' },
   'wellness.submit': { name: 'submit_wellness', title: 'Submit wellness questionnaire (replaces that day)' },
   'vitals.list': { name: 'list_vitals' },
   'vitals.record': { name: 'record_vitals', title: 'Record vitals' },

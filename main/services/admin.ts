@@ -5,7 +5,7 @@ import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
 import type { Role } from '../../models/roles';
 import { hasPermission } from '../../models/roles';
-import { computeAcwr } from '../../models/acwr';
+import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
 import { findUserByEmail } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
@@ -15,6 +15,9 @@ import { defined, insertRow, updateRow } from './plan';
 import { today } from './scope';
 import type { VerbContext } from './verb';
 import { readVerb, writeVerb } from './verb';
+
+/** The ACWR coverage rule in words, for reports (models/acwr.ts). */
+const COVERAGE_NOTE = `Athletes with under a ${CHRONIC_DAYS}-day history, or fewer than ${MIN_ACUTE_DAYS_WITH_DATA} of ${ACUTE_DAYS} or ${MIN_CHRONIC_DAYS_WITH_DATA} of ${CHRONIC_DAYS} days with data, show "insufficient data".`;
 
 // ---- Devices ----
 /** A new device API key (`aik_` + 32 random bytes, base64url) and its SHA-256 hash (stored). */
@@ -90,11 +93,11 @@ function renderReport(vc: VerbContext, kind: Report['kind'], athlete: Athlete | 
     const athletes = listRows<Athlete>(vc.db, 'athlete', org, { eq: { squad_id: squad.id, status: 'active' }, orderBy: [{ column: 'name' }], limit: 100_000 });
     const lines = athletes.map((a) => {
       const r = computeAcwr(dailyLoads(vc.db, org, a.id, asOf), asOf, 'rolling');
-      return `| ${a.name} | ${fmt(r.acute_au, 0)} | ${fmt(r.chronic_au, 0)} | ${r.status === 'ok' ? fmt(r.ratio) : r.status.replace('_', ' ')} |`;
+      return `| ${a.name} | ${fmt(r.acute_au, 0)} | ${fmt(r.chronic_au, 0)} | ${r.status === 'ok' ? fmt(r.ratio) : r.status.replace('_', ' ')} | ${r.acute_days_of_data}/${r.acute_window_days} | ${r.days_of_data}/${r.chronic_window_days} |`;
     });
     return {
       title: `${squad.name} workload as of ${asOf}`,
-      markdown: `# ${squad.name} workload as of ${asOf}\n\nACWR: coupled 7-day / 28-day rolling averages of session-RPE load (AU/day). Athletes with under 28 days of data show "insufficient data".\n\n| Athlete | Acute AU/day | Chronic AU/day | ACWR |\n| --- | --- | --- | --- |\n${lines.join('\n')}\n`,
+      markdown: `# ${squad.name} workload as of ${asOf}\n\nACWR: coupled 7-day / 28-day rolling averages of session-RPE load (AU/day). Coverage: days with a recorded load in the acute (7 d) and chronic (28 d) windows. ${COVERAGE_NOTE}\n\n| Athlete | Acute AU/day | Chronic AU/day | ACWR | Acute days with data | Chronic days with data |\n| --- | --- | --- | --- | --- | --- |\n${lines.join('\n')}\n`,
     };
   }
   const a = athlete!;
@@ -118,7 +121,7 @@ function renderReport(vc: VerbContext, kind: Report['kind'], athlete: Athlete | 
       `## Return to play`,
       rtp.length ? `| Stage | Physio | Doctor | Coach |\n| --- | --- | --- | --- |\n${rtpLines.join('\n')}` : '- no RTP entries',
       `## Workload`,
-      acwr.status === 'ok' ? `ACWR ${fmt(acwr.ratio)} (${acwr.note})` : `ACWR: ${acwr.note}`,
+      acwr.status === 'ok' ? `ACWR ${fmt(acwr.ratio)} (${acwr.note})` : `ACWR: insufficient data. ${acwr.note}`,
       loads.length ? loads.map((l) => `- ${l.date}: RPE ${l.rpe} × ${l.duration_min} min = ${l.load_au} AU`).join('\n') : '- no recent loads',
       `## Wellness (last 7 entries)`,
       wellness.length ? wellness.map((w) => `- ${w.date}: sleep ${w.sleep}, soreness ${w.soreness}, stress ${w.stress}, mood ${w.mood}, fatigue ${w.fatigue}`).join('\n') : '- none recorded',

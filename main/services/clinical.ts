@@ -151,6 +151,16 @@ export const listWellness = readVerb('wellness.list', {
   },
 });
 
+/** The questionnaire as stored for one athlete and day (gated by wellness.write: a writer sees what a submit would replace). */
+export const getWellnessDay = readVerb('wellness.getDay', {
+  run(vc, i) {
+    const athleteId = scopeAthleteId(vc.actor, i.athlete_id);
+    if (!athleteId) throw new ValidationError('Say whose wellness this is: athlete_id is required (athlete accounts read their own).', [{ path: 'athlete_id', message: 'required' }]);
+    const a = visibleAthlete(vc, athleteId);
+    return listRows<Wellness>(vc.db, 'wellness', vc.actor.orgId, { eq: { athlete_id: a.id, date: i.date }, limit: 1 })[0] ?? null;
+  },
+});
+
 export const submitWellness = writeVerb('wellness.submit', {
   plan(vc, i) {
     const athleteId = scopeAthleteId(vc.actor, i.athlete_id);

@@ -37,7 +37,7 @@ describe('help.search', () => {
     const top = r.passages[0]!;
     expect(top).toMatchObject({
       slug: 'reading-acwr', version: '1.0', anchor: 'insufficient-data',
-      title: 'Read the acute:chronic workload ratio (ACWR)', heading: 'Insufficient data (the 28-day rule)',
+      title: 'Read the acute:chronic workload ratio (ACWR)', heading: 'Insufficient data (the coverage rule)',
       link: '/help/reading-acwr#insufficient-data', show_me: '/athletes/:id/workload',
     });
     expect(top.snippet).toMatch(/Insufficient data/);

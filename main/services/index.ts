@@ -45,6 +45,7 @@ export const VERB_IMPLS: { readonly [K in VerbName]: VerbImpl<K> } = {
   'rtp.signoffDoctor': clinical.signoffDoctor,
   'rtp.signoffCoach': clinical.signoffCoach,
   'wellness.list': clinical.listWellness,
+  'wellness.getDay': clinical.getWellnessDay,
   'wellness.submit': clinical.submitWellness,
   'vitals.list': clinical.listVitals,
   'vitals.record': clinical.recordVitals,

@@ -38,6 +38,7 @@ export const EXPECTED: Record<string, string> = {
   'rtp.signoffDoctor':              'N   N   Y   N   N   N   N   N   N   N',
   'rtp.signoffCoach':               'N   N   N   N   N   N   Y   N   N   N',
   'wellness.list':                  'Y   N   Y   Y   Y   Y   Y   Y   N   N',
+  'wellness.getDay':                'N   N   Y   Y   Y   N   N   N   Y   N',
   'wellness.submit':                'N   N   Y   Y   Y   N   N   N   Y   N',
   'vitals.list':                    'Y   N   Y   Y   Y   N   N   N   Y   N',
   'vitals.record':                  'N   N   Y   Y   Y   N   N   N   N   N',
@@ -100,6 +101,7 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
     case 'rtp.create': return { injury_id: o.injuryId, stage: 'return_to_running' };
     case 'rtp.update': return { id: o.rtpId, notes: 'progressing' };
     case 'rtp.signoffPhysio': case 'rtp.signoffDoctor': case 'rtp.signoffCoach': return { id: o.rtpId, signed: verb !== 'rtp.signoffPhysio' };
+    case 'wellness.getDay': return { athlete_id: o.athleteId, date: '2026-11-19' };
     case 'wellness.submit': return { athlete_id: o.athleteId, date: FIXTURE_TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 };
     case 'vitals.record': return { athlete_id: o.athleteId, date: FIXTURE_TODAY, resting_hr_bpm: 50, hrv_rmssd_ms: 80 };
     case 'sessions.create': return { squad_id: o.squadId, date: day, kind: 'gym', duration_min: 45 };

@@ -30,7 +30,7 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
   const secret = 's3cret-for-tests';
 
   const start = async (): Promise<ShapeServer> =>
-    startShapeServer({ databaseUrl: dbUrl, storageDir: storage, port: 0, secret, longPollTimeoutMs: 2_000, chunkBytes: 4_000 });
+    startShapeServer({ databaseUrl: dbUrl, storageDir: storage, port: 0, secret, longPollTimeoutMs: 2_000, chunkBytes: 4_000, maxLogBytes: 150_000 });
   const sql = (text: string, params: unknown[] = []) => pgt.query(text, params, dbUrl);
   const stream = (params: Record<string, unknown>, extra: Record<string, unknown> = {}): ShapeStream<Row> => {
     const ac = new AbortController();
@@ -212,6 +212,28 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
     const c = await fetch(`${server.url}/v1/shape?table=volatile&offset=-1&secret=${secret}`);
     expect(JSON.parse(c.headers.get('electric-schema')!)).toHaveProperty('extra');
     expect(((await c.json()) as { value?: { id: string } }[]).filter((m) => m.value).map((m) => m.value!.id)).toEqual(['2']);
+  });
+
+  it('acknowledges the slot once changes are persisted, so Postgres can release WAL', async () => {
+    await sql(`INSERT INTO items (id, title) VALUES (60, 'ack me')`);
+    const { rows } = await sql(`SELECT pg_current_wal_lsn()::text AS lsn`);
+    await waitFor('slot confirmed past the write', async () => {
+      const r = await sql(`SELECT confirmed_flush_lsn >= $1::pg_lsn AS ok FROM pg_replication_slots WHERE slot_name = 'ai_shapes'`, [rows[0]!.lsn]);
+      return r.rows[0]?.ok === true;
+    });
+    await sql(`DELETE FROM items WHERE id = 60`);
+  });
+
+  it('drops a shape whose log outgrows maxLogBytes; the client refetches a compact snapshot', async () => {
+    await sql(`CREATE TABLE churn (id int PRIMARY KEY, body text)`);
+    await sql(`INSERT INTO churn VALUES (1, 'start')`);
+    const s = stream({ table: 'churn' });
+    const shape = new Shape(s);
+    await shape.rows;
+    const first = s.shapeHandle;
+    for (let i = 0; i < 4; i++) await sql(`UPDATE churn SET body = repeat('y', 50000) || $1 WHERE id = 1`, [String(i)]);
+    await waitFor('new handle', () => s.shapeHandle !== first && shape.currentRows[0]?.body === 'y'.repeat(50000) + '3');
+    expect(shape.currentRows).toHaveLength(1);
   });
 
   it('answers must-refetch, not a gap, when the replication slot was lost while the service was down', async () => {

@@ -87,6 +87,16 @@ export class ShapeLog {
     return this.bytes;
   }
 
+  /** Bytes of JSON of the initial snapshot's entries (offsets `0_n`). */
+  snapshotSize(): number {
+    let n = 0;
+    for (const e of this.entries) {
+      if (e.offset.tx !== 0n) break;
+      n += e.json.length;
+    }
+    return n;
+  }
+
   /** Offset of the last entry (the log is never empty once the snapshot is in). */
   get last(): Offset | null {
     return this.entries.at(-1)?.offset ?? null;

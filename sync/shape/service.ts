@@ -47,6 +47,11 @@ export interface ShapeServiceOptions {
   chunkBytes?: number;
   /** How long a `live` request is held before answering up-to-date with no changes, ms (default 20 000, as Electric). */
   longPollTimeoutMs?: number;
+  /**
+   * Most bytes of JSON that changes may add to a shape's log after its snapshot (default 256 MiB). A log that grows past it is dropped
+   * and its clients refetch a fresh snapshot (which is compact): logs are never silently truncated.
+   */
+  maxLogBytes?: number;
   /** Log lines (default: none). */
   log?: (line: string) => void;
 }
@@ -120,6 +125,8 @@ export class Shape {
   /** Transactions queued but not yet applied (the dispatcher does not acknowledge past these). */
   pending = 0;
   metaDirty = false;
+  /** Bytes of the snapshot part of the log (the limit applies to what changes add after it). */
+  snapshotBytes = 0;
 
   constructor(
     readonly handle: string,
@@ -236,6 +243,7 @@ export class ShapeService {
   readonly publication: string;
   readonly chunkBytes: number;
   readonly longPollTimeoutMs: number;
+  readonly maxLogBytes: number;
   private readonly log: (line: string) => void;
   /** Last replication error (null while healthy). */
   lastError: Error | null = null;
@@ -247,6 +255,7 @@ export class ShapeService {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.publication)) throw new Error(`shape service: bad publication name ${this.publication}`);
     this.chunkBytes = options.chunkBytes ?? 4 * 1024 * 1024;
     this.longPollTimeoutMs = options.longPollTimeoutMs ?? 20_000;
+    this.maxLogBytes = options.maxLogBytes ?? 256 * 1024 * 1024;
     this.log = options.log ?? (() => undefined);
     this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 6, options: Object.entries(OUTPUT_SETTINGS).map(([k, v]) => `-c ${k}=${v.replace(/ /g, '\\ ')}`).join(' ') });
     this.pool.on('error', (e) => this.log(`shape service: idle connection error: ${e.message}`));
@@ -337,6 +346,7 @@ export class ShapeService {
         shape.snapshot = { xmin: BigInt(meta.snapshot.xmin), xmax: BigInt(meta.snapshot.xmax), xip: meta.snapshot.xip.map(BigInt) };
         shape.lastLsn = BigInt(meta.lastLsn);
         if (shape.log.length === 0) throw new Error('empty log');
+        shape.snapshotBytes = shape.log.snapshotSize();
         for (const json of shape.log.messages()) {
           const m = JSON.parse(json) as { key?: string; headers: { operation?: string } };
           if (m.key === undefined) continue;
@@ -582,6 +592,11 @@ export class ShapeService {
       }),
     }));
     shape.log.append(entries);
+    if (shape.log.size - shape.snapshotBytes > this.maxLogBytes) {
+      this.log(`shape service: shape ${shape.handle} log passed ${this.maxLogBytes} bytes; dropping it so its clients refetch a compact snapshot`);
+      await this.deleteShape(shape);
+      return;
+    }
     shape.notify();
   }
 
@@ -694,6 +709,7 @@ export class ShapeService {
       const snapshotEnd = { headers: { control: 'snapshot-end', xmin: snap.xmin.toString(), xmax: snap.xmax.toString(), xip_list: snap.xip.map(String) } };
       shape.log.append([{ offset: { tx: 0n, op: i }, json: JSON.stringify(snapshotEnd) }]);
       shape.snapshot = snap;
+      shape.snapshotBytes = shape.log.snapshotSize();
       shape.log.flush();
       this.writeMeta(shape);
     } catch (e) {

@@ -16,6 +16,8 @@ interface Frame {
 }
 
 const FRAME: Frame = { width: 720, height: 220, pad: { l: 40, r: 44, t: 12, b: 26 } };
+/** One small multiple (a measure of its own, side by side with the others). */
+const SMALL: Frame = { width: 360, height: 150, pad: { l: 40, r: 12, t: 10, b: 24 } };
 
 function path(values: (number | null)[], x: (i: number) => number, y: (v: number) => number): string {
   let d = '';
@@ -39,15 +41,15 @@ function xLabels(labels: string[], x: (i: number) => number, baseY: number): Rea
 }
 
 /** Lines over shared x labels, y from `min` to `max`. */
-export function LineChart(p: { title: string; labels: string[]; series: Series[]; min: number; max: number; unit?: string; ticks?: number[] }) {
-  const f = FRAME;
+export function LineChart(p: { title: string; labels: string[]; series: Series[]; min: number; max: number; unit?: string; ticks?: number[]; compact?: boolean }) {
+  const f = p.compact ? SMALL : FRAME;
   const w = f.width - f.pad.l - f.pad.r;
   const h = f.height - f.pad.t - f.pad.b;
   const x = (i: number) => f.pad.l + (p.labels.length <= 1 ? w / 2 : (i * w) / (p.labels.length - 1));
   const y = (v: number) => f.pad.t + h - ((v - p.min) / (p.max - p.min || 1)) * h;
   const ticks = p.ticks ?? [p.min, (p.min + p.max) / 2, p.max];
   return (
-    <figure className="chart">
+    <figure className={`chart${p.compact ? ' compact' : ''}`}>
       <figcaption>{p.title}</figcaption>
       <svg viewBox={`0 0 ${f.width} ${f.height}`} role="img" aria-label={`${p.title}: ${p.series.map((s) => s.name).join(', ')}`}>
         {ticks.map((t) => (
@@ -59,9 +61,11 @@ export function LineChart(p: { title: string; labels: string[]; series: Series[]
         {xLabels(p.labels, x, f.pad.t + h)}
         {p.series.map((s) => <path key={s.name} d={path(s.values, x, y)} className={`line ${s.tone}`} />)}
       </svg>
-      <ul className="legend">
-        {p.series.map((s) => <li key={s.name}><span className={`swatch ${s.tone}`} />{s.name}</li>)}
-      </ul>
+      {p.series.length > 1 || !p.compact ? (
+        <ul className="legend">
+          {p.series.map((s) => <li key={s.name}><span className={`swatch ${s.tone}`} />{s.name}</li>)}
+        </ul>
+      ) : null}
     </figure>
   );
 }

@@ -63,9 +63,9 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
           ) : tab === 'injuries' ? (
             <InjuriesTab athleteId={id} onState={setInner} onSaved={setSaved} />
           ) : tab === 'screenings' ? (
-            <ScreeningsTab athleteId={id} onState={setInner} />
+            <ScreeningsTab athleteId={id} onState={setInner} onSaved={setSaved} />
           ) : tab === 'wellness' ? (
-            <WellnessTab athleteId={id} onState={setInner} />
+            <WellnessTab athleteId={id} onState={setInner} onSaved={setSaved} />
           ) : tab === 'workload' ? (
             <WorkloadTab athleteId={id} onState={setInner} />
           ) : (

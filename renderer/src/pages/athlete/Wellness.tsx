@@ -1,43 +1,64 @@
-/** Daily wellness (1–5 scales) and vitals (resting HR, HRV) over the last six weeks. */
+/**
+ * Daily wellness (1–5 scales) and vitals (resting HR, HRV) over the last six weeks: one small
+ * chart per measure, heart rate and HRV each on its own axis. The day's questionnaire starts from
+ * what is already stored (never from made-up defaults), asks "already submitted today — replace?"
+ * before it changes stored answers, and shows an athlete their own answers back; Record vitals
+ * for the roles that hold vitals.write.
+ */
 import { useEffect, useState } from 'react';
-import type { ErrorPayload } from '../../../../models/errors';
 import type { Vitals, Wellness } from '../../../../models/records';
 import { hasPermission } from '../../../../models/roles';
-import { CallError, call } from '../../bridge';
+import { call } from '../../bridge';
 import { LineChart } from '../../components/Charts';
+import { Field, FormDialog, FormMessages, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
-import { addDays, formatDate, todayIso } from '../../format';
+import { addDays, formatDate, formatDateTime, todayIso } from '../../format';
 import { useSession } from '../../store';
 
 const DAYS = 42;
+
+/** A y axis in whole tens around `values` (min, middle, max ticks). */
+function axis(values: number[]): { min: number; max: number; ticks: number[] } {
+  const min = Math.max(0, Math.floor((Math.min(...values) - 5) / 10) * 10);
+  const max = Math.ceil((Math.max(...values) + 5) / 10) * 10;
+  return { min, max, ticks: [min, Math.round((min + max) / 2), max] };
+}
 
 /** Dates from the latest record back DAYS days, oldest first. */
 function window42(latest: string): string[] {
   return Array.from({ length: DAYS }, (_, i) => addDays(latest, i - DAYS + 1));
 }
 
-export function WellnessTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
+export function WellnessTab({ athleteId, onState, onSaved }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void; onSaved(s: string): void }) {
   const me = useSession((s) => s.me)!;
+  const [vitalsOpen, setVitalsOpen] = useState(false);
   const data = useLoad(async () => {
     const [w, v] = await Promise.all([
       hasPermission(me.role, 'wellness.read') ? call('wellness.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve({ total: 0, wellness: [] as Wellness[] }),
       hasPermission(me.role, 'vitals.read') ? call('vitals.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve(null),
     ]);
-    return { wellness: w.wellness, vitals: v?.vitals ?? null };
+    return { wellness: w.wellness, vitals: v?.vitals ?? null, canReadWellness: hasPermission(me.role, 'wellness.read') };
   }, athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);
-  // The form stays mounted while the charts reload after a submit (same place in the tree).
-  const form = hasPermission(me.role, 'wellness.write') ? <WellnessForm athleteId={athleteId} onSaved={data.reload} /> : null;
-  return <div className="stack">{form}<WellnessBody data={data} /></div>;
+  const form = hasPermission(me.role, 'wellness.write') ? <WellnessForm athleteId={athleteId} onSaved={onSaved} /> : null;
+  const canVitals = hasPermission(me.role, 'vitals.write');
+  return (
+    <div className="stack">
+      {form}
+      {canVitals ? <div className="row-actions"><button type="button" data-action="record-vitals" onClick={() => setVitalsOpen(true)}>Record vitals…</button></div> : null}
+      {vitalsOpen ? <VitalsFormDialog athleteId={athleteId} onClose={() => setVitalsOpen(false)} onSaved={(s) => { setVitalsOpen(false); onSaved(s); }} /> : null}
+      <WellnessBody data={data} />
+    </div>
+  );
 }
 
-function WellnessBody({ data }: { data: ReturnType<typeof useLoad<{ wellness: Wellness[]; vitals: Vitals[] | null }>> }) {
+function WellnessBody({ data }: { data: ReturnType<typeof useLoad<{ wellness: Wellness[]; vitals: Vitals[] | null; canReadWellness: boolean }>> }) {
   if (data.state === 'error') return <ErrorNote error={data.error} />;
   if (data.state !== 'ready') return null;
   const { wellness, vitals } = data.data;
   const latest = [wellness[0]?.date, vitals?.[0]?.date].filter(Boolean).sort().pop();
-  if (!latest) return <p className="muted">No wellness or vitals recorded.</p>;
+  if (!latest) return data.data.canReadWellness ? <p className="muted">No wellness or vitals recorded.</p> : null;
   const dates = window42(latest);
   const byDate = new Map<string, Wellness>(wellness.map((w) => [w.date, w]));
   const vByDate = new Map<string, Vitals>((vitals ?? []).map((v) => [v.date, v]));
@@ -45,31 +66,22 @@ function WellnessBody({ data }: { data: ReturnType<typeof useLoad<{ wellness: We
   const pick = (k: 'sleep' | 'soreness' | 'stress' | 'mood' | 'fatigue') => dates.map((d) => byDate.get(d)?.[k] ?? null);
   return (
     <>
-      {wellness.length ? <LineChart
-        title={`Wellness, last ${DAYS} days (1–5; higher is better for sleep and mood, worse for soreness, stress and fatigue)`}
-        labels={labels}
-        min={1}
-        max={5}
-        ticks={[1, 2, 3, 4, 5]}
-        series={[
-          { name: 'Sleep', tone: 's1', values: pick('sleep') },
-          { name: 'Mood', tone: 's2', values: pick('mood') },
-          { name: 'Soreness', tone: 's3', values: pick('soreness') },
-          { name: 'Stress', tone: 's4', values: pick('stress') },
-          { name: 'Fatigue', tone: 's5', values: pick('fatigue') },
-        ]}
-      /> : null}
-      {vitals ? (
-        <LineChart
-          title="Resting heart rate (bpm) and HRV rMSSD (ms)"
-          labels={labels}
-          min={0}
-          max={Math.max(120, ...vitals.map((v) => v.hrv_rmssd_ms))}
-          series={[
-            { name: 'Resting HR (bpm)', tone: 's3', values: dates.map((d) => vByDate.get(d)?.resting_hr_bpm ?? null) },
-            { name: 'HRV rMSSD (ms)', tone: 's1', values: dates.map((d) => vByDate.get(d)?.hrv_rmssd_ms ?? null) },
-          ]}
-        />
+      {wellness.length ? (
+        <section aria-labelledby="wellness-charts-h">
+          <h2 id="wellness-charts-h">Wellness, last {DAYS} days (1–5)</h2>
+          <div className="small-multiples">
+            {SCALES.map((sc, i) => <LineChart key={sc.key} compact title={`${sc.label} (${sc.hint})`} labels={labels} min={1} max={5} ticks={[1, 3, 5]} series={[{ name: sc.label, tone: `s${i + 1}`, values: pick(sc.key) }]} />)}
+          </div>
+        </section>
+      ) : null}
+      {vitals && vitals.length ? (
+        <section aria-labelledby="vitals-charts-h">
+          <h2 id="vitals-charts-h">Vitals, last {DAYS} days</h2>
+          <div className="small-multiples">
+            <LineChart compact title="Resting heart rate (bpm)" labels={labels} {...axis(vitals.map((v) => v.resting_hr_bpm))} series={[{ name: 'Resting HR (bpm)', tone: 's3', values: dates.map((d) => vByDate.get(d)?.resting_hr_bpm ?? null) }]} />
+            <LineChart compact title="HRV rMSSD (ms)" labels={labels} {...axis(vitals.map((v) => v.hrv_rmssd_ms))} series={[{ name: 'HRV rMSSD (ms)', tone: 's1', values: dates.map((d) => vByDate.get(d)?.hrv_rmssd_ms ?? null) }]} />
+          </div>
+        </section>
       ) : null}
       {wellness.length ? <h2>Latest entries</h2> : null}
       {wellness.length ? <table className="table">
@@ -91,45 +103,124 @@ const SCALES = [
   { key: 'mood', label: 'Mood', hint: '1 low – 5 great' },
   { key: 'fatigue', label: 'Fatigue', hint: '1 fresh – 5 exhausted' },
 ] as const;
+type ScaleKey = (typeof SCALES)[number]['key'];
+type Answers = Record<ScaleKey, number | null>;
 
-/** Today's wellness questionnaire (replaces today's answers if already submitted). */
-function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(): void }) {
-  const [values, setValues] = useState<Record<(typeof SCALES)[number]['key'], number>>({ sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 });
-  const [notes, setNotes] = useState('');
-  const [error, setError] = useState<ErrorPayload | null>(null);
-  const [saved, setSaved] = useState(false);
-  async function submit(e: React.FormEvent) {
+const EMPTY: Answers = { sleep: null, soreness: null, stress: null, mood: null, fatigue: null };
+
+function answersOf(w: Wellness | null): Answers {
+  return w ? { sleep: w.sleep, soreness: w.soreness, stress: w.stress, mood: w.mood, fatigue: w.fatigue } : EMPTY;
+}
+
+/**
+ * Today's questionnaire. Starts from today's stored answers (an athlete reads their own back
+ * here); with none stored every scale starts unanswered. Changing stored answers asks first.
+ */
+function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(s: string): void }) {
+  const today = todayIso();
+  const stored = useLoad(() => call('wellness.getDay', { athlete_id: athleteId, date: today }), `${athleteId}/${today}`);
+  if (stored.state === 'error') return <ErrorNote error={stored.error} />;
+  if (stored.state === 'loading') return <p className="muted card" role="status">Loading today's answers…</p>;
+  // Keyed by the stored row's version: the answers start from what is stored each time it changes.
+  return <WellnessAnswers key={stored.data ? `${stored.data.id}:${stored.data.version}` : 'none'} athleteId={athleteId} today={today} row={stored.data} onSaved={onSaved} />;
+}
+
+function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string; today: string; row: Wellness | null; onSaved(s: string): void }) {
+  const [values, setValues] = useState<Answers>(() => answersOf(row));
+  const [notes, setNotes] = useState(row?.notes ?? '');
+  const [confirming, setConfirming] = useState(false);
+  const [unchanged, setUnchanged] = useState(false);
+  const form = useEntryForm('wellness', { onSaved });
+  const before = answersOf(row);
+  const changes = row ? SCALES.filter((sc) => values[sc.key] !== before[sc.key]).map((sc) => ({ label: sc.label, from: before[sc.key], to: values[sc.key] })) : [];
+  const notesChanged = row ? notes !== row.notes : false;
+
+  function send() {
+    const input: Record<string, unknown> = { athlete_id: athleteId, date: today, notes };
+    for (const sc of SCALES) if (values[sc.key] !== null) input[sc.key] = values[sc.key];
+    setConfirming(false);
+    void form.submit('wellness.submit', input, row ? { [row.id]: row.version } : undefined);
+  }
+  function submit(e: React.FormEvent) {
     e.preventDefault();
-    setError(null);
-    setSaved(false);
-    try {
-      await call('wellness.submit', { athlete_id: athleteId, date: todayIso(), ...values, notes });
-      setSaved(true);
-      onSaved();
-    } catch (err) {
-      setError(err instanceof CallError ? err.payload : { code: 'Internal', message: 'Saving failed.' });
+    setUnchanged(false);
+    if (row && changes.length === 0 && !notesChanged) {
+      setUnchanged(true);
+      return;
     }
+    if (row && !confirming) {
+      setConfirming(true);
+      return;
+    }
+    send();
   }
   return (
-    <form className="card wellness-form" onSubmit={(e) => void submit(e)} aria-labelledby="wellness-form-h">
-      <h2 id="wellness-form-h">Today's wellness ({formatDate(todayIso())})</h2>
-      <div className="filters">
-        {SCALES.map((sc) => (
-          <label key={sc.key}>
-            {sc.label} <span className="small">({sc.hint})</span>
-            <select value={values[sc.key]} onChange={(e) => setValues((v) => ({ ...v, [sc.key]: Number(e.target.value) }))}>
-              {[1, 2, 3, 4, 5].map((n) => <option key={n} value={n}>{n}</option>)}
-            </select>
+    <form className="card wellness-form" data-form="wellness" data-state={form.state} data-stored={row ? 'true' : 'false'} onSubmit={submit} aria-labelledby="wellness-form-h" noValidate>
+      <h2 id="wellness-form-h">Today's wellness ({formatDate(today)})</h2>
+      {row ? (
+        <p className="small" data-stored-note>Already submitted today ({formatDateTime(row.updated_at)}): these are the stored answers. Change any and submit to replace them.</p>
+      ) : <p className="small muted">Not submitted yet today. Choose a value for each scale.</p>}
+      <div className="fields">
+        {SCALES.map((sc) => <ScaleField key={sc.key} name={sc.key} label={sc.label} hint={sc.hint} value={values[sc.key]} issue={form.issueFor(sc.key)} onChange={(n) => { setConfirming(false); setValues((v) => ({ ...v, [sc.key]: n })); }} />)}
+        <Field label="Notes" name="notes" form={form} wide hint="Optional: anything the staff should know">
+          <input type="text" maxLength={2000} value={notes} onChange={(e) => { setConfirming(false); setNotes(e.target.value); }} />
+        </Field>
+      </div>
+      {confirming ? (
+        <div className="replace-confirm" role="alert" data-replace-confirm>
+          <strong>Already submitted today — replace?</strong>
+          <ul className="small">
+            {changes.map((c) => <li key={c.label}>{c.label}: {c.from ?? '—'} → {c.to ?? '—'}</li>)}
+            {notesChanged ? <li>Notes: “{row?.notes || '—'}” → “{notes || '—'}”</li> : null}
+          </ul>
+          <div className="form-actions">
+            <button type="button" className="primary" data-action="replace" onClick={send}>Replace today's answers</button>
+            <button type="button" onClick={() => { setValues(before); setNotes(row?.notes ?? ''); setConfirming(false); }}>Keep the stored answers</button>
+          </div>
+        </div>
+      ) : null}
+      {unchanged ? <p className="ok-note" role="status">Nothing changed: these answers are already stored for today.</p> : null}
+      <FormMessages form={form} />
+      {!confirming ? <div className="form-actions"><button type="submit" className="primary" disabled={form.state === 'saving'}>{row ? 'Submit changes' : 'Submit'}</button></div> : null}
+    </form>
+  );
+}
+
+/** One 1–5 scale as a radio group (arrow keys move between values). */
+function ScaleField({ name, label, hint, value, issue, onChange }: { name: string; label: string; hint: string; value: number | null; issue: string | null; onChange(n: number): void }) {
+  return (
+    <fieldset className={`scale-group field${issue ? ' invalid' : ''}`} data-field={name} aria-invalid={issue ? true : undefined}>
+      <legend>{label} <span className="unit">({hint})</span></legend>
+      <div className="scale-options">
+        {[1, 2, 3, 4, 5].map((n) => (
+          <label key={n}>
+            <input type="radio" name={name} value={n} checked={value === n} onChange={() => onChange(n)} />{n}
           </label>
         ))}
-        <label>
-          Notes
-          <input type="text" maxLength={2000} value={notes} onChange={(e) => setNotes(e.target.value)} />
-        </label>
-        <button type="submit" className="primary">Submit</button>
       </div>
-      {saved ? <p className="ok-note" role="status">Saved for today.</p> : null}
-      {error ? <ErrorNote error={error} /> : null}
-    </form>
+      {issue ? <span className="field-error" role="alert">{issue === 'Enter a number.' || issue === 'Required.' ? 'Choose a value from 1 to 5.' : issue}</span> : null}
+    </fieldset>
+  );
+}
+
+/** Record a day of vitals: resting heart rate (bpm) and HRV rMSSD (ms). */
+function VitalsFormDialog({ athleteId, onClose, onSaved }: { athleteId: string; onClose(): void; onSaved(s: string): void }) {
+  const [v, setV] = useState({ date: todayIso(), hr: '', hrv: '' });
+  const form = useEntryForm('vitals-add', { onSaved });
+  const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
+  return (
+    <FormDialog form={form} title="Record vitals" submitLabel="Record vitals" onClose={onClose}
+      onSubmit={() => void form.submit('vitals.record', { athlete_id: athleteId, date: v.date, resting_hr_bpm: num(v.hr), hrv_rmssd_ms: num(v.hrv) })}
+      intro={<p className="small muted">Morning values, measured lying down before getting up.</p>}>
+      <Field label="Date" name="date" form={form}>
+        <input type="date" value={v.date} max={todayIso()} onChange={(e) => setV((x) => ({ ...x, date: e.target.value }))} />
+      </Field>
+      <Field label="Resting heart rate" unit="bpm" name="resting_hr_bpm" form={form} hint="25–220">
+        <input type="number" inputMode="numeric" min={25} max={220} step={1} value={v.hr} onChange={(e) => setV((x) => ({ ...x, hr: e.target.value }))} />
+      </Field>
+      <Field label="HRV (rMSSD)" unit="ms" name="hrv_rmssd_ms" form={form} hint="1–400">
+        <input type="number" inputMode="decimal" min={1} max={400} step={0.1} value={v.hrv} onChange={(e) => setV((x) => ({ ...x, hrv: e.target.value }))} />
+      </Field>
+    </FormDialog>
   );
 }

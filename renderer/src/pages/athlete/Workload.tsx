@@ -31,7 +31,9 @@ export function WorkloadTab({ athleteId, onState }: { athleteId: string; onState
   const daily = new Map<string, number>();
   for (const l of loads) daily.set(l.date, (daily.get(l.date) ?? 0) + l.load_au);
   const series = loads.map((l) => ({ date: l.date, load_au: l.load_au }));
+  // Days below the coverage rule have no point on the line (null), like the cards.
   const ratio = dates.map((d) => computeAcwr(series, d, 'rolling').ratio);
+  const rolling = acwr.results.find((r) => r.method === 'rolling') ?? computeAcwr(series, end, 'rolling');
   return (
     <div className="stack">
       <div className="cards">
@@ -42,7 +44,7 @@ export function WorkloadTab({ athleteId, onState }: { athleteId: string; onState
         labels={dates.map((d) => d.slice(5))}
         bars={dates.map((d) => daily.get(d) ?? 0)}
         barName="Daily load (AU)"
-        line={{ name: 'ACWR (rolling 7/28)', values: ratio, max: 2, bands: [0.8, 1.3] }}
+        line={{ name: `ACWR (rolling 7/28; ${coverageText(rolling)})`, values: ratio, max: 2, bands: [0.8, 1.3] }}
       />
     </div>
   );
@@ -56,9 +58,14 @@ function AcwrCard({ r }: { r: AcwrResult }) {
       <dl className="facts inline small">
         <dt>Acute ({r.acute_window_days} d)</dt><dd>{r.acute_au === null ? '—' : `${r.acute_au.toFixed(0)} AU/day`}</dd>
         <dt>Chronic ({r.chronic_window_days} d)</dt><dd>{r.chronic_au === null ? '—' : `${r.chronic_au.toFixed(0)} AU/day`}</dd>
-        <dt>Days of data</dt><dd>{r.days_of_data}</dd>
+        <dt>Coverage</dt><dd data-testid="acwr-coverage">{coverageText(r)}</dd>
       </dl>
       <p className="small">{r.note}</p>
     </section>
   );
+}
+
+/** "7/7 acute days, 26/28 chronic days with data": the coverage shown beside every ratio. */
+function coverageText(r: AcwrResult): string {
+  return `${r.acute_days_of_data}/${r.acute_window_days} acute, ${r.days_of_data}/${r.chronic_window_days} chronic days with data`;
 }
