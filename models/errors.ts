@@ -1,17 +1,64 @@
 /**
  * The one error shape that crosses every boundary (service → IPC/HTTP → renderer, tool → model,
  * CLI → stderr). `code` is stable; `message` says what failed and what to do next.
+ *
+ * The complete list of codes: every error class (models/errors.ts, main/kinetix/errors.ts, the
+ * CLI, the data layer's MigrationMismatch, help pages) extends {@link AppError} with one of
+ * these, and every code a run records (`assistant_run.error_code`, the AG-UI RUN_ERROR `code`)
+ * is one of these. Each has the HTTP status a client acts on ({@link HTTP_STATUS}):
+ *
+ * | code | HTTP | what the client does |
+ * |---|---|---|
+ * | Validation | 422 | fix the named fields (`issues`) and resend |
+ * | Unauthenticated | 401 | sign in again |
+ * | Forbidden | 403 | stop; this role may not do it (do not retry) |
+ * | NotFound | 404 | the record (or verb, operation) does not exist for this user |
+ * | Conflict | 409 | reload the record (`conflicts` names the rows) and redo the change |
+ * | RateLimited | 429 | wait `retryAfterSeconds` (also sent as `Retry-After`), then retry |
+ * | TooManyRuns | 429 | wait for, or stop, one of your running assistant requests |
+ * | BudgetExceeded | 402 | an administrator raises the monthly cap; retrying will not help |
+ * | NotConfigured | 503 | a feature is not set up on this install (no model key, assistant not in this host): an administrator configures it; the rest of the app works |
+ * | ProviderError | 502 | the model provider failed or timed out: retry later |
+ * | ConfirmTimeout | 410 | a confirmation waited too long and the request was cancelled: ask again |
+ * | Stopped | 410 | the request was stopped by the user: ask again if still wanted |
+ * | Refusal | 422 | the model declined the request: rephrase it |
+ * | IterationLimit | 422 | the request needed more steps than allowed: split it |
+ * | PauseTurn | 502 | the provider paused its turn (a server tool ran long): ask again |
+ * | UnknownStopReason | 502 | the provider stopped for a reason this build does not know: ask again; report it if it persists |
+ * | Internal | 500 | a bug: nothing was completed; report it if it persists |
  */
-export type ErrorCode =
-  | 'NotFound'
-  | 'Forbidden'
-  | 'Conflict'
-  | 'Validation'
-  | 'RateLimited'
-  | 'TooManyRuns'
-  | 'BudgetExceeded'
-  | 'Unauthenticated'
-  | 'Internal';
+export const ERROR_CODES = [
+  'Validation', 'Unauthenticated', 'Forbidden', 'NotFound', 'Conflict', 'RateLimited', 'TooManyRuns', 'BudgetExceeded',
+  'NotConfigured', 'ProviderError', 'ConfirmTimeout', 'Stopped', 'Refusal', 'IterationLimit', 'PauseTurn', 'UnknownStopReason', 'Internal',
+] as const;
+/** One error code of {@link ERROR_CODES}. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** HTTP status of each code (the web host's replies; the table above says why each). */
+export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
+  Validation: 422,
+  Unauthenticated: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  RateLimited: 429,
+  TooManyRuns: 429,
+  BudgetExceeded: 402,
+  NotConfigured: 503,
+  ProviderError: 502,
+  ConfirmTimeout: 410,
+  Stopped: 410,
+  Refusal: 422,
+  IterationLimit: 422,
+  PauseTurn: 502,
+  UnknownStopReason: 502,
+  Internal: 500,
+};
+
+/** True when `code` is one of {@link ERROR_CODES}. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code);
+}
 
 /** One invalid field: `path` is dotted (`rows.3.rpe`), `message` is human readable. */
 export interface FieldIssue {
@@ -88,9 +135,21 @@ export class RateLimited extends AppError {
   }
 }
 
-/** Rebuild a typed error from its payload (e.g. on the far side of IPC/HTTP). */
+/** A feature is not set up on this install (no model key; the assistant absent from this host). */
+export class NotConfigured extends AppError {
+  constructor(message: string) {
+    super({ code: 'NotConfigured', message });
+  }
+}
+
+/**
+ * Rebuild a typed error from its payload (e.g. on the far side of IPC/HTTP): an AppError with
+ * the same code, message, issues, retry delay and conflicts. A payload from an older or foreign
+ * peer with an unknown code becomes `Internal`, keeping its message.
+ */
 export function errorFromPayload(p: ErrorPayload): AppError {
-  return new AppError(p);
+  const code: ErrorCode = isErrorCode(p.code) ? p.code : 'Internal';
+  return new AppError({ ...p, code });
 }
 
 /** True when `e` is an AppError (or its serialised payload). */

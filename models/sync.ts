@@ -105,3 +105,21 @@ export type ChangesetOutcome =
 export interface ChangesetUploadResult {
   results: ChangesetOutcome[];
 }
+
+/**
+ * Shape values arrive in Postgres's text form (Electric's protocol). The HQ stores instants as
+ * `timestamptz`, which arrive as `2026-11-29 10:00:00+00`; the device keeps ISO-8601 UTC
+ * (`2026-11-29T10:00:00.000Z`). Give this to ShapeStream's `parser` option so rows reach SQLite
+ * in the device's form. Dates (`YYYY-MM-DD`) and numbers need nothing.
+ */
+export function timestamptzToIso(value: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}(?::?\d{2})?)$/.exec(value);
+  if (!m) return value;
+  const zone = m[4] === 'Z' ? 'Z' : m[4]!.length === 3 ? `${m[4]}:00` : m[4]!.includes(':') ? m[4]! : `${m[4]!.slice(0, 3)}:${m[4]!.slice(3)}`;
+  const ms = (m[3] ?? '.000').slice(0, 4).padEnd(4, '0');
+  const t = Date.parse(`${m[1]}T${m[2]}${ms}${zone}`);
+  return Number.isNaN(t) ? value : new Date(t).toISOString();
+}
+
+/** ShapeStream `parser` map for HQ shapes (see {@link timestamptzToIso}). */
+export const HQ_SHAPE_PARSER = { timestamptz: timestamptzToIso } as const;

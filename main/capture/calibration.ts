@@ -6,13 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { AppError } from '../../models/errors';
 import { type CameraCalibration, type Vec3, cameraCenter, projectPoint } from '../../models/capture/camera';
 import { OpenCvError, openCvAddon } from './native/index';
 
 /** A calibration problem the user can fix (bad file, missing key, …). */
-export class CalibrationError extends Error {
+export class CalibrationError extends AppError {
   constructor(message: string) {
-    super(message);
+    super({ code: 'Validation', message });
     this.name = 'CalibrationError';
   }
 }

@@ -62,7 +62,7 @@ describe('ask', () => {
     const code = await askCommand(['--db', dbPath, '--as', DEMO_EMAILS.physio, 'hello'], sink, provider());
     expect(code).toBe(1);
     expect(JSON.parse(out.at(-1)!)).toMatchObject({ status: 'failed' });
-    expect(JSON.parse(err.at(-1)!)).toMatchObject({ code: 'Internal', message: expect.stringMatching(/model provider had an error/) });
+    expect(JSON.parse(err.at(-1)!)).toMatchObject({ code: 'ProviderError', message: expect.stringMatching(/model provider had an error/) });
   });
 
   it('never prints a credential: a key in the prompt and one echoed by the model are masked on stdout (issue 9 §5)', async () => {

@@ -12,7 +12,7 @@ import { EventType } from '@ag-ui/core';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ErrorCode, ErrorPayload } from '../../models/errors';
-import { toErrorPayload } from '../../models/errors';
+import { isErrorCode, toErrorPayload } from '../../models/errors';
 import { openDb } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { defaultToolRegistry } from '../kinetix/catalogue';
@@ -89,8 +89,10 @@ export async function askCommand(argv: string[], sink: AskIo = STD_IO, overrides
     io.out(JSON.stringify({ answer: outcome.text, runId: outcome.runId, conversationId: outcome.conversationId, status: outcome.status }));
     if (outcome.status === 'completed') return 0;
     const err = outcome.error ?? { code: 'Internal' as const, message: `The run ended ${outcome.status}.` };
-    io.err(JSON.stringify({ code: err.code, message: err.message, ...(err.runCode ? { runCode: err.runCode } : {}) }));
-    return exitCode(err.code);
+    // A run records its most specific code (ProviderError, ConfirmTimeout, Stopped, …); each is an ErrorCode.
+    const code: ErrorCode = err.runCode && isErrorCode(err.runCode) ? err.runCode : err.code;
+    io.err(JSON.stringify({ code, message: err.message, ...(err.runCode ? { runCode: err.runCode } : {}) }));
+    return exitCode(code);
   } finally {
     db.close();
   }

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ErrorCode, ErrorPayload } from '../../models/errors';
-import { toErrorPayload } from '../../models/errors';
+import { AppError, toErrorPayload } from '../../models/errors';
 import type { Db } from '../data/db';
 import { openDb } from '../data/db';
 import { findUserByEmail, listAllUsers } from '../data/identity';
@@ -78,9 +78,10 @@ Examples:
   npm run cli -- call --db ./.data/demo.sqlite --as physio@kestrelvale.test athletes.list '{"limit":5}'
 `;
 
-class CliError extends Error {
-  constructor(readonly payload: ErrorPayload, readonly exitCode = exitCodeFor(payload.code)) {
-    super(payload.message);
+/** A CLI failure: the typed error printed on stderr as JSON, with the process exit code. */
+class CliError extends AppError {
+  constructor(payload: ErrorPayload, readonly exitCode = exitCodeFor(payload.code)) {
+    super(payload);
   }
 }
 
@@ -244,7 +245,7 @@ export async function runCli(argv: string[], io: CliIo = STD_IO): Promise<number
     }
   } catch (e) {
     if (e instanceof CliError) {
-      io.err(JSON.stringify(e.payload));
+      io.err(JSON.stringify(e.toJSON()));
       return e.exitCode;
     }
     if (e instanceof Error && 'code' in e && typeof (e as { code: unknown }).code === 'string' && (e as { code: string }).code.startsWith('ERR_PARSE_ARGS')) {

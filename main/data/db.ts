@@ -4,15 +4,16 @@
  * Busy timeout first, then WAL journal and foreign keys; migrations are applied under a write
  * lock so several processes can open (and create) the same file at once.
  */
+import { AppError } from '../../models/errors';
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS, sqlSha256 } from './migrations';
 
-/** Raised when a database file was written by a different build (its migrations diverge). */
-export class MigrationMismatch extends Error {
+/** Raised when a database file was written by a different build (its migrations diverge). Code Conflict: the file and this build disagree; nothing was changed. */
+export class MigrationMismatch extends AppError {
   constructor(message: string) {
-    super(message);
+    super({ code: 'Conflict', message });
     this.name = 'MigrationMismatch';
   }
 }

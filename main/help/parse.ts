@@ -17,6 +17,7 @@
  * ```
  * Every `##`/`###` heading carries an explicit `{#anchor}`; no text may precede the first one.
  */
+import { AppError } from '../../models/errors';
 
 /** One section of a page: a passage of the help index. */
 export interface HelpSection {
@@ -39,9 +40,9 @@ export interface ParsedHelpPage {
 }
 
 /** A help page that breaks the format; the message names the file and the problem. */
-export class HelpPageError extends Error {
+export class HelpPageError extends AppError {
   constructor(message: string) {
-    super(message);
+    super({ code: 'Validation', message });
     this.name = 'HelpPageError';
   }
 }

@@ -42,6 +42,7 @@ import type { Context, Env } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { CallResult } from '../../models/contract';
 import type { ErrorCode } from '../../models/errors';
+import { HTTP_STATUS } from '../../models/errors';
 import type { Db } from '../data/db';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { Kinetix } from '../kinetix/harness';
@@ -68,10 +69,8 @@ const MAX_SESSIONS = 1000;
 /** Interval (ms) of the SSE comment that keeps idle proxies and the browser from closing a stream. */
 const SSE_HEARTBEAT_MS = 15_000;
 
-/** HTTP status for each error code (the body is always the ErrorPayload). */
-export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
-  NotFound: 404, Forbidden: 403, Conflict: 409, Validation: 422, RateLimited: 429, TooManyRuns: 429, BudgetExceeded: 402, Unauthenticated: 401, Internal: 500,
-};
+/** HTTP status for each error code (models/errors.ts documents why each; the body is always the ErrorPayload). */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = HTTP_STATUS;
 
 /** Options of {@link createWebHost}. */
 export interface WebHostOptions {
@@ -288,7 +287,9 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
     const ctx: CallContext = { session };
     const result = await dispatch(handlers, ctx, c.req.param('op'), read.input, log);
     const status = result.ok ? 200 : (STATUS_OF[result.error.code] ?? 500);
-    return json(c, status, result, issued ? { [SESSION_HEADER]: id } : {});
+    const headers: Record<string, string> = issued ? { [SESSION_HEADER]: id } : {};
+    if (!result.ok && result.error.retryAfterSeconds !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(result.error.retryAfterSeconds)));
+    return json(c, status, result, headers);
   });
 
   app.post('/api/stream/:stream', async (c) => {

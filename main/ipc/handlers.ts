@@ -7,7 +7,7 @@
 import type { CallResult, Handlers, Me, OpName, OpOutput, SignInUser, StreamEvents, StreamHandlers, StreamName } from '../../models/contract';
 import { CONTRACT, STREAMS, isOpName, isStreamName } from '../../models/contract';
 import type { ErrorPayload } from '../../models/errors';
-import { AppError, NotFound, RateLimited, toErrorPayload } from '../../models/errors';
+import { AppError, NotConfigured, NotFound, RateLimited, toErrorPayload } from '../../models/errors';
 import { MAX_PIN_FAILURES, PIN_LOCK_MS } from '../../models/signin';
 import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
@@ -47,7 +47,7 @@ export interface HandlerDeps {
 }
 
 function tools(deps: HandlerDeps): ToolRegistry {
-  if (!deps.tools) throw new AppError({ code: 'Internal', message: 'The assistant is not available in this app host.' });
+  if (!deps.tools) throw new NotConfigured('The assistant is not available in this app host; the rest of the app works.');
   return deps.tools;
 }
 
@@ -57,7 +57,7 @@ function signedInUser(ctx: CallContext): string {
 }
 
 function harness(deps: HandlerDeps): Kinetix {
-  if (!deps.kinetix) throw new AppError({ code: 'Internal', message: 'The assistant is not available in this app host.' });
+  if (!deps.kinetix) throw new NotConfigured('The assistant is not available in this app host; the rest of the app works.');
   return deps.kinetix;
 }
 

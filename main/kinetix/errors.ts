@@ -28,18 +28,18 @@ export class UnknownTool extends AppError {
   }
 }
 
-/** No provider key is configured: the assistant is off, the rest of the app works. */
+/** No provider key is configured: the assistant is off, the rest of the app works (HTTP 503, code NotConfigured). */
 export class KinetixNotConfigured extends AppError {
   constructor() {
-    super({ code: 'Validation', message: 'Kinetix is not set up on this device: no Anthropic API key is configured. An administrator can add one under Settings → Kinetix (or set ANTHROPIC_API_KEY). Everything else in the app works without it.' });
+    super({ code: 'NotConfigured', message: 'Kinetix is not set up on this device: no Anthropic API key is configured. An administrator can add one under Settings → Kinetix (or set ANTHROPIC_API_KEY). Everything else in the app works without it.' });
   }
 }
 
-/** The model provider failed (HTTP error, network, or the 90-second per-call timeout). */
+/** The model provider failed (HTTP error, network, or the 90-second per-call timeout): retry later (HTTP 502). */
 export class ProviderError extends AppError {
   readonly status: number | null;
   constructor(message: string, status: number | null = null) {
-    super({ code: 'Internal', message });
+    super({ code: 'ProviderError', message });
     this.status = status;
   }
 }

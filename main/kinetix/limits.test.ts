@@ -213,7 +213,7 @@ describe('usage rows', () => {
 describe('provider key', () => {
   it('with no key: a clear refusal, no request, and the rest of the app keeps working', () => {
     const kx = new Kinetix({ db: t.db, tools: testRegistry(), env: {}, secretBox: null, log: () => {} });
-    expect(() => kx.startRun({ userId, message: 'hi' })).toThrow(expect.objectContaining({ code: 'Validation', message: expect.stringMatching(/no Anthropic API key is configured/) }));
+    expect(() => kx.startRun({ userId, message: 'hi' })).toThrow(expect.objectContaining({ code: 'NotConfigured', message: expect.stringMatching(/no Anthropic API key is configured/) }));
     expect(kx.listConversations(userId)).toEqual([]);
     expect(describeProviderKey(t.db, orgId, null, {})).toEqual({ configured: false, source: 'none', baseUrl: null });
   });

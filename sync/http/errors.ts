@@ -1,18 +1,15 @@
 /** HTTP form of the one error shape (models/errors.ts): `{ error: ErrorPayload }` with its status. */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { AppError, type ErrorPayload, toErrorPayload } from '../../models/errors';
+import { AppError, type ErrorPayload, HTTP_STATUS, toErrorPayload } from '../../models/errors';
 
+/**
+ * Status per code: the one mapping (models/errors.ts HTTP_STATUS), except Validation, which the
+ * HQ server answers 400 as the Electric shape protocol's clients expect.
+ */
 const STATUS: Record<ErrorPayload['code'], ContentfulStatusCode> = {
+  ...(HTTP_STATUS as Record<ErrorPayload['code'], ContentfulStatusCode>),
   Validation: 400,
-  Unauthenticated: 401,
-  Forbidden: 403,
-  NotFound: 404,
-  Conflict: 409,
-  RateLimited: 429,
-  TooManyRuns: 429,
-  BudgetExceeded: 402,
-  Internal: 500,
 };
 
 /** Answer `e` as JSON with the status its code implies (`status` overrides, e.g. 413). */

@@ -139,6 +139,9 @@ export async function proxyShape(c: Context, p: Principal, opts: { shapeUrl: str
   upstream.headers.forEach((v, k) => {
     if (!DROP_HEADERS.has(k.toLowerCase())) out.set(k, v);
   });
+  // Each response is one tenant's: a shared cache must never serve it to another device.
+  const cc = out.get('cache-control');
+  if (cc) out.set('cache-control', cc.replace(/\bpublic\b/, 'private'));
   out.append('vary', 'authorization');
   const body = upstream.body
     ? upstream.body.pipeThrough(

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { AppError } from '../../../models/errors';
 import type { TriangulationAddon } from '../../../native/triangulation/types';
 import type { OpenCvAddon, VideoReaderInstance } from '../../../native/opencv/types';
 
@@ -25,9 +26,9 @@ function addonPath(name: string): string {
 }
 
 /** Error thrown when an addon has not been compiled. */
-export class NativeAddonMissingError extends Error {
+export class NativeAddonMissingError extends AppError {
   constructor(name: string, file: string) {
-    super(`native addon "${name}" is not built (${file} missing): run \`npm run build:native\``);
+    super({ code: 'NotConfigured', message: `native addon "${name}" is not built (${file} missing): run \`npm run build:native\`` });
     this.name = 'NativeAddonMissingError';
   }
 }

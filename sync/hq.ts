@@ -1,0 +1,254 @@
+/**
+ * `npm run hq`: the HQ server (write API, shape proxy, health) with everything it needs.
+ *
+ *   npm run hq [-- --port 5180] [--host 127.0.0.1] [--data-dir .data/hq] [--no-demo]
+ *
+ * Embedded default (no DATABASE_URL): a private Postgres cluster under `<data-dir>/pg` (installed
+ * PostgreSQL binaries, wal_level=logical, run as an unprivileged OS user when we are root; stopped
+ * on exit), the admin step (roles, database) with passwords kept in `<data-dir>/roles.json`
+ * (mode 0600), the migrations, the demo club on first start, and the embedded shape service
+ * (logs under `<data-dir>/shapes`, reachable only through HQ's proxy).
+ *
+ * With DATABASE_URL: that server. DATABASE_URL is the owner role's URL (migrations, seed);
+ * HQ_APP_DATABASE_URL the app role's (every request); HQ_REPLICATION_DATABASE_URL the replication
+ * role's (the embedded shape service; not needed with ELECTRIC_URL). HQ_ADMIN_DATABASE_URL, when
+ * set, runs the admin step first with those roles' passwords. ELECTRIC_URL (+ ELECTRIC_SECRET)
+ * sends shapes to a real Electric service instead of the embedded one.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DEMO_EMAILS, DEMO_ORG_NAME, DEMO_PIN, DEMO_SECOND_ORG_NAME } from '../models/seed/demo';
+import { runAdminSetup, withCredentials, withDatabase } from './pg/admin';
+import { startPgCluster, type PgCluster } from './pg/cluster';
+import { migrateHq } from './pg/db';
+import { HQ_PUBLICATION, HQ_ROLES, type HqRolePasswords } from './pg/roles';
+import { initialiseHq } from './seed';
+import { startHqServer, type HqServer } from './server';
+import { startShapeServer, type ShapeServer } from './shape/server';
+
+/** The HQ's default port. */
+export const HQ_DEFAULT_PORT = 5180;
+/** Database name of the embedded installation. */
+export const EMBEDDED_DATABASE = 'athlete_hq';
+/** Replication slot of the embedded shape service (what /readyz watches). */
+export const EMBEDDED_SLOT = 'hq_shapes';
+
+/** Options of {@link startHq}. */
+export interface StartHqOptions {
+  port?: number;
+  host?: string;
+  /** Embedded mode's state directory. @default .data/hq */
+  dataDir?: string;
+  /** Seed the demo club on first start. @default true */
+  demo?: boolean;
+  /** Environment (DATABASE_URL, HQ_APP_DATABASE_URL, …). @default process.env */
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}
+
+/** A running HQ with its parts. */
+export interface RunningHq {
+  server: HqServer;
+  shapes: ShapeServer | null;
+  cluster: PgCluster | null;
+  /** What the database holds, for the banner. */
+  database: string;
+  seeded: boolean;
+  stop(): Promise<void>;
+}
+
+/** A configuration error: what is missing and what to set. */
+export class HqConfigError extends Error {}
+
+function loadOrCreatePasswords(file: string): HqRolePasswords {
+  if (existsSync(file)) {
+    const p = JSON.parse(readFileSync(file, 'utf8')) as Partial<HqRolePasswords>;
+    if (p.owner && p.app && p.replication) return { owner: p.owner, app: p.app, replication: p.replication };
+  }
+  const p: HqRolePasswords = { owner: randomBytes(18).toString('base64url'), app: randomBytes(18).toString('base64url'), replication: randomBytes(18).toString('base64url') };
+  writeFileSync(file, JSON.stringify(p) + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return p;
+}
+
+function allowTraverse(dir: string): void {
+  const stop = resolve('.');
+  for (let d = dir; d === dir || (d.startsWith(stop + '/') && d !== stop); d = dirname(d)) {
+    const mode = statSync(d).mode & 0o777;
+    if ((mode & 0o001) === 0) chmodSync(d, mode | 0o001);
+  }
+}
+
+function passwordOf(url: string, name: string): string {
+  const p = decodeURIComponent(new URL(url).password);
+  if (!p) throw new HqConfigError(`${name} must carry the role's password (postgres://role:password@host/db).`);
+  return p;
+}
+
+/** Start Postgres (embedded or given), migrate, seed, the shape service and the HQ server. */
+export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? ((l: string) => console.log(l));
+  let cluster: PgCluster | null = null;
+  let shapes: ShapeServer | null = null;
+  let ownerUrl: string;
+  let appUrl: string;
+  let replicationUrl: string | null;
+  let database: string;
+  const dataDir = resolve(opts.dataDir ?? '.data/hq');
+  try {
+    if (env.DATABASE_URL) {
+      ownerUrl = env.DATABASE_URL;
+      appUrl = env.HQ_APP_DATABASE_URL ?? '';
+      replicationUrl = env.HQ_REPLICATION_DATABASE_URL ?? null;
+      if (!appUrl) throw new HqConfigError(`With DATABASE_URL (the ${HQ_ROLES.owner} role), set HQ_APP_DATABASE_URL too (the ${HQ_ROLES.app} role the requests run as).`);
+      if (!replicationUrl && !env.ELECTRIC_URL) throw new HqConfigError(`Set HQ_REPLICATION_DATABASE_URL (the ${HQ_ROLES.replication} role) for the embedded shape service, or ELECTRIC_URL to use Electric.`);
+      database = decodeURIComponent(new URL(ownerUrl).pathname.slice(1));
+      if (env.HQ_ADMIN_DATABASE_URL) {
+        await runAdminSetup(env.HQ_ADMIN_DATABASE_URL, database, {
+          owner: passwordOf(ownerUrl, 'DATABASE_URL'),
+          app: passwordOf(appUrl, 'HQ_APP_DATABASE_URL'),
+          replication: replicationUrl ? passwordOf(replicationUrl, 'HQ_REPLICATION_DATABASE_URL') : randomBytes(18).toString('base64url'),
+        });
+      }
+    } else {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      // The server's OS user (postgres, when we are root) must be able to pass through (search,
+      // not list) the folders down to its data dir: add o+x to those under the working directory.
+      allowTraverse(dataDir);
+      cluster = await startPgCluster({ dataDir: join(dataDir, 'pg') });
+      const passwords = loadOrCreatePasswords(join(dataDir, 'roles.json'));
+      database = EMBEDDED_DATABASE;
+      await runAdminSetup(cluster.url, database, passwords);
+      const base = withDatabase(cluster.url, database);
+      ownerUrl = withCredentials(base, HQ_ROLES.owner, passwords.owner);
+      appUrl = withCredentials(base, HQ_ROLES.app, passwords.app);
+      replicationUrl = withCredentials(base, HQ_ROLES.replication, passwords.replication);
+    }
+
+    const applied = await migrateHq(ownerUrl);
+    if (applied.length) log(`hq: migrated (${applied.join(', ')})`);
+    const init = await initialiseHq(ownerUrl, { demo: opts.demo !== false });
+
+    let shapeUrl: string;
+    let shapeSecret: string | null;
+    let slotName: string | null;
+    if (env.ELECTRIC_URL) {
+      shapeUrl = env.ELECTRIC_URL;
+      shapeSecret = env.ELECTRIC_SECRET ?? null;
+      slotName = env.HQ_REPLICATION_SLOT ?? null;
+    } else {
+      shapeSecret = randomBytes(24).toString('base64url');
+      shapes = await startShapeServer({
+        databaseUrl: replicationUrl!,
+        storageDir: join(dataDir, 'shapes'),
+        port: 0,
+        host: '127.0.0.1',
+        secret: shapeSecret,
+        slot: EMBEDDED_SLOT,
+        publication: HQ_PUBLICATION,
+        log: (l) => log(l),
+      });
+      shapeUrl = shapes.url;
+      slotName = EMBEDDED_SLOT;
+    }
+    const server = await startHqServer({ appUrl, shapeUrl, shapeSecret, slotName, port: opts.port ?? HQ_DEFAULT_PORT, host: opts.host ?? '127.0.0.1' });
+    const running: RunningHq = {
+      server,
+      shapes,
+      cluster,
+      database,
+      seeded: init.initialised && init.seeded,
+      async stop() {
+        await server.close().catch(() => undefined);
+        await shapes?.close().catch(() => undefined);
+        await cluster?.stop();
+      },
+    };
+    return running;
+  } catch (e) {
+    await shapes?.close().catch(() => undefined);
+    await cluster?.stop().catch(() => undefined);
+    throw e;
+  }
+}
+
+const USAGE = `Usage: npm run hq -- [--port ${HQ_DEFAULT_PORT}] [--host 127.0.0.1] [--data-dir .data/hq] [--no-demo]
+Starts the HQ server: POST /v1/devices, POST /v1/changesets, GET /v1/shape, /healthz, /readyz, /health/deps.
+Without DATABASE_URL it runs its own Postgres under --data-dir (stopped on exit).`;
+
+function parseArgs(argv: string[]): { port: number; host: string; dataDir: string; demo: boolean; help: boolean } {
+  const out = { port: HQ_DEFAULT_PORT, host: '127.0.0.1', dataDir: '.data/hq', demo: true, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new HqConfigError(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--help' || flag === '-h') out.help = true;
+    else if (flag === '--port') {
+      out.port = Number(value());
+      if (!Number.isInteger(out.port) || out.port < 0 || out.port > 65535) throw new HqConfigError('--port must be 0–65535');
+    } else if (flag === '--host') out.host = value();
+    else if (flag === '--data-dir') out.dataDir = value();
+    else if (flag === '--no-demo') out.demo = false;
+    else throw new HqConfigError(`unknown option ${a}`);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  let args: ReturnType<typeof parseArgs>;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(`hq: ${(e as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (args.help) {
+    console.log(USAGE);
+    return;
+  }
+  let hq: RunningHq;
+  try {
+    hq = await startHq({ port: args.port, host: args.host, dataDir: args.dataDir, demo: args.demo });
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    if (err.code === 'EADDRINUSE') console.error(`hq: port ${args.port} on ${args.host} is in use; choose another with --port.`);
+    else console.error(`hq: ${err.message}`);
+    process.exit(err instanceof HqConfigError ? 2 : 1);
+  }
+  const url = hq.server.url;
+  const lines = [
+    `HQ server listening on ${url}/`,
+    `  database: ${hq.cluster ? `embedded PostgreSQL ${hq.cluster.major} in ${hq.cluster.dataDir} (database ${hq.database})` : `${hq.database} at DATABASE_URL`}`,
+    hq.seeded ? `  seeded:   the demo club (${DEMO_ORG_NAME}, ${DEMO_SECOND_ORG_NAME}); every PIN is ${DEMO_PIN}` : '  seeded:   no (already initialised)',
+    `  shapes:   ${hq.shapes ? 'embedded shape service (reached only through HQ)' : `Electric at ${process.env.ELECTRIC_URL}`}`,
+    `  sign a device in: curl -s -X POST ${url}/v1/devices -H 'content-type: application/json' -d '{"email":"${DEMO_EMAILS.physio}","pin":"${DEMO_PIN}","name":"Pitch laptop"}'`,
+    `  health:   ${url}/healthz  ${url}/readyz  ${url}/health/deps`,
+    args.host === '127.0.0.1' ? '  (only this machine can reach it; --host 0.0.0.0 serves the clinic network)' : `  (listening on ${args.host}: reachable from the network)`,
+    'Press Ctrl+C to stop.',
+  ];
+  console.log(lines.join('\n'));
+  let stopping = false;
+  const shutdown = (): void => {
+    if (stopping) return;
+    stopping = true;
+    console.log('hq: stopping…');
+    hq.stop().then(
+      () => process.exit(0),
+      (e: Error) => {
+        console.error(`hq: stop failed: ${e.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) void main();

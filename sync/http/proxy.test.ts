@@ -1,0 +1,161 @@
+/**
+ * GET /v1/shape through the HQ proxy, in front of the real embedded shape service reading as the
+ * replication role, with the real `@electric-sql/client`: the proxy sets the table's tenant
+ * `where`, so a device sees its org (athletes: their own athlete) and a forged `where` or org
+ * narrows at most; PIN hashes never leave; a write through POST /v1/changesets arrives live
+ * carrying the txid HQ returned; a long-poll has a maximum lifetime.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Shape, ShapeStream, type Message, type Row } from '@electric-sql/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uuidv7 } from 'uuidv7';
+import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
+import type { ChangesetUploadResult } from '../../models/sync';
+import { initialiseHq } from '../seed';
+import { startHqServer, type HqServer } from '../server';
+import { startShapeServer, type ShapeServer } from '../shape/server';
+import { havePg, useHqDatabase } from '../testing/hqdb';
+import { HQ_PUBLICATION } from '../pg/roles';
+
+const TODAY = new Date().toISOString().slice(0, 10);
+const SECRET = 'proxy-test-secret';
+
+async function waitFor<T>(what: string, fn: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe.skipIf(!havePg)('HQ shape proxy', () => {
+  const hq = useHqDatabase();
+  let shapes: ShapeServer;
+  let server: HqServer;
+  let storage = '';
+  let summary: { orgId: string; secondOrgId: string; linkedAthleteId: string };
+  const tokens: Record<string, string> = {};
+  const aborts: AbortController[] = [];
+
+  const stream = (token: string, params: Record<string, string>): ShapeStream<Row> => {
+    const ac = new AbortController();
+    aborts.push(ac);
+    return new ShapeStream<Row>({ url: `${server.url}/v1/shape`, params: params as never, headers: { Authorization: `Bearer ${token}` }, signal: ac.signal });
+  };
+  const rowsOf = async (token: string, params: Record<string, string>): Promise<Row[]> => new Shape(stream(token, params)).rows;
+  const get = (token: string, query: string): Promise<Response> => fetch(`${server.url}/v1/shape?${query}`, { headers: { authorization: `Bearer ${token}` } });
+
+  beforeAll(async () => {
+    if (!havePg) return;
+    const init = await initialiseHq(hq.ownerUrl, { seed: 1, today: TODAY });
+    if (!init.initialised || !init.seeded) throw new Error('seed failed');
+    summary = init.summary;
+    storage = mkdtempSync(join(tmpdir(), 'ai-hq-shapes-'));
+    shapes = await startShapeServer({ databaseUrl: hq.replicationUrl, storageDir: storage, port: 0, secret: SECRET, slot: 'hq_shapes', publication: HQ_PUBLICATION, longPollTimeoutMs: 3_000 });
+    server = await startHqServer({ appUrl: hq.appUrl, shapeUrl: shapes.url, shapeSecret: SECRET, maxLongPollMs: 10_000, poolSize: 4 });
+    for (const role of ['physio', 'athlete', 'admin'] as const) {
+      const res = await fetch(`${server.url}/v1/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, name: `${role} laptop` }) });
+      tokens[role] = ((await res.json()) as { token: string }).token;
+    }
+  });
+  afterAll(async () => {
+    for (const a of aborts) a.abort();
+    await server?.close();
+    await shapes?.close();
+    if (storage) rmSync(storage, { recursive: true, force: true });
+  });
+
+  it("gives a device its own org's rows only", async () => {
+    const athletes = await rowsOf(tokens.physio!, { table: 'athlete' });
+    expect(athletes.length).toBe(46);
+    expect(new Set(athletes.map((a) => a.org_id))).toEqual(new Set([summary.orgId]));
+    const orgs = await rowsOf(tokens.physio!, { table: 'organization' });
+    expect(orgs.map((o) => o.id)).toEqual([summary.orgId]);
+  });
+
+  it('lets a client narrow a shape, never widen it', async () => {
+    const forgedOrg = await rowsOf(tokens.physio!, { table: 'athlete', where: `org_id = '${summary.secondOrgId}'` });
+    expect(forgedOrg).toEqual([]);
+    const orTrue = await rowsOf(tokens.physio!, { table: 'athlete', where: `org_id = '${summary.secondOrgId}' OR true` });
+    expect(orTrue.length).toBe(46);
+    const narrowed = await rowsOf(tokens.physio!, { table: 'athlete', where: 'sex = $1', 'params[1]': 'female' });
+    expect(narrowed.length).toBe(20);
+    for (const escape of ['true) OR (true', "name = 'x') OR (1=1", 'true; DROP TABLE athlete', 'true -- ']) {
+      const res = await get(tokens.physio!, `table=athlete&offset=-1&where=${encodeURIComponent(escape)}`);
+      expect(res.status, escape).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('Validation');
+    }
+  });
+
+  it('self-scopes athlete devices and refuses tables a role may not read', async () => {
+    const vitals = await rowsOf(tokens.athlete!, { table: 'vitals' });
+    expect(vitals.length).toBeGreaterThan(0);
+    expect(new Set(vitals.map((w) => w.athlete_id))).toEqual(new Set([summary.linkedAthleteId]));
+    // The athlete role writes wellness but does not read it (models/roles.ts): refused, not emptied.
+    expect((await get(tokens.athlete!, 'table=wellness&offset=-1')).status).toBe(403);
+    const me = await rowsOf(tokens.athlete!, { table: 'athlete' });
+    expect(me.map((a) => a.id)).toEqual([summary.linkedAthleteId]);
+    expect((await get(tokens.athlete!, 'table=squad&offset=-1')).status).toBe(403);
+    expect((await get(tokens.admin!, 'table=injury&offset=-1')).status).toBe(403);
+    expect((await get(tokens.physio!, 'table=hq_device&offset=-1')).status).toBe(400);
+    expect((await fetch(`${server.url}/v1/shape?table=athlete&offset=-1`)).status).toBe(401);
+  });
+
+  it('never sends PIN hashes, and refuses columns outside the table', async () => {
+    const users = await rowsOf(tokens.physio!, { table: 'app_user' });
+    expect(users.length).toBeGreaterThan(10);
+    expect(users.every((u) => !('pin_hash' in u))).toBe(true);
+    expect((await get(tokens.physio!, 'table=app_user&offset=-1&columns=id,pin_hash')).status).toBe(400);
+    const raw = await get(tokens.physio!, 'table=athlete&offset=-1');
+    expect(raw.headers.get('cache-control') ?? '').not.toMatch(/public/);
+    expect(raw.headers.get('vary') ?? '').toMatch(/authorization/i);
+    await raw.arrayBuffer();
+    const cols = await rowsOf(tokens.physio!, { table: 'athlete', columns: 'id,name' });
+    expect(Object.keys(cols[0]!).sort()).toEqual(['id', 'name']);
+  });
+
+  it('delivers a change written through POST /v1/changesets live, with the txid HQ returned', async () => {
+    const s = stream(tokens.physio!, { table: 'wellness' });
+    const seen: Message<Row>[] = [];
+    s.subscribe((msgs) => void seen.push(...msgs));
+    await waitFor('up-to-date', () => s.isUpToDate);
+    const id = uuidv7();
+    const res = await fetch(`${server.url}/v1/changesets`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
+      body: JSON.stringify({ changesets: [{ changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id, after: { athlete_id: summary.linkedAthleteId, date: TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: 'live' } }] }] }),
+    });
+    const out = ((await res.json()) as ChangesetUploadResult).results[0]!;
+    expect(out.status).toBe('applied');
+    const msg = (await waitFor('the change', () => seen.find((m) => 'key' in m && m.value.id === id))) as Message<Row> & { headers: { operation: string; txids?: number[] } };
+    expect(msg.headers.operation).toBe('insert');
+    if (out.status === 'applied') expect(msg.headers.txids?.map(String)).toContain(out.txid);
+  });
+
+  it('bounds a long-poll by its maximum lifetime', async () => {
+    const short = await startHqServer({ appUrl: hq.appUrl, shapeUrl: shapes.url, shapeSecret: SECRET, maxLongPollMs: 300, poolSize: 2 });
+    try {
+      const first = await get(tokens.physio!, 'table=rate_folder&offset=-1');
+      let handle = first.headers.get('electric-handle')!;
+      let offset = first.headers.get('electric-offset')!;
+      await first.arrayBuffer();
+      // Catch up to the live edge, then hold a live request on a table nobody writes.
+      for (let i = 0; i < 10 && !first.headers.get('electric-up-to-date'); i++) {
+        const r = await get(tokens.physio!, `table=rate_folder&offset=${offset}&handle=${handle}`);
+        handle = r.headers.get('electric-handle') ?? handle;
+        offset = r.headers.get('electric-offset') ?? offset;
+        await r.arrayBuffer();
+        if (r.headers.get('electric-up-to-date') !== null) break;
+      }
+      const t0 = Date.now();
+      const res = await fetch(`${short.url}/v1/shape?table=rate_folder&offset=${offset}&handle=${handle}&live=true`, { headers: { authorization: `Bearer ${tokens.physio}` } });
+      expect(res.status).toBe(504);
+      expect(Date.now() - t0).toBeLessThan(2_500);
+    } finally {
+      await short.close();
+    }
+  });
+});
