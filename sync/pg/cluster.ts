@@ -68,7 +68,10 @@ export interface PgClusterOptions {
    * test clusters only: a crash can corrupt the cluster.
    */
   unsafeFast?: boolean;
-  /** Register a synchronous `pg_ctl stop` on process exit (default true). */
+  /**
+   * Stop the server when this process exits (default true): a synchronous `pg_ctl stop` on 'exit',
+   * and on SIGINT/SIGTERM when no other handler owns those signals.
+   */
   stopOnExit?: boolean;
   /** Extra `postgresql.conf` settings applied at every start (e.g. `{ max_connections: '200' }`). */
   settings?: Record<string, string>;
@@ -381,7 +384,21 @@ export async function startPgCluster(opts: PgClusterOptions): Promise<PgCluster>
     const [cmd, argv] = runAs ? ['runuser', ['-u', runAs.name, '--', join(binDir, 'pg_ctl'), ...stopArgs]] : [join(binDir, 'pg_ctl'), stopArgs];
     spawnSync(cmd, argv, { stdio: 'ignore' });
   };
-  if (opts.stopOnExit !== false) process.once('exit', stopSync);
+  // Ctrl-C / SIGTERM end a Node process without 'exit' handlers unless someone listens: when nobody
+  // else handles the signal, stop the cluster and re-raise it; otherwise the owner's shutdown ends
+  // the process and the 'exit' handler stops the cluster.
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (process.listenerCount(sig) > 1) return;
+    stopSync();
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    process.kill(process.pid, sig);
+  };
+  if (opts.stopOnExit !== false) {
+    process.once('exit', stopSync);
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
 
   return {
     url: urlFor('postgres'),
@@ -398,6 +415,8 @@ export async function startPgCluster(opts: PgClusterOptions): Promise<PgCluster>
       if (stopped) return;
       stopped = true;
       process.removeListener('exit', stopSync);
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
       if (!existsSync(join(dataDir, 'postmaster.pid'))) return;
       const r = await run(join(binDir, 'pg_ctl'), stopArgs, runAs, { timeoutMs: 90_000 });
       if (r.code !== 0 && existsSync(join(dataDir, 'postmaster.pid'))) {

@@ -214,6 +214,16 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
     expect(((await c.json()) as { value?: { id: string } }[]).filter((m) => m.value).map((m) => m.value!.id)).toEqual(['2']);
   });
 
+  it('acknowledges the slot once changes are persisted, so Postgres can release WAL', async () => {
+    await sql(`INSERT INTO items (id, title) VALUES (60, 'ack me')`);
+    const { rows } = await sql(`SELECT pg_current_wal_lsn()::text AS lsn`);
+    await waitFor('slot confirmed past the write', async () => {
+      const r = await sql(`SELECT confirmed_flush_lsn >= $1::pg_lsn AS ok FROM pg_replication_slots WHERE slot_name = 'ai_shapes'`, [rows[0]!.lsn]);
+      return r.rows[0]?.ok === true;
+    });
+    await sql(`DELETE FROM items WHERE id = 60`);
+  });
+
   it('drops a shape whose log outgrows maxLogBytes; the client refetches a compact snapshot', async () => {
     await sql(`CREATE TABLE churn (id int PRIMARY KEY, body text)`);
     await sql(`INSERT INTO churn VALUES (1, 'start')`);
