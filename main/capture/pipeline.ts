@@ -226,6 +226,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     rigTrustworthy: !drift.drifted,
     trialConditions,
     confidence,
+    // a camera's angle from facing the athlete's front or back (yaw 0 or 180)
+    frontalObliquityDeg: ob.obliquityDeg === null ? null : Math.min(...ob.yawsDeg.map((y) => Math.min(Math.abs(y), 180 - Math.abs(y)))),
   });
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   timings.total_s = (performance.now() - t0) / 1000;

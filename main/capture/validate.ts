@@ -71,7 +71,7 @@ function synthetic(): void {
         let se = 0, cnt = 0;
         for (let i = 0; i < pts.length; i++) if (Number.isFinite(pts[i])) { se += (pts[i]! - truth[i]!) ** 2; cnt++; }
         const series = computeJointSeries(pts, COCO17);
-        const err = (joint: string, key: keyof SyntheticAngles, gated: boolean) => {
+        const err = (joint: string, key: 'hipFlexion' | 'kneeFlexion' | 'shoulderFlexion' | 'elbowFlexion', gated: boolean) => {
           let sum = 0, k = 0, omitted = 0, total = 0;
           for (const side of ['left', 'right'] as const) {
             const s = series.find((x) => x.joint === joint && x.side === side)!;

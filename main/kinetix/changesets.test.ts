@@ -201,9 +201,9 @@ describe('destructive tools', () => {
     expect(reg.available('owner').map((t) => t.name)).not.toContain('delete_video');
     expect(mcpExposableTools(reg.available('owner')).map((t) => t.name)).not.toContain('delete_video');
     expect(mcpExposableTools(reg.all()).some((t) => t.risk === 'destructive')).toBe(false);
-    expect(mcpHints('read')).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-    expect(mcpHints('write')).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
-    expect(mcpHints('bulk')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(mcpHints(reg.get('list_athletes')!)).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(mcpHints(reg.get('create_athlete')!)).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(mcpHints(reg.get('bulk_update_rates')!)).toMatchObject({ readOnlyHint: false, destructiveHint: true });
 
     server.push({ toolUses: [{ name: 'delete_video', input: { video_id: 'v1' } }] }, { text: 'I cannot delete videos.' });
     const { kx } = testHarness(f.db, reg, { baseURL: server.url });

@@ -9,7 +9,7 @@
  * replayed facts (the tool digest) already contain untrusted output. Gating only removes tools.
  */
 import type { Permission } from '../../models/roles';
-import type { Risk, Tool } from './tool';
+import type { Tool } from './tool';
 
 /** Permissions whose tools are high-privilege (dropped once untrusted content is in a run). */
 export const HIGH_PRIVILEGE_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>([
@@ -57,19 +57,22 @@ export interface McpHints {
   openWorldHint: boolean;
 }
 
+/** Write tools whose change only adds records (a new row; nothing existing is changed or removed). */
+const ADDITIVE_WRITE = /^(create|record|log|register|generate)_/;
+
 /**
- * MCP hints from the risk tier: `read` read-only and idempotent; `write` not read-only, not
- * destructive (it proposes one change that a human approves); `bulk` and `destructive` marked
- * destructive (they overwrite many records / remove data). Nothing here is open-world.
+ * MCP hints from the tool's real behaviour (MCP spec, ToolAnnotations):
+ * - `readOnlyHint`: reads only.
+ * - `destructiveHint`: true for every write that changes or removes what exists — updates, undo,
+ *   deactivation, sign-off (it can withdraw one), key rotation (the old key stops working), a
+ *   questionnaire that replaces that day's, bulk price changes — and for any write not known to
+ *   be additive (fail closed). `create_`/`record_`/`log_`/`register_`/`generate_` tools only add.
+ * - `idempotentHint`: reads only; every write call stores a new proposal.
+ * - `openWorldHint`: only an untrusted integration's tool reaches outside this clinic's database.
  */
-export function mcpHints(risk: Risk): McpHints {
-  switch (risk) {
-    case 'read':
-      return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-    case 'write':
-      return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
-    case 'bulk':
-    case 'destructive':
-      return { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
-  }
+export function mcpHints(tool: Pick<Tool, 'name' | 'risk' | 'trusted'>): McpHints {
+  const openWorldHint = tool.trusted === false;
+  if (tool.risk === 'read') return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint };
+  const destructiveHint = tool.risk === 'destructive' || !ADDITIVE_WRITE.test(tool.name);
+  return { readOnlyHint: false, destructiveHint, idempotentHint: false, openWorldHint };
 }

@@ -36,7 +36,7 @@ import { BudgetExceeded, KinetixNotConfigured, ProviderError, UnknownTool } from
 import type { KinetixLimits } from './limits';
 import { BUDGET_STOP_MESSAGE, checkBudget, DEFAULT_LIMITS, LEASE_HEARTBEAT_MS, pidAlive, takeRunLease } from './limits';
 import { maskSecrets, redactText, scrubText, TextRedactor } from './mask';
-import { costOf, PRICE_SOURCE, PRICE_VERSION, type TokenCounts } from './pricing';
+import { ceilingCostOf, costOf, PRICE_CEILING_PER_MTOK, PRICE_SOURCE, PRICE_VERSION, type TokenCounts } from './pricing';
 import { buildDigest, dataEnvelope, DECLINED_MESSAGE, HARD_RULES, identityBlock, replayHistory, type ChatTurn, type DigestEntry, MAX_HISTORY_MESSAGES } from './prompt';
 import type { ModelBlock, ModelMessage, ModelProvider, ModelResponse, ToolInputIssue } from './provider';
 import { boundsMessage, digestInput, measureInput } from './bounds';
@@ -138,6 +138,8 @@ interface ActiveRun {
   gated: boolean;
   /** Every tool_use id the model sent in this run (a repeated id is refused). */
   toolUseIds: Set<string>;
+  /** A model of this run whose price is unknown (its responses were counted at the price ceiling). */
+  unpriced: string | null;
 }
 
 /** Tool calls dispatched per model response (issue 9 §4); the 12-iteration limit does not bound them. */
@@ -277,7 +279,7 @@ export class Kinetix {
         messages: [...history.map((h) => ({ role: h.role, content: h.content })), { role: 'user', content: message }],
         release, done, resolveDone, partial: null,
         span: tracer.startSpan('kinetix.run', { attributes: { 'kinetix.run_id': runId, 'kinetix.conversation_id': conversationId, 'kinetix.org_id': user.org_id, 'kinetix.user_id': user.id, 'gen_ai.request.model': org.assistant_model, 'kinetix.tools_offered': snapshot.length } }),
-        gated: gate !== null, toolUseIds: new Set(),
+        gated: gate !== null, toolUseIds: new Set(), unpriced: null,
       };
       this.active.set(runId, run);
       this.startHeartbeat();
@@ -564,8 +566,9 @@ export class Kinetix {
 
         // Second budget gate: more tools mean at least one more paid call.
         if (run.costUsd >= run.remainingUsd) {
-          this.trace(run, 'limit', { limit: 'budget', runCostUsd: run.costUsd, remainingUsd: run.remainingUsd });
-          return this.finishWithMessage(run, text ? `${text}\n\n${BUDGET_STOP_MESSAGE}` : BUDGET_STOP_MESSAGE, 'failed', { code: 'BudgetExceeded', message: BUDGET_STOP_MESSAGE });
+          const why = run.unpriced ? `${BUDGET_STOP_MESSAGE} The price of the model "${run.unpriced.slice(0, 80)}" is unknown, so its responses were counted at the price ceiling ($${PRICE_CEILING_PER_MTOK.input} input / $${PRICE_CEILING_PER_MTOK.output} output per million tokens).` : BUDGET_STOP_MESSAGE;
+          this.trace(run, 'limit', { limit: 'budget', runCostUsd: run.costUsd, remainingUsd: run.remainingUsd, unpricedModel: run.unpriced });
+          return this.finishWithMessage(run, text ? `${text}\n\n${why}` : why, 'failed', { code: 'BudgetExceeded', message: why });
         }
 
         // A repeated tool_use id is renamed in what is sent back (ids must be unique), then refused.
@@ -687,7 +690,15 @@ export class Kinetix {
 
   private recordUsage(run: ActiveRun, requestIndex: number, responseId: string | null, model: string, usage: TokenCounts, partial: boolean): void {
     const at = new Date(this.scheduler.now());
-    const { costUsd, snapshot } = costOf(run.provider.id, model, usage, at);
+    const priced = costOf(run.provider.id, model, usage, at);
+    // Unknown price never counts as $0: the response is counted at the stated ceiling, and the run says so.
+    const unknownPrice = priced.costUsd === null;
+    const costUsd = unknownPrice ? ceilingCostOf(usage) : priced.costUsd;
+    const snapshot = unknownPrice ? { unknown_price: true, model, ceiling_usd_per_mtok: PRICE_CEILING_PER_MTOK } : priced.snapshot;
+    if (unknownPrice && !run.unpriced) {
+      run.unpriced = model;
+      this.trace(run, 'limit', { limit: 'unknown_price', model, countedAtCeilingUsd: costUsd, ceilingUsdPerMTok: PRICE_CEILING_PER_MTOK });
+    }
     try {
       const inserted = K.insertUsage(this.db, {
         id: uuidv7(), run_id: run.id, org_id: run.orgId, user_id: run.userId, request_index: requestIndex, model, provider: run.provider.id, provider_response_id: responseId,
@@ -701,8 +712,8 @@ export class Kinetix {
     } catch (e) {
       this.log('kinetix: could not record usage', { runId: run.id, requestIndex, error: e instanceof Error ? e.name : 'unknown' });
     }
-    if (costUsd === null) this.log('kinetix: no price for model; usage recorded without cost', { model });
-    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.usage, value: { requestIndex, model, ...usage, costUsd, partial } });
+    if (unknownPrice) this.log('kinetix: no price for model; usage counted at the price ceiling', { model });
+    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.usage, value: { requestIndex, model, ...usage, costUsd, partial, ...(unknownPrice ? { priceUnknown: true, countedAtCeiling: true } : {}) } });
   }
 
   // ---------------------------------------------------------------------------------------

@@ -48,3 +48,18 @@ export function costOf(providerId: string, model: string, t: TokenCounts, at?: D
     return { costUsd: null, snapshot: null };
   }
 }
+
+/**
+ * Price ceiling for a response whose model has no price (issue 9 §12: unknown cost never counts
+ * as $0). USD per million tokens: the highest list prices Anthropic publishes for its Claude
+ * models (Claude Opus 4 / 4.1: $15 input, $75 output, $18.75 cache write, $1.50 cache read;
+ * https://www.anthropic.com/pricing, 2025). No Claude model costs more, so a budget that counts
+ * an unpriced response at this ceiling is never overspent because of it.
+ */
+export const PRICE_CEILING_PER_MTOK = { input: 15, output: 75, cacheWrite: 18.75, cacheRead: 1.5 } as const;
+
+/** USD cost of `t` at {@link PRICE_CEILING_PER_MTOK}. */
+export function ceilingCostOf(t: TokenCounts): number {
+  const c = PRICE_CEILING_PER_MTOK;
+  return (t.inputTokens * c.input + t.outputTokens * c.output + t.cacheWriteTokens * c.cacheWrite + t.cacheReadTokens * c.cacheRead) / 1_000_000;
+}

@@ -11,6 +11,7 @@ import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scrip
 import { digestInput, MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, measureInput } from './bounds';
 import type { RunEventEnvelope } from './bus';
 import { MAX_TOOL_CALLS_PER_RESPONSE, REFUSAL_MESSAGE, TRUNCATED_NOTICE } from './harness';
+import { PRICE_CEILING_PER_MTOK } from './pricing';
 import { digestText } from './bounds';
 
 let t: TempDb;
@@ -276,5 +277,28 @@ describe('a confirm request is never lost (issue 9 §2)', () => {
     const out = await kx.waitForRun(runId);
     expect(out).toMatchObject({ status: 'completed', text: 'Added.' });
     expect(K.listToolCalls(t.db, runId).at(-1)).toMatchObject({ tool_name: 'create_athlete', status: 'executed' });
+  });
+});
+
+describe('unknown price never counts as $0 (issue 9 §12)', () => {
+  it('3 M tokens on an unpriced model under a $0.001 cap: counted at the stated ceiling, the run stops and says why, the next run is refused', async () => {
+    const org2 = addOrg(t.db, { name: 'Unpriced FC', budgetCapUsd: 0.001, model: 'claude-unpriced-test-9' });
+    const u = addUser(t.db, org2, { role: 'physio' });
+    server.push({ toolUses: [{ name: 'list_athletes', input: {} }], usage: { input_tokens: 2_000_000, output_tokens: 1_000_000 } }, { text: 'never reached' });
+    const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
+    const { runId } = kx.startRun({ userId: u, message: 'go' });
+    const events = await collectEvents(kx, u, runId);
+    const out = await kx.waitForRun(runId);
+    const ceiling = (2_000_000 * PRICE_CEILING_PER_MTOK.input + 1_000_000 * PRICE_CEILING_PER_MTOK.output) / 1_000_000;
+    expect(ceiling).toBe(105);
+    expect(K.listUsage(t.db, runId)[0]).toMatchObject({ model: 'claude-unpriced-test-9', cost_usd: ceiling });
+    expect(JSON.parse(K.listUsage(t.db, runId)[0]!.price_snapshot_json!)).toMatchObject({ unknown_price: true });
+    expect(out).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('The price of the model "claude-unpriced-test-9" is unknown') } });
+    expect(K.getRun(t.db, runId)!.error_code).toBe('BudgetExceeded');
+    expect(K.listToolCalls(t.db, runId)).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+    const usageEvent = events.find((e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === 'kinetix.usage')!.event as { value: Record<string, unknown> };
+    expect(usageEvent.value).toMatchObject({ costUsd: ceiling, priceUnknown: true });
+    expect(() => kx.startRun({ userId: u, message: 'again' })).toThrow(expect.objectContaining({ code: 'BudgetExceeded' }));
   });
 });

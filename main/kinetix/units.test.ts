@@ -70,7 +70,9 @@ describe('what the model is told', () => {
     const d = buildDigest(entries);
     const lines = d.split('\n').filter((l) => l.startsWith('- '));
     expect(lines.length).toBeLessThanOrEqual(12);
-    expect(lines.join('\n').length).toBeLessThanOrEqual(DIGEST_TOTAL_CHARS);
+    // The cap is on the whole block sent (issue 9 §12: it was 3,740 with header and envelope).
+    expect(d.length).toBeLessThanOrEqual(DIGEST_TOTAL_CHARS);
+    expect(d.length).toBeGreaterThan(DIGEST_TOTAL_CHARS - 320);
     for (const l of lines) expect(l.split(' → ')[1]!.length).toBeLessThanOrEqual(DIGEST_RESULT_CHARS);
     // Chronological: the oldest kept first, the newest (tool_0) last.
     expect(lines.at(-1)).toContain('tool_0(');

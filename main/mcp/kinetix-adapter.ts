@@ -12,7 +12,7 @@ import type { Db } from '../data/db';
 import type { McpHints } from '../kinetix/gate';
 import { mcpExposableTools, mcpHints } from '../kinetix/gate';
 import { proposeChangeset } from '../kinetix/proposals';
-import type { Risk, Tool } from '../kinetix/tool';
+import type { Tool } from '../kinetix/tool';
 
 /** MCP tool annotations (the hint subset this server sets). */
 export type RiskAnnotations = McpHints;
@@ -33,8 +33,8 @@ export interface StoredProposal {
 export interface KinetixPort {
   /** Tools an MCP client may be offered out of a role's available set (never destructive, never UI-only). */
   exposable(tools: readonly Tool[]): Tool[];
-  /** MCP annotations for a risk tier. */
-  annotations(risk: Risk): RiskAnnotations;
+  /** MCP annotations from the tool's behaviour (see kinetix/gate.ts mcpHints). */
+  annotations(tool: Pick<Tool, 'name' | 'risk' | 'trusted'>): RiskAnnotations;
   /**
    * Store a planned changeset as a proposal (source `mcp`) waiting for approval in the app.
    * @throws PolicyDenied (Forbidden) when the policy refuses it; row-rule errors; nothing stored then
@@ -45,7 +45,7 @@ export interface KinetixPort {
 /** The harness-backed port. */
 export const kinetixPort: KinetixPort = {
   exposable: (tools) => mcpExposableTools(tools),
-  annotations: (risk) => mcpHints(risk),
+  annotations: (tool) => mcpHints(tool),
   propose(db, input) {
     const p = proposeChangeset(db, { ...input, source: 'mcp' });
     return {

@@ -102,6 +102,13 @@ describe('MCP server over stdio (SDK client)', () => {
     // SDK client validates every structured result of these tests against it.
     expect(acwr.outputSchema).toEqual(toolOutputSchema(registry.get('get_workload_acwr')!));
     expect(JSON.stringify(acwr.outputSchema)).toContain('Acute:chronic ratio');
+    // Annotations from real behaviour (issue 9 §9): every update, undo and deactivate tool is destructive; additive writes are not; nothing is open-world.
+    const changesExisting = p.tools.filter((t) => /^(update|undo|deactivate|signoff|bulk_update|rotate)_/.test(t.name) || t.name === 'submit_wellness');
+    expect(changesExisting.map((t) => t.name)).toEqual(expect.arrayContaining(['update_athlete', 'deactivate_athlete', 'undo_changeset', 'update_injury']));
+    for (const t of changesExisting) expect(t.annotations, t.name).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    expect(p.tools.find((t) => t.name === 'deactivate_athlete')!.annotations).toMatchObject({ title: 'Delete (deactivate) athlete', destructiveHint: true });
+    for (const t of p.tools.filter((x) => /^(create|record|log)_/.test(x.name))) expect(t.annotations, t.name).toMatchObject({ destructiveHint: false });
+    for (const t of p.tools) expect(t.annotations, t.name).toMatchObject({ openWorldHint: false });
     const log = p.tools.find((t) => t.name === 'log_session_load')!;
     expect(log.outputSchema).toBeUndefined();
     expect(log.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, title: registry.get('log_session_load')!.title });

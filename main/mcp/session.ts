@@ -7,7 +7,7 @@
  *   at the next call); the user's role and active flag are re-read on every request. Nothing the
  *   client sends (arguments, `_meta`, client info) names the user or the org.
  * - Tools: the Kinetix registry, `available(role)` → `availableEnabled`, minus destructive and
- *   UI-only tools; annotations from the risk tier; input JSON Schema from the zod input.
+ *   UI-only tools; annotations from the tool's behaviour (destructive unless additive); input JSON Schema from the zod input.
  * - Reads run with a five-minute capability narrowed to the tool's scopes,
  *   `via: { runId: 'mcp:<session id>', capability }`. Writes only plan: the changeset is stored
  *   as a proposal that waits for approval in the app, and the client gets its id and diff.
@@ -119,7 +119,7 @@ export class McpSession {
         description: t.kind === 'write' ? `${t.description}${WRITE_NOTE}` : t.description,
         inputSchema: toolInputSchema(t),
         ...(outputSchema ? { outputSchema } : {}),
-        annotations: { title: t.title, ...this.port.annotations(t.risk) },
+        annotations: { title: t.title, ...this.port.annotations(t) },
       };
     });
   }

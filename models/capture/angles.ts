@@ -25,6 +25,30 @@
  * - elbow_flexion = 3D angle between (elbow − shoulder) and (wrist − elbow) (0 = straight).
  * - ankle_dorsiflexion = 90° − angle(knee − ankle, big toe − heel): needs heel and toe points,
  *   which COCO-17 lacks → not measurable with COCO-17 (BODY_25B input has them).
+ *
+ * Frontal-plane angles (degrees; the frontal plane of the pelvis frame is the plane normal to X,
+ * spanned by Y and Z; "lateral" is −Z on the left side and +Z on the right). For a vector v:
+ * φ(v) = atan2(v·lateral, −v·Y) (0 = pointing down, positive = away from the midline), and the
+ * frontal-projection ratio r_f(v) = |v − (v·X)X| / |v|.
+ * - hip_abduction = φ(knee − hip): the thigh's angle to the trunk axis in the pelvis frontal plane,
+ *   abduction positive. ISB (Wu et al. 2002) defines hip ab/adduction as the second JCS rotation
+ *   between femur and pelvis frames; with COCO-17 the pelvis frame is built from the hip centres
+ *   and the trunk axis, so pelvic obliquity relative to the trunk is included — hence "thigh
+ *   frontal-plane angle", not the ISB angle.
+ * - knee_frontal_projection_angle (FPPA; Willson & Davis 2008, Munro et al. 2012, here in 3D in the
+ *   pelvis frontal plane instead of one camera image) = φ(ankle − knee) − φ(knee − hip): positive =
+ *   the shank points more laterally than the thigh, i.e. the knee sits medially = dynamic valgus;
+ *   negative = varus. Not the ISB knee ab/adduction (that needs the femoral and tibial frames).
+ * - pelvic_obliquity (side s) = elevation of hip s above the other hip, asin((hip_s − hip_other)·up
+ *   / |hip_s − hip_other|), up = world vertical (the calibration's Z axis when the trial's median
+ *   trunk axis is within 45° of it, else that trunk axis): negative on the side that drops
+ *   (Trendelenburg). Both sides are reported (mirror values).
+ * - trunk_lateral_lean (side s) = the trunk axis (mid-hip → mid-shoulder) tilted towards side s from
+ *   `up` in the athlete's frontal plane, degrees; both sides reported (mirror values).
+ * Frontal gate: hip abduction and FPPA frames are omitted when the smaller frontal-projection ratio
+ * of their segments is below 0.45 (the same bound as the sagittal gate), e.g. a thigh flexed near 90°.
+ * Pelvic obliquity and trunk lean need no segment ratio.
+ *
  * Gate (applied in summary.ts to the planar angles only: hip and shoulder flexion, ankle
  * dorsiflexion): a frame's reading is omitted when the smaller sagittal-projection ratio of the
  * segments it uses is below 0.45 (shared/design/capture.md, "Flexion observability gate"). Knee and
@@ -33,7 +57,7 @@
 import type { Vec3 } from './camera';
 import type { KeypointSet } from './keypoints';
 import type { PoseJoint, PoseSide } from './metrics';
-import { cross, dot, length, mid, normalize, sub, isFiniteVec, RAD2DEG, scale } from './vec';
+import { cross, dot, length, median, mid, normalize, sub, isFiniteVec, RAD2DEG, scale } from './vec';
 
 /** Sagittal-projection ratio below which a flexion reading is omitted (design/capture.md). */
 export const FLEXION_OBSERVABILITY_GATE = 0.45;
@@ -48,6 +72,10 @@ export interface JointSeries {
   sagittalRatio: Float64Array;
   /** False when the keypoint set lacks a point the definition needs. */
   measurable: boolean;
+  /** Plane of the definition: `sagittal` and `frontal` angles are gated by their projection ratio; `3d` angles are not; `global` (pelvic obliquity, trunk lean) have no segment ratio. */
+  plane: 'sagittal' | 'frontal' | '3d' | 'global';
+  /** Frontal-projection ratio per frame for frontal angles (0..1); NaN otherwise. */
+  frontalRatio: Float64Array;
 }
 
 interface Frame { X: Vec3; Y: Vec3; Z: Vec3 }
@@ -92,7 +120,21 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
   };
   const out: JointSeries[] = [];
   const sides: PoseSide[] = ['left', 'right'];
-  const mk = (joint: PoseJoint, side: PoseSide, measurable: boolean): JointSeries => ({ joint, side, angleDeg: new Float64Array(F).fill(NaN), sagittalRatio: new Float64Array(F).fill(NaN), measurable });
+  const PLANE: Record<PoseJoint, JointSeries['plane']> = {
+    hip_flexion: 'sagittal', shoulder_flexion: 'sagittal', ankle_dorsiflexion: 'sagittal', knee_flexion: '3d', elbow_flexion: '3d',
+    hip_abduction: 'frontal', knee_frontal_projection_angle: 'frontal', pelvic_obliquity: 'global', trunk_lateral_lean: 'global',
+  };
+  const mk = (joint: PoseJoint, side: PoseSide, measurable: boolean): JointSeries => ({ joint, side, angleDeg: new Float64Array(F).fill(NaN), sagittalRatio: new Float64Array(F).fill(NaN), measurable, plane: PLANE[joint], frontalRatio: new Float64Array(F).fill(NaN) });
+  // `up` for pelvic obliquity and trunk lean: the trial's median trunk axis.
+  const ups: Vec3[] = [];
+  for (let f = 0; f < F; f++) {
+    const u = sub(mid(at(f, I.ls), at(f, I.rs)), mid(at(f, I.lh), at(f, I.rh)));
+    if (isFiniteVec(u) && length(u) > 1e-9) ups.push(normalize(u));
+  }
+  const trunkUp: Vec3 | null = ups.length ? normalize([median(ups.map((u) => u[0])), median(ups.map((u) => u[1])), median(ups.map((u) => u[2]))]) : null;
+  // World vertical = the calibration's Z axis (floor-board extrinsics and the Pose2Sim/Qualisys TOML
+  // put Z up) when the median trunk axis is within 45° of it; otherwise the median trunk axis.
+  const medUp: Vec3 | null = !trunkUp ? null : trunkUp[2] > Math.SQRT1_2 ? [0, 0, 1] : trunkUp[2] < -Math.SQRT1_2 ? [0, 0, -1] : trunkUp;
   for (const side of sides) {
     const hip = idx(`${side}_hip`), knee = idx(`${side}_knee`), ankle = idx(`${side}_ankle`);
     const sh = idx(`${side}_shoulder`), el = idx(`${side}_elbow`), wr = idx(`${side}_wrist`);
@@ -102,6 +144,11 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
     const shS = mk('shoulder_flexion', side, sh >= 0 && el >= 0);
     const elS = mk('elbow_flexion', side, sh >= 0 && el >= 0 && wr >= 0);
     const ankS = mk('ankle_dorsiflexion', side, knee >= 0 && ankle >= 0 && heel >= 0 && toe >= 0);
+    const abdS = mk('hip_abduction', side, hip >= 0 && knee >= 0);
+    const fppaS = mk('knee_frontal_projection_angle', side, hip >= 0 && knee >= 0 && ankle >= 0);
+    const oblS = mk('pelvic_obliquity', side, I.lh >= 0 && I.rh >= 0);
+    const leanS = mk('trunk_lateral_lean', side, I.lh >= 0 && I.rh >= 0 && I.ls >= 0 && I.rs >= 0);
+    const sgn = side === 'left' ? -1 : 1; // lateral = sgn·Z
     for (let f = 0; f < F; f++) {
       const midHip = mid(at(f, I.lh), at(f, I.rh)), midSh = mid(at(f, I.ls), at(f, I.rs));
       const pelvis = segmentFrame(at(f, I.lh), at(f, I.rh), midHip, midSh);
@@ -125,6 +172,32 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
           elS.sagittalRatio[f] = Math.min(ratio(upper, thorax), ratio(fore, thorax));
         }
       }
+      if (pelvis && isFiniteVec(thigh)) {
+        const lat = scale(pelvis.Z, sgn);
+        const phi = (v: Vec3) => Math.atan2(dot(v, lat), -dot(v, pelvis.Y)) * RAD2DEG;
+        const fr = (v: Vec3) => { const l = length(v); return l > 0 ? Math.min(1, length(sub(v, scale(pelvis.X, dot(v, pelvis.X)))) / l) : NaN; };
+        abdS.angleDeg[f] = phi(thigh);
+        abdS.frontalRatio[f] = fr(thigh);
+        if (isFiniteVec(shank)) {
+          fppaS.angleDeg[f] = phi(shank) - phi(thigh);
+          fppaS.frontalRatio[f] = Math.min(fr(thigh), fr(shank));
+        }
+      }
+      if (medUp && pelvis) {
+        const other = side === 'left' ? I.rh : I.lh;
+        const across = sub(at(f, hip), at(f, other));
+        if (isFiniteVec(across) && length(across) > 1e-9) oblS.angleDeg[f] = Math.asin(Math.max(-1, Math.min(1, dot(across, medUp) / length(across)))) * RAD2DEG;
+        const trunk = sub(midSh, midHip);
+        if (isFiniteVec(trunk) && length(trunk) > 1e-9) {
+          // towards side s: component along that side's lateral direction (horizontal, ⟂ up)
+          const latH0 = scale(pelvis.Z, sgn);
+          const latH = sub(latH0, scale(medUp, dot(latH0, medUp)));
+          if (length(latH) > 1e-9) {
+            const l = normalize(latH);
+            leanS.angleDeg[f] = Math.atan2(dot(trunk, l), dot(trunk, medUp)) * RAD2DEG;
+          }
+        }
+      }
       if (ankS.measurable && pelvis) {
         const shankUp = sub(at(f, knee), at(f, ankle)), foot = sub(at(f, toe), at(f, heel));
         if (isFiniteVec(shankUp) && isFiniteVec(foot)) {
@@ -133,7 +206,7 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
         }
       }
     }
-    out.push(hipS, kneeS, shS, elS, ankS);
+    out.push(hipS, kneeS, shS, elS, ankS, abdS, fppaS, oblS, leanS);
   }
   return out;
 }

@@ -128,7 +128,7 @@ describe('joint angles and the observability gate', () => {
     const ank = rows.filter((r) => r.joint === 'ankle_dorsiflexion');
     expect(ank.every((r) => r.omitted_reason === 'not_measurable_with_coco17')).toBe(true);
     for (const r of rows) expect(() => PoseMetricInput.parse(r)).not.toThrow();
-    expect(rows).toHaveLength(40);
+    expect(rows).toHaveLength(72);
   });
 
   it('measures ankle dorsiflexion when the keypoint set has heel and toe (BODY_25B)', () => {

@@ -9,8 +9,11 @@
 import { z } from 'zod';
 import { CONDITION_CODES } from './quality';
 
-/** Joints the pipeline reports; definitions in `models/capture/angles.ts`. */
-export const POSE_JOINTS = ['knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion'] as const;
+/** Joints the pipeline reports; definitions in `models/capture/angles.ts`. The last four are frontal-plane angles. */
+export const POSE_JOINTS = [
+  'knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion',
+  'hip_abduction', 'knee_frontal_projection_angle', 'pelvic_obliquity', 'trunk_lateral_lean',
+] as const;
 export type PoseJoint = (typeof POSE_JOINTS)[number];
 
 export const POSE_SIDES = ['left', 'right'] as const;
@@ -23,10 +26,11 @@ export type PoseStatistic = (typeof POSE_STATISTICS)[number];
 /**
  * Why a reading has no value:
  * - `flexion_observability_gate`: the limb's sagittal-projection ratio was below 0.45 (design/capture.md).
+ * - `frontal_observability_gate`: a frontal-plane angle whose segments' frontal-projection ratio was below 0.45 (e.g. hip abduction with the thigh flexed towards 90°).
  * - `not_measurable_with_coco17`: the definition needs a point COCO-17 lacks (e.g. a foot point for dorsiflexion).
  * - `low_coverage`: too few frames had a valid 3D reading (athlete out of view, too few cameras).
  */
-export const OMITTED_REASONS = ['flexion_observability_gate', 'not_measurable_with_coco17', 'low_coverage'] as const;
+export const OMITTED_REASONS = ['flexion_observability_gate', 'frontal_observability_gate', 'not_measurable_with_coco17', 'low_coverage'] as const;
 export type OmittedReason = (typeof OMITTED_REASONS)[number];
 
 /**

@@ -14,7 +14,7 @@ import { median } from './vec';
  * conditions are said beside the number without failing it.
  */
 export const CONDITION_CODES = [
-  'rig_drift', 'view_not_sagittal', 'low_coverage', 'camera_offset', 'camera_offset_corrected', 'camera_exclusion_imbalance',
+  'rig_drift', 'view_not_sagittal', 'view_not_frontal', 'low_coverage', 'camera_offset', 'camera_offset_corrected', 'camera_exclusion_imbalance',
   'reprojection_imbalance', 'segment_length_unstable', 'segment_asymmetry', 'implausible_range', 'low_2d_confidence', 'static_trial',
   // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
@@ -56,6 +56,13 @@ export const PLAUSIBLE_RANGE_DEG: Readonly<Record<PoseJoint, readonly [number, n
   shoulder_flexion: [-80, 200],
   elbow_flexion: [-20, 165],
   ankle_dorsiflexion: [-70, 45],
+  // frontal plane: hip abduction 0–45° / adduction 0–30° (AAOS) widened; FPPA in landing and
+  // single-leg squat rarely beyond ±30° (Munro et al. 2012); pelvic obliquity and trunk lean in gait
+  // and landing within ±15–20°.
+  hip_abduction: [-45, 70],
+  knee_frontal_projection_angle: [-40, 50],
+  pelvic_obliquity: [-30, 30],
+  trunk_lateral_lean: [-45, 45],
 };
 
 /** Long-bone segments checked for length constancy and symmetry. */
@@ -74,6 +81,10 @@ export const JOINT_DEPENDS: Readonly<Record<PoseJoint, { segments: readonly Segm
   shoulder_flexion: { segments: ['upper_arm'], keypoints: ['shoulder', 'elbow', '#left_shoulder', '#right_shoulder', '#left_hip', '#right_hip'] },
   elbow_flexion: { segments: ['upper_arm', 'forearm'], keypoints: ['shoulder', 'elbow', 'wrist'] },
   ankle_dorsiflexion: { segments: ['shank'], keypoints: ['knee', 'ankle', 'heel', 'big_toe'] },
+  hip_abduction: { segments: ['thigh'], keypoints: ['hip', 'knee', '#left_hip', '#right_hip', '#left_shoulder', '#right_shoulder'] },
+  knee_frontal_projection_angle: { segments: ['thigh', 'shank'], keypoints: ['hip', 'knee', 'ankle', '#left_hip', '#right_hip'] },
+  pelvic_obliquity: { segments: [], keypoints: ['#left_hip', '#right_hip'] },
+  trunk_lateral_lean: { segments: [], keypoints: ['#left_hip', '#right_hip', '#left_shoulder', '#right_shoulder'] },
 };
 
 /** Per side and segment: median length (m), coefficient of variation and frames measured. */

@@ -56,6 +56,8 @@ export interface ReadingConditions {
   rigTrustworthy: boolean;
   /** Trial-level conditions (camera synchronisation and imbalance, static trial) given to every reading. */
   trialConditions?: ReadingCondition[];
+  /** Best camera's angle (deg) from a pure front or back view (0 = facing a camera); null when the facing is unknown. ≥ 60 → frontal angles fail `view_not_frontal`. */
+  frontalObliquityDeg?: number | null;
   /** Mean 2D confidence of a keypoint (full name) over the views and frames that detected it; omitted = not checked. */
   confidence?: (keypoint: string) => number;
 }
@@ -63,8 +65,10 @@ export interface ReadingConditions {
 /** Coverage a reading needs to be called trustworthy (it is reported, with a value, from 0.5). */
 export const TRUST_MIN_COVERAGE = 0.8;
 
-/** Angles defined in a plane of the body (they need a view that sees that plane); knee and elbow flexion are 3D angles between segments and do not. */
+/** Angles defined in the sagittal plane (they need a view that sees that plane); knee and elbow flexion are 3D angles between segments and do not. */
 export const PLANAR_JOINTS: readonly PoseJoint[] = ['hip_flexion', 'shoulder_flexion', 'ankle_dorsiflexion'];
+/** Angles defined in the frontal plane: they need a camera within 60° of the front or back. */
+export const FRONTAL_JOINTS: readonly PoseJoint[] = ['hip_abduction', 'knee_frontal_projection_angle', 'pelvic_obliquity', 'trunk_lateral_lean'];
 
 /**
  * The conditions of one reading (each failed check, with its numbers) — trustworthy exactly when
@@ -79,6 +83,9 @@ export function conditionsFor(cond: ReadingConditions, joint: PoseJoint, coverag
   if (!cond.rigTrustworthy) out.push({ code: 'rig_drift', detail: 'the cameras have moved from the rig\'s declared layout beyond tolerance: recalibrate the rig' });
   if (PLANAR_JOINTS.includes(joint) && !(cond.obliquityBand === 'sagittal' || cond.obliquityBand === 'oblique')) {
     out.push({ code: 'view_not_sagittal', detail: cond.obliquityBand === 'unknown' ? 'the athlete\'s facing could not be estimated, so the view of the sagittal plane is unknown' : `no camera saw the athlete from the side (best view ${cond.viewObliquityDeg?.toFixed(0) ?? '?'}° from side-on): add a side camera` });
+  }
+  if (FRONTAL_JOINTS.includes(joint) && cond.frontalObliquityDeg !== undefined && !(cond.frontalObliquityDeg !== null && cond.frontalObliquityDeg < 60)) {
+    out.push({ code: 'view_not_frontal', detail: cond.frontalObliquityDeg === null ? 'the athlete\'s facing could not be estimated, so the view of the frontal plane is unknown' : `no camera saw the athlete from the front or back (best view ${cond.frontalObliquityDeg.toFixed(0)}° from facing): add a front or back camera` });
   }
   if (coverage < TRUST_MIN_COVERAGE) out.push({ code: 'low_coverage', detail: `only ${Math.round(coverage * 100)} % of frames had a valid reading (trustworthy needs ${TRUST_MIN_COVERAGE * 100} %): keep the athlete in view of at least two cameras` });
   out.push(...(cond.trialConditions ?? []), ...own);
@@ -110,23 +117,27 @@ export interface JointOutcome {
  */
 export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?: number } = {}): JointOutcome {
   // Knee and elbow flexion are 3D angles between two segments: no view plane to gate them by.
-  const gate = PLANAR_JOINTS.includes(s.joint) ? (opts.gate ?? FLEXION_OBSERVABILITY_GATE) : -Infinity;
+  // Frontal angles are gated by their frontal-projection ratio with the same bound.
+  const gate = s.plane === 'sagittal' || s.plane === 'frontal' ? (opts.gate ?? FLEXION_OBSERVABILITY_GATE) : -Infinity;
+  const ratioOf = s.plane === 'frontal' ? s.frontalRatio : s.sagittalRatio;
   const minCov = opts.minCoverage ?? MIN_COVERAGE;
   const F = s.angleDeg.length;
   const vals: number[] = [];
   let gated = 0;
   for (let f = 0; f < F; f++) {
-    const a = s.angleDeg[f] ?? NaN, r = s.sagittalRatio[f] ?? NaN;
+    const a = s.angleDeg[f] ?? NaN, r = ratioOf[f] ?? NaN;
     if (!Number.isFinite(a)) continue;
-    if (!(r >= gate)) { gated++; continue; }
+    if (gate > -Infinity && !(r >= gate)) { gated++; continue; }
     vals.push(a);
   }
   const coverage = F > 0 ? vals.length / F : 0;
   const medRatio = median(s.sagittalRatio);
-  const sagittalRatio = Number.isFinite(medRatio) ? medRatio : null;
+  const sagittalRatio = Number.isFinite(medRatio) && s.plane !== 'frontal' && s.plane !== 'global' ? medRatio : null;
+  const medFrontal = median(s.frontalRatio);
   let omitted: OmittedReason | null = null;
   if (!s.measurable) omitted = 'not_measurable_with_coco17';
-  else if (sagittalRatio !== null && sagittalRatio < gate) omitted = 'flexion_observability_gate';
+  else if (s.plane === 'sagittal' && sagittalRatio !== null && sagittalRatio < gate) omitted = 'flexion_observability_gate';
+  else if (s.plane === 'frontal' && Number.isFinite(medFrontal) && medFrontal < gate) omitted = 'frontal_observability_gate';
   else if (coverage < minCov) omitted = 'low_coverage';
   let values: JointOutcome['values'] = null;
   if (!omitted && vals.length > 0) {

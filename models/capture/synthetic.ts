@@ -35,6 +35,11 @@ export interface SyntheticAngles {
   elbowFlexion: { left: number; right: number };
   /** Arm abduction (deg) out of the sagittal plane, to exercise the observability gate. */
   shoulderAbduction: { left: number; right: number };
+  /** Frontal plane (optional, degrees): thigh abduction, knee valgus (shank abducted this much more than the thigh), pelvis tilted with the left hip up by `pelvicObliquity`, trunk leaning towards the left by `trunkLean`. */
+  hipAbduction?: { left: number; right: number };
+  kneeValgus?: { left: number; right: number };
+  pelvicObliquity?: number;
+  trunkLean?: number;
 }
 
 /** Segment lengths (m) of the synthetic athlete. */
@@ -59,11 +64,13 @@ export function syntheticPose(a: SyntheticAngles, pelvis: Vec3 = [0, 0, SYNTHETI
     -Math.cos(rad(th)) * Math.cos(rad(abd)),
   ];
   const sides = [['left', 1], ['right', -1]] as const;
-  const neckBase: Vec3 = [pelvis[0], pelvis[1], pelvis[2] + B.trunk];
+  const lean = rad(a.trunkLean ?? 0), obl = rad(a.pelvicObliquity ?? 0);
+  const neckBase: Vec3 = [pelvis[0], pelvis[1] + B.trunk * Math.sin(lean), pelvis[2] + B.trunk * Math.cos(lean)];
   for (const [side, sy] of sides) {
-    const hip: Vec3 = [pelvis[0], pelvis[1] + sy * B.pelvisHalfWidth, pelvis[2]];
-    const knee = add(hip, sag(a.hipFlexion[side]), B.thigh);
-    const ankle = add(knee, sag(a.hipFlexion[side] - a.kneeFlexion[side]), B.shank);
+    const hip: Vec3 = [pelvis[0], pelvis[1] + sy * B.pelvisHalfWidth * Math.cos(obl), pelvis[2] + sy * B.pelvisHalfWidth * Math.sin(obl)];
+    const abd = a.hipAbduction?.[side] ?? 0, valgus = a.kneeValgus?.[side] ?? 0;
+    const knee = add(hip, sag(a.hipFlexion[side], abd, sy), B.thigh);
+    const ankle = add(knee, sag(a.hipFlexion[side] - a.kneeFlexion[side], abd + valgus, sy), B.shank);
     const sh: Vec3 = [neckBase[0], neckBase[1] + sy * B.shoulderHalfWidth, neckBase[2]];
     const ua = sag(a.shoulderFlexion[side], a.shoulderAbduction[side], sy);
     const elbow = add(sh, ua, B.upperArm);

@@ -194,7 +194,7 @@ export const CaptureSession = z.object({
 });
 export type CaptureSession = z.infer<typeof CaptureSession>;
 
-export const PoseJoint = z.enum(['knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion']);
+export const PoseJoint = z.enum(['knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion', 'hip_abduction', 'knee_frontal_projection_angle', 'pelvic_obliquity', 'trunk_lateral_lean']);
 
 /** One joint-angle reading with every condition it was measured under (capture.md). */
 export const PoseMetric = z.object({
