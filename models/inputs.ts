@@ -151,6 +151,11 @@ export const LogSessionLoads = z.object({
   rpe: R.SessionLoad.shape.rpe.describe('Session RPE, CR-10 scale 0–10.'),
   training_session_id: R.Id.optional(),
   exclude_athlete_ids: z.array(R.Id).max(200).default([]).describe('Squad members to leave out (e.g. injured).'),
+  per_athlete: z.array(z.object({
+    athlete_id: R.Id,
+    duration_min: R.SessionLoad.shape.duration_min.optional().describe('Minutes this athlete trained, when not the session duration.'),
+    rpe: R.SessionLoad.shape.rpe.optional().describe('This athlete\'s session RPE, when not the squad value.'),
+  }).strict()).max(200).default([]).describe('Per-athlete minutes or RPE that differ from the session values (e.g. a late substitute).'),
 }).strict().refine((v) => (v.athlete_id ? 1 : 0) + (v.squad_id ? 1 : 0) === 1, { message: 'Give exactly one of athlete_id or squad_id.', path: ['athlete_id'] });
 export const GetAcwr = z.object({
   athlete_id: R.Id,

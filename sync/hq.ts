@@ -13,7 +13,8 @@
  * HQ_APP_DATABASE_URL the app role's (every request); HQ_REPLICATION_DATABASE_URL the replication
  * role's (the embedded shape service; not needed with ELECTRIC_URL). HQ_ADMIN_DATABASE_URL, when
  * set, runs the admin step first with those roles' passwords. ELECTRIC_URL (+ ELECTRIC_SECRET)
- * sends shapes to a real Electric service instead of the embedded one.
+ * sends shapes to a real Electric service instead of the embedded one (HQ_ELECTRIC_PUBLICATION
+ * names the publication it reads, created here; HQ_REPLICATION_SLOT the slot /readyz watches).
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -22,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { DEMO_EMAILS, DEMO_ORG_NAME, DEMO_PIN, DEMO_SECOND_ORG_NAME } from '../models/seed/demo';
 import { runAdminSetup, withCredentials, withDatabase } from './pg/admin';
 import { startPgCluster, type PgCluster } from './pg/cluster';
-import { migrateHq } from './pg/db';
+import { ensurePublication, migrateHq } from './pg/db';
 import { HQ_PUBLICATION, HQ_ROLES, type HqRolePasswords } from './pg/roles';
 import { initialiseHq } from './seed';
 import { startHqServer, type HqServer } from './server';
@@ -136,6 +137,10 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
     let shapeSecret: string | null;
     let slotName: string | null;
     if (env.ELECTRIC_URL) {
+      // Electric with ELECTRIC_MANUAL_TABLE_PUBLISHING=true streams only the tables its publication
+      // lists; HQ (the tables' owner) creates that publication with the synced tables.
+      const publication = env.HQ_ELECTRIC_PUBLICATION ?? 'electric_publication_default';
+      if (await ensurePublication(ownerUrl, publication, HQ_PUBLICATION)) log(`hq: created publication ${publication} for Electric`);
       shapeUrl = env.ELECTRIC_URL;
       shapeSecret = env.ELECTRIC_SECRET ?? null;
       slotName = env.HQ_REPLICATION_SLOT ?? null;

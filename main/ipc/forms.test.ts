@@ -62,6 +62,16 @@ describe('submitForm', () => {
     expect(listActivity(f.db, f.a.orgId, { limit: 1 })[0]).toMatchObject({ actor_name: 'Northbridge physio', via_assistant: false });
   });
 
+  it('a squad load takes per-athlete minutes and RPE; a stray athlete is refused', () => {
+    const r = submitForm(f.db, f.a.users.physio, { verb: 'workload.logSessionLoads', input: { squad_id: f.a.squadId, date: '2026-11-20', duration_min: 60, rpe: 5, per_athlete: [{ athlete_id: f.a.otherAthleteId, duration_min: 20, rpe: 7 }] } }, now);
+    if (r.status !== 'review') throw new Error('expected review');
+    const rows = Object.fromEntries(r.proposal.changes.map((c) => (c.op === 'insert' ? [c.after.athlete_id as string, c.after] : ['', {}])));
+    expect(rows[f.a.athleteId]).toMatchObject({ duration_min: 60, rpe: 5, load_au: 300 });
+    expect(rows[f.a.otherAthleteId]).toMatchObject({ duration_min: 20, rpe: 7, load_au: 140 });
+    expect(r.proposal.summary).toMatch(/1 with their own minutes\/RPE/);
+    expect(() => submitForm(f.db, f.a.users.physio, { verb: 'workload.logSessionLoads', input: { squad_id: f.a.squadId, date: '2026-11-20', duration_min: 60, rpe: 5, exclude_athlete_ids: [f.a.otherAthleteId], per_athlete: [{ athlete_id: f.a.otherAthleteId, rpe: 7 }] } }, now)).toThrow(expect.objectContaining({ code: 'Validation' }));
+  });
+
   it('a sign-off is reviewed first; a coach signing before the doctor is told so', () => {
     const r = submitForm(f.db, f.a.users.coach, { verb: 'rtp.signoffCoach', input: { id: f.a.rtpId, signed: true } }, now);
     if (r.status !== 'review') throw new Error('expected review');

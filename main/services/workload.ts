@@ -54,8 +54,18 @@ export const logSessionLoads = writeVerb('workload.logSessionLoads', {
       label = a.name;
     }
     const load = Math.round(i.rpe * i.duration_min * 100) / 100;
-    const changes = athletes.map((a) => insertRow('session_load', { athlete_id: a.id, training_session_id: i.training_session_id ?? null, date: i.date, duration_min: i.duration_min, rpe: i.rpe, load_au: load }));
-    return { planned: { verb: 'workload.logSessionLoads', summary: `Log ${changes.length} session load${changes.length === 1 ? '' : 's'} for ${label} on ${i.date} (RPE ${i.rpe} × ${i.duration_min} min = ${load} AU)`, changes } };
+    // Per-athlete minutes / RPE (a late substitute, a modified session) override the session values.
+    const own = new Map(i.per_athlete.map((p) => [p.athlete_id, p]));
+    const planned = new Set(athletes.map((a) => a.id));
+    const stray = i.per_athlete.find((p) => !planned.has(p.athlete_id));
+    if (stray) throw new ValidationError('per_athlete names an athlete who is not part of this load (not in the squad, inactive or excluded).', [{ path: 'per_athlete', message: `athlete ${stray.athlete_id} is not part of this load` }]);
+    const changes = athletes.map((a) => {
+      const minutes = own.get(a.id)?.duration_min ?? i.duration_min;
+      const rpe = own.get(a.id)?.rpe ?? i.rpe;
+      return insertRow('session_load', { athlete_id: a.id, training_session_id: i.training_session_id ?? null, date: i.date, duration_min: minutes, rpe, load_au: Math.round(rpe * minutes * 100) / 100 });
+    });
+    const varied = own.size > 0 ? `; ${own.size} with their own minutes/RPE` : '';
+    return { planned: { verb: 'workload.logSessionLoads', summary: `Log ${changes.length} session load${changes.length === 1 ? '' : 's'} for ${label} on ${i.date} (RPE ${i.rpe} × ${i.duration_min} min = ${load} AU${varied})`, changes } };
   },
 });
 

@@ -69,3 +69,34 @@ describe('call()', () => {
     expect(c.fieldErrors()).toEqual({});
   });
 });
+
+describe('readEventStream (eventsource-parser)', () => {
+  function body(chunks: string[]): ReadableStream<BufferSource> {
+    const enc = new TextEncoder();
+    return new ReadableStream<BufferSource>({
+      start(ctl) {
+        for (const c of chunks) ctl.enqueue(enc.encode(c));
+        ctl.close();
+      },
+    });
+  }
+
+  it('parses events split across chunks, with ids, names, multi-line data and heartbeat comments', async () => {
+    const got: { event?: string; id?: string; data: string }[] = [];
+    await bridge.readEventStream(body(['id: 1\ndata: {"a"', ':1}\n\n: heartbeat\n\nid: 2\r\nevent: end\r\ndata: line one\r\n', 'data: line two\r\n\r\n']), (m) => got.push({ ...(m.event ? { event: m.event } : {}), ...(m.id ? { id: m.id } : {}), data: m.data }));
+    expect(got).toEqual([
+      { id: '1', data: '{"a":1}' },
+      { event: 'end', id: '2', data: 'line one\nline two' },
+    ]);
+  });
+
+  it('stops reading when told to (the stream ended for the caller)', async () => {
+    const got: string[] = [];
+    let stop = false;
+    await bridge.readEventStream(body(['data: one\n\n', 'data: two\n\n', 'data: three\n\n']), (m) => {
+      got.push(m.data);
+      stop = true;
+    }, () => stop);
+    expect(got).toEqual(['one']);
+  });
+});

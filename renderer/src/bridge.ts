@@ -6,6 +6,8 @@
 import type { CallInput, CallName, CallOutput, CallResult, ContractBridge, OpInput, OpName, OpOutput, StreamEvents, StreamInput, StreamName } from '../../models/contract';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError } from '../../models/errors';
+import type { EventSourceMessage } from 'eventsource-parser';
+import { createParser } from 'eventsource-parser';
 
 declare global {
   interface Window {
@@ -33,26 +35,23 @@ export class CallError extends AppError {
 
 const SESSION_KEY = 'ai-host-session';
 
-/** Parse server-sent-event blocks out of `buf`; returns the unparsed tail. */
-export function parseSse(buf: string, onBlock: (b: { id?: string; event: string; data: string }) => void): string {
-  const blocks = buf.split(/\r?\n\r?\n/);
-  const tail = blocks.pop() ?? '';
-  for (const block of blocks) {
-    let event = 'message';
-    let id: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith(':')) continue;
-      const i = line.indexOf(':');
-      const field = i < 0 ? line : line.slice(0, i);
-      const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
-      if (field === 'event') event = value;
-      else if (field === 'id') id = value;
-      else if (field === 'data') data.push(value);
+/**
+ * Read a `text/event-stream` body with the one SSE parser (eventsource-parser): `onMessage` gets
+ * each event (`event` name, `id`, `data` with multi-line data joined); comments (the host's
+ * heartbeats) are skipped. Returns when the body ends or, after an event, `stop()` is true.
+ */
+export async function readEventStream(body: ReadableStream<BufferSource>, onMessage: (m: EventSourceMessage) => void, stop: () => boolean = () => false): Promise<void> {
+  const parser = createParser({ onEvent: onMessage });
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    parser.feed(value);
+    if (stop()) {
+      await reader.cancel().catch(() => undefined);
+      return;
     }
-    if (data.length) onBlock({ ...(id !== undefined ? { id } : {}), event, data: data.join('\n') });
   }
-  return tail;
 }
 
 function webBridge(): ContractBridge {
@@ -80,18 +79,16 @@ function webBridge(): ContractBridge {
             finish(body?.error ?? { code: 'Internal', message: `The stream was refused (${res.status}).` });
             return;
           }
-          const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-          let buf = '';
-          for (;;) {
-            const { value, done } = await reader.read();
-            if (done) break;
-            buf = parseSse(buf + value, (b) => {
-              if (b.event === 'end') finish();
-              else if (b.event === 'error') finish(JSON.parse(b.data) as ErrorPayload);
-              else onEvent(JSON.parse(b.data) as StreamEvents[K]);
-            });
-            if (ended) break;
-          }
+          await readEventStream(
+            res.body,
+            (m) => {
+              if (ended) return;
+              if (m.event === 'end') finish();
+              else if (m.event === 'error') finish(JSON.parse(m.data) as ErrorPayload);
+              else onEvent(JSON.parse(m.data) as StreamEvents[K]);
+            },
+            () => ended,
+          );
           finish({ code: 'Internal', message: 'The connection to the app host was lost; reconnecting resumes from the last event.' });
         } catch {
           if (!ctl.signal.aborted) finish({ code: 'Internal', message: 'The connection to the app host was lost; reconnecting resumes from the last event.' });

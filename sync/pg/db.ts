@@ -135,3 +135,26 @@ export async function withLookup<T>(pool: pg.Pool, setting: 'hq.login_email' | '
     client.release();
   }
 }
+
+/**
+ * Make sure publication `name` lists the synced tables (those of the HQ's own publication), for a
+ * real Electric service run with manual table publishing (Electric names its publication
+ * `electric_publication_<ELECTRIC_REPLICATION_STREAM_ID>`). Run as the owner role, which owns the
+ * tables; nothing is done when it already exists.
+ * @returns true when the publication was created now.
+ */
+export async function ensurePublication(ownerUrl: string, name: string, like: string): Promise<boolean> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`Bad publication name "${name}" (lowercase letters, digits, _).`);
+  const client = new pg.Client({ connectionString: ownerUrl });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name]);
+    if (exists.rowCount) return false;
+    const tables = (await client.query<{ t: string }>(`SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1`, [like])).rows.map((r) => r.t);
+    if (tables.length === 0) throw new Error(`Publication ${like} lists no tables; run the HQ migrations first.`);
+    await client.query(`CREATE PUBLICATION ${name} FOR TABLE ${tables.join(', ')}`);
+    return true;
+  } finally {
+    await client.end();
+  }
+}

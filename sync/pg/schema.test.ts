@@ -9,6 +9,7 @@ import pg from 'pg';
 import { openDb } from '../../main/data/db';
 import { TABLE_NAMES } from '../../models/tables';
 import { havePg, useHqDatabase } from '../testing/hqdb';
+import { ensurePublication } from './db';
 import { HQ_ROLES } from './roles';
 
 const SYNCED = ['organization', ...TABLE_NAMES, 'activity'];
@@ -54,7 +55,8 @@ describe.skipIf(!havePg)('HQ schema', () => {
     }
     const checks = await q<{ def: string }>(`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'athlete'::regclass AND contype = 'c'`);
     expect(checks.map((c) => c.def).join(' ')).toMatch(/substr\(\(id\)::text, 15, 1\) = '7'/);
-    await expect(hq.pg.query(`SELECT set_config('hq.org_id', gen_random_uuid()::text, true); INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES (gen_random_uuid(), gen_random_uuid(), now(), now(), 'x', '2026')`, [], hq.ownerUrl)).rejects.toThrow(/squad_id_check/);
+    const org = '01a02da2-3400-7fc5-86f0-eb46b8c2a352';
+    await expect(hq.pg.query(`SELECT set_config('hq.org_id', '${org}', true); INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES (gen_random_uuid(), '${org}', now(), now(), 'x', '2026')`, [], hq.ownerUrl)).rejects.toThrow(/squad_id_check/);
   });
 
   it('FORCEs row-level security on every business table', async () => {
@@ -89,6 +91,11 @@ describe.skipIf(!havePg)('HQ schema', () => {
   it('publishes every synced table with full replica identity', async () => {
     const pub = await q<{ tablename: string }>(`SELECT tablename FROM pg_publication_tables WHERE pubname = 'hq_sync' ORDER BY 1`);
     expect(pub.map((p) => p.tablename)).toEqual([...SYNCED].sort());
+    // A real Electric with manual publishing reads its own publication: HQ creates it as the owner.
+    expect(await ensurePublication(hq.ownerUrl, 'electric_publication_hq', 'hq_sync')).toBe(true);
+    expect(await ensurePublication(hq.ownerUrl, 'electric_publication_hq', 'hq_sync')).toBe(false);
+    const electric = await q<{ tablename: string }>(`SELECT tablename FROM pg_publication_tables WHERE pubname = 'electric_publication_hq' ORDER BY 1`);
+    expect(electric.map((p) => p.tablename)).toEqual([...SYNCED].sort());
     const ident = await q<{ relname: string; relreplident: string }>(`SELECT relname, relreplident FROM pg_class WHERE relname = ANY($1)`, [SYNCED]);
     expect(ident.every((i) => i.relreplident === 'f')).toBe(true);
   });

@@ -116,19 +116,22 @@ function RowDiffView({ c, names }: { c: RowChange; names: Names }) {
 /** Many rows of one kind: a compact table; `onToggle` (when given) lets rows be left out. */
 function BulkTable({ changes, names, dropped, onToggle }: { changes: readonly RowChange[]; names: Names; dropped: ReadonlySet<string>; onToggle?: (id: string) => void }) {
   const first = changes[0]!;
+  // Rows of athletes' records (a squad load): the athlete names the row.
+  const byAthlete = changes.every((c) => c.op !== 'delete' && typeof c.after.athlete_id === 'string');
+  const nameOf = (c: RowChange) => (byAthlete && c.op !== 'delete' ? (names.athletes.get(c.after.athlete_id as string) ?? recordName(c, names)) : recordName(c, names));
   const cols = [...new Set(changes.flatMap(fieldsOf))].filter((k) => !(first.table === 'session_load' && k === 'date' && new Set(changes.map((c) => (c.op === 'delete' ? '' : c.after.date))).size === 1));
   return (
     <table className="table bulk" data-bulk-rows={changes.length}>
       <thead>
         <tr>
           {onToggle ? <th scope="col">Include</th> : null}
-          <th scope="col">{RECORD_NOUN[first.table] ?? first.table}</th>
+          <th scope="col">{byAthlete ? 'Athlete' : (RECORD_NOUN[first.table] ?? first.table)}</th>
           {cols.map((k) => <th key={k} scope="col" className={fieldLabel(first.table, k).kind === 'number' || fieldLabel(first.table, k).kind === 'cents' ? 'num' : ''}>{labelWithUnit(first.table, k)}</th>)}
         </tr>
       </thead>
       <tbody>
         {changes.map((c) => {
-          const name = recordName(c, names);
+          const name = nameOf(c);
           const out = dropped.has(c.id);
           return (
             <tr key={c.id} data-row={c.id} data-record={name} className={out ? 'dropped' : ''}>

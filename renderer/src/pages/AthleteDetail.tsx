@@ -67,7 +67,7 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
           ) : tab === 'wellness' ? (
             <WellnessTab athleteId={id} onState={setInner} onSaved={setSaved} />
           ) : tab === 'workload' ? (
-            <WorkloadTab athleteId={id} onState={setInner} />
+            <WorkloadTab athleteId={id} athleteName={athlete.data.a.name} onState={setInner} onSaved={setSaved} />
           ) : (
             <PoseTab athleteId={id} onState={setInner} />
           )}

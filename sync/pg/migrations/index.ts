@@ -4,6 +4,7 @@
  */
 import { sql as schema } from './0001_schema';
 import { sql as tenancy } from './0002_tenancy';
+import { sql as poseConditions } from './0003_pose_conditions';
 
 export interface HqMigration {
   id: number;
@@ -14,4 +15,5 @@ export interface HqMigration {
 export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 1, name: '0001_schema', sql: schema },
   { id: 2, name: '0002_tenancy', sql: tenancy },
+  { id: 3, name: '0003_pose_conditions', sql: poseConditions },
 ];

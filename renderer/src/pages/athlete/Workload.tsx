@@ -2,7 +2,10 @@
  * Session loads (AU = RPE × minutes) and ACWR. The figures in the cards come from the service
  * (`workload.acwr`); the chart's ACWR line uses the same pure function from models/acwr.ts.
  */
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
+import { hasPermission } from '../../../../models/roles';
+import { useSession } from '../../store';
+import { LoadFormDialog } from '../forms/LoadForms';
 import type { AcwrResult } from '../../../../models/acwr';
 import { computeAcwr } from '../../../../models/acwr';
 import { call } from '../../bridge';
@@ -13,7 +16,12 @@ import { addDays, formatDate, todayIso } from '../../format';
 
 const DAYS = 42;
 
-export function WorkloadTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
+export function WorkloadTab({ athleteId, athleteName, onState, onSaved }: { athleteId: string; athleteName: string; onState: (s: 'loading' | 'ready' | 'error') => void; onSaved(s: string): void }) {
+  const me = useSession((s) => s.me)!;
+  const [logging, setLogging] = useState(false);
+  const canLog = hasPermission(me.role, 'workload.write');
+  const action = canLog ? <div className="row-actions"><button type="button" className="primary" data-action="log-load" onClick={() => setLogging(true)}>Log session load…</button></div> : null;
+  const dialog = logging ? <LoadFormDialog squad={null} athlete={{ id: athleteId, name: athleteName }} onClose={() => setLogging(false)} onSaved={(s) => { setLogging(false); onSaved(s); }} /> : null;
   const data = useLoad(async () => {
     const today = todayIso();
     const [loads, acwr] = await Promise.all([
@@ -24,7 +32,7 @@ export function WorkloadTab({ athleteId, onState }: { athleteId: string; onState
   }, athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);
   if (data.state === 'error') return <ErrorNote error={data.error} />;
-  if (data.state !== 'ready') return null;
+  if (data.state !== 'ready') return dialog;
   const { loads, acwr } = data.data;
   const end = acwr.as_of;
   const dates = Array.from({ length: DAYS }, (_, i) => addDays(end, i - DAYS + 1));
@@ -36,6 +44,8 @@ export function WorkloadTab({ athleteId, onState }: { athleteId: string; onState
   const rolling = acwr.results.find((r) => r.method === 'rolling') ?? computeAcwr(series, end, 'rolling');
   return (
     <div className="stack">
+      {dialog}
+      {action}
       <div className="cards">
         {acwr.results.map((r) => <AcwrCard key={r.method} r={r} />)}
       </div>
