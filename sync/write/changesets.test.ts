@@ -177,6 +177,48 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect(n!.n).toBe(0);
   });
 
+  it('lets one of two devices racing on the same row win; the other gets stale with the winner\'s row', async () => {
+    const [row] = await sql<{ id: string; version: number }>('SELECT id, version FROM athlete WHERE id = $1', [athletes[12]]);
+    const race = (notes: string, token: string) => one(token, { changeset_id: uuidv7(), verb: 'athletes.update', changes: [{ op: 'update', table: 'athlete', id: row!.id, version: row!.version, before: { notes: '' }, after: { notes } }] });
+    const [a, b] = await Promise.all([race('from the physio', tokens.physio!), race('from the doctor', tokens.doctor!)]);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses).toEqual(['applied', 'rejected']);
+    const loser = a.status === 'rejected' ? a : b;
+    const [now] = await sql<{ notes: string; version: number }>('SELECT notes, version FROM athlete WHERE id = $1', [row!.id]);
+    expect(now!.version).toBe(row!.version + 1);
+    if (loser.status === 'rejected') {
+      expect(loser.reason).toBe('stale');
+      expect(loser.current?.[0]?.row?.notes).toBe(now!.notes);
+    }
+  });
+
+  it('needs an owner\'s approval for a change the policy marks "needs owner"', async () => {
+    const [item] = await sql<{ id: string; version: number; price_cents: number }>('SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 ORDER BY code LIMIT 1', [ids.org]);
+    const change = { op: 'update', table: 'rate_item', id: item!.id, version: item!.version, before: { price_cents: item!.price_cents }, after: { price_cents: Math.round(item!.price_cents * 1.5) } };
+    const unapproved = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', changes: [change] });
+    expect(unapproved).toMatchObject({ status: 'rejected', reason: 'policy' });
+    if (unapproved.status === 'rejected') expect(unapproved.policy?.map((d) => d.code)).toContain('numeric_change_needs_owner');
+    const byDoctor = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', approved_by: ids.users.doctor, changes: [change] });
+    expect(byDoctor).toMatchObject({ status: 'rejected', reason: 'policy' });
+    const approved = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', approved_by: ids.users.owner, changes: [change] });
+    expect(approved).toMatchObject({ status: 'applied', versions: { [item!.id]: item!.version + 1 } });
+  });
+
+  it('rate-limits device sign-in attempts per address', async () => {
+    const strict = await startHqServer({ appUrl: hq.appUrl, shapeUrl: 'http://127.0.0.1:9', poolSize: 2, enrolLimit: { max: 3, windowMs: 60_000 } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await fetch(`${strict.url}/v1/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `nobody${i}@kestrelvale.test`, pin: '1' }) });
+        statuses.push(r.status);
+        await r.arrayBuffer();
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('refuses bad input whole, with a typed 4xx, applying nothing', async () => {
     const good = { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[9]!) }] };
     const goodId = (good.changes[0] as { id: string }).id;
