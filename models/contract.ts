@@ -103,7 +103,7 @@ export const CONTRACT = {
    * remove a tool, never add one a role lacks).
    */
   'settings.updateAssistant': {
-    input: z.object({ api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(), disabled_tools: z.array(z.string().max(100)).max(200).optional() }).strict(),
+    input: z.object({ api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(), disabled_tools: z.array(z.string().max(100)).max(200).optional(), budget_cap_usd: z.number().finite().min(0).max(1_000_000).nullable().optional() }).strict(),
     output: z.custom<AssistantSettingsView>(),
   },
   /** Proposed changes visible to this user (their own; for an owner also every needs-owner change), newest first. */

@@ -294,6 +294,11 @@ export function spendSince(db: Db, orgId: string, userId: string, sinceIso: stri
   return { orgUsd: org.s, userUsd: user.s };
 }
 
+/** Set the organisation's monthly assistant cap (USD; null = no cap). Bumps the row's version. */
+export function setOrgBudgetCap(db: Db, orgId: string, capUsd: number | null, nowIso: string): void {
+  db.raw.prepare('UPDATE organization SET budget_cap_usd = ?, updated_at = ?, version = version + 1 WHERE id = ?').run(capUsd, nowIso, orgId);
+}
+
 /** The org's and the user's monthly assistant caps (USD; null = no cap). */
 export function budgetCaps(db: Db, orgId: string, userId: string): { orgCapUsd: number | null; userCapUsd: number | null } {
   const o = db.raw.prepare('SELECT budget_cap_usd FROM organization WHERE id = ?').get(orgId) as { budget_cap_usd: number | null } | undefined;

@@ -156,9 +156,10 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'forms.submit': (ctx, input) => submitForm(deps.db, signedInUser(ctx), input, new Date(now())),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
     'settings.updateAssistant': (ctx, input) => {
-      const patch: { api_key?: string | null; disabled_tools?: string[] } = {};
+      const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};
       if (input.api_key !== undefined) patch.api_key = input.api_key;
       if (input.disabled_tools !== undefined) patch.disabled_tools = input.disabled_tools;
+      if (input.budget_cap_usd !== undefined) patch.budget_cap_usd = input.budget_cap_usd;
       return updateAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx), patch);
     },
   };

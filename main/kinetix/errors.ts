@@ -12,11 +12,19 @@ export class TooManyRuns extends AppError {
   }
 }
 
+/**
+ * Where a budget is changed (said in every budget refusal): the organisation cap through the
+ * assistant settings (`updateAssistantSettings`, settings.manage: owner, admin, super-admin), a
+ * person's own cap on their user account (`update_user`, user.manage).
+ */
+export const BUDGET_WHERE =
+  'An owner or administrator can raise the organisation\'s monthly cap under Settings → Kinetix (a person\'s own cap is on their user account).';
+
 /** The budget gate refused a run before its first paid call. `remainingUsd` is the headroom left (≤ 0). */
 export class BudgetExceeded extends AppError {
   readonly remainingUsd: number;
   constructor(reason: string, remainingUsd: number) {
-    super({ code: 'BudgetExceeded', message: `${reason} Remaining this month: $${Math.max(0, remainingUsd).toFixed(2)}. A super-admin can raise the cap under Settings → Kinetix.` });
+    super({ code: 'BudgetExceeded', message: `${reason} Remaining this month: $${Math.max(0, remainingUsd).toFixed(2)}. ${BUDGET_WHERE}` });
     this.remainingUsd = remainingUsd;
   }
 }

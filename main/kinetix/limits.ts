@@ -6,7 +6,9 @@ import { RateLimited } from '../../models/errors';
 import type { Db } from '../data/db';
 import { hostname } from 'node:os';
 import { acquireRunLease, budgetCaps, spendSince } from '../data/kinetix';
-import { TooManyRuns } from './errors';
+import { BUDGET_WHERE, TooManyRuns } from './errors';
+
+export { BUDGET_WHERE } from './errors';
 
 /** Defaults (kinetix.md §4; rate limits are this build's choice). */
 export interface KinetixLimits {
@@ -115,4 +117,4 @@ export function checkBudget(db: Db, orgId: string, userId: string, now: number, 
 
 /** The message of the second gate (kinetix.md §4), said when a run stops mid-way on budget. */
 export const BUDGET_STOP_MESSAGE =
-  'I stopped partway through because this turn reached the remaining Kinetix budget for the month. A super-admin can raise the cap under Settings → Kinetix.';
+  `I stopped partway through because this turn reached the remaining Kinetix budget for the month. ${BUDGET_WHERE}`;

@@ -7,6 +7,8 @@ import { openDb } from '../data/db';
 import type { SeedSummary } from '../data/seed';
 import { seedDemo } from '../data/seed';
 import { defaultToolRegistry } from './catalogue';
+import { BudgetExceeded } from './errors';
+import { checkBudget } from './limits';
 import { resolveProviderKey, SecretBox } from './secrets';
 import { readAssistantSettings, updateAssistantSettings } from './settings';
 
@@ -56,5 +58,21 @@ describe('assistant settings', () => {
     expect(offered).not.toContain('bulk_update_rates');
     expect(offered).toContain('list_athletes');
     expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.admin, { disabled_tools: ['rm_rf'] })).toThrow(expect.objectContaining({ code: 'Validation' }));
+  });
+
+  it('the owner sets the organisation\'s monthly budget through the service layer; the budget gate then uses it and names where to change it (issue 9 §8)', () => {
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.physio, { budget_cap_usd: 5 })).toThrow(expect.objectContaining({ code: 'Forbidden' }));
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: -1 })).toThrow(expect.objectContaining({ code: 'Validation' }));
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: Number.NaN })).toThrow(expect.objectContaining({ code: 'Validation' }));
+    expect(updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: 12.5 }).org.cap_usd).toBe(12.5);
+    expect(checkBudget(db, seed.orgId, seed.userIds.physio, Date.now(), () => {})).toMatchObject({ allowed: true, remainingUsd: 12.5 });
+    updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: 0 });
+    const refused = checkBudget(db, seed.orgId, seed.userIds.physio, Date.now(), () => {});
+    expect(refused).toMatchObject({ allowed: false });
+    const err = new BudgetExceeded(refused.reason!, refused.remainingUsd);
+    expect(err.message).toContain('under Settings → Kinetix');
+    expect(err.message).not.toContain('super-admin');
+    expect(updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: null }).org.cap_usd).toBeNull();
+    expect(checkBudget(db, seed.orgId, seed.userIds.physio, Date.now(), () => {})).toMatchObject({ allowed: true, remainingUsd: Infinity });
   });
 });

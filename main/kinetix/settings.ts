@@ -12,6 +12,7 @@ import type { AssistantSettingsView } from '../../models/contract';
 import { ValidationError } from '../../models/errors';
 import type { Db } from '../data/db';
 import { findOrganization, listAllUsers, putOrgSetting } from '../data/identity';
+import { setOrgBudgetCap } from '../data/kinetix';
 import type { ToolRegistry } from './registry';
 import { DISABLED_TOOLS_SETTING_KEY } from './registry';
 import { checkBudget, monthStartIso } from './limits';
@@ -72,10 +73,22 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
   };
 }
 
-/** Change the key and/or the switched-off tools. @throws Forbidden, Validation */
-export function updateAssistantSettings(deps: SettingsDeps, userId: string, input: { api_key?: string | null; disabled_tools?: string[] }): AssistantSettingsView {
+/**
+ * Change the key, the switched-off tools and/or the organisation's monthly assistant budget
+ * (`budget_cap_usd`: USD per calendar month (UTC), 0–1,000,000; null removes the cap). Gated by
+ * `settings.manage` (owner, admin, super-admin). @throws Forbidden, Validation
+ */
+export function updateAssistantSettings(deps: SettingsDeps, userId: string, input: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null }): AssistantSettingsView {
   const env = deps.env ?? process.env;
   const actor = manager(deps.db, userId);
+  if (input.budget_cap_usd !== undefined) {
+    const cap = input.budget_cap_usd;
+    if (cap !== null && !(typeof cap === 'number' && Number.isFinite(cap) && cap >= 0 && cap <= 1_000_000)) {
+      throw new ValidationError('The monthly budget must be an amount in USD between 0 and 1,000,000, or empty for no cap.', [{ path: 'budget_cap_usd', message: 'out of range' }]);
+    }
+    setOrgBudgetCap(deps.db, actor.orgId, cap === null ? null : Math.round(cap * 100) / 100, new Date().toISOString());
+    deps.log?.(`settings: organisation budget ${cap === null ? 'removed' : 'changed'}`);
+  }
   if (input.disabled_tools) {
     const known = new Set(deps.tools.all().map((t) => t.name));
     const unknown = input.disabled_tools.filter((n) => !known.has(n));
