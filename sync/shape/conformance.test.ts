@@ -103,6 +103,20 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
     expect(Object.keys(shape.currentRows.find((r) => r.id === 6)!).sort()).toEqual(['id', 'title']);
   });
 
+  it('streams live changes over SSE (live_sse) to a ShapeStream with liveSse', async () => {
+    const shape = new Shape(stream({ table: 'items', where: 'id >= 100' }, { liveSse: true }));
+    expect(await shape.rows).toEqual([]);
+    await sql(`INSERT INTO items (id, title) VALUES (100, 'sse')`);
+    await waitFor('sse insert', () => shape.currentRows.some((r) => r.id === 100));
+    await sql(`UPDATE items SET title = 'sse2' WHERE id = 100`);
+    await waitFor('sse update', () => shape.currentRows.find((r) => r.id === 100)?.title === 'sse2');
+    await sql(`INSERT INTO items (id, title) VALUES (101, 'sse3')`);
+    await sql(`DELETE FROM items WHERE id = 100`);
+    await waitFor('sse delete', () => shape.currentRows.length === 1 && shape.currentRows[0]!.id === 101);
+    await sql(`DELETE FROM items WHERE id = 101`);
+    await waitFor('sse delete 2', () => shape.currentRows.length === 0);
+  });
+
   it('serves two clients from one shape (same handle) and both see a change', async () => {
     const a = new Shape(stream({ table: 'items' }));
     const b = new Shape(stream({ table: 'items' }));
@@ -296,6 +310,23 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
       expect(msgs[0]).toMatchObject({ key: '"public"."items"/"4"', headers: { operation: 'update', last: true } });
       // Without REPLICA IDENTITY FULL the old row is unknown, so the whole new row is sent.
       expect(msgs[0]!.value).toMatchObject({ id: '4', n: '41', title: 'shared' });
+    });
+
+    it('live_sse answers text/event-stream with one data: line per message and up-to-date after each batch', async () => {
+      const r0 = await get('table=items&offset=-1&where=id%20%3E%3D%20200');
+      await r0.arrayBuffer();
+      const ac = new AbortController();
+      const r = await get(`table=items&where=id%20%3E%3D%20200&offset=${r0.headers.get('electric-offset')}&handle=${r0.headers.get('electric-handle')}&live=true&live_sse=true`, { signal: ac.signal });
+      expect(r.headers.get('content-type')).toBe('text/event-stream');
+      expect(r.headers.get('electric-cursor')).toMatch(/^\d+$/);
+      const reader = r.body!.getReader();
+      await sql(`INSERT INTO items (id, title) VALUES (200, 'a'), (201, 'b')`);
+      let text = '';
+      while (!text.includes('up-to-date')) text += new TextDecoder().decode((await reader.read()).value);
+      ac.abort();
+      const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => JSON.parse(e.slice(6)) as { key?: string; headers: Record<string, unknown> });
+      expect(events.map((e) => e.key ?? e.headers.control)).toEqual(['"public"."items"/"200"', '"public"."items"/"201"', 'up-to-date']);
+      await sql(`DELETE FROM items WHERE id >= 200`);
     });
 
     it('replica=full sends whole rows and old_value, replica=default only the key and changed columns (REPLICA IDENTITY FULL)', async () => {

@@ -2,8 +2,9 @@
  * Electric 1.x HTTP Shape API over a `ShapeService` (Hono app; see ../../shared design ref
  * electric-api.yaml): `GET /v1/shape`, `DELETE /v1/shape`, `GET /v1/health`.
  *
- * Not implemented (refused with 400 and a message): `live_sse`/`experimental_live_sse` (long
- * polling only), `log=changes_only`, `subset__*` snapshots and `POST /v1/shape`.
+ * `live=true&live_sse=true` streams Server-Sent Events (keep-alive comment every 21 s, closed after
+ * `sseTimeoutMs`). Not implemented (refused with 400 and a message): `log=changes_only`,
+ * `subset__*` snapshots and `POST /v1/shape`.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
@@ -16,6 +17,8 @@ import { WhereError } from './where';
 export interface ShapeAppOptions {
   /** When set, every shape request must carry it as `secret` (or the deprecated `api_secret`). */
   secret?: string | undefined;
+  /** Longest an SSE response is kept open, ms (default 60 000, Electric's `sse_timeout`). */
+  sseTimeoutMs?: number;
 }
 
 const EXPOSE = 'electric-cursor,electric-handle,electric-offset,electric-schema,electric-up-to-date,electric-snapshot,etag';
@@ -50,6 +53,72 @@ function collectParams(url: URL): Record<string, string> {
     if (m) params[m[1]!] = v;
   }
   return params;
+}
+
+/**
+ * The `up-to-date` control message. Its `global_last_seen_lsn` L is chosen so that the offset an SSE
+ * client derives from it (`L_0`) is past every entry sent (`tx + 1`) and before any later change
+ * (commits start at or after the processed position).
+ */
+function upToDate_(service: ShapeService, last: Offset): string {
+  const processed = BigInt(service.stats().processedLsn);
+  const l = [processed - 1n, last.tx + 1n].reduce((a, b) => (a > b ? a : b));
+  return JSON.stringify({ headers: { control: 'up-to-date', global_last_seen_lsn: l.toString() } });
+}
+
+function sseResponse(c: Context, service: ShapeService, shape: Shape, after: Offset | null, offsetParam: string, maxMs: number): Response {
+  const enc = new TextEncoder();
+  const signal = c.req.raw.signal;
+  let position = after;
+  let closed = false;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      void pump(controller);
+    },
+    cancel() {
+      closed = true;
+    },
+  });
+  async function pump(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    const send = (text: string): void => {
+      if (!closed) controller.enqueue(enc.encode(text));
+    };
+    try {
+      while (!closed && !signal.aborted && !shape.deleted && !service.isStopped && Date.now() < deadline) {
+        const chunk = shape.log.read(position, service.chunkBytes);
+        if (chunk.messages.length > 0) {
+          for (const m of chunk.messages) send(`data: ${m}\n\n`);
+          position = chunk.last;
+          if (chunk.complete) send(`data: ${upToDate_(service, position!)}\n\n`);
+          continue;
+        }
+        const before = shape.log.length;
+        await shape.waitForChange(Math.min(21_000, Math.max(1, deadline - Date.now())), signal);
+        if (shape.log.length === before && !shape.deleted) send(': keep-alive\n\n');
+      }
+    } finally {
+      // A deleted shape just ends the stream: the client's next request gets the 409.
+      if (!closed) {
+        closed = true;
+        controller.close();
+      }
+    }
+  }
+  const start = position ?? shape.end;
+  return new Response(body, {
+    status: 200,
+    headers: {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'electric-handle': shape.handle,
+      'electric-offset': after ? formatOffset(start) : offsetParam,
+      'electric-cursor': nextCursor(new URL(c.req.url).searchParams.get('cursor') ?? undefined),
+      'electric-schema': shape.schemaHeader,
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': EXPOSE,
+    },
+  });
 }
 
 /**
@@ -109,7 +178,8 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
     const handleParam = q.get('handle') ?? undefined;
     if (reqOffset.kind === 'at' && !handleParam) return badRequest(c, 'handle', "can't be blank when offset != -1");
     const live = q.get('live') === 'true';
-    if (q.get('live_sse') === 'true' || q.get('experimental_live_sse') === 'true') return badRequest(c, 'live_sse', 'Server-sent events are not supported by this service; use long polling (live=true)');
+    const sse = q.get('live_sse') === 'true' || q.get('experimental_live_sse') === 'true';
+    if (sse && !live) return badRequest(c, 'live_sse', 'live_sse needs live=true');
     const logMode = q.get('log');
     if (logMode !== null && logMode !== 'full') return badRequest(c, 'log', 'only log=full is supported');
     for (const k of q.keys()) if (k.startsWith('subset__')) return badRequest(c, k, 'subset snapshots are not supported by this service');
@@ -146,6 +216,8 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
     else if (reqOffset.kind === 'now') after = shape.end;
     else after = reqOffset.offset;
 
+    if (sse) return sseResponse(c, service, shape, after, offsetParam, options.sseTimeoutMs ?? 60_000);
+
     let chunk = shape.log.read(after, service.chunkBytes);
     if (live && chunk.messages.length === 0 && !shape.deleted) {
       await shape.waitForChange(service.longPollTimeoutMs, c.req.raw.signal);
@@ -166,14 +238,17 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
       c.header('cache-control', 'public, max-age=5, stale-while-revalidate=5');
     } else {
       c.header('electric-schema', schemaHeader);
-      c.header('cache-control', reqOffset.kind === 'start' ? 'public, max-age=60, stale-while-revalidate=300' : 'public, max-age=604800, s-maxage=3600, stale-while-revalidate=2629746');
+      c.header(
+        'cache-control',
+        reqOffset.kind === 'start' ? 'public, max-age=60, stale-while-revalidate=300' : 'public, max-age=604800, s-maxage=3600, stale-while-revalidate=2629746',
+      );
     }
     if (upToDate) c.header('electric-up-to-date', '');
     if (!live && c.req.header('if-none-match') === etag) return c.body(null, 304);
 
     let body = '[' + chunk.messages.join(',');
     if (upToDate) {
-      const control = JSON.stringify({ headers: { control: 'up-to-date', global_last_seen_lsn: service.stats().processedLsn } });
+      const control = upToDate_(service, responseOffset);
       body += (chunk.messages.length ? ',' : '') + control;
     }
     body += ']';

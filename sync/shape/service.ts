@@ -281,6 +281,11 @@ export class ShapeService {
     return this.options.storageDir;
   }
 
+  /** True once `stop()` has been called (held responses end). */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
   /** True while the replication stream is connected. */
   get healthy(): boolean {
     return !!this.stream?.connected && !this.stopped;
