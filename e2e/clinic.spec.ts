@@ -125,6 +125,23 @@ describe('clinic UI in Chromium', () => {
     await page.locator('.vlist-scroller').focus();
     await page.keyboard.press('ArrowDown');
     const second = await page.locator('.vrow.active [data-athlete-name]').getAttribute('data-athlete-name');
+    // ARIA: the listbox names the active option, which is rendered, selected and second in the set;
+    // every option id on the page is unique.
+    const aria = await page.evaluate(() => {
+      const box = document.querySelector('.vlist-scroller[role="listbox"]')!;
+      const active = document.getElementById(box.getAttribute('aria-activedescendant') ?? '');
+      const ids = [...document.querySelectorAll('[role="option"]')].map((o) => o.id);
+      return { role: active?.getAttribute('role'), selected: active?.getAttribute('aria-selected'), pos: active?.getAttribute('aria-posinset'), isActive: active?.classList.contains('active'), ids: ids.length, unique: new Set(ids).size };
+    });
+    expect(aria).toMatchObject({ role: 'option', selected: 'true', pos: '2', isActive: true });
+    expect(aria.unique).toBe(aria.ids);
+    expect(aria.ids).toBeGreaterThan(2);
+    await page.keyboard.press('End');
+    const last = await page.locator('.vrow.active').getAttribute('aria-posinset');
+    expect(last).toBe(await page.locator('.vrow.active').getAttribute('aria-setsize'));
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('.vrow.active [data-athlete-name]').getAttribute('data-athlete-name')).toBe(second);
     await page.keyboard.press('Enter');
     await waitForPage(page, 'athlete-overview');
     expect(await page.locator('h1').textContent()).toBe(second);

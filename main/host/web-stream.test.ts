@@ -83,6 +83,34 @@ describe('web host assistant stream (SSE)', () => {
     expect(events(resumed.body).map((e) => e.id)).toEqual(evs.slice(2).map((e) => e.id));
   });
 
+  it('a client that goes away in the middle of a stream ends only its own stream; the host keeps answering', async () => {
+    const session = await signIn(seed.userIds.physio);
+    model.push({ hang: 'after_start', text: 'Thinking' });
+    const runId = (JSON.parse((await post('/api/call/assistant.start', { message: 'Slow one' }, { [SESSION_HEADER]: session })).body) as { value: { run_id: string } }).value.run_id;
+    const firstEvent = await new Promise<string>((ok, fail) => {
+      const req = request({ host: '127.0.0.1', port: host.port, method: 'POST', path: '/api/stream/assistant.events', headers: { host: `127.0.0.1:${host.port}`, 'content-type': 'application/json', [TOKEN_HEADER]: host.token, [SESSION_HEADER]: session } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+          const m = /data: (\{.*\})\n/.exec(text);
+          if (m) {
+            req.destroy(); // the tab closes mid-run
+            ok(m[1]!);
+          }
+        });
+        res.on('error', () => {});
+      });
+      req.on('error', (e) => (e.message.includes('aborted') || e.message.includes('socket hang up') ? undefined : fail(e)));
+      req.end(JSON.stringify({ run_id: runId }));
+    });
+    expect((JSON.parse(firstEvent) as { event: { type: string } }).event.type).toBe('RUN_STARTED');
+    const me = await post('/api/call/session.me', {}, { [SESSION_HEADER]: session });
+    expect(me.status).toBe(200);
+    expect((JSON.parse(me.body) as { value: { user_id: string } }).value.user_id).toBe(seed.userIds.physio);
+    await post('/api/call/assistant.stop', { run_id: runId }, { [SESSION_HEADER]: session });
+  });
+
   it("refuses a stream without the token, without a sign-in, and for another user's run", async () => {
     const physio = await signIn(seed.userIds.physio);
     model.push({ text: 'ok' });

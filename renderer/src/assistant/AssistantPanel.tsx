@@ -9,7 +9,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError, call } from '../bridge';
-import { inline } from '../components/Markdown';
+import { Markdown } from '../components/Markdown';
 import { ErrorNote } from '../components/Page';
 import { DATA_CHANGED } from '../components/useLoad';
 import { hashForAppPath } from '../router';
@@ -160,7 +160,7 @@ export function AssistantPanel() {
         {/* Messages and tool calls in the order they happened; consecutive tool calls form one timeline list. */}
         {groupInOrder(run.messages, run.toolCalls).map((g) =>
           g.kind === 'message'
-            ? <div key={g.m.id} className={`msg ${g.m.role}`}>{g.m.role === 'assistant' ? inline(g.m.text) : g.m.text}</div>
+            ? <div key={g.m.id} className={`msg ${g.m.role}`}>{g.m.role === 'assistant' ? <Markdown body={g.m.text} /> : g.m.text}</div>
             : <ol key={g.tools[0]!.id} className="timeline" aria-label="Tool calls">{g.tools.map((t) => <ToolCall key={t.id} t={t} />)}</ol>)}
         {run.confirm ? <ConfirmDialog c={run.confirm} busy={busy} onDecide={(approve) => void act(() => decide(approve))} /> : null}
         {run.reveal ? <div className="reveal" role="alert"><strong>Shown once — copy it now:</strong>{Object.entries(run.reveal).map(([k, v]) => <div key={k}><code>{k}: {v}</code></div>)}</div> : null}
