@@ -55,10 +55,22 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     if (!init.initialised || !init.seeded) throw new Error('seed failed');
     summary = init.summary;
     storage = mkdtempSync(join(tmpdir(), 'ai-hq-shapes-'));
-    shapes = await startShapeServer({ databaseUrl: hq.replicationUrl, storageDir: storage, port: 0, secret: SECRET, slot: 'hq_shapes', publication: HQ_PUBLICATION, longPollTimeoutMs: 3_000 });
+    shapes = await startShapeServer({
+      databaseUrl: hq.replicationUrl,
+      storageDir: storage,
+      port: 0,
+      secret: SECRET,
+      slot: 'hq_shapes',
+      publication: HQ_PUBLICATION,
+      longPollTimeoutMs: 3_000,
+    });
     server = await startHqServer({ appUrl: hq.appUrl, shapeUrl: shapes.url, shapeSecret: SECRET, maxLongPollMs: 10_000, poolSize: 4 });
     for (const role of ['physio', 'athlete', 'admin'] as const) {
-      const res = await fetch(`${server.url}/v1/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, name: `${role} laptop` }) });
+      const res = await fetch(`${server.url}/v1/devices`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, name: `${role} laptop` }),
+      });
       tokens[role] = ((await res.json()) as { token: string }).token;
     }
   });
@@ -125,12 +137,30 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     await waitFor('up-to-date', () => s.isUpToDate);
     const id = uuidv7();
     const res = await fetch(`${server.url}/v1/changesets`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
-      body: JSON.stringify({ changesets: [{ changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id, after: { athlete_id: summary.linkedAthleteId, date: TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: 'live' } }] }] }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
+      body: JSON.stringify({
+        changesets: [
+          {
+            changeset_id: uuidv7(),
+            verb: 'wellness.record',
+            changes: [
+              {
+                op: 'insert',
+                table: 'wellness',
+                id,
+                after: { athlete_id: summary.linkedAthleteId, date: TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: 'live' },
+              },
+            ],
+          },
+        ],
+      }),
     });
     const out = ((await res.json()) as ChangesetUploadResult).results[0]!;
     expect(out.status).toBe('applied');
-    const msg = (await waitFor('the change', () => seen.find((m) => 'key' in m && m.value.id === id))) as Message<Row> & { headers: { operation: string; txids?: number[] } };
+    const msg = (await waitFor('the change', () => seen.find((m) => 'key' in m && m.value.id === id))) as Message<Row> & {
+      headers: { operation: string; txids?: number[] };
+    };
     expect(msg.headers.operation).toBe('insert');
     if (out.status === 'applied') expect(msg.headers.txids?.map(String)).toContain(out.txid);
   });
@@ -151,7 +181,9 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
         if (r.headers.get('electric-up-to-date') !== null) break;
       }
       const t0 = Date.now();
-      const res = await fetch(`${short.url}/v1/shape?table=rate_folder&offset=${offset}&handle=${handle}&live=true`, { headers: { authorization: `Bearer ${tokens.physio}` } });
+      const res = await fetch(`${short.url}/v1/shape?table=rate_folder&offset=${offset}&handle=${handle}&live=true`, {
+        headers: { authorization: `Bearer ${tokens.physio}` },
+      });
       expect(res.status).toBe(504);
       expect(Date.now() - t0).toBeLessThan(2_500);
     } finally {
