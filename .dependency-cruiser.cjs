@@ -31,7 +31,6 @@ const DATA_ADAPTERS = [
  * they stay visible. Remove an entry when its module calls a verb instead. */
 const DATA_PENDING = [
   { from: '^main/ipc/forms\\.ts$', to: '^main/data/(changesets|rows)\\.ts$', why: 'entry forms read the saved row and replay by idempotency key directly; belongs in a verb' },
-  { from: '^main/cli/index\\.ts$', to: '^main/data/rows\\.ts$', why: "`cli` reads a row directly for its output; belongs in a verb" },
 ];
 
 

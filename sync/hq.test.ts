@@ -19,7 +19,11 @@ interface Started {
 }
 
 function startHqProcess(dataDir: string): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'sync/hq.ts', '--port', '0', '--data-dir', dataDir], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '' } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'sync/hq.ts', '--port', '0', '--data-dir', dataDir], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DATABASE_URL: '' },
+  });
   let out = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`hq did not start in time:\n${out}`)), 90_000);
@@ -72,12 +76,19 @@ describe.skipIf(!havePg)('npm run hq', () => {
     const deps = (await (await fetch(`${hq.url}/health/deps`)).json()) as Record<string, { ok: boolean; hard: boolean }>;
     expect(deps.shape_service).toMatchObject({ ok: true, hard: false });
 
-    const enrol = await fetch(`${hq.url}/v1/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: DEMO_EMAILS.physio, pin: DEMO_PIN, name: 'Pitch laptop' }) });
+    const enrol = await fetch(`${hq.url}/v1/devices`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: DEMO_EMAILS.physio, pin: DEMO_PIN, name: 'Pitch laptop' }),
+    });
     expect(enrol.status).toBe(201);
     const { token } = (await enrol.json()) as { token: string };
     const squads = await fetch(`${hq.url}/v1/shape?table=squad&offset=-1`, { headers: { authorization: `Bearer ${token}` } });
     expect(squads.status).toBe(200);
-    const names = ((await squads.json()) as { value?: { name: string } }[]).filter((m) => m.value).map((m) => m.value!.name).sort();
+    const names = ((await squads.json()) as { value?: { name: string } }[])
+      .filter((m) => m.value)
+      .map((m) => m.value!.name)
+      .sort();
     expect(names).toEqual(['First team', 'U19']);
 
     expect(await stop(hq.child)).toBe(0);

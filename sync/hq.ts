@@ -68,7 +68,11 @@ function loadOrCreatePasswords(file: string): HqRolePasswords {
     const p = JSON.parse(readFileSync(file, 'utf8')) as Partial<HqRolePasswords>;
     if (p.owner && p.app && p.replication) return { owner: p.owner, app: p.app, replication: p.replication };
   }
-  const p: HqRolePasswords = { owner: randomBytes(18).toString('base64url'), app: randomBytes(18).toString('base64url'), replication: randomBytes(18).toString('base64url') };
+  const p: HqRolePasswords = {
+    owner: randomBytes(18).toString('base64url'),
+    app: randomBytes(18).toString('base64url'),
+    replication: randomBytes(18).toString('base64url'),
+  };
   writeFileSync(file, JSON.stringify(p) + '\n', { mode: 0o600 });
   chmodSync(file, 0o600);
   return p;
@@ -104,8 +108,12 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
       ownerUrl = env.DATABASE_URL;
       appUrl = env.HQ_APP_DATABASE_URL ?? '';
       replicationUrl = env.HQ_REPLICATION_DATABASE_URL ?? null;
-      if (!appUrl) throw new HqConfigError(`With DATABASE_URL (the ${HQ_ROLES.owner} role), set HQ_APP_DATABASE_URL too (the ${HQ_ROLES.app} role the requests run as).`);
-      if (!replicationUrl && !env.ELECTRIC_URL) throw new HqConfigError(`Set HQ_REPLICATION_DATABASE_URL (the ${HQ_ROLES.replication} role) for the embedded shape service, or ELECTRIC_URL to use Electric.`);
+      if (!appUrl)
+        throw new HqConfigError(`With DATABASE_URL (the ${HQ_ROLES.owner} role), set HQ_APP_DATABASE_URL too (the ${HQ_ROLES.app} role the requests run as).`);
+      if (!replicationUrl && !env.ELECTRIC_URL)
+        throw new HqConfigError(
+          `Set HQ_REPLICATION_DATABASE_URL (the ${HQ_ROLES.replication} role) for the embedded shape service, or ELECTRIC_URL to use Electric.`,
+        );
       database = decodeURIComponent(new URL(ownerUrl).pathname.slice(1));
       if (env.HQ_ADMIN_DATABASE_URL) {
         await runAdminSetup(env.HQ_ADMIN_DATABASE_URL, database, {
@@ -235,7 +243,9 @@ async function main(): Promise<void> {
     `  shapes:   ${hq.shapes ? 'embedded shape service (reached only through HQ)' : `Electric at ${process.env.ELECTRIC_URL}`}`,
     `  sign a device in: curl -s -X POST ${url}/v1/devices -H 'content-type: application/json' -d '{"email":"${DEMO_EMAILS.physio}","pin":"${DEMO_PIN}","name":"Pitch laptop"}'`,
     `  health:   ${url}/healthz  ${url}/readyz  ${url}/health/deps`,
-    args.host === '127.0.0.1' ? '  (only this machine can reach it; --host 0.0.0.0 serves the clinic network)' : `  (listening on ${args.host}: reachable from the network)`,
+    args.host === '127.0.0.1'
+      ? '  (only this machine can reach it; --host 0.0.0.0 serves the clinic network)'
+      : `  (listening on ${args.host}: reachable from the network)`,
     'Press Ctrl+C to stop.',
   ];
   console.log(lines.join('\n'));

@@ -17,7 +17,9 @@ const TODAY = '2026-03-15';
 const BOOLS = new Set(['active', 'view_matches_declared', 'trustworthy', 'via_assistant']);
 
 function normalise(rows: Record<string, unknown>[]): string[] {
-  return rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, BOOLS.has(k) && typeof v === 'boolean' ? (v ? 1 : 0) : v])))).sort();
+  return rows
+    .map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, BOOLS.has(k) && typeof v === 'boolean' ? (v ? 1 : 0) : v]))))
+    .sort();
 }
 
 describe.skipIf(!havePg)('HQ first-start seed', () => {

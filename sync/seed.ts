@@ -84,7 +84,10 @@ export async function initialiseHq(ownerUrl: string, opts: { demo?: boolean; see
       await w.done();
       result = { initialised: true, seeded: true, summary: { ...summary, counts: w.counts } };
     }
-    await client.query('INSERT INTO hq_installation (id, initialised_at, demo_seed, demo_today) VALUES (1, now(), $1, $2)', [opts.demo !== false ? seed : null, opts.demo !== false ? today : null]);
+    await client.query('INSERT INTO hq_installation (id, initialised_at, demo_seed, demo_today) VALUES (1, now(), $1, $2)', [
+      opts.demo !== false ? seed : null,
+      opts.demo !== false ? today : null,
+    ]);
     await client.query('COMMIT');
     return result;
   } catch (e) {

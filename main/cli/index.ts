@@ -15,7 +15,6 @@ import { AppError, toErrorPayload } from '../../models/errors';
 import type { Db } from '../data/db';
 import { openDb } from '../data/db';
 import { findUserByEmail, listAllUsers } from '../data/identity';
-import { getRow } from '../data/rows';
 import { isDatabaseEmpty, seedDemo } from '../data/seed';
 import { z } from 'zod';
 import { VERB_NAMES, VERB_SPECS, isVerbName } from '../../models/verbs';
@@ -129,10 +128,7 @@ function usersCmd(args: string[], io: CliIo): number {
   const { values } = parseArgs({ args, options: { db: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
   const db = openExisting(requireDbPath(values.db));
   try {
-    const rows = listAllUsers(db).map((u) => {
-      const linked = u.linked_athlete_id ? getRow<{ name: string }>(db, 'athlete', u.org_id, u.linked_athlete_id) : null;
-      return { email: u.email, role: u.role, org: u.org_name, linked_athlete: linked?.name ?? (u.linked_athlete_id ? u.linked_athlete_id : null), active: u.active, display_name: u.display_name };
-    });
+    const rows = listAllUsers(db).map((u) => ({ email: u.email, role: u.role, org: u.org_name, linked_athlete: u.linked_athlete_name ?? (u.linked_athlete_id ? u.linked_athlete_id : null), active: u.active, display_name: u.display_name }));
     if (values.json) io.out(JSON.stringify(rows, null, 2));
     else io.out(table(['email', 'role', 'org', 'linked athlete'], rows.map((r) => [r.email, r.active ? r.role : `${r.role} (inactive)`, r.org, r.linked_athlete ?? (r.role === 'athlete' ? '(unlinked)' : '')])));
   } finally {

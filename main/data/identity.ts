@@ -14,9 +14,11 @@ export function findUserByEmail(db: Db, email: string): User | null {
 }
 
 /** Every user of every org (CLI `users`, sign-in picker on a shared clinic laptop). */
-export function listAllUsers(db: Db): (User & { org_name: string })[] {
-  const rows = db.raw.prepare('SELECT u.*, o.name AS org_name FROM app_user u JOIN organization o ON o.id = u.org_id WHERE u.deleted_at IS NULL ORDER BY o.name, u.role, u.email').all() as Record<string, unknown>[];
-  return rows.map((r) => decodeRow<User & { org_name: string }>('app_user', r)!);
+export function listAllUsers(db: Db): (User & { org_name: string; linked_athlete_name: string | null })[] {
+  const rows = db.raw
+    .prepare('SELECT u.*, o.name AS org_name, a.name AS linked_athlete_name FROM app_user u JOIN organization o ON o.id = u.org_id LEFT JOIN athlete a ON a.id = u.linked_athlete_id AND a.org_id = u.org_id WHERE u.deleted_at IS NULL ORDER BY o.name, u.role, u.email')
+    .all() as Record<string, unknown>[];
+  return rows.map((r) => decodeRow<User & { org_name: string; linked_athlete_name: string | null }>('app_user', r)!);
 }
 
 /** The organisation row, or null. */

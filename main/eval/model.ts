@@ -11,6 +11,12 @@ import type { RecordedRequest, ScriptedMessage } from '../testing/scripted-anthr
 export interface Call {
   name: string;
   input: Record<string, unknown>;
+  /** The tool_use id to send (default: a fresh one). */
+  id?: string;
+  /** Stream this raw JSON instead of `input` (a cut-off or malformed input). */
+  rawJson?: string;
+  /** Send the input in content_block_start with no deltas (as some gateways do). */
+  inputInStart?: boolean;
 }
 
 /** One tool result the model has seen. */
@@ -44,6 +50,8 @@ export interface Turn {
 export interface Reply {
   text?: string;
   calls?: Call[];
+  /** The response's stop reason (default: tool_use with calls, else end_turn). */
+  stopReason?: string;
 }
 
 /** One scripted model step. */
@@ -123,7 +131,8 @@ export function respond(script: Script, turn: Turn): ScriptedMessage {
   const r = step(turn);
   const msg: ScriptedMessage = {};
   if (r.text) msg.text = r.text;
-  if (r.calls && r.calls.length > 0) msg.toolUses = r.calls.map((c) => ({ name: c.name, input: c.input }));
+  if (r.calls && r.calls.length > 0) msg.toolUses = r.calls.map((c) => ({ name: c.name, input: c.input, ...(c.id ? { id: c.id } : {}), ...(c.rawJson !== undefined ? { rawJson: c.rawJson } : {}), ...(c.inputInStart ? { inputInStart: true } : {}) }));
+  if (r.stopReason) msg.stopReason = r.stopReason;
   if (!msg.text && !msg.toolUses) msg.text = 'Done.';
   return msg;
 }

@@ -59,9 +59,25 @@ export class DeviceRegistry {
    */
   async issue(email: string, pin: string, name: string): Promise<IssuedDevice> {
     const login = email.trim().toLowerCase();
-    const user = await withLookup(this.pool, 'hq.login_email', login, async (c) =>
-      (await c.query<{ id: string; org_id: string; email: string; display_name: string; role: string; active: boolean; linked_athlete_id: string | null; pin_hash: string | null; deleted_at: string | null }>(
-        'SELECT id, org_id, email, display_name, role, active, linked_athlete_id, pin_hash, deleted_at FROM app_user WHERE lower(email) = $1', [login])).rows[0]);
+    const user = await withLookup(
+      this.pool,
+      'hq.login_email',
+      login,
+      async (c) =>
+        (
+          await c.query<{
+            id: string;
+            org_id: string;
+            email: string;
+            display_name: string;
+            role: string;
+            active: boolean;
+            linked_athlete_id: string | null;
+            pin_hash: string | null;
+            deleted_at: string | null;
+          }>('SELECT id, org_id, email, display_name, role, active, linked_athlete_id, pin_hash, deleted_at FROM app_user WHERE lower(email) = $1', [login])
+        ).rows[0],
+    );
     const t = this.now();
     if (user) {
       const left = this.lockout.lockedFor(user.id, t);
@@ -80,12 +96,17 @@ export class DeviceRegistry {
     const id = uuidv7();
     const expires = new Date(t + (this.opts.tokenTtlDays ?? DEFAULT_TOKEN_TTL_DAYS) * 86_400_000).toISOString();
     const hint = token.slice(-4);
-    const orgName = await withTenant(this.pool, { orgId: user.org_id, userId: user.id, athleteId: SELF_SCOPED_ROLES.has(user.role as never) ? user.linked_athlete_id : null }, async (c) => {
-      await c.query('INSERT INTO hq_device (id, org_id, user_id, name, token_hash, token_hint, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
-        id, user.org_id, user.id, name, hashToken(token), hint, new Date(t).toISOString(), expires,
-      ]);
-      return (await c.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [user.org_id])).rows[0]?.name ?? '';
-    });
+    const orgName = await withTenant(
+      this.pool,
+      { orgId: user.org_id, userId: user.id, athleteId: SELF_SCOPED_ROLES.has(user.role as never) ? user.linked_athlete_id : null },
+      async (c) => {
+        await c.query(
+          'INSERT INTO hq_device (id, org_id, user_id, name, token_hash, token_hint, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+          [id, user.org_id, user.id, name, hashToken(token), hint, new Date(t).toISOString(), expires],
+        );
+        return (await c.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [user.org_id])).rows[0]?.name ?? '';
+      },
+    );
     return {
       device_id: id,
       token,
@@ -102,19 +123,51 @@ export class DeviceRegistry {
    */
   async authenticate(authorization: string | undefined | null): Promise<Principal> {
     const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
-    if (!m || !m[1]!.startsWith(DEVICE_TOKEN_PREFIX)) throw unauthenticated('Sign this device in to HQ first: send Authorization: Bearer <device token> (POST /v1/devices issues one).');
+    if (!m || !m[1]!.startsWith(DEVICE_TOKEN_PREFIX))
+      throw unauthenticated('Sign this device in to HQ first: send Authorization: Bearer <device token> (POST /v1/devices issues one).');
     const hash = hashToken(m[1]!);
-    const device = await withLookup(this.pool, 'hq.token_hash', hash, async (c) =>
-      (await c.query<{ id: string; org_id: string; user_id: string; name: string; expires_at: string; revoked_at: string | null }>(
-        'SELECT id, org_id, user_id, name, expires_at, revoked_at FROM hq_device WHERE token_hash = $1', [hash])).rows[0]);
+    const device = await withLookup(
+      this.pool,
+      'hq.token_hash',
+      hash,
+      async (c) =>
+        (
+          await c.query<{ id: string; org_id: string; user_id: string; name: string; expires_at: string; revoked_at: string | null }>(
+            'SELECT id, org_id, user_id, name, expires_at, revoked_at FROM hq_device WHERE token_hash = $1',
+            [hash],
+          )
+        ).rows[0],
+    );
     if (!device) throw unauthenticated('This device token is not known to HQ. Sign the device in again.');
     if (device.revoked_at) throw unauthenticated('This device token was revoked. Sign the device in again.');
     if (Date.parse(device.expires_at) <= this.now()) throw unauthenticated('This device token has expired. Sign the device in again.');
-    const user = await withTenant(this.pool, { orgId: device.org_id, userId: device.user_id }, async (c) =>
-      (await c.query<{ id: string; org_id: string; display_name: string; role: string; active: boolean; linked_athlete_id: string | null; deleted_at: string | null }>(
-        'SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at FROM app_user WHERE id = $1', [device.user_id])).rows[0]);
+    const user = await withTenant(
+      this.pool,
+      { orgId: device.org_id, userId: device.user_id },
+      async (c) =>
+        (
+          await c.query<{
+            id: string;
+            org_id: string;
+            display_name: string;
+            role: string;
+            active: boolean;
+            linked_athlete_id: string | null;
+            deleted_at: string | null;
+          }>('SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at FROM app_user WHERE id = $1', [device.user_id])
+        ).rows[0],
+    );
     if (!user || !user.active || user.deleted_at) throw unauthenticated('The account this device signed in with is deactivated. Ask a club administrator.');
-    return { deviceId: device.id, deviceName: device.name, orgId: user.org_id, userId: user.id, displayName: user.display_name, role: user.role, linkedAthleteId: user.linked_athlete_id, active: user.active };
+    return {
+      deviceId: device.id,
+      deviceName: device.name,
+      orgId: user.org_id,
+      userId: user.id,
+      displayName: user.display_name,
+      role: user.role,
+      linkedAthleteId: user.linked_athlete_id,
+      active: user.active,
+    };
   }
 
   /**
@@ -125,7 +178,11 @@ export class DeviceRegistry {
   async revoke(principal: Principal, id: string): Promise<{ device_id: string; revoked_at: string }> {
     const athleteId = SELF_SCOPED_ROLES.has(principal.role as never) ? principal.linkedAthleteId : null;
     return withTenant(this.pool, { orgId: principal.orgId, userId: principal.userId, athleteId }, async (c) => {
-      const d = (await c.query<{ id: string; user_id: string; revoked_at: string | null }>('SELECT id, user_id, revoked_at FROM hq_device WHERE id = $1 FOR UPDATE', [id])).rows[0];
+      const d = (
+        await c.query<{ id: string; user_id: string; revoked_at: string | null }>('SELECT id, user_id, revoked_at FROM hq_device WHERE id = $1 FOR UPDATE', [
+          id,
+        ])
+      ).rows[0];
       if (!d) throw new NotFound(`Device ${id}`);
       if (d.user_id !== principal.userId && !hasPermission(principal.role, 'user.manage')) {
         throw new Forbidden(`Revoking another user's device needs user.manage; your role (${principal.role}) does not have it.`);

@@ -29,7 +29,9 @@ export async function verifyPin(pin: string, stored: string | null | undefined):
   const salt = Buffer.from(parts[2] ?? '', 'base64url');
   const expected = Buffer.from(parts[3] ?? '', 'base64url');
   if (salt.length === 0 || expected.length !== KEY_LEN) return false;
-  const key = await new Promise<Buffer>((res, rej) => scrypt(pin.normalize('NFKC'), salt, KEY_LEN, { N: n, r: R, p: P, maxmem: 256 * n * R }, (e, k) => (e ? rej(e) : res(k))));
+  const key = await new Promise<Buffer>((res, rej) =>
+    scrypt(pin.normalize('NFKC'), salt, KEY_LEN, { N: n, r: R, p: P, maxmem: 256 * n * R }, (e, k) => (e ? rej(e) : res(k))),
+  );
   return timingSafeEqual(key, expected);
 }
 

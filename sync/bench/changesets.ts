@@ -43,25 +43,44 @@ async function main(): Promise<void> {
     const today = new Date().toISOString().slice(0, 10);
     const init = await initialiseHq(withCredentials(base, HQ_ROLES.owner, pw.owner), { today });
     if (!init.initialised || !init.seeded) throw new Error('seed failed');
-    const server = await startHqServer({ appUrl: withCredentials(base, HQ_ROLES.app, pw.app), shapeUrl: 'http://127.0.0.1:9', poolSize: Math.max(4, devices * 2) });
+    const server = await startHqServer({
+      appUrl: withCredentials(base, HQ_ROLES.app, pw.app),
+      shapeUrl: 'http://127.0.0.1:9',
+      poolSize: Math.max(4, devices * 2),
+    });
     try {
       const athlete = init.summary.linkedAthleteId;
       const enrol = async (): Promise<string> => {
-        const r = await fetch(`${server.url}/v1/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: DEMO_EMAILS.physio, pin: DEMO_PIN, name: 'bench' }) });
+        const r = await fetch(`${server.url}/v1/devices`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: DEMO_EMAILS.physio, pin: DEMO_PIN, name: 'bench' }),
+        });
         return ((await r.json()) as { token: string }).token;
       };
       const changeset = () => ({
         changeset_id: uuidv7(),
         verb: 'wellness.record',
         summary: 'Record wellness',
-        changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: { athlete_id: athlete, date: today, sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2, notes: '' } }],
+        changes: [
+          {
+            op: 'insert',
+            table: 'wellness',
+            id: uuidv7(),
+            after: { athlete_id: athlete, date: today, sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2, notes: '' },
+          },
+        ],
       });
       const uploadAll = async (token: string, n: number): Promise<number[]> => {
         const latencies: number[] = [];
         for (let done = 0; done < n; done += batch) {
           const body = JSON.stringify({ changesets: Array.from({ length: Math.min(batch, n - done) }, changeset) });
           const t0 = performance.now();
-          const r = await fetch(`${server.url}/v1/changesets`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body });
+          const r = await fetch(`${server.url}/v1/changesets`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            body,
+          });
           const res = (await r.json()) as ChangesetUploadResult;
           latencies.push(performance.now() - t0);
           if (r.status !== 200 || res.results.some((x) => x.status !== 'applied')) throw new Error(`upload failed: ${JSON.stringify(res).slice(0, 300)}`);
@@ -82,13 +101,26 @@ async function main(): Promise<void> {
 
       const sorted = [...lat1].sort((a, b) => a - b);
       const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-      console.log(JSON.stringify({
-        machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`,
-        postgres: `PostgreSQL ${cluster.major}, default durability`,
-        changeset: '1 inserted wellness row + activity row + changeset-log row, RLS, models/ rules',
-        one_device: { changesets: total, batch, seconds: +s1.toFixed(2), changesets_per_s: Math.round(total / s1), batch_ms_p50: Math.round(pct(0.5)), batch_ms_p95: Math.round(pct(0.95)) },
-        concurrent: { devices, changesets: per * devices, seconds: +s2.toFixed(2), changesets_per_s: Math.round((per * devices) / s2) },
-      }, null, 2));
+      console.log(
+        JSON.stringify(
+          {
+            machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`,
+            postgres: `PostgreSQL ${cluster.major}, default durability`,
+            changeset: '1 inserted wellness row + activity row + changeset-log row, RLS, models/ rules',
+            one_device: {
+              changesets: total,
+              batch,
+              seconds: +s1.toFixed(2),
+              changesets_per_s: Math.round(total / s1),
+              batch_ms_p50: Math.round(pct(0.5)),
+              batch_ms_p95: Math.round(pct(0.95)),
+            },
+            concurrent: { devices, changesets: per * devices, seconds: +s2.toFixed(2), changesets_per_s: Math.round((per * devices) / s2) },
+          },
+          null,
+          2,
+        ),
+      );
     } finally {
       await server.close();
     }

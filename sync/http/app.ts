@@ -42,16 +42,21 @@ export interface HqAppOptions {
   now?: () => number;
 }
 
-const Enrol = z.object({
-  email: z.string().min(3).max(200),
-  pin: z.string().min(1).max(64),
-  name: z.string().trim().min(1).max(100).optional(),
-}).strict();
+const Enrol = z
+  .object({
+    email: z.string().min(3).max(200),
+    pin: z.string().min(1).max(64),
+    name: z.string().trim().min(1).max(100).optional(),
+  })
+  .strict();
 
 /** A fixed-window counter per key (client address). */
 class WindowLimiter {
   private readonly hits = new Map<string, { start: number; n: number }>();
-  constructor(private readonly max: number, private readonly windowMs: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly windowMs: number,
+  ) {}
   /** Seconds to wait when `key` is over its limit at `now`, else 0 (and the hit is counted). */
   take(key: string, now: number): number {
     const h = this.hits.get(key);
@@ -84,15 +89,21 @@ function checkUpload(upload: ChangesetUpload, principal: { orgId: string; userId
   upload.changesets.forEach((cs, i) => {
     if (seen.has(cs.changeset_id)) throw badRequest(`changesets.${i}: changeset ${cs.changeset_id} appears twice in this upload.`);
     seen.add(cs.changeset_id);
-    if (cs.org_id && cs.org_id !== principal.orgId) throw new Forbidden(`changesets.${i} (${cs.changeset_id}) belongs to another organisation than this device's; nothing was applied.`);
-    if (cs.user_id && cs.user_id !== principal.userId) throw new Forbidden(`changesets.${i} (${cs.changeset_id}) was made by another user than the one this device token belongs to; upload it with that user's token. Nothing was applied.`);
+    if (cs.org_id && cs.org_id !== principal.orgId)
+      throw new Forbidden(`changesets.${i} (${cs.changeset_id}) belongs to another organisation than this device's; nothing was applied.`);
+    if (cs.user_id && cs.user_id !== principal.userId)
+      throw new Forbidden(
+        `changesets.${i} (${cs.changeset_id}) was made by another user than the one this device token belongs to; upload it with that user's token. Nothing was applied.`,
+      );
     cs.changes.forEach((ch, j) => {
       const at = `changesets.${i}.changes.${j}`;
-      if (!isTableName(ch.table)) throw badRequest(`${at}: unknown table "${ch.table}". Nothing was applied.`, [{ path: `${at}.table`, message: 'unknown table' }]);
+      if (!isTableName(ch.table))
+        throw badRequest(`${at}: unknown table "${ch.table}". Nothing was applied.`, [{ path: `${at}.table`, message: 'unknown table' }]);
       const cols = TABLES[ch.table].schema.shape as Record<string, unknown>;
       const fields = ch.op === 'delete' ? [] : [...Object.keys(ch.after), ...(ch.op === 'update' ? Object.keys(ch.before) : [])];
       for (const f of fields) {
-        if (!(f in cols)) throw badRequest(`${at}: ${ch.table} has no column "${f}". Nothing was applied.`, [{ path: `${at}.after.${f}`, message: 'unknown column' }]);
+        if (!(f in cols))
+          throw badRequest(`${at}: ${ch.table} has no column "${f}". Nothing was applied.`, [{ path: `${at}.after.${f}`, message: 'unknown column' }]);
       }
     });
   });
@@ -112,7 +123,11 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
       const code = (e as { code?: string }).code;
       // Postgres unreachable or refusing connections: the client should retry later.
       if (code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === '53300' || /timeout|terminat/i.test((e as Error).message ?? '')) {
-        return errorResponse(c, new AppError({ code: 'Internal', message: 'HQ cannot reach its database right now; nothing was applied. Retry shortly.' }), 503);
+        return errorResponse(
+          c,
+          new AppError({ code: 'Internal', message: 'HQ cannot reach its database right now; nothing was applied. Retry shortly.' }),
+          503,
+        );
       }
       console.error('[hq] unexpected error:', e);
     }
@@ -122,7 +137,12 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
 
   const limit = bodyLimit({
     maxSize: maxBody,
-    onError: (c) => errorResponse(c, badRequest(`The request body is larger than ${Math.round(maxBody / 1024)} KiB. Upload fewer changesets per request. Nothing was applied.`), 413),
+    onError: (c) =>
+      errorResponse(
+        c,
+        badRequest(`The request body is larger than ${Math.round(maxBody / 1024)} KiB. Upload fewer changesets per request. Nothing was applied.`),
+        413,
+      ),
   });
 
   // --- Health
@@ -136,7 +156,11 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
   app.get('/health/deps', async (c) => {
     const [postgres, shape] = await Promise.all([checkPostgres(opts.pool), checkShapeService(opts.shapeUrl)]);
     const slot = postgres.ok ? await checkSlot(opts.pool, opts.slotName ?? null) : { ok: false, detail: 'Postgres unreachable' };
-    return c.json({ postgres: { ...postgres, hard: true }, replication_slot: { ...slot, hard: true }, shape_service: { ...shape, hard: false, url: redactUrl(opts.shapeUrl) } });
+    return c.json({
+      postgres: { ...postgres, hard: true },
+      replication_slot: { ...slot, hard: true },
+      shape_service: { ...shape, hard: false, url: redactUrl(opts.shapeUrl) },
+    });
   });
 
   // --- Devices
@@ -160,7 +184,11 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
   app.post('/v1/changesets', limit, async (c) => {
     const p = await registry.authenticate(c.req.header('authorization'));
     const parsed = ChangesetUpload.safeParse(await readJson(c));
-    if (!parsed.success) throw badRequest('The upload is not a valid changeset batch: {"changesets": [{"changeset_id", "verb", "changes": [...]}, …]}. Nothing was applied.', zodIssues(parsed.error));
+    if (!parsed.success)
+      throw badRequest(
+        'The upload is not a valid changeset batch: {"changesets": [{"changeset_id", "verb", "changes": [...]}, …]}. Nothing was applied.',
+        zodIssues(parsed.error),
+      );
     checkUpload(parsed.data, p);
     const results: ChangesetOutcome[] = [];
     for (const cs of parsed.data.changesets) results.push(await applyUploadedChangeset(opts.pool, p, cs, { now: () => new Date(now()) }));
@@ -200,7 +228,10 @@ async function timed<T>(fn: () => Promise<T>, timeoutMs: number): Promise<{ ok: 
   const t0 = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
-    const value = await Promise.race([fn(), new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))]);
+    const value = await Promise.race([
+      fn(),
+      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs))),
+    ]);
     return { ok: true, ms: Math.round(performance.now() - t0), value };
   } catch (e) {
     return { ok: false, ms: Math.round(performance.now() - t0), detail: (e as Error).message };
@@ -216,10 +247,11 @@ async function checkPostgres(pool: pg.Pool): Promise<{ ok: boolean; ms: number; 
 
 async function checkSlot(pool: pg.Pool, slotName: string | null): Promise<{ ok: boolean; detail: string; slot?: string }> {
   const r = await timed(
-    () => pool.query<{ slot_name: string; active: boolean }>(
-      `SELECT slot_name, active FROM pg_replication_slots WHERE database = current_database() AND slot_type = 'logical' AND ($1::text IS NULL OR slot_name = $1) ORDER BY active DESC, slot_name`,
-      [slotName],
-    ),
+    () =>
+      pool.query<{ slot_name: string; active: boolean }>(
+        `SELECT slot_name, active FROM pg_replication_slots WHERE database = current_database() AND slot_type = 'logical' AND ($1::text IS NULL OR slot_name = $1) ORDER BY active DESC, slot_name`,
+        [slotName],
+      ),
     2000,
   );
   if (!r.ok) return { ok: false, detail: r.detail ?? 'query failed' };
@@ -227,7 +259,10 @@ async function checkSlot(pool: pg.Pool, slotName: string | null): Promise<{ ok: 
   const active = rows.find((s) => s.active);
   if (active) return { ok: true, detail: 'active', slot: active.slot_name };
   if (rows.length) return { ok: false, detail: 'the replication slot exists but no shape service is streaming from it', slot: rows[0]!.slot_name };
-  return { ok: false, detail: slotName ? `replication slot ${slotName} does not exist` : 'no logical replication slot on this database (is the shape service running?)' };
+  return {
+    ok: false,
+    detail: slotName ? `replication slot ${slotName} does not exist` : 'no logical replication slot on this database (is the shape service running?)',
+  };
 }
 
 async function checkShapeService(shapeUrl: string): Promise<{ ok: boolean; ms: number; detail?: string }> {

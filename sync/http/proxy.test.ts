@@ -55,10 +55,22 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     if (!init.initialised || !init.seeded) throw new Error('seed failed');
     summary = init.summary;
     storage = mkdtempSync(join(tmpdir(), 'ai-hq-shapes-'));
-    shapes = await startShapeServer({ databaseUrl: hq.replicationUrl, storageDir: storage, port: 0, secret: SECRET, slot: 'hq_shapes', publication: HQ_PUBLICATION, longPollTimeoutMs: 3_000 });
+    shapes = await startShapeServer({
+      databaseUrl: hq.replicationUrl,
+      storageDir: storage,
+      port: 0,
+      secret: SECRET,
+      slot: 'hq_shapes',
+      publication: HQ_PUBLICATION,
+      longPollTimeoutMs: 3_000,
+    });
     server = await startHqServer({ appUrl: hq.appUrl, shapeUrl: shapes.url, shapeSecret: SECRET, maxLongPollMs: 10_000, poolSize: 4 });
     for (const role of ['physio', 'athlete', 'admin'] as const) {
-      const res = await fetch(`${server.url}/v1/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, name: `${role} laptop` }) });
+      const res = await fetch(`${server.url}/v1/devices`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, name: `${role} laptop` }),
+      });
       tokens[role] = ((await res.json()) as { token: string }).token;
     }
   });
@@ -88,6 +100,28 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
       const res = await get(tokens.physio!, `table=athlete&offset=-1&where=${encodeURIComponent(escape)}`);
       expect(res.status, escape).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('Validation');
+    }
+  });
+
+  it("cannot read another org's shape by reusing its handle", async () => {
+    const a = await get(tokens.physio!, 'table=squad&offset=-1');
+    const handle = a.headers.get('electric-handle')!;
+    const offset = a.headers.get('electric-offset')!;
+    await a.arrayBuffer();
+    const larch = await fetch(`${server.url}/v1/devices`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'owner@larchfield.test', pin: DEMO_PIN, name: 'x' }),
+    });
+    const larchToken = ((await larch.json()) as { token: string }).token;
+    for (const q of [`table=squad&offset=-1&handle=${handle}`, `table=squad&offset=${offset}&handle=${handle}`]) {
+      const r = await get(larchToken, q);
+      const body = r.status === 200 ? ((await r.json()) as { value?: { org_id: string } }[]) : (await r.arrayBuffer(), []);
+      expect(
+        body.filter((m) => m.value).every((m) => m.value!.org_id === summary.secondOrgId),
+        q,
+      ).toBe(true);
+      expect(r.headers.get('electric-handle') === handle && r.status === 200 && body.some((m) => m.value), q).toBe(false);
     }
   });
 
@@ -125,12 +159,30 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     await waitFor('up-to-date', () => s.isUpToDate);
     const id = uuidv7();
     const res = await fetch(`${server.url}/v1/changesets`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
-      body: JSON.stringify({ changesets: [{ changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id, after: { athlete_id: summary.linkedAthleteId, date: TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: 'live' } }] }] }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
+      body: JSON.stringify({
+        changesets: [
+          {
+            changeset_id: uuidv7(),
+            verb: 'wellness.record',
+            changes: [
+              {
+                op: 'insert',
+                table: 'wellness',
+                id,
+                after: { athlete_id: summary.linkedAthleteId, date: TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: 'live' },
+              },
+            ],
+          },
+        ],
+      }),
     });
     const out = ((await res.json()) as ChangesetUploadResult).results[0]!;
     expect(out.status).toBe('applied');
-    const msg = (await waitFor('the change', () => seen.find((m) => 'key' in m && m.value.id === id))) as Message<Row> & { headers: { operation: string; txids?: number[] } };
+    const msg = (await waitFor('the change', () => seen.find((m) => 'key' in m && m.value.id === id))) as Message<Row> & {
+      headers: { operation: string; txids?: number[] };
+    };
     expect(msg.headers.operation).toBe('insert');
     if (out.status === 'applied') expect(msg.headers.txids?.map(String)).toContain(out.txid);
   });
@@ -151,7 +203,9 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
         if (r.headers.get('electric-up-to-date') !== null) break;
       }
       const t0 = Date.now();
-      const res = await fetch(`${short.url}/v1/shape?table=rate_folder&offset=${offset}&handle=${handle}&live=true`, { headers: { authorization: `Bearer ${tokens.physio}` } });
+      const res = await fetch(`${short.url}/v1/shape?table=rate_folder&offset=${offset}&handle=${handle}&live=true`, {
+        headers: { authorization: `Bearer ${tokens.physio}` },
+      });
       expect(res.status).toBe(504);
       expect(Date.now() - t0).toBeLessThan(2_500);
     } finally {

@@ -29,7 +29,19 @@ const HIDDEN_COLUMNS: Record<string, readonly string[]> = { app_user: ['pin_hash
 /** Tables outside models/tables.ts that devices sync, with their read permission (null: every role). */
 const EXTRA_TABLES: Record<string, Permission | null> = { organization: null, activity: 'activity.read' };
 
-const ACTIVITY_COLUMNS = ['id', 'org_id', 'created_at', 'actor_user_id', 'actor_name', 'via_assistant', 'run_id', 'record_table', 'record_id', 'summary', 'changeset_id'];
+const ACTIVITY_COLUMNS = [
+  'id',
+  'org_id',
+  'created_at',
+  'actor_user_id',
+  'actor_name',
+  'via_assistant',
+  'run_id',
+  'record_table',
+  'record_id',
+  'summary',
+  'changeset_id',
+];
 const ORGANIZATION_COLUMNS = ['id', 'created_at', 'updated_at', 'version', 'deleted_at', 'name', 'plan', 'budget_cap_usd', 'assistant_model'];
 
 function columnsOf(table: string): string[] {
@@ -102,7 +114,10 @@ export function upstreamQuery(p: Principal, client: URLSearchParams, secret: str
 
 /** The shape service failed or took too long: 502 / 504 with the usual error body. */
 export class UpstreamError extends AppError {
-  constructor(readonly status: 502 | 503 | 504, message: string) {
+  constructor(
+    readonly status: 502 | 503 | 504,
+    message: string,
+  ) {
     super({ code: 'Internal', message });
   }
 }

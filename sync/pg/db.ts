@@ -49,7 +49,9 @@ export async function migrateHq(ownerUrl: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: ownerUrl, types: hqTypes });
   await client.connect();
   try {
-    await client.query('CREATE TABLE IF NOT EXISTS hq_schema_migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS hq_schema_migrations (id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
     // One migrator at a time (two HQ processes starting together).
     await client.query('BEGIN');
     await client.query('LOCK TABLE hq_schema_migrations IN EXCLUSIVE MODE');
@@ -57,7 +59,9 @@ export async function migrateHq(ownerUrl: string): Promise<string[]> {
     applied.forEach((a, i) => {
       const m = HQ_MIGRATIONS[i];
       if (!m || m.id !== a.id || m.name !== a.name) {
-        throw new HqMigrationMismatch(`HQ database migration ${a.id} (${a.name}) is not migration #${i + 1} of this build (${m ? m.name : 'none'}); it was written by a different version of the HQ server.`);
+        throw new HqMigrationMismatch(
+          `HQ database migration ${a.id} (${a.name}) is not migration #${i + 1} of this build (${m ? m.name : 'none'}); it was written by a different version of the HQ server.`,
+        );
       }
     });
     const pending = HQ_MIGRATIONS.slice(applied.length);
@@ -120,7 +124,12 @@ export async function withTenant<T>(pool: pg.Pool, tenant: Tenant, fn: (client: 
  * or `hq.token_hash`) and no tenant: RLS then shows only the matching row(s) of app_user or
  * hq_device.
  */
-export async function withLookup<T>(pool: pg.Pool, setting: 'hq.login_email' | 'hq.token_hash', value: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withLookup<T>(
+  pool: pg.Pool,
+  setting: 'hq.login_email' | 'hq.token_hash',
+  value: string,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -150,7 +159,9 @@ export async function ensurePublication(ownerUrl: string, name: string, like: st
   try {
     const exists = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name]);
     if (exists.rowCount) return false;
-    const tables = (await client.query<{ t: string }>(`SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1`, [like])).rows.map((r) => r.t);
+    const tables = (
+      await client.query<{ t: string }>(`SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1`, [like])
+    ).rows.map((r) => r.t);
     if (tables.length === 0) throw new Error(`Publication ${like} lists no tables; run the HQ migrations first.`);
     await client.query(`CREATE PUBLICATION ${name} FOR TABLE ${tables.join(', ')}`);
     return true;

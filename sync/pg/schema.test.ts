@@ -34,9 +34,14 @@ describe.skipIf(!havePg)('HQ schema', () => {
       for (const table of SYNCED) {
         const sqlite = device.raw.prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string; notnull: number; pk: number }[];
         const pgCols = await q<{ column_name: string; data_type: string; is_nullable: string }>(
-          `SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position`, [table]);
+          `SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position`,
+          [table],
+        );
         expect(sqlite.length, `${table} exists on the device`).toBeGreaterThan(0);
-        expect(pgCols.map((c) => c.column_name), `${table} columns`).toEqual(sqlite.map((c) => c.name));
+        expect(
+          pgCols.map((c) => c.column_name),
+          `${table} columns`,
+        ).toEqual(sqlite.map((c) => c.name));
         sqlite.forEach((c, i) => {
           const p = pgCols[i]!;
           expect(COMPATIBLE[c.type], `${table}.${c.name}: SQLite ${c.type}`).toContain(p.data_type);
@@ -53,15 +58,24 @@ describe.skipIf(!havePg)('HQ schema', () => {
       const [id] = await q<{ data_type: string }>(`SELECT data_type FROM information_schema.columns WHERE table_name = $1 AND column_name = 'id'`, [table]);
       expect(id?.data_type, table).toBe('uuid');
     }
-    const checks = await q<{ def: string }>(`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'athlete'::regclass AND contype = 'c'`);
+    const checks = await q<{ def: string }>(
+      `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'athlete'::regclass AND contype = 'c'`,
+    );
     expect(checks.map((c) => c.def).join(' ')).toMatch(/substr\(\(id\)::text, 15, 1\) = '7'/);
     const org = '01a02da2-3400-7fc5-86f0-eb46b8c2a352';
-    await expect(hq.pg.query(`SELECT set_config('hq.org_id', '${org}', true); INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES (gen_random_uuid(), '${org}', now(), now(), 'x', '2026')`, [], hq.ownerUrl)).rejects.toThrow(/squad_id_check/);
+    await expect(
+      hq.pg.query(
+        `SELECT set_config('hq.org_id', '${org}', true); INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES (gen_random_uuid(), '${org}', now(), now(), 'x', '2026')`,
+        [],
+        hq.ownerUrl,
+      ),
+    ).rejects.toThrow(/squad_id_check/);
   });
 
   it('FORCEs row-level security on every business table', async () => {
     const rows = await q<{ relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean }>(
-      `SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'`);
+      `SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'`,
+    );
     const byName = new Map(rows.map((r) => [r.relname, r]));
     for (const t of [...SYNCED, 'hq_device', 'hq_changeset']) {
       expect(byName.get(t), t).toMatchObject({ relrowsecurity: true, relforcerowsecurity: true });
@@ -70,7 +84,9 @@ describe.skipIf(!havePg)('HQ schema', () => {
 
   it('has an owner, an unprivileged app role and a replication role with only REPLICATION + SELECT', async () => {
     const roles = await q<{ rolname: string; rolsuper: boolean; rolbypassrls: boolean; rolreplication: boolean; rolcreaterole: boolean; rolcreatedb: boolean }>(
-      `SELECT rolname, rolsuper, rolbypassrls, rolreplication, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = ANY($1)`, [Object.values(HQ_ROLES)]);
+      `SELECT rolname, rolsuper, rolbypassrls, rolreplication, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = ANY($1)`,
+      [Object.values(HQ_ROLES)],
+    );
     const r = new Map(roles.map((x) => [x.rolname, x]));
     expect(r.get(HQ_ROLES.app)).toMatchObject({ rolsuper: false, rolbypassrls: false, rolreplication: false, rolcreaterole: false, rolcreatedb: false });
     expect(r.get(HQ_ROLES.replication)).toMatchObject({ rolsuper: false, rolbypassrls: false, rolreplication: true, rolcreaterole: false, rolcreatedb: false });
@@ -79,9 +95,14 @@ describe.skipIf(!havePg)('HQ schema', () => {
     const owners = await q<{ owner: string }>(`SELECT DISTINCT tableowner AS owner FROM pg_tables WHERE schemaname = 'public'`);
     expect(owners.map((o) => o.owner)).toEqual([HQ_ROLES.owner]);
 
-    const replGrants = await q<{ privilege_type: string }>(`SELECT DISTINCT privilege_type FROM information_schema.role_table_grants WHERE grantee = $1`, [HQ_ROLES.replication]);
+    const replGrants = await q<{ privilege_type: string }>(`SELECT DISTINCT privilege_type FROM information_schema.role_table_grants WHERE grantee = $1`, [
+      HQ_ROLES.replication,
+    ]);
     expect(replGrants.map((g) => g.privilege_type)).toEqual(['SELECT']);
-    const appGrants = await q<{ privilege_type: string }>(`SELECT DISTINCT privilege_type FROM information_schema.role_table_grants WHERE grantee = $1 ORDER BY 1`, [HQ_ROLES.app]);
+    const appGrants = await q<{ privilege_type: string }>(
+      `SELECT DISTINCT privilege_type FROM information_schema.role_table_grants WHERE grantee = $1 ORDER BY 1`,
+      [HQ_ROLES.app],
+    );
     expect(appGrants.map((g) => g.privilege_type)).toEqual(['INSERT', 'SELECT', 'UPDATE']);
 
     const exts = await q<{ extname: string }>(`SELECT extname FROM pg_extension WHERE extname <> 'plpgsql'`);

@@ -448,6 +448,7 @@ export class ShapeService {
 
   private async onRelation(rel: Pgoutput.MessageRelation): Promise<void> {
     const name = `${rel.schema}.${rel.name}`;
+    this.tableCache.delete(name);
     const shapes = [...this.byHandle.values()].filter((s) => s.def.schema === rel.schema && s.def.table === rel.name);
     const seen = this.relations.get(name);
     // The stream re-sends a relation on each connection and after each ALTER; compare with the catalog.
@@ -608,7 +609,7 @@ export class ShapeService {
   /** Validate a client's definition. Throws TableError / WhereError (both mean 400). */
   async resolveDefinition(req: ShapeRequest): Promise<{ def: Definition; defKey: string; table: TableInfo }> {
     const { schema, name } = parseTableName(req.table);
-    const table = await loadTable(this.pool, schema, name);
+    const table = await this.cachedTable(schema, name);
     const names = new Set(table.columns.map((c) => c.name));
     let columns: string[] | null = null;
     if (req.columns !== undefined && req.columns !== '') {
@@ -626,6 +627,19 @@ export class ShapeService {
     else if (Object.keys(params).length > 0) throw new TableError('params: given without a where clause');
     const def: Definition = { schema, table: name, where, params, columns, replica };
     return { def, defKey: JSON.stringify(def), table };
+  }
+
+  /** Table metadata, cached for 2 s (every poll resolves its definition; relation changes clear it). */
+  private tableCache = new Map<string, { at: number; table: Promise<TableInfo> }>();
+  private cachedTable(schema: string, name: string): Promise<TableInfo> {
+    const k = `${schema}.${name}`;
+    const hit = this.tableCache.get(k);
+    if (hit && Date.now() - hit.at < 2000) return hit.table;
+    const table = loadTable(this.pool, schema, name);
+    this.tableCache.set(k, { at: Date.now(), table });
+    table.catch(() => this.tableCache.delete(k));
+    if (this.tableCache.size > 1000) this.tableCache.clear();
+    return table;
   }
 
   /** The current shape for a definition, creating it (and taking its snapshot) when there is none. */

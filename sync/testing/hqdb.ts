@@ -29,7 +29,11 @@ export interface TestHqDb {
 export function useHqDatabase(opts: { database?: string; migrate?: boolean } = {}): TestHqDb {
   const cluster = usePgCluster();
   const database = opts.database ?? `hq_${randomBytes(4).toString('hex')}`;
-  const passwords: HqRolePasswords = { owner: randomBytes(12).toString('hex'), app: randomBytes(12).toString('hex'), replication: randomBytes(12).toString('hex') };
+  const passwords: HqRolePasswords = {
+    owner: randomBytes(12).toString('hex'),
+    app: randomBytes(12).toString('hex'),
+    replication: randomBytes(12).toString('hex'),
+  };
   let ready = false;
   beforeAll(async () => {
     if (!havePg) return;

@@ -38,13 +38,19 @@ class Rejection extends Error {
   }
 }
 
-function reject(reason: RejectionReason, message: string, extra: Partial<Omit<Extract<ChangesetOutcome, { status: 'rejected' }>, 'status' | 'reason' | 'message'>> = {}): Rejection {
+function reject(
+  reason: RejectionReason,
+  message: string,
+  extra: Partial<Omit<Extract<ChangesetOutcome, { status: 'rejected' }>, 'status' | 'reason' | 'message'>> = {},
+): Rejection {
   return new Rejection({ status: 'rejected', reason, message, ...extra });
 }
 
 /** SHA-256 of the canonical JSON of what the changeset changes (verb and row changes). */
 export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'>): string {
-  return createHash('sha256').update(canonicalJson({ verb: cs.verb, changes: cs.changes })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ verb: cs.verb, changes: cs.changes }))
+    .digest('hex');
 }
 
 const q = (ident: string): string => `"${ident.replace(/"/g, '""')}"`;
@@ -88,31 +94,50 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
       if ((code === '40001' || code === '40P01') && attempt < 2) continue; // serialization failure / deadlock: retry
       if (code && /^(22|23)/.test(code)) {
         // Data exception or integrity violation the rules did not foresee: the database refused it.
-        return recordRejection(pool, principal, cs, contentHash, reject('validation', `The database refused this change: ${(e as Error).message}. Nothing was written.`));
+        return recordRejection(
+          pool,
+          principal,
+          cs,
+          contentHash,
+          reject('validation', `The database refused this change: ${(e as Error).message}. Nothing was written.`),
+        );
       }
       throw e;
     }
   }
 }
 
-async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash: string): Promise<ChangesetOutcome | null> {
-  const prior = await c.query<{ content_hash: string; outcome: ChangesetOutcome }>('SELECT content_hash, outcome FROM hq_changeset WHERE id = $1', [cs.changeset_id]);
+async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash: string, userId: string): Promise<ChangesetOutcome | null> {
+  const prior = await c.query<{ content_hash: string; outcome: ChangesetOutcome; user_id: string }>(
+    'SELECT content_hash, outcome, user_id FROM hq_changeset WHERE id = $1',
+    [cs.changeset_id],
+  );
   const p = prior.rows[0];
   if (!p) return null;
-  if (p.content_hash !== contentHash) {
-    return { changeset_id: cs.changeset_id, status: 'rejected', reason: 'idempotency_mismatch', message: 'This changeset id was already used for a different change. Give a new change a new id.', replayed: false };
+  // Only the uploader's own first outcome is replayed; another user's id is simply "in use".
+  if (p.content_hash !== contentHash || p.user_id !== userId) {
+    return {
+      changeset_id: cs.changeset_id,
+      status: 'rejected',
+      reason: 'idempotency_mismatch',
+      message: 'This changeset id was already used for a different change. Give a new change a new id.',
+      replayed: false,
+    };
   }
   return { ...p.outcome, replayed: true };
 }
 
 async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, opts: ApplyOptions): Promise<ChangesetOutcome> {
   return withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
-    const prior = await priorOutcome(c, cs, contentHash);
+    const prior = await priorOutcome(c, cs, contentHash, principal.userId);
     if (prior) return prior;
 
     // 1. Re-read the user: role, active flag and self-scope come from HQ's row, not the device.
-    const user = (await c.query<UserRow>('SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at FROM app_user WHERE id = $1', [principal.userId])).rows[0];
-    if (!user || user.deleted_at || !user.active) throw reject('forbidden', 'This account is deactivated or no longer exists at HQ; nothing was written. Ask a club administrator.');
+    const user = (
+      await c.query<UserRow>('SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at FROM app_user WHERE id = $1', [principal.userId])
+    ).rows[0];
+    if (!user || user.deleted_at || !user.active)
+      throw reject('forbidden', 'This account is deactivated or no longer exists at HQ; nothing was written. Ask a club administrator.');
     const actor: RuleActor = { userId: user.id, orgId: user.org_id, role: user.role as Role, linkedAthleteId: user.linked_athlete_id, active: user.active };
     if (SELF_SCOPED_ROLES.has(actor.role)) {
       await c.query("SELECT set_config('hq.athlete_id', $1, true)", [actor.linkedAthleteId ?? NO_ATHLETE]);
@@ -122,7 +147,11 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
     const nowIso = now.toISOString();
 
     // 2. Read every target row (locked), rebuild `before` from it, authorise, check references and versions.
-    const changes: RowChange[] = cs.changes.map((ch) => (ch.op === 'delete' ? (ch as RowChange) : ({ ...ch, after: Object.fromEntries(Object.entries(ch.after).map(([k, v]) => [k, v === NOW_PLACEHOLDER ? nowIso : v])) } as RowChange)));
+    const changes: RowChange[] = cs.changes.map((ch) =>
+      ch.op === 'delete'
+        ? (ch as RowChange)
+        : ({ ...ch, after: Object.fromEntries(Object.entries(ch.after).map(([k, v]) => [k, v === NOW_PLACEHOLDER ? nowIso : v])) } as RowChange),
+    );
     const insertedHere = new Set(changes.filter((ch) => ch.op === 'insert').map((ch) => `${ch.table}:${ch.id}`));
     const stale: CurrentRow[] = [];
     const serverChanges: RowChange[] = [];
@@ -153,16 +182,27 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
           const v = change.after[col];
           if (typeof v !== 'string' || insertedHere.has(`${refTable}:${v}`)) continue;
           const ref = await c.query(`SELECT 1 FROM ${q(refTable)} WHERE id = $1 AND deleted_at IS NULL`, [v]);
-          if (ref.rowCount === 0) throw reject('not_found', `${refTable} ${v} (referenced by ${def.name}.${col}) was not found.`, { table: def.name, row_id: change.id, field: col });
+          if (ref.rowCount === 0)
+            throw reject('not_found', `${refTable} ${v} (referenced by ${def.name}.${col}) was not found.`, { table: def.name, row_id: change.id, field: col });
         }
       }
       if (change.op === 'update' && stored && stored.version !== change.version) {
-        stale.push({ table: def.name, id: change.id, expected_version: change.version, actual_version: stored.version as number, row: deviceView(def.name, stored) });
+        stale.push({
+          table: def.name,
+          id: change.id,
+          expected_version: change.version,
+          actual_version: stored.version as number,
+          row: deviceView(def.name, stored),
+        });
       }
       serverChanges.push(serverChange);
     }
     if (stale.length > 0) {
-      throw reject('stale', `${stale.length} record(s) changed at HQ since this change was prepared. Nothing was written; the current rows are attached — re-plan the change or discard it.`, { current: stale });
+      throw reject(
+        'stale',
+        `${stale.length} record(s) changed at HQ since this change was prepared. Nothing was written; the current rows are attached — re-plan the change or discard it.`,
+        { current: stale },
+      );
     }
 
     // 3. Policy limits, as at proposal time on the device.
@@ -187,7 +227,10 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
       if (change.op === 'insert') {
         const values: Record<string, unknown> = { id: change.id, org_id: actor.orgId, created_at: nowIso, updated_at: nowIso, version: 1, ...change.after };
         const cols = Object.keys(values);
-        await c.query(`INSERT INTO ${table} (${cols.map(q).join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`, cols.map((k) => encode(values[k])));
+        await c.query(
+          `INSERT INTO ${table} (${cols.map(q).join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
+          cols.map((k) => encode(values[k])),
+        );
         versions[change.id] = 1;
       } else {
         const cols = Object.keys(change.after);
@@ -205,15 +248,46 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
     // 5. The changeset log (idempotency) and the activity row, in the same transaction.
     const txid = (await c.query<{ txid: string }>('SELECT pg_current_xact_id()::xid::text AS txid')).rows[0]!.txid;
     const activityId = cs.activity_id ?? uuidv7();
-    const outcome: ChangesetOutcome = { changeset_id: cs.changeset_id, status: 'applied', txid, versions, activity_id: activityId, applied_at: nowIso, replayed: false };
+    const outcome: ChangesetOutcome = {
+      changeset_id: cs.changeset_id,
+      status: 'applied',
+      txid,
+      versions,
+      activity_id: activityId,
+      applied_at: nowIso,
+      replayed: false,
+    };
     await c.query(
       `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'applied', $8, $9, $10)`,
-      [cs.changeset_id, actor.orgId, actor.userId, principal.deviceId, cs.verb, planned.summary, contentHash, txid, JSON.stringify(cs.changes), JSON.stringify(outcome)],
+      [
+        cs.changeset_id,
+        actor.orgId,
+        actor.userId,
+        principal.deviceId,
+        cs.verb,
+        planned.summary,
+        contentHash,
+        txid,
+        JSON.stringify(cs.changes),
+        JSON.stringify(outcome),
+      ],
     );
     const first = serverChanges[0]!;
     await c.query(
       `INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [activityId, actor.orgId, nowIso, actor.userId, activityActorName(user.display_name, cs.via ?? null, principal.deviceName), Boolean(cs.via), cs.run_id ?? null, first.table, first.id, planned.summary, cs.changeset_id],
+      [
+        activityId,
+        actor.orgId,
+        nowIso,
+        actor.userId,
+        activityActorName(user.display_name, cs.via ?? null, principal.deviceName),
+        Boolean(cs.via),
+        cs.run_id ?? null,
+        first.table,
+        first.id,
+        planned.summary,
+        cs.changeset_id,
+      ],
     );
     return outcome;
   });
@@ -233,7 +307,17 @@ async function recordRejection(pool: pg.Pool, principal: Principal, cs: Uploaded
   await withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
     await c.query(
       `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'rejected', NULL, $8, $9) ON CONFLICT (id) DO NOTHING`,
-      [cs.changeset_id, principal.orgId, principal.userId, principal.deviceId, cs.verb, cs.summary ?? cs.verb, contentHash, JSON.stringify(cs.changes), JSON.stringify(outcome)],
+      [
+        cs.changeset_id,
+        principal.orgId,
+        principal.userId,
+        principal.deviceId,
+        cs.verb,
+        cs.summary ?? cs.verb,
+        contentHash,
+        JSON.stringify(cs.changes),
+        JSON.stringify(outcome),
+      ],
     );
   }).catch(() => undefined); // storing the first outcome is best effort; the rejection itself stands
   return outcome;

@@ -31,7 +31,11 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     return fetch(`${server.url}/v1/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, pin, name }) });
   }
   async function upload(token: string, body: unknown): Promise<Response> {
-    return fetch(`${server.url}/v1/changesets`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    return fetch(`${server.url}/v1/changesets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   }
   async function one(token: string, cs: Record<string, unknown>): Promise<ChangesetOutcome> {
     const res = await upload(token, { changesets: [cs] });
@@ -82,7 +86,9 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     const unknown = await enrol('nobody@kestrelvale.test', '0000');
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
-    expect(((await wrong.json()) as { error: { message: string } }).error.message).toBe(((await unknown.json()) as { error: { message: string } }).error.message);
+    expect(((await wrong.json()) as { error: { message: string } }).error.message).toBe(
+      ((await unknown.json()) as { error: { message: string } }).error.message,
+    );
     for (let i = 0; i < 4; i++) expect((await enrol(DEMO_EMAILS.analyst, '0000')).status).toBe(401);
     const locked = await enrol(DEMO_EMAILS.analyst, DEMO_PIN);
     expect(locked.status).toBe(429);
@@ -93,25 +99,52 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
   it('applies a changeset in one transaction: rows, version, txid, activity "via Device"', async () => {
     const id = uuidv7();
     const csId = uuidv7();
-    const out = await one(tokens.physio!, { changeset_id: csId, verb: 'wellness.record', summary: 'Record wellness for one athlete', changes: [{ op: 'insert', table: 'wellness', id, after: wellness(athletes[3]!) }] });
+    const out = await one(tokens.physio!, {
+      changeset_id: csId,
+      verb: 'wellness.record',
+      summary: 'Record wellness for one athlete',
+      changes: [{ op: 'insert', table: 'wellness', id, after: wellness(athletes[3]!) }],
+    });
     expect(out).toMatchObject({ status: 'applied', versions: { [id]: 1 }, replayed: false });
     if (out.status !== 'applied') return;
     expect(out.txid).toMatch(/^\d+$/);
     const [row] = await sql<{ org_id: string; version: number; sleep: number }>('SELECT org_id, version, sleep FROM wellness WHERE id = $1', [id]);
     expect(row).toEqual({ org_id: ids.org, version: 1, sleep: 4 });
-    const [act] = await sql<{ actor_name: string; summary: string; changeset_id: string; via_assistant: boolean }>('SELECT actor_name, summary, changeset_id, via_assistant FROM activity WHERE id = $1', [out.activity_id]);
-    expect(act).toEqual({ actor_name: 'Lowri Pendry via Device Pitch laptop', summary: 'Record wellness for one athlete', changeset_id: csId, via_assistant: false });
+    const [act] = await sql<{ actor_name: string; summary: string; changeset_id: string; via_assistant: boolean }>(
+      'SELECT actor_name, summary, changeset_id, via_assistant FROM activity WHERE id = $1',
+      [out.activity_id],
+    );
+    expect(act).toEqual({
+      actor_name: 'Lowri Pendry via Device Pitch laptop',
+      summary: 'Record wellness for one athlete',
+      changeset_id: csId,
+      via_assistant: false,
+    });
 
     // An update planned against version 1 bumps it to 2.
-    const up = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'wellness.update', changes: [{ op: 'update', table: 'wellness', id, version: 1, before: { sleep: 4 }, after: { sleep: 5 } }] });
+    const up = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.update',
+      changes: [{ op: 'update', table: 'wellness', id, version: 1, before: { sleep: 4 }, after: { sleep: 5 } }],
+    });
     expect(up).toMatchObject({ status: 'applied', versions: { [id]: 2 } });
   });
 
   it('keeps "via Assistant" in the activity row', async () => {
-    const out = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'wellness.record', summary: 'Wellness via the assistant', via: 'Assistant', run_id: 'run-1', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[4]!) }] });
+    const out = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      summary: 'Wellness via the assistant',
+      via: 'Assistant',
+      run_id: 'run-1',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[4]!) }],
+    });
     expect(out.status).toBe('applied');
     if (out.status !== 'applied') return;
-    const [act] = await sql<{ actor_name: string; via_assistant: boolean; run_id: string }>('SELECT actor_name, via_assistant, run_id FROM activity WHERE id = $1', [out.activity_id]);
+    const [act] = await sql<{ actor_name: string; via_assistant: boolean; run_id: string }>(
+      'SELECT actor_name, via_assistant, run_id FROM activity WHERE id = $1',
+      [out.activity_id],
+    );
     expect(act).toEqual({ actor_name: 'Lowri Pendry via Assistant via Device Pitch laptop', via_assistant: true, run_id: 'run-1' });
   });
 
@@ -130,7 +163,8 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     const [row] = await sql<{ id: string; version: number; name: string }>('SELECT id, version, name FROM athlete WHERE id = $1', [athletes[7]]);
     const newWellness = uuidv7();
     const out = await one(tokens.physio!, {
-      changeset_id: uuidv7(), verb: 'athletes.update',
+      changeset_id: uuidv7(),
+      verb: 'athletes.update',
       changes: [
         { op: 'insert', table: 'wellness', id: newWellness, after: wellness(athletes[7]!) },
         { op: 'update', table: 'athlete', id: row!.id, version: row!.version + 5, before: { notes: '' }, after: { notes: 'Planned on an old copy' } },
@@ -138,52 +172,189 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     });
     expect(out).toMatchObject({ status: 'rejected', reason: 'stale' });
     if (out.status !== 'rejected') return;
-    expect(out.current).toEqual([expect.objectContaining({ table: 'athlete', id: row!.id, expected_version: row!.version + 5, actual_version: row!.version, row: expect.objectContaining({ name: row!.name }) })]);
+    expect(out.current).toEqual([
+      expect.objectContaining({
+        table: 'athlete',
+        id: row!.id,
+        expected_version: row!.version + 5,
+        actual_version: row!.version,
+        row: expect.objectContaining({ name: row!.name }),
+      }),
+    ]);
     expect(await sql('SELECT 1 FROM wellness WHERE id = $1', [newWellness])).toEqual([]);
   });
 
   it('authorises every row with the models/ rules, judging the stored row, not the device\'s "before"', async () => {
-    const [rtp] = await sql<{ id: string; version: number }>('SELECT id, version FROM rtp_entry WHERE org_id = $1 AND doctor_signoff_by IS NULL AND deleted_at IS NULL LIMIT 1', [ids.org]);
+    const [rtp] = await sql<{ id: string; version: number }>(
+      'SELECT id, version FROM rtp_entry WHERE org_id = $1 AND doctor_signoff_by IS NULL AND deleted_at IS NULL LIMIT 1',
+      [ids.org],
+    );
     const forged = await one(tokens.physio!, {
-      changeset_id: uuidv7(), verb: 'rtp.update',
-      changes: [{ op: 'update', table: 'rtp_entry', id: rtp!.id, version: rtp!.version, before: { doctor_signoff_by: ids.users.doctor }, after: { doctor_signoff_by: ids.users.doctor } }],
+      changeset_id: uuidv7(),
+      verb: 'rtp.update',
+      changes: [
+        {
+          op: 'update',
+          table: 'rtp_entry',
+          id: rtp!.id,
+          version: rtp!.version,
+          before: { doctor_signoff_by: ids.users.doctor },
+          after: { doctor_signoff_by: ids.users.doctor },
+        },
+      ],
     });
     expect(forged).toMatchObject({ status: 'rejected', reason: 'forbidden', field: 'doctor_signoff_by' });
-    const [after] = await sql<{ doctor_signoff_by: string | null; version: number }>('SELECT doctor_signoff_by, version FROM rtp_entry WHERE id = $1', [rtp!.id]);
+    const [after] = await sql<{ doctor_signoff_by: string | null; version: number }>('SELECT doctor_signoff_by, version FROM rtp_entry WHERE id = $1', [
+      rtp!.id,
+    ]);
     expect(after).toEqual({ doctor_signoff_by: null, version: rtp!.version });
 
-    const del = await one(tokens.doctor!, { changeset_id: uuidv7(), verb: 'injury.delete', changes: [{ op: 'delete', table: 'wellness', id: uuidv7(), version: 1 }] });
+    const del = await one(tokens.doctor!, {
+      changeset_id: uuidv7(),
+      verb: 'injury.delete',
+      changes: [{ op: 'delete', table: 'wellness', id: uuidv7(), version: 1 }],
+    });
     expect(del).toMatchObject({ status: 'rejected', reason: 'forbidden' });
-    const bounds = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[8]!, { sleep: 9 }) }] });
+    const bounds = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[8]!, { sleep: 9 }) }],
+    });
     expect(bounds).toMatchObject({ status: 'rejected', reason: 'validation', field: 'sleep' });
     const future = new Date(Date.now() + 5 * 86_400_000).toISOString().slice(0, 10);
-    const policy = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[8]!, { date: future }) }] });
+    const policy = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[8]!, { date: future }) }],
+    });
     expect(policy).toMatchObject({ status: 'rejected', reason: 'policy' });
     if (policy.status === 'rejected') expect(policy.policy?.map((d) => d.code)).toContain('date_in_future');
-    const admin = await one(tokens.admin!, { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[8]!) }] });
+    const admin = await one(tokens.admin!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[8]!) }],
+    });
     expect(admin).toMatchObject({ status: 'rejected', reason: 'forbidden' });
   });
 
   it("self-scopes athlete accounts, and never reaches another org's rows", async () => {
-    const own = await one(tokens.athlete!, { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(ids.linkedAthlete) }] });
+    const own = await one(tokens.athlete!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(ids.linkedAthlete) }],
+    });
     expect(own.status).toBe('applied');
-    const other = await one(tokens.athlete!, { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes.find((a) => a !== ids.linkedAthlete)!) }] });
+    const other = await one(tokens.athlete!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes.find((a) => a !== ids.linkedAthlete)!) }],
+    });
     expect(other).toMatchObject({ status: 'rejected', reason: 'not_found' });
-    const cross = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'athletes.update', changes: [{ op: 'update', table: 'athlete', id: secondAthlete, version: 1, before: { notes: '' }, after: { notes: 'x' } }] });
+    const cross = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'athletes.update',
+      changes: [{ op: 'update', table: 'athlete', id: secondAthlete, version: 1, before: { notes: '' }, after: { notes: 'x' } }],
+    });
     expect(cross).toMatchObject({ status: 'rejected', reason: 'not_found' });
-    const crossRef = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(secondAthlete) }] });
+    const crossRef = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(secondAthlete) }],
+    });
     expect(crossRef).toMatchObject({ status: 'rejected', reason: 'not_found', field: 'athlete_id' });
     const [n] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM athlete WHERE id = $1 AND notes = 'x'", [secondAthlete]);
     expect(n!.n).toBe(0);
   });
 
+  it("lets one of two devices racing on the same row win; the other gets stale with the winner's row", async () => {
+    const [row] = await sql<{ id: string; version: number }>('SELECT id, version FROM athlete WHERE id = $1', [athletes[12]]);
+    const race = (notes: string, token: string) =>
+      one(token, {
+        changeset_id: uuidv7(),
+        verb: 'athletes.update',
+        changes: [{ op: 'update', table: 'athlete', id: row!.id, version: row!.version, before: { notes: '' }, after: { notes } }],
+      });
+    const [a, b] = await Promise.all([race('from the physio', tokens.physio!), race('from the doctor', tokens.doctor!)]);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses).toEqual(['applied', 'rejected']);
+    const loser = a.status === 'rejected' ? a : b;
+    const [now] = await sql<{ notes: string; version: number }>('SELECT notes, version FROM athlete WHERE id = $1', [row!.id]);
+    expect(now!.version).toBe(row!.version + 1);
+    if (loser.status === 'rejected') {
+      expect(loser.reason).toBe('stale');
+      expect(loser.current?.[0]?.row?.notes).toBe(now!.notes);
+    }
+  });
+
+  it('needs an owner\'s approval for a change the policy marks "needs owner"', async () => {
+    const [item] = await sql<{ id: string; version: number; price_cents: number }>(
+      'SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 ORDER BY code LIMIT 1',
+      [ids.org],
+    );
+    const change = {
+      op: 'update',
+      table: 'rate_item',
+      id: item!.id,
+      version: item!.version,
+      before: { price_cents: item!.price_cents },
+      after: { price_cents: Math.round(item!.price_cents * 1.5) },
+    };
+    const unapproved = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', changes: [change] });
+    expect(unapproved).toMatchObject({ status: 'rejected', reason: 'policy' });
+    if (unapproved.status === 'rejected') expect(unapproved.policy?.map((d) => d.code)).toContain('numeric_change_needs_owner');
+    const byDoctor = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', approved_by: ids.users.doctor, changes: [change] });
+    expect(byDoctor).toMatchObject({ status: 'rejected', reason: 'policy' });
+    const approved = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', approved_by: ids.users.owner, changes: [change] });
+    expect(approved).toMatchObject({ status: 'applied', versions: { [item!.id]: item!.version + 1 } });
+  });
+
+  it('rate-limits device sign-in attempts per address', async () => {
+    const strict = await startHqServer({ appUrl: hq.appUrl, shapeUrl: 'http://127.0.0.1:9', poolSize: 2, enrolLimit: { max: 3, windowMs: 60_000 } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await fetch(`${strict.url}/v1/devices`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: `nobody${i}@kestrelvale.test`, pin: '1' }),
+        });
+        statuses.push(r.status);
+        await r.arrayBuffer();
+      }
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('refuses bad input whole, with a typed 4xx, applying nothing', async () => {
-    const good = { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[9]!) }] };
+    const good = {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[9]!) }],
+    };
     const goodId = (good.changes[0] as { id: string }).id;
     const cases: [unknown, number, RegExp][] = [
       ['{"changesets": [', 400, /not valid JSON/],
-      [{ changesets: [good, { ...good, changeset_id: uuidv7(), changes: [{ op: 'insert', table: 'secrets', id: uuidv7(), after: {} }] }] }, 400, /unknown table "secrets"/],
-      [{ changesets: [good, { ...good, changeset_id: uuidv7(), changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: { ...wellness(athletes[9]!), is_admin: true } }] }] }, 400, /no column "is_admin"/],
+      [
+        { changesets: [good, { ...good, changeset_id: uuidv7(), changes: [{ op: 'insert', table: 'secrets', id: uuidv7(), after: {} }] }] },
+        400,
+        /unknown table "secrets"/,
+      ],
+      [
+        {
+          changesets: [
+            good,
+            {
+              ...good,
+              changeset_id: uuidv7(),
+              changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: { ...wellness(athletes[9]!), is_admin: true } }],
+            },
+          ],
+        },
+        400,
+        /no column "is_admin"/,
+      ],
       [{ changesets: [good, { ...good, changeset_id: uuidv7(), org_id: ids.second }] }, 403, /another organisation/],
       [{ changesets: [good, { ...good, changeset_id: uuidv7(), user_id: ids.users.doctor }] }, 403, /another user/],
       [{ changesets: [] }, 400, /not a valid changeset batch/],
@@ -196,7 +367,11 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     }
     expect(await sql('SELECT 1 FROM wellness WHERE id = $1', [goodId])).toEqual([]);
 
-    const big = await fetch(`${server.url}/v1/changesets`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` }, body: 'x'.repeat(50 * 1024 * 1024) });
+    const big = await fetch(`${server.url}/v1/changesets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
+      body: 'x'.repeat(50 * 1024 * 1024),
+    });
     expect(big.status).toBe(413);
     expect(((await big.json()) as { error: { code: string } }).error.code).toBe('Validation');
 
@@ -207,24 +382,37 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
   it('revokes a device token: the next request with it is refused', async () => {
     const res = await enrol(DEMO_EMAILS.physio, DEMO_PIN, 'Lost laptop');
     const { token, device_id } = (await res.json()) as { token: string; device_id: string };
-    const cs = { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[10]!) }] };
+    const cs = {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[10]!) }],
+    };
     // Another org's owner cannot see it; a physio (no user.manage) cannot revoke someone else's.
     const larch = await enrol(DEMO_SECOND_EMAILS.owner);
     const larchToken = ((await larch.json()) as { token: string }).token;
     expect((await fetch(`${server.url}/v1/devices/${device_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${larchToken}` } })).status).toBe(404);
-    expect((await fetch(`${server.url}/v1/devices/${device_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${tokens.doctor}` } })).status).toBe(403);
+    expect((await fetch(`${server.url}/v1/devices/${device_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${tokens.doctor}` } })).status).toBe(
+      403,
+    );
     const del = await fetch(`${server.url}/v1/devices/${device_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
     expect(del.status).toBe(200);
     const after = await upload(token, { changesets: [cs] });
     expect(after.status).toBe(401);
-    expect(((await after.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/revoked/) });
+    expect(((await after.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'Unauthenticated',
+      message: expect.stringMatching(/revoked/),
+    });
   });
 
   it("re-reads the user: a deactivated account's token stops working", async () => {
     const res = await enrol(DEMO_EMAILS.sports_scientist);
     const { token } = (await res.json()) as { token: string };
     await sql('UPDATE app_user SET active = false WHERE id = $1', [ids.users.sports_scientist]);
-    const r = await upload(token, { changesets: [{ changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[11]!) }] }] });
+    const r = await upload(token, {
+      changesets: [
+        { changeset_id: uuidv7(), verb: 'wellness.record', changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[11]!) }] },
+      ],
+    });
     expect(r.status).toBe(401);
     expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/deactivated/);
   });

@@ -6,6 +6,7 @@
  */
 import type { AcwrResult } from '../../../models/acwr';
 import type { Athlete, Injury, RateItem, SessionLoad, Vitals, Wellness } from '../../../models/records';
+import { listMessages } from '../../data/kinetix';
 import { countRows, getRow, listRows } from '../../data/rows';
 import { callVerb, VERBS } from '../../services';
 import { searchHelp } from '../../services/help';
@@ -531,5 +532,50 @@ export const TASKS: EvalCase[] = [
     proposals: (w) => [{ tool: 'log_session_load', rows: 1, row: (c) => inserts('session_load')(c) && c.after.athlete_id === injuryOf(w, 'Knee').injury.athlete_id && c.after.load_au === 120 }],
     answer: () => ['120 AU'],
     check: (w) => (getRow(w.db, 'athlete', w.orgId, injuryOf(w, 'Knee').injury.athlete_id) ? [] : ['athlete missing']),
+  },
+  {
+    id: 'T40', kind: 'task', title: 'A confirm after more than 300 events still reaches the human (issue 9 §2)', as: 'coach',
+    message: "Check every squad's athletes, then log yesterday's U19 session: 75 minutes at RPE 6.",
+    script: () => [
+      call({ name: 'list_squads', input: {} }),
+      ...['a', 'b', 'c', 'd'].map((tag) => (t: Turn) => ({ calls: Array.from({ length: 16 }, (_, i) => ({ name: 'list_athletes', input: { squad_id: squadId(t, 'U19') }, id: `toolu_t40${tag}${i}` })) })),
+      call((t) => ({ name: 'log_session_load', input: { squad_id: squadId(t, 'U19'), date: EVAL_YESTERDAY, duration_min: 75, rpe: 6 } })),
+      say(declinedOrDone('log_session_load', (t) => `Logged ${written(t, 'log_session_load')?.rows_changed} session loads for U19 on ${EVAL_YESTERDAY} (450 AU each).`)),
+    ],
+    proposals: (w) => [{ tool: 'log_session_load', rows: w.activeIn('U19').length, row: (c) => inserts('session_load')(c) && c.after.date === EVAL_YESTERDAY && c.after.load_au === 450 }],
+    answer: (w) => [`${w.activeIn('U19').length} session loads`],
+  },
+  {
+    id: 'T41', kind: 'task', title: 'A tool call cut off at max_tokens is never run; the complete retry (input in content_block_start) is (issue 9 §4)', as: 'coach',
+    message: "Log yesterday's session for the U19 squad: 75 minutes at RPE 6.",
+    script: () => [
+      call({ name: 'list_squads', input: {} }),
+      (t) => ({ calls: [{ name: 'log_session_load', input: {}, rawJson: `{"squad_id":"${squadId(t, 'U19')}","date":"${EVAL_YESTERDAY}","durat` }], stopReason: 'max_tokens' }),
+      (t) => ({ calls: [{ name: 'log_session_load', input: { squad_id: squadId(t, 'U19'), date: EVAL_YESTERDAY, duration_min: 75, rpe: 6 }, inputInStart: true }] }),
+      say(declinedOrDone('log_session_load', (t) => `Logged ${written(t, 'log_session_load')?.rows_changed} session loads for U19 on ${EVAL_YESTERDAY} (450 AU each).`)),
+    ],
+    proposals: (w) => [{ tool: 'log_session_load', rows: w.activeIn('U19').length, row: (c) => inserts('session_load')(c) && c.after.date === EVAL_YESTERDAY && c.after.load_au === 450 }],
+    answer: (w) => [`${w.activeIn('U19').length} session loads`],
+    check: (_w, _c, r) => {
+      const cut = r.toolCalls.filter((x) => x.name === 'log_session_load' && x.status === 'failed');
+      return cut.length === 1 && cut[0]!.error === 'Validation' ? [] : [`the cut-off call: ${JSON.stringify(cut)}`];
+    },
+  },
+  {
+    id: 'T42', kind: 'task', title: 'A key pasted into the prompt never reaches the model or the record (issue 9 §5)', as: 'physio',
+    message: 'My colleague sent me sk-ant-api03-EVALPASTEDKEY0123456789abcdef and ghp_EVALGITHUBTOKEN0123456789abcdefAB; how many athletes are in the U19 squad?',
+    script: () => [
+      call({ name: 'list_squads', input: {} }),
+      say((t) => `The U19 squad has ${pick<{ name: string; athlete_count: number }>(t.last('list_squads'), (s) => s.name === 'U19', 'U19').athlete_count} active athletes. Please revoke the key you pasted.`),
+    ],
+    answer: (w) => [`${countRows(w.db, 'athlete', w.orgId, { eq: { squad_id: w.seed.squadIds.U19, status: 'active' } })} active athletes`],
+    check: (w, _c, r) => {
+      const leaks: string[] = [];
+      for (const k of ['sk-ant-api03-EVALPASTEDKEY', 'ghp_EVALGITHUBTOKEN']) {
+        if (r.sent.includes(k)) leaks.push(`${k}… was sent to the model`);
+        if (JSON.stringify(r.outcome).includes(k) || JSON.stringify(listMessages(w.db, r.outcome.conversationId)).includes(k)) leaks.push(`${k}… was stored`);
+      }
+      return leaks;
+    },
   },
 ];

@@ -216,6 +216,7 @@ export function Field(props: { label: string; unit?: string; hint?: string; name
 /** The form's error: a stale form, a validation failure (the fields say which), or a refusal. */
 export function FormMessages({ form }: { form: EntryForm }) {
   const e = form.error;
+  if (form.state === 'waiting' && form.done) return <p className="ok-note" role="status" data-waiting="true">{form.done}</p>;
   if (!e) return null;
   if (form.state === 'conflict') return <div className="error-note conflict" role="alert" data-error-code="Conflict"><strong>Changed since you opened this form</strong><p>{e.message}</p></div>;
   if (e.code === 'Validation') {

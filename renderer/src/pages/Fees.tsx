@@ -1,25 +1,52 @@
-/** The clinic's fee schedule: folders and their items (prices in USD). */
+/**
+ * The clinic's fee schedule: folders and their items (prices in USD). For roles with rates.write:
+ * Edit an item, and Change prices by a percentage for a folder — reviewed as a table before it is
+ * applied; a change of more than 20 % waits for an owner's approval (the policy engine's rule).
+ */
+import { useState } from 'react';
+import type { RateFolder, RateItem } from '../../../models/records';
+import { hasPermission } from '../../../models/roles';
 import { call } from '../bridge';
+import { Field, FormDialog, SavedNote, useEntryForm } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatCents, humanize } from '../format';
+import { useSession } from '../store';
+
+const ITEM_TYPES = ['assessment', 'treatment', 'report', 'consultation', 'rehab_session', 'screening'];
+
+type Open = { kind: 'item'; item: RateItem } | { kind: 'bulk'; folder: RateFolder & { items: RateItem[] } } | null;
 
 export function Fees() {
+  const me = useSession((s) => s.me)!;
+  const canWrite = hasPermission(me.role, 'rates.write');
   const data = useLoad(() => call('rates.schedule', {}), 'fees');
+  const [open, setOpen] = useState<Open>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  const done = (s: string) => { setOpen(null); setSaved(s); };
   return (
     <Page page="fees" state={data.state} title="Fee schedule">
+      {open?.kind === 'item' ? <RateItemDialog item={open.item} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'bulk' ? <BulkRateDialog folder={open.folder} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      <SavedNote text={saved} />
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
       {data.state === 'ready' ? (
         <div className="stack">
           {data.data.folders.length === 0 ? <p className="muted">No fee folders yet.</p> : null}
           {data.data.folders.map((f) => (
-            <section key={f.id} className="card" aria-labelledby={`fee-${f.id}`}>
-              <h2 id={`fee-${f.id}`}>{f.name}</h2>
+            <section key={f.id} className="card" aria-labelledby={`fee-${f.id}`} data-folder={f.name}>
+              <header className="card-head">
+                <h2 id={`fee-${f.id}`}>{f.name}</h2>
+                {canWrite && f.items.length ? <button type="button" data-action="bulk-rates" onClick={() => { setSaved(null); setOpen({ kind: 'bulk', folder: f }); }}>Change prices by %…</button> : null}
+              </header>
               <table className="table">
-                <thead><tr><th scope="col">Code</th><th scope="col">Item</th><th scope="col">Type</th><th scope="col" className="num">Price</th></tr></thead>
+                <thead><tr><th scope="col">Code</th><th scope="col">Item</th><th scope="col">Type</th><th scope="col" className="num">Price</th>{canWrite ? <th scope="col"><span className="sr-only">Actions</span></th> : null}</tr></thead>
                 <tbody>
                   {f.items.map((i) => (
-                    <tr key={i.id}><td><code>{i.code}</code></td><th scope="row">{i.name}</th><td>{humanize(i.item_type)}</td><td className="num">{formatCents(i.price_cents)}</td></tr>
+                    <tr key={i.id} data-rate-item={i.code}>
+                      <td><code>{i.code}</code></td><th scope="row">{i.name}</th><td>{humanize(i.item_type)}</td><td className="num">{formatCents(i.price_cents)}</td>
+                      {canWrite ? <td><button type="button" className="link" data-action="edit-item" onClick={() => { setSaved(null); setOpen({ kind: 'item', item: i }); }}>Edit…</button></td> : null}
+                    </tr>
                   ))}
                 </tbody>
               </table>
@@ -28,5 +55,66 @@ export function Fees() {
         </div>
       ) : null}
     </Page>
+  );
+}
+
+/** Dollars typed by a person → cents (undefined when empty or not a number). */
+function toCents(s: string): number | undefined {
+  const t = s.replace(/[$,\s]/g, '');
+  if (t === '' || !/^\d+(\.\d{1,2})?$/.test(t)) return t === '' ? undefined : Number.NaN;
+  return Math.round(Number(t) * 100);
+}
+
+/** Edit one fee item (code, name, type, price in USD), against the version it was opened with. */
+function RateItemDialog({ item, onClose, onSaved }: { item: RateItem; onClose(): void; onSaved(s: string): void }) {
+  const [v, setV] = useState({ code: item.code, name: item.name, item_type: item.item_type as string, price: (item.price_cents / 100).toFixed(2) });
+  const form = useEntryForm('rate-item-edit', { onSaved });
+  const set = (k: keyof typeof v, value: string) => setV((x) => ({ ...x, [k]: value }));
+  function submit() {
+    const price = toCents(v.price);
+    const patch: Record<string, unknown> = {};
+    if (v.code.trim() !== item.code) patch.code = v.code.trim();
+    if (v.name.trim() !== item.name) patch.name = v.name.trim();
+    if (v.item_type !== item.item_type) patch.item_type = v.item_type;
+    if (price !== item.price_cents) patch.price_cents = Number.isNaN(price) ? 'not a price' : price;
+    void form.submit('rates.updateItem', { id: item.id, ...patch }, { [item.id]: item.version });
+  }
+  return (
+    <FormDialog form={form} title={`Edit ${item.code} ${item.name}`} submitLabel="Save item" onSubmit={submit} onClose={onClose}
+      intro={<p className="small muted">A price change of more than 20 % waits for an owner's approval; prices stay between $1 and $10,000.</p>}>
+      <Field label="Code" name="code" form={form}><input type="text" value={v.code} maxLength={20} onChange={(e) => set('code', e.target.value)} /></Field>
+      <Field label="Item" name="name" form={form}><input type="text" value={v.name} maxLength={200} onChange={(e) => set('name', e.target.value)} /></Field>
+      <Field label="Item type" name="item_type" form={form}>
+        <select value={v.item_type} onChange={(e) => set('item_type', e.target.value)}>
+          {[...new Set([...ITEM_TYPES, item.item_type])].map((t) => <option key={t} value={t}>{humanize(t)}</option>)}
+        </select>
+      </Field>
+      <Field label="Price" unit="USD" name="price_cents" form={form} hint={`Now ${formatCents(item.price_cents)}`}>
+        <input type="text" inputMode="decimal" value={v.price} onChange={(e) => set('price', e.target.value)} />
+      </Field>
+    </FormDialog>
+  );
+}
+
+/** Change every price of a folder by a percentage (−50…50); reviewed as a table first. */
+function BulkRateDialog({ folder, onClose, onSaved }: { folder: RateFolder & { items: RateItem[] }; onClose(): void; onSaved(s: string): void }) {
+  const [pct, setPct] = useState('');
+  const [type, setType] = useState('');
+  const form = useEntryForm('rates-bulk', { onSaved });
+  const p = pct.trim() === '' ? undefined : Number(pct);
+  return (
+    <FormDialog form={form} title={`Change prices — ${folder.name}`} submitLabel="Review the new prices" onClose={onClose}
+      onSubmit={() => void form.submit('rates.bulkUpdate', { folder_id: folder.id, pct: p, ...(type ? { item_type: type } : {}) })}
+      intro={<p className="small muted">Every item of the folder (or of one type) changes by the same percentage, rounded to the cent. You see each new price before anything is written; more than 20 % waits for an owner.</p>}>
+      <Field label="Change" unit="%" name="pct" form={form} hint="e.g. 5 for +5 %, −3 for −3 % (−50 to 50)">
+        <input type="number" inputMode="decimal" step="0.1" min={-50} max={50} value={pct} onChange={(e) => setPct(e.target.value)} />
+      </Field>
+      <Field label="Only items of type" name="item_type" form={form}>
+        <select value={type} onChange={(e) => setType(e.target.value)}>
+          <option value="">All items</option>
+          {[...new Set(folder.items.map((i) => i.item_type))].map((t) => <option key={t} value={t}>{humanize(t)}</option>)}
+        </select>
+      </Field>
+    </FormDialog>
   );
 }

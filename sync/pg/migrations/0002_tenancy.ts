@@ -24,10 +24,24 @@ const REPLICATION = 'hq_replication';
 
 /** Business tables and the column holding the athlete id (null: none). Frozen with this migration. */
 const SCOPED: readonly (readonly [string, string | null])[] = [
-  ['squad', null], ['athlete', 'id'], ['injury', 'athlete_id'], ['screening', 'athlete_id'], ['rtp_entry', 'athlete_id'],
-  ['wellness', 'athlete_id'], ['vitals', 'athlete_id'], ['training_session', null], ['session_load', 'athlete_id'],
-  ['rig', null], ['camera', null], ['capture_session', 'athlete_id'], ['pose_metric', 'athlete_id'], ['video', 'athlete_id'],
-  ['device', 'athlete_id'], ['report', 'athlete_id'], ['rate_folder', null], ['rate_item', null],
+  ['squad', null],
+  ['athlete', 'id'],
+  ['injury', 'athlete_id'],
+  ['screening', 'athlete_id'],
+  ['rtp_entry', 'athlete_id'],
+  ['wellness', 'athlete_id'],
+  ['vitals', 'athlete_id'],
+  ['training_session', null],
+  ['session_load', 'athlete_id'],
+  ['rig', null],
+  ['camera', null],
+  ['capture_session', 'athlete_id'],
+  ['pose_metric', 'athlete_id'],
+  ['video', 'athlete_id'],
+  ['device', 'athlete_id'],
+  ['report', 'athlete_id'],
+  ['rate_folder', null],
+  ['rate_item', null],
 ];
 const SYNCED = ['organization', 'app_user', ...SCOPED.map(([t]) => t), 'activity'];
 
