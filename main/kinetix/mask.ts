@@ -50,6 +50,12 @@ const AUTH_SCHEME = /^(?:bearer|basic)$/i;
 /** The leading credential characters of a value token (quotes, brackets, backslashes stay). */
 const VALUE_RUN = /^[^\s"'`,;&{}[\]\\]+/;
 
+/**
+ * Fast path: text with none of these substrings cannot match any rule above (every value pattern
+ * and every name starts with one of them), so it is returned as is without tokenising.
+ */
+const MAY_HOLD_SECRET = /sk-|aik_|aimcp_|gh[pousr]_|github_pat_|AKIA|xox[abprs]-|pass|pwd|secret|api[_-]?key|token|pin|bearer|basic|authori/i;
+
 /** Longest token judged as one (characters); a longer whitespace-free run is judged in pieces this long. */
 const MAX_TOKEN = 256;
 
@@ -131,7 +137,7 @@ export class TextRedactor {
  * and values of password-like names (`password: x`, `pwd=x`, `my password is x`, `"token":"x"`).
  */
 export function redactText(text: string): string {
-  if (text.length === 0) return text;
+  if (text.length === 0 || !MAY_HOLD_SECRET.test(text)) return text;
   const r = new TextRedactor();
   return r.push(text) + r.flush();
 }

@@ -103,6 +103,28 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     }
   });
 
+  it("cannot read another org's shape by reusing its handle", async () => {
+    const a = await get(tokens.physio!, 'table=squad&offset=-1');
+    const handle = a.headers.get('electric-handle')!;
+    const offset = a.headers.get('electric-offset')!;
+    await a.arrayBuffer();
+    const larch = await fetch(`${server.url}/v1/devices`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'owner@larchfield.test', pin: DEMO_PIN, name: 'x' }),
+    });
+    const larchToken = ((await larch.json()) as { token: string }).token;
+    for (const q of [`table=squad&offset=-1&handle=${handle}`, `table=squad&offset=${offset}&handle=${handle}`]) {
+      const r = await get(larchToken, q);
+      const body = r.status === 200 ? ((await r.json()) as { value?: { org_id: string } }[]) : (await r.arrayBuffer(), []);
+      expect(
+        body.filter((m) => m.value).every((m) => m.value!.org_id === summary.secondOrgId),
+        q,
+      ).toBe(true);
+      expect(r.headers.get('electric-handle') === handle && r.status === 200 && body.some((m) => m.value), q).toBe(false);
+    }
+  });
+
   it('self-scopes athlete devices and refuses tables a role may not read', async () => {
     const vitals = await rowsOf(tokens.athlete!, { table: 'vitals' });
     expect(vitals.length).toBeGreaterThan(0);

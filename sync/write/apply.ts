@@ -107,13 +107,15 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
   }
 }
 
-async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash: string): Promise<ChangesetOutcome | null> {
-  const prior = await c.query<{ content_hash: string; outcome: ChangesetOutcome }>('SELECT content_hash, outcome FROM hq_changeset WHERE id = $1', [
-    cs.changeset_id,
-  ]);
+async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash: string, userId: string): Promise<ChangesetOutcome | null> {
+  const prior = await c.query<{ content_hash: string; outcome: ChangesetOutcome; user_id: string }>(
+    'SELECT content_hash, outcome, user_id FROM hq_changeset WHERE id = $1',
+    [cs.changeset_id],
+  );
   const p = prior.rows[0];
   if (!p) return null;
-  if (p.content_hash !== contentHash) {
+  // Only the uploader's own first outcome is replayed; another user's id is simply "in use".
+  if (p.content_hash !== contentHash || p.user_id !== userId) {
     return {
       changeset_id: cs.changeset_id,
       status: 'rejected',
@@ -127,7 +129,7 @@ async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash
 
 async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, opts: ApplyOptions): Promise<ChangesetOutcome> {
   return withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
-    const prior = await priorOutcome(c, cs, contentHash);
+    const prior = await priorOutcome(c, cs, contentHash, principal.userId);
     if (prior) return prior;
 
     // 1. Re-read the user: role, active flag and self-scope come from HQ's row, not the device.

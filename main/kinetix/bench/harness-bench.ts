@@ -18,7 +18,7 @@ import { z } from 'zod';
 import * as K from '../../data/kinetix';
 import { addOrg, addRecord, addUser, tempDb } from '../../testing/kinetix-fixtures';
 import { EventBus, type RunEventEnvelope } from '../bus';
-import { Kinetix } from '../harness';
+import { Kinetix, MAX_TOOL_CALLS_PER_RESPONSE } from '../harness';
 import type { ModelProvider, ModelRequest, ModelResponse, StreamHandlers } from '../provider';
 import { ToolRegistry } from '../registry';
 import { defineTool } from '../tool';
@@ -72,7 +72,7 @@ async function toolCallOverhead(opts: { calls: number; log: (l: string) => void 
     const out: KinetixBenchResult['toolCall'] = [];
     for (const [label, tool, input] of [['trivial read tool (harness only)', trivial, { n: 1 }], ['get_athlete (harness + service read)', timedReal, { id: athleteId }]] as const) {
       stamps.length = 0;
-      const perBatch = 50;
+      const perBatch = MAX_TOOL_CALLS_PER_RESPONSE; // the per-response cap (issue 9 §4)
       const batches = Math.ceil(opts.calls / perBatch);
       const registry = new ToolRegistry([tool as typeof trivial]);
       const kx = new Kinetix({ db: t.db, tools: registry, env: { ANTHROPIC_API_KEY: 'sk-ant-bench-000000' }, secretBox: null, log: () => {}, providerFactory: () => new InstantProvider(tool.name, input, perBatch, batches), limits: { maxIterations: batches + 2, userRunsPerMinute: 1e9, orgRunsPerMinute: 1e9 } });
@@ -192,7 +192,7 @@ export function kinetixMarkdown(r: KinetixBenchResult): string {
   return [
     '## Kinetix harness',
     '',
-    'Harness overhead per tool call, excluding the model: an in-process provider answers at once with batches of 50 calls of one read tool; the figure is the interval between consecutive handler invocations, i.e. everything the harness does for one call (snapshot lookup, zod validation, secret masking, argument HMAC, the tool-call row written before it runs, a five-minute capability, 5 AG-UI events persisted and published, trace rows, result row update, classification filter, data envelope). Target ≤ 2 ms median. Bus: one slow subscriber (reads 1 event/ms, 256-event buffer) and one fast one; publish never waits. Real SQLite file (WAL, synchronous=NORMAL).',
+    'Harness overhead per tool call, excluding the model: an in-process provider answers at once with batches of 16 calls (the per-response cap) of one read tool; the figure is the interval between consecutive handler invocations, i.e. everything the harness does for one call (input size/depth bound, snapshot lookup, zod validation, secret masking, argument HMAC, the tool-call row written before it runs, a five-minute capability, 5 AG-UI events redacted, persisted and published, trace rows, result row update, classification filter, data envelope). The run lease (issue 9 §1) is taken once per run, not per call. Target ≤ 0.5 ms median. Bus: one slow subscriber (reads 1 event/ms, 256-event buffer) and one fast one; publish never waits. Real SQLite file (WAL, synchronous=NORMAL).',
     '',
     `Run: \`npx tsx main/kinetix/bench/run.ts\`. Measured ${r.measuredAt} on ${r.machine}. The machine is shared with other jobs (the in-memory publish-only figure moves with that load too), so compare medians of runs under similar load; p95 mostly reflects the other jobs.`,
     '',
