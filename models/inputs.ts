@@ -18,7 +18,7 @@ export { ById };
 export const ListAthletes = z.object({
   squad_id: R.Id.optional().describe('Only athletes of this squad.'),
   search: z.string().max(100).optional().describe('Case-insensitive part of the name.'),
-  status: z.enum(['active', 'deactivated', 'all']).default('active'),
+  status: z.enum(['active', 'deactivated', 'all']).default('active').describe('Which athletes: active (default), deactivated, or all.'),
   ...Page,
 }).strict();
 export const CreateAthlete = z.object({
@@ -46,7 +46,7 @@ export const UpdateSquad = z.object({ id: R.Id, name: R.Squad.shape.name.optiona
 
 // Clinical
 export const ListByAthlete = z.object({ athlete_id: R.Id.optional().describe('Only records of this athlete.'), ...Page }).strict();
-export const ListInjuries = z.object({ athlete_id: R.Id.optional(), status: z.enum(['open', 'closed', 'all']).default('all'), ...Page }).strict();
+export const ListInjuries = z.object({ athlete_id: R.Id.optional().describe('Only injuries of this athlete.'), status: z.enum(['open', 'closed', 'all']).default('all').describe('Open, closed, or all (default).'), ...Page }).strict();
 export const CreateInjury = z.object({
   athlete_id: R.Id,
   body_part: R.Injury.shape.body_part,
@@ -84,7 +84,7 @@ export const UpdateScreening = z.object({
   date: R.IsoDate.optional(),
   notes: z.string().max(5000).optional(),
 }).strict();
-export const ListRtp = z.object({ injury_id: R.Id.optional(), athlete_id: R.Id.optional(), ...Page }).strict();
+export const ListRtp = z.object({ injury_id: R.Id.optional().describe('Only entries of this injury.'), athlete_id: R.Id.optional().describe('Only entries of this athlete.'), ...Page }).strict();
 /** Sign-off flags: `true` signs in the caller's own name, `false` withdraws that sign-off. */
 const SignoffFlags = {
   physio_signoff: z.boolean().optional().describe('Sign (true) or withdraw (false) the physio sign-off; needs rtp.signoff_physio.'),
@@ -106,7 +106,9 @@ export const UpdateRtp = z.object({
   ...SignoffFlags,
 }).strict();
 export const SignoffRtp = z.object({ id: R.Id.describe('RTP entry id.'), signed: z.boolean().default(true).describe('true to sign, false to withdraw.') }).strict();
-export const ListDated = z.object({ athlete_id: R.Id.optional(), from: R.IsoDate.optional(), to: R.IsoDate.optional(), ...Page }).strict();
+const From = R.IsoDate.optional().describe('First day to include (YYYY-MM-DD).');
+const To = R.IsoDate.optional().describe('Last day to include (YYYY-MM-DD).');
+export const ListDated = z.object({ athlete_id: R.Id.optional().describe('Only this athlete (athlete accounts: always their own).'), from: From, to: To, ...Page }).strict();
 export const SubmitWellness = z.object({
   athlete_id: R.Id.optional().describe('Defaults to the linked athlete for athlete accounts.'),
   date: R.IsoDate,
@@ -130,7 +132,7 @@ export const RecordVitals = z.object({
 }).strict();
 
 // Workload
-export const ListSessions = z.object({ squad_id: R.Id.optional(), from: R.IsoDate.optional(), to: R.IsoDate.optional(), ...Page }).strict();
+export const ListSessions = z.object({ squad_id: R.Id.optional().describe('Only sessions of this squad.'), from: From, to: To, ...Page }).strict();
 export const CreateTrainingSession = z.object({
   squad_id: R.Id.nullable().default(null),
   date: R.IsoDate,
@@ -138,7 +140,7 @@ export const CreateTrainingSession = z.object({
   duration_min: R.TrainingSession.shape.duration_min,
   notes: z.string().max(2000).default(''),
 }).strict();
-export const ListLoads = z.object({ athlete_id: R.Id.optional(), squad_id: R.Id.optional(), from: R.IsoDate.optional(), to: R.IsoDate.optional(), ...Page }).strict();
+export const ListLoads = z.object({ athlete_id: R.Id.optional().describe('Only this athlete.'), squad_id: R.Id.optional().describe('Every athlete of this squad.'), from: From, to: To, ...Page }).strict();
 /**
  * Log session-RPE loads for one athlete or a whole squad (one changeset, one row per athlete).
  * load_au = rpe × duration_min (Foster et al. 2001).
@@ -160,7 +162,7 @@ export const LogSessionLoads = z.object({
 export const GetAcwr = z.object({
   athlete_id: R.Id,
   as_of: R.IsoDate.optional().describe('Date to compute for; defaults to today.'),
-  method: z.enum(['rolling', 'ewma', 'both']).default('both'),
+  method: z.enum(['rolling', 'ewma', 'both']).default('both').describe('rolling = 7-day / 28-day rolling averages; ewma = exponentially weighted (Williams et al. 2017); both (default).'),
 }).strict();
 
 // Fee schedule
@@ -187,16 +189,16 @@ export const BulkUpdateRates = z.object({
 }).strict();
 
 // Capture / pose
-export const GetPoseMetrics = z.object({ athlete_id: R.Id, capture_session_id: R.Id.optional(), ...Page }).strict();
+export const GetPoseMetrics = z.object({ athlete_id: R.Id.describe('The athlete measured.'), capture_session_id: R.Id.optional().describe('Only readings of this capture session (trial).'), ...Page }).strict();
 
 // Devices, reports, users, activity
 export const RegisterDevice = z.object({ name: R.Device.shape.name, kind: R.Device.shape.kind, athlete_id: R.Id.nullable().optional() }).strict();
 export const RotateDeviceKey = z.object({ id: R.Id.describe('Device id.') }).strict();
 export const GenerateReport = z.object({
-  kind: R.Report.shape.kind,
-  athlete_id: R.Id.optional(),
-  squad_id: R.Id.optional(),
-  as_of: R.IsoDate.optional(),
+  kind: R.Report.shape.kind.describe('athlete_summary and rtp_status need athlete_id; squad_workload needs squad_id.'),
+  athlete_id: R.Id.optional().describe('The athlete the report is about.'),
+  squad_id: R.Id.optional().describe('The squad the report is about.'),
+  as_of: R.IsoDate.optional().describe('Date the report describes; defaults to today.'),
 }).strict();
 export const CreateUser = z.object({
   email: R.User.shape.email,

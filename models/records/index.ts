@@ -18,9 +18,9 @@ export const Organization = z.object({
   name: z.string().min(1).max(200),
   plan: z.enum(['free', 'club', 'pro']),
   /** Monthly assistant budget cap for the whole org, USD; null = no cap. */
-  budget_cap_usd: z.number().min(0).max(100_000).nullable(),
+  budget_cap_usd: z.number().min(0).max(100_000).nullable().describe('Monthly assistant budget cap for the whole org, USD; null = no cap.'),
   /** Model id used by the assistant for this org (e.g. `claude-sonnet-4-6`). */
-  assistant_model: z.string().min(1).max(100),
+  assistant_model: z.string().min(1).max(100).describe('Model id used by the assistant for this org (e.g. `claude-sonnet-4-6`).'),
 });
 export type Organization = z.infer<typeof Organization>;
 
@@ -30,33 +30,33 @@ export const User = z.object({
   display_name: z.string().min(1).max(200),
   role: z.enum(ROLES),
   /** For athlete-role users: the one athlete they may see. Null = unlinked (refused, never defaulted). */
-  linked_athlete_id: Id.nullable(),
+  linked_athlete_id: Id.nullable().describe('For athlete-role users: the one athlete they may see. Null = unlinked (refused, never defaulted).'),
   active: z.boolean(),
   /** Personal monthly assistant budget cap, USD; null = no personal cap. */
-  budget_cap_usd: z.number().min(0).max(100_000).nullable(),
+  budget_cap_usd: z.number().min(0).max(100_000).nullable().describe('Personal monthly assistant budget cap, USD; null = no personal cap.'),
   /** scrypt hash of the sign-in PIN (`scrypt$N$salt$hash`); never returned by services. */
-  pin_hash: z.string().nullable(),
+  pin_hash: z.string().nullable().describe('scrypt hash of the sign-in PIN (`scrypt$N$salt$hash`); never returned by services.'),
 });
 export type User = z.infer<typeof User>;
 
 export const Squad = z.object({
   ...RowMeta,
   name: z.string().min(1).max(100),
-  season: z.string().min(4).max(20),
+  season: z.string().min(4).max(20).describe('e.g. `2026/27`.'),
 });
 export type Squad = z.infer<typeof Squad>;
 
 export const Athlete = z.object({
   ...RowMeta,
   name: z.string().min(1).max(200),
-  date_of_birth: IsoDate,
+  date_of_birth: IsoDate.describe('Date of birth (YYYY-MM-DD).'),
   sex: z.enum(['female', 'male', 'other']),
   position: z.string().max(60).nullable(),
   squad_id: Id.nullable(),
   dominant_side: z.enum(['left', 'right', 'both']),
   status: z.enum(['active', 'deactivated']),
   /** Free text. Reaches the model only inside the labelled data envelope. */
-  notes: z.string().max(5000),
+  notes: z.string().max(5000).describe('Free text. Reaches the model only inside the labelled data envelope.'),
 });
 export type Athlete = z.infer<typeof Athlete>;
 
@@ -66,10 +66,10 @@ export const InjurySeverity = z.enum(['slight', 'minimal', 'mild', 'moderate', '
 export const Injury = z.object({
   ...RowMeta,
   athlete_id: Id,
-  body_part: z.string().min(1).max(80),
+  body_part: z.string().min(1).max(80).describe('e.g. `hamstring`, `ankle`, `ACL`.'),
   side: Side,
   mechanism: z.enum(['contact', 'non_contact', 'overuse', 'unknown']),
-  onset_date: IsoDate,
+  onset_date: IsoDate.describe('Date the injury happened or was first reported (YYYY-MM-DD).'),
   severity: InjurySeverity,
   status: z.enum(['open', 'closed']),
   clinician_notes: z.string().max(10_000),
@@ -80,11 +80,11 @@ export const Screening = z.object({
   ...RowMeta,
   athlete_id: Id,
   /** e.g. `weight_bearing_lunge`, `single_leg_hop`, `nordic_hamstring`. */
-  test: z.string().min(1).max(80),
+  test: z.string().min(1).max(80).describe('e.g. `weight_bearing_lunge`, `single_leg_hop`, `nordic_hamstring`.'),
   side: Side,
   value: z.number().min(-10_000).max(10_000),
   /** e.g. `cm`, `deg`, `N`, `s`. */
-  unit: z.string().min(1).max(20),
+  unit: z.string().min(1).max(20).describe('e.g. `cm`, `deg`, `N`, `s`.'),
   date: IsoDate,
   notes: z.string().max(5000),
 });
@@ -98,7 +98,7 @@ export const RtpEntry = z.object({
   injury_id: Id,
   athlete_id: Id,
   stage: RtpStage,
-  criteria_met: z.string().max(2000),
+  criteria_met: z.string().max(2000).describe('The stage\'s exit criteria met so far, in the clinician\'s words.'),
   notes: z.string().max(5000),
   physio_signoff_by: Id.nullable(),
   physio_signoff_at: IsoDateTime.nullable(),
@@ -115,11 +115,11 @@ export const Wellness = z.object({
   athlete_id: Id,
   date: IsoDate,
   /** 1–5 scales, higher = better for sleep and mood, worse for soreness, stress and fatigue. */
-  sleep: Scale1to5,
-  soreness: Scale1to5,
-  stress: Scale1to5,
-  mood: Scale1to5,
-  fatigue: Scale1to5,
+  sleep: Scale1to5.describe('Sleep quality, 1 (very poor) – 5 (very good).'),
+  soreness: Scale1to5.describe('Muscle soreness, 1 (none) – 5 (very sore).'),
+  stress: Scale1to5.describe('Stress, 1 (none) – 5 (very high).'),
+  mood: Scale1to5.describe('Mood, 1 (low) – 5 (great).'),
+  fatigue: Scale1to5.describe('Fatigue, 1 (fresh) – 5 (exhausted).'),
   notes: z.string().max(2000),
 });
 export type Wellness = z.infer<typeof Wellness>;
@@ -128,8 +128,8 @@ export const Vitals = z.object({
   ...RowMeta,
   athlete_id: Id,
   date: IsoDate,
-  resting_hr_bpm: z.number().int().min(25).max(220),
-  hrv_rmssd_ms: z.number().min(1).max(400),
+  resting_hr_bpm: z.number().int().min(25).max(220).describe('Resting heart rate, beats per minute.'),
+  hrv_rmssd_ms: z.number().min(1).max(400).describe('Heart-rate variability, RMSSD in milliseconds.'),
 });
 export type Vitals = z.infer<typeof Vitals>;
 
@@ -137,8 +137,8 @@ export const TrainingSession = z.object({
   ...RowMeta,
   squad_id: Id.nullable(),
   date: IsoDate,
-  kind: z.string().min(1).max(60),
-  duration_min: z.number().int().min(1).max(600),
+  kind: z.string().min(1).max(60).describe('e.g. `pitch`, `gym`, `match`.'),
+  duration_min: z.number().int().min(1).max(600).describe('Duration in minutes (1–600).'),
   notes: z.string().max(2000),
 });
 export type TrainingSession = z.infer<typeof TrainingSession>;
@@ -149,9 +149,9 @@ export const SessionLoad = z.object({
   athlete_id: Id,
   training_session_id: Id.nullable(),
   date: IsoDate,
-  duration_min: z.number().int().min(1).max(600),
-  rpe: z.number().min(0).max(10),
-  load_au: z.number().min(0).max(6000),
+  duration_min: z.number().int().min(1).max(600).describe('Duration in minutes (1–600).'),
+  rpe: z.number().min(0).max(10).describe('Session RPE on the CR-10 scale (0–10).'),
+  load_au: z.number().min(0).max(6000).describe('Load in arbitrary units: RPE × minutes (session-RPE, Foster et al. 2001).'),
 });
 export type SessionLoad = z.infer<typeof SessionLoad>;
 
@@ -159,7 +159,7 @@ export const Rig = z.object({
   ...RowMeta,
   name: z.string().min(1).max(100),
   /** JSON: [{ camera, label: "front" | "left 45°" …, yaw_deg }]. */
-  declared_layout: z.string(),
+  declared_layout: z.string().describe('JSON: [{ camera, label: "front" | "left 45°" …, yaw_deg }].'),
   drift_tolerance_deg: z.number().min(0).max(90),
   drift_tolerance_m: z.number().min(0).max(10),
 });
@@ -172,7 +172,7 @@ export const Camera = z.object({
   width: z.number().int().min(1),
   height: z.number().int().min(1),
   /** JSON: { K, dist, rvec, tvec } (pixels; Rodrigues radians; metres). */
-  calibration: z.string(),
+  calibration: z.string().describe('JSON: { K, dist, rvec, tvec } (pixels; Rodrigues radians; metres).'),
   reprojection_rms_px: z.number().min(0).nullable(),
   calibrated_at: IsoDateTime.nullable(),
 });
@@ -205,7 +205,7 @@ export const PoseMetric = z.object({
   side: z.enum(['left', 'right']),
   statistic: z.enum(['peak', 'min', 'mean', 'range']),
   /** Degrees; null when the reading is omitted (see omitted_reason). */
-  value_deg: z.number().nullable(),
+  value_deg: z.number().nullable().describe('Degrees; null when the reading is omitted (see omitted_reason).'),
   omitted_reason: z.string().max(200).nullable(),
   camera_count: z.number().int().min(0),
   camera_mode: z.string().max(200),
@@ -213,13 +213,13 @@ export const PoseMetric = z.object({
   obliquity_band: z.string().max(60),
   view_matches_declared: z.boolean(),
   /** Fraction of frames with a valid reading, 0..1. */
-  coverage: z.number().min(0).max(1),
+  coverage: z.number().min(0).max(1).describe('Fraction of frames with a valid reading, 0..1.'),
   trustworthy: z.boolean(),
   /** Limb sagittal-projection ratio (0..1); the gate omits flexion below 0.45. */
-  sagittal_ratio: z.number().nullable(),
+  sagittal_ratio: z.number().nullable().describe('Limb sagittal-projection ratio (0..1); the gate omits flexion below 0.45.'),
   frames: z.number().int().min(0),
   /** Conditions the reading was measured under: failed checks and notes, {code, detail} (models/capture/quality.ts; `not_checked` on readings older than the checks). */
-  conditions: z.array(z.object({ code: z.string().max(60), detail: z.string().max(500) })).max(40),
+  conditions: z.array(z.object({ code: z.string().max(60), detail: z.string().max(500) })).max(40).describe('Conditions the reading was measured under: failed checks and notes, {code, detail} (models/capture/quality.ts; `not_checked` on readings older than the checks).'),
 });
 export type PoseMetric = z.infer<typeof PoseMetric>;
 
@@ -238,9 +238,9 @@ export const Device = z.object({
   name: z.string().min(1).max(100),
   kind: z.enum(['camera', 'wearable', 'tablet']),
   /** Set for an athlete's own wearable. */
-  athlete_id: Id.nullable(),
+  athlete_id: Id.nullable().describe('Set for an athlete\'s own wearable.'),
   /** scrypt hash of the device API key; the key itself is shown once and never stored. */
-  api_key_hash: z.string().nullable(),
+  api_key_hash: z.string().nullable().describe('scrypt hash of the device API key; the key itself is shown once and never stored.'),
   api_key_last4: z.string().max(4).nullable(),
   key_rotated_at: IsoDateTime.nullable(),
 });
@@ -272,7 +272,7 @@ export const RateItem = z.object({
   name: z.string().min(1).max(200),
   item_type: RateItemType,
   /** Price in USD cents. Policy: $1 – $10,000 (100 – 1,000,000 cents). */
-  price_cents: z.number().int().min(100).max(1_000_000),
+  price_cents: z.number().int().min(100).max(1_000_000).describe('Price in USD cents. Policy: $1 – $10,000 (100 – 1,000,000 cents).'),
 });
 export type RateItem = z.infer<typeof RateItem>;
 
