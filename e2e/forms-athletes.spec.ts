@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from './fixtures/app';
 import { launchBrowser, screenshot, startApp } from './fixtures/app';
 import { AthletesPage, contractCall, goTo, waitForPage } from './pages/app';
-import { field, form, pageErrors, signedIn, waitForForm } from './pages/forms';
+import { field, form, pageErrors, review, signedIn, waitForForm } from './pages/forms';
 
 let app: RunningApp;
 let browser: Browser;
@@ -106,6 +106,27 @@ describe('athlete forms', () => {
     await page.locator('[data-saved="true"]', { hasText: `Deactivate athlete ${a.name} (Left the club)` }).waitFor();
     await waitForPage(page, 'athlete-overview');
     expect(await page.locator('.facts .badge').textContent()).toBe('deactivated');
+    await page.context().close();
+  });
+
+  it('Undo asks for one confirmation saying what is reverted; undoing again reads "already done", not an error', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    const made = await contractCall<{ status: string }>(page, 'forms.submit', { verb: 'squads.create', input: { name: 'U15', season: '2026/27' } });
+    expect(made.value!.status).toBe('applied');
+    await goTo(page, '#/activity', 'activity');
+    const row = page.locator('tr[data-activity]').filter({ has: page.locator('th', { hasText: /^Create squad U15$/ }) });
+    await row.locator('[data-action="undo"]').click();
+    await review(page).waitFor();
+    expect(await review(page).locator('[data-confirm]').textContent()).toMatch(/^Confirm: Undo/);
+    expect(await review(page).locator('[data-diff-field="deleted_at"]').textContent()).toMatch(/Removed/);
+    await screenshot(page, 'form-17-undo-confirm');
+    await review(page).locator('[data-confirm]').click();
+    await page.locator('[data-saved="true"]', { hasText: 'Done: Undo' }).waitFor();
+    await waitForPage(page, 'activity');
+    // The original change again (not the newer "Undo: …" row).
+    await page.locator('tr[data-activity]').filter({ has: page.locator('th', { hasText: /^Create squad U15$/ }) }).locator('[data-action="undo"]').click();
+    await page.locator('form[data-form="undo"] [data-already="true"]').waitFor();
+    expect(await page.locator('form[data-form="undo"] [role="alert"]').count()).toBe(0);
     await page.context().close();
   });
 

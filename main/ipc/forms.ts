@@ -108,7 +108,8 @@ export function submitForm(db: Db, userId: string, req: { verb: string; input?: 
   checkExpected(planned, req.expected_versions);
   const policy = evaluatePolicy(actor, planned, { today: now.toISOString().slice(0, 10) });
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
-  if (policy.verdict === 'needs_owner' || needsReview(planned.changes)) {
+  // Undo always asks first: the confirmation says what will be reverted.
+  if (policy.verdict === 'needs_owner' || needsReview(planned.changes) || verb.name === 'changesets.undo') {
     if (reveal) throw new AppError({ code: 'Internal', message: 'A change that reveals a secret cannot wait for review. Nothing was written.' });
     const p = proposeChangeset(db, { userId, planned, source: 'page', toolName: verb.name, title: verb.description, permission: verb.permission, now });
     return { status: 'review', proposal: proposalItem(p), notes: reviewNotes(db, actor.orgId, planned.changes) };

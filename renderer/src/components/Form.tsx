@@ -218,6 +218,8 @@ export function FormMessages({ form }: { form: EntryForm }) {
   const e = form.error;
   if (form.state === 'waiting' && form.done) return <p className="ok-note" role="status" data-waiting="true">{form.done}</p>;
   if (!e) return null;
+  // Correct outcomes (undone or approved a moment ago, in another tab) are not errors.
+  if (e.code === 'Conflict' && /already (been )?(undone|applied|approved)/i.test(e.message)) return <p className="ok-note" role="status" data-already="true">Already done: {e.message}</p>;
   if (form.state === 'conflict') return <div className="error-note conflict" role="alert" data-error-code="Conflict"><strong>Changed since you opened this form</strong><p>{e.message}</p></div>;
   if (e.code === 'Validation') {
     return (

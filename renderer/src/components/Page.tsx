@@ -32,7 +32,7 @@ export function Page(props: { page: string; state: 'loading' | 'ready' | 'error'
 export function ErrorNote({ error }: { error: ErrorPayload }) {
   return (
     <div className="error-note" role="alert" data-error-code={error.code}>
-      <strong>{error.code === 'Forbidden' ? 'Not available for your role' : error.code === 'NotFound' ? 'Not found' : 'Something went wrong'}</strong>
+      <strong>{error.code === 'Forbidden' ? 'Not available for your role' : error.code === 'NotFound' ? 'Not found' : error.code === 'Conflict' ? 'Changed meanwhile: nothing was written' : error.code === 'Validation' ? 'Nothing was saved: check the values' : error.code === 'Unauthenticated' ? 'Signed out' : 'Something went wrong'}</strong>
       <p>{error.message}</p>
     </div>
   );

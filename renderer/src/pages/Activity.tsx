@@ -1,7 +1,8 @@
 /** The activity log: who changed what; "via Assistant" rows link to the run trace; Undo per change. */
 import { useState } from 'react';
-import type { ErrorPayload } from '../../../models/errors';
-import { CallError, call } from '../bridge';
+import { call } from '../bridge';
+import { ReviewDialog } from '../components/ChangeReview';
+import { FormMessages, useEntryForm } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDateTime, humanize } from '../format';
@@ -9,24 +10,22 @@ import { href } from '../router';
 
 export function Activity() {
   const data = useLoad(() => call('activity.list', { limit: 200 }), 'activity');
-  const [error, setError] = useState<ErrorPayload | null>(null);
   const [done, setDone] = useState<string | null>(null);
-  async function undo(changesetId: string) {
-    setError(null);
+  // Undo goes through the one form path: the service plans the inverse, the review dialog says
+  // what will be reverted, and nothing is written until the user confirms.
+  const form = useEntryForm('undo', { onSaved: (s) => setDone(s) });
+  function undo(changesetId: string) {
     setDone(null);
-    try {
-      const r = await call('changesets.undo', { changeset_id: changesetId });
-      setDone(r.changeset.summary);
-      data.reload();
-    } catch (e) {
-      setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Undo failed.' });
-    }
+    void form.submit('changesets.undo', { changeset_id: changesetId });
   }
   return (
     <Page page="activity" state={data.state} title="Activity">
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
-      {error ? <ErrorNote error={error} /> : null}
-      {done ? <p role="status" className="ok-note">Done: {done}</p> : null}
+      <form data-form="undo" data-state={form.state} onSubmit={(e) => e.preventDefault()}>
+        <FormMessages form={form} />
+        {form.review ? <ReviewDialog form={form} /> : null}
+      </form>
+      {done ? <p role="status" className="ok-note" data-saved="true">Done: {done}</p> : null}
       {data.state === 'ready' ? (
         data.data.activity.length === 0 ? <p className="muted">No changes recorded yet.</p> : (
           <table className="table activity">
@@ -38,7 +37,7 @@ export function Activity() {
                   <td>{a.via_assistant && a.run_id ? <a href={href({ page: 'trace', runId: a.run_id })}>{a.actor_name}</a> : a.actor_name}</td>
                   <th scope="row">{a.summary}</th>
                   <td className="small">{humanize(a.record_table)}</td>
-                  <td>{a.changeset_id ? <button type="button" className="link" onClick={() => void undo(a.changeset_id!)}>Undo</button> : null}</td>
+                  <td>{a.changeset_id ? <button type="button" className="link" data-action="undo" onClick={() => undo(a.changeset_id!)}>Undo…</button> : null}</td>
                 </tr>
               ))}
             </tbody>
