@@ -106,6 +106,21 @@ describe('injury and RTP forms', () => {
     await page.context().close();
   });
 
+  it('at 1024 px wide the injuries tab and its forms are not cut off', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await goTo(page, `#/athletes/${athleteId}/injuries`, 'athlete-injuries');
+    const overflow = await page.evaluate(() => { const c = document.querySelector('.content')!; return c.scrollWidth - c.clientWidth; });
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.locator('section[data-injury] [data-action="add-stage"]').first().click();
+    await waitForForm(page, 'rtp-add', 'idle');
+    const box = await page.locator('dialog.form-dialog[open]').boundingBox();
+    expect(box!.x).toBeGreaterThanOrEqual(0);
+    expect(box!.x + box!.width).toBeLessThanOrEqual(1024);
+    await screenshot(page, 'form-18-rtp-stage-1024');
+    await page.context().close();
+  });
+
   it('a coach signing before the doctor has cleared the stage is told so; cancelling writes nothing', async () => {
     const page = await signedIn(browser, app, 'coach');
     await goTo(page, `#/athletes/${athleteId}/injuries`, 'athlete-injuries');
