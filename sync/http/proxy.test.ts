@@ -49,6 +49,44 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
   const rowsOf = async (token: string, params: Record<string, string>): Promise<Row[]> => new Shape(stream(token, params)).rows;
   const get = (token: string, query: string): Promise<Response> => fetch(`${server.url}/v1/shape?${query}`, { headers: { authorization: `Bearer ${token}` } });
 
+  const uploadWellness = async (id: string, notes: string): Promise<ChangesetUploadResult['results'][number]> => {
+    const res = await fetch(`${server.url}/v1/changesets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
+      body: JSON.stringify({
+        changesets: [
+          {
+            changeset_id: uuidv7(),
+            verb: 'wellness.record',
+            changes: [
+              {
+                op: 'insert',
+                table: 'wellness',
+                id,
+                after: { athlete_id: summary.linkedAthleteId, date: TODAY, sleep: 4, soreness: 2, stress: 3, mood: 4, fatigue: 2, notes },
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    return ((await res.json()) as ChangesetUploadResult).results[0]!;
+  };
+  /** Follow a shape through the proxy with raw requests until up-to-date; returns where it stands. */
+  const catchUp = async (token: string, table: string): Promise<{ handle: string; offset: string }> => {
+    let r = await get(token, `table=${table}&offset=-1`);
+    let handle = r.headers.get('electric-handle')!;
+    let offset = r.headers.get('electric-offset')!;
+    await r.arrayBuffer();
+    for (let i = 0; i < 50 && r.headers.get('electric-up-to-date') === null; i++) {
+      r = await get(token, `table=${table}&offset=${offset}&handle=${handle}`);
+      handle = r.headers.get('electric-handle') ?? handle;
+      offset = r.headers.get('electric-offset') ?? offset;
+      await r.arrayBuffer();
+    }
+    return { handle, offset };
+  };
+
   beforeAll(async () => {
     if (!havePg) return;
     const init = await initialiseHq(hq.ownerUrl, { seed: 1, today: TODAY });
@@ -185,6 +223,70 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     };
     expect(msg.headers.operation).toBe('insert');
     if (out.status === 'applied') expect(msg.headers.txids?.map(String)).toContain(out.txid);
+  });
+
+  it('serves two clients on one shape the same rows and the same live change', async () => {
+    const a = new Shape(stream(tokens.physio!, { table: 'wellness' }));
+    const b = new Shape(stream(tokens.physio!, { table: 'wellness' }));
+    const [ra, rb] = await Promise.all([a.rows, b.rows]);
+    expect(ra.length).toBeGreaterThan(0);
+    expect(rb.map((r) => r.id).sort()).toEqual(ra.map((r) => r.id).sort());
+    const id = uuidv7();
+    expect((await uploadWellness(id, 'two clients')).status).toBe('applied');
+    await waitFor('client a', () => a.currentRows.some((r) => r.id === id));
+    await waitFor('client b', () => b.currentRows.some((r) => r.id === id));
+    expect(b.currentRows.length).toBe(a.currentRows.length);
+  });
+
+  it('answers must-refetch through the proxy after the shape is deleted, and the client resyncs', async () => {
+    const s = stream(tokens.physio!, { table: 'squad' });
+    const shape = new Shape(s);
+    const before = await shape.rows;
+    expect(before.length).toBeGreaterThan(0);
+    const controls: string[] = [];
+    s.subscribe((msgs) => {
+      for (const m of msgs) if ('headers' in m && 'control' in m.headers) controls.push(String(m.headers.control));
+    });
+    const handle = s.shapeHandle!;
+    const where = encodeURIComponent(`org_id = '${summary.orgId}'`);
+    const del = await fetch(`${shapes.url}/v1/shape?table=squad&where=${where}&handle=${handle}&secret=${SECRET}`, { method: 'DELETE' });
+    expect(del.status).toBe(202);
+    const raw = await get(tokens.physio!, `table=squad&offset=0_0&handle=${handle}`);
+    expect(raw.status).toBe(409);
+    expect(await raw.json()).toEqual([{ headers: { control: 'must-refetch' } }]);
+    expect(raw.headers.get('electric-handle')).not.toBe(handle);
+    await waitFor('client refetched', () => controls.includes('must-refetch') && s.isUpToDate && s.shapeHandle !== handle);
+    expect(shape.currentRows.map((r) => r.id).sort()).toEqual(before.map((r) => r.id).sort());
+  });
+
+  it('resumes from handle and offset through the proxy after the shape service restarts', async () => {
+    const at = await catchUp(tokens.physio!, 'wellness');
+    const port = Number(new URL(shapes.url).port);
+    await shapes.close();
+    const id = uuidv7();
+    expect((await uploadWellness(id, 'written while the shape service was down')).status).toBe('applied');
+    shapes = await startShapeServer({
+      databaseUrl: hq.replicationUrl,
+      storageDir: storage,
+      port,
+      secret: SECRET,
+      slot: 'hq_shapes',
+      publication: HQ_PUBLICATION,
+      longPollTimeoutMs: 3_000,
+    });
+    let found = false;
+    let { handle, offset } = at;
+    for (let i = 0; i < 20 && !found; i++) {
+      const r = await get(tokens.physio!, `table=wellness&offset=${offset}&handle=${handle}&live=true`);
+      expect(r.status).toBe(200);
+      handle = r.headers.get('electric-handle') ?? handle;
+      offset = r.headers.get('electric-offset') ?? offset;
+      const msgs = (await r.json()) as { value?: { id: string }; headers: { operation?: string; control?: string } }[];
+      expect(msgs.some((m) => m.headers.control === 'must-refetch')).toBe(false);
+      found = msgs.some((m) => m.value?.id === id && m.headers.operation === 'insert');
+    }
+    expect(found).toBe(true);
+    expect(handle).toBe(at.handle);
   });
 
   it('bounds a long-poll by its maximum lifetime', async () => {
