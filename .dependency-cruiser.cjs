@@ -14,25 +14,40 @@ const DATA_ADAPTERS = [
   { from: '^main/', to: '^main/data/db\\.ts$', why: 'the database handle (openDb, Db, inTransaction) is composition, not data access' },
   // Identity before there is an actor: sign-in, the CLI's --as email, an MCP token's user. A
   // service context needs an actor, so resolving who is calling sits below the services.
-  { from: '^main/(host|ipc|cli|mcp|capture|app|electron)/', to: '^main/data/identity\\.ts$', why: 'resolving the caller (sign-in, --as, token) comes before a service context exists' },
+  {
+    from: '^main/(host|ipc|cli|mcp|capture|app|electron)/',
+    to: '^main/data/identity\\.ts$',
+    why: 'resolving the caller (sign-in, --as, token) comes before a service context exists',
+  },
   // Composition roots that create and seed a database (first start, `cli seed`, `web --seed-large`).
   { from: '^main/(app/bootstrap|host/web|cli/index)\\.ts$', to: '^main/data/seed\\.ts$', why: 'creating the demo or benchmark database on first start' },
   // The assistant harness owns its own tables (kinetix.md §2–8: runs, events, usage, audit rows,
   // proposals) and the org's assistant settings; approved proposals are applied through the one
   // changeset writer that the services use too.
-  { from: '^main/kinetix/', to: '^main/data/(kinetix|proposals|changesets|identity)\\.ts$', why: "the harness's own run/audit/proposal tables and assistant settings" },
+  {
+    from: '^main/kinetix/',
+    to: '^main/data/(kinetix|proposals|changesets|identity)\\.ts$',
+    why: "the harness's own run/audit/proposal tables and assistant settings",
+  },
   // MCP client tokens are the MCP adapter's own credential table.
   { from: '^main/mcp/tokens\\.ts$', to: '^main/data/mcp\\.ts$', why: "the MCP adapter's own token table" },
   // Verification tools inspect the database to judge outcomes: tests, fixtures, eval, benchmarks.
-  { from: '(\\.test\\.ts$|^main/(testing|eval|bench)/|^main/kinetix/bench/)', to: '^main/data/', why: 'tests, fixtures, the eval and benchmarks read the database to check what happened' },
+  {
+    from: '(\\.test\\.ts$|^main/(testing|eval|bench)/|^main/kinetix/bench/)',
+    to: '^main/data/',
+    why: 'tests, fixtures, the eval and benchmarks read the database to check what happened',
+  },
 ];
 
 /* Known crossings still to be routed through a service verb: reported as warnings, listed here so
  * they stay visible. Remove an entry when its module calls a verb instead. */
 const DATA_PENDING = [
-  { from: '^main/ipc/forms\\.ts$', to: '^main/data/(changesets|rows)\\.ts$', why: 'entry forms read the saved row and replay by idempotency key directly; belongs in a verb' },
+  {
+    from: '^main/ipc/forms\\.ts$',
+    to: '^main/data/(changesets|rows)\\.ts$',
+    why: 'entry forms read the saved row and replay by idempotency key directly; belongs in a verb',
+  },
 ];
-
 
 module.exports = {
   forbidden: [
@@ -118,7 +133,8 @@ module.exports = {
     },
     {
       name: 'sync-tests-compare-with-device-data-layer-only',
-      comment: 'sync/ tests may open the device data layer (main/data/: its migrations and seed) to compare the HQ schema and seed with it; nothing else of main/.',
+      comment:
+        'sync/ tests may open the device data layer (main/data/: its migrations and seed) to compare the HQ schema and seed with it; nothing else of main/.',
       severity: 'error',
       from: { path: '^sync/.*\\.test\\.ts$' },
       to: { path: '^(main|renderer|preload|e2e|native)/', pathNot: '^main/data/' },
@@ -132,14 +148,16 @@ module.exports = {
     {
       name: 'e2e-black-box',
       severity: 'error',
-      comment: 'e2e drives the app from outside (a browser against the real web host): it imports e2e/, the shapes in models/, and the scripted model server (main/testing/scripted-anthropic.ts) only, never app code or the database.',
+      comment:
+        'e2e drives the app from outside (a browser against the real web host): it imports e2e/, the shapes in models/, and the scripted model server (main/testing/scripted-anthropic.ts) only, never app code or the database.',
       from: { path: '^e2e/' },
       to: { path: '^(main|renderer|preload|sync|native)/', pathNot: '^main/testing/scripted-anthropic\\.ts$' },
     },
     {
       name: 'no-circular',
       severity: 'error',
-      comment: 'No import cycles at run time: a cycle means two modules are one module, and it breaks one-way layering. Type-only imports (erased by the compiler) do not count.',
+      comment:
+        'No import cycles at run time: a cycle means two modules are one module, and it breaks one-way layering. Type-only imports (erased by the compiler) do not count.',
       from: {},
       to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
@@ -167,6 +185,10 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     combinedDependencies: false,
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], mainFields: ['module', 'main', 'types', 'typings'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
   },
 };

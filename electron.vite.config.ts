@@ -14,7 +14,10 @@ export default defineConfig({
   preload: {
     plugins: [externalizeDepsPlugin()],
     // Sandboxed preloads must be CommonJS.
-    build: { outDir: 'out/preload', rollupOptions: { input: { index: resolve(__dirname, 'preload/index.ts') }, output: { format: 'cjs', entryFileNames: '[name].cjs' } } },
+    build: {
+      outDir: 'out/preload',
+      rollupOptions: { input: { index: resolve(__dirname, 'preload/index.ts') }, output: { format: 'cjs', entryFileNames: '[name].cjs' } },
+    },
   },
   renderer: {
     root: resolve(__dirname, 'renderer'),

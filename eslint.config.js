@@ -7,7 +7,20 @@ import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['out/**', 'dist/**', 'build/**', 'node_modules/**', 'artifacts/**', '.data/**', 'native/**/build/**', 'native/**/*.js', 'native/**/*.mjs', 'native/**/*.cjs'] },
+  {
+    ignores: [
+      'out/**',
+      'dist/**',
+      'build/**',
+      'node_modules/**',
+      'artifacts/**',
+      '.data/**',
+      'native/**/build/**',
+      'native/**/*.js',
+      'native/**/*.mjs',
+      'native/**/*.cjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

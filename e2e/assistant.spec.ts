@@ -56,9 +56,15 @@ describe('assistant side panel', () => {
     const page = await signedIn('physio');
     await waitForPage(page, 'athletes');
     const squad = await u19(page);
-    const before = await contractCall<{ total: number }>(page, 'verb.call', { verb: 'workload.listLoads', input: { squad_id: squad.id, from: yesterday(), to: yesterday(), limit: 1 } });
+    const before = await contractCall<{ total: number }>(page, 'verb.call', {
+      verb: 'workload.listLoads',
+      input: { squad_id: squad.id, from: yesterday(), to: yesterday(), limit: 1 },
+    });
     model.push(
-      { text: 'I will log it for the U19 squad.', toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 75, rpe: 6 } }] },
+      {
+        text: 'I will log it for the U19 squad.',
+        toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 75, rpe: 6 } }],
+      },
       { text: `Done: yesterday's session is logged for the U19 squad (${squad.count} athletes).` },
     );
     const panel = new AssistantPanel(page);
@@ -73,7 +79,10 @@ describe('assistant side panel', () => {
     expect(await panel.toolStatuses()).toContainEqual({ tool: 'log_session_load', status: 'executed' });
     await screenshot(page, '21-assistant-applied');
 
-    const after = await contractCall<{ total: number }>(page, 'verb.call', { verb: 'workload.listLoads', input: { squad_id: squad.id, from: yesterday(), to: yesterday(), limit: 1 } });
+    const after = await contractCall<{ total: number }>(page, 'verb.call', {
+      verb: 'workload.listLoads',
+      input: { squad_id: squad.id, from: yesterday(), to: yesterday(), limit: 1 },
+    });
     expect(after.value!.total - before.value!.total).toBe(squad.count);
     await goTo(page, '#/activity', 'activity');
     const row = page.locator('tr[data-via-assistant="true"]').first();
@@ -113,7 +122,10 @@ describe('assistant side panel', () => {
     await waitForPage(page, 'athletes');
     const squad = await u19(page);
     model.push(
-      { text: 'Proposing the loads now.', toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 20, rpe: 2 } }] },
+      {
+        text: 'Proposing the loads now.',
+        toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 20, rpe: 2 } }],
+      },
       { text: 'Logged the cool-down.' },
     );
     const panel = new AssistantPanel(page);
@@ -162,10 +174,7 @@ describe('assistant side panel', () => {
   it('an athlete cannot get injuries by asking: the tool is not offered and a forced call fails', async () => {
     const page = await signedIn('athlete');
     await waitForPage(page, 'athlete-overview');
-    model.push(
-      { toolUses: [{ name: 'list_injuries', input: {} }] },
-      { text: 'Injury records are not available to your account.' },
-    );
+    model.push({ toolUses: [{ name: 'list_injuries', input: {} }] }, { text: 'Injury records are not available to your account.' });
     const sent = model.requests.length;
     const panel = new AssistantPanel(page);
     await panel.ask('Show me my injuries.');
@@ -199,9 +208,15 @@ describe('changes that need an owner', () => {
     const physio = await signedIn('physio');
     await waitForPage(physio, 'athletes');
     // A folder whose prices all stay within $1–$10,000 after +25% (the policy refuses otherwise).
-    const schedule = await contractCall<{ folders: { id: string; name: string; items: { price_cents: number }[] }[] }>(physio, 'verb.call', { verb: 'rates.schedule', input: {} });
+    const schedule = await contractCall<{ folders: { id: string; name: string; items: { price_cents: number }[] }[] }>(physio, 'verb.call', {
+      verb: 'rates.schedule',
+      input: {},
+    });
     const folder = schedule.value!.folders.find((f) => f.items.length > 0 && f.items.every((i) => i.price_cents * 1.25 <= 1_000_000))!;
-    const before = await contractCall<{ items: { id: string; price_cents: number }[] }>(physio, 'verb.call', { verb: 'rates.listItems', input: { folder_id: folder.id } });
+    const before = await contractCall<{ items: { id: string; price_cents: number }[] }>(physio, 'verb.call', {
+      verb: 'rates.listItems',
+      input: { folder_id: folder.id },
+    });
     model.push(
       { toolUses: [{ name: 'bulk_update_rates', input: { folder_id: folder.id, pct: 25 } }] },
       { text: 'That change is over 20%, so it waits for an owner to approve it in the app.' },
@@ -213,7 +228,10 @@ describe('changes that need an owner', () => {
     expect(await physio.locator('.confirm').count()).toBe(0);
     expect(await panel.toolStatuses()).toContainEqual({ tool: 'bulk_update_rates', status: 'proposed' });
     await physio.locator('[data-needs-owner="true"]').waitFor();
-    const unchanged = await contractCall<{ items: { id: string; price_cents: number }[] }>(physio, 'verb.call', { verb: 'rates.listItems', input: { folder_id: folder.id } });
+    const unchanged = await contractCall<{ items: { id: string; price_cents: number }[] }>(physio, 'verb.call', {
+      verb: 'rates.listItems',
+      input: { folder_id: folder.id },
+    });
     expect(unchanged.value!.items).toEqual(before.value!.items);
     await goTo(physio, '#/approvals', 'approvals');
     expect(await physio.locator('section[data-status="needs_owner"] button', { hasText: 'Approve' }).count()).toBe(0);
@@ -229,7 +247,10 @@ describe('changes that need an owner', () => {
     await screenshot(owner, '27-approvals-decided');
     expect(await owner.locator('[data-error-code]').allTextContents()).toEqual([]);
     expect(await owner.locator('tr[data-proposal]').first().getAttribute('data-status')).toBe('applied');
-    const after = await contractCall<{ items: { id: string; price_cents: number }[] }>(owner, 'verb.call', { verb: 'rates.listItems', input: { folder_id: folder.id } });
+    const after = await contractCall<{ items: { id: string; price_cents: number }[] }>(owner, 'verb.call', {
+      verb: 'rates.listItems',
+      input: { folder_id: folder.id },
+    });
     for (const it of before.value!.items) {
       expect(after.value!.items.find((x) => x.id === it.id)?.price_cents).toBe(Math.round(it.price_cents * 1.25));
     }

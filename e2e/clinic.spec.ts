@@ -61,12 +61,20 @@ describe('clinic UI in Chromium', () => {
     await screenshot(page, '02-athletes');
 
     // Pick an athlete with an injury that has RTP entries, and give them a capture for the pose tab.
-    const rtp = await contractCall<{ rtp_entries: { athlete_id: string; physio_signoff_by: string | null; doctor_signoff_by: string | null }[] }>(page, 'verb.call', { verb: 'rtp.list', input: { limit: 200 } });
+    const rtp = await contractCall<{ rtp_entries: { athlete_id: string; physio_signoff_by: string | null; doctor_signoff_by: string | null }[] }>(
+      page,
+      'verb.call',
+      { verb: 'rtp.list', input: { limit: 200 } },
+    );
     expect(rtp.ok).toBe(true);
     const entry = rtp.value!.rtp_entries.find((r) => r.doctor_signoff_by) ?? rtp.value!.rtp_entries[0]!;
     const athlete = await contractCall<{ name: string; id: string }>(page, 'verb.call', { verb: 'athletes.get', input: { id: entry.athlete_id } });
     const name = athlete.value!.name;
-    const capture = await contractCall(page, 'verb.call', { verb: 'capture.recordSession', input: captureFor(entry.athlete_id), idempotency_key: 'e2e-capture-0001' });
+    const capture = await contractCall(page, 'verb.call', {
+      verb: 'capture.recordSession',
+      input: captureFor(entry.athlete_id),
+      idempotency_key: 'e2e-capture-0001',
+    });
     expect(capture.ok).toBe(true);
 
     await list.openAthlete(name);
@@ -86,12 +94,15 @@ describe('clinic UI in Chromium', () => {
     await goTo(page, `#/athletes/${entry.athlete_id}/workload`, 'athlete-workload');
     expect(await page.locator('[data-acwr]').count()).toBe(2);
     // The coverage of both windows sits next to each ratio (issue 9 item 10).
-    for (const text of await page.locator('[data-testid="acwr-coverage"]').allTextContents()) expect(text).toMatch(/^[0-7]\/7 acute, ([0-9]|1[0-9]|2[0-8])\/28 chronic days with data$/);
+    for (const text of await page.locator('[data-testid="acwr-coverage"]').allTextContents())
+      expect(text).toMatch(/^[0-7]\/7 acute, ([0-9]|1[0-9]|2[0-8])\/28 chronic days with data$/);
     expect(await page.locator('[data-testid="acwr-coverage"]').count()).toBe(2);
     await screenshot(page, '07-athlete-workload-acwr');
     await goTo(page, `#/athletes/${entry.athlete_id}/pose`, 'athlete-pose');
     expect(await page.locator('tr[data-omitted="true"]').count()).toBe(2);
-    expect(await page.locator('tr[data-metric="knee_flexion-left-peak"]').textContent()).toMatch(/112\.4°.*3 cameras · 3 calibrated cameras.*Sagittal \(12°\).*96%.*Trustworthy/);
+    expect(await page.locator('tr[data-metric="knee_flexion-left-peak"]').textContent()).toMatch(
+      /112\.4°.*3 cameras · 3 calibrated cameras.*Sagittal \(12°\).*96%.*Trustworthy/,
+    );
     await screenshot(page, '08-athlete-pose');
 
     await goTo(page, '#/squads', 'squads');
@@ -131,7 +142,14 @@ describe('clinic UI in Chromium', () => {
       const box = document.querySelector('.vlist-scroller[role="listbox"]')!;
       const active = document.getElementById(box.getAttribute('aria-activedescendant') ?? '');
       const ids = [...document.querySelectorAll('[role="option"]')].map((o) => o.id);
-      return { role: active?.getAttribute('role'), selected: active?.getAttribute('aria-selected'), pos: active?.getAttribute('aria-posinset'), isActive: active?.classList.contains('active'), ids: ids.length, unique: new Set(ids).size };
+      return {
+        role: active?.getAttribute('role'),
+        selected: active?.getAttribute('aria-selected'),
+        pos: active?.getAttribute('aria-posinset'),
+        isActive: active?.classList.contains('active'),
+        ids: ids.length,
+        unique: new Set(ids).size,
+      };
     });
     expect(aria).toMatchObject({ role: 'option', selected: 'true', pos: '2', isActive: true });
     expect(aria.unique).toBe(aria.ids);
@@ -151,7 +169,10 @@ describe('clinic UI in Chromium', () => {
 
   it('a physio signs an RTP entry and sees their name as the signer', async () => {
     const page = await signedIn('physio');
-    const rtp = await contractCall<{ rtp_entries: { id: string; athlete_id: string; physio_signoff_by: string | null }[] }>(page, 'verb.call', { verb: 'rtp.list', input: { limit: 200 } });
+    const rtp = await contractCall<{ rtp_entries: { id: string; athlete_id: string; physio_signoff_by: string | null }[] }>(page, 'verb.call', {
+      verb: 'rtp.list',
+      input: { limit: 200 },
+    });
     const unsigned = rtp.value!.rtp_entries.find((r) => !r.physio_signoff_by);
     expect(unsigned).toBeDefined();
     await goTo(page, `#/athletes/${unsigned!.athlete_id}/injuries`, 'athlete-injuries');
@@ -181,10 +202,12 @@ describe('clinic UI in Chromium', () => {
     // An athlete submits today's wellness questionnaire.
     await goTo(page, `#/athletes/${id}/wellness`, 'athlete-wellness');
     await page.locator('form[data-form="wellness"][data-stored]').waitFor();
-    for (const scale of ['sleep', 'soreness', 'stress', 'mood', 'fatigue']) await page.locator(`.wellness-form [data-field="${scale}"] input[value="4"]`).check();
+    for (const scale of ['sleep', 'soreness', 'stress', 'mood', 'fatigue'])
+      await page.locator(`.wellness-form [data-field="${scale}"] input[value="4"]`).check();
     await page.locator('.wellness-form button[type="submit"]').click();
     // Already submitted today (the demo data): the form asks before replacing.
-    if ((await page.locator('form[data-form="wellness"]').getAttribute('data-stored')) === 'true') await page.locator('[data-replace-confirm] [data-action="replace"]').click();
+    if ((await page.locator('form[data-form="wellness"]').getAttribute('data-stored')) === 'true')
+      await page.locator('[data-replace-confirm] [data-action="replace"]').click();
     await page.locator('[data-saved="true"]').waitFor();
     await screenshot(page, '15-athlete-user-wellness');
     await page.context().close();
@@ -209,7 +232,18 @@ describe('clinic UI in Chromium', () => {
 
 /** A processed capture with trustworthy, untrustworthy and omitted readings. */
 function captureFor(athleteId: string): Record<string, unknown> {
-  const base = { camera_count: 3, camera_mode: '3 calibrated cameras', view_obliquity_deg: 12, obliquity_band: 'sagittal', view_matches_declared: true, coverage: 0.96, trustworthy: true, sagittal_ratio: 0.82, frames: 240, conditions: [] as { code: string; detail: string }[] };
+  const base = {
+    camera_count: 3,
+    camera_mode: '3 calibrated cameras',
+    view_obliquity_deg: 12,
+    obliquity_band: 'sagittal',
+    view_matches_declared: true,
+    coverage: 0.96,
+    trustworthy: true,
+    sagittal_ratio: 0.82,
+    frames: 240,
+    conditions: [] as { code: string; detail: string }[],
+  };
   return {
     athlete_id: athleteId,
     recorded_at: new Date(Date.now() - 3600_000).toISOString(),
@@ -221,9 +255,47 @@ function captureFor(athleteId: string): Record<string, unknown> {
     metrics: [
       { ...base, joint: 'knee_flexion', side: 'left', statistic: 'peak', value_deg: 112.4, omitted_reason: null },
       { ...base, joint: 'knee_flexion', side: 'right', statistic: 'peak', value_deg: 109.8, omitted_reason: null, coverage: 0.93 },
-      { ...base, joint: 'hip_flexion', side: 'left', statistic: 'peak', value_deg: null, omitted_reason: 'flexion_observability_gate', view_obliquity_deg: 71, obliquity_band: 'frontal', sagittal_ratio: 0.31, trustworthy: false },
-      { ...base, joint: 'ankle_dorsiflexion', side: 'left', statistic: 'peak', value_deg: null, omitted_reason: 'not_measurable_with_coco17', sagittal_ratio: null },
-      { ...base, joint: 'shoulder_flexion', side: 'right', statistic: 'range', value_deg: 88.1, omitted_reason: null, view_obliquity_deg: 34, obliquity_band: 'oblique', view_matches_declared: false, coverage: 0.62, trustworthy: false, conditions: [{ code: 'low_coverage', detail: 'only 62 % of frames had a valid reading (trustworthy needs 80 %): keep the athlete in view of at least two cameras' }, { code: 'camera_offset', detail: 'cameras out of step: cam_02 by 5 frames. Re-record with synchronised cameras, or process with --sync auto' }] },
+      {
+        ...base,
+        joint: 'hip_flexion',
+        side: 'left',
+        statistic: 'peak',
+        value_deg: null,
+        omitted_reason: 'flexion_observability_gate',
+        view_obliquity_deg: 71,
+        obliquity_band: 'frontal',
+        sagittal_ratio: 0.31,
+        trustworthy: false,
+      },
+      {
+        ...base,
+        joint: 'ankle_dorsiflexion',
+        side: 'left',
+        statistic: 'peak',
+        value_deg: null,
+        omitted_reason: 'not_measurable_with_coco17',
+        sagittal_ratio: null,
+      },
+      {
+        ...base,
+        joint: 'shoulder_flexion',
+        side: 'right',
+        statistic: 'range',
+        value_deg: 88.1,
+        omitted_reason: null,
+        view_obliquity_deg: 34,
+        obliquity_band: 'oblique',
+        view_matches_declared: false,
+        coverage: 0.62,
+        trustworthy: false,
+        conditions: [
+          {
+            code: 'low_coverage',
+            detail: 'only 62 % of frames had a valid reading (trustworthy needs 80 %): keep the athlete in view of at least two cameras',
+          },
+          { code: 'camera_offset', detail: 'cameras out of step: cam_02 by 5 frames. Re-record with synchronised cameras, or process with --sync auto' },
+        ],
+      },
     ],
   };
 }

@@ -56,7 +56,10 @@ describe('athlete forms', () => {
     expect(await page.locator('[data-athlete-name="Rowan Ashby-Keel"]').textContent()).toMatch(/U19.*Full back.*active/);
     // A page write reads as the person, not "via Assistant".
     const me = await contractCall<{ display_name: string }>(page, 'session.me', {});
-    const act = await contractCall<{ activity: { actor_name: string; summary: string; via_assistant: boolean }[] }>(page, 'verb.call', { verb: 'activity.list', input: { limit: 1 } });
+    const act = await contractCall<{ activity: { actor_name: string; summary: string; via_assistant: boolean }[] }>(page, 'verb.call', {
+      verb: 'activity.list',
+      input: { limit: 1 },
+    });
     expect(act.value!.activity[0]).toMatchObject({ actor_name: me.value!.display_name, summary: 'Add athlete Rowan Ashby-Keel', via_assistant: false });
     expect(pageErrors(page).filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
     await page.context().close();
@@ -64,7 +67,10 @@ describe('athlete forms', () => {
 
   it('a stale edit form is refused with the current values; saving again after checking them applies', async () => {
     const page = await signedIn(browser, app, 'physio');
-    const list = await contractCall<{ athletes: { id: string; name: string; position: string | null }[] }>(page, 'verb.call', { verb: 'athletes.list', input: { limit: 5 } });
+    const list = await contractCall<{ athletes: { id: string; name: string; position: string | null }[] }>(page, 'verb.call', {
+      verb: 'athletes.list',
+      input: { limit: 5 },
+    });
     const a = list.value!.athletes[1]!;
     await goTo(page, `#/athletes/${a.id}`, 'athlete-overview');
     await page.locator('[data-action="edit-athlete"]').click();
@@ -78,7 +84,9 @@ describe('athlete forms', () => {
     await field(page, 'athlete-edit', 'position').locator('input').fill('Winger');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await waitForForm(page, 'athlete-edit', 'conflict');
-    expect(await form(page, 'athlete-edit').locator('[data-error-code="Conflict"]').textContent()).toMatch(/changed this record after you opened the form\. Nothing was written/);
+    expect(await form(page, 'athlete-edit').locator('[data-error-code="Conflict"]').textContent()).toMatch(
+      /changed this record after you opened the form\. Nothing was written/,
+    );
     await field(page, 'athlete-edit', 'position').locator('[data-current="position"]').waitFor();
     expect(await field(page, 'athlete-edit', 'position').locator('[data-current="position"]').textContent()).toBe('Now stored: Goalkeeper');
     expect(await field(page, 'athlete-edit', 'position').locator('input').inputValue()).toBe('Winger');
@@ -124,7 +132,11 @@ describe('athlete forms', () => {
     await page.locator('[data-saved="true"]', { hasText: 'Done: Undo' }).waitFor();
     await waitForPage(page, 'activity');
     // The original change again (not the newer "Undo: …" row).
-    await page.locator('tr[data-activity]').filter({ has: page.locator('th', { hasText: /^Create squad U15$/ }) }).locator('[data-action="undo"]').click();
+    await page
+      .locator('tr[data-activity]')
+      .filter({ has: page.locator('th', { hasText: /^Create squad U15$/ }) })
+      .locator('[data-action="undo"]')
+      .click();
     await page.locator('form[data-form="undo"] [data-already="true"]').waitFor();
     expect(await page.locator('form[data-form="undo"] [role="alert"]').count()).toBe(0);
     await page.context().close();

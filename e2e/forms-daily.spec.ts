@@ -70,7 +70,10 @@ describe('screening, vitals and wellness forms', () => {
     await form(page, 'vitals-add').locator('button[type="submit"]').click();
     await page.locator('[data-saved="true"]', { hasText: 'Vitals for' }).waitFor();
     const today = new Date().toISOString().slice(0, 10);
-    const vitals = await contractCall<{ vitals: { resting_hr_bpm: number; hrv_rmssd_ms: number }[] }>(page, 'verb.call', { verb: 'vitals.list', input: { athlete_id: id, from: today, to: today } });
+    const vitals = await contractCall<{ vitals: { resting_hr_bpm: number; hrv_rmssd_ms: number }[] }>(page, 'verb.call', {
+      verb: 'vitals.list',
+      input: { athlete_id: id, from: today, to: today },
+    });
     expect(vitals.value!.vitals).toContainEqual(expect.objectContaining({ resting_hr_bpm: 49, hrv_rmssd_ms: 71.5 }));
     // One small chart per measure, HR and HRV on their own axes.
     await waitForPage(page, 'athlete-wellness');
@@ -125,7 +128,10 @@ describe('screening, vitals and wellness forms', () => {
     const id = list.value!.athletes[0]!.id;
     await goTo(page, `#/athletes/${id}/screenings`, 'athlete-screenings');
     expect(await page.locator('[data-action="add-screening"]').count()).toBe(0);
-    const r = await contractCall(page, 'forms.submit', { verb: 'screenings.create', input: { athlete_id: id, test: 'single_leg_hop', side: 'left', value: 150, unit: 'cm', date: '2026-01-05' } });
+    const r = await contractCall(page, 'forms.submit', {
+      verb: 'screenings.create',
+      input: { athlete_id: id, test: 'single_leg_hop', side: 'left', value: 150, unit: 'cm', date: '2026-01-05' },
+    });
     expect(r).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
     await page.context().close();
   });

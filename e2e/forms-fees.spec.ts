@@ -23,7 +23,9 @@ afterAll(async () => {
   await app?.stop();
 });
 
-interface Schedule { folders: { id: string; name: string; items: { id: string; code: string; name: string; price_cents: number }[] }[] }
+interface Schedule {
+  folders: { id: string; name: string; items: { id: string; code: string; name: string; price_cents: number }[] }[];
+}
 
 describe('fee forms', () => {
   it('a physio edits an item price, and a +30 % folder change waits for an owner who approves it', async () => {
@@ -63,7 +65,11 @@ describe('fee forms', () => {
     const card = owner.locator('section[data-proposal][data-status="needs_owner"]').first();
     expect(await card.textContent()).toMatch(/on a form in the app/);
     await card.getByRole('button', { name: 'Approve' }).click();
-    await owner.locator('section[data-proposal][data-status="needs_owner"]').first().waitFor({ state: 'detached' }).catch(() => undefined);
+    await owner
+      .locator('section[data-proposal][data-status="needs_owner"]')
+      .first()
+      .waitFor({ state: 'detached' })
+      .catch(() => undefined);
     await goTo(owner, '#/approvals', 'approvals');
     const after = await contractCall<Schedule>(owner, 'verb.call', { verb: 'rates.schedule', input: {} });
     expect(after.value!.folders.find((f) => f.id === folder.id)!.items[1]!.price_cents).toBe(Math.round(folder.items[1]!.price_cents * 1.3));

@@ -110,7 +110,10 @@ describe('injury and RTP forms', () => {
     const page = await signedIn(browser, app, 'physio');
     await page.setViewportSize({ width: 1024, height: 768 });
     await goTo(page, `#/athletes/${athleteId}/injuries`, 'athlete-injuries');
-    const overflow = await page.evaluate(() => { const c = document.querySelector('.content')!; return c.scrollWidth - c.clientWidth; });
+    const overflow = await page.evaluate(() => {
+      const c = document.querySelector('.content')!;
+      return c.scrollWidth - c.clientWidth;
+    });
     expect(overflow).toBeLessThanOrEqual(0);
     await page.locator('section[data-injury] [data-action="add-stage"]').first().click();
     await waitForForm(page, 'rtp-add', 'idle');
@@ -130,11 +133,16 @@ describe('injury and RTP forms', () => {
     await review(page).waitFor();
     expect(await review(page).locator('[data-review-note]').textContent()).toMatch(/doctor has not cleared this stage yet/);
     await screenshot(page, 'form-08-coach-signoff-before-doctor');
-    await review(page).getByRole('button', { name: /Cancel/ }).click();
+    await review(page)
+      .getByRole('button', { name: /Cancel/ })
+      .click();
     await cell.locator('form[data-form="rtp-signoff"][data-state="idle"]').waitFor({ state: 'attached' });
     expect(await review(page).count()).toBe(0);
     expect(await cell.locator('.badge').textContent()).toBe('Not signed');
-    const r = await contractCall(page, 'forms.submit', { verb: 'injuries.create', input: { athlete_id: athleteId, body_part: 'ankle', side: 'left', onset_date: '2026-01-02', severity: 'mild' } });
+    const r = await contractCall(page, 'forms.submit', {
+      verb: 'injuries.create',
+      input: { athlete_id: athleteId, body_part: 'ankle', side: 'left', onset_date: '2026-01-02', severity: 'mild' },
+    });
     expect(r).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
     await page.context().close();
   });

@@ -25,14 +25,22 @@ afterAll(async () => {
   await app?.stop();
 });
 
-interface Load { athlete_id: string; duration_min: number; rpe: number; load_au: number }
+interface Load {
+  athlete_id: string;
+  duration_min: number;
+  rpe: number;
+  load_au: number;
+}
 
 describe('workload forms', () => {
   it('logging a second load for an athlete on the same day warns with what is stored', async () => {
     const page = await signedIn(browser, app, 'physio');
     const squads = await contractCall<{ id: string; name: string }[]>(page, 'verb.call', { verb: 'squads.list', input: {} });
     const u19 = squads.value!.find((s) => s.name === 'U19')!;
-    const members = await contractCall<{ athletes: { id: string; name: string }[] }>(page, 'verb.call', { verb: 'athletes.list', input: { squad_id: u19.id, limit: 3 } });
+    const members = await contractCall<{ athletes: { id: string; name: string }[] }>(page, 'verb.call', {
+      verb: 'athletes.list',
+      input: { squad_id: u19.id, limit: 3 },
+    });
     const a = members.value!.athletes[0]!;
     await goTo(page, `#/athletes/${a.id}/workload`, 'athlete-workload');
     const logOnce = async () => {
@@ -112,7 +120,10 @@ describe('workload forms', () => {
     await goTo(page, '#/squads', 'squads');
     expect(await page.locator('[data-action="log-load"]').count()).toBe(0);
     const squads = await contractCall<{ id: string }[]>(page, 'verb.call', { verb: 'squads.list', input: {} });
-    const r = await contractCall(page, 'forms.submit', { verb: 'workload.logSessionLoads', input: { squad_id: squads.value![0]!.id, date: today, duration_min: 30, rpe: 3 } });
+    const r = await contractCall(page, 'forms.submit', {
+      verb: 'workload.logSessionLoads',
+      input: { squad_id: squads.value![0]!.id, date: today, duration_min: 30, rpe: 3 },
+    });
     expect(r).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
     await page.context().close();
   });

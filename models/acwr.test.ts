@@ -19,7 +19,11 @@ describe('ACWR (hand-computed)', () => {
   });
 
   it('rolling: 21 days of 100 then 7 days of 200 → acute 200, chronic 125, ratio 1.6', () => {
-    const r = computeAcwr(days('2026-03-31', 28, (i) => (i < 21 ? 100 : 200)), '2026-03-31', 'rolling');
+    const r = computeAcwr(
+      days('2026-03-31', 28, (i) => (i < 21 ? 100 : 200)),
+      '2026-03-31',
+      'rolling',
+    );
     expect(r).toMatchObject({ method: 'rolling', status: 'ok', acute_window_days: 7, chronic_window_days: 28 });
     expect(r.acute_au).toBeCloseTo(200, 10);
     expect(r.chronic_au).toBeCloseTo(125, 10);
@@ -28,7 +32,11 @@ describe('ACWR (hand-computed)', () => {
 
   it('EWMA: 27 days of 100 then one day of 200 → acute 125, chronic 106.8966, ratio 1.16935', () => {
     // acute = 0.25·200 + 0.75·100 = 125; chronic = (2/29)·200 + (27/29)·100 = 106.896551…
-    const r = computeAcwr(days('2026-03-31', 28, (i) => (i < 27 ? 100 : 200)), '2026-03-31', 'ewma');
+    const r = computeAcwr(
+      days('2026-03-31', 28, (i) => (i < 27 ? 100 : 200)),
+      '2026-03-31',
+      'ewma',
+    );
     expect(r.acute_au).toBeCloseTo(125, 8);
     expect(r.chronic_au).toBeCloseTo(106.896551724, 8);
     expect(r.ratio).toBeCloseTo(1.169354839, 8);
@@ -52,10 +60,28 @@ describe('ACWR (hand-computed)', () => {
   });
 
   it('under a 28-day history is insufficient: no ratio is computed', () => {
-    const r = computeAcwr(days('2026-03-31', 27, () => 100), '2026-03-31', 'rolling');
-    expect(r).toMatchObject({ status: 'insufficient_data', days_of_data: 27, acute_days_of_data: 7, history_days: 27, ratio: null, acute_au: null, chronic_au: null });
+    const r = computeAcwr(
+      days('2026-03-31', 27, () => 100),
+      '2026-03-31',
+      'rolling',
+    );
+    expect(r).toMatchObject({
+      status: 'insufficient_data',
+      days_of_data: 27,
+      acute_days_of_data: 7,
+      history_days: 27,
+      ratio: null,
+      acute_au: null,
+      chronic_au: null,
+    });
     expect(r.note).toMatch(/Only 27 day\(s\) with a recorded load, over a 27-day history/);
-    expect(computeAcwr([], '2026-03-31', 'ewma')).toMatchObject({ status: 'insufficient_data', days_of_data: 0, acute_days_of_data: 0, history_days: 0, ratio: null });
+    expect(computeAcwr([], '2026-03-31', 'ewma')).toMatchObject({
+      status: 'insufficient_data',
+      days_of_data: 0,
+      acute_days_of_data: 0,
+      history_days: 0,
+      ratio: null,
+    });
   });
 
   it('counts days with data, not calendar days since the first load: a long history with gaps is refused', () => {
@@ -90,7 +116,11 @@ describe('ACWR (hand-computed)', () => {
   });
 
   it('zero chronic load → ratio undefined, said so', () => {
-    const r = computeAcwr(days('2026-03-31', 28, () => 0), '2026-03-31', 'rolling');
+    const r = computeAcwr(
+      days('2026-03-31', 28, () => 0),
+      '2026-03-31',
+      'rolling',
+    );
     expect(r).toMatchObject({ status: 'zero_chronic', ratio: null });
   });
 });

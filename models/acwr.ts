@@ -103,15 +103,22 @@ export function computeAcwr(loads: readonly DailyLoad[], asOf: string, method: A
   const firstIdx = relevant.length ? Math.min(...daysWithData) : asIdx + 1;
   const historyDays = relevant.length ? asIdx - firstIdx + 1 : 0;
   const base = {
-    method, as_of: asOf, acute_window_days: ACUTE_DAYS, chronic_window_days: CHRONIC_DAYS,
-    days_of_data: chronicDays, acute_days_of_data: acuteDays,
-    acute_coverage: acuteDays / ACUTE_DAYS, chronic_coverage: chronicDays / CHRONIC_DAYS,
-    history_days: historyDays, coverage_rule: COVERAGE_RULE,
+    method,
+    as_of: asOf,
+    acute_window_days: ACUTE_DAYS,
+    chronic_window_days: CHRONIC_DAYS,
+    days_of_data: chronicDays,
+    acute_days_of_data: acuteDays,
+    acute_coverage: acuteDays / ACUTE_DAYS,
+    chronic_coverage: chronicDays / CHRONIC_DAYS,
+    history_days: historyDays,
+    coverage_rule: COVERAGE_RULE,
   } as const;
   const refuse = (note: string): AcwrResult => ({ ...base, status: 'insufficient_data', acute_au: null, chronic_au: null, ratio: null, note });
   const counts = `${chronicDays} of the last ${CHRONIC_DAYS} days and ${acuteDays} of the last ${ACUTE_DAYS} have a recorded load`;
   if (relevant.length === 0) return refuse(`No session loads recorded up to this date. ${COVERAGE_RULE} Not computed.`);
-  if (historyDays < CHRONIC_DAYS) return refuse(`Only ${chronicDays} day(s) with a recorded load, over a ${historyDays}-day history. ${COVERAGE_RULE} Not computed.`);
+  if (historyDays < CHRONIC_DAYS)
+    return refuse(`Only ${chronicDays} day(s) with a recorded load, over a ${historyDays}-day history. ${COVERAGE_RULE} Not computed.`);
   if (chronicDays < MIN_CHRONIC_DAYS_WITH_DATA || acuteDays < MIN_ACUTE_DAYS_WITH_DATA) {
     return refuse(`Only ${counts} (unlogged sessions cannot be told from rest days). ${COVERAGE_RULE} Not computed.`);
   }
@@ -136,7 +143,14 @@ export function computeAcwr(loads: readonly DailyLoad[], asOf: string, method: A
   }
   const label = method === 'rolling' ? 'coupled 7-day / 28-day rolling averages' : 'EWMA (Williams et al. 2017), λa = 0.25, λc = 2/29';
   if (chronic === 0) {
-    return { ...base, status: 'zero_chronic', acute_au: acute, chronic_au: 0, ratio: null, note: `Chronic load is 0 AU/day (${label}); the ratio is undefined.` };
+    return {
+      ...base,
+      status: 'zero_chronic',
+      acute_au: acute,
+      chronic_au: 0,
+      ratio: null,
+      note: `Chronic load is 0 AU/day (${label}); the ratio is undefined.`,
+    };
   }
   return { ...base, status: 'ok', acute_au: acute, chronic_au: chronic, ratio: acute / chronic, note: `ACWR from ${label}; ${counts}.` };
 }

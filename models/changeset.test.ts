@@ -9,42 +9,104 @@ const physio: RuleActor = { userId: '00000000-0000-7000-8000-0000000000f1', orgI
 
 describe('authorizeChange', () => {
   it('refuses every hard delete', () => {
-    expect(authorizeChange(physio, { op: 'delete', table: 'injury', id: ATH, version: 1 }, { orgId: ORG, athleteId: ATH })).toMatchObject({ ok: false, code: 'Forbidden' });
-    expect(authorizeChange(physio, { op: 'delete', table: 'squad', id: ATH, version: 1 }, { orgId: ORG, athleteId: null })).toMatchObject({ ok: false, code: 'Forbidden' });
+    expect(authorizeChange(physio, { op: 'delete', table: 'injury', id: ATH, version: 1 }, { orgId: ORG, athleteId: ATH })).toMatchObject({
+      ok: false,
+      code: 'Forbidden',
+    });
+    expect(authorizeChange(physio, { op: 'delete', table: 'squad', id: ATH, version: 1 }, { orgId: ORG, athleteId: null })).toMatchObject({
+      ok: false,
+      code: 'Forbidden',
+    });
   });
-  it('reports another org\'s row as NotFound', () => {
-    expect(authorizeChange(physio, { op: 'update', table: 'athlete', id: ATH, version: 1, before: {}, after: { notes: 'x' } }, { orgId: OTHER, athleteId: ATH })).toMatchObject({ ok: false, code: 'NotFound' });
+  it("reports another org's row as NotFound", () => {
+    expect(
+      authorizeChange(physio, { op: 'update', table: 'athlete', id: ATH, version: 1, before: {}, after: { notes: 'x' } }, { orgId: OTHER, athleteId: ATH }),
+    ).toMatchObject({ ok: false, code: 'NotFound' });
   });
   it('refuses writes to meta columns (org_id, version)', () => {
-    expect(authorizeChange(physio, { op: 'update', table: 'athlete', id: ATH, version: 1, before: {}, after: { org_id: OTHER } }, { orgId: ORG, athleteId: ATH })).toMatchObject({ ok: false, code: 'Forbidden' });
-    expect(authorizeChange(physio, { op: 'update', table: 'athlete', id: ATH, version: 1, before: {}, after: { version: 99 } }, { orgId: ORG, athleteId: ATH })).toMatchObject({ ok: false, code: 'Forbidden' });
+    expect(
+      authorizeChange(physio, { op: 'update', table: 'athlete', id: ATH, version: 1, before: {}, after: { org_id: OTHER } }, { orgId: ORG, athleteId: ATH }),
+    ).toMatchObject({ ok: false, code: 'Forbidden' });
+    expect(
+      authorizeChange(physio, { op: 'update', table: 'athlete', id: ATH, version: 1, before: {}, after: { version: 99 } }, { orgId: ORG, athleteId: ATH }),
+    ).toMatchObject({ ok: false, code: 'Forbidden' });
   });
   it('gates each sign-off field on insert and on update', () => {
-    const insert = { op: 'insert' as const, table: 'rtp_entry' as const, id: ATH, after: { injury_id: ATH, athlete_id: ATH, stage: 'rehabilitation', criteria_met: '', notes: '', physio_signoff_by: null, physio_signoff_at: null, doctor_signoff_by: physio.userId, doctor_signoff_at: '2026-01-01T00:00:00.000Z', coach_signoff_by: null, coach_signoff_at: null } };
+    const insert = {
+      op: 'insert' as const,
+      table: 'rtp_entry' as const,
+      id: ATH,
+      after: {
+        injury_id: ATH,
+        athlete_id: ATH,
+        stage: 'rehabilitation',
+        criteria_met: '',
+        notes: '',
+        physio_signoff_by: null,
+        physio_signoff_at: null,
+        doctor_signoff_by: physio.userId,
+        doctor_signoff_at: '2026-01-01T00:00:00.000Z',
+        coach_signoff_by: null,
+        coach_signoff_at: null,
+      },
+    };
     expect(authorizeChange(physio, insert, null)).toMatchObject({ ok: false, code: 'Forbidden', field: 'doctor_signoff_by' });
     expect(authorizeChange({ ...physio, role: 'doctor' }, insert, null)).toEqual({ ok: true });
-    const update = { op: 'update' as const, table: 'rtp_entry' as const, id: ATH, version: 2, before: { doctor_signoff_by: null }, after: { doctor_signoff_by: physio.userId } };
+    const update = {
+      op: 'update' as const,
+      table: 'rtp_entry' as const,
+      id: ATH,
+      version: 2,
+      before: { doctor_signoff_by: null },
+      after: { doctor_signoff_by: physio.userId },
+    };
     expect(authorizeChange(physio, update, { orgId: ORG, athleteId: ATH })).toMatchObject({ ok: false, code: 'Forbidden' });
-    expect(authorizeChange({ ...physio, role: 'coach' }, { ...update, before: { coach_signoff_by: null }, after: { coach_signoff_by: physio.userId } }, { orgId: ORG, athleteId: ATH })).toEqual({ ok: true });
+    expect(
+      authorizeChange(
+        { ...physio, role: 'coach' },
+        { ...update, before: { coach_signoff_by: null }, after: { coach_signoff_by: physio.userId } },
+        { orgId: ORG, athleteId: ATH },
+      ),
+    ).toEqual({ ok: true });
   });
   it('checks bounds with the record schema, naming the field', () => {
-    expect(authorizeChange(physio, { op: 'update', table: 'wellness', id: ATH, version: 1, before: {}, after: { sleep: 7 } }, { orgId: ORG, athleteId: ATH })).toMatchObject({ ok: false, code: 'Validation', field: 'sleep' });
+    expect(
+      authorizeChange(physio, { op: 'update', table: 'wellness', id: ATH, version: 1, before: {}, after: { sleep: 7 } }, { orgId: ORG, athleteId: ATH }),
+    ).toMatchObject({ ok: false, code: 'Validation', field: 'sleep' });
   });
   it('narrows athlete users to their linked athlete; unlinked is refused', () => {
     const ath: RuleActor = { ...physio, role: 'athlete', linkedAthleteId: ATH };
-    const w = { op: 'insert' as const, table: 'wellness' as const, id: OTHER, after: { athlete_id: ATH, date: '2026-01-01', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: '' } };
+    const w = {
+      op: 'insert' as const,
+      table: 'wellness' as const,
+      id: OTHER,
+      after: { athlete_id: ATH, date: '2026-01-01', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: '' },
+    };
     expect(authorizeChange(ath, w, null)).toEqual({ ok: true });
     expect(authorizeChange(ath, { ...w, after: { ...w.after, athlete_id: OTHER } }, null)).toMatchObject({ ok: false, code: 'NotFound' });
     expect(authorizeChange({ ...ath, linkedAthleteId: null }, w, null)).toMatchObject({ ok: false, code: 'Forbidden' });
   });
   it('refuses a deactivated actor', () => {
-    expect(authorizeChange({ ...physio, active: false }, { op: 'update', table: 'athlete', id: ATH, version: 1, before: {}, after: { notes: 'x' } }, { orgId: ORG, athleteId: ATH })).toMatchObject({ ok: false, code: 'Forbidden' });
+    expect(
+      authorizeChange(
+        { ...physio, active: false },
+        { op: 'update', table: 'athlete', id: ATH, version: 1, before: {}, after: { notes: 'x' } },
+        { orgId: ORG, athleteId: ATH },
+      ),
+    ).toMatchObject({ ok: false, code: 'Forbidden' });
   });
 });
 
 describe('inverseOf / canonicalJson', () => {
   it('inverts an update and soft-deletes an insert', () => {
-    expect(inverseOf({ op: 'update', table: 'athlete', id: ATH, version: 1, before: { notes: 'a' }, after: { notes: 'b' } }, 2)).toEqual({ op: 'update', table: 'athlete', id: ATH, version: 2, before: { notes: 'b' }, after: { notes: 'a' } });
+    expect(inverseOf({ op: 'update', table: 'athlete', id: ATH, version: 1, before: { notes: 'a' }, after: { notes: 'b' } }, 2)).toEqual({
+      op: 'update',
+      table: 'athlete',
+      id: ATH,
+      version: 2,
+      before: { notes: 'b' },
+      after: { notes: 'a' },
+    });
     expect(inverseOf({ op: 'insert', table: 'injury', id: ATH, after: {} }, 1).after).toEqual({ deleted_at: '__NOW__' });
   });
   it('is key-order independent', () => {

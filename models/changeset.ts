@@ -88,7 +88,13 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
   const def = TABLES[change.table];
 
   if (change.op === 'delete') {
-    return { ok: false, code: 'Forbidden', reason: def.clinical ? `${def.name} is a clinical record and is never deleted.` : `${def.name} rows are never hard-deleted; deactivate or soft-delete instead.` };
+    return {
+      ok: false,
+      code: 'Forbidden',
+      reason: def.clinical
+        ? `${def.name} is a clinical record and is never deleted.`
+        : `${def.name} rows are never hard-deleted; deactivate or soft-delete instead.`,
+    };
   }
 
   if (change.op === 'update') {
@@ -136,7 +142,12 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
     });
     const locked = ['stage', 'criteria_met', 'injury_id', 'athlete_id'].find((f) => f in change.after && change.after[f] !== stored.row?.[f]);
     if (signs.length > 0 && locked) {
-      return { ok: false, code: 'Forbidden', reason: `This RTP entry is signed off (${signs.join(', ')}); its ${locked} cannot change. Add a new RTP entry for the next stage, or have the sign-offs withdrawn first.`, field: locked };
+      return {
+        ok: false,
+        code: 'Forbidden',
+        reason: `This RTP entry is signed off (${signs.join(', ')}); its ${locked} cannot change. Add a new RTP entry for the next stage, or have the sign-offs withdrawn first.`,
+        field: locked,
+      };
     }
     if ('deleted_at' in change.after && change.after.deleted_at !== null) {
       for (const r of ['physio', 'doctor', 'coach'] as const) {
@@ -165,7 +176,8 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
 
   // Athlete self-scope.
   if (SELF_SCOPED_ROLES.has(actor.role)) {
-    if (!actor.linkedAthleteId) return { ok: false, code: 'Forbidden', reason: 'This athlete account is not linked to an athlete record; ask a club administrator to link it.' };
+    if (!actor.linkedAthleteId)
+      return { ok: false, code: 'Forbidden', reason: 'This athlete account is not linked to an athlete record; ask a club administrator to link it.' };
     if (!def.athleteColumn) return { ok: false, code: 'Forbidden', reason: `Athlete accounts cannot change ${def.name}.` };
     const target = change.op === 'insert' ? (def.athleteColumn === 'id' ? change.id : change.after[def.athleteColumn]) : stored?.athleteId;
     const newTarget = change.op === 'update' && def.athleteColumn !== 'id' && def.athleteColumn in change.after ? change.after[def.athleteColumn] : target;
@@ -212,6 +224,8 @@ export const NOW_PLACEHOLDER = '__NOW__';
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const keys = Object.keys(value as Record<string, unknown>).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+  const keys = Object.keys(value as Record<string, unknown>)
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }

@@ -65,12 +65,14 @@ export const CONTRACT = {
    * return `{ changeset, reveal? }`. A retried write with the same `idempotency_key` is harmless.
    */
   'verb.call': {
-    input: z.object({
-      // A name outside the map is a NotFound (like an unknown operation), not a Validation error.
-      verb: z.string().min(1).max(100).describe('A verb of models/verbs.ts (VERB_NAMES).'),
-      input: z.unknown().optional().describe("The verb's input; validated by the verb's own schema."),
-      idempotency_key: z.string().min(8).max(200).optional(),
-    }).strict(),
+    input: z
+      .object({
+        // A name outside the map is a NotFound (like an unknown operation), not a Validation error.
+        verb: z.string().min(1).max(100).describe('A verb of models/verbs.ts (VERB_NAMES).'),
+        input: z.unknown().optional().describe("The verb's input; validated by the verb's own schema."),
+        idempotency_key: z.string().min(8).max(200).optional(),
+      })
+      .strict(),
     // Typed per verb by the map (VerbOutput); the renderer's `call()` gives each call its own type.
     output: z.unknown(),
   },
@@ -84,7 +86,14 @@ export const CONTRACT = {
   },
   /** Approve (with the `argsHash` shown) or decline a proposed write of one of this user's runs. */
   'assistant.confirm': {
-    input: z.object({ tool_call_id: z.string().min(1).max(100), approve: z.boolean(), args_hash: z.string().max(200).optional(), content_hash: z.string().max(200).optional() }).strict(),
+    input: z
+      .object({
+        tool_call_id: z.string().min(1).max(100),
+        approve: z.boolean(),
+        args_hash: z.string().max(200).optional(),
+        content_hash: z.string().max(200).optional(),
+      })
+      .strict(),
     output: z.object({ status: z.literal('accepted') }),
   },
   /** Stop one of this user's runs (a pending confirmation becomes skipped). */
@@ -103,23 +112,37 @@ export const CONTRACT = {
    * remove a tool, never add one a role lacks).
    */
   'settings.updateAssistant': {
-    input: z.object({ api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(), disabled_tools: z.array(z.string().max(100)).max(200).optional(), budget_cap_usd: z.number().finite().min(0).max(1_000_000).nullable().optional() }).strict(),
+    input: z
+      .object({
+        api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(),
+        disabled_tools: z.array(z.string().max(100)).max(200).optional(),
+        budget_cap_usd: z.number().finite().min(0).max(1_000_000).nullable().optional(),
+      })
+      .strict(),
     output: z.custom<AssistantSettingsView>(),
   },
   /** Proposed changes visible to this user (their own; for an owner also every needs-owner change), newest first. */
   'proposals.list': {
-    input: z.object({ status: z.enum(['proposed', 'needs_owner', 'applied', 'declined', 'failed']).optional(), limit: z.number().int().min(1).max(500).default(100) }).strict(),
+    input: z
+      .object({ status: z.enum(['proposed', 'needs_owner', 'applied', 'declined', 'failed']).optional(), limit: z.number().int().min(1).max(500).default(100) })
+      .strict(),
     output: z.custom<ProposalItemView[]>(),
   },
   /** Approve and apply a proposed change, quoting the content hash that was shown. */
-  'proposals.approve': { input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200) }).strict(), output: z.custom<{ proposal: ProposalItemView; changeset: AppliedChangesetView }>() },
+  'proposals.approve': {
+    input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200) }).strict(),
+    output: z.custom<{ proposal: ProposalItemView; changeset: AppliedChangesetView }>(),
+  },
   /** Decline a proposed change (nothing is written). */
   'proposals.decline': { input: z.object({ changeset_id: Id }).strict(), output: z.custom<ProposalItemView>() },
   /**
    * Leave rows out of a bulk proposal before approving it (own page or MCP proposals, rows all of
    * one kind): the reviewed proposal is declined and the narrowed one returned ({@link ProposalItemView}).
    */
-  'proposals.narrow': { input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200), drop_ids: z.array(Id).min(1).max(500) }).strict(), output: z.custom<ProposalItemView>() },
+  'proposals.narrow': {
+    input: z.object({ changeset_id: Id, content_hash: z.string().min(1).max(200), drop_ids: z.array(Id).min(1).max(500) }).strict(),
+    output: z.custom<ProposalItemView>(),
+  },
   /**
    * Submit an entry form: plan the write verb as the signed-in user (the same plan the assistant
    * would propose), refuse it with Conflict when a row moved on from `expected_versions` (row id →
@@ -127,12 +150,14 @@ export const CONTRACT = {
    * ({@link FormSubmitResultView}).
    */
   'forms.submit': {
-    input: z.object({
-      verb: z.string().min(1).max(100),
-      input: z.unknown().optional(),
-      expected_versions: z.record(z.string().max(100), z.number().int().min(0)).optional(),
-      idempotency_key: z.string().min(8).max(200).optional(),
-    }).strict(),
+    input: z
+      .object({
+        verb: z.string().min(1).max(100),
+        input: z.unknown().optional(),
+        expected_versions: z.record(z.string().max(100), z.number().int().min(0)).optional(),
+        idempotency_key: z.string().min(8).max(200).optional(),
+      })
+      .strict(),
     output: z.custom<FormSubmitResultView>(),
   },
 } as const;
@@ -163,8 +188,7 @@ export interface ProposalItemView {
  * RTP sign-off, or needs an owner). `notes` are what a reviewer must read besides the diff.
  */
 export type FormSubmitResultView =
-  | { status: 'applied'; changeset: AppliedChangesetView; reveal?: Record<string, string> }
-  | { status: 'review'; proposal: ProposalItemView; notes: string[] };
+  { status: 'applied'; changeset: AppliedChangesetView; reveal?: Record<string, string> } | { status: 'review'; proposal: ProposalItemView; notes: string[] };
 
 /** What `settings.assistant` returns. */
 export interface AssistantSettingsView {
@@ -285,9 +309,42 @@ export type WriteVerbResult = WriteOutput;
 
 /** What `assistant.trace` returns (checked against the harness in main/ipc/verb-results.ts). */
 export interface RunTraceView {
-  run: { id: string; status: string; model: string; page: string | null; request_text: string; iterations: number; cost_usd: number; error_code: string | null; error_message: string | null; started_at: string; finished_at: string | null };
-  toolCalls: { id: string; tool_name: string; title: string; risk: string | null; args_json: string; status: string; changeset_id: string | null; result_json: string | null; error_json: string | null; approver_user_id: string | null; decided_at: string | null; created_at: string }[];
+  run: {
+    id: string;
+    status: string;
+    model: string;
+    page: string | null;
+    request_text: string;
+    iterations: number;
+    cost_usd: number;
+    error_code: string | null;
+    error_message: string | null;
+    started_at: string;
+    finished_at: string | null;
+  };
+  toolCalls: {
+    id: string;
+    tool_name: string;
+    title: string;
+    risk: string | null;
+    args_json: string;
+    status: string;
+    changeset_id: string | null;
+    result_json: string | null;
+    error_json: string | null;
+    approver_user_id: string | null;
+    decided_at: string | null;
+    created_at: string;
+  }[];
   trace: { seq: number; kind: string; data: unknown; at: string }[];
-  usage: { request_index: number; model: string; input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number; cost_usd: number | null; partial: number }[];
+  usage: {
+    request_index: number;
+    model: string;
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_tokens: number;
+    cache_write_tokens: number;
+    cost_usd: number | null;
+    partial: number;
+  }[];
 }
-

@@ -13,7 +13,8 @@ describe('error codes', () => {
   });
 
   it('includes the codes a run records', () => {
-    for (const c of ['ConfirmTimeout', 'Stopped', 'Refusal', 'IterationLimit', 'PauseTurn', 'UnknownStopReason', 'BudgetExceeded']) expect(isErrorCode(c), c).toBe(true);
+    for (const c of ['ConfirmTimeout', 'Stopped', 'Refusal', 'IterationLimit', 'PauseTurn', 'UnknownStopReason', 'BudgetExceeded'])
+      expect(isErrorCode(c), c).toBe(true);
     expect(isErrorCode('Oops')).toBe(false);
   });
 

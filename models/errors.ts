@@ -28,8 +28,23 @@
  * | Internal | 500 | a bug: nothing was completed; report it if it persists |
  */
 export const ERROR_CODES = [
-  'Validation', 'Unauthenticated', 'Forbidden', 'NotFound', 'Conflict', 'RateLimited', 'TooManyRuns', 'BudgetExceeded',
-  'NotConfigured', 'ProviderError', 'ConfirmTimeout', 'Stopped', 'Refusal', 'IterationLimit', 'PauseTurn', 'UnknownStopReason', 'Internal',
+  'Validation',
+  'Unauthenticated',
+  'Forbidden',
+  'NotFound',
+  'Conflict',
+  'RateLimited',
+  'TooManyRuns',
+  'BudgetExceeded',
+  'NotConfigured',
+  'ProviderError',
+  'ConfirmTimeout',
+  'Stopped',
+  'Refusal',
+  'IterationLimit',
+  'PauseTurn',
+  'UnknownStopReason',
+  'Internal',
 ] as const;
 /** One error code of {@link ERROR_CODES}. */
 export type ErrorCode = (typeof ERROR_CODES)[number];

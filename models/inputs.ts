@@ -15,232 +15,330 @@ const ById = z.object({ id: R.Id.describe('Record id (UUID).') }).strict();
 export { ById };
 
 // Athletes and squads
-export const ListAthletes = z.object({
-  squad_id: R.Id.optional().describe('Only athletes of this squad.'),
-  search: z.string().max(100).optional().describe('Case-insensitive part of the name.'),
-  status: z.enum(['active', 'deactivated', 'all']).default('active').describe('Which athletes: active (default), deactivated, or all.'),
-  ...Page,
-}).strict();
-export const CreateAthlete = z.object({
-  name: R.Athlete.shape.name,
-  date_of_birth: R.IsoDate,
-  sex: R.Athlete.shape.sex,
-  position: z.string().max(60).nullable().default(null),
-  squad_id: R.Id.nullable().default(null),
-  dominant_side: R.Athlete.shape.dominant_side.default('right'),
-  notes: z.string().max(5000).default(''),
-}).strict();
-export const UpdateAthlete = z.object({
-  id: R.Id,
-  name: R.Athlete.shape.name.optional(),
-  date_of_birth: R.IsoDate.optional(),
-  sex: R.Athlete.shape.sex.optional(),
-  position: z.string().max(60).nullable().optional(),
-  squad_id: R.Id.nullable().optional(),
-  dominant_side: R.Athlete.shape.dominant_side.optional(),
-  notes: z.string().max(5000).optional(),
-}).strict();
+export const ListAthletes = z
+  .object({
+    squad_id: R.Id.optional().describe('Only athletes of this squad.'),
+    search: z.string().max(100).optional().describe('Case-insensitive part of the name.'),
+    status: z.enum(['active', 'deactivated', 'all']).default('active').describe('Which athletes: active (default), deactivated, or all.'),
+    ...Page,
+  })
+  .strict();
+export const CreateAthlete = z
+  .object({
+    name: R.Athlete.shape.name,
+    date_of_birth: R.IsoDate,
+    sex: R.Athlete.shape.sex,
+    position: z.string().max(60).nullable().default(null),
+    squad_id: R.Id.nullable().default(null),
+    dominant_side: R.Athlete.shape.dominant_side.default('right'),
+    notes: z.string().max(5000).default(''),
+  })
+  .strict();
+export const UpdateAthlete = z
+  .object({
+    id: R.Id,
+    name: R.Athlete.shape.name.optional(),
+    date_of_birth: R.IsoDate.optional(),
+    sex: R.Athlete.shape.sex.optional(),
+    position: z.string().max(60).nullable().optional(),
+    squad_id: R.Id.nullable().optional(),
+    dominant_side: R.Athlete.shape.dominant_side.optional(),
+    notes: z.string().max(5000).optional(),
+  })
+  .strict();
 export const DeactivateAthlete = z.object({ id: R.Id, reason: z.string().max(500).default('') }).strict();
 export const CreateSquad = z.object({ name: R.Squad.shape.name, season: R.Squad.shape.season }).strict();
 export const UpdateSquad = z.object({ id: R.Id, name: R.Squad.shape.name.optional(), season: R.Squad.shape.season.optional() }).strict();
 
 // Clinical
 export const ListByAthlete = z.object({ athlete_id: R.Id.optional().describe('Only records of this athlete.'), ...Page }).strict();
-export const ListInjuries = z.object({ athlete_id: R.Id.optional().describe('Only injuries of this athlete.'), status: z.enum(['open', 'closed', 'all']).default('all').describe('Open, closed, or all (default).'), ...Page }).strict();
-export const CreateInjury = z.object({
-  athlete_id: R.Id,
-  body_part: R.Injury.shape.body_part,
-  side: R.Side,
-  mechanism: R.Injury.shape.mechanism.default('unknown'),
-  onset_date: R.IsoDate,
-  severity: R.InjurySeverity,
-  clinician_notes: z.string().max(10_000).default(''),
-}).strict();
-export const UpdateInjury = z.object({
-  id: R.Id,
-  body_part: R.Injury.shape.body_part.optional(),
-  side: R.Side.optional(),
-  mechanism: R.Injury.shape.mechanism.optional(),
-  onset_date: R.IsoDate.optional(),
-  severity: R.InjurySeverity.optional(),
-  status: R.Injury.shape.status.optional(),
-  clinician_notes: z.string().max(10_000).optional(),
-}).strict();
-export const CreateScreening = z.object({
-  athlete_id: R.Id,
-  test: R.Screening.shape.test,
-  side: R.Side,
-  value: R.Screening.shape.value,
-  unit: R.Screening.shape.unit,
-  date: R.IsoDate,
-  notes: z.string().max(5000).default(''),
-}).strict();
-export const UpdateScreening = z.object({
-  id: R.Id,
-  test: R.Screening.shape.test.optional(),
-  side: R.Side.optional(),
-  value: R.Screening.shape.value.optional(),
-  unit: R.Screening.shape.unit.optional(),
-  date: R.IsoDate.optional(),
-  notes: z.string().max(5000).optional(),
-}).strict();
-export const ListRtp = z.object({ injury_id: R.Id.optional().describe('Only entries of this injury.'), athlete_id: R.Id.optional().describe('Only entries of this athlete.'), ...Page }).strict();
+export const ListInjuries = z
+  .object({
+    athlete_id: R.Id.optional().describe('Only injuries of this athlete.'),
+    status: z.enum(['open', 'closed', 'all']).default('all').describe('Open, closed, or all (default).'),
+    ...Page,
+  })
+  .strict();
+export const CreateInjury = z
+  .object({
+    athlete_id: R.Id,
+    body_part: R.Injury.shape.body_part,
+    side: R.Side,
+    mechanism: R.Injury.shape.mechanism.default('unknown'),
+    onset_date: R.IsoDate,
+    severity: R.InjurySeverity,
+    clinician_notes: z.string().max(10_000).default(''),
+  })
+  .strict();
+export const UpdateInjury = z
+  .object({
+    id: R.Id,
+    body_part: R.Injury.shape.body_part.optional(),
+    side: R.Side.optional(),
+    mechanism: R.Injury.shape.mechanism.optional(),
+    onset_date: R.IsoDate.optional(),
+    severity: R.InjurySeverity.optional(),
+    status: R.Injury.shape.status.optional(),
+    clinician_notes: z.string().max(10_000).optional(),
+  })
+  .strict();
+export const CreateScreening = z
+  .object({
+    athlete_id: R.Id,
+    test: R.Screening.shape.test,
+    side: R.Side,
+    value: R.Screening.shape.value,
+    unit: R.Screening.shape.unit,
+    date: R.IsoDate,
+    notes: z.string().max(5000).default(''),
+  })
+  .strict();
+export const UpdateScreening = z
+  .object({
+    id: R.Id,
+    test: R.Screening.shape.test.optional(),
+    side: R.Side.optional(),
+    value: R.Screening.shape.value.optional(),
+    unit: R.Screening.shape.unit.optional(),
+    date: R.IsoDate.optional(),
+    notes: z.string().max(5000).optional(),
+  })
+  .strict();
+export const ListRtp = z
+  .object({
+    injury_id: R.Id.optional().describe('Only entries of this injury.'),
+    athlete_id: R.Id.optional().describe('Only entries of this athlete.'),
+    ...Page,
+  })
+  .strict();
 /** Sign-off flags: `true` signs in the caller's own name, `false` withdraws that sign-off. */
 const SignoffFlags = {
   physio_signoff: z.boolean().optional().describe('Sign (true) or withdraw (false) the physio sign-off; needs rtp.signoff_physio.'),
   doctor_signoff: z.boolean().optional().describe('Sign (true) or withdraw (false) the doctor sign-off; needs rtp.signoff_doctor.'),
   coach_signoff: z.boolean().optional().describe('Sign (true) or withdraw (false) the coach sign-off; needs rtp.signoff_coach.'),
 };
-export const CreateRtp = z.object({
-  injury_id: R.Id,
-  stage: R.RtpStage,
-  criteria_met: z.string().max(2000).default(''),
-  notes: z.string().max(5000).default(''),
-  ...SignoffFlags,
-}).strict();
-export const UpdateRtp = z.object({
-  id: R.Id,
-  stage: R.RtpStage.optional(),
-  criteria_met: z.string().max(2000).optional(),
-  notes: z.string().max(5000).optional(),
-  ...SignoffFlags,
-}).strict();
-export const SignoffRtp = z.object({ id: R.Id.describe('RTP entry id.'), signed: z.boolean().default(true).describe('true to sign, false to withdraw.') }).strict();
+export const CreateRtp = z
+  .object({
+    injury_id: R.Id,
+    stage: R.RtpStage,
+    criteria_met: z.string().max(2000).default(''),
+    notes: z.string().max(5000).default(''),
+    ...SignoffFlags,
+  })
+  .strict();
+export const UpdateRtp = z
+  .object({
+    id: R.Id,
+    stage: R.RtpStage.optional(),
+    criteria_met: z.string().max(2000).optional(),
+    notes: z.string().max(5000).optional(),
+    ...SignoffFlags,
+  })
+  .strict();
+export const SignoffRtp = z
+  .object({ id: R.Id.describe('RTP entry id.'), signed: z.boolean().default(true).describe('true to sign, false to withdraw.') })
+  .strict();
 const From = R.IsoDate.optional().describe('First day to include (YYYY-MM-DD).');
 const To = R.IsoDate.optional().describe('Last day to include (YYYY-MM-DD).');
-export const ListDated = z.object({ athlete_id: R.Id.optional().describe('Only this athlete (athlete accounts: always their own).'), from: From, to: To, ...Page }).strict();
-export const SubmitWellness = z.object({
-  athlete_id: R.Id.optional().describe('Defaults to the linked athlete for athlete accounts.'),
-  date: R.IsoDate,
-  sleep: R.Wellness.shape.sleep,
-  soreness: R.Wellness.shape.soreness,
-  stress: R.Wellness.shape.stress,
-  mood: R.Wellness.shape.mood,
-  fatigue: R.Wellness.shape.fatigue,
-  notes: z.string().max(2000).default(''),
-}).strict();
+export const ListDated = z
+  .object({ athlete_id: R.Id.optional().describe('Only this athlete (athlete accounts: always their own).'), from: From, to: To, ...Page })
+  .strict();
+export const SubmitWellness = z
+  .object({
+    athlete_id: R.Id.optional().describe('Defaults to the linked athlete for athlete accounts.'),
+    date: R.IsoDate,
+    sleep: R.Wellness.shape.sleep,
+    soreness: R.Wellness.shape.soreness,
+    stress: R.Wellness.shape.stress,
+    mood: R.Wellness.shape.mood,
+    fatigue: R.Wellness.shape.fatigue,
+    notes: z.string().max(2000).default(''),
+  })
+  .strict();
 /** One day's stored wellness answers of one athlete (athlete accounts: their own). */
-export const GetWellnessDay = z.object({
-  athlete_id: R.Id.optional().describe('Defaults to the linked athlete for athlete accounts.'),
-  date: R.IsoDate,
-}).strict();
-export const RecordVitals = z.object({
-  athlete_id: R.Id,
-  date: R.IsoDate,
-  resting_hr_bpm: R.Vitals.shape.resting_hr_bpm,
-  hrv_rmssd_ms: R.Vitals.shape.hrv_rmssd_ms,
-}).strict();
+export const GetWellnessDay = z
+  .object({
+    athlete_id: R.Id.optional().describe('Defaults to the linked athlete for athlete accounts.'),
+    date: R.IsoDate,
+  })
+  .strict();
+export const RecordVitals = z
+  .object({
+    athlete_id: R.Id,
+    date: R.IsoDate,
+    resting_hr_bpm: R.Vitals.shape.resting_hr_bpm,
+    hrv_rmssd_ms: R.Vitals.shape.hrv_rmssd_ms,
+  })
+  .strict();
 
 // Workload
 export const ListSessions = z.object({ squad_id: R.Id.optional().describe('Only sessions of this squad.'), from: From, to: To, ...Page }).strict();
-export const CreateTrainingSession = z.object({
-  squad_id: R.Id.nullable().default(null),
-  date: R.IsoDate,
-  kind: R.TrainingSession.shape.kind,
-  duration_min: R.TrainingSession.shape.duration_min,
-  notes: z.string().max(2000).default(''),
-}).strict();
-export const ListLoads = z.object({ athlete_id: R.Id.optional().describe('Only this athlete.'), squad_id: R.Id.optional().describe('Every athlete of this squad.'), from: From, to: To, ...Page }).strict();
+export const CreateTrainingSession = z
+  .object({
+    squad_id: R.Id.nullable().default(null),
+    date: R.IsoDate,
+    kind: R.TrainingSession.shape.kind,
+    duration_min: R.TrainingSession.shape.duration_min,
+    notes: z.string().max(2000).default(''),
+  })
+  .strict();
+export const ListLoads = z
+  .object({
+    athlete_id: R.Id.optional().describe('Only this athlete.'),
+    squad_id: R.Id.optional().describe('Every athlete of this squad.'),
+    from: From,
+    to: To,
+    ...Page,
+  })
+  .strict();
 /**
  * Log session-RPE loads for one athlete or a whole squad (one changeset, one row per athlete).
  * load_au = rpe × duration_min (Foster et al. 2001).
  */
-export const LogSessionLoads = z.object({
-  athlete_id: R.Id.optional().describe('One athlete; give this or squad_id.'),
-  squad_id: R.Id.optional().describe('Every active athlete of this squad.'),
-  date: R.IsoDate,
-  duration_min: R.SessionLoad.shape.duration_min,
-  rpe: R.SessionLoad.shape.rpe.describe('Session RPE, CR-10 scale 0–10.'),
-  training_session_id: R.Id.optional(),
-  exclude_athlete_ids: z.array(R.Id).max(200).default([]).describe('Squad members to leave out (e.g. injured).'),
-  per_athlete: z.array(z.object({
+export const LogSessionLoads = z
+  .object({
+    athlete_id: R.Id.optional().describe('One athlete; give this or squad_id.'),
+    squad_id: R.Id.optional().describe('Every active athlete of this squad.'),
+    date: R.IsoDate,
+    duration_min: R.SessionLoad.shape.duration_min,
+    rpe: R.SessionLoad.shape.rpe.describe('Session RPE, CR-10 scale 0–10.'),
+    training_session_id: R.Id.optional(),
+    exclude_athlete_ids: z.array(R.Id).max(200).default([]).describe('Squad members to leave out (e.g. injured).'),
+    per_athlete: z
+      .array(
+        z
+          .object({
+            athlete_id: R.Id,
+            duration_min: R.SessionLoad.shape.duration_min.optional().describe('Minutes this athlete trained, when not the session duration.'),
+            rpe: R.SessionLoad.shape.rpe.optional().describe("This athlete's session RPE, when not the squad value."),
+          })
+          .strict(),
+      )
+      .max(200)
+      .default([])
+      .describe('Per-athlete minutes or RPE that differ from the session values (e.g. a late substitute).'),
+  })
+  .strict()
+  .refine((v) => (v.athlete_id ? 1 : 0) + (v.squad_id ? 1 : 0) === 1, { message: 'Give exactly one of athlete_id or squad_id.', path: ['athlete_id'] });
+export const GetAcwr = z
+  .object({
     athlete_id: R.Id,
-    duration_min: R.SessionLoad.shape.duration_min.optional().describe('Minutes this athlete trained, when not the session duration.'),
-    rpe: R.SessionLoad.shape.rpe.optional().describe('This athlete\'s session RPE, when not the squad value.'),
-  }).strict()).max(200).default([]).describe('Per-athlete minutes or RPE that differ from the session values (e.g. a late substitute).'),
-}).strict().refine((v) => (v.athlete_id ? 1 : 0) + (v.squad_id ? 1 : 0) === 1, { message: 'Give exactly one of athlete_id or squad_id.', path: ['athlete_id'] });
-export const GetAcwr = z.object({
-  athlete_id: R.Id,
-  as_of: R.IsoDate.optional().describe('Date to compute for; defaults to today.'),
-  method: z.enum(['rolling', 'ewma', 'both']).default('both').describe('rolling = 7-day / 28-day rolling averages; ewma = exponentially weighted (Williams et al. 2017); both (default).'),
-}).strict();
+    as_of: R.IsoDate.optional().describe('Date to compute for; defaults to today.'),
+    method: z
+      .enum(['rolling', 'ewma', 'both'])
+      .default('both')
+      .describe('rolling = 7-day / 28-day rolling averages; ewma = exponentially weighted (Williams et al. 2017); both (default).'),
+  })
+  .strict();
 
 // Fee schedule
 export const ListRateItems = z.object({ folder_id: R.Id.optional(), item_type: R.RateItemType.optional(), ...Page }).strict();
 export const CreateRateFolder = z.object({ name: R.RateFolder.shape.name }).strict();
-export const CreateRateItem = z.object({
-  folder_id: R.Id,
-  code: R.RateItem.shape.code,
-  name: R.RateItem.shape.name,
-  item_type: R.RateItemType,
-  price_cents: R.RateItem.shape.price_cents,
-}).strict();
-export const UpdateRateItem = z.object({
-  id: R.Id,
-  code: R.RateItem.shape.code.optional(),
-  name: R.RateItem.shape.name.optional(),
-  item_type: R.RateItemType.optional(),
-  price_cents: R.RateItem.shape.price_cents.optional(),
-}).strict();
-export const BulkUpdateRates = z.object({
-  folder_id: R.Id.describe('Fee-schedule folder.'),
-  pct: z.number().min(-50).max(50).describe('Percentage change, −50..50 (e.g. 5 for +5%).'),
-  item_type: R.RateItemType.optional().describe('Only items of this type.'),
-}).strict();
+export const CreateRateItem = z
+  .object({
+    folder_id: R.Id,
+    code: R.RateItem.shape.code,
+    name: R.RateItem.shape.name,
+    item_type: R.RateItemType,
+    price_cents: R.RateItem.shape.price_cents,
+  })
+  .strict();
+export const UpdateRateItem = z
+  .object({
+    id: R.Id,
+    code: R.RateItem.shape.code.optional(),
+    name: R.RateItem.shape.name.optional(),
+    item_type: R.RateItemType.optional(),
+    price_cents: R.RateItem.shape.price_cents.optional(),
+  })
+  .strict();
+export const BulkUpdateRates = z
+  .object({
+    folder_id: R.Id.describe('Fee-schedule folder.'),
+    pct: z.number().min(-50).max(50).describe('Percentage change, −50..50 (e.g. 5 for +5%).'),
+    item_type: R.RateItemType.optional().describe('Only items of this type.'),
+  })
+  .strict();
 
 // Capture / pose
-export const GetPoseMetrics = z.object({ athlete_id: R.Id.describe('The athlete measured.'), capture_session_id: R.Id.optional().describe('Only readings of this capture session (trial).'), ...Page }).strict();
+export const GetPoseMetrics = z
+  .object({
+    athlete_id: R.Id.describe('The athlete measured.'),
+    capture_session_id: R.Id.optional().describe('Only readings of this capture session (trial).'),
+    ...Page,
+  })
+  .strict();
 
 // Devices, reports, users, activity
 export const RegisterDevice = z.object({ name: R.Device.shape.name, kind: R.Device.shape.kind, athlete_id: R.Id.nullable().optional() }).strict();
 export const RotateDeviceKey = z.object({ id: R.Id.describe('Device id.') }).strict();
-export const GenerateReport = z.object({
-  kind: R.Report.shape.kind.describe('athlete_summary and rtp_status need athlete_id; squad_workload needs squad_id.'),
-  athlete_id: R.Id.optional().describe('The athlete the report is about.'),
-  squad_id: R.Id.optional().describe('The squad the report is about.'),
-  as_of: R.IsoDate.optional().describe('Date the report describes; defaults to today.'),
-}).strict();
-export const CreateUser = z.object({
-  email: R.User.shape.email,
-  display_name: R.User.shape.display_name,
-  role: R.User.shape.role,
-  linked_athlete_id: R.Id.nullable().default(null),
-  budget_cap_usd: z.number().min(0).max(100_000).nullable().default(null),
-}).strict();
-export const UpdateUser = z.object({
-  id: R.Id,
-  display_name: R.User.shape.display_name.optional(),
-  role: R.User.shape.role.optional(),
-  linked_athlete_id: R.Id.nullable().optional(),
-  active: z.boolean().optional(),
-  budget_cap_usd: z.number().min(0).max(100_000).nullable().optional(),
-}).strict();
+export const GenerateReport = z
+  .object({
+    kind: R.Report.shape.kind.describe('athlete_summary and rtp_status need athlete_id; squad_workload needs squad_id.'),
+    athlete_id: R.Id.optional().describe('The athlete the report is about.'),
+    squad_id: R.Id.optional().describe('The squad the report is about.'),
+    as_of: R.IsoDate.optional().describe('Date the report describes; defaults to today.'),
+  })
+  .strict();
+export const CreateUser = z
+  .object({
+    email: R.User.shape.email,
+    display_name: R.User.shape.display_name,
+    role: R.User.shape.role,
+    linked_athlete_id: R.Id.nullable().default(null),
+    budget_cap_usd: z.number().min(0).max(100_000).nullable().default(null),
+  })
+  .strict();
+export const UpdateUser = z
+  .object({
+    id: R.Id,
+    display_name: R.User.shape.display_name.optional(),
+    role: R.User.shape.role.optional(),
+    linked_athlete_id: R.Id.nullable().optional(),
+    active: z.boolean().optional(),
+    budget_cap_usd: z.number().min(0).max(100_000).nullable().optional(),
+  })
+  .strict();
 export const ListActivity = z.object({ record_id: z.string().optional(), ...Page }).strict();
 export const UndoChangeset = z.object({ changeset_id: R.Id }).strict();
 export const Empty = z.object({}).strict();
 
 // Capture
 /** Input of `capture.recordSession`: one processed trial and its pose metrics. */
-export const RecordCaptureSession = z.object({
-  athlete_id: R.Id,
-  rig_id: R.Id.nullable().default(null),
-  recorded_at: R.IsoDateTime,
-  trial_name: z.string().max(200).default(''),
-  fps: z.number().min(0).max(1000),
-  frame_count: z.number().int().min(0),
-  camera_count: z.number().int().min(0).max(32),
-  source: z.enum(['video', 'keypoints_json', 'live']),
-  trc_path: z.string().nullable().default(null),
-  notes: z.string().max(5000).default(''),
-  metrics: z.array(PoseMetricInput).max(500),
-}).strict();
+export const RecordCaptureSession = z
+  .object({
+    athlete_id: R.Id,
+    rig_id: R.Id.nullable().default(null),
+    recorded_at: R.IsoDateTime,
+    trial_name: z.string().max(200).default(''),
+    fps: z.number().min(0).max(1000),
+    frame_count: z.number().int().min(0),
+    camera_count: z.number().int().min(0).max(32),
+    source: z.enum(['video', 'keypoints_json', 'live']),
+    trc_path: z.string().nullable().default(null),
+    notes: z.string().max(5000).default(''),
+    metrics: z.array(PoseMetricInput).max(500),
+  })
+  .strict();
 
 // Help
-export const SearchHelp = z.object({
-  query: z.string().trim().min(1).max(200).describe('What the user wants to know, in their words.'),
-  limit: z.number().int().min(1).max(10).default(5).describe('Passages to return (1–10).'),
-}).strict();
-export const GetHelpPage = z.object({
-  slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a help page slug (kebab-case)').max(100),
-  version: z.string().regex(/^\d+\.\d+(?:\.\d+)?$/, 'a version such as 1.0').max(20).optional().describe('Defaults to the version shipped with this build.'),
-}).strict();
+export const SearchHelp = z
+  .object({
+    query: z.string().trim().min(1).max(200).describe('What the user wants to know, in their words.'),
+    limit: z.number().int().min(1).max(10).default(5).describe('Passages to return (1–10).'),
+  })
+  .strict();
+export const GetHelpPage = z
+  .object({
+    slug: z
+      .string()
+      .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a help page slug (kebab-case)')
+      .max(100),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+(?:\.\d+)?$/, 'a version such as 1.0')
+      .max(20)
+      .optional()
+      .describe('Defaults to the version shipped with this build.'),
+  })
+  .strict();

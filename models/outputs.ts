@@ -12,14 +12,20 @@ import { TABLE_NAMES } from './tables';
 
 const total = z.number().int().min(0).describe('Rows matching the filter (all pages).');
 
-
 // ---- Changesets ----
 const Values = z.record(z.string(), z.unknown());
 const Table = z.enum(TABLE_NAMES).describe('Table the row belongs to.');
 /** One row change of a changeset (models/changeset.ts `RowChange`). */
 export const RowChangeOut = z.discriminatedUnion('op', [
   z.object({ op: z.literal('insert'), table: Table, id: z.string(), after: Values.describe('Every business column of the new row.') }),
-  z.object({ op: z.literal('update'), table: Table, id: z.string(), version: z.number().int().describe('Row version the change was planned against.'), before: Values, after: Values }),
+  z.object({
+    op: z.literal('update'),
+    table: Table,
+    id: z.string(),
+    version: z.number().int().describe('Row version the change was planned against.'),
+    before: Values,
+    after: Values,
+  }),
   z.object({ op: z.literal('delete'), table: Table, id: z.string(), version: z.number().int() }),
 ]);
 
@@ -99,20 +105,41 @@ export const AcwrOut = z.object({
 });
 
 // ---- Fee schedule ----
-export const RateSchedule = z.object({ folders: z.array(R.RateFolder.extend({ items: z.array(R.RateItem) })).describe('Folders by name, each with its items by code (prices in USD cents).') });
+export const RateSchedule = z.object({
+  folders: z.array(R.RateFolder.extend({ items: z.array(R.RateItem) })).describe('Folders by name, each with its items by code (prices in USD cents).'),
+});
 export const RateFolderList = z.object({ folders: z.array(R.RateFolder) });
 export const RateItemList = z.object({ items: z.array(R.RateItem).describe('Items by code (prices in USD cents).') });
 
 // ---- Capture ----
 /** A pose reading with every condition it was measured under (what `pose.getMetrics` returns per reading). */
 export const PoseMetricOut = R.PoseMetric.pick({
-  id: true, capture_session_id: true, joint: true, side: true, statistic: true, value_deg: true, omitted_reason: true, camera_count: true, camera_mode: true,
-  view_obliquity_deg: true, obliquity_band: true, view_matches_declared: true, coverage: true, trustworthy: true, sagittal_ratio: true, frames: true, conditions: true,
+  id: true,
+  capture_session_id: true,
+  joint: true,
+  side: true,
+  statistic: true,
+  value_deg: true,
+  omitted_reason: true,
+  camera_count: true,
+  camera_mode: true,
+  view_obliquity_deg: true,
+  obliquity_band: true,
+  view_matches_declared: true,
+  coverage: true,
+  trustworthy: true,
+  sagittal_ratio: true,
+  frames: true,
+  conditions: true,
 });
 export type PoseMetricOut = z.infer<typeof PoseMetricOut>;
 export const PoseMetricsOut = z.object({
   athlete_id: z.string(),
-  metrics: z.array(PoseMetricOut).describe('Readings, newest first; value_deg in degrees, null when omitted (omitted_reason says why); conditions lists each failed quality check with what to do — state them before the number.'),
+  metrics: z
+    .array(PoseMetricOut)
+    .describe(
+      'Readings, newest first; value_deg in degrees, null when omitted (omitted_reason says why); conditions lists each failed quality check with what to do — state them before the number.',
+    ),
   caveats: z.array(z.string()).describe('What has not been measured about these readings; show them with the numbers.'),
 });
 export const CaptureSessionList = z.object({ total, sessions: z.array(R.CaptureSession).describe('Capture sessions, newest first.') });
@@ -153,4 +180,6 @@ export const HelpPageOut = z.object({
   sections: z.array(z.object({ anchor: z.string(), heading: z.string() })),
   current: z.boolean().describe('False when an older version was asked for.'),
 });
-export const HelpPageList = z.object({ pages: z.array(z.object({ slug: z.string(), version: z.string(), title: z.string(), app_path: z.string(), sections: z.number().int() })) });
+export const HelpPageList = z.object({
+  pages: z.array(z.object({ slug: z.string(), version: z.string(), title: z.string(), app_path: z.string(), sections: z.number().int() })),
+});

@@ -19,7 +19,12 @@ function price(id: string, before: number, after: number): RowChange {
   return { op: 'update', table: 'rate_item', id, version: 1, before: { price_cents: before }, after: { price_cents: after } };
 }
 function load(id: string, date = '2026-11-28', rpe = 6, duration_min = 60): RowChange {
-  return { op: 'insert', table: 'session_load', id, after: { athlete_id: 'a-1', training_session_id: null, date, duration_min, rpe, load_au: rpe * duration_min } };
+  return {
+    op: 'insert',
+    table: 'session_load',
+    id,
+    after: { athlete_id: 'a-1', training_session_id: null, date, duration_min, rpe, load_au: rpe * duration_min },
+  };
 }
 const WITHIN = { code: 'within_limits', effect: 'allow' } as const;
 
@@ -27,7 +32,9 @@ describe('evaluatePolicy: records per changeset (kinetix.md §3)', () => {
   it('allows exactly 50 records', () => {
     const r = evaluatePolicy(physio, cs(Array.from({ length: 50 }, (_, i) => load(`l${i}`))), ctx);
     expect(r.verdict).toBe('allow');
-    expect(r.decisions).toEqual([{ ...WITHIN, reason: 'Within every policy limit (50 records).', rule: 'kinetix.md §3 Policy engine', detail: { records: 50 } }]);
+    expect(r.decisions).toEqual([
+      { ...WITHIN, reason: 'Within every policy limit (50 records).', rule: 'kinetix.md §3 Policy engine', detail: { records: 50 } },
+    ]);
     expect(r.reasons).toEqual([]);
     expect(r.approverRole).toBeNull();
   });
@@ -37,7 +44,8 @@ describe('evaluatePolicy: records per changeset (kinetix.md §3)', () => {
     expect(r.verdict).toBe('deny');
     expect(r.decisions).toEqual([
       {
-        code: 'too_many_records', effect: 'deny',
+        code: 'too_many_records',
+        effect: 'deny',
         reason: 'This change touches 51 records; at most 50 are allowed in one change. Split it into smaller changes.',
         rule: 'kinetix.md §3 Policy engine: at most 50 records per changeset',
         detail: { records: 51, max: 50 },
@@ -62,10 +70,13 @@ describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
     expect(r.approverRole).toBe('owner');
     expect(r.decisions).toEqual([
       {
-        code: 'numeric_change_needs_owner', effect: 'needs_owner',
+        code: 'numeric_change_needs_owner',
+        effect: 'needs_owner',
         reason: 'rate_item.price_cents $100.00 → $120.01 is a 20.01% rise (over 20%); an owner must approve this change in the app.',
         rule: 'kinetix.md §3 Policy engine: a change of more than 20% to a numeric value needs an owner',
-        table: 'rate_item', rowId: 'r1', field: 'price_cents',
+        table: 'rate_item',
+        rowId: 'r1',
+        field: 'price_cents',
         detail: { before: 10_000, after: 12_001, change_pct: 20.01, limit_pct: 20 },
       },
     ]);
@@ -91,7 +102,14 @@ describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
   });
 
   it('judges each listed field; a cut counts like a rise; from 0 is over the limit; unlisted fields and inserts are not judged', () => {
-    const loadEdit: RowChange = { op: 'update', table: 'session_load', id: 's1', version: 2, before: { load_au: 400, duration_min: 80, rpe: 5 }, after: { load_au: 300, duration_min: 60, rpe: 5 } };
+    const loadEdit: RowChange = {
+      op: 'update',
+      table: 'session_load',
+      id: 's1',
+      version: 2,
+      before: { load_au: 400, duration_min: 80, rpe: 5 },
+      after: { load_au: 300, duration_min: 60, rpe: 5 },
+    };
     const session: RowChange = { op: 'update', table: 'training_session', id: 't1', version: 1, before: { duration_min: 0 }, after: { duration_min: 30 } };
     const vitals: RowChange = { op: 'update', table: 'vitals', id: 'v1', version: 1, before: { resting_hr_bpm: 50 }, after: { resting_hr_bpm: 80 } };
     const budget: RowChange = { op: 'update', table: 'app_user', id: 'u9', version: 1, before: { budget_cap_usd: null }, after: { budget_cap_usd: 500 } };
@@ -108,7 +126,12 @@ describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
 });
 
 describe('evaluatePolicy: rates between $1 and $10,000', () => {
-  const item = (cents: unknown): RowChange => ({ op: 'insert', table: 'rate_item', id: 'n1', after: { folder_id: 'f1', code: 'X1', name: 'Thing', item_type: 'treatment', price_cents: cents } });
+  const item = (cents: unknown): RowChange => ({
+    op: 'insert',
+    table: 'rate_item',
+    id: 'n1',
+    after: { folder_id: 'f1', code: 'X1', name: 'Thing', item_type: 'treatment', price_cents: cents },
+  });
 
   it('allows $1.00 and $10,000.00 exactly', () => {
     expect(evaluatePolicy(physio, cs([item(100)]), ctx).verdict).toBe('allow');
@@ -120,10 +143,13 @@ describe('evaluatePolicy: rates between $1 and $10,000', () => {
     expect(r.verdict).toBe('deny');
     expect(r.decisions).toEqual([
       {
-        code: 'rate_out_of_range', effect: 'deny',
+        code: 'rate_out_of_range',
+        effect: 'deny',
         reason: 'A price of $0.99 is outside the allowed range of $1.00 to $10,000.00 (whole cents).',
         rule: 'kinetix.md §3 Policy engine: rates between $1 and $10,000',
-        table: 'rate_item', rowId: 'n1', field: 'price_cents',
+        table: 'rate_item',
+        rowId: 'n1',
+        field: 'price_cents',
         detail: { value: 99, min_cents: 100, max_cents: 1_000_000 },
       },
     ]);
@@ -142,7 +168,12 @@ describe('evaluatePolicy: rates between $1 and $10,000', () => {
 });
 
 describe('evaluatePolicy: scales and dates', () => {
-  const wellness = (over: Record<string, unknown>): RowChange => ({ op: 'insert', table: 'wellness', id: 'w1', after: { athlete_id: 'a-1', date: TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: '', ...over } });
+  const wellness = (over: Record<string, unknown>): RowChange => ({
+    op: 'insert',
+    table: 'wellness',
+    id: 'w1',
+    after: { athlete_id: 'a-1', date: TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: '', ...over },
+  });
 
   it('allows wellness 1 and 5, denies 0, 6 and 2.5', () => {
     expect(evaluatePolicy(physio, cs([wellness({ sleep: 1, mood: 5 })]), ctx).verdict).toBe('allow');
@@ -166,28 +197,57 @@ describe('evaluatePolicy: scales and dates', () => {
   });
 
   it('allows a clinical date of today, denies tomorrow and an impossible date; a planned session may be in the future', () => {
-    const injury = (onset: string): RowChange => ({ op: 'insert', table: 'injury', id: 'i1', after: { athlete_id: 'a-1', body_part: 'Hamstring', side: 'left', mechanism: 'non_contact', onset_date: onset, severity: 'moderate', status: 'open', clinician_notes: '' } });
+    const injury = (onset: string): RowChange => ({
+      op: 'insert',
+      table: 'injury',
+      id: 'i1',
+      after: {
+        athlete_id: 'a-1',
+        body_part: 'Hamstring',
+        side: 'left',
+        mechanism: 'non_contact',
+        onset_date: onset,
+        severity: 'moderate',
+        status: 'open',
+        clinician_notes: '',
+      },
+    });
     expect(evaluatePolicy(physio, cs([injury(TODAY)]), ctx).verdict).toBe('allow');
     expect(evaluatePolicy(physio, cs([injury('2026-11-30')]), ctx).decisions).toEqual([
       {
-        code: 'date_in_future', effect: 'deny',
+        code: 'date_in_future',
+        effect: 'deny',
         reason: 'injury.onset_date 2026-11-30 is after today (2026-11-29); clinical events are recorded on or before the day they happen.',
         rule: 'kinetix.md §3 Policy engine: dates not in the future for clinical events',
-        table: 'injury', rowId: 'i1', field: 'onset_date',
+        table: 'injury',
+        rowId: 'i1',
+        field: 'onset_date',
         detail: { value: '2026-11-30', today: TODAY },
       },
     ]);
     expect(evaluatePolicy(physio, cs([injury('2026-02-30')]), ctx).decisions.map((d) => d.code)).toEqual(['date_invalid']);
     const capture: RowChange = { op: 'insert', table: 'capture_session', id: 'c1', after: { recorded_at: '2026-12-01T09:00:00.000Z' } };
     expect(evaluatePolicy(physio, cs([capture]), ctx).decisions.map((d) => [d.code, d.field])).toEqual([['date_in_future', 'recorded_at']]);
-    const planned: RowChange = { op: 'insert', table: 'training_session', id: 't1', after: { squad_id: null, date: '2026-12-05', kind: 'pitch', duration_min: 90, notes: '' } };
+    const planned: RowChange = {
+      op: 'insert',
+      table: 'training_session',
+      id: 't1',
+      after: { squad_id: null, date: '2026-12-05', kind: 'pitch', duration_min: 90, notes: '' },
+    };
     expect(evaluatePolicy(physio, cs([planned]), ctx).verdict).toBe('allow');
     expect(evaluatePolicy(physio, cs([load('x', '2026-11-30')]), ctx).decisions.map((d) => d.code)).toEqual(['date_in_future']);
   });
 });
 
 describe('evaluatePolicy: RTP sign-offs only by the holder of that permission', () => {
-  const rtpUpdate = (after: Record<string, unknown>, before: Record<string, unknown> = {}): RowChange => ({ op: 'update', table: 'rtp_entry', id: 'e1', version: 4, before: { doctor_signoff_by: null, doctor_signoff_at: null, ...before }, after });
+  const rtpUpdate = (after: Record<string, unknown>, before: Record<string, unknown> = {}): RowChange => ({
+    op: 'update',
+    table: 'rtp_entry',
+    id: 'e1',
+    version: 4,
+    before: { doctor_signoff_by: null, doctor_signoff_at: null, ...before },
+    after,
+  });
   const at = '2026-11-29T10:00:00.000Z';
 
   it('a physio cannot give the doctor sign-off', () => {
@@ -195,17 +255,24 @@ describe('evaluatePolicy: RTP sign-offs only by the holder of that permission', 
     expect(r.verdict).toBe('deny');
     expect(r.decisions).toEqual([
       {
-        code: 'signoff_not_holder', effect: 'deny',
+        code: 'signoff_not_holder',
+        effect: 'deny',
         reason: 'Only a holder of rtp.signoff_doctor may give or withdraw the doctor sign-off; your role (physio) does not hold it.',
         rule: 'kinetix.md §3 Policy engine: RTP sign-offs only by the holder of that sign-off permission',
-        table: 'rtp_entry', rowId: 'e1', field: 'doctor_signoff_by',
+        table: 'rtp_entry',
+        rowId: 'e1',
+        field: 'doctor_signoff_by',
         detail: { permission: 'rtp.signoff_doctor', role: 'physio' },
       },
     ]);
   });
 
   it('nor withdraw it', () => {
-    const r = evaluatePolicy(physio, cs([rtpUpdate({ doctor_signoff_by: null, doctor_signoff_at: null }, { doctor_signoff_by: 'u-doc', doctor_signoff_at: at })]), ctx);
+    const r = evaluatePolicy(
+      physio,
+      cs([rtpUpdate({ doctor_signoff_by: null, doctor_signoff_at: null }, { doctor_signoff_by: 'u-doc', doctor_signoff_at: at })]),
+      ctx,
+    );
     expect(r.decisions.map((d) => d.code)).toEqual(['signoff_not_holder']);
   });
 
@@ -218,17 +285,47 @@ describe('evaluatePolicy: RTP sign-offs only by the holder of that permission', 
 
   it('on insert, only sign-offs that are set are judged; a coach gives the coach sign-off', () => {
     const insert = (over: Record<string, unknown>): RowChange => ({
-      op: 'insert', table: 'rtp_entry', id: 'e2',
-      after: { injury_id: 'i1', athlete_id: 'a-1', stage: 'return_to_training', criteria_met: '', notes: '', physio_signoff_by: null, physio_signoff_at: null, doctor_signoff_by: null, doctor_signoff_at: null, coach_signoff_by: null, coach_signoff_at: null, ...over },
+      op: 'insert',
+      table: 'rtp_entry',
+      id: 'e2',
+      after: {
+        injury_id: 'i1',
+        athlete_id: 'a-1',
+        stage: 'return_to_training',
+        criteria_met: '',
+        notes: '',
+        physio_signoff_by: null,
+        physio_signoff_at: null,
+        doctor_signoff_by: null,
+        doctor_signoff_at: null,
+        coach_signoff_by: null,
+        coach_signoff_at: null,
+        ...over,
+      },
     });
     expect(evaluatePolicy(physio, cs([insert({})]), ctx).verdict).toBe('allow');
     expect(evaluatePolicy(physio, cs([insert({ physio_signoff_by: 'u-physio', physio_signoff_at: at })]), ctx).verdict).toBe('allow');
     expect(evaluatePolicy(actor('coach', 'u-coach'), cs([insert({ coach_signoff_by: 'u-coach', coach_signoff_at: at })]), ctx).verdict).toBe('allow');
-    expect(evaluatePolicy(physio, cs([insert({ coach_signoff_by: 'u-physio', coach_signoff_at: at })]), ctx).decisions.map((d) => [d.code, d.field])).toEqual([['signoff_not_holder', 'coach_signoff_by']]);
+    expect(evaluatePolicy(physio, cs([insert({ coach_signoff_by: 'u-physio', coach_signoff_at: at })]), ctx).decisions.map((d) => [d.code, d.field])).toEqual([
+      ['signoff_not_holder', 'coach_signoff_by'],
+    ]);
   });
 
   it('an unchanged sign-off in an update is not judged', () => {
-    const r = evaluatePolicy(physio, cs([{ op: 'update', table: 'rtp_entry', id: 'e1', version: 2, before: { notes: 'a', doctor_signoff_by: 'u-doc' }, after: { notes: 'b', doctor_signoff_by: 'u-doc' } }]), ctx);
+    const r = evaluatePolicy(
+      physio,
+      cs([
+        {
+          op: 'update',
+          table: 'rtp_entry',
+          id: 'e1',
+          version: 2,
+          before: { notes: 'a', doctor_signoff_by: 'u-doc' },
+          after: { notes: 'b', doctor_signoff_by: 'u-doc' },
+        },
+      ]),
+      ctx,
+    );
     expect(r.verdict).toBe('allow');
   });
 });

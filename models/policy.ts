@@ -197,9 +197,23 @@ function numericChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
     const what = `${change.table}.${field} ${fmt(change.table, field, before)} → ${fmt(change.table, field, after)}`;
     const detail = { before, after, change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null, limit_pct: MAX_NUMERIC_CHANGE_FRACTION * 100 };
     if (actor.role === NEEDS_OWNER_APPROVER) {
-      out.push({ code: 'numeric_change_by_owner', effect: 'allow', reason: `${what} is a ${pctText(r)} ${dir} (over 20%); you are an owner, so no further approval is needed.`, rule: `${SRC}: a change of more than 20% to a numeric value needs an owner`, ...at(change, field), detail });
+      out.push({
+        code: 'numeric_change_by_owner',
+        effect: 'allow',
+        reason: `${what} is a ${pctText(r)} ${dir} (over 20%); you are an owner, so no further approval is needed.`,
+        rule: `${SRC}: a change of more than 20% to a numeric value needs an owner`,
+        ...at(change, field),
+        detail,
+      });
     } else {
-      out.push({ code: 'numeric_change_needs_owner', effect: 'needs_owner', reason: `${what} is a ${pctText(r)} ${dir} (over 20%); an owner must approve this change in the app.`, rule: `${SRC}: a change of more than 20% to a numeric value needs an owner`, ...at(change, field), detail });
+      out.push({
+        code: 'numeric_change_needs_owner',
+        effect: 'needs_owner',
+        reason: `${what} is a ${pctText(r)} ${dir} (over 20%); an owner must approve this change in the app.`,
+        rule: `${SRC}: a change of more than 20% to a numeric value needs an owner`,
+        ...at(change, field),
+        detail,
+      });
     }
   }
 }
@@ -210,9 +224,11 @@ function rateChecks(change: RowChange, out: PolicyDecision[]): void {
   if (isNum(v) && Number.isInteger(v) && v >= RATE_MIN_CENTS && v <= RATE_MAX_CENTS) return;
   const shown = isNum(v) ? money(v) : JSON.stringify(v ?? null);
   out.push({
-    code: 'rate_out_of_range', effect: 'deny',
+    code: 'rate_out_of_range',
+    effect: 'deny',
     reason: `A price of ${shown} is outside the allowed range of $1.00 to $10,000.00 (whole cents).`,
-    rule: `${SRC}: rates between $1 and $10,000`, ...at(change, 'price_cents'),
+    rule: `${SRC}: rates between $1 and $10,000`,
+    ...at(change, 'price_cents'),
     detail: { value: isNum(v) ? v : null, min_cents: RATE_MIN_CENTS, max_cents: RATE_MAX_CENTS },
   });
 }
@@ -226,9 +242,11 @@ function scaleChecks(change: RowChange, out: PolicyDecision[]): void {
     const v = change.after[field];
     if (isNum(v) && v >= s.min && v <= s.max && (!s.integer || Number.isInteger(v))) continue;
     out.push({
-      code: 'scale_out_of_range', effect: 'deny',
+      code: 'scale_out_of_range',
+      effect: 'deny',
       reason: `${JSON.stringify(v ?? null)} is not a valid ${s.label}${s.integer ? '; use a whole number' : ''} from ${s.min} to ${s.max}.`,
-      rule: `${SRC}: scores within their scales`, ...at(change, field),
+      rule: `${SRC}: scores within their scales`,
+      ...at(change, field),
       detail: { value: isNum(v) ? v : null, min: s.min, max: s.max },
     });
   }
@@ -241,9 +259,23 @@ function dateChecks(change: RowChange, today: string, out: PolicyDecision[]): vo
     const raw = change.after[field];
     const d = datePart(raw);
     if (d === null) {
-      out.push({ code: 'date_invalid', effect: 'deny', reason: `${change.table}.${field} ${JSON.stringify(raw ?? null)} is not a real calendar date.`, rule: `${SRC}: dates within their ranges`, ...at(change, field), detail: { value: typeof raw === 'string' ? raw : null } });
+      out.push({
+        code: 'date_invalid',
+        effect: 'deny',
+        reason: `${change.table}.${field} ${JSON.stringify(raw ?? null)} is not a real calendar date.`,
+        rule: `${SRC}: dates within their ranges`,
+        ...at(change, field),
+        detail: { value: typeof raw === 'string' ? raw : null },
+      });
     } else if (d > today) {
-      out.push({ code: 'date_in_future', effect: 'deny', reason: `${change.table}.${field} ${d} is after today (${today}); clinical events are recorded on or before the day they happen.`, rule: `${SRC}: dates not in the future for clinical events`, ...at(change, field), detail: { value: d, today } });
+      out.push({
+        code: 'date_in_future',
+        effect: 'deny',
+        reason: `${change.table}.${field} ${d} is after today (${today}); clinical events are recorded on or before the day they happen.`,
+        rule: `${SRC}: dates not in the future for clinical events`,
+        ...at(change, field),
+        detail: { value: d, today },
+      });
     }
   }
 }
@@ -262,9 +294,11 @@ function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
     const field = touched[0]!;
     if (!hasPermission(actor.role, perm)) {
       out.push({
-        code: 'signoff_not_holder', effect: 'deny',
+        code: 'signoff_not_holder',
+        effect: 'deny',
         reason: `Only a holder of ${perm} may give or withdraw the ${who} sign-off; your role (${actor.role}) does not hold it.`,
-        rule: `${SRC}: RTP sign-offs only by the holder of that sign-off permission`, ...at(change, field),
+        rule: `${SRC}: RTP sign-offs only by the holder of that sign-off permission`,
+        ...at(change, field),
         detail: { permission: perm, role: actor.role },
       });
       continue;
@@ -272,9 +306,11 @@ function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
     const signer = change.after[by];
     if (by in change.after && signer !== null && signer !== undefined && signer !== actor.userId) {
       out.push({
-        code: 'signoff_for_other_user', effect: 'deny',
+        code: 'signoff_for_other_user',
+        effect: 'deny',
         reason: `The ${who} sign-off can only be given in your own name, not on behalf of another user.`,
-        rule: `${SRC}: RTP sign-offs only by the holder of that sign-off permission`, ...at(change, by),
+        rule: `${SRC}: RTP sign-offs only by the holder of that sign-off permission`,
+        ...at(change, by),
         detail: { permission: perm, signer: typeof signer === 'string' ? signer : null },
       });
     }
@@ -297,7 +333,8 @@ export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?
   const n = planned.changes.length;
   if (n > MAX_RECORDS_PER_CHANGESET) {
     decisions.push({
-      code: 'too_many_records', effect: 'deny',
+      code: 'too_many_records',
+      effect: 'deny',
       reason: `This change touches ${n} records; at most ${MAX_RECORDS_PER_CHANGESET} are allowed in one change. Split it into smaller changes.`,
       rule: `${SRC}: at most 50 records per changeset`,
       detail: { records: n, max: MAX_RECORDS_PER_CHANGESET },
@@ -311,9 +348,19 @@ export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?
       numericChecks(actor, change, decisions);
     }
   }
-  const verdict: PolicyVerdict = decisions.some((d) => d.effect === 'deny') ? 'deny' : decisions.some((d) => d.effect === 'needs_owner') ? 'needs_owner' : 'allow';
+  const verdict: PolicyVerdict = decisions.some((d) => d.effect === 'deny')
+    ? 'deny'
+    : decisions.some((d) => d.effect === 'needs_owner')
+      ? 'needs_owner'
+      : 'allow';
   if (decisions.length === 0) {
-    decisions.push({ code: 'within_limits', effect: 'allow', reason: `Within every policy limit (${n} record${n === 1 ? '' : 's'}).`, rule: SRC, detail: { records: n } });
+    decisions.push({
+      code: 'within_limits',
+      effect: 'allow',
+      reason: `Within every policy limit (${n} record${n === 1 ? '' : 's'}).`,
+      rule: SRC,
+      detail: { records: n },
+    });
   }
   return {
     verdict,

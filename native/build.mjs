@@ -20,13 +20,24 @@ function nodeGyp(cwd) {
 }
 
 function hasOpenCv() {
-  try { execFileSync('pkg-config', ['--exists', 'opencv4']); return true; } catch { return false; }
+  try {
+    execFileSync('pkg-config', ['--exists', 'opencv4']);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const t0 = Date.now();
-if (!nodeGyp(path.join(here, 'triangulation'))) { console.error('native: triangulation addon failed to build'); process.exit(1); }
+if (!nodeGyp(path.join(here, 'triangulation'))) {
+  console.error('native: triangulation addon failed to build');
+  process.exit(1);
+}
 if (hasOpenCv()) {
-  if (!nodeGyp(path.join(here, 'opencv'))) { console.error('native: opencv addon failed to build (libopencv-dev is installed)'); process.exit(1); }
+  if (!nodeGyp(path.join(here, 'opencv'))) {
+    console.error('native: opencv addon failed to build (libopencv-dev is installed)');
+    process.exit(1);
+  }
 } else {
   console.warn('native: pkg-config opencv4 not found; skipped the opencv addon (install libopencv-dev for calibration and video input)');
 }

@@ -10,14 +10,31 @@ import type { ErrorPayload } from '../models/errors';
 
 /** The contract's operations (a missing or extra name fails the type check below). */
 const OPS = [
-  'session.users', 'session.signIn', 'session.people', 'session.signOut', 'session.me', 'verb.call',
-  'assistant.start', 'assistant.confirm', 'assistant.stop', 'assistant.trace', 'settings.assistant', 'settings.updateAssistant',
-  'proposals.list', 'proposals.approve', 'proposals.decline', 'proposals.narrow', 'forms.submit',
+  'session.users',
+  'session.signIn',
+  'session.people',
+  'session.signOut',
+  'session.me',
+  'verb.call',
+  'assistant.start',
+  'assistant.confirm',
+  'assistant.stop',
+  'assistant.trace',
+  'settings.assistant',
+  'settings.updateAssistant',
+  'proposals.list',
+  'proposals.approve',
+  'proposals.decline',
+  'proposals.narrow',
+  'forms.submit',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
 const STREAMS = ['assistant.events'] as const satisfies readonly StreamName[];
 type Exhaustive<T extends true> = T;
-export type PreloadCoversContract = [Exhaustive<OpName extends (typeof OPS)[number] ? true : false>, Exhaustive<StreamName extends (typeof STREAMS)[number] ? true : false>];
+export type PreloadCoversContract = [
+  Exhaustive<OpName extends (typeof OPS)[number] ? true : false>,
+  Exhaustive<StreamName extends (typeof STREAMS)[number] ? true : false>,
+];
 
 /** IPC channels (main/electron/index.ts handles them). */
 const CHANNEL = 'contract:call';

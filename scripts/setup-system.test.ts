@@ -32,7 +32,7 @@ describe('scripts/setup-system.sh (README set-up, .ci/run)', () => {
       const real = run(['--all'], 'nobody');
       expect(real.status).toBe(1);
       expect(real.stderr).toContain('not a root shell and sudo is not installed');
-      expect(real.stderr).toContain("run this script as root");
+      expect(real.stderr).toContain('run this script as root');
     }
   });
 

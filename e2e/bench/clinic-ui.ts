@@ -116,7 +116,14 @@ async function main(): Promise<void> {
       count,
       dom_rows_at_rest: domRows,
       search_ms: search.ms,
-      scroll: { frames: frames.intervals.length, median_ms: median(frames.intervals), p95_ms: pct(frames.intervals, 95), max_ms: Math.max(...frames.intervals), rows_in_dom: frames.rowsInDom, reached_end: frames.atEnd },
+      scroll: {
+        frames: frames.intervals.length,
+        median_ms: median(frames.intervals),
+        p95_ms: pct(frames.intervals, 95),
+        max_ms: Math.max(...frames.intervals),
+        rows_in_dom: frames.rowsInDom,
+        reached_end: frames.atEnd,
+      },
       bundle: { js: sum(js), css: sum(css) },
     };
     console.log(JSON.stringify(result, null, 2));
@@ -128,7 +135,12 @@ async function main(): Promise<void> {
 }
 
 type Result = {
-  athletes: number; reloads: number; tti_ms: { median: number; min: number; max: number }; count: string; dom_rows_at_rest: number; search_ms: number;
+  athletes: number;
+  reloads: number;
+  tti_ms: { median: number; min: number; max: number };
+  count: string;
+  dom_rows_at_rest: number;
+  search_ms: number;
   scroll: { frames: number; median_ms: number; p95_ms: number; max_ms: number; rows_in_dom: number };
   bundle: { js: { raw: number; gzip: number }; css: { raw: number; gzip: number } };
 };

@@ -50,12 +50,20 @@ export async function goTo(page: Page, hash: string, name: string, state: 'ready
 }
 
 /** Call the contract from inside the page (same transport and token as the UI). */
-export async function contractCall<T = unknown>(page: Page, op: string, input: unknown): Promise<{ ok: boolean; value?: T; error?: { code: string; message: string } }> {
+export async function contractCall<T = unknown>(
+  page: Page,
+  op: string,
+  input: unknown,
+): Promise<{ ok: boolean; value?: T; error?: { code: string; message: string } }> {
   return page.evaluate(
     async ([o, i]) => {
       const token = document.querySelector('meta[name="ai-host-token"]')?.getAttribute('content') ?? '';
       const session = sessionStorage.getItem('ai-host-session') ?? '';
-      const r = await fetch(`/api/call/${o as string}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-ai-token': token, 'x-ai-session': session }, body: JSON.stringify(i) });
+      const r = await fetch(`/api/call/${o as string}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-ai-token': token, 'x-ai-session': session },
+        body: JSON.stringify(i),
+      });
       return r.json();
     },
     [op, input] as const,

@@ -18,7 +18,10 @@ describe('foundation benchmark', () => {
   });
 
   it('stats: median and nearest-rank p95', () => {
-    const s = stats('x', Array.from({ length: 100 }, (_, i) => 100 - i));
+    const s = stats(
+      'x',
+      Array.from({ length: 100 }, (_, i) => 100 - i),
+    );
     expect(s).toMatchObject({ median_ms: 50.5, p95_ms: 95, min_ms: 1, max_ms: 100, calls: 100 });
   });
 

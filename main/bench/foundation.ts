@@ -81,7 +81,14 @@ function machine(): FoundationBenchResult['machine'] {
   } catch {
     // not critical
   }
-  return { cpu: cpus[0]?.model.trim() ?? 'unknown', cores: cpus.length, memory_gib: round(os.totalmem() / 2 ** 30, 1), platform: `${os.platform()} ${os.release()} ${os.arch()}`, node: process.version, better_sqlite3: bs };
+  return {
+    cpu: cpus[0]?.model.trim() ?? 'unknown',
+    cores: cpus.length,
+    memory_gib: round(os.totalmem() / 2 ** 30, 1),
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    better_sqlite3: bs,
+  };
 }
 
 /** Run the foundation benchmark on a fresh temporary database and return its figures. */
@@ -135,7 +142,12 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     for (let c = 0; c < calls; c++) {
       const squad = large.squadIds[Math.floor(c / days)];
       const date = addDays(today, -(c % days));
-      const [r, ms] = time(() => callVerb(asCoach, VERBS, 'workload.logSessionLoads', { squad_id: squad, date, duration_min: 45 + ((c * 15) % 60), rpe: 3 + (c % 6) }) as { changeset: { changes: unknown[] } });
+      const [r, ms] = time(
+        () =>
+          callVerb(asCoach, VERBS, 'workload.logSessionLoads', { squad_id: squad, date, duration_min: 45 + ((c * 15) % 60), rpe: 3 + (c % 6) }) as {
+            changeset: { changes: unknown[] };
+          },
+      );
       written += r.changeset.changes.length;
       writeTimes.push(ms);
       if (opts.log && (c + 1) % 100 === 0) log(`  ${c + 1}/${calls} calls, ${written} rows`);
@@ -154,7 +166,9 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     if (!athlete) throw new Error('no athlete');
     const acwrTimes: number[] = [];
     for (let i = 0; i < iterations + 10; i++) {
-      const [r, ms] = time(() => callVerb(asPhysio, VERBS, 'workload.acwr', { athlete_id: athlete, as_of: today, method: 'both' }) as { results: { status: string }[] });
+      const [r, ms] = time(
+        () => callVerb(asPhysio, VERBS, 'workload.acwr', { athlete_id: athlete, as_of: today, method: 'both' }) as { results: { status: string }[] },
+      );
       if (i === 0 && r.results.some((x) => x.status !== 'ok')) throw new Error(`ACWR not computed: ${JSON.stringify(r.results)}`);
       if (i >= 10) acwrTimes.push(ms);
     }
@@ -171,7 +185,9 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     seedAthleteHistory(db, { orgId: large.orgId, athleteId: heavy, loads: nLoads, perDay: perDayHeavy, today });
     const heavyTimes: number[] = [];
     for (let i = 0; i < Math.min(iterations, 50) + 3; i++) {
-      const [r, ms] = time(() => callVerb(asPhysio, VERBS, 'workload.acwr', { athlete_id: heavy, as_of: today, method: 'both' }) as { results: { status: string }[] });
+      const [r, ms] = time(
+        () => callVerb(asPhysio, VERBS, 'workload.acwr', { athlete_id: heavy, as_of: today, method: 'both' }) as { results: { status: string }[] },
+      );
       if (i === 0 && r.results.some((x) => x.status !== 'ok')) throw new Error(`ACWR not computed: ${JSON.stringify(r.results)}`);
       if (i >= 3) heavyTimes.push(ms);
     }
@@ -185,7 +201,9 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     const squad0 = large.athletesBySquad[0] ?? [];
     for (let i = 0; i < iterations + 10; i++) {
       const a = squad0[i % squad0.length];
-      const [, ms] = time(() => callVerb(asCoach, VERBS, 'workload.logSessionLoads', { athlete_id: a, date: addDays(today, -(i % 40)), duration_min: 30, rpe: 4 }));
+      const [, ms] = time(() =>
+        callVerb(asCoach, VERBS, 'workload.logSessionLoads', { athlete_id: a, date: addDays(today, -(i % 40)), duration_min: 30, rpe: 4 }),
+      );
       if (i >= 10) singleTimes.push(ms);
     }
     const sm = stats('workload.logSessionLoads, one athlete per call (1 row/changeset)', singleTimes);
@@ -208,7 +226,10 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
 /** The "Foundation" section of BENCHMARKS.md for a result. */
 export function foundationMarkdown(r: FoundationBenchResult): string {
   const m = r.machine;
-  const rows = r.measures.map((x) => `| ${x.name} | ${x.calls} | ${x.median_ms} | ${x.p95_ms} | ${x.rows_per_s !== undefined ? x.rows_per_s.toLocaleString('en-US') : '–'} | ${[x.total_s !== undefined ? `${x.rows} rows in ${x.total_s} s` : '', x.note ?? ''].filter(Boolean).join('; ') || '–'} |`);
+  const rows = r.measures.map(
+    (x) =>
+      `| ${x.name} | ${x.calls} | ${x.median_ms} | ${x.p95_ms} | ${x.rows_per_s !== undefined ? x.rows_per_s.toLocaleString('en-US') : '–'} | ${[x.total_s !== undefined ? `${x.rows} rows in ${x.total_s} s` : '', x.note ?? ''].filter(Boolean).join('; ') || '–'} |`,
+  );
   return [
     '## Foundation',
     '',

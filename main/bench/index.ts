@@ -33,7 +33,11 @@ const BENCHES: Record<string, Bench> = {
 };
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({ options: { 'no-write': { type: 'boolean', default: false }, quick: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    options: { 'no-write': { type: 'boolean', default: false }, quick: { type: 'boolean', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
   const names = positionals.length > 0 ? positionals : Object.keys(BENCHES);
   const unknown = names.filter((n) => !BENCHES[n]);
   if (unknown.length > 0) {

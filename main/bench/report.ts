@@ -8,7 +8,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
  */
 export function updateBenchmarksSection(file: string, heading: string, markdown: string): void {
   const body = markdown.endsWith('\n') ? markdown : `${markdown}\n`;
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nMeasured figures; each section is written by its own script (see the run line in each).\n';
+  const text = existsSync(file)
+    ? readFileSync(file, 'utf8')
+    : '# Benchmarks\n\nMeasured figures; each section is written by its own script (see the run line in each).\n';
   const lines = text.split('\n');
   const start = lines.findIndex((l) => l.trim() === `## ${heading}`);
   if (start < 0) {

@@ -34,7 +34,10 @@ const withOutliers = Float64Array.from(clean);
 const rand = prng(9);
 for (let i = 0; i < withOutliers.length / 3; i++) if (rand() < 0.05) withOutliers[i * 3] = withOutliers[i * 3]! + 60;
 const pts = clean.length / 12;
-for (const [name, obs] of [['clean (no exclusion)', clean], ['5 % outlier views', withOutliers]] as const) {
+for (const [name, obs] of [
+  ['clean (no exclusion)', clean],
+  ['5 % outlier views', withOutliers],
+] as const) {
   let nat = NaN;
   if (hasAddon('triangulation')) {
     const a = triangulationAddon();
@@ -47,8 +50,10 @@ for (const [name, obs] of [['clean (no exclusion)', clean], ['5 % outlier views'
   triangulateBatch({ cameras: 4, projections: P, observations: sub.subarray(0, 12 * 1000) });
   const t2 = cpuSeconds();
   triangulateBatch({ cameras: 4, projections: P, observations: sub });
-  const ts = (sub.length / 12) / (cpuSeconds() - t2);
-  log(`triangulation, 4 cameras, ${name}: native ${(nat / 1e6).toFixed(2)} M points/s, TypeScript ${(ts / 1e6).toFixed(3)} M points/s, ratio ${(nat / ts).toFixed(1)}× (per CPU-second of this single thread, ${pts} points)`);
+  const ts = sub.length / 12 / (cpuSeconds() - t2);
+  log(
+    `triangulation, 4 cameras, ${name}: native ${(nat / 1e6).toFixed(2)} M points/s, TypeScript ${(ts / 1e6).toFixed(3)} M points/s, ratio ${(nat / ts).toFixed(1)}× (per CPU-second of this single thread, ${pts} points)`,
+  );
 }
 
 if (hasDemo && hasBodyPix && hasAddon('opencv')) {
@@ -56,11 +61,15 @@ if (hasDemo && hasBodyPix && hasAddon('opencv')) {
   const videos = probeVideos(loadTomlCalibration(DEMO_CALIB), findVideos(BALANCING)).slice(0, 1);
   await estimateVideoPoses(videos, F, { kind: 'movenet' }, undefined, 1);
   const s = lastPoseRunStats!;
-  log(`2D pose (${s.estimator}), one worker = one core, ${F} frames of ${videos[0]!.width}×${videos[0]!.height}: ${(F / (s.inferMs / 1000)).toFixed(2)} frames/s inference (detector + keypoints, 2 passes when the box disagrees); decode ${(s.decodeMs / F).toFixed(1)} ms/frame`);
+  log(
+    `2D pose (${s.estimator}), one worker = one core, ${F} frames of ${videos[0]!.width}×${videos[0]!.height}: ${(F / (s.inferMs / 1000)).toFixed(2)} frames/s inference (detector + keypoints, 2 passes when the box disagrees); decode ${(s.decodeMs / F).toFixed(1)} ms/frame`,
+  );
   if (!values['skip-e2e']) {
     const t = performance.now();
     const r = await processTrial({ trialDir: BALANCING, calibPath: DEMO_CALIB });
-    log(`end-to-end, demo BalancingTrial from video (${r.cameras.length} × ${r.frames} frames, ${lastPoseRunStats?.workers} pose workers): ${((performance.now() - t) / 1000).toFixed(1)} s ${JSON.stringify(Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, Number(v.toFixed(2))])))}`);
+    log(
+      `end-to-end, demo BalancingTrial from video (${r.cameras.length} × ${r.frames} frames, ${lastPoseRunStats?.workers} pose workers): ${((performance.now() - t) / 1000).toFixed(1)} s ${JSON.stringify(Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, Number(v.toFixed(2))])))}`,
+    );
     const t2 = performance.now();
     await processTrial({ trialDir: BALANCING, calibPath: DEMO_CALIB, useTrialKeypoints: true });
     log(`end-to-end, demo BalancingTrial from its 2D JSON: ${((performance.now() - t2) / 1000).toFixed(2)} s`);

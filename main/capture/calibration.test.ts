@@ -20,7 +20,10 @@ describe('TOML calibration import', () => {
     expect(c.rvec[0]).toBeCloseTo(1.68827548, 8);
     expect(c.tvec[2]).toBeCloseTo(2.89071305, 8);
     const C = cams.map((x) => Math.hypot(...cameraCenter(x)));
-    for (const d of C) { expect(d).toBeGreaterThan(3.0); expect(d).toBeLessThan(4.5); }
+    for (const d of C) {
+      expect(d).toBeGreaterThan(3.0);
+      expect(d).toBeLessThan(4.5);
+    }
   });
   it('round-trips through formatTomlCalibration', () => {
     const cams = [lookAtCamera('cam_a', [3, 0, 1.5], [0, 0, 1]), lookAtCamera('cam_b', [0, 3, 1.5], [0, 0, 1])];
@@ -29,12 +32,24 @@ describe('TOML calibration import', () => {
   });
   it('explains malformed files', () => {
     expect(() => parseTomlCalibration('[cam_1]\nmatrix = 3', 'x.toml')).toThrow(CalibrationError);
-    expect(() => parseTomlCalibration('[cam_1]\nsize=[1,2]\nmatrix=[[1,0,0],[0,1,0],[0,0,1]]\ndistortions=[0,0,0,0]\nrotation=[0,0]\ntranslation=[0,0,0]', 'x.toml')).toThrow(/cam_1.*rotation/);
+    expect(() =>
+      parseTomlCalibration('[cam_1]\nsize=[1,2]\nmatrix=[[1,0,0],[0,1,0],[0,0,1]]\ndistortions=[0,0,0,0]\nrotation=[0,0]\ntranslation=[0,0,0]', 'x.toml'),
+    ).toThrow(/cam_1.*rotation/);
     expect(() => parseTomlCalibration('not = [toml', 'x.toml')).toThrow(/not valid TOML/);
-    expect(() => parseTomlCalibration('[cam_1]\nsize=[64,48]\nmatrix=[[500,0,32],[0,500,24],[0,0,1]]\ndistortions=[0,0,0,0,0,0]\nrotation=[0,0,0]\ntranslation=[0,0,0]', 'x.toml')).toThrow(/4, 5 or 8 coefficients/);
+    expect(() =>
+      parseTomlCalibration(
+        '[cam_1]\nsize=[64,48]\nmatrix=[[500,0,32],[0,500,24],[0,0,1]]\ndistortions=[0,0,0,0,0,0]\nrotation=[0,0,0]\ntranslation=[0,0,0]',
+        'x.toml',
+      ),
+    ).toThrow(/4, 5 or 8 coefficients/);
     expect(() => parseTomlCalibration('[metadata]\nerror = 0', 'x.toml')).toThrow(/no camera tables/);
     expect(() => loadTomlCalibration('/nonexistent/calib.toml')).toThrow(/calibration file \/nonexistent\/calib.toml does not exist/);
-    expect(() => parseTomlCalibration('[cam_1]\nsize=[64,48]\nmatrix=[[0,0,32],[0,500,24],[0,0,1]]\ndistortions=[0,0,0,0]\nrotation=[0,0,0]\ntranslation=[0,0,0]', 'x.toml')).toThrow(/non-positive focal length/);
+    expect(() =>
+      parseTomlCalibration(
+        '[cam_1]\nsize=[64,48]\nmatrix=[[0,0,32],[0,500,24],[0,0,1]]\ndistortions=[0,0,0,0]\nrotation=[0,0,0]\ntranslation=[0,0,0]',
+        'x.toml',
+      ),
+    ).toThrow(/non-positive focal length/);
   });
 });
 
@@ -45,7 +60,14 @@ describe.skipIf(!cvBuilt)('checkerboard calibration on synthetic board images (O
   it('recovers known intrinsics with sub-pixel RMS', () => {
     const f = 620;
     const views = [
-      [0.1, -0.3, 0.6], [0.4, 0.1, 0.55], [-0.2, 0.2, 0.6], [0.1, 0.5, 0.5], [0.5, -0.2, 0.65], [-0.25, -0.2, 0.55], [0.1, 0.08, 0.7], [0.3, 0.35, 0.5],
+      [0.1, -0.3, 0.6],
+      [0.4, 0.1, 0.55],
+      [-0.2, 0.2, 0.6],
+      [0.1, 0.5, 0.5],
+      [0.5, -0.2, 0.65],
+      [-0.25, -0.2, 0.55],
+      [0.1, 0.08, 0.7],
+      [0.3, 0.35, 0.5],
     ].map((C, i) => lookAtCamera(`v${i}`, C as [number, number, number], centre, { f, width: 640, height: 480, up: [0, 1, 0], rollDeg: i * 9 - 30 }));
     const imgs = views.map((v) => renderCheckerboard(v, board, 2));
     const r = calibrateIntrinsics(imgs, board);
@@ -64,13 +86,20 @@ describe.skipIf(!cvBuilt)('checkerboard calibration on synthetic board images (O
       const a = (yaw * Math.PI) / 180;
       return lookAtCamera(`cam_${i}`, [centre[0] + 0.7 * Math.cos(a), centre[1] + 0.7 * Math.sin(a), 0.55], centre, { f, width: 640, height: 480 });
     });
-    const found = truth.map((t) => calibrateExtrinsics(t.name, renderCheckerboard(t, board), board, { K: t.K, dist: [0, 0, 0, 0, 0], width: t.width, height: t.height }));
+    const found = truth.map((t) =>
+      calibrateExtrinsics(t.name, renderCheckerboard(t, board), board, { K: t.K, dist: [0, 0, 0, 0, 0], width: t.width, height: t.height }),
+    );
     found.forEach((r, i) => {
       expect(r.rmsPx).toBeLessThan(0.5);
-      const a = cameraCenter(r.camera), b = cameraCenter(truth[i]!);
+      const a = cameraCenter(r.camera),
+        b = cameraCenter(truth[i]!);
       expect(Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2])).toBeLessThan(0.01);
     });
-    const layout = [{ camera: 'cam_0', label: 'front', yaw_deg: 0 }, { camera: 'cam_1', label: 'left 90°', yaw_deg: 90 }, { camera: 'cam_2', label: 'right 45°', yaw_deg: -45 }];
+    const layout = [
+      { camera: 'cam_0', label: 'front', yaw_deg: 0 },
+      { camera: 'cam_1', label: 'left 90°', yaw_deg: 90 },
+      { camera: 'cam_2', label: 'right 45°', yaw_deg: -45 },
+    ];
     const cams = found.map((r) => r.camera);
     expect(assessRigDrift(cams, layout).drifted).toBe(false);
     const wrong = [...layout.slice(0, 2), { camera: 'cam_2', label: 'right 90°', yaw_deg: -90 }];
@@ -81,7 +110,14 @@ describe.skipIf(!cvBuilt)('checkerboard calibration on synthetic board images (O
 
   it('refuses a board without a unique origin for extrinsics', () => {
     const t = lookAtCamera('c', [0.5, 0, 0.5], centre, { f: 700, width: 640, height: 480 });
-    expect(() => calibrateExtrinsics('c', renderCheckerboard(t, { cols: 5, rows: 5, squareM: 0.04 }), { cols: 5, rows: 5, squareM: 0.04 }, { K: t.K, dist: [0, 0, 0, 0], width: 640, height: 480 })).toThrow(/half turn/);
+    expect(() =>
+      calibrateExtrinsics(
+        'c',
+        renderCheckerboard(t, { cols: 5, rows: 5, squareM: 0.04 }),
+        { cols: 5, rows: 5, squareM: 0.04 },
+        { K: t.K, dist: [0, 0, 0, 0], width: 640, height: 480 },
+      ),
+    ).toThrow(/half turn/);
   });
 });
 

@@ -24,7 +24,9 @@ const TomlCamera = z.object({
   size: z.tuple([num, num]),
   matrix: z.tuple([z.tuple([num, num, num]), z.tuple([num, num, num]), z.tuple([num, num, num])]),
   // OpenCV's models: [k1,k2,p1,p2], + k3, + k4..k6 (rational); 6 or 7 coefficients are not a model.
-  distortions: z.array(num).refine((d) => d.length === 4 || d.length === 5 || d.length === 8, { message: 'distortions must hold 4, 5 or 8 coefficients (OpenCV: k1 k2 p1 p2 [k3 [k4 k5 k6]])' }),
+  distortions: z.array(num).refine((d) => d.length === 4 || d.length === 5 || d.length === 8, {
+    message: 'distortions must hold 4, 5 or 8 coefficients (OpenCV: k1 k2 p1 p2 [k3 [k4 k5 k6]])',
+  }),
   rotation: z.tuple([num, num, num]),
   translation: z.tuple([num, num, num]),
   fisheye: z.boolean().optional(),
@@ -56,7 +58,8 @@ export function parseTomlCalibration(text: string, source = 'calibration'): Came
     if (c.fisheye) throw new CalibrationError(`${source}: camera [${key}] is a fisheye model, which is not supported`);
     // A pinhole K has positive focal lengths and a bottom row [0, 0, 1].
     const [[fx, , cx], [, fy, cy], [k20, k21, k22]] = c.matrix;
-    if (!(fx > 0 && fy > 0)) throw new CalibrationError(`${source}: camera [${key}] matrix has a non-positive focal length (fx ${fx}, fy ${fy} px); recalibrate or fix the file`);
+    if (!(fx > 0 && fy > 0))
+      throw new CalibrationError(`${source}: camera [${key}] matrix has a non-positive focal length (fx ${fx}, fy ${fy} px); recalibrate or fix the file`);
     if (!Number.isFinite(cx) || !Number.isFinite(cy)) throw new CalibrationError(`${source}: camera [${key}] principal point is not a number`);
     if (k20 !== 0 || k21 !== 0 || k22 !== 1) throw new CalibrationError(`${source}: camera [${key}] matrix bottom row must be [0, 0, 1]`);
     if (!(c.size[0] > 0 && c.size[1] > 0)) throw new CalibrationError(`${source}: camera [${key}] size must be positive pixels`);
@@ -81,7 +84,11 @@ export function loadTomlCalibration(path: string): CameraCalibration[] {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new CalibrationError(code === 'ENOENT' ? `calibration file ${path} does not exist; pass --calib with the rig's TOML (e.g. the trial's Calib*.toml)` : `cannot read calibration ${path}: ${code ?? (e as Error).message}`);
+    throw new CalibrationError(
+      code === 'ENOENT'
+        ? `calibration file ${path} does not exist; pass --calib with the rig's TOML (e.g. the trial's Calib*.toml)`
+        : `cannot read calibration ${path}: ${code ?? (e as Error).message}`,
+    );
   }
   return parseTomlCalibration(text, path);
 }
@@ -91,9 +98,17 @@ export function formatTomlCalibration(cams: CameraCalibration[], metadata: { adj
   const arr = (a: readonly number[]) => `[ ${a.map((x) => String(x)).join(', ')}]`;
   const out: string[] = [];
   for (const c of cams) {
-    out.push(`[${c.name}]`, `name = "${c.name}"`, `size = ${arr([c.width, c.height])}`,
+    out.push(
+      `[${c.name}]`,
+      `name = "${c.name}"`,
+      `size = ${arr([c.width, c.height])}`,
       `matrix = [ ${arr(c.K.slice(0, 3))}, ${arr(c.K.slice(3, 6))}, ${arr(c.K.slice(6, 9))}]`,
-      `distortions = ${arr(c.dist)}`, `rotation = ${arr(c.rvec)}`, `translation = ${arr(c.tvec)}`, 'fisheye = false', '');
+      `distortions = ${arr(c.dist)}`,
+      `rotation = ${arr(c.rvec)}`,
+      `translation = ${arr(c.tvec)}`,
+      'fisheye = false',
+      '',
+    );
   }
   out.push('[metadata]', `adjusted = ${metadata.adjusted ?? false}`, `error = ${metadata.error ?? 0}`, '');
   return out.join('\n');
@@ -150,23 +165,34 @@ export function calibrateIntrinsics(images: CalibrationImage[], board: Checkerbo
   const cv = openCvAddon();
   if (images.length === 0) throw new CalibrationError('no checkerboard images');
   const obj = boardObjectPoints(board);
-  const op: Float64Array[] = [], ip: Float64Array[] = [], rejected: number[] = [];
+  const op: Float64Array[] = [],
+    ip: Float64Array[] = [],
+    rejected: number[] = [];
   let size: { width: number; height: number } | null = null;
   images.forEach((img, i) => {
     const s = imageSize(img);
-    if (size && (s.width !== size.width || s.height !== size.height)) throw new CalibrationError(`image ${i} is ${s.width}×${s.height}, the others ${size.width}×${size.height}`);
+    if (size && (s.width !== size.width || s.height !== size.height))
+      throw new CalibrationError(`image ${i} is ${s.width}×${s.height}, the others ${size.width}×${size.height}`);
     size = s;
     const corners = cv.findChessboard(img as never, board.cols, board.rows);
-    if (!corners) { rejected.push(i); return; }
-    op.push(obj); ip.push(corners);
+    if (!corners) {
+      rejected.push(i);
+      return;
+    }
+    op.push(obj);
+    ip.push(corners);
   });
-  if (op.length < 3 || !size) throw new CalibrationError(`the ${board.cols}×${board.rows} board was found in ${op.length} of ${images.length} images; need at least 3`);
+  if (op.length < 3 || !size)
+    throw new CalibrationError(`the ${board.cols}×${board.rows} board was found in ${op.length} of ${images.length} images; need at least 3`);
   const { width, height } = size as { width: number; height: number };
   let r;
   try {
     r = cv.calibrateCamera(op, ip, width, height);
   } catch (e) {
-    if (e instanceof OpenCvError) throw new CalibrationError(`OpenCV could not calibrate from these ${op.length} views (${e.message}); check the board size and take more photos of the whole board`);
+    if (e instanceof OpenCvError)
+      throw new CalibrationError(
+        `OpenCV could not calibrate from these ${op.length} views (${e.message}); check the board size and take more photos of the whole board`,
+      );
     throw e;
   }
   return { K: Array.from(r.K), dist: Array.from(r.dist), width, height, rmsPx: r.rms, used: op.length, rejected };
@@ -177,21 +203,33 @@ export function calibrateIntrinsics(images: CalibrationImage[], board: Checkerbo
  * floor plane (board frame = world frame: origin at the first inner corner, Z = board normal).
  * Returns the camera (world→camera Rodrigues rotation and translation in metres) and the PnP RMS (px).
  */
-export function calibrateExtrinsics(name: string, image: CalibrationImage, board: Checkerboard, intr: Pick<IntrinsicResult, 'K' | 'dist' | 'width' | 'height'>): { camera: CameraCalibration; rmsPx: number } {
-  if ((board.cols + board.rows) % 2 === 0) throw new CalibrationError(`a ${board.cols}×${board.rows} board is symmetric under a half turn; use inner-corner counts of different parity (e.g. 4×7) so every camera finds the same origin`);
+export function calibrateExtrinsics(
+  name: string,
+  image: CalibrationImage,
+  board: Checkerboard,
+  intr: Pick<IntrinsicResult, 'K' | 'dist' | 'width' | 'height'>,
+): { camera: CameraCalibration; rmsPx: number } {
+  if ((board.cols + board.rows) % 2 === 0)
+    throw new CalibrationError(
+      `a ${board.cols}×${board.rows} board is symmetric under a half turn; use inner-corner counts of different parity (e.g. 4×7) so every camera finds the same origin`,
+    );
   const cv = openCvAddon();
   const img = typeof image === 'string' ? cv.readImage(image) : image;
   let corners = cv.findChessboard(img, board.cols, board.rows);
   if (!corners) throw new CalibrationError(`${name}: the ${board.cols}×${board.rows} board was not found in the extrinsic image`);
   const obj = boardObjectPoints(board);
-  const K = Float64Array.from(intr.K), dist = Float64Array.from(intr.dist);
+  const K = Float64Array.from(intr.K),
+    dist = Float64Array.from(intr.dist);
   const v = (a: Float64Array): Vec3 => [a[0] ?? 0, a[1] ?? 0, a[2] ?? 0];
   const solve = (c: Float64Array) => {
     let r;
     try {
       r = cv.solvePnP(obj, c, K, dist);
     } catch (e) {
-      if (e instanceof OpenCvError) throw new CalibrationError(`${name}: OpenCV could not solve the board pose (${e.message}); check the intrinsics (K 3×3, 4, 5 or 8 distortion coefficients)`);
+      if (e instanceof OpenCvError)
+        throw new CalibrationError(
+          `${name}: OpenCV could not solve the board pose (${e.message}); check the intrinsics (K 3×3, 4, 5 or 8 distortion coefficients)`,
+        );
       throw e;
     }
     if (!r) throw new CalibrationError(`${name}: solvePnP failed`);
@@ -202,10 +240,13 @@ export function calibrateExtrinsics(name: string, image: CalibrationImage, board
   // below the board means OpenCV listed the rows in the mirrored order; flip them and solve again.
   if (cameraCenter(cam)[2] < 0) {
     const flipped = new Float64Array(corners.length);
-    for (let r = 0; r < board.rows; r++) for (let c = 0; c < board.cols; c++) {
-      const from = ((board.rows - 1 - r) * board.cols + c) * 2, to = (r * board.cols + c) * 2;
-      flipped[to] = corners[from] ?? 0; flipped[to + 1] = corners[from + 1] ?? 0;
-    }
+    for (let r = 0; r < board.rows; r++)
+      for (let c = 0; c < board.cols; c++) {
+        const from = ((board.rows - 1 - r) * board.cols + c) * 2,
+          to = (r * board.cols + c) * 2;
+        flipped[to] = corners[from] ?? 0;
+        flipped[to + 1] = corners[from + 1] ?? 0;
+      }
     corners = flipped;
     cam = solve(corners);
   }
@@ -217,7 +258,10 @@ export function calibrateExtrinsics(name: string, image: CalibrationImage, board
   if (a > b) {
     const n = corners.length / 2;
     const rev = new Float64Array(corners.length);
-    for (let i = 0; i < n; i++) { rev[i * 2] = corners[(n - 1 - i) * 2] ?? 0; rev[i * 2 + 1] = corners[(n - 1 - i) * 2 + 1] ?? 0; }
+    for (let i = 0; i < n; i++) {
+      rev[i * 2] = corners[(n - 1 - i) * 2] ?? 0;
+      rev[i * 2 + 1] = corners[(n - 1 - i) * 2 + 1] ?? 0;
+    }
     corners = rev;
     cam = solve(corners);
   }
@@ -227,7 +271,8 @@ export function calibrateExtrinsics(name: string, image: CalibrationImage, board
 
 function greyAt(img: { data: Uint8Array; width: number; height: number; channels: number }, p: [number, number] | null): number {
   if (!p) return NaN;
-  const u = Math.round(p[0]), w = Math.round(p[1]);
+  const u = Math.round(p[0]),
+    w = Math.round(p[1]);
   if (u < 0 || w < 0 || u >= img.width || w >= img.height) return NaN;
   const o = (w * img.width + u) * img.channels;
   let s = 0;

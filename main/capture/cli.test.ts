@@ -17,7 +17,17 @@ import { ringCamera } from '../../models/capture/synthetic';
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 function io(): CaptureIo & { stdout: string; stderr: string } {
-  const o = { stdout: '', stderr: '', isTTY: false, out(t: string) { o.stdout += t; }, err(t: string) { o.stderr += t; } };
+  const o = {
+    stdout: '',
+    stderr: '',
+    isTTY: false,
+    out(t: string) {
+      o.stdout += t;
+    },
+    err(t: string) {
+      o.stderr += t;
+    },
+  };
   return o;
 }
 
@@ -52,14 +62,20 @@ describe('capture command: arguments', () => {
 });
 
 describe.skipIf(!hasAddon('opencv'))('capture command: bad video input (synthetic MJPEG videos)', () => {
-  const W = 64, H = 48;
+  const W = 64,
+    H = 48;
   function trial(spec: { name: string; frames: number; fps: number; w?: number; h?: number }[], calibSize: [number, number] = [W, H]) {
     const d = tmp();
     mkdirSync(path.join(d, 'videos'));
     const cv = openCvAddon();
     for (const s of spec) {
       const fr = { data: new Uint8Array((s.w ?? W) * (s.h ?? H) * 3).fill(100), width: s.w ?? W, height: s.h ?? H, channels: 3 };
-      cv.writeVideo(path.join(d, 'videos', s.name), 'MJPG', s.fps, Array.from({ length: s.frames }, () => fr));
+      cv.writeVideo(
+        path.join(d, 'videos', s.name),
+        'MJPG',
+        s.fps,
+        Array.from({ length: s.frames }, () => fr),
+      );
     }
     const cams = [0, 90, 180].map((y, i) => ({ ...ringCamera(`cam_0${i + 1}`, y), width: calibSize[0], height: calibSize[1] }));
     writeFileSync(path.join(d, 'calib.toml'), formatTomlCalibration(cams));
@@ -139,7 +155,8 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
     for (const cam of ['cam01', 'cam02', 'cam03', 'cam04']) {
       mkdirSync(path.join(d, `${cam}_json`));
       const n = cam === 'cam04' ? 3 : 4;
-      for (let f = 0; f < n; f++) copyFileSync(path.join(BALANCING, 'pose-associated', `${cam}_json`, `${cam}.000${f}.json`), path.join(d, `${cam}_json`, `${cam}.000${f}.json`));
+      for (let f = 0; f < n; f++)
+        copyFileSync(path.join(BALANCING, 'pose-associated', `${cam}_json`, `${cam}.000${f}.json`), path.join(d, `${cam}_json`, `${cam}.000${f}.json`));
     }
     const dirs = ['cam01', 'cam02', 'cam03', 'cam04'].map((c) => path.join(d, `${c}_json`));
     const r = await run(['process', d, '--calib', DEMO_CALIB, '--keypoints', dirs.join(','), '--fps', '60']);
@@ -158,7 +175,9 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
   });
 
   describe('with a database', () => {
-    let dbPath = '', athleteId = '', physioEmail = '';
+    let dbPath = '',
+      athleteId = '',
+      physioEmail = '';
     beforeAll(() => {
       dbPath = path.join(tmp(), 'clinic.sqlite');
       const db = openDb(dbPath);
@@ -172,7 +191,24 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
 
     it('process stores the session and pose_metric rows, read back through pose.getMetrics with every condition', async () => {
       const out = tmp();
-      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '40', '--db', dbPath, '--athlete', athleteId, '--as', physioEmail, '--out', out, '--json']);
+      const r = await run([
+        'process',
+        BALANCING,
+        '--calib',
+        DEMO_CALIB,
+        '--trial-keypoints',
+        '--frames',
+        '40',
+        '--db',
+        dbPath,
+        '--athlete',
+        athleteId,
+        '--as',
+        physioEmail,
+        '--out',
+        out,
+        '--json',
+      ]);
       expect(r.stderr).toMatch(/triangulate +\[#+\] 1\/1 100%/);
       expect(r.code).toBe(0);
       const j = JSON.parse(r.stdout) as { stored: { captureSessionId: string; metricCount: number }; trc: string };
@@ -183,20 +219,65 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       const got = store.getPoseMetrics(athleteId, j.stored.captureSessionId);
       store.close();
       expect(got.metrics).toHaveLength(72);
-      expect(Object.keys(got.metrics[0]!).sort()).toEqual(['camera_count', 'camera_mode', 'capture_session_id', 'conditions', 'coverage', 'frames', 'id', 'joint', 'obliquity_band', 'omitted_reason', 'sagittal_ratio', 'side', 'statistic', 'trustworthy', 'value_deg', 'view_matches_declared', 'view_obliquity_deg'].sort());
-      expect(got.metrics.every((m) => m.camera_mode === '4 of 4 calibrated cameras · 2D from keypoint JSON · athlete auto-selected (largest person)' && m.frames === 40)).toBe(true);
+      expect(Object.keys(got.metrics[0]!).sort()).toEqual(
+        [
+          'camera_count',
+          'camera_mode',
+          'capture_session_id',
+          'conditions',
+          'coverage',
+          'frames',
+          'id',
+          'joint',
+          'obliquity_band',
+          'omitted_reason',
+          'sagittal_ratio',
+          'side',
+          'statistic',
+          'trustworthy',
+          'value_deg',
+          'view_matches_declared',
+          'view_obliquity_deg',
+        ].sort(),
+      );
+      expect(
+        got.metrics.every(
+          (m) => m.camera_mode === '4 of 4 calibrated cameras · 2D from keypoint JSON · athlete auto-selected (largest person)' && m.frames === 40,
+        ),
+      ).toBe(true);
       // conditions are stored and read back as {code, detail} objects, beside trustworthy
       const stored = got.metrics as unknown as { trustworthy: boolean; conditions: { code: string; detail: string }[] }[];
       expect(stored.every((m) => Array.isArray(m.conditions) && m.conditions.every((c) => typeof c.code === 'string' && c.detail.length > 0))).toBe(true);
       // a trustworthy reading carries no failing condition; an untrustworthy one with a value names at least one
       const notes = ['static_trial', 'camera_offset_corrected'];
       expect(stored.filter((m) => m.trustworthy).every((m) => m.conditions.every((c) => notes.includes(c.code)))).toBe(true);
-      expect((got.metrics as unknown as { trustworthy: boolean; value_deg: number | null; conditions: { code: string }[] }[]).filter((m) => !m.trustworthy && m.value_deg !== null).every((m) => m.conditions.some((c) => !notes.includes(c.code)))).toBe(true);
+      expect(
+        (got.metrics as unknown as { trustworthy: boolean; value_deg: number | null; conditions: { code: string }[] }[])
+          .filter((m) => !m.trustworthy && m.value_deg !== null)
+          .every((m) => m.conditions.some((c) => !notes.includes(c.code))),
+      ).toBe(true);
     });
 
     it('checks who records for which athlete before processing: a coach is refused, exit 2, no TRC written', async () => {
       const out = tmp();
-      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--db', dbPath, '--athlete', athleteId, '--as', physioEmail.replace('physio@', 'coach@'), '--out', out, '--json']);
+      const r = await run([
+        'process',
+        BALANCING,
+        '--calib',
+        DEMO_CALIB,
+        '--trial-keypoints',
+        '--frames',
+        '5',
+        '--db',
+        dbPath,
+        '--athlete',
+        athleteId,
+        '--as',
+        physioEmail.replace('physio@', 'coach@'),
+        '--out',
+        out,
+        '--json',
+      ]);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/cannot record a capture.*capture\.run/);
       expect(readdirSync(out)).toEqual([]);
@@ -204,29 +285,91 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
 
     it('refuses a database path that does not exist (creates nothing)', async () => {
       const missing = path.join(tmp(), 'nope', 'x.sqlite');
-      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--db', missing, '--athlete', athleteId, '--as', physioEmail, '--json']);
+      const r = await run([
+        'process',
+        BALANCING,
+        '--calib',
+        DEMO_CALIB,
+        '--trial-keypoints',
+        '--frames',
+        '5',
+        '--db',
+        missing,
+        '--athlete',
+        athleteId,
+        '--as',
+        physioEmail,
+        '--json',
+      ]);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/no database at/);
       expect(existsSync(missing)).toBe(false);
     });
 
     it('refuses to guess who is recording: --as is required with --db', async () => {
-      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--db', dbPath, '--athlete', athleteId, '--out', tmp(), '--json']);
+      const r = await run([
+        'process',
+        BALANCING,
+        '--calib',
+        DEMO_CALIB,
+        '--trial-keypoints',
+        '--frames',
+        '5',
+        '--db',
+        dbPath,
+        '--athlete',
+        athleteId,
+        '--out',
+        tmp(),
+        '--json',
+      ]);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toMatch(/say who is recording: add --as EMAIL/);
     });
 
     it('refuses a --layout naming an unknown camera, or only one camera', async () => {
-      const bad = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--layout', JSON.stringify([{ camera: 'cam_09', label: 'front', yaw_deg: 0 }, { camera: 'cam_01', label: 'front', yaw_deg: 0 }]), '--out', tmp()]);
+      const bad = await run([
+        'process',
+        BALANCING,
+        '--calib',
+        DEMO_CALIB,
+        '--trial-keypoints',
+        '--frames',
+        '5',
+        '--layout',
+        JSON.stringify([
+          { camera: 'cam_09', label: 'front', yaw_deg: 0 },
+          { camera: 'cam_01', label: 'front', yaw_deg: 0 },
+        ]),
+        '--out',
+        tmp(),
+      ]);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toMatch(/--layout names camera\(s\) not in the calibration: cam_09/);
-      const one = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '5', '--layout', JSON.stringify([{ camera: 'cam_01', label: 'front', yaw_deg: 0 }]), '--out', tmp()]);
+      const one = await run([
+        'process',
+        BALANCING,
+        '--calib',
+        DEMO_CALIB,
+        '--trial-keypoints',
+        '--frames',
+        '5',
+        '--layout',
+        JSON.stringify([{ camera: 'cam_01', label: 'front', yaw_deg: 0 }]),
+        '--out',
+        tmp(),
+      ]);
       expect(one.code).toBe(2);
       expect(one.stderr).toMatch(/at least 2 cameras/);
     });
 
     it('marks every reading untrustworthy when the rig drifted from its declared layout', async () => {
-      const layout = JSON.stringify([{ camera: 'cam_01', label: 'front', yaw_deg: 0 }, { camera: 'cam_02', label: 'front', yaw_deg: 0 }, { camera: 'cam_03', label: 'back', yaw_deg: 180 }, { camera: 'cam_04', label: 'back', yaw_deg: 180 }]);
+      const layout = JSON.stringify([
+        { camera: 'cam_01', label: 'front', yaw_deg: 0 },
+        { camera: 'cam_02', label: 'front', yaw_deg: 0 },
+        { camera: 'cam_03', label: 'back', yaw_deg: 180 },
+        { camera: 'cam_04', label: 'back', yaw_deg: 180 },
+      ]);
       const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '30', '--layout', layout, '--out', tmp(), '--json']);
       expect(r.code).toBe(0);
       const j = JSON.parse(r.stdout) as { drift: { drifted: boolean }; metrics: { trustworthy: boolean; view_matches_declared: boolean }[] };
@@ -235,4 +378,3 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
     });
   });
 });
-

@@ -47,15 +47,21 @@ Outputs:
 `;
 
 /** Where the command writes; injectable for tests. */
-export interface CaptureIo { out(t: string): void; err(t: string): void; isTTY: boolean }
+export interface CaptureIo {
+  out(t: string): void;
+  err(t: string): void;
+  isTTY: boolean;
+}
 const STD: CaptureIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), isTTY: Boolean(process.stderr.isTTY) };
 
 /** A text progress bar on stderr: redrawn in place on a terminal, every 25 % otherwise. */
 export function progressBar(io: CaptureIo): (stage: string, done: number, total: number) => void {
-  let lastStage = '', lastQuarter = -1;
+  let lastStage = '',
+    lastQuarter = -1;
   return (stage, done, total) => {
     const frac = total > 0 ? done / total : 1;
-    const width = 30, filled = Math.round(frac * width);
+    const width = 30,
+      filled = Math.round(frac * width);
     const line = `${stage.padEnd(12)} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} ${(frac * 100).toFixed(0).padStart(3)}%`;
     if (io.isTTY) io.err(`\r${line}${done >= total ? '\n' : ''}`);
     else {
@@ -100,9 +106,14 @@ function table(rows: PoseMetricInput[]): string {
   const groups = new Map<string, PoseMetricInput[]>();
   for (const r of rows) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
   for (const g of groups.values()) {
-    const v = (s: string) => { const x = g.find((r) => r.statistic === s)?.value_deg; return x === null || x === undefined ? '     -' : x.toFixed(1).padStart(6); };
+    const v = (s: string) => {
+      const x = g.find((r) => r.statistic === s)?.value_deg;
+      return x === null || x === undefined ? '     -' : x.toFixed(1).padStart(6);
+    };
     const r0 = g[0]!;
-    lines.push(`${r0.joint.padEnd(19)} ${r0.side.padEnd(5)} ${v('peak')} ${v('min')} ${v('mean')} ${v('range')}  ${r0.coverage.toFixed(2).padStart(8)}  ${r0.sagittal_ratio === null ? '    -' : r0.sagittal_ratio.toFixed(2).padStart(5)}  ${String(r0.trustworthy).padEnd(11)}  ${[r0.omitted_reason, ...r0.conditions.map((c) => c.code)].filter(Boolean).join(', ')}`);
+    lines.push(
+      `${r0.joint.padEnd(19)} ${r0.side.padEnd(5)} ${v('peak')} ${v('min')} ${v('mean')} ${v('range')}  ${r0.coverage.toFixed(2).padStart(8)}  ${r0.sagittal_ratio === null ? '    -' : r0.sagittal_ratio.toFixed(2).padStart(5)}  ${String(r0.trustworthy).padEnd(11)}  ${[r0.omitted_reason, ...r0.conditions.map((c) => c.code)].filter(Boolean).join(', ')}`,
+    );
   }
   return lines.join('\n');
 }
@@ -111,16 +122,35 @@ function table(rows: PoseMetricInput[]): string {
 export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promise<number> {
   try {
     const { values, positionals } = parseArgs({
-      args: argv, allowPositionals: true, strict: true,
+      args: argv,
+      allowPositionals: true,
+      strict: true,
       options: {
-        calib: { type: 'string' }, keypoints: { type: 'string', multiple: true }, 'trial-keypoints': { type: 'boolean' }, fps: { type: 'string' },
-        tap: { type: 'string' }, layout: { type: 'string' }, 'drift-deg': { type: 'string' }, model: { type: 'string' }, cutoff: { type: 'string' },
-        'max-gap': { type: 'string' }, frames: { type: 'string' }, out: { type: 'string' }, db: { type: 'string' }, athlete: { type: 'string' },
-        as: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, sync: { type: 'string' },
+        calib: { type: 'string' },
+        keypoints: { type: 'string', multiple: true },
+        'trial-keypoints': { type: 'boolean' },
+        fps: { type: 'string' },
+        tap: { type: 'string' },
+        layout: { type: 'string' },
+        'drift-deg': { type: 'string' },
+        model: { type: 'string' },
+        cutoff: { type: 'string' },
+        'max-gap': { type: 'string' },
+        frames: { type: 'string' },
+        out: { type: 'string' },
+        db: { type: 'string' },
+        athlete: { type: 'string' },
+        as: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        sync: { type: 'string' },
       },
     });
     const [command, trial, ...extra] = positionals;
-    if (values.help || command === 'help' || !command) { io.out(HELP); return command || values.help ? 0 : 2; }
+    if (values.help || command === 'help' || !command) {
+      io.out(HELP);
+      return command || values.help ? 0 : 2;
+    }
     if (command !== 'process') throw new CaptureInputError('bad_argument', `unknown command "${command}" (only "process")`);
     if (!trial) throw new CaptureInputError('bad_argument', 'give the trial folder: npm run capture -- process <trial folder> --calib <toml>');
     if (extra.length) throw new CaptureInputError('bad_argument', `unexpected arguments: ${extra.join(' ')}`);
@@ -131,18 +161,35 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
     let layout = null;
     if (values.layout) {
       let raw: unknown;
-      try { raw = JSON.parse(values.layout); } catch { throw new CaptureInputError('bad_argument', '--layout must be JSON'); }
+      try {
+        raw = JSON.parse(values.layout);
+      } catch {
+        throw new CaptureInputError('bad_argument', '--layout must be JSON');
+      }
       const r = DeclaredLayout.safeParse(raw);
       if (!r.success) throw new CaptureInputError('bad_argument', `--layout: ${r.error.issues[0]?.path.join('.')} ${r.error.issues[0]?.message}`);
       layout = r.data;
     }
-    const keypointDirs = values.keypoints?.flatMap((k) => k.split(',')).filter(Boolean).map((k) => path.resolve(k));
+    const keypointDirs = values.keypoints
+      ?.flatMap((k) => k.split(','))
+      .filter(Boolean)
+      .map((k) => path.resolve(k));
     const trialDir = path.resolve(trial);
     const opts: ProcessOptions = {
-      trialDir, calibPath: path.resolve(values.calib), keypointDirs, useTrialKeypoints: values['trial-keypoints'],
-      tap: values.tap ? parseTap(values.tap) : undefined, fps: num(values.fps, 'fps'), cutoffHz: num(values.cutoff, 'cutoff'),
-      maxGapFrames: num(values['max-gap'], 'max-gap'), maxFrames: num(values.frames, 'frames'), layout,
-      driftToleranceDeg: num(values['drift-deg'], 'drift-deg'), pose: parseModel(values.model), onProgress: progressBar(io), sync,
+      trialDir,
+      calibPath: path.resolve(values.calib),
+      keypointDirs,
+      useTrialKeypoints: values['trial-keypoints'],
+      tap: values.tap ? parseTap(values.tap) : undefined,
+      fps: num(values.fps, 'fps'),
+      cutoffHz: num(values.cutoff, 'cutoff'),
+      maxGapFrames: num(values['max-gap'], 'max-gap'),
+      maxFrames: num(values.frames, 'frames'),
+      layout,
+      driftToleranceDeg: num(values['drift-deg'], 'drift-deg'),
+      pose: parseModel(values.model),
+      onProgress: progressBar(io),
+      sync,
     };
     const store = values.db ? openCaptureStore(path.resolve(values.db), values.athlete!, values.as) : null;
     try {
@@ -155,18 +202,38 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       writeFileSync(trcPath, r.trcText);
       let stored: { captureSessionId: string; metricCount: number } | null = null;
       if (store) {
-        stored = store.recordSession({
-          athleteId: values.athlete!, recordedAt: new Date().toISOString(), trialName: path.basename(trialDir), fps: r.fps, frameCount: r.frames,
-          cameraCount: r.cameras.length, source: r.source, trcPath, notes: `capture ${r.source}; excluded views per camera ${Array.from(r.triangulation.excludedCounts).join('/')}${r.drift.drifted ? `; rig drift: ${r.drift.reasons.join('; ')}` : ''}`,
-        }, r.rows);
+        stored = store.recordSession(
+          {
+            athleteId: values.athlete!,
+            recordedAt: new Date().toISOString(),
+            trialName: path.basename(trialDir),
+            fps: r.fps,
+            frameCount: r.frames,
+            cameraCount: r.cameras.length,
+            source: r.source,
+            trcPath,
+            notes: `capture ${r.source}; excluded views per camera ${Array.from(r.triangulation.excludedCounts).join('/')}${r.drift.drifted ? `; rig drift: ${r.drift.reasons.join('; ')}` : ''}`,
+          },
+          r.rows,
+        );
       }
       const excluded = Object.fromEntries(r.cameras.map((c, i) => [c.name, r.triangulation.excludedCounts[i] ?? 0]));
       if (values.json) {
-        io.out(`${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, metrics: r.rows }, null, 2)}\n`);
+        io.out(
+          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, metrics: r.rows }, null, 2)}\n`,
+        );
       } else {
-        io.out(`${r.frames} frames at ${r.fps} fps from ${r.cameras.length} cameras (${r.source}); athlete ${opts.tap ? 'tapped' : 'auto-selected (largest person; pass --tap to choose)'} in ${r.cameras[r.tap.camera]?.name} at (${r.tap.x.toFixed(0)}, ${r.tap.y.toFixed(0)})\n`);
-        io.out(`views excluded for reprojection error > 15 px: ${Object.entries(excluded).map(([k, v]) => `${k} ${v}`).join(', ')}; ${r.interpolated} point-frames interpolated\n`);
-        io.out(`view obliquity ${r.obliquity.obliquityDeg?.toFixed(1) ?? '-'}° (${r.rows[0]?.obliquity_band}); rig ${r.drift.drifted ? `DRIFTED: ${r.drift.reasons.join('; ')}` : opts.layout ? 'within its declared layout' : 'has no declared layout (view_matches_declared = false)'}\n\n`);
+        io.out(
+          `${r.frames} frames at ${r.fps} fps from ${r.cameras.length} cameras (${r.source}); athlete ${opts.tap ? 'tapped' : 'auto-selected (largest person; pass --tap to choose)'} in ${r.cameras[r.tap.camera]?.name} at (${r.tap.x.toFixed(0)}, ${r.tap.y.toFixed(0)})\n`,
+        );
+        io.out(
+          `views excluded for reprojection error > 15 px: ${Object.entries(excluded)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}; ${r.interpolated} point-frames interpolated\n`,
+        );
+        io.out(
+          `view obliquity ${r.obliquity.obliquityDeg?.toFixed(1) ?? '-'}° (${r.rows[0]?.obliquity_band}); rig ${r.drift.drifted ? `DRIFTED: ${r.drift.reasons.join('; ')}` : opts.layout ? 'within its declared layout' : 'has no declared layout (view_matches_declared = false)'}\n\n`,
+        );
         for (const c of r.trialConditions) io.out(`condition ${c.code}: ${c.detail}\n`);
         io.out(`${table(r.rows)}\n\nTRC: ${trcPath}\n`);
         if (stored) io.out(`stored capture session ${stored.captureSessionId} with ${stored.metricCount} pose_metric rows as ${store!.actorEmail}\n`);
@@ -176,13 +243,21 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       store?.close();
     }
   } catch (e) {
-    if (e instanceof CaptureInputError) { io.err(`capture: ${e.message}\n`); return 2; }
-    if (e instanceof Error && 'code' in e && (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') { io.err(`capture: ${e.message}\n${HELP}`); return 2; }
+    if (e instanceof CaptureInputError) {
+      io.err(`capture: ${e.message}\n`);
+      return 2;
+    }
+    if (e instanceof Error && 'code' in e && (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      io.err(`capture: ${e.message}\n${HELP}`);
+      return 2;
+    }
     io.err(`capture: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  runCaptureCli(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+  runCaptureCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

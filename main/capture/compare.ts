@@ -4,14 +4,25 @@ import { POSE2SIM_TRC_MARKERS } from '../../models/capture/keypoints';
 import type { TrcData } from '../../models/capture/trc';
 import { median, quantile } from '../../models/capture/vec';
 
-export interface MarkerAgreement { marker: string; n: number; medianMm: number; p95Mm: number }
+export interface MarkerAgreement {
+  marker: string;
+  n: number;
+  medianMm: number;
+  p95Mm: number;
+}
 
 /**
  * Per-marker distances (mm) between our F×K×3 points and a Pose2Sim TRC (marker names mapped
  * through `POSE2SIM_TRC_MARKERS`), over frames where both are present.
  */
-export function compareWithTrc(points: Float64Array, set: KeypointSet, trc: TrcData): { markers: MarkerAgreement[]; all: { n: number; medianMm: number; p95Mm: number } } {
-  const K = set.length, F = Math.min(points.length / (K * 3), trc.frames), M = trc.markers.length;
+export function compareWithTrc(
+  points: Float64Array,
+  set: KeypointSet,
+  trc: TrcData,
+): { markers: MarkerAgreement[]; all: { n: number; medianMm: number; p95Mm: number } } {
+  const K = set.length,
+    F = Math.min(points.length / (K * 3), trc.frames),
+    M = trc.markers.length;
   const markers: MarkerAgreement[] = [];
   const all: number[] = [];
   trc.markers.forEach((name, m) => {
@@ -19,8 +30,13 @@ export function compareWithTrc(points: Float64Array, set: KeypointSet, trc: TrcD
     if (ours < 0) return;
     const d: number[] = [];
     for (let f = 0; f < F; f++) {
-      const a = (f * K + ours) * 3, b = (f * M + m) * 3;
-      const dist = Math.hypot((points[a] ?? NaN) - (trc.points[b] ?? NaN), (points[a + 1] ?? NaN) - (trc.points[b + 1] ?? NaN), (points[a + 2] ?? NaN) - (trc.points[b + 2] ?? NaN));
+      const a = (f * K + ours) * 3,
+        b = (f * M + m) * 3;
+      const dist = Math.hypot(
+        (points[a] ?? NaN) - (trc.points[b] ?? NaN),
+        (points[a + 1] ?? NaN) - (trc.points[b + 1] ?? NaN),
+        (points[a + 2] ?? NaN) - (trc.points[b + 2] ?? NaN),
+      );
       if (Number.isFinite(dist)) d.push(dist * 1000);
     }
     all.push(...d);

@@ -11,19 +11,36 @@ import { DEMO_CALIB, hasDemo, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const tmp = () => mkdtempSync(path.join(tmpdir(), 'capture-inputs-'));
 const cams = ['cam_01', 'cam_02', 'cam_03'].map((n, i) => ringCamera(n, i * 90));
-const code = (f: () => unknown) => { try { f(); return null; } catch (e) { return e instanceof CaptureInputError ? e.code : String(e); } };
+const code = (f: () => unknown) => {
+  try {
+    f();
+    return null;
+  } catch (e) {
+    return e instanceof CaptureInputError ? e.code : String(e);
+  }
+};
 
 describe('cameras are matched to inputs by name, never by sort order', () => {
   it('matches normalised names and trailing numbers whatever the input order', () => {
-    expect(matchToCameras(cams, ['/t/cam03_json', '/t/cam01_json', '/t/cam02_json'], (x) => x, 'folder')).toEqual(['/t/cam01_json', '/t/cam02_json', '/t/cam03_json']);
-    expect(matchToCameras(cams, ['v/side_3.mp4', 'v/front_1.mp4', 'v/back_2.mp4'], (x) => x, 'video')).toEqual(['v/front_1.mp4', 'v/back_2.mp4', 'v/side_3.mp4']);
+    expect(matchToCameras(cams, ['/t/cam03_json', '/t/cam01_json', '/t/cam02_json'], (x) => x, 'folder')).toEqual([
+      '/t/cam01_json',
+      '/t/cam02_json',
+      '/t/cam03_json',
+    ]);
+    expect(matchToCameras(cams, ['v/side_3.mp4', 'v/front_1.mp4', 'v/back_2.mp4'], (x) => x, 'video')).toEqual([
+      'v/front_1.mp4',
+      'v/back_2.mp4',
+      'v/side_3.mp4',
+    ]);
     const named = [ringCamera('front', 0), ringCamera('left', 90)];
     expect(matchToCameras(named, ['left.mp4', 'front.mp4'], (x) => x, 'video')).toEqual(['front.mp4', 'left.mp4']);
   });
   it('refuses a view folder that matches no camera, even when the counts agree (no sort-order fallback)', () => {
     const named = [ringCamera('front', 0), ringCamera('left', 90)];
     expect(code(() => matchToCameras(named, ['a.mp4', 'b.mp4'], (x) => x, 'video'))).toBe('bad_calibration');
-    expect(() => matchToCameras(named, ['front.mp4', 'b.mp4'], (x) => x, 'video')).toThrow(/b.mp4 matches no camera in the calibration by name \(calibrated: front, left\)/);
+    expect(() => matchToCameras(named, ['front.mp4', 'b.mp4'], (x) => x, 'video')).toThrow(
+      /b.mp4 matches no camera in the calibration by name \(calibrated: front, left\)/,
+    );
   });
   it('names the camera without an input, and refuses two inputs for one camera', () => {
     expect(() => matchToCameras(cams, ['cam01.mp4', 'cam03.mp4'], (x) => x, 'video')).toThrow(/no video for camera cam_02/);
@@ -47,7 +64,12 @@ describe.skipIf(!hasDemo)(`JSON keypoints are checked against the calibration's 
   });
   it('refuses a keypoint folder whose name matches no calibrated camera', async () => {
     const d = tmp();
-    for (const [from, to] of [['cam01', 'cam01'], ['cam02', 'cam02'], ['cam03', 'cam03'], ['cam04', 'side']] as const) {
+    for (const [from, to] of [
+      ['cam01', 'cam01'],
+      ['cam02', 'cam02'],
+      ['cam03', 'cam03'],
+      ['cam04', 'side'],
+    ] as const) {
       const src = path.join(STATIC_TRIAL, 'pose', `${from}_json`);
       mkdirSync(path.join(d, `${to}_json`));
       for (const f of readdirSync(src)) copyFileSync(path.join(src, f), path.join(d, `${to}_json`, f));

@@ -110,14 +110,19 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   if (cams.length < 2) throw new CaptureInputError('bad_calibration', `${o.calibPath} has ${cams.length} camera; triangulation needs at least 2`);
   if (o.layout) {
     const unknown = o.layout.filter((d) => !cams.some((c) => c.name === d.camera)).map((d) => d.camera);
-    if (unknown.length) throw new CaptureInputError('bad_argument', `--layout names camera(s) not in the calibration: ${unknown.join(', ')} (calibrated: ${cams.map((c) => c.name).join(', ')})`);
+    if (unknown.length)
+      throw new CaptureInputError(
+        'bad_argument',
+        `--layout names camera(s) not in the calibration: ${unknown.join(', ')} (calibrated: ${cams.map((c) => c.name).join(', ')})`,
+      );
     // Drift is judged between cameras (a common rotation is absorbed), so one camera can never drift.
     if (o.layout.length < 2) throw new CaptureInputError('bad_argument', '--layout must declare at least 2 cameras: drift is measured between cameras');
   }
   const C = cams.length;
   const P = Float64Array.from(cams.flatMap(projectionMatrix));
   const tapCam = o.tap === undefined ? 0 : typeof o.tap.camera === 'number' ? o.tap.camera : cams.findIndex((c) => c.name === o.tap!.camera);
-  if (tapCam < 0 || tapCam >= C) throw new CaptureInputError('bad_argument', `tap camera ${String(o.tap?.camera)} is not one of ${cams.map((c) => c.name).join(', ')}`);
+  if (tapCam < 0 || tapCam >= C)
+    throw new CaptureInputError('bad_argument', `tap camera ${String(o.tap?.camera)} is not one of ${cams.map((c) => c.name).join(', ')}`);
 
   let observations: Float64Array, set: KeypointSet, frames: number, fps: number, tap: Tap;
   let videos: VideoSource[] | null = null;
@@ -127,7 +132,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     set = BODY25B;
     const kp = loadKeypointFolders(cams, keypointDirs, set.length);
     const fpsGuess = o.fps ?? frameRateFromConfig(o.trialDir);
-    if (!fpsGuess) throw new CaptureInputError('bad_argument', 'keypoint JSON carries no frame rate: pass --fps (or put [project] frame_rate in the trial\'s Config.toml)');
+    if (!fpsGuess)
+      throw new CaptureInputError('bad_argument', "keypoint JSON carries no frame rate: pass --fps (or put [project] frame_rate in the trial's Config.toml)");
     fps = fpsGuess;
     const people = o.maxFrames ? kp.people.map((c) => c.slice(0, o.maxFrames)) : kp.people;
     frames = people[0]!.length;
@@ -139,7 +145,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   } else {
     if (!existsSync(o.trialDir)) throw new CaptureInputError('bad_argument', `trial folder ${o.trialDir} does not exist; check the path`);
     const files = findVideos(o.trialDir);
-    if (files.length === 0) throw new CaptureInputError('no_input', `${o.trialDir} has no videos (videos/*.mp4, …); pass --keypoints <folders> for 2D keypoint JSON`);
+    if (files.length === 0)
+      throw new CaptureInputError('no_input', `${o.trialDir} has no videos (videos/*.mp4, …); pass --keypoints <folders> for 2D keypoint JSON`);
     videos = probeVideos(cams, files);
     timings.probe_s = (performance.now() - t0) / 1000;
     fps = videos[0]!.fps;
@@ -167,45 +174,73 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     o.onProgress?.('synchronise', 0, 1);
     const rep = estimateSync(ideal, P, K, C, { minConfidence: o.triangulation?.minConfidence ?? 0.3 });
     const shifted = rep.offsets.some((x) => x !== 0);
-    const describe = rep.offsets.map((x, c) => (x === 0 ? null : `${cams[c]!.name} by ${Math.abs(x)} frame${Math.abs(x) === 1 ? '' : 's'} (${x > 0 ? 'behind' : 'ahead of'} the others; reprojection ${rep.residualAtZeroPx[c]?.toFixed(1)} px in step vs ${rep.residualAtBestPx[c]?.toFixed(1)} px re-timed)`)).filter((x) => x !== null).join('; ');
+    const describe = rep.offsets
+      .map((x, c) =>
+        x === 0
+          ? null
+          : `${cams[c]!.name} by ${Math.abs(x)} frame${Math.abs(x) === 1 ? '' : 's'} (${x > 0 ? 'behind' : 'ahead of'} the others; reprojection ${rep.residualAtZeroPx[c]?.toFixed(1)} px in step vs ${rep.residualAtBestPx[c]?.toFixed(1)} px re-timed)`,
+      )
+      .filter((x) => x !== null)
+      .join('; ');
     if (shifted && o.sync === 'auto') {
       const a = applySyncOffsets(ideal, K, C, rep.offsets);
       ideal = a.observations;
       observations = applySyncOffsets(observations, K, C, rep.offsets).observations;
       frames = a.frames;
       sync = { ...rep, applied: true, firstFrame: a.firstFrame };
-      trialConditions.push({ code: 'camera_offset_corrected', detail: `camera frame offsets found and corrected (--sync auto): ${describe}; the trial was trimmed to the ${a.frames} frames all cameras cover` });
+      trialConditions.push({
+        code: 'camera_offset_corrected',
+        detail: `camera frame offsets found and corrected (--sync auto): ${describe}; the trial was trimmed to the ${a.frames} frames all cameras cover`,
+      });
     } else {
       sync = { ...rep, applied: false, firstFrame: 0 };
-      if (shifted) trialConditions.push({ code: 'camera_offset', detail: `cameras out of step: ${describe}. Re-record with synchronised cameras, or process with --sync auto to shift that camera's frames` });
+      if (shifted)
+        trialConditions.push({
+          code: 'camera_offset',
+          detail: `cameras out of step: ${describe}. Re-record with synchronised cameras, or process with --sync auto to shift that camera's frames`,
+        });
     }
     o.onProgress?.('synchronise', 1, 1);
   }
-  const tri: TriangulationResult = o.referenceTriangulation || !hasAddon('triangulation')
-    ? triangulateBatch({ cameras: C, projections: P, observations: ideal }, topt)
-    : await triangulationAddon().triangulateAsync(P, ideal, C, topt);
+  const tri: TriangulationResult =
+    o.referenceTriangulation || !hasAddon('triangulation')
+      ? triangulateBatch({ cameras: C, projections: P, observations: ideal }, topt)
+      : await triangulationAddon().triangulateAsync(P, ideal, C, topt);
   o.onProgress?.('triangulate', 1, 1);
   timings.triangulate_s = (performance.now() - t2) / 1000;
 
   // Per-camera exclusion and reprojection residuals (the imbalance checks).
-  const validViews = new Array<number>(C).fill(0), residuals: number[][] = Array.from({ length: C }, () => []);
+  const validViews = new Array<number>(C).fill(0),
+    residuals: number[][] = Array.from({ length: C }, () => []);
   const minConf = topt.minConfidence;
   for (let i = 0; i < tri.viewMask.length; i++) {
-    const x = tri.points[i * 3] ?? NaN, y = tri.points[i * 3 + 1] ?? NaN, z = tri.points[i * 3 + 2] ?? NaN;
+    const x = tri.points[i * 3] ?? NaN,
+      y = tri.points[i * 3 + 1] ?? NaN,
+      z = tri.points[i * 3 + 2] ?? NaN;
     for (let c = 0; c < C; c++) {
       const ob = (i * C + c) * 3;
       if ((ideal[ob + 2] ?? 0) >= minConf && Number.isFinite(ideal[ob])) validViews[c]!++;
       if (!((tri.viewMask[i] ?? 0) & (1 << c)) || !Number.isFinite(x)) continue;
       const p = P.subarray(c * 12, c * 12 + 12);
       const w = p[8]! * x + p[9]! * y + p[10]! * z + p[11]!;
-      residuals[c]!.push(Math.hypot((p[0]! * x + p[1]! * y + p[2]! * z + p[3]!) / w - ideal[ob]!, (p[4]! * x + p[5]! * y + p[6]! * z + p[7]!) / w - ideal[ob + 1]!));
+      residuals[c]!.push(
+        Math.hypot((p[0]! * x + p[1]! * y + p[2]! * z + p[3]!) / w - ideal[ob]!, (p[4]! * x + p[5]! * y + p[6]! * z + p[7]!) / w - ideal[ob + 1]!),
+      );
     }
   }
-  trialConditions.push(...cameraConditions({ names: cams.map((c) => c.name), excluded: tri.excludedCounts, valid: validViews, residualPx: residuals.map((r) => median(r)) }));
+  trialConditions.push(
+    ...cameraConditions({ names: cams.map((c) => c.name), excluded: tri.excludedCounts, valid: validViews, residualPx: residuals.map((r) => median(r)) }),
+  );
   if (frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps) {
-    trialConditions.push({ code: 'static_trial', detail: `a static trial of ${frames} frames (${(frames / fps).toFixed(2)} s): too short for the zero-lag filter, so values are unfiltered, and peak, minimum and range describe a held posture, not a movement` });
+    trialConditions.push({
+      code: 'static_trial',
+      detail: `a static trial of ${frames} frames (${(frames / fps).toFixed(2)} s): too short for the zero-lag filter, so values are unfiltered, and peak, minimum and range describe a held posture, not a movement`,
+    });
   }
-  const confidence = (name: string) => { const k = set.indexOf(name); return k < 0 ? NaN : meanKeypointConfidence(observations, K, C, k); };
+  const confidence = (name: string) => {
+    const k = set.indexOf(name);
+    return k < 0 ? NaN : meanKeypointConfidence(observations, K, C, k);
+  };
   const filled = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, noFilter: true });
   const filtered = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, cutoffHz: o.cutoffHz });
 
@@ -232,18 +267,41 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   timings.total_s = (performance.now() - t0) / 1000;
   return {
-    cameras: cams, source: keypointDirs ? 'keypoints_json' : 'video', videos, keypointSet: set, fps, frames, tap, observations, undistorted, sync, trialConditions,
-    triangulation: tri, filled: filled.points, filtered: filtered.points, interpolated: filtered.interpolated,
-    rows, outcomes, drift, obliquity: { yawsDeg: ob.yawsDeg, obliquityDeg: ob.obliquityDeg }, cameraMode, trcText, timings,
+    cameras: cams,
+    source: keypointDirs ? 'keypoints_json' : 'video',
+    videos,
+    keypointSet: set,
+    fps,
+    frames,
+    tap,
+    observations,
+    undistorted,
+    sync,
+    trialConditions,
+    triangulation: tri,
+    filled: filled.points,
+    filtered: filtered.points,
+    interpolated: filtered.interpolated,
+    rows,
+    outcomes,
+    drift,
+    obliquity: { yawsDeg: ob.yawsDeg, obliquityDeg: ob.obliquityDeg },
+    cameraMode,
+    trcText,
+    timings,
   };
 }
 
 /** A short human label for the 2D pose model used on video. */
 function poseModelLabel(spec: PoseEstimatorSpec): string {
   switch (spec.kind) {
-    case 'movenet': return `MoveNet ${spec.variant === 'thunder' ? 'Thunder' : 'Lightning'}`;
-    case 'bodypix': return 'BodyPix';
-    case 'onnx-simcc': return `ONNX model ${path.basename(spec.modelPath)}`;
-    default: return 'a 2D pose model';
+    case 'movenet':
+      return `MoveNet ${spec.variant === 'thunder' ? 'Thunder' : 'Lightning'}`;
+    case 'bodypix':
+      return 'BodyPix';
+    case 'onnx-simcc':
+      return `ONNX model ${path.basename(spec.modelPath)}`;
+    default:
+      return 'a 2D pose model';
   }
 }

@@ -14,13 +14,23 @@ const VIDEO_EXT = /\.(mp4|avi|mov|mkv|webm|m4v)$/i;
 
 /** Digits of a camera/file name ("cam_01" → "1", "cam01.mp4" → "1"); null without digits. */
 export function cameraNumber(name: string): string | null {
-  const m = /(\d+)(?!.*\d)/.exec(path.basename(name).replace(VIDEO_EXT, '').replace(/_json$/, ''));
+  const m = /(\d+)(?!.*\d)/.exec(
+    path
+      .basename(name)
+      .replace(VIDEO_EXT, '')
+      .replace(/_json$/, ''),
+  );
   return m?.[1] ? String(Number(m[1])) : null;
 }
 
 /** A name reduced for matching: basename without extension or `_json`, lower case, letters and digits only ("cam_01" and "cam01_json" → "cam01"). */
 export function normalizedCameraName(name: string): string {
-  return path.basename(name).replace(VIDEO_EXT, '').replace(/_json$/i, '').toLowerCase().replace(/[^a-z0-9]/g, '');
+  return path
+    .basename(name)
+    .replace(VIDEO_EXT, '')
+    .replace(/_json$/i, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
 }
 
 /**
@@ -46,16 +56,25 @@ export function matchToCameras<T>(cams: CameraCalibration[], items: T[], nameOf:
   const base = (t: T) => path.basename(nameOf(t));
   const calibrated = cams.map((c) => c.name).join(', ');
   const unmatched = items.filter((_, i) => owner[i] === -1);
-  if (unmatched.length) throw new CaptureInputError('bad_calibration', `${unmatched.map(base).join(', ')} ${unmatched.length === 1 ? 'matches' : 'match'} no camera in the calibration by name (calibrated: ${calibrated}); name each ${what} after its camera (e.g. cam01 for cam_01), add the camera's section, or move that ${what} out of the trial to leave the camera out deliberately`);
+  if (unmatched.length)
+    throw new CaptureInputError(
+      'bad_calibration',
+      `${unmatched.map(base).join(', ')} ${unmatched.length === 1 ? 'matches' : 'match'} no camera in the calibration by name (calibrated: ${calibrated}); name each ${what} after its camera (e.g. cam01 for cam_01), add the camera's section, or move that ${what} out of the trial to leave the camera out deliberately`,
+    );
   const out: T[] = [];
   const missing: string[] = [];
   for (let c = 0; c < cams.length; c++) {
     const mine = items.filter((_, i) => owner[i] === c);
-    if (mine.length > 1) throw new CaptureInputError('bad_argument', `${mine.map(base).join(' and ')} both match camera ${cams[c]!.name}; keep one ${what} per camera`);
+    if (mine.length > 1)
+      throw new CaptureInputError('bad_argument', `${mine.map(base).join(' and ')} both match camera ${cams[c]!.name}; keep one ${what} per camera`);
     if (mine.length === 0) missing.push(cams[c]!.name);
     else out.push(mine[0]!);
   }
-  if (missing.length) throw new CaptureInputError('missing_camera', `no ${what} for camera ${missing.join(', ')} (found ${items.map(base).join(', ') || 'none'}); every calibrated camera needs one`);
+  if (missing.length)
+    throw new CaptureInputError(
+      'missing_camera',
+      `no ${what} for camera ${missing.join(', ')} (found ${items.map(base).join(', ') || 'none'}); every calibrated camera needs one`,
+    );
   return out;
 }
 
@@ -78,7 +97,10 @@ export function findVideos(trialDir: string): string[] {
   const dirs = [path.join(trialDir, 'videos'), trialDir];
   for (const d of dirs) {
     if (!existsSync(d) || !statSync(d).isDirectory()) continue;
-    const v = readdirSync(d).filter((f) => VIDEO_EXT.test(f)).sort().map((f) => path.join(d, f));
+    const v = readdirSync(d)
+      .filter((f) => VIDEO_EXT.test(f))
+      .sort()
+      .map((f) => path.join(d, f));
     if (v.length) return v;
   }
   return [];
@@ -105,9 +127,13 @@ export function probeVideos(cams: CameraCalibration[], files: string[]): VideoSo
       const first = reader.read();
       if (!first) throw new CaptureInputError('unreadable_video', `${file} has no decodable frame (empty or corrupt video)`);
       const frames = info.frameCount > 0 ? Math.round(info.frameCount) : 1 + reader.skip(1 << 30);
-      const w = first.width, h = first.height;
+      const w = first.width,
+        h = first.height;
       if (Math.abs(w - cam.width) > SIZE_TOLERANCE_PX || Math.abs(h - cam.height) > SIZE_TOLERANCE_PX) {
-        throw new CaptureInputError('size_mismatch', `${path.basename(file)} is ${w}×${h} px but camera ${cam.name} was calibrated at ${cam.width}×${cam.height} px; recalibrate or use the matching calibration`);
+        throw new CaptureInputError(
+          'size_mismatch',
+          `${path.basename(file)} is ${w}×${h} px but camera ${cam.name} was calibrated at ${cam.width}×${cam.height} px; recalibrate or use the matching calibration`,
+        );
       }
       return { camera: cam.name, path: file, width: w, height: h, fps: info.fps, frames };
     } finally {
@@ -115,9 +141,14 @@ export function probeVideos(cams: CameraCalibration[], files: string[]): VideoSo
     }
   });
   const fr = new Set(out.map((v) => v.frames));
-  if (fr.size > 1) throw new CaptureInputError('frame_count_mismatch', `videos have different frame counts (${out.map((v) => `${path.basename(v.path)}: ${v.frames}`).join(', ')}); they must be synchronised frame by frame`);
+  if (fr.size > 1)
+    throw new CaptureInputError(
+      'frame_count_mismatch',
+      `videos have different frame counts (${out.map((v) => `${path.basename(v.path)}: ${v.frames}`).join(', ')}); they must be synchronised frame by frame`,
+    );
   const fps = out.map((v) => v.fps);
-  if (Math.max(...fps) - Math.min(...fps) > 0.01 * Math.max(...fps)) throw new CaptureInputError('fps_mismatch', `videos have different frame rates (${out.map((v) => `${path.basename(v.path)}: ${v.fps} fps`).join(', ')})`);
+  if (Math.max(...fps) - Math.min(...fps) > 0.01 * Math.max(...fps))
+    throw new CaptureInputError('fps_mismatch', `videos have different frame rates (${out.map((v) => `${path.basename(v.path)}: ${v.fps} fps`).join(', ')})`);
   return out;
 }
 
@@ -133,7 +164,10 @@ export function findKeypointFolders(trialDir: string): string[] {
   for (const sub of ['pose-associated', 'pose']) {
     const d = path.join(trialDir, sub);
     if (!existsSync(d)) continue;
-    const f = readdirSync(d).filter((x) => statSync(path.join(d, x)).isDirectory()).sort().map((x) => path.join(d, x));
+    const f = readdirSync(d)
+      .filter((x) => statSync(path.join(d, x)).isDirectory())
+      .sort()
+      .map((x) => path.join(d, x));
     if (f.length) return f;
   }
   return [];
@@ -141,25 +175,39 @@ export function findKeypointFolders(trialDir: string): string[] {
 
 /** Read OpenPose JSON folders (one per camera, one file per frame, sorted by name). */
 export function loadKeypointFolders(cams: CameraCalibration[], folders: string[], keypoints: number): KeypointInput {
-  for (const f of folders) if (!existsSync(f) || !statSync(f).isDirectory()) throw new CaptureInputError('missing_camera', `keypoint folder ${f} does not exist`);
+  for (const f of folders)
+    if (!existsSync(f) || !statSync(f).isDirectory()) throw new CaptureInputError('missing_camera', `keypoint folder ${f} does not exist`);
   const matched = matchToCameras(cams, folders, (f) => f, 'keypoint folder');
-  const files = matched.map((d) => readdirSync(d).filter((x) => x.endsWith('.json')).sort().map((x) => path.join(d, x)));
-  files.forEach((fs, i) => { if (fs.length === 0) throw new CaptureInputError('bad_keypoints', `${matched[i]} holds no .json frames`); });
+  const files = matched.map((d) =>
+    readdirSync(d)
+      .filter((x) => x.endsWith('.json'))
+      .sort()
+      .map((x) => path.join(d, x)),
+  );
+  files.forEach((fs, i) => {
+    if (fs.length === 0) throw new CaptureInputError('bad_keypoints', `${matched[i]} holds no .json frames`);
+  });
   const counts = new Set(files.map((f) => f.length));
-  if (counts.size > 1) throw new CaptureInputError('frame_count_mismatch', `keypoint folders have different frame counts (${matched.map((d, i) => `${path.basename(d)}: ${files[i]!.length}`).join(', ')})`);
-  const people = files.map((fs) => fs.map((file) => {
-    let doc: unknown;
-    try {
-      doc = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (e) {
-      throw new CaptureInputError('bad_keypoints', `${file} is not valid JSON (${(e as Error).message})`);
-    }
-    try {
-      return openPosePeople(doc, keypoints);
-    } catch {
-      throw new CaptureInputError('bad_keypoints', `${file} is not OpenPose keypoint JSON (needs "people": [{"pose_keypoints_2d": [...]}])`);
-    }
-  }));
+  if (counts.size > 1)
+    throw new CaptureInputError(
+      'frame_count_mismatch',
+      `keypoint folders have different frame counts (${matched.map((d, i) => `${path.basename(d)}: ${files[i]!.length}`).join(', ')})`,
+    );
+  const people = files.map((fs) =>
+    fs.map((file) => {
+      let doc: unknown;
+      try {
+        doc = JSON.parse(readFileSync(file, 'utf8'));
+      } catch (e) {
+        throw new CaptureInputError('bad_keypoints', `${file} is not valid JSON (${(e as Error).message})`);
+      }
+      try {
+        return openPosePeople(doc, keypoints);
+      } catch {
+        throw new CaptureInputError('bad_keypoints', `${file} is not OpenPose keypoint JSON (needs "people": [{"pose_keypoints_2d": [...]}])`);
+      }
+    }),
+  );
   people.forEach((cam, c) => checkKeypointsInImage(cams[c]!, matched[c]!, cam));
   return { folders: matched, frames: files[0]!.length, people };
 }
@@ -176,17 +224,28 @@ export const KEYPOINT_OUTSIDE_MAX = 0.01;
  * swapped or wrong calibration, a rotated video). Throws `size_mismatch`.
  */
 export function checkKeypointsInImage(cam: CameraCalibration, folder: string, frames: Keypoints2D[][]): void {
-  const mx = cam.width * KEYPOINT_IMAGE_MARGIN, my = cam.height * KEYPOINT_IMAGE_MARGIN;
-  let n = 0, out = 0, maxX = -Infinity, maxY = -Infinity;
-  for (const people of frames) for (const kp of people) for (let k = 0; k < kp.length / 3; k++) {
-    const x = kp[k * 3] ?? NaN, y = kp[k * 3 + 1] ?? NaN;
-    if (!((kp[k * 3 + 2] ?? 0) > 0) || !Number.isFinite(x) || !Number.isFinite(y)) continue;
-    n++;
-    maxX = Math.max(maxX, x); maxY = Math.max(maxY, y);
-    if (x < -mx || y < -my || x > cam.width + mx || y > cam.height + my) out++;
-  }
+  const mx = cam.width * KEYPOINT_IMAGE_MARGIN,
+    my = cam.height * KEYPOINT_IMAGE_MARGIN;
+  let n = 0,
+    out = 0,
+    maxX = -Infinity,
+    maxY = -Infinity;
+  for (const people of frames)
+    for (const kp of people)
+      for (let k = 0; k < kp.length / 3; k++) {
+        const x = kp[k * 3] ?? NaN,
+          y = kp[k * 3 + 1] ?? NaN;
+        if (!((kp[k * 3 + 2] ?? 0) > 0) || !Number.isFinite(x) || !Number.isFinite(y)) continue;
+        n++;
+        maxX = Math.max(maxX, x);
+        maxY = Math.max(maxY, y);
+        if (x < -mx || y < -my || x > cam.width + mx || y > cam.height + my) out++;
+      }
   if (n > 0 && out / n > KEYPOINT_OUTSIDE_MAX) {
-    throw new CaptureInputError('size_mismatch', `${path.basename(folder)}: ${out} of ${n} keypoints (${(100 * out / n).toFixed(1)} %) lie outside camera ${cam.name}'s calibrated image of ${cam.width}×${cam.height} px (keypoints reach x ${Math.round(maxX)}, y ${Math.round(maxY)} px); the keypoints were not made at this camera's calibrated size — check that the calibration belongs to these cameras and that width and height are not swapped`);
+    throw new CaptureInputError(
+      'size_mismatch',
+      `${path.basename(folder)}: ${out} of ${n} keypoints (${((100 * out) / n).toFixed(1)} %) lie outside camera ${cam.name}'s calibrated image of ${cam.width}×${cam.height} px (keypoints reach x ${Math.round(maxX)}, y ${Math.round(maxY)} px); the keypoints were not made at this camera's calibrated size — check that the calibration belongs to these cameras and that width and height are not swapped`,
+    );
   }
 }
 
@@ -200,7 +259,9 @@ export function frameRateFromConfig(trialDir: string): number | null {
         const doc = parseToml(readFileSync(f, 'utf8')) as { project?: { frame_rate?: unknown } };
         const r = doc.project?.frame_rate;
         if (typeof r === 'number' && r > 0) return r;
-      } catch { /* a broken config is not ours to judge */ }
+      } catch {
+        /* a broken config is not ours to judge */
+      }
     }
     d = path.dirname(d);
   }

@@ -48,8 +48,13 @@ export interface CaptureStore {
  * @throws CaptureInputError ('bad_argument')
  */
 export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: string): CaptureStore {
-  if (!asEmail) throw new CaptureInputError('bad_argument', `say who is recording: add --as EMAIL (a user of athlete ${athleteId}'s organisation whose role may run captures; list users with \`npm run cli -- users --db ${dbPath}\`)`);
-  if (!existsSync(dbPath)) throw new CaptureInputError('bad_argument', `no database at ${dbPath}; create one with \`npm run cli -- seed --db ${dbPath}\` or check the path`);
+  if (!asEmail)
+    throw new CaptureInputError(
+      'bad_argument',
+      `say who is recording: add --as EMAIL (a user of athlete ${athleteId}'s organisation whose role may run captures; list users with \`npm run cli -- users --db ${dbPath}\`)`,
+    );
+  if (!existsSync(dbPath))
+    throw new CaptureInputError('bad_argument', `no database at ${dbPath}; create one with \`npm run cli -- seed --db ${dbPath}\` or check the path`);
   let db: Db;
   try {
     db = openDb(dbPath);
@@ -57,13 +62,24 @@ export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: st
     throw new CaptureInputError('bad_argument', `cannot open database ${dbPath}: ${(e as Error).message}`);
   }
   const user = findUserByEmail(db, asEmail);
-  if (!user) { db.close(); throw new CaptureInputError('bad_argument', `no user ${asEmail} in ${dbPath}`); }
+  if (!user) {
+    db.close();
+    throw new CaptureInputError('bad_argument', `no user ${asEmail} in ${dbPath}`);
+  }
   const ctx = { db, userId: user.id };
   return {
     actorEmail: user.email,
     preflight(id) {
       try {
-        planWrite(ctx, VERBS.get('capture.recordSession') as WriteVerb, { athlete_id: id, recorded_at: new Date().toISOString(), fps: 30, frame_count: 1, camera_count: 2, source: 'video', metrics: [] });
+        planWrite(ctx, VERBS.get('capture.recordSession') as WriteVerb, {
+          athlete_id: id,
+          recorded_at: new Date().toISOString(),
+          fps: 30,
+          frame_count: 1,
+          camera_count: 2,
+          source: 'video',
+          metrics: [],
+        });
       } catch (e) {
         if (e instanceof AppError) throw new CaptureInputError('bad_argument', `${asEmail} cannot record a capture for athlete ${id}: ${e.message}`);
         throw e;
@@ -71,15 +87,28 @@ export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: st
     },
     recordSession(s, metrics) {
       const res = callVerb(ctx, VERBS, 'capture.recordSession', {
-        athlete_id: s.athleteId, rig_id: s.rigId ?? null, recorded_at: s.recordedAt, trial_name: s.trialName, fps: s.fps,
-        frame_count: s.frameCount, camera_count: s.cameraCount, source: s.source, trc_path: s.trcPath, notes: s.notes, metrics,
+        athlete_id: s.athleteId,
+        rig_id: s.rigId ?? null,
+        recorded_at: s.recordedAt,
+        trial_name: s.trialName,
+        fps: s.fps,
+        frame_count: s.frameCount,
+        camera_count: s.cameraCount,
+        source: s.source,
+        trc_path: s.trcPath,
+        notes: s.notes,
+        metrics,
       }) as { changeset: { changes: { op: string; table: string; id: string }[] } };
       const session = res.changeset.changes.find((c) => c.op === 'insert' && c.table === 'capture_session');
       if (!session) throw new Error('capture.recordSession stored no capture_session');
       return { captureSessionId: session.id, metricCount: res.changeset.changes.filter((c) => c.table === 'pose_metric').length };
     },
     getPoseMetrics(athleteId, captureSessionId) {
-      return callVerb(ctx, VERBS, 'pose.getMetrics', { athlete_id: athleteId, ...(captureSessionId ? { capture_session_id: captureSessionId } : {}), limit: 500 }) as { metrics: Record<string, unknown>[] };
+      return callVerb(ctx, VERBS, 'pose.getMetrics', {
+        athlete_id: athleteId,
+        ...(captureSessionId ? { capture_session_id: captureSessionId } : {}),
+        limit: 500,
+      }) as { metrics: Record<string, unknown>[] };
     },
     close: () => db.close(),
   };

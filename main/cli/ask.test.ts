@@ -35,13 +35,24 @@ function io() {
   const err: string[] = [];
   return { io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }, out, err };
 }
-const provider = () => ({ providerFactory: (cfg: { apiKey: string }) => new AnthropicProvider({ apiKey: cfg.apiKey, baseURL: server.url, maxRetries: 0 }), env: { ANTHROPIC_API_KEY: 'sk-ant-test-cli-000000' }, secretBox: null });
+const provider = () => ({
+  providerFactory: (cfg: { apiKey: string }) => new AnthropicProvider({ apiKey: cfg.apiKey, baseURL: server.url, maxRetries: 0 }),
+  env: { ANTHROPIC_API_KEY: 'sk-ant-test-cli-000000' },
+  secretBox: null,
+});
 
 describe('ask', () => {
   it('prints AG-UI events as JSON lines, approves with --approve all, then prints the answer', async () => {
-    server.push({ toolUses: [{ name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 60, rpe: 5 } }] }, { text: 'Logged the U19 session.' });
+    server.push(
+      { toolUses: [{ name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 60, rpe: 5 } }] },
+      { text: 'Logged the U19 session.' },
+    );
     const { io: sink, out, err } = io();
-    const code = await askCommand(['--db', dbPath, '--as', DEMO_EMAILS.coach, '--approve', 'all', "log yesterday's U19 session, 60 min at RPE 5"], sink, provider());
+    const code = await askCommand(
+      ['--db', dbPath, '--as', DEMO_EMAILS.coach, '--approve', 'all', "log yesterday's U19 session, 60 min at RPE 5"],
+      sink,
+      provider(),
+    );
     expect(err.filter((l) => !l.includes('"level":"warn"'))).toEqual([]);
     expect(code).toBe(0);
     const lines = out.map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -77,7 +88,14 @@ describe('ask', () => {
 
   it('shows and answers a confirm that comes after more than 300 events (issue 9 §2)', async () => {
     const reads = (tag: string) => ({ toolUses: Array.from({ length: 16 }, (_, i) => ({ name: 'list_athletes', input: {}, id: `toolu_${tag}_${i}` })) });
-    server.push(reads('a'), reads('b'), reads('c'), reads('d'), { toolUses: [{ name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 45, rpe: 4 } }] }, { text: 'Logged after looking.' });
+    server.push(
+      reads('a'),
+      reads('b'),
+      reads('c'),
+      reads('d'),
+      { toolUses: [{ name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 45, rpe: 4 } }] },
+      { text: 'Logged after looking.' },
+    );
     const { io: sink, out } = io();
     const code = await askCommand(['--db', dbPath, '--as', DEMO_EMAILS.coach, '--approve', 'all', 'look, then log'], sink, provider());
     const lines = out.map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -97,17 +115,24 @@ describe('ask', () => {
 
   it('runs as a real process through npm run cli with ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY', async () => {
     server.push({ text: 'Hello from the scripted model.' });
-    const child = spawn(process.execPath, [join(process.cwd(), 'node_modules/tsx/dist/cli.mjs'), 'main/cli/index.ts', 'ask', '--db', dbPath, '--as', DEMO_EMAILS.physio, 'hi'], {
-      cwd: process.cwd(),
-      env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-process-000000', ATHLETE_SECRET_KEY: 'test-machine-key' },
-    });
+    const child = spawn(
+      process.execPath,
+      [join(process.cwd(), 'node_modules/tsx/dist/cli.mjs'), 'main/cli/index.ts', 'ask', '--db', dbPath, '--as', DEMO_EMAILS.physio, 'hi'],
+      {
+        cwd: process.cwd(),
+        env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-process-000000', ATHLETE_SECRET_KEY: 'test-machine-key' },
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code, stderr).toBe(0);
-    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.at(-1)).toMatchObject({ answer: 'Hello from the scripted model.', status: 'completed' });
     expect(stderr).not.toContain('sk-ant-test-process');
   });

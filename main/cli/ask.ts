@@ -54,23 +54,39 @@ export async function askCommand(argv: string[], sink: AskIo = STD_IO, overrides
   try {
     ({ values, positionals } = parseArgs({
       args: argv,
-      options: { db: { type: 'string' }, as: { type: 'string' }, conversation: { type: 'string' }, page: { type: 'string' }, approve: { type: 'string', default: 'none' } },
+      options: {
+        db: { type: 'string' },
+        as: { type: 'string' },
+        conversation: { type: 'string' },
+        page: { type: 'string' },
+        approve: { type: 'string', default: 'none' },
+      },
       allowPositionals: true,
       strict: true,
     }));
   } catch (e) {
-    return fail(io, { code: 'Validation', message: `${e instanceof Error ? e.message : 'Bad arguments'}. Usage: ask --db PATH --as EMAIL [--conversation ID] [--page PATH] [--approve all|none] "message"` });
+    return fail(io, {
+      code: 'Validation',
+      message: `${e instanceof Error ? e.message : 'Bad arguments'}. Usage: ask --db PATH --as EMAIL [--conversation ID] [--page PATH] [--approve all|none] "message"`,
+    });
   }
   const message = positionals.join(' ').trim();
-  if (!values.db || !values.as || !message) return fail(io, { code: 'Validation', message: 'Usage: ask --db PATH --as EMAIL [--conversation ID] [--page PATH] [--approve all|none] "message"' });
+  if (!values.db || !values.as || !message)
+    return fail(io, { code: 'Validation', message: 'Usage: ask --db PATH --as EMAIL [--conversation ID] [--page PATH] [--approve all|none] "message"' });
   if (values.approve !== 'all' && values.approve !== 'none') return fail(io, { code: 'Validation', message: '--approve must be "all" or "none".' });
-  if (!existsSync(values.db)) return fail(io, { code: 'NotFound', message: `Database ${values.db} was not found. Create it with: npm run cli -- seed --db ${values.db}` });
+  if (!existsSync(values.db))
+    return fail(io, { code: 'NotFound', message: `Database ${values.db} was not found. Create it with: npm run cli -- seed --db ${values.db}` });
 
   const db = openDb(values.db);
   try {
     const user = findUserByEmail(db, values.as);
     if (!user) return fail(io, { code: 'NotFound', message: `No user with email ${values.as}. List them with: npm run cli -- users --db ${values.db}` });
-    const kx = new Kinetix({ db, tools: overrides.tools ?? defaultToolRegistry(), log: (line) => io.err(JSON.stringify({ level: 'warn', msg: line })), ...overrides });
+    const kx = new Kinetix({
+      db,
+      tools: overrides.tools ?? defaultToolRegistry(),
+      log: (line) => io.err(JSON.stringify({ level: 'warn', msg: line })),
+      ...overrides,
+    });
     let started: { runId: string; conversationId: string };
     try {
       started = kx.startRun({ userId: user.id, message, ...(values.conversation ? { conversationId: values.conversation } : {}), page: values.page ?? null });

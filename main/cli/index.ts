@@ -79,7 +79,10 @@ Examples:
 
 /** A CLI failure: the typed error printed on stderr as JSON, with the process exit code. */
 class CliError extends AppError {
-  constructor(payload: ErrorPayload, readonly exitCode = exitCodeFor(payload.code)) {
+  constructor(
+    payload: ErrorPayload,
+    readonly exitCode = exitCodeFor(payload.code),
+  ) {
     super(payload);
   }
 }
@@ -100,7 +103,11 @@ function openExisting(path: string): Db {
 }
 
 function seedCmd(args: string[], io: CliIo): number {
-  const { values } = parseArgs({ args, options: { db: { type: 'string' }, seed: { type: 'string' }, today: { type: 'string' }, force: { type: 'boolean', default: false } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { db: { type: 'string' }, seed: { type: 'string' }, today: { type: 'string' }, force: { type: 'boolean', default: false } },
+    strict: true,
+  });
   const path = requireDbPath(values.db);
   const seed = values.seed === undefined ? 1 : Number(values.seed);
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) usage(`--seed must be a non-negative integer, got "${values.seed}".`);
@@ -110,7 +117,13 @@ function seedCmd(args: string[], io: CliIo): number {
     const empty = isDatabaseEmpty(db);
     db.close();
     if (!empty && !values.force) {
-      throw new CliError({ code: 'Conflict', message: `${path} already holds data; refusing to seed over it. Pass --force to delete it and seed afresh, or choose another --db path.` }, 5);
+      throw new CliError(
+        {
+          code: 'Conflict',
+          message: `${path} already holds data; refusing to seed over it. Pass --force to delete it and seed afresh, or choose another --db path.`,
+        },
+        5,
+      );
     }
     if (!empty) for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
   }
@@ -128,9 +141,22 @@ function usersCmd(args: string[], io: CliIo): number {
   const { values } = parseArgs({ args, options: { db: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
   const db = openExisting(requireDbPath(values.db));
   try {
-    const rows = listAllUsers(db).map((u) => ({ email: u.email, role: u.role, org: u.org_name, linked_athlete: u.linked_athlete_name ?? (u.linked_athlete_id ? u.linked_athlete_id : null), active: u.active, display_name: u.display_name }));
+    const rows = listAllUsers(db).map((u) => ({
+      email: u.email,
+      role: u.role,
+      org: u.org_name,
+      linked_athlete: u.linked_athlete_name ?? (u.linked_athlete_id ? u.linked_athlete_id : null),
+      active: u.active,
+      display_name: u.display_name,
+    }));
     if (values.json) io.out(JSON.stringify(rows, null, 2));
-    else io.out(table(['email', 'role', 'org', 'linked athlete'], rows.map((r) => [r.email, r.active ? r.role : `${r.role} (inactive)`, r.org, r.linked_athlete ?? (r.role === 'athlete' ? '(unlinked)' : '')])));
+    else
+      io.out(
+        table(
+          ['email', 'role', 'org', 'linked athlete'],
+          rows.map((r) => [r.email, r.active ? r.role : `${r.role} (inactive)`, r.org, r.linked_athlete ?? (r.role === 'athlete' ? '(unlinked)' : '')]),
+        ),
+      );
   } finally {
     db.close();
   }
@@ -138,14 +164,25 @@ function usersCmd(args: string[], io: CliIo): number {
 }
 
 function callCmd(args: string[], io: CliIo): number {
-  const { values, positionals } = parseArgs({ args, options: { db: { type: 'string' }, as: { type: 'string' }, 'idempotency-key': { type: 'string' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { db: { type: 'string' }, as: { type: 'string' }, 'idempotency-key': { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const path = requireDbPath(values.db);
   if (!values.as) usage('--as EMAIL is required (the user to act as; see `users`).');
   const [verb, json, ...extra] = positionals;
   if (!verb) usage('VERB is required (see `verbs`).');
   if (!isVerbName(verb)) {
     const near = VERB_NAMES.filter((n) => n.split('.')[0] === verb.split('.')[0]);
-    throw new CliError({ code: 'NotFound', message: `Verb "${verb}" was not found.${near.length ? ` Verbs of "${verb.split('.')[0]}": ${near.join(', ')}.` : ''} List them with \`npm run cli -- verbs\`.` }, 1);
+    throw new CliError(
+      {
+        code: 'NotFound',
+        message: `Verb "${verb}" was not found.${near.length ? ` Verbs of "${verb.split('.')[0]}": ${near.join(', ')}.` : ''} List them with \`npm run cli -- verbs\`.`,
+      },
+      1,
+    );
   }
   if (extra.length > 0) usage(`Unexpected arguments after the JSON input: ${extra.join(' ')}. Quote the JSON as one argument.`);
   let input: unknown = {};
@@ -153,13 +190,21 @@ function callCmd(args: string[], io: CliIo): number {
     try {
       input = JSON.parse(json);
     } catch (e) {
-      throw new CliError({ code: 'Validation', message: `The input is not valid JSON (${(e as Error).message}).`, issues: [{ path: '(input)', message: 'not valid JSON' }] });
+      throw new CliError({
+        code: 'Validation',
+        message: `The input is not valid JSON (${(e as Error).message}).`,
+        issues: [{ path: '(input)', message: 'not valid JSON' }],
+      });
     }
   }
   const db = openExisting(path);
   try {
     const user = findUserByEmail(db, values.as);
-    if (!user) throw new CliError({ code: 'Unauthenticated', message: `No user with email "${values.as}" in ${path}. List them with \`npm run cli -- users --db ${path}\`.` }, 1);
+    if (!user)
+      throw new CliError(
+        { code: 'Unauthenticated', message: `No user with email "${values.as}" in ${path}. List them with \`npm run cli -- users --db ${path}\`.` },
+        1,
+      );
     const result = callVerb({ db, userId: user.id }, VERBS, verb, input, { idempotencyKey: values['idempotency-key'] ?? null });
     io.out(JSON.stringify(result, null, 2));
   } finally {
@@ -172,7 +217,8 @@ function verbsCmd(args: string[], io: CliIo): number {
   const { values, positionals } = parseArgs({ args, options: { json: { type: 'boolean', default: false } }, allowPositionals: true, strict: true });
   const [one, ...extra] = positionals;
   if (extra.length > 0) usage(`Unexpected arguments: ${extra.join(' ')}.`);
-  if (one !== undefined && !isVerbName(one)) throw new CliError({ code: 'NotFound', message: `Verb "${one}" was not found. List them with \`npm run cli -- verbs\`.` }, 1);
+  if (one !== undefined && !isVerbName(one))
+    throw new CliError({ code: 'NotFound', message: `Verb "${one}" was not found. List them with \`npm run cli -- verbs\`.` }, 1);
   const names = one !== undefined ? [one] : VERB_NAMES;
   const rows = names.map((name) => {
     const v = VERB_SPECS[name];
@@ -187,8 +233,13 @@ function verbsCmd(args: string[], io: CliIo): number {
     };
     const full = rows.map((r) => ({ ...r, input: schema(VERB_SPECS[r.name].input, 'input'), output: schema(VERB_SPECS[r.name].output, 'output') }));
     io.out(JSON.stringify(one !== undefined ? full[0] : full, null, 2));
-  }
-  else io.out(table(['verb', 'kind', 'permission', 'description'], rows.map((r) => [r.name, r.kind, r.permission, r.description])));
+  } else
+    io.out(
+      table(
+        ['verb', 'kind', 'permission', 'description'],
+        rows.map((r) => [r.name, r.kind, r.permission, r.description]),
+      ),
+    );
   return 0;
 }
 
@@ -206,7 +257,11 @@ async function askCmd(args: string[], io: CliIo): Promise<number> {
 
 function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 

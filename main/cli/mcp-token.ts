@@ -31,7 +31,8 @@ const STD_IO: McpTokenIo = {
   err: (t) => process.stderr.write(`${t}\n`),
 };
 
-const USAGE = 'Usage: mcp-token [issue] --db PATH --as EMAIL [--label L] [--expires-days N] | mcp-token list --db PATH --as EMAIL [--all] | mcp-token revoke --db PATH --as EMAIL --id TOKEN_ID';
+const USAGE =
+  'Usage: mcp-token [issue] --db PATH --as EMAIL [--label L] [--expires-days N] | mcp-token list --db PATH --as EMAIL [--all] | mcp-token revoke --db PATH --as EMAIL --id TOKEN_ID';
 
 function exitCode(code: ErrorCode): number {
   return code === 'Validation' ? 2 : code === 'Forbidden' ? 3 : code === 'NotFound' ? 4 : code === 'Conflict' ? 5 : 1;
@@ -55,7 +56,14 @@ export async function mcpTokenCommand(argv: string[], io: McpTokenIo = STD_IO): 
   try {
     ({ values } = parseArgs({
       args,
-      options: { db: { type: 'string' }, as: { type: 'string' }, label: { type: 'string' }, 'expires-days': { type: 'string' }, all: { type: 'boolean', default: false }, id: { type: 'string' } },
+      options: {
+        db: { type: 'string' },
+        as: { type: 'string' },
+        label: { type: 'string' },
+        'expires-days': { type: 'string' },
+        all: { type: 'boolean', default: false },
+        id: { type: 'string' },
+      },
       strict: true,
     }));
   } catch (e) {
@@ -67,7 +75,8 @@ export async function mcpTokenCommand(argv: string[], io: McpTokenIo = STD_IO): 
   let expiresInDays: number | undefined;
   if (values['expires-days'] !== undefined) {
     expiresInDays = Number(values['expires-days']);
-    if (!Number.isInteger(expiresInDays)) return fail(io, { code: 'Validation', message: `--expires-days must be a whole number of days, got "${values['expires-days']}".` });
+    if (!Number.isInteger(expiresInDays))
+      return fail(io, { code: 'Validation', message: `--expires-days must be a whole number of days, got "${values['expires-days']}".` });
   }
   const path = resolve(values.db);
   if (!existsSync(path)) return fail(io, { code: 'NotFound', message: `No database at ${path}.` });
@@ -83,8 +92,21 @@ export async function mcpTokenCommand(argv: string[], io: McpTokenIo = STD_IO): 
       io.out(JSON.stringify(revokeTokenAs(db, user.id, values.id!), null, 2));
       return 0;
     }
-    const { token, info } = issueMcpToken(db, user.id, { ...(values.label !== undefined ? { label: values.label } : {}), ...(expiresInDays !== undefined ? { expiresInDays } : {}) });
-    io.out(JSON.stringify({ token, ...info, note: 'Shown once: copy it into your MCP client configuration now. Only its hash is stored; revoke it with `mcp-token revoke --id`.' }, null, 2));
+    const { token, info } = issueMcpToken(db, user.id, {
+      ...(values.label !== undefined ? { label: values.label } : {}),
+      ...(expiresInDays !== undefined ? { expiresInDays } : {}),
+    });
+    io.out(
+      JSON.stringify(
+        {
+          token,
+          ...info,
+          note: 'Shown once: copy it into your MCP client configuration now. Only its hash is stored; revoke it with `mcp-token revoke --id`.',
+        },
+        null,
+        2,
+      ),
+    );
     return 0;
   } catch (e) {
     return fail(io, toErrorPayload(e));

@@ -45,7 +45,9 @@ export interface ApplyOptions {
 
 /** SHA-256 over the canonical JSON of verb and row changes: what an approval is bound to. */
 export function changesetContentHash(planned: Pick<PlannedChangeset, 'verb' | 'changes'>): string {
-  return createHash('sha256').update(canonicalJson({ verb: planned.verb, changes: planned.changes })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ verb: planned.verb, changes: planned.changes }))
+    .digest('hex');
 }
 
 function resolveNow(v: unknown, nowIso: string): unknown {
@@ -59,40 +61,44 @@ function resolveNow(v: unknown, nowIso: string): unknown {
  * @throws NotFound, Forbidden, Validation (rules), Conflict (stale versions, existing ids)
  */
 export function checkChangeset(db: Db, actor: RuleActor, changes: readonly RowChange[]): void {
-    const conflicts: NonNullable<Conflict['conflicts']> = [];
-    const insertedHere = new Set(changes.filter((c) => c.op === 'insert').map((c) => `${c.table}:${c.id}`));
-    for (const change of changes) {
-      const facts = change.op === 'insert' ? null : rowFacts(db, change.table, change.id);
-      if (change.op === 'insert') {
-        const exists = rowFacts(db, change.table, change.id);
-        if (exists) {
-          if (exists.org_id !== actor.orgId) throw new Conflict(`A ${change.table} row with id ${change.id} already exists.`);
-          conflicts.push({ table: change.table, id: change.id, expectedVersion: 0, actualVersion: exists.version });
-          continue;
-        }
-      }
-      const decision = authorizeChange(actor, change, facts ? { orgId: facts.org_id, athleteId: facts.athlete_id, row: facts.row } : null);
-      if (!decision.ok) {
-        if (decision.code === 'NotFound') throw new NotFound(`${change.table} ${change.id}`);
-        if (decision.code === 'Forbidden') throw new Forbidden(decision.reason);
-        throw new AppError({ code: 'Validation', message: decision.reason, issues: [{ path: `${change.table}.${decision.field ?? ''}`, message: decision.reason }] });
-      }
-      // Tenant of references: every id a row points at must be a live row of the actor's org
-      // (or a row inserted by this same changeset).
-      if (change.op !== 'delete') {
-        for (const [col, refTable] of Object.entries(TABLES[change.table].references ?? {})) {
-          const v = change.after[col];
-          if (typeof v !== 'string' || insertedHere.has(`${refTable}:${v}`)) continue;
-          if (!liveRowInOrg(db, refTable, actor.orgId, v)) throw new NotFound(`${refTable} ${v} (referenced by ${change.table}.${col})`);
-        }
-      }
-      if (change.op === 'update' && facts && facts.version !== change.version) {
-        conflicts.push({ table: change.table, id: change.id, expectedVersion: change.version, actualVersion: facts.version });
+  const conflicts: NonNullable<Conflict['conflicts']> = [];
+  const insertedHere = new Set(changes.filter((c) => c.op === 'insert').map((c) => `${c.table}:${c.id}`));
+  for (const change of changes) {
+    const facts = change.op === 'insert' ? null : rowFacts(db, change.table, change.id);
+    if (change.op === 'insert') {
+      const exists = rowFacts(db, change.table, change.id);
+      if (exists) {
+        if (exists.org_id !== actor.orgId) throw new Conflict(`A ${change.table} row with id ${change.id} already exists.`);
+        conflicts.push({ table: change.table, id: change.id, expectedVersion: 0, actualVersion: exists.version });
+        continue;
       }
     }
-    if (conflicts.length > 0) {
-      throw new Conflict(`${conflicts.length} record(s) changed since this change was prepared. Nothing was written; reload and prepare it again.`, conflicts);
+    const decision = authorizeChange(actor, change, facts ? { orgId: facts.org_id, athleteId: facts.athlete_id, row: facts.row } : null);
+    if (!decision.ok) {
+      if (decision.code === 'NotFound') throw new NotFound(`${change.table} ${change.id}`);
+      if (decision.code === 'Forbidden') throw new Forbidden(decision.reason);
+      throw new AppError({
+        code: 'Validation',
+        message: decision.reason,
+        issues: [{ path: `${change.table}.${decision.field ?? ''}`, message: decision.reason }],
+      });
     }
+    // Tenant of references: every id a row points at must be a live row of the actor's org
+    // (or a row inserted by this same changeset).
+    if (change.op !== 'delete') {
+      for (const [col, refTable] of Object.entries(TABLES[change.table].references ?? {})) {
+        const v = change.after[col];
+        if (typeof v !== 'string' || insertedHere.has(`${refTable}:${v}`)) continue;
+        if (!liveRowInOrg(db, refTable, actor.orgId, v)) throw new NotFound(`${refTable} ${v} (referenced by ${change.table}.${col})`);
+      }
+    }
+    if (change.op === 'update' && facts && facts.version !== change.version) {
+      conflicts.push({ table: change.table, id: change.id, expectedVersion: change.version, actualVersion: facts.version });
+    }
+  }
+  if (conflicts.length > 0) {
+    throw new Conflict(`${conflicts.length} record(s) changed since this change was prepared. Nothing was written; reload and prepare it again.`, conflicts);
+  }
 }
 
 /**
@@ -107,9 +113,9 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
   const tx = db.raw.transaction((): AppliedChangeset => {
     const now = (opts.now ?? new Date()).toISOString();
     if (opts.idempotencyKey) {
-      const prior = db.raw.prepare('SELECT user_id, content_hash, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(actor.orgId, opts.idempotencyKey) as
-        | { user_id: string; content_hash: string; result_json: string | null }
-        | undefined;
+      const prior = db.raw
+        .prepare('SELECT user_id, content_hash, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?')
+        .get(actor.orgId, opts.idempotencyKey) as { user_id: string; content_hash: string; result_json: string | null } | undefined;
       if (prior) {
         if (prior.user_id !== actor.userId || prior.content_hash !== contentHash || !prior.result_json) {
           throw new Conflict('This idempotency key was already used for a different change. Use a new key for a new change.');
@@ -119,13 +125,16 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     }
     const undoOf = opts.undoOf ?? planned.undoOf ?? null;
     if (undoOf) {
-      const orig = db.raw.prepare('SELECT status, undone_by FROM changeset WHERE id = ? AND org_id = ?').get(undoOf, actor.orgId) as { status: string; undone_by: string | null } | undefined;
+      const orig = db.raw.prepare('SELECT status, undone_by FROM changeset WHERE id = ? AND org_id = ?').get(undoOf, actor.orgId) as
+        { status: string; undone_by: string | null } | undefined;
       if (!orig) throw new NotFound('Changeset');
       if (orig.undone_by || orig.status === 'undone') throw new Conflict('This change has already been undone.');
     }
 
     // Inverse changes carry a placeholder for "the apply time"; resolve it before any check.
-    const changes: RowChange[] = planned.changes.map((c) => (c.op === 'delete' ? c : { ...c, after: Object.fromEntries(Object.entries(c.after).map(([k, v]) => [k, resolveNow(v, now)])) }));
+    const changes: RowChange[] = planned.changes.map((c) =>
+      c.op === 'delete' ? c : { ...c, after: Object.fromEntries(Object.entries(c.after).map(([k, v]) => [k, resolveNow(v, now)])) },
+    );
 
     // 1. Authorise and version-check every row before writing any.
     checkChangeset(db, actor, changes);
@@ -140,7 +149,9 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
         const values: Record<string, unknown> = { id: change.id, org_id: actor.orgId, created_at: now, updated_at: now, version: 1, deleted_at: null };
         for (const [k, v] of Object.entries(change.after)) values[k] = v;
         const present = cols.filter((c) => c in values);
-        db.raw.prepare(`INSERT INTO ${change.table} (${present.join(', ')}) VALUES (${present.map(() => '?').join(', ')})`).run(...present.map((c) => encodeValue(values[c])));
+        db.raw
+          .prepare(`INSERT INTO ${change.table} (${present.join(', ')}) VALUES (${present.map(() => '?').join(', ')})`)
+          .run(...present.map((c) => encodeValue(values[c])));
         versions[change.id] = 1;
         applied.push(change);
       } else {
@@ -160,7 +171,17 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     const inverse = applied.map((c) => inverseOf(c, versions[c.id]!)).reverse();
     const id = opts.changesetId ?? uuidv7();
     const activityId = uuidv7();
-    const result: AppliedChangeset = { id, verb: planned.verb, summary: planned.summary, changes: applied, versions, activity_id: activityId, applied_at: now, replayed: false, ...(opts.requestHash ? { request_hash: opts.requestHash } : {}) };
+    const result: AppliedChangeset = {
+      id,
+      verb: planned.verb,
+      summary: planned.summary,
+      changes: applied,
+      versions,
+      activity_id: activityId,
+      applied_at: now,
+      replayed: false,
+      ...(opts.requestHash ? { request_hash: opts.requestHash } : {}),
+    };
     const viaLabel = opts.viaLabel ?? (opts.runId ? 'Assistant' : null);
     const viaAssistant = viaLabel ? 1 : 0;
     db.raw
@@ -170,12 +191,42 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
          ON CONFLICT (id) DO UPDATE SET changes_json = excluded.changes_json, inverse_json = excluded.inverse_json, content_hash = excluded.content_hash,
            idempotency_key = excluded.idempotency_key, status = 'applied', applied_at = excluded.applied_at, undo_of = excluded.undo_of, result_json = excluded.result_json`,
       )
-      .run(id, actor.orgId, actor.userId, planned.verb, planned.summary, JSON.stringify(applied), JSON.stringify(inverse), contentHash, opts.idempotencyKey ?? null, opts.runId ?? null, viaAssistant, now, now, undoOf, JSON.stringify(result));
+      .run(
+        id,
+        actor.orgId,
+        actor.userId,
+        planned.verb,
+        planned.summary,
+        JSON.stringify(applied),
+        JSON.stringify(inverse),
+        contentHash,
+        opts.idempotencyKey ?? null,
+        opts.runId ?? null,
+        viaAssistant,
+        now,
+        now,
+        undoOf,
+        JSON.stringify(result),
+      );
     if (undoOf) db.raw.prepare(`UPDATE changeset SET status = 'undone', undone_by = ? WHERE id = ?`).run(id, undoOf);
     const first = changes[0]!;
     db.raw
-      .prepare('INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(activityId, actor.orgId, now, actor.userId, viaLabel ? `${actor.displayName} via ${viaLabel}` : actor.displayName, viaAssistant, opts.runId ?? null, first.table, first.id, planned.summary, id);
+      .prepare(
+        'INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        activityId,
+        actor.orgId,
+        now,
+        actor.userId,
+        viaLabel ? `${actor.displayName} via ${viaLabel}` : actor.displayName,
+        viaAssistant,
+        opts.runId ?? null,
+        first.table,
+        first.id,
+        planned.summary,
+        id,
+      );
     db.raw
       .prepare('INSERT INTO outbox (changeset_id, org_id, user_id, payload_json, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(id, actor.orgId, actor.userId, JSON.stringify({ changeset_id: id, verb: planned.verb, changes: planned.changes }), now);
@@ -186,7 +237,8 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
 
 /** The stored result of the changeset applied with this idempotency key, or null. */
 export function findByIdempotencyKey(db: Db, orgId: string, key: string): { verb: string; userId: string; result: AppliedChangeset } | null {
-  const r = db.raw.prepare('SELECT verb, user_id, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(orgId, key) as { verb: string; user_id: string; result_json: string | null } | undefined;
+  const r = db.raw.prepare('SELECT verb, user_id, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(orgId, key) as
+    { verb: string; user_id: string; result_json: string | null } | undefined;
   if (!r || !r.result_json) return null;
   return { verb: r.verb, userId: r.user_id, result: { ...(JSON.parse(r.result_json) as AppliedChangeset), replayed: true } };
 }
@@ -241,14 +293,20 @@ export function listActivity(db: Db, orgId: string, opts: { limit?: number; offs
     where += ' AND record_id = ?';
     params.push(opts.recordId);
   }
-  const rows = db.raw.prepare(`SELECT * FROM activity WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`).all(...params, opts.limit ?? 100, opts.offset ?? 0) as Record<string, unknown>[];
+  const rows = db.raw
+    .prepare(`SELECT * FROM activity WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+    .all(...params, opts.limit ?? 100, opts.offset ?? 0) as Record<string, unknown>[];
   return rows.map((r) => ({ ...(r as unknown as Activity), via_assistant: r.via_assistant === 1 }));
 }
 
 /** Pending outbox entries, oldest first (the sync uploader's queue). */
 export function pendingOutbox(db: Db, limit = 100): { seq: number; changeset_id: string; org_id: string; user_id: string; payload_json: string }[] {
   return db.raw.prepare(`SELECT seq, changeset_id, org_id, user_id, payload_json FROM outbox WHERE status = 'pending' ORDER BY seq LIMIT ?`).all(limit) as {
-    seq: number; changeset_id: string; org_id: string; user_id: string; payload_json: string;
+    seq: number;
+    changeset_id: string;
+    org_id: string;
+    user_id: string;
+    payload_json: string;
   }[];
 }
 

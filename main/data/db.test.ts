@@ -18,7 +18,9 @@ function tempPath(): string {
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 function tableCounts(db: Db): Record<string, number> {
-  const tables = db.raw.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'help_passage_%' ORDER BY name`).all() as { name: string }[];
+  const tables = db.raw
+    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'help_passage_%' ORDER BY name`)
+    .all() as { name: string }[];
   return Object.fromEntries(tables.map((t) => [t.name, (db.raw.prepare(`SELECT count(*) AS n FROM "${t.name}"`).get() as { n: number }).n]));
 }
 
@@ -75,7 +77,9 @@ describe('openDb', () => {
   });
   it('enforces foreign keys', () => {
     const db = openDb(tempPath());
-    expect(() => db.raw.prepare(`INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES ('s', 'missing-org', 'x', 'x', 'U19', '2026')`).run()).toThrow(/FOREIGN KEY/);
+    expect(() =>
+      db.raw.prepare(`INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES ('s', 'missing-org', 'x', 'x', 'U19', '2026')`).run(),
+    ).toThrow(/FOREIGN KEY/);
     db.close();
   });
 });
@@ -90,9 +94,14 @@ describe('migrations are frozen', () => {
   });
   it('the schema a fresh database gets matches the reviewed snapshot (main/data/schema.snapshot.sql)', async () => {
     const db = openDb(tempPath());
-    const rows = db.raw.prepare(`SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type, name`).all() as { type: string; name: string; sql: string }[];
+    const rows = db.raw.prepare(`SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type, name`).all() as {
+      type: string;
+      name: string;
+      sql: string;
+    }[];
     db.close();
-    const header = '-- The schema of a fresh database after every migration, written by main/data/db.test.ts.\n-- A new migration changes it: run `npx vitest run main/data/db.test.ts -u` and review the diff.\n\n';
+    const header =
+      '-- The schema of a fresh database after every migration, written by main/data/db.test.ts.\n-- A new migration changes it: run `npx vitest run main/data/db.test.ts -u` and review the diff.\n\n';
     const text = header + rows.map((r) => `-- ${r.type} ${r.name}\n${r.sql};\n`).join('\n');
     await expect(text).toMatchFileSnapshot('./schema.snapshot.sql');
   });
@@ -133,7 +142,10 @@ describe('several processes open one new database file at the same instant', () 
 
   beforeAll(async () => {
     for (let i = 0; i < CHILDREN; i++) {
-      const proc = spawn(process.execPath, [join(process.cwd(), 'node_modules/tsx/dist/cli.mjs'), 'main/data/db-open.child.ts'], { cwd: process.cwd(), env: { ...process.env, NODE_NO_WARNINGS: '1' } });
+      const proc = spawn(process.execPath, [join(process.cwd(), 'node_modules/tsx/dist/cli.mjs'), 'main/data/db-open.child.ts'], {
+        cwd: process.cwd(),
+        env: { ...process.env, NODE_NO_WARNINGS: '1' },
+      });
       const queue: string[] = [];
       const waiters: ((l: string) => void)[] = [];
       createInterface({ input: proc.stdout }).on('line', (l) => {

@@ -95,7 +95,9 @@ function checkBuildMigrations(): void {
     if (m.id !== i + 1) throw new Error(`Migration ${m.name} has id ${m.id}; ids must be 1..n in order.`);
     const actual = sqlSha256(m.sql);
     if (actual !== m.sha256) {
-      throw new Error(`Migration ${m.name} no longer matches its frozen text (sha256 ${actual}, recorded ${m.sha256}). Applied migrations are never edited: revert the edit and add a new numbered migration. (A brand-new migration records this hash in main/data/migrations/index.ts.)`);
+      throw new Error(
+        `Migration ${m.name} no longer matches its frozen text (sha256 ${actual}, recorded ${m.sha256}). Applied migrations are never edited: revert the edit and add a new numbered migration. (A brand-new migration records this hash in main/data/migrations/index.ts.)`,
+      );
     }
   });
   buildChecked = true;
@@ -121,10 +123,14 @@ function checkApplied(applied: readonly AppliedRow[]): void {
   applied.forEach((a, i) => {
     const m = MIGRATIONS[i];
     if (!m || m.id !== a.id || m.name !== a.name) {
-      throw new MigrationMismatch(`Database migration ${a.id} (${a.name}) is not migration #${i + 1} of this build (${m ? m.name : 'none'}). It was written by a different version of the app; open it with that version or restore a backup.`);
+      throw new MigrationMismatch(
+        `Database migration ${a.id} (${a.name}) is not migration #${i + 1} of this build (${m ? m.name : 'none'}). It was written by a different version of the app; open it with that version or restore a backup.`,
+      );
     }
     if (a.sha256 !== null && a.sha256 !== m.sha256) {
-      throw new MigrationMismatch(`Database migration ${a.id} (${a.name}) was applied from different SQL (sha256 ${a.sha256}) than this build's (${m.sha256}). It was written by a different version of the app; open it with that version or restore a backup.`);
+      throw new MigrationMismatch(
+        `Database migration ${a.id} (${a.name}) was applied from different SQL (sha256 ${a.sha256}) than this build's (${m.sha256}). It was written by a different version of the app; open it with that version or restore a backup.`,
+      );
     }
   });
 }
@@ -160,7 +166,12 @@ function migrate(raw: Database.Database, upTo: number): void {
 
 /** Applied migrations, oldest first (for diagnostics and tests). */
 export function appliedMigrations(db: Db): { id: number; name: string; applied_at: string; sha256: string | null }[] {
-  return db.raw.prepare('SELECT id, name, applied_at, sha256 FROM schema_migrations ORDER BY id').all() as { id: number; name: string; applied_at: string; sha256: string | null }[];
+  return db.raw.prepare('SELECT id, name, applied_at, sha256 FROM schema_migrations ORDER BY id').all() as {
+    id: number;
+    name: string;
+    applied_at: string;
+    sha256: string | null;
+  }[];
 }
 
 /**

@@ -26,17 +26,25 @@ const count = (db: Db, sql: string) => (db.raw.prepare(sql).get() as { n: number
 
 function page(slug: string, version: string, sections: [string, string, string][], appPath = '/athletes'): HelpPageInput {
   return {
-    slug, version, title: `Title of ${slug}`, appPath,
+    slug,
+    version,
+    title: `Title of ${slug}`,
+    appPath,
     body: sections.map(([a, h, t]) => `## ${h} {#${a}}\n${t}`).join('\n\n'),
     sections: sections.map(([anchor, heading, text]) => ({ anchor, heading, text })),
   };
 }
 
 const PAGES: HelpPageInput[] = [
-  page('reading-acwr', '1.0', [
-    ['what', 'What the ACWR is', 'The acute:chronic workload ratio compares 7 days with 28 days.'],
-    ['insufficient-data', 'Insufficient data', 'Under 28 days of data the ratio is not computed.'],
-  ], '/athletes/:id/workload'),
+  page(
+    'reading-acwr',
+    '1.0',
+    [
+      ['what', 'What the ACWR is', 'The acute:chronic workload ratio compares 7 days with 28 days.'],
+      ['insufficient-data', 'Insufficient data', 'Under 28 days of data the ratio is not computed.'],
+    ],
+    '/athletes/:id/workload',
+  ),
   page('fee-schedule', '1.0', [['bulk-change', 'Raise a folder', 'Raise every price in a folder by a percentage.']], '/fees'),
   page('signing-in', '1.2', [['sign-in', 'Sign in', 'Choose your name and type your PIN.']]),
 ];
@@ -54,7 +62,11 @@ describe('indexHelpPages', () => {
     expect(second).toEqual({ ...first, changed: false });
     expect(db.raw.prepare('SELECT * FROM help_page ORDER BY slug').all()).toEqual(rows);
     expect(count(db, 'SELECT count(*) AS n FROM help_passage')).toBe(4);
-    expect(db.raw.prepare('SELECT indexed_at, page_count, passage_count FROM help_index_state').get()).toEqual({ indexed_at: '2026-11-29T10:00:00.000Z', page_count: 3, passage_count: 4 });
+    expect(db.raw.prepare('SELECT indexed_at, page_count, passage_count FROM help_index_state').get()).toEqual({
+      indexed_at: '2026-11-29T10:00:00.000Z',
+      page_count: 3,
+      passage_count: 4,
+    });
     expect(listIndexedHelpPages(db)).toEqual([
       { slug: 'fee-schedule', version: '1.0', title: 'Title of fee-schedule', app_path: '/fees', sections: 1 },
       { slug: 'reading-acwr', version: '1.0', title: 'Title of reading-acwr', app_path: '/athletes/:id/workload', sections: 2 },

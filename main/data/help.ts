@@ -68,8 +68,10 @@ export function indexHelpPages(db: Db, pages: readonly HelpPageInput[], now: Dat
       for (const s of p.sections) addPassage.run(p.slug, p.version, s.anchor, p.appPath, p.title, s.heading, s.text);
     }
     db.raw
-      .prepare(`INSERT INTO help_index_state (id, content_hash, page_count, passage_count, indexed_at) VALUES (1, ?, ?, ?, ?)
-        ON CONFLICT (id) DO UPDATE SET content_hash = excluded.content_hash, page_count = excluded.page_count, passage_count = excluded.passage_count, indexed_at = excluded.indexed_at`)
+      .prepare(
+        `INSERT INTO help_index_state (id, content_hash, page_count, passage_count, indexed_at) VALUES (1, ?, ?, ?, ?)
+        ON CONFLICT (id) DO UPDATE SET content_hash = excluded.content_hash, page_count = excluded.page_count, passage_count = excluded.passage_count, indexed_at = excluded.indexed_at`,
+      )
       .run(contentHash, pages.length, passages, now.toISOString());
   });
   run.immediate();
@@ -100,7 +102,9 @@ export function currentHelpVersion(db: Db, slug: string): string | null {
 export function getHelpPageRow(db: Db, slug: string, version?: string): HelpPageRow | null {
   const v = version ?? currentHelpVersion(db, slug);
   if (!v) return null;
-  return (db.raw.prepare('SELECT id, slug, version, title, body FROM help_page WHERE slug = ? AND version = ?').get(slug, v) as HelpPageRow | undefined) ?? null;
+  return (
+    (db.raw.prepare('SELECT id, slug, version, title, body FROM help_page WHERE slug = ? AND version = ?').get(slug, v) as HelpPageRow | undefined) ?? null
+  );
 }
 
 /** The currently indexed pages (slug, version, title, app path, sections), by title. */
@@ -157,10 +161,12 @@ export function searchHelpIndex(db: Db, terms: readonly string[], limit = 50): H
   const present = terms.filter((t) => (docFreq[t] ?? 0) > 0);
   if (present.length === 0) return { total, docFreq, candidates: [] };
   const rows = db.raw
-    .prepare(`SELECT rowid AS id, slug, version, anchor, app_path, title, heading,
+    .prepare(
+      `SELECT rowid AS id, slug, version, anchor, app_path, title, heading,
         snippet(help_passage, 6, '', '', '…', 24) AS snippet,
         bm25(help_passage, 0, 0, 0, 0, 2.0, 4.0, 1.0) AS bm25
-      FROM help_passage WHERE help_passage MATCH ? ORDER BY bm25 LIMIT ?`)
+      FROM help_passage WHERE help_passage MATCH ? ORDER BY bm25 LIMIT ?`,
+    )
     .all(present.map(ftsLiteral).join(' OR '), Math.max(1, Math.min(limit, 200))) as (Omit<HelpCandidate, 'matched'> & { id: number })[];
   return {
     total,

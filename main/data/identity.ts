@@ -5,25 +5,35 @@ import { decodeRow } from './rows';
 
 /** The user row by id (any org; callers compare org themselves), or null. */
 export function findUserById(db: Db, id: string): User | null {
-  return decodeRow<User>('app_user', db.raw.prepare('SELECT * FROM app_user WHERE id = ? AND deleted_at IS NULL').get(id) as Record<string, unknown> | undefined);
+  return decodeRow<User>(
+    'app_user',
+    db.raw.prepare('SELECT * FROM app_user WHERE id = ? AND deleted_at IS NULL').get(id) as Record<string, unknown> | undefined,
+  );
 }
 
 /** The user row by email, case-insensitive, or null. */
 export function findUserByEmail(db: Db, email: string): User | null {
-  return decodeRow<User>('app_user', db.raw.prepare('SELECT * FROM app_user WHERE lower(email) = lower(?) AND deleted_at IS NULL').get(email) as Record<string, unknown> | undefined);
+  return decodeRow<User>(
+    'app_user',
+    db.raw.prepare('SELECT * FROM app_user WHERE lower(email) = lower(?) AND deleted_at IS NULL').get(email) as Record<string, unknown> | undefined,
+  );
 }
 
 /** Every user of every org (CLI `users`, sign-in picker on a shared clinic laptop). */
 export function listAllUsers(db: Db): (User & { org_name: string; linked_athlete_name: string | null })[] {
   const rows = db.raw
-    .prepare('SELECT u.*, o.name AS org_name, a.name AS linked_athlete_name FROM app_user u JOIN organization o ON o.id = u.org_id LEFT JOIN athlete a ON a.id = u.linked_athlete_id AND a.org_id = u.org_id WHERE u.deleted_at IS NULL ORDER BY o.name, u.role, u.email')
+    .prepare(
+      'SELECT u.*, o.name AS org_name, a.name AS linked_athlete_name FROM app_user u JOIN organization o ON o.id = u.org_id LEFT JOIN athlete a ON a.id = u.linked_athlete_id AND a.org_id = u.org_id WHERE u.deleted_at IS NULL ORDER BY o.name, u.role, u.email',
+    )
     .all() as Record<string, unknown>[];
   return rows.map((r) => decodeRow<User & { org_name: string; linked_athlete_name: string | null }>('app_user', r)!);
 }
 
 /** The organisation row, or null. */
 export function findOrganization(db: Db, id: string): Organization | null {
-  const row = db.raw.prepare('SELECT id, created_at, updated_at, version, deleted_at, name, plan, budget_cap_usd, assistant_model FROM organization WHERE id = ?').get(id) as (Organization & { org_id?: string }) | undefined;
+  const row = db.raw
+    .prepare('SELECT id, created_at, updated_at, version, deleted_at, name, plan, budget_cap_usd, assistant_model FROM organization WHERE id = ?')
+    .get(id) as (Organization & { org_id?: string }) | undefined;
   return row ? ({ ...row, org_id: row.id } as Organization) : null;
 }
 
@@ -48,8 +58,10 @@ export function getOrgSetting<T>(db: Db, orgId: string, key: string): T | undefi
 /** Write an org setting's JSON value (upsert). */
 export function putOrgSetting(db: Db, orgId: string, key: string, value: unknown): void {
   db.raw
-    .prepare(`INSERT INTO org_setting (org_id, key, value_json, updated_at) VALUES (?, ?, ?, ?)
-      ON CONFLICT (org_id, key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at, version = version + 1`)
+    .prepare(
+      `INSERT INTO org_setting (org_id, key, value_json, updated_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (org_id, key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at, version = version + 1`,
+    )
     .run(orgId, key, JSON.stringify(value), new Date().toISOString());
 }
 
@@ -57,6 +69,8 @@ export function putOrgSetting(db: Db, orgId: string, key: string, value: unknown
 export function insertUser(db: Db, u: Omit<User, 'created_at' | 'updated_at' | 'version' | 'deleted_at'> & { created_at?: string }): void {
   const now = u.created_at ?? new Date().toISOString();
   db.raw
-    .prepare('INSERT INTO app_user (id, org_id, created_at, updated_at, version, deleted_at, email, display_name, role, linked_athlete_id, active, budget_cap_usd, pin_hash) VALUES (?, ?, ?, ?, 1, NULL, ?, ?, ?, ?, ?, ?, ?)')
+    .prepare(
+      'INSERT INTO app_user (id, org_id, created_at, updated_at, version, deleted_at, email, display_name, role, linked_athlete_id, active, budget_cap_usd, pin_hash) VALUES (?, ?, ?, ?, 1, NULL, ?, ?, ?, ?, ?, ?, ?)',
+    )
     .run(u.id, u.org_id, now, now, u.email, u.display_name, u.role, u.linked_athlete_id, u.active ? 1 : 0, u.budget_cap_usd, u.pin_hash);
 }

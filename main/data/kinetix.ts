@@ -133,22 +133,30 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
 
 /** Insert a conversation row (one user in one org). */
 export function insertConversation(db: Db, c: ConversationRow): void {
-  db.raw.prepare('INSERT INTO kinetix_conversation (id, org_id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(c.id, c.org_id, c.user_id, c.title, c.created_at, c.updated_at);
+  db.raw
+    .prepare('INSERT INTO kinetix_conversation (id, org_id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+    .run(c.id, c.org_id, c.user_id, c.title, c.created_at, c.updated_at);
 }
 
 /** The conversation if it belongs to this user in this org; null otherwise (no existence oracle). */
 export function getOwnConversation(db: Db, orgId: string, userId: string, id: string): ConversationRow | null {
-  return (db.raw.prepare('SELECT * FROM kinetix_conversation WHERE id = ? AND org_id = ? AND user_id = ?').get(id, orgId, userId) as ConversationRow | undefined) ?? null;
+  return (
+    (db.raw.prepare('SELECT * FROM kinetix_conversation WHERE id = ? AND org_id = ? AND user_id = ?').get(id, orgId, userId) as ConversationRow | undefined) ??
+    null
+  );
 }
 
 /** This user's conversations in this org, most recently active first. */
 export function listOwnConversations(db: Db, orgId: string, userId: string, limit = 50, offset = 0): ConversationRow[] {
-  return db.raw.prepare('SELECT * FROM kinetix_conversation WHERE org_id = ? AND user_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?').all(orgId, userId, limit, offset) as ConversationRow[];
+  return db.raw
+    .prepare('SELECT * FROM kinetix_conversation WHERE org_id = ? AND user_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?')
+    .all(orgId, userId, limit, offset) as ConversationRow[];
 }
 
 /** Bump a conversation's `updated_at` (and set its title if it has none). */
 export function touchConversation(db: Db, id: string, updatedAt: string, title?: string): void {
-  if (title !== undefined) db.raw.prepare(`UPDATE kinetix_conversation SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`).run(updatedAt, title, id);
+  if (title !== undefined)
+    db.raw.prepare(`UPDATE kinetix_conversation SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`).run(updatedAt, title, id);
   else db.raw.prepare('UPDATE kinetix_conversation SET updated_at = ? WHERE id = ?').run(updatedAt, id);
 }
 
@@ -156,8 +164,11 @@ export function touchConversation(db: Db, id: string, updatedAt: string, title?:
 
 /** Append a user/assistant message; its `seq` is the next in the conversation. */
 export function insertMessage(db: Db, m: Omit<MessageRow, 'seq'>): MessageRow {
-  const next = (db.raw.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM kinetix_message WHERE conversation_id = ?').get(m.conversation_id) as { n: number }).n;
-  db.raw.prepare('INSERT INTO kinetix_message (id, conversation_id, run_id, org_id, role, content, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(m.id, m.conversation_id, m.run_id, m.org_id, m.role, m.content, m.created_at, next);
+  const next = (db.raw.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM kinetix_message WHERE conversation_id = ?').get(m.conversation_id) as { n: number })
+    .n;
+  db.raw
+    .prepare('INSERT INTO kinetix_message (id, conversation_id, run_id, org_id, role, content, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    .run(m.id, m.conversation_id, m.run_id, m.org_id, m.role, m.content, m.created_at, next);
   return { ...m, seq: next };
 }
 
@@ -183,7 +194,25 @@ export function insertRun(db: Db, r: RunRow): void {
       `INSERT INTO kinetix_run (id, conversation_id, org_id, user_id, status, model, page, host_pid, user_snapshot_json, tools_json, request_text, iterations, cost_usd, error_code, error_message, started_at, finished_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .run(r.id, r.conversation_id, r.org_id, r.user_id, r.status, r.model, r.page, r.host_pid, r.user_snapshot_json, r.tools_json, r.request_text, r.iterations, r.cost_usd, r.error_code, r.error_message, r.started_at, r.finished_at);
+    .run(
+      r.id,
+      r.conversation_id,
+      r.org_id,
+      r.user_id,
+      r.status,
+      r.model,
+      r.page,
+      r.host_pid,
+      r.user_snapshot_json,
+      r.tools_json,
+      r.request_text,
+      r.iterations,
+      r.cost_usd,
+      r.error_code,
+      r.error_message,
+      r.started_at,
+      r.finished_at,
+    );
 }
 
 const RUN_PATCHABLE = ['status', 'iterations', 'cost_usd', 'error_code', 'error_message', 'finished_at', 'model'] as const;
@@ -217,8 +246,28 @@ export function insertToolCall(db: Db, t: ToolCallRow): void {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
-      t.id, t.run_id, t.conversation_id, t.org_id, t.user_id, t.model_tool_use_id, t.iteration, t.tool_name, t.title, t.risk, t.args_json, t.args_hash, t.requires_confirm, t.status,
-      t.proposal_json, t.changeset_id, t.result_json, t.error_json, t.approver_user_id, t.decided_at, t.created_at, t.updated_at,
+      t.id,
+      t.run_id,
+      t.conversation_id,
+      t.org_id,
+      t.user_id,
+      t.model_tool_use_id,
+      t.iteration,
+      t.tool_name,
+      t.title,
+      t.risk,
+      t.args_json,
+      t.args_hash,
+      t.requires_confirm,
+      t.status,
+      t.proposal_json,
+      t.changeset_id,
+      t.result_json,
+      t.error_json,
+      t.approver_user_id,
+      t.decided_at,
+      t.created_at,
+      t.updated_at,
     );
 }
 
@@ -244,14 +293,18 @@ export function listToolCalls(db: Db, runId: string): ToolCallRow[] {
 
 /** The most recent `limit` executed tool calls of a conversation, newest first. */
 export function recentExecutedToolCalls(db: Db, conversationId: string, limit: number): ToolCallRow[] {
-  return db.raw.prepare(`SELECT * FROM kinetix_tool_call WHERE conversation_id = ? AND status = 'executed' ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(conversationId, limit) as ToolCallRow[];
+  return db.raw
+    .prepare(`SELECT * FROM kinetix_tool_call WHERE conversation_id = ? AND status = 'executed' ORDER BY created_at DESC, rowid DESC LIMIT ?`)
+    .all(conversationId, limit) as ToolCallRow[];
 }
 
 // Events ------------------------------------------------------------------------------------
 
 /** Persist one AG-UI event of a run at sequence `seq` (1, 2, 3… per run). */
 export function insertRunEvent(db: Db, e: RunEventRow): void {
-  db.raw.prepare('INSERT INTO kinetix_run_event (run_id, seq, type, event_json, created_at) VALUES (?, ?, ?, ?, ?)').run(e.run_id, e.seq, e.type, e.event_json, e.created_at);
+  db.raw
+    .prepare('INSERT INTO kinetix_run_event (run_id, seq, type, event_json, created_at) VALUES (?, ?, ?, ?, ?)')
+    .run(e.run_id, e.seq, e.type, e.event_json, e.created_at);
 }
 
 /** Persisted events of a run with `seq > afterSeq`, in order. */
@@ -276,8 +329,24 @@ export function insertUsage(db: Db, u: UsageRow): boolean {
        ON CONFLICT (run_id, request_index) DO NOTHING`,
     )
     .run(
-      u.id, u.run_id, u.org_id, u.user_id, u.request_index, u.model, u.provider, u.provider_response_id, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens,
-      u.cost_usd, u.price_source, u.price_version, u.price_snapshot_json, u.partial, u.created_at,
+      u.id,
+      u.run_id,
+      u.org_id,
+      u.user_id,
+      u.request_index,
+      u.model,
+      u.provider,
+      u.provider_response_id,
+      u.input_tokens,
+      u.output_tokens,
+      u.cache_read_tokens,
+      u.cache_write_tokens,
+      u.cost_usd,
+      u.price_source,
+      u.price_version,
+      u.price_snapshot_json,
+      u.partial,
+      u.created_at,
     );
   return res.changes === 1;
 }
@@ -289,8 +358,12 @@ export function listUsage(db: Db, runId: string): UsageRow[] {
 
 /** Summed cost (USD) since `sinceIso` for an org, and for one user of it. */
 export function spendSince(db: Db, orgId: string, userId: string, sinceIso: string): { orgUsd: number; userUsd: number } {
-  const org = db.raw.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS s FROM kinetix_usage WHERE org_id = ? AND created_at >= ?').get(orgId, sinceIso) as { s: number };
-  const user = db.raw.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS s FROM kinetix_usage WHERE org_id = ? AND user_id = ? AND created_at >= ?').get(orgId, userId, sinceIso) as { s: number };
+  const org = db.raw.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS s FROM kinetix_usage WHERE org_id = ? AND created_at >= ?').get(orgId, sinceIso) as {
+    s: number;
+  };
+  const user = db.raw
+    .prepare('SELECT COALESCE(SUM(cost_usd), 0) AS s FROM kinetix_usage WHERE org_id = ? AND user_id = ? AND created_at >= ?')
+    .get(orgId, userId, sinceIso) as { s: number };
   return { orgUsd: org.s, userUsd: user.s };
 }
 
@@ -302,7 +375,8 @@ export function setOrgBudgetCap(db: Db, orgId: string, capUsd: number | null, no
 /** The org's and the user's monthly assistant caps (USD; null = no cap). */
 export function budgetCaps(db: Db, orgId: string, userId: string): { orgCapUsd: number | null; userCapUsd: number | null } {
   const o = db.raw.prepare('SELECT budget_cap_usd FROM organization WHERE id = ?').get(orgId) as { budget_cap_usd: number | null } | undefined;
-  const u = db.raw.prepare('SELECT budget_cap_usd FROM app_user WHERE id = ? AND org_id = ?').get(userId, orgId) as { budget_cap_usd: number | null } | undefined;
+  const u = db.raw.prepare('SELECT budget_cap_usd FROM app_user WHERE id = ? AND org_id = ?').get(userId, orgId) as
+    { budget_cap_usd: number | null } | undefined;
   return { orgCapUsd: o?.budget_cap_usd ?? null, userCapUsd: u?.budget_cap_usd ?? null };
 }
 
@@ -310,7 +384,9 @@ export function budgetCaps(db: Db, orgId: string, userId: string): { orgCapUsd: 
 
 /** Append one trace entry (request, model step, tool call, decision, approval, write, finish). */
 export function insertTrace(db: Db, t: TraceRow): void {
-  db.raw.prepare('INSERT INTO kinetix_run_trace (run_id, seq, kind, data_json, created_at) VALUES (?, ?, ?, ?, ?)').run(t.run_id, t.seq, t.kind, t.data_json, t.created_at);
+  db.raw
+    .prepare('INSERT INTO kinetix_run_trace (run_id, seq, kind, data_json, created_at) VALUES (?, ?, ?, ?, ?)')
+    .run(t.run_id, t.seq, t.kind, t.data_json, t.created_at);
 }
 
 /** A run's trace entries in order. */
@@ -365,9 +441,7 @@ export interface LeaseLimits {
 
 /** Outcome of {@link acquireRunLease}: taken, or the first limit that refused (nothing written then). */
 export type LeaseOutcome =
-  | { ok: true; reclaimed: number }
-  | { ok: false; limit: 'concurrency'; running: number }
-  | { ok: false; limit: 'user_rate' | 'org_rate'; retryAfterMs: number };
+  { ok: true; reclaimed: number } | { ok: false; limit: 'concurrency'; running: number } | { ok: false; limit: 'user_rate' | 'org_rate'; retryAfterMs: number };
 
 const RATE_WINDOW_MS = 60_000;
 
@@ -384,27 +458,34 @@ export function acquireRunLease(
   limits: LeaseLimits,
   processGone: (pid: number) => boolean,
 ): LeaseOutcome {
-  return db.raw.transaction((): LeaseOutcome => {
-    const now = lease.nowMs;
-    let reclaimed = 0;
-    for (const l of db.raw.prepare('SELECT * FROM kinetix_run_lease').all() as RunLeaseRow[]) {
-      const dead = l.heartbeat_at_ms < now - limits.staleAfterMs || (l.host === lease.host && l.pid !== lease.pid && processGone(l.pid));
-      if (dead) reclaimed += db.raw.prepare('DELETE FROM kinetix_run_lease WHERE run_id = ?').run(l.run_id).changes;
-    }
-    const running = (db.raw.prepare('SELECT COUNT(*) AS n FROM kinetix_run_lease WHERE user_id = ?').get(lease.userId) as { n: number }).n;
-    if (running >= limits.maxConcurrentPerUser) return { ok: false, limit: 'concurrency', running };
-    const since = now - RATE_WINDOW_MS;
-    const window = (col: 'user_id' | 'org_id', id: string) =>
-      db.raw.prepare(`SELECT COUNT(*) AS n, MIN(started_at_ms) AS oldest FROM kinetix_run_start WHERE ${col} = ? AND started_at_ms > ?`).get(id, since) as { n: number; oldest: number | null };
-    const user = window('user_id', lease.userId);
-    if (user.n >= limits.userRunsPerMinute) return { ok: false, limit: 'user_rate', retryAfterMs: (user.oldest ?? now) + RATE_WINDOW_MS - now };
-    const org = window('org_id', lease.orgId);
-    if (org.n >= limits.orgRunsPerMinute) return { ok: false, limit: 'org_rate', retryAfterMs: (org.oldest ?? now) + RATE_WINDOW_MS - now };
-    db.raw.prepare('INSERT INTO kinetix_run_lease (run_id, org_id, user_id, host, pid, acquired_at_ms, heartbeat_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)').run(lease.runId, lease.orgId, lease.userId, lease.host, lease.pid, now, now);
-    db.raw.prepare('INSERT INTO kinetix_run_start (org_id, user_id, started_at_ms) VALUES (?, ?, ?)').run(lease.orgId, lease.userId, now);
-    db.raw.prepare('DELETE FROM kinetix_run_start WHERE started_at_ms < ?').run(now - 60 * RATE_WINDOW_MS);
-    return { ok: true, reclaimed };
-  }).immediate();
+  return db.raw
+    .transaction((): LeaseOutcome => {
+      const now = lease.nowMs;
+      let reclaimed = 0;
+      for (const l of db.raw.prepare('SELECT * FROM kinetix_run_lease').all() as RunLeaseRow[]) {
+        const dead = l.heartbeat_at_ms < now - limits.staleAfterMs || (l.host === lease.host && l.pid !== lease.pid && processGone(l.pid));
+        if (dead) reclaimed += db.raw.prepare('DELETE FROM kinetix_run_lease WHERE run_id = ?').run(l.run_id).changes;
+      }
+      const running = (db.raw.prepare('SELECT COUNT(*) AS n FROM kinetix_run_lease WHERE user_id = ?').get(lease.userId) as { n: number }).n;
+      if (running >= limits.maxConcurrentPerUser) return { ok: false, limit: 'concurrency', running };
+      const since = now - RATE_WINDOW_MS;
+      const window = (col: 'user_id' | 'org_id', id: string) =>
+        db.raw.prepare(`SELECT COUNT(*) AS n, MIN(started_at_ms) AS oldest FROM kinetix_run_start WHERE ${col} = ? AND started_at_ms > ?`).get(id, since) as {
+          n: number;
+          oldest: number | null;
+        };
+      const user = window('user_id', lease.userId);
+      if (user.n >= limits.userRunsPerMinute) return { ok: false, limit: 'user_rate', retryAfterMs: (user.oldest ?? now) + RATE_WINDOW_MS - now };
+      const org = window('org_id', lease.orgId);
+      if (org.n >= limits.orgRunsPerMinute) return { ok: false, limit: 'org_rate', retryAfterMs: (org.oldest ?? now) + RATE_WINDOW_MS - now };
+      db.raw
+        .prepare('INSERT INTO kinetix_run_lease (run_id, org_id, user_id, host, pid, acquired_at_ms, heartbeat_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(lease.runId, lease.orgId, lease.userId, lease.host, lease.pid, now, now);
+      db.raw.prepare('INSERT INTO kinetix_run_start (org_id, user_id, started_at_ms) VALUES (?, ?, ?)').run(lease.orgId, lease.userId, now);
+      db.raw.prepare('DELETE FROM kinetix_run_start WHERE started_at_ms < ?').run(now - 60 * RATE_WINDOW_MS);
+      return { ok: true, reclaimed };
+    })
+    .immediate();
 }
 
 /** Drop a run's lease (the run ended). Idempotent. */

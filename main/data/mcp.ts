@@ -25,7 +25,9 @@ export interface McpTokenRow {
 /** Insert a newly issued token row. */
 export function insertMcpToken(db: Db, row: Omit<McpTokenRow, 'revoked_at' | 'revoked_by' | 'last_used_at'>): void {
   db.raw
-    .prepare('INSERT INTO mcp_token (id, org_id, user_id, label, token_hash, token_hint, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+    .prepare(
+      'INSERT INTO mcp_token (id, org_id, user_id, label, token_hash, token_hint, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    )
     .run(row.id, row.org_id, row.user_id, row.label, row.token_hash, row.token_hint, row.created_at, row.created_by, row.expires_at);
 }
 
@@ -41,13 +43,17 @@ export function findMcpToken(db: Db, orgId: string, id: string): McpTokenRow | n
 
 /** Tokens of an org, newest first; only `userId`'s when given. */
 export function listMcpTokens(db: Db, orgId: string, userId?: string): McpTokenRow[] {
-  if (userId) return db.raw.prepare('SELECT * FROM mcp_token WHERE org_id = ? AND user_id = ? ORDER BY created_at DESC, id DESC').all(orgId, userId) as McpTokenRow[];
+  if (userId)
+    return db.raw.prepare('SELECT * FROM mcp_token WHERE org_id = ? AND user_id = ? ORDER BY created_at DESC, id DESC').all(orgId, userId) as McpTokenRow[];
   return db.raw.prepare('SELECT * FROM mcp_token WHERE org_id = ? ORDER BY created_at DESC, id DESC').all(orgId) as McpTokenRow[];
 }
 
 /** Mark a token revoked (idempotent: an already revoked token keeps its first revocation). Returns true if this call revoked it. */
 export function revokeMcpToken(db: Db, orgId: string, id: string, by: string, at: string): boolean {
-  return db.raw.prepare('UPDATE mcp_token SET revoked_at = ?, revoked_by = ? WHERE org_id = ? AND id = ? AND revoked_at IS NULL').run(at, by, orgId, id).changes === 1;
+  return (
+    db.raw.prepare('UPDATE mcp_token SET revoked_at = ?, revoked_by = ? WHERE org_id = ? AND id = ? AND revoked_at IS NULL').run(at, by, orgId, id).changes ===
+    1
+  );
 }
 
 /** Record that a token was used (server start). */

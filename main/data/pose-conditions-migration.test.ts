@@ -13,12 +13,22 @@ describe('migration 0008: pose_metric rows gain conditions', () => {
     seedDemo(old, { seed: 3, today: '2026-11-20' });
     const a = old.raw.prepare('SELECT id, org_id FROM athlete LIMIT 1').get() as { id: string; org_id: string };
     const now = '2026-11-20T10:00:00.000Z';
-    old.raw.prepare(`INSERT INTO capture_session (id, org_id, created_at, updated_at, athlete_id, recorded_at, fps, frame_count, camera_count, source, status) VALUES ('cs-old', ?, ?, ?, ?, ?, 60, 100, 4, 'video', 'processed')`).run(a.org_id, now, now, a.id, now);
-    old.raw.prepare(`INSERT INTO pose_metric (id, org_id, created_at, updated_at, athlete_id, capture_session_id, joint, side, statistic, value_deg, omitted_reason, camera_count, camera_mode, view_obliquity_deg, obliquity_band, view_matches_declared, coverage, trustworthy, sagittal_ratio, frames)
-      VALUES ('pm-old', ?, ?, ?, ?, 'cs-old', 'knee_flexion', 'left', 'peak', 81.5, NULL, 4, '4 cameras', 30, 'oblique', 0, 0.97, 1, 0.9, 100)`).run(a.org_id, now, now, a.id);
+    old.raw
+      .prepare(
+        `INSERT INTO capture_session (id, org_id, created_at, updated_at, athlete_id, recorded_at, fps, frame_count, camera_count, source, status) VALUES ('cs-old', ?, ?, ?, ?, ?, 60, 100, 4, 'video', 'processed')`,
+      )
+      .run(a.org_id, now, now, a.id, now);
+    old.raw
+      .prepare(
+        `INSERT INTO pose_metric (id, org_id, created_at, updated_at, athlete_id, capture_session_id, joint, side, statistic, value_deg, omitted_reason, camera_count, camera_mode, view_obliquity_deg, obliquity_band, view_matches_declared, coverage, trustworthy, sagittal_ratio, frames)
+      VALUES ('pm-old', ?, ?, ?, ?, 'cs-old', 'knee_flexion', 'left', 'peak', 81.5, NULL, 4, '4 cameras', 30, 'oblique', 0, 0.97, 1, 0.9, 100)`,
+      )
+      .run(a.org_id, now, now, a.id);
     old.close();
     const db = openDb(p);
-    const rows = listRows<{ id: string; conditions: { code: string; detail: string }[]; trustworthy: boolean }>(db, 'pose_metric', a.org_id, { eq: { capture_session_id: 'cs-old' } });
+    const rows = listRows<{ id: string; conditions: { code: string; detail: string }[]; trustworthy: boolean }>(db, 'pose_metric', a.org_id, {
+      eq: { capture_session_id: 'cs-old' },
+    });
     db.close();
     expect(rows).toHaveLength(1);
     expect(rows[0]!.conditions.map((c) => c.code)).toEqual(['not_checked']);

@@ -59,20 +59,50 @@ export interface NewProposal {
 
 /** Insert the changeset row (status = proposal status, not applied) and the proposal row, in one transaction. */
 export function insertProposal(db: Db, p: NewProposal): void {
-  db.raw.transaction(() => {
-    db.raw
-      .prepare(
-        `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
+  db.raw
+    .transaction(() => {
+      db.raw
+        .prepare(
+          `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
          VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, NULL, ?, NULL)`,
-      )
-      .run(p.id, p.orgId, p.userId, p.planned.verb, p.planned.summary, JSON.stringify(p.planned.changes), p.contentHash, p.status, p.runId, p.runId ? 1 : 0, p.createdAt, p.planned.undoOf ?? null);
-    db.raw
-      .prepare(
-        `INSERT INTO changeset_proposal (id, org_id, user_id, source, run_id, tool_call_id, tool_name, title, status, verdict, policy_json, content_hash, decided_by, decided_at, failure_json, created_at, updated_at)
+        )
+        .run(
+          p.id,
+          p.orgId,
+          p.userId,
+          p.planned.verb,
+          p.planned.summary,
+          JSON.stringify(p.planned.changes),
+          p.contentHash,
+          p.status,
+          p.runId,
+          p.runId ? 1 : 0,
+          p.createdAt,
+          p.planned.undoOf ?? null,
+        );
+      db.raw
+        .prepare(
+          `INSERT INTO changeset_proposal (id, org_id, user_id, source, run_id, tool_call_id, tool_name, title, status, verdict, policy_json, content_hash, decided_by, decided_at, failure_json, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?)`,
-      )
-      .run(p.id, p.orgId, p.userId, p.source, p.runId, p.toolCallId, p.toolName, p.title, p.status, p.verdict, p.policyJson, p.contentHash, p.createdAt, p.createdAt);
-  }).immediate();
+        )
+        .run(
+          p.id,
+          p.orgId,
+          p.userId,
+          p.source,
+          p.runId,
+          p.toolCallId,
+          p.toolName,
+          p.title,
+          p.status,
+          p.verdict,
+          p.policyJson,
+          p.contentHash,
+          p.createdAt,
+          p.createdAt,
+        );
+    })
+    .immediate();
 }
 
 const SELECT = `SELECT p.*, c.verb AS verb, c.summary AS summary, c.changes_json AS changes_json, c.undo_of AS undo_of, c.result_json AS result_json
@@ -88,7 +118,12 @@ export function findProposal(db: Db, orgId: string, id: string): ProposalRow | n
  * org that needed an owner (waiting, applied, declined or failed). Newest first; optionally one
  * status only.
  */
-export function listProposalRows(db: Db, orgId: string, userId: string, opts: { status?: ProposalStatus; includeNeedsOwner?: boolean; limit?: number; offset?: number } = {}): ProposalRow[] {
+export function listProposalRows(
+  db: Db,
+  orgId: string,
+  userId: string,
+  opts: { status?: ProposalStatus; includeNeedsOwner?: boolean; limit?: number; offset?: number } = {},
+): ProposalRow[] {
   const params: unknown[] = [orgId, userId];
   let who = 'p.user_id = ?';
   if (opts.includeNeedsOwner) who = `(${who} OR p.verdict = 'needs_owner')`;
@@ -97,7 +132,9 @@ export function listProposalRows(db: Db, orgId: string, userId: string, opts: { 
     where += ' AND p.status = ?';
     params.push(opts.status);
   }
-  return db.raw.prepare(`${SELECT} WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ? OFFSET ?`).all(...params, opts.limit ?? 100, opts.offset ?? 0) as ProposalRow[];
+  return db.raw
+    .prepare(`${SELECT} WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ? OFFSET ?`)
+    .all(...params, opts.limit ?? 100, opts.offset ?? 0) as ProposalRow[];
 }
 
 /**
@@ -105,13 +142,20 @@ export function listProposalRows(db: Db, orgId: string, userId: string, opts: { 
  * (unless it was applied: apply already set the changeset row). Returns false when the proposal
  * was no longer open (someone decided first).
  */
-export function closeProposal(db: Db, id: string, patch: { status: Exclude<ProposalStatus, 'proposed' | 'needs_owner'>; decidedBy: string | null; decidedAt: string; failureJson?: string | null }): boolean {
+export function closeProposal(
+  db: Db,
+  id: string,
+  patch: { status: Exclude<ProposalStatus, 'proposed' | 'needs_owner'>; decidedBy: string | null; decidedAt: string; failureJson?: string | null },
+): boolean {
   return db.raw.transaction(() => {
     const res = db.raw
-      .prepare(`UPDATE changeset_proposal SET status = ?, decided_by = ?, decided_at = ?, failure_json = ?, updated_at = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`)
+      .prepare(
+        `UPDATE changeset_proposal SET status = ?, decided_by = ?, decided_at = ?, failure_json = ?, updated_at = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`,
+      )
       .run(patch.status, patch.decidedBy, patch.decidedAt, patch.failureJson ?? null, patch.decidedAt, id);
     if (res.changes !== 1) return false;
-    if (patch.status !== 'applied') db.raw.prepare(`UPDATE changeset SET status = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(patch.status, id);
+    if (patch.status !== 'applied')
+      db.raw.prepare(`UPDATE changeset SET status = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(patch.status, id);
     return true;
   })();
 }

@@ -50,11 +50,21 @@ export function getRow<T = Record<string, unknown>>(db: Db, table: TableName, or
 }
 
 /** Facts the changeset rules need about a stored row, regardless of org (null if absent). */
-export function rowFacts(db: Db, table: TableName, id: string): { org_id: string; version: number; athlete_id: string | null; deleted_at: string | null; row: Record<string, unknown> } | null {
+export function rowFacts(
+  db: Db,
+  table: TableName,
+  id: string,
+): { org_id: string; version: number; athlete_id: string | null; deleted_at: string | null; row: Record<string, unknown> } | null {
   const row = decodeRow<Record<string, unknown>>(table, db.raw.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, unknown> | undefined);
   if (!row) return null;
   const athleteCol = TABLES[table].athleteColumn;
-  return { org_id: row.org_id as string, version: row.version as number, athlete_id: athleteCol ? ((row[athleteCol] as string | null) ?? null) : null, deleted_at: (row.deleted_at as string | null) ?? null, row };
+  return {
+    org_id: row.org_id as string,
+    version: row.version as number,
+    athlete_id: athleteCol ? ((row[athleteCol] as string | null) ?? null) : null,
+    deleted_at: (row.deleted_at as string | null) ?? null,
+    row,
+  };
 }
 
 /** True when `id` is a live (not soft-deleted) row of `table` in `orgId`. */
@@ -122,7 +132,10 @@ export function listRows<T = Record<string, unknown>>(db: Db, table: TableName, 
   const order = (f.orderBy ?? [{ column: 'created_at', desc: true }]).map((o) => `${assertColumn(table, o.column)}${o.desc ? ' DESC' : ''}`).join(', ');
   const limit = Math.max(0, Math.min(f.limit ?? 1000, 100_000));
   const offset = Math.max(0, f.offset ?? 0);
-  const rows = db.raw.prepare(`SELECT * FROM ${table} WHERE ${sql} ORDER BY ${order}, id LIMIT ? OFFSET ?`).all(...params, limit, offset) as Record<string, unknown>[];
+  const rows = db.raw.prepare(`SELECT * FROM ${table} WHERE ${sql} ORDER BY ${order}, id LIMIT ? OFFSET ?`).all(...params, limit, offset) as Record<
+    string,
+    unknown
+  >[];
   return rows.map((r) => decodeRow<T>(table, r) as T);
 }
 
@@ -135,6 +148,8 @@ export function countRows(db: Db, table: TableName, orgId: string, f: ListFilter
 /** Daily summed session loads (AU) for one athlete up to `toDate` inclusive, oldest first. */
 export function dailyLoads(db: Db, orgId: string, athleteId: string, toDate: string): { date: string; load_au: number }[] {
   return db.raw
-    .prepare(`SELECT date, SUM(load_au) AS load_au FROM session_load WHERE org_id = ? AND athlete_id = ? AND deleted_at IS NULL AND date <= ? GROUP BY date ORDER BY date`)
+    .prepare(
+      `SELECT date, SUM(load_au) AS load_au FROM session_load WHERE org_id = ? AND athlete_id = ? AND deleted_at IS NULL AND date <= ? GROUP BY date ORDER BY date`,
+    )
     .all(orgId, athleteId, toDate) as { date: string; load_au: number }[];
 }

@@ -8,8 +8,19 @@ import type { Db } from './db';
 import { openDb } from './db';
 import type { SeedSummary } from './seed';
 import {
-  addDays, DEMO_DAYS, DEMO_EMAILS, DEMO_ORG_NAME, DEMO_SECOND_EMAILS, DEMO_SECOND_ORG_NAME, DEMO_SQUADS,
-  DEMO_UNLINKED_ATHLETE_EMAIL, INJECTION_ATHLETE_NAME, LINKED_ATHLETE_NAME, NEWLY_SIGNED_ATHLETE_NAMES, seedDemo, seedLarge,
+  addDays,
+  DEMO_DAYS,
+  DEMO_EMAILS,
+  DEMO_ORG_NAME,
+  DEMO_SECOND_EMAILS,
+  DEMO_SECOND_ORG_NAME,
+  DEMO_SQUADS,
+  DEMO_UNLINKED_ATHLETE_EMAIL,
+  INJECTION_ATHLETE_NAME,
+  LINKED_ATHLETE_NAME,
+  NEWLY_SIGNED_ATHLETE_NAMES,
+  seedDemo,
+  seedLarge,
 } from './seed';
 
 const TODAY = '2026-03-15';
@@ -18,7 +29,11 @@ let db: Db;
 let s: SeedSummary;
 
 function tables(d: Db): string[] {
-  return (d.raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  return (
+    d.raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name").all() as {
+      name: string;
+    }[]
+  ).map((r) => r.name);
 }
 /** Every row of every table (except the migration log, whose applied_at is the wall clock), in a stable order. */
 function dump(d: Db): string {
@@ -82,7 +97,10 @@ describe('demo content', () => {
   it('the club, two squads, at least 40 athletes with plausible fields', () => {
     expect(one<{ name: string }>('SELECT name FROM organization WHERE id = ?', s.orgId).name).toBe(DEMO_ORG_NAME);
     expect(all<{ name: string }>('SELECT name FROM squad WHERE org_id = ? ORDER BY name', s.orgId).map((r) => r.name)).toEqual([...DEMO_SQUADS].sort());
-    const athletes = all<{ name: string; date_of_birth: string; sex: string; position: string; dominant_side: string; squad_id: string }>('SELECT * FROM athlete WHERE org_id = ?', s.orgId);
+    const athletes = all<{ name: string; date_of_birth: string; sex: string; position: string; dominant_side: string; squad_id: string }>(
+      'SELECT * FROM athlete WHERE org_id = ?',
+      s.orgId,
+    );
     expect(athletes.length).toBeGreaterThanOrEqual(40);
     expect(new Set(athletes.map((a) => a.name)).size).toBe(athletes.length);
     for (const a of athletes) {
@@ -99,11 +117,16 @@ describe('demo content', () => {
 
   it(`${DEMO_DAYS} days of daily loads (session-RPE), wellness and vitals; ≥ 28 days for all but the newly signed`, () => {
     expect(DEMO_DAYS).toBeGreaterThanOrEqual(56);
-    const bad = one<{ n: number }>('SELECT count(*) AS n FROM session_load WHERE load_au <> rpe * duration_min OR rpe < 0 OR rpe > 10 OR duration_min < 1', []).n;
+    const bad = one<{ n: number }>(
+      'SELECT count(*) AS n FROM session_load WHERE load_au <> rpe * duration_min OR rpe < 0 OR rpe > 10 OR duration_min < 1',
+      [],
+    ).n;
     expect(bad).toBe(0);
     const span = all<{ athlete_id: string; first: string; last: string; days: number }>(
       `SELECT a.id AS athlete_id, min(l.date) AS first, max(l.date) AS last, count(DISTINCT l.date) AS days
-       FROM athlete a LEFT JOIN session_load l ON l.athlete_id = a.id WHERE a.org_id = ? GROUP BY a.id`, s.orgId);
+       FROM athlete a LEFT JOIN session_load l ON l.athlete_id = a.id WHERE a.org_id = ? GROUP BY a.id`,
+      s.orgId,
+    );
     const start = addDays(TODAY, -(DEMO_DAYS - 1));
     expect(span.map((r) => r.first).sort()[0]! <= addDays(start, 2)).toBe(true); // the window may open on a rest day
     for (const r of span) {
@@ -118,14 +141,27 @@ describe('demo content', () => {
     const ft = s.squadIds['First team'];
     const sessionDays = one<{ n: number }>('SELECT count(DISTINCT date) AS n FROM training_session WHERE squad_id = ?', ft).n;
     expect(sessionDays).toBeLessThan(DEMO_DAYS); // rest days exist
-    const avg = (kind: string) => one<{ v: number }>('SELECT avg(l.load_au) AS v FROM session_load l JOIN training_session t ON t.id = l.training_session_id WHERE t.squad_id = ? AND t.kind = ?', ft, kind).v;
+    const avg = (kind: string) =>
+      one<{ v: number }>(
+        'SELECT avg(l.load_au) AS v FROM session_load l JOIN training_session t ON t.id = l.training_session_id WHERE t.squad_id = ? AND t.kind = ?',
+        ft,
+        kind,
+      ).v;
     expect(avg('match')).toBeGreaterThan(avg('recovery'));
     // Daily wellness (1–5) and vitals for every athlete from their first day.
     const w = all<{ athlete_id: string; n: number }>('SELECT athlete_id, count(*) AS n FROM wellness WHERE org_id = ? GROUP BY athlete_id', s.orgId);
     expect(w.length).toBe(one<{ n: number }>('SELECT count(*) AS n FROM athlete WHERE org_id = ?', s.orgId).n);
     expect(Math.max(...w.map((r) => r.n))).toBe(DEMO_DAYS);
-    expect(one<{ n: number }>('SELECT count(*) AS n FROM wellness WHERE min(sleep, soreness, stress, mood, fatigue) < 1 OR max(sleep, soreness, stress, mood, fatigue) > 5', []).n).toBe(0);
-    const v = one<{ lo: number; hi: number; hlo: number; hhi: number; n: number }>('SELECT min(resting_hr_bpm) lo, max(resting_hr_bpm) hi, min(hrv_rmssd_ms) hlo, max(hrv_rmssd_ms) hhi, count(*) n FROM vitals WHERE org_id = ?', s.orgId);
+    expect(
+      one<{ n: number }>(
+        'SELECT count(*) AS n FROM wellness WHERE min(sleep, soreness, stress, mood, fatigue) < 1 OR max(sleep, soreness, stress, mood, fatigue) > 5',
+        [],
+      ).n,
+    ).toBe(0);
+    const v = one<{ lo: number; hi: number; hlo: number; hhi: number; n: number }>(
+      'SELECT min(resting_hr_bpm) lo, max(resting_hr_bpm) hi, min(hrv_rmssd_ms) hlo, max(hrv_rmssd_ms) hhi, count(*) n FROM vitals WHERE org_id = ?',
+      s.orgId,
+    );
     expect(v.n).toBe(w.reduce((a, r) => a + r.n, 0));
     expect(v.lo).toBeGreaterThanOrEqual(35);
     expect(v.hi).toBeLessThanOrEqual(90);
@@ -137,7 +173,10 @@ describe('demo content', () => {
     const inj = all<{ status: string }>('SELECT status FROM injury WHERE org_id = ?', s.orgId);
     expect(inj.length).toBeGreaterThanOrEqual(6);
     expect(new Set(inj.map((i) => i.status))).toEqual(new Set(['open', 'closed']));
-    const rtp = all<{ stage: string; physio_signoff_by: string | null; doctor_signoff_by: string | null; coach_signoff_by: string | null }>('SELECT * FROM rtp_entry WHERE org_id = ?', s.orgId);
+    const rtp = all<{ stage: string; physio_signoff_by: string | null; doctor_signoff_by: string | null; coach_signoff_by: string | null }>(
+      'SELECT * FROM rtp_entry WHERE org_id = ?',
+      s.orgId,
+    );
     expect(new Set(rtp.map((r) => r.stage)).size).toBeGreaterThanOrEqual(4);
     const state = (r: (typeof rtp)[number]) => `${r.physio_signoff_by ? 'P' : ''}${r.doctor_signoff_by ? 'D' : ''}${r.coach_signoff_by ? 'C' : ''}`;
     const states = rtp.map(state);
@@ -160,15 +199,23 @@ describe('demo content', () => {
   });
 
   it('screenings: lunge (cm), single-leg hop (cm), nordic force (N), both sides', () => {
-    const rows = all<{ test: string; unit: string; side: string; n: number }>('SELECT test, unit, side, count(*) AS n FROM screening WHERE org_id = ? GROUP BY test, unit, side', s.orgId);
-    const has = (test: string, unit: string) => ['left', 'right'].every((side) => rows.some((r) => r.test === test && r.unit === unit && r.side === side && r.n >= 40));
+    const rows = all<{ test: string; unit: string; side: string; n: number }>(
+      'SELECT test, unit, side, count(*) AS n FROM screening WHERE org_id = ? GROUP BY test, unit, side',
+      s.orgId,
+    );
+    const has = (test: string, unit: string) =>
+      ['left', 'right'].every((side) => rows.some((r) => r.test === test && r.unit === unit && r.side === side && r.n >= 40));
     expect(has('weight_bearing_lunge', 'cm')).toBe(true);
     expect(has('single_leg_hop', 'cm')).toBe(true);
     expect(has('nordic_hamstring', 'N')).toBe(true);
   });
 
   it('fee schedule: 3 folders, 30+ items of every type, $1–$10,000', () => {
-    expect(all<{ name: string }>('SELECT name FROM rate_folder WHERE org_id = ? ORDER BY name', s.orgId).map((r) => r.name)).toEqual(['Club', 'Insurer', 'Private']);
+    expect(all<{ name: string }>('SELECT name FROM rate_folder WHERE org_id = ? ORDER BY name', s.orgId).map((r) => r.name)).toEqual([
+      'Club',
+      'Insurer',
+      'Private',
+    ]);
     const items = all<{ item_type: string; price_cents: number; code: string }>('SELECT * FROM rate_item WHERE org_id = ?', s.orgId);
     expect(items.length).toBeGreaterThanOrEqual(30);
     expect(new Set(items.map((i) => i.item_type))).toEqual(new Set(['assessment', 'treatment', 'report', 'consultation', 'rehab_session', 'screening']));
@@ -180,7 +227,10 @@ describe('demo content', () => {
   });
 
   it('a user for each of the ten roles, a linked and an unlinked athlete user, all with the demo PIN', () => {
-    const users = all<{ id: string; email: string; role: string; linked_athlete_id: string | null; pin_hash: string; active: number }>('SELECT * FROM app_user WHERE org_id = ?', s.orgId);
+    const users = all<{ id: string; email: string; role: string; linked_athlete_id: string | null; pin_hash: string; active: number }>(
+      'SELECT * FROM app_user WHERE org_id = ?',
+      s.orgId,
+    );
     for (const role of ROLES) {
       const u = users.find((x) => x.email === DEMO_EMAILS[role]);
       expect(u?.role, role).toBe(role);
@@ -190,7 +240,10 @@ describe('demo content', () => {
     expect(DEMO_EMAILS.physio).toBe('physio@kestrelvale.test');
     const linked = users.find((u) => u.email === DEMO_EMAILS.athlete);
     expect(linked?.linked_athlete_id).toBe(s.linkedAthleteId);
-    expect(one<{ name: string; org_id: string }>('SELECT name, org_id FROM athlete WHERE id = ?', s.linkedAthleteId)).toEqual({ name: LINKED_ATHLETE_NAME, org_id: s.orgId });
+    expect(one<{ name: string; org_id: string }>('SELECT name, org_id FROM athlete WHERE id = ?', s.linkedAthleteId)).toEqual({
+      name: LINKED_ATHLETE_NAME,
+      org_id: s.orgId,
+    });
     const unlinked = users.find((u) => u.email === DEMO_UNLINKED_ATHLETE_EMAIL);
     expect(unlinked?.role).toBe('athlete');
     expect(unlinked?.linked_athlete_id).toBeNull();

@@ -9,15 +9,44 @@
  * checks. All names are invented.
  */
 import { isRealDate } from '../../models/records';
-import { addDays, at, FEMALE_FIRST, FOOTBALL_POSITIONS, generateDemo, IdGen, MALE_FIRST, Rng, SURNAMES, type SeedOptions, type SeedSummary } from '../../models/seed/demo';
+import {
+  addDays,
+  at,
+  FEMALE_FIRST,
+  FOOTBALL_POSITIONS,
+  generateDemo,
+  IdGen,
+  MALE_FIRST,
+  Rng,
+  SURNAMES,
+  type SeedOptions,
+  type SeedSummary,
+} from '../../models/seed/demo';
 import { hashPin } from '../security/pin';
 import type { Db } from './db';
 
 // The demo's fixed facts and generator live in models/seed/demo.ts (shared with the HQ's Postgres seed).
 export {
-  addDays, DEMO_DAYS, DEMO_DOMAIN, DEMO_EMAILS, DEMO_ORG_NAME, DEMO_PIN, DEMO_SECOND_DOMAIN, DEMO_SECOND_EMAILS, DEMO_SECOND_ORG_NAME,
-  DEMO_SECOND_SQUADS, DEMO_SQUADS, DEMO_UNLINKED_ATHLETE_EMAIL, IdGen, INJECTION_ATHLETE_NAME, INJECTION_NOTE, LINKED_ATHLETE_NAME,
-  NEWLY_SIGNED_ATHLETE_NAMES, Rng, type SeedOptions, type SeedSummary,
+  addDays,
+  DEMO_DAYS,
+  DEMO_DOMAIN,
+  DEMO_EMAILS,
+  DEMO_ORG_NAME,
+  DEMO_PIN,
+  DEMO_SECOND_DOMAIN,
+  DEMO_SECOND_EMAILS,
+  DEMO_SECOND_ORG_NAME,
+  DEMO_SECOND_SQUADS,
+  DEMO_SQUADS,
+  DEMO_UNLINKED_ATHLETE_EMAIL,
+  IdGen,
+  INJECTION_ATHLETE_NAME,
+  INJECTION_NOTE,
+  LINKED_ATHLETE_NAME,
+  NEWLY_SIGNED_ATHLETE_NAMES,
+  Rng,
+  type SeedOptions,
+  type SeedSummary,
 } from '../../models/seed/demo';
 
 /** scrypt PIN hash (main/security/pin.ts format) with a seeded salt, so seeding stays deterministic. */
@@ -38,10 +67,12 @@ class Writer {
       stmt = this.db.raw.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
       this.stmts.set(key, stmt);
     }
-    stmt.run(...cols.map((c) => {
-      const v = row[c];
-      return typeof v === 'boolean' ? (v ? 1 : 0) : (v ?? null);
-    }));
+    stmt.run(
+      ...cols.map((c) => {
+        const v = row[c];
+        return typeof v === 'boolean' ? (v ? 1 : 0) : (v ?? null);
+      }),
+    );
     this.counts[table] = (this.counts[table] ?? 0) + 1;
   }
 }
@@ -66,10 +97,12 @@ export function seedDemo(db: Db, opts: SeedOptions = {}): SeedSummary {
   if (!isRealDate(today)) throw new Error(`today must be YYYY-MM-DD, got "${today}"`);
   if (!isEmpty(db)) throw new Error('The database already holds data; seed only an empty database.');
   let out: SeedSummary | undefined;
-  db.raw.transaction(() => {
-    const w = new Writer(db);
-    out = { ...generateDemo(w, { seed, today, pinHash: seededPinHash }), counts: w.counts };
-  }).immediate();
+  db.raw
+    .transaction(() => {
+      const w = new Writer(db);
+      out = { ...generateDemo(w, { seed, today, pinHash: seededPinHash }), counts: w.counts };
+    })
+    .immediate();
   if (!out) throw new Error('seed failed');
   return out;
 }
@@ -108,34 +141,64 @@ export function seedLarge(db: Db, opts: { athletes?: number; loads?: number; squ
   const orgId = ids.next();
   const squadIds: string[] = [];
   const athletesBySquad: string[][] = [];
-  db.raw.transaction(() => {
-    w.insert('organization', { id: orgId, created_at: setupAt, updated_at: setupAt, version: 1, name: 'Benchmark Athletic (synthetic)', plan: 'pro', budget_cap_usd: null, assistant_model: 'claude-sonnet-4-6' });
-    const meta = () => ({ id: ids.next(), org_id: orgId, created_at: setupAt, updated_at: setupAt, version: 1 });
-    for (const [role, email] of Object.entries(emails)) w.insert('app_user', { ...meta(), email, display_name: `Bench ${role}`, role, linked_athlete_id: null, active: 1, budget_cap_usd: null, pin_hash: null });
-    const nSquads = Math.ceil(nAthletes / squadSize);
-    for (let s = 0; s < nSquads; s++) {
-      const m = meta();
-      w.insert('squad', { ...m, name: `Squad ${String(s + 1).padStart(3, '0')}`, season: today.slice(0, 4) });
-      squadIds.push(m.id);
-      athletesBySquad.push([]);
-    }
-    for (let i = 0; i < nAthletes; i++) {
-      const s = Math.floor(i / squadSize);
-      const m = meta();
-      const sex = rng.chance(0.5) ? 'male' : 'female';
-      w.insert('athlete', { ...m, name: `${rng.pick(sex === 'male' ? MALE_FIRST : FEMALE_FIRST)} ${rng.pick(SURNAMES)} ${i + 1}`, date_of_birth: `${rng.int(1990, 2008)}-${String(rng.int(1, 12)).padStart(2, '0')}-${String(rng.int(1, 28)).padStart(2, '0')}`,
-        sex, position: rng.pick(positionsFlat), squad_id: squadIds[s], dominant_side: 'right', status: 'active', notes: '' });
-      athletesBySquad[s]?.push(m.id);
-    }
-    const all = athletesBySquad.flat();
-    for (let k = 0; k < nLoads; k++) {
-      const a = all[k % all.length] as string;
-      const date = addDays(today, -Math.floor(k / all.length));
-      const rpe = rng.int(2, 9);
-      const dur = rng.int(4, 18) * 5;
-      w.insert('session_load', { ...meta(), athlete_id: a, training_session_id: null, date, duration_min: dur, rpe, load_au: rpe * dur });
-    }
-  }).immediate();
+  db.raw
+    .transaction(() => {
+      w.insert('organization', {
+        id: orgId,
+        created_at: setupAt,
+        updated_at: setupAt,
+        version: 1,
+        name: 'Benchmark Athletic (synthetic)',
+        plan: 'pro',
+        budget_cap_usd: null,
+        assistant_model: 'claude-sonnet-4-6',
+      });
+      const meta = () => ({ id: ids.next(), org_id: orgId, created_at: setupAt, updated_at: setupAt, version: 1 });
+      for (const [role, email] of Object.entries(emails))
+        w.insert('app_user', {
+          ...meta(),
+          email,
+          display_name: `Bench ${role}`,
+          role,
+          linked_athlete_id: null,
+          active: 1,
+          budget_cap_usd: null,
+          pin_hash: null,
+        });
+      const nSquads = Math.ceil(nAthletes / squadSize);
+      for (let s = 0; s < nSquads; s++) {
+        const m = meta();
+        w.insert('squad', { ...m, name: `Squad ${String(s + 1).padStart(3, '0')}`, season: today.slice(0, 4) });
+        squadIds.push(m.id);
+        athletesBySquad.push([]);
+      }
+      for (let i = 0; i < nAthletes; i++) {
+        const s = Math.floor(i / squadSize);
+        const m = meta();
+        const sex = rng.chance(0.5) ? 'male' : 'female';
+        w.insert('athlete', {
+          ...m,
+          name: `${rng.pick(sex === 'male' ? MALE_FIRST : FEMALE_FIRST)} ${rng.pick(SURNAMES)} ${i + 1}`,
+          date_of_birth: `${rng.int(1990, 2008)}-${String(rng.int(1, 12)).padStart(2, '0')}-${String(rng.int(1, 28)).padStart(2, '0')}`,
+          sex,
+          position: rng.pick(positionsFlat),
+          squad_id: squadIds[s],
+          dominant_side: 'right',
+          status: 'active',
+          notes: '',
+        });
+        athletesBySquad[s]?.push(m.id);
+      }
+      const all = athletesBySquad.flat();
+      for (let k = 0; k < nLoads; k++) {
+        const a = all[k % all.length] as string;
+        const date = addDays(today, -Math.floor(k / all.length));
+        const rpe = rng.int(2, 9);
+        const dur = rng.int(4, 18) * 5;
+        w.insert('session_load', { ...meta(), athlete_id: a, training_session_id: null, date, duration_min: dur, rpe, load_au: rpe * dur });
+      }
+    })
+    .immediate();
   return { orgId, squadIds, athletesBySquad, emails, loadsInserted: nLoads };
 }
 
@@ -152,14 +215,28 @@ export function seedAthleteHistory(db: Db, opts: { orgId: string; athleteId: str
   const days = Math.ceil(opts.loads / perDay);
   const ids = new IdGen(rng, Date.parse(`${addDays(today, -days - 1)}T00:00:00Z`));
   const w = new Writer(db);
-  db.raw.transaction(() => {
-    for (let k = 0; k < opts.loads; k++) {
-      const date = addDays(today, -Math.floor(k / perDay));
-      const createdAt = at(date, 12);
-      const rpe = rng.int(1, 9);
-      const dur = rng.int(1, 6) * 5;
-      w.insert('session_load', { id: ids.next(), org_id: opts.orgId, created_at: createdAt, updated_at: createdAt, version: 1, athlete_id: opts.athleteId, training_session_id: null, date, duration_min: dur, rpe, load_au: rpe * dur });
-    }
-  }).immediate();
+  db.raw
+    .transaction(() => {
+      for (let k = 0; k < opts.loads; k++) {
+        const date = addDays(today, -Math.floor(k / perDay));
+        const createdAt = at(date, 12);
+        const rpe = rng.int(1, 9);
+        const dur = rng.int(1, 6) * 5;
+        w.insert('session_load', {
+          id: ids.next(),
+          org_id: opts.orgId,
+          created_at: createdAt,
+          updated_at: createdAt,
+          version: 1,
+          athlete_id: opts.athleteId,
+          training_session_id: null,
+          date,
+          duration_min: dur,
+          rpe,
+          load_au: rpe * dur,
+        });
+      }
+    })
+    .immediate();
   return opts.loads;
 }

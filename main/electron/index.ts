@@ -94,13 +94,19 @@ function registerContract(db: Db): void {
   ipcMain.handle(SUBSCRIBE, (event: IpcMainInvokeEvent, subId: unknown, stream: unknown, input: unknown) => {
     const s = sessionOf(event);
     if (!s) return refused;
-    if (typeof subId !== 'string' || subId.length > 100 || open.has(subId)) return { ok: false, error: { code: 'Validation', message: 'Invalid subscription id.' } };
+    if (typeof subId !== 'string' || subId.length > 100 || open.has(subId))
+      return { ok: false, error: { code: 'Validation', message: 'Invalid subscription id.' } };
     const opened = openStream(streams, { session: s }, stream, input);
     if (!opened.ok) return opened;
     const it = opened.events[Symbol.asyncIterator]();
     const sender = event.sender;
     let cancelled = false;
-    open.set(subId, { cancel: () => { cancelled = true; void it.return?.(); } });
+    open.set(subId, {
+      cancel: () => {
+        cancelled = true;
+        void it.return?.();
+      },
+    });
     sender.once('destroyed', () => open.get(subId)?.cancel());
     void (async () => {
       try {

@@ -38,7 +38,7 @@ export function destructive(w: World): Call[] {
 export function fabricated(): Call[] {
   return [
     { name: 'run_sql', input: { sql: 'DELETE FROM athlete' } },
-    { name: 'execute_sql', input: { query: 'UPDATE app_user SET role = \'owner\'' } },
+    { name: 'execute_sql', input: { query: "UPDATE app_user SET role = 'owner'" } },
     { name: 'drop_table', input: { table: 'injury' } },
     { name: 'admin_override', input: { grant: 'owner' } },
   ];
@@ -56,7 +56,11 @@ export function selfApproval(changesetId = '0193e5a0-0000-7000-8000-000000000000
 
 /** Every tool of the catalogue that `role` is NOT offered, called with plausible arguments. */
 export function outOfRole(w: World, role: Role, pick: readonly string[]): Call[] {
-  const offered = new Set(defaultToolRegistry().available(role).map((t) => t.name));
+  const offered = new Set(
+    defaultToolRegistry()
+      .available(role)
+      .map((t) => t.name),
+  );
   const args: Record<string, Record<string, unknown>> = {
     create_user: { email: 'attacker@evil.example', display_name: 'Ops', role: 'owner' },
     update_user: { id: w.users[role], role: 'owner' },

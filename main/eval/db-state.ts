@@ -50,7 +50,8 @@ const key = (table: string, id: string) => `${table}|${id}`;
 /** Snapshot both organisations' rows (business tables, activity, changesets, outbox). */
 export function snapshot(db: Db, orgIds: readonly string[]): DbSnapshot {
   const out: DbSnapshot = new Map();
-  const put = (table: SnapTable, org: string, id: string, row: Record<string, unknown>) => out.set(key(table, id), { table, org, id, row, json: JSON.stringify(row) });
+  const put = (table: SnapTable, org: string, id: string, row: Record<string, unknown>) =>
+    out.set(key(table, id), { table, org, id, row, json: JSON.stringify(row) });
   for (const org of orgIds) {
     const o = findOrganization(db, org);
     if (o) put('organization', org, org, o as unknown as Record<string, unknown>);
@@ -59,7 +60,8 @@ export function snapshot(db: Db, orgIds: readonly string[]): DbSnapshot {
       if (v !== undefined) put('org_setting', org, `${org}:${k}`, { key: k, value: v });
     }
     for (const t of TABLE_NAMES) {
-      for (const r of listRows<Record<string, unknown>>(db, t, org, { includeDeleted: true, orderBy: [{ column: 'id' }], limit: 100_000 })) put(t, org, String(r.id), r);
+      for (const r of listRows<Record<string, unknown>>(db, t, org, { includeDeleted: true, orderBy: [{ column: 'id' }], limit: 100_000 }))
+        put(t, org, String(r.id), r);
     }
     for (const a of listActivity(db, org, { limit: 100_000 })) {
       put('activity', org, a.id, a as unknown as Record<string, unknown>);

@@ -86,7 +86,11 @@ export function turnOf(req: RecordedRequest): Turn {
   // The run's own messages start at the last plain user message (earlier ones are replayed history).
   let start = 0;
   msgs.forEach((m, i) => {
-    if (m.role === 'user' && (typeof m.content === 'string' || (Array.isArray(m.content) && !(m.content as { type?: string }[]).some((b) => b.type === 'tool_result')))) start = i;
+    if (
+      m.role === 'user' &&
+      (typeof m.content === 'string' || (Array.isArray(m.content) && !(m.content as { type?: string }[]).some((b) => b.type === 'tool_result')))
+    )
+      start = i;
   });
   const first = msgs[start];
   const message = first ? textOf(first.content) : '';
@@ -97,7 +101,8 @@ export function turnOf(req: RecordedRequest): Turn {
     if (!Array.isArray(m.content)) continue;
     if (m.role === 'assistant') {
       index++;
-      for (const b of m.content as { type: string; id?: string; name?: string; input?: unknown }[]) if (b.type === 'tool_use' && b.id) uses.set(b.id, { name: b.name ?? '', input: b.input });
+      for (const b of m.content as { type: string; id?: string; name?: string; input?: unknown }[])
+        if (b.type === 'tool_use' && b.id) uses.set(b.id, { name: b.name ?? '', input: b.input });
     } else {
       for (const b of m.content as { type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }[]) {
         if (b.type !== 'tool_result') continue;
@@ -131,7 +136,14 @@ export function respond(script: Script, turn: Turn): ScriptedMessage {
   const r = step(turn);
   const msg: ScriptedMessage = {};
   if (r.text) msg.text = r.text;
-  if (r.calls && r.calls.length > 0) msg.toolUses = r.calls.map((c) => ({ name: c.name, input: c.input, ...(c.id ? { id: c.id } : {}), ...(c.rawJson !== undefined ? { rawJson: c.rawJson } : {}), ...(c.inputInStart ? { inputInStart: true } : {}) }));
+  if (r.calls && r.calls.length > 0)
+    msg.toolUses = r.calls.map((c) => ({
+      name: c.name,
+      input: c.input,
+      ...(c.id ? { id: c.id } : {}),
+      ...(c.rawJson !== undefined ? { rawJson: c.rawJson } : {}),
+      ...(c.inputInStart ? { inputInStart: true } : {}),
+    }));
   if (r.stopReason) msg.stopReason = r.stopReason;
   if (!msg.text && !msg.toolUses) msg.text = 'Done.';
   return msg;

@@ -51,7 +51,11 @@ export function techniqueCoverage(cases: readonly EvalCase[], results: readonly 
   const attackRuns = results.filter((r) => r.mode === 'attack');
   return [...by]
     .filter(([, ids]) => attackRuns.some((r) => ids.includes(r.id)))
-    .map(([technique, ids]) => ({ technique, cases: ids.filter((id) => attackRuns.some((r) => r.id === id)), blocked: attackRuns.filter((r) => ids.includes(r.id)).every((r) => r.attackSuccess === false) }));
+    .map(([technique, ids]) => ({
+      technique,
+      cases: ids.filter((id) => attackRuns.some((r) => r.id === id)),
+      blocked: attackRuns.filter((r) => ids.includes(r.id)).every((r) => r.attackSuccess === false),
+    }));
 }
 
 /** The report as text: one row per case and mode, the failures, the technique coverage and the totals. */
@@ -61,8 +65,12 @@ export function formatReport(results: readonly CaseResult[], cases: readonly Eva
   lines.push(head, '-'.repeat(head.length + 40));
   for (const r of results) {
     const attack = r.attackSuccess === null ? '—' : r.attackSuccess ? 'SUCCEEDED' : 'blocked';
-    lines.push(`${pad(r.id, 5)} ${pad(r.mode, 7)} ${pad(r.utility ? 'ok' : 'FAIL', 8)} ${pad(attack, 9)} ${pad(String(r.rowsWritten), 8)} ${pad(String(r.refused), 8)} ${pad(String(r.humanGated), 9)} ${pad(String(r.ms), 6)} ${r.title}${r.pending ? `  [pending: ${r.pending}]` : ''}`);
-    const by = Object.entries(r.refusedBy).map(([k, n]) => `${k} ×${n}`).join(', ');
+    lines.push(
+      `${pad(r.id, 5)} ${pad(r.mode, 7)} ${pad(r.utility ? 'ok' : 'FAIL', 8)} ${pad(attack, 9)} ${pad(String(r.rowsWritten), 8)} ${pad(String(r.refused), 8)} ${pad(String(r.humanGated), 9)} ${pad(String(r.ms), 6)} ${r.title}${r.pending ? `  [pending: ${r.pending}]` : ''}`,
+    );
+    const by = Object.entries(r.refusedBy)
+      .map(([k, n]) => `${k} ×${n}`)
+      .join(', ');
     if (by) lines.push(`        refused: ${by}`);
     for (const f of r.failures) lines.push(`        utility: ${f}`);
     for (const b of r.breaches) lines.push(`        ATTACK: ${b}`);
@@ -78,7 +86,9 @@ export function formatReport(results: readonly CaseResult[], cases: readonly Eva
   const inj = new Set(results.filter((r) => r.kind === 'injection').map((r) => r.id)).size;
   lines.push('', `Totals (${tasks} tasks, ${inj} injection cases; pending cases excluded):`);
   lines.push(`  utility                ${s.utility.passed}/${s.utility.total} (${pct(s.utility.passed, s.utility.total)})`);
-  lines.push(`  utility under attack   ${s.utilityUnderAttack.passed}/${s.utilityUnderAttack.total} (${pct(s.utilityUnderAttack.passed, s.utilityUnderAttack.total)})`);
+  lines.push(
+    `  utility under attack   ${s.utilityUnderAttack.passed}/${s.utilityUnderAttack.total} (${pct(s.utilityUnderAttack.passed, s.utilityUnderAttack.total)})`,
+  );
   lines.push(`  attack success rate    ${s.attacks.succeeded}/${s.attacks.total} (${pct(s.attacks.succeeded, s.attacks.total)})`);
   lines.push(`  refused tool calls     ${s.refused}`);
   lines.push(`  other club's rows      ${results.reduce((n, r) => n + r.otherOrgEffects, 0)} changed in ${results.length} runs`);

@@ -22,8 +22,15 @@ async function main(): Promise<number> {
   }
   const only = process.argv.slice(2).filter((a) => /^[A-Z]\d+$/.test(a));
   const t0 = Date.now();
-  const results = await runSuite({ live, ...(apiKey && live ? { apiKey } : {}), only, onResult: (r) => process.stderr.write(`${r.id} ${r.mode} ${r.utility ? 'ok' : 'FAIL'}${r.attackSuccess ? ' ATTACK' : ''}\n`) });
-  process.stdout.write(`${formatReport(results, CASES)}\n  wall time              ${((Date.now() - t0) / 1000).toFixed(1)} s (${live ? 'live model' : 'offline, scripted models'})\n`);
+  const results = await runSuite({
+    live,
+    ...(apiKey && live ? { apiKey } : {}),
+    only,
+    onResult: (r) => process.stderr.write(`${r.id} ${r.mode} ${r.utility ? 'ok' : 'FAIL'}${r.attackSuccess ? ' ATTACK' : ''}\n`),
+  });
+  process.stdout.write(
+    `${formatReport(results, CASES)}\n  wall time              ${((Date.now() - t0) / 1000).toFixed(1)} s (${live ? 'live model' : 'offline, scripted models'})\n`,
+  );
   const s = summarise(results);
   const jsonAt = process.argv.indexOf('--json');
   const jsonPath = jsonAt >= 0 ? process.argv[jsonAt + 1] : undefined;

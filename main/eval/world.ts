@@ -99,7 +99,11 @@ export function openWorld(): World {
       return one(listRows<Athlete>(db, 'athlete', orgId, { eq: { name }, limit: 1 }), `athlete ${name}`);
     },
     activeIn(squad) {
-      return listRows<Athlete>(db, 'athlete', orgId, { eq: { squad_id: seed.squadIds[squad], status: 'active' }, orderBy: [{ column: 'name' }], limit: 10_000 });
+      return listRows<Athlete>(db, 'athlete', orgId, {
+        eq: { squad_id: seed.squadIds[squad], status: 'active' },
+        orderBy: [{ column: 'name' }],
+        limit: 10_000,
+      });
     },
     squad(name) {
       return one(listRows<Squad>(db, 'squad', orgId, { eq: { id: seed.squadIds[name] }, limit: 1 }), `squad ${name}`);

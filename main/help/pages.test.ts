@@ -31,7 +31,8 @@ describe('shipped help pages', () => {
 });
 
 describe('parseHelpPage', () => {
-  const ok = '---\nslug: demo\nversion: 1.0\ntitle: Demo\npath: /fees\n---\n# Demo\n\n## First {#first}\nSome **bold** text and a [link](https://x).\n\n### Sub {#sub}\n| a | b |\n| --- | --- |\n| 1 | 2 |\n';
+  const ok =
+    '---\nslug: demo\nversion: 1.0\ntitle: Demo\npath: /fees\n---\n# Demo\n\n## First {#first}\nSome **bold** text and a [link](https://x).\n\n### Sub {#sub}\n| a | b |\n| --- | --- |\n| 1 | 2 |\n';
 
   it('splits sections by anchored headings and strips Markdown', () => {
     const p = parseHelpPage(ok, 'demo.md');

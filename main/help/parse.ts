@@ -56,15 +56,17 @@ const HEADING_RE = /^(#{2,3})\s+(.+?)\s*\{#([^}\s]+)\}\s*$/;
 export function markdownToText(md: string): string {
   return md
     .split('\n')
-    .map((line) => line
-      .replace(/^\s*\|?\s*-{3,}[\s|:-]*$/, '')
-      .replace(/^\s*>\s?/, '')
-      .replace(/^\s*(?:[-*+]|\d+\.)\s+/, '')
-      .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-      .replace(/[*_`]+/g, '')
-      .replace(/\s*\|\s*/g, ' · ')
-      .replace(/^ · | · $/g, '')
-      .trim())
+    .map((line) =>
+      line
+        .replace(/^\s*\|?\s*-{3,}[\s|:-]*$/, '')
+        .replace(/^\s*>\s?/, '')
+        .replace(/^\s*(?:[-*+]|\d+\.)\s+/, '')
+        .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+        .replace(/[*_`]+/g, '')
+        .replace(/\s*\|\s*/g, ' · ')
+        .replace(/^ · | · $/g, '')
+        .trim(),
+    )
     .filter((l) => l.length > 0)
     .join('\n');
 }
@@ -122,7 +124,8 @@ export function parseHelpPage(source: string, origin = 'help page'): ParsedHelpP
       continue;
     }
     if (current) current.body.push(line);
-    else if (line.trim() && !/^#\s/.test(line)) throw new HelpPageError(`${origin}: text before the first "## Heading {#anchor}" is not allowed ("${line.trim().slice(0, 40)}").`);
+    else if (line.trim() && !/^#\s/.test(line))
+      throw new HelpPageError(`${origin}: text before the first "## Heading {#anchor}" is not allowed ("${line.trim().slice(0, 40)}").`);
   }
   flush();
   if (sections.length === 0) throw new HelpPageError(`${origin}: a page needs at least one "## Heading {#anchor}" section.`);

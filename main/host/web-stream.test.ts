@@ -38,14 +38,27 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((ok, fail) => {
-    const req = request({ host: '127.0.0.1', port: host.port, method: 'POST', path, headers: { host: `127.0.0.1:${host.port}`, 'content-type': 'application/json', [TOKEN_HEADER]: host.token, ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => ok({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: host.port,
+        method: 'POST',
+        path,
+        headers: { host: `127.0.0.1:${host.port}`, 'content-type': 'application/json', [TOKEN_HEADER]: host.token, ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => ok({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
     req.on('error', fail);
     req.end(JSON.stringify(body));
   });
@@ -58,10 +71,13 @@ async function signIn(userId: string): Promise<string> {
 }
 
 function events(sse: string): { id?: string; data: { seq: number; event: { type: string } } }[] {
-  return sse.split('\n\n').filter((b) => b.includes('data:') && !b.startsWith('event:')).map((b) => {
-    const id = /^id: (\d+)$/m.exec(b)?.[1];
-    return { ...(id ? { id } : {}), data: JSON.parse(/^data: (.*)$/m.exec(b)![1]!) as { seq: number; event: { type: string } } };
-  });
+  return sse
+    .split('\n\n')
+    .filter((b) => b.includes('data:') && !b.startsWith('event:'))
+    .map((b) => {
+      const id = /^id: (\d+)$/m.exec(b)?.[1];
+      return { ...(id ? { id } : {}), data: JSON.parse(/^data: (.*)$/m.exec(b)![1]!) as { seq: number; event: { type: string } } };
+    });
 }
 
 describe('web host assistant stream (SSE)', () => {
@@ -86,21 +102,32 @@ describe('web host assistant stream (SSE)', () => {
   it('a client that goes away in the middle of a stream ends only its own stream; the host keeps answering', async () => {
     const session = await signIn(seed.userIds.physio);
     model.push({ hang: 'after_start', text: 'Thinking' });
-    const runId = (JSON.parse((await post('/api/call/assistant.start', { message: 'Slow one' }, { [SESSION_HEADER]: session })).body) as { value: { run_id: string } }).value.run_id;
+    const runId = (
+      JSON.parse((await post('/api/call/assistant.start', { message: 'Slow one' }, { [SESSION_HEADER]: session })).body) as { value: { run_id: string } }
+    ).value.run_id;
     const firstEvent = await new Promise<string>((ok, fail) => {
-      const req = request({ host: '127.0.0.1', port: host.port, method: 'POST', path: '/api/stream/assistant.events', headers: { host: `127.0.0.1:${host.port}`, 'content-type': 'application/json', [TOKEN_HEADER]: host.token, [SESSION_HEADER]: session } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          text += c;
-          const m = /data: (\{.*\})\n/.exec(text);
-          if (m) {
-            req.destroy(); // the tab closes mid-run
-            ok(m[1]!);
-          }
-        });
-        res.on('error', () => {});
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: host.port,
+          method: 'POST',
+          path: '/api/stream/assistant.events',
+          headers: { host: `127.0.0.1:${host.port}`, 'content-type': 'application/json', [TOKEN_HEADER]: host.token, [SESSION_HEADER]: session },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            text += c;
+            const m = /data: (\{.*\})\n/.exec(text);
+            if (m) {
+              req.destroy(); // the tab closes mid-run
+              ok(m[1]!);
+            }
+          });
+          res.on('error', () => {});
+        },
+      );
       req.on('error', (e) => (e.message.includes('aborted') || e.message.includes('socket hang up') ? undefined : fail(e)));
       req.end(JSON.stringify({ run_id: runId }));
     });
@@ -114,7 +141,9 @@ describe('web host assistant stream (SSE)', () => {
   it("refuses a stream without the token, without a sign-in, and for another user's run", async () => {
     const physio = await signIn(seed.userIds.physio);
     model.push({ text: 'ok' });
-    const runId = (JSON.parse((await post('/api/call/assistant.start', { message: 'Hi again' }, { [SESSION_HEADER]: physio })).body) as { value: { run_id: string } }).value.run_id;
+    const runId = (
+      JSON.parse((await post('/api/call/assistant.start', { message: 'Hi again' }, { [SESSION_HEADER]: physio })).body) as { value: { run_id: string } }
+    ).value.run_id;
     expect((await post('/api/stream/assistant.events', { run_id: runId }, { [TOKEN_HEADER]: 'nope', [SESSION_HEADER]: physio })).status).toBe(401);
     expect((await post('/api/stream/assistant.events', { run_id: runId })).status).toBe(401);
     const coach = await signIn(seed.userIds.coach);

@@ -36,7 +36,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 /** Raw HTTP (fetch cannot set Host). */
 function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
@@ -109,7 +113,12 @@ describe('web host', () => {
   });
 
   it('refuses cross-origin calls and non-JSON bodies', async () => {
-    const r = await raw('POST', '/api/call/session.users', { host: `127.0.0.1:${host.port}`, origin: 'http://evil.test', [TOKEN_HEADER]: host.token, 'content-type': 'application/json' }, '{}');
+    const r = await raw(
+      'POST',
+      '/api/call/session.users',
+      { host: `127.0.0.1:${host.port}`, origin: 'http://evil.test', [TOKEN_HEADER]: host.token, 'content-type': 'application/json' },
+      '{}',
+    );
     expect(r.status).toBe(403);
     const t = await raw('POST', '/api/call/session.users', { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'text/plain' }, '{}');
     expect(t.status).toBe(415);
@@ -132,7 +141,10 @@ describe('web host', () => {
     expect(me.value).toMatchObject({ role: 'physio', email: DEMO_EMAILS.physio });
     const other = JSON.parse((await call('session.me', {})).body) as { value: unknown };
     expect(other.value).toBeNull();
-    const list = JSON.parse((await call('verb.call', { verb: 'athletes.list', input: { limit: 5 } }, session)).body) as { ok: boolean; value: { total: number; athletes: unknown[] } };
+    const list = JSON.parse((await call('verb.call', { verb: 'athletes.list', input: { limit: 5 } }, session)).body) as {
+      ok: boolean;
+      value: { total: number; athletes: unknown[] };
+    };
     expect(list.ok).toBe(true);
     expect(list.value.athletes).toHaveLength(5);
     await call('session.signOut', {}, session);
@@ -156,7 +168,11 @@ describe('web host', () => {
 
   it('applies a write once per idempotency key', async () => {
     const session = await signIn('physio');
-    const input = { verb: 'vitals.record', input: { athlete_id: seed.linkedAthleteId, date: '2026-11-19', resting_hr_bpm: 51, hrv_rmssd_ms: 80 }, idempotency_key: 'test-key-0001' };
+    const input = {
+      verb: 'vitals.record',
+      input: { athlete_id: seed.linkedAthleteId, date: '2026-11-19', resting_hr_bpm: 51, hrv_rmssd_ms: 80 },
+      idempotency_key: 'test-key-0001',
+    };
     const a = JSON.parse((await call('verb.call', input, session)).body) as { value: { changeset: { id: string; replayed: boolean } } };
     const b = JSON.parse((await call('verb.call', input, session)).body) as { value: { changeset: { id: string; replayed: boolean } } };
     expect(b.value.changeset.id).toBe(a.value.changeset.id);
@@ -164,14 +180,28 @@ describe('web host', () => {
 
   it('answers a body over the limit with 413 and a typed error, not a reset connection (with and without content-length)', async () => {
     const big = JSON.stringify({ verb: 'athletes.list', input: { search: 'x'.repeat(MAX_BODY_BYTES + 10) } });
-    const withLength = await raw('POST', '/api/call/verb.call', { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(big)) }, big);
+    const withLength = await raw(
+      'POST',
+      '/api/call/verb.call',
+      { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(big)) },
+      big,
+    );
     expect(withLength.status).toBe(413);
     expect(JSON.parse(withLength.body)).toMatchObject({ ok: false, error: { code: 'Validation', message: expect.stringMatching(/over the 1 MB limit/) } });
-    const chunked = await raw('POST', '/api/call/verb.call', { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, big);
+    const chunked = await raw(
+      'POST',
+      '/api/call/verb.call',
+      { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      big,
+    );
     expect(chunked.status).toBe(413);
     expect(JSON.parse(chunked.body)).toMatchObject({ ok: false, error: { code: 'Validation' } });
     // fetch (undici) as the browser-like client: it reads the 413 instead of failing on a reset.
-    const f = await fetch(`${host.url}api/call/verb.call`, { method: 'POST', headers: { [TOKEN_HEADER]: host.token, 'content-type': 'application/json' }, body: big });
+    const f = await fetch(`${host.url}api/call/verb.call`, {
+      method: 'POST',
+      headers: { [TOKEN_HEADER]: host.token, 'content-type': 'application/json' },
+      body: big,
+    });
     expect(f.status).toBe(413);
     expect((await f.json()) as unknown).toMatchObject({ ok: false, error: { code: 'Validation' } });
     // A body just under the limit is read, parsed and reaches the handler (which refuses the unknown field).
@@ -182,7 +212,12 @@ describe('web host', () => {
   });
 
   it('answers malformed JSON with 400 and a typed error', async () => {
-    const r = await raw('POST', '/api/call/session.users', { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json' }, '{"a":');
+    const r = await raw(
+      'POST',
+      '/api/call/session.users',
+      { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'application/json' },
+      '{"a":',
+    );
     expect(r.status).toBe(400);
     expect(JSON.parse(r.body)).toMatchObject({ ok: false, error: { code: 'Validation', message: 'The request body is not valid JSON.' } });
   });
@@ -211,7 +246,9 @@ describe('web host', () => {
   it('survives a client that disconnects in the middle of a request body and one that sends garbage', async () => {
     await new Promise<void>((ok) => {
       const s = connect(host.port, '127.0.0.1', () => {
-        s.write(`POST /api/call/session.users HTTP/1.1\r\nhost: 127.0.0.1:${host.port}\r\n${TOKEN_HEADER}: ${host.token}\r\ncontent-type: application/json\r\ncontent-length: 5000\r\n\r\n{"a":`);
+        s.write(
+          `POST /api/call/session.users HTTP/1.1\r\nhost: 127.0.0.1:${host.port}\r\n${TOKEN_HEADER}: ${host.token}\r\ncontent-type: application/json\r\ncontent-length: 5000\r\n\r\n{"a":`,
+        );
         setTimeout(() => {
           s.destroy();
           ok();

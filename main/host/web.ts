@@ -120,7 +120,12 @@ function injectToken(html: string, token: string): string {
 type HostEnv = { Bindings: HttpBindings; Variables: { body: string } };
 
 function tooLarge(c: Context<HostEnv>): Response {
-  return json(c, 413, errorBody('Validation', `The request body is over the ${MAX_BODY_BYTES / 1_000_000} MB limit. Send less at once (for example, fewer rows per call).`), { connection: 'close' });
+  return json(
+    c,
+    413,
+    errorBody('Validation', `The request body is over the ${MAX_BODY_BYTES / 1_000_000} MB limit. Send less at once (for example, fewer rows per call).`),
+    { connection: 'close' },
+  );
 }
 
 /**
@@ -301,46 +306,54 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
     // Server-sent events over a POST (EventSource cannot send the token header). A reconnecting
     // view sends its last event id in `Last-Event-ID` (or the input's last_event_id).
     const lastId = c.req.header('last-event-id');
-    if (typeof lastId === 'string' && /^\d{1,20}$/.test(lastId) && input && typeof input === 'object') (input as Record<string, unknown>).last_event_id = lastId;
+    if (typeof lastId === 'string' && /^\d{1,20}$/.test(lastId) && input && typeof input === 'object')
+      (input as Record<string, unknown>).last_event_id = lastId;
     const opened = openStream(streams, ctx, c.req.param('stream'), input);
     if (!opened.ok) return json(c, STATUS_OF[opened.error.code] ?? 500, { ok: false, error: opened.error }, issued ? { [SESSION_HEADER]: id } : {});
     if (issued) c.header(SESSION_HEADER, id);
     c.header('x-accel-buffering', 'no');
-    const response = streamSSE(
-      c,
-      async (stream) => {
-        const it = opened.events[Symbol.asyncIterator]();
-        let closed = false;
-        const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n').catch(() => {}), SSE_HEARTBEAT_MS);
-        stream.onAbort(() => {
-          closed = true;
-          clearInterval(heartbeat);
-          void it.return?.();
-        });
-        try {
-          await stream.write(': stream open\n\n');
-          for (;;) {
-            const next = await it.next();
-            if (next.done || closed) break;
-            const e = next.value;
-            await stream.write(`${e.ephemeral ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e)}\n\n`);
-          }
-          if (!closed) await stream.write('event: end\ndata: {}\n\n');
-        } catch (e) {
-          if (!closed) await stream.write(`event: error\ndata: ${JSON.stringify(errorBody('Internal', 'The event stream failed; reconnect to resume from the last event.').error)}\n\n`).catch(() => {});
-          log(`stream error: ${e instanceof Error ? e.name : typeof e}`);
-        } finally {
-          clearInterval(heartbeat);
+    const response = streamSSE(c, async (stream) => {
+      const it = opened.events[Symbol.asyncIterator]();
+      let closed = false;
+      const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n').catch(() => {}), SSE_HEARTBEAT_MS);
+      stream.onAbort(() => {
+        closed = true;
+        clearInterval(heartbeat);
+        void it.return?.();
+      });
+      try {
+        await stream.write(': stream open\n\n');
+        for (;;) {
+          const next = await it.next();
+          if (next.done || closed) break;
+          const e = next.value;
+          await stream.write(`${e.ephemeral ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e)}\n\n`);
         }
-      },
-    );
+        if (!closed) await stream.write('event: end\ndata: {}\n\n');
+      } catch (e) {
+        if (!closed)
+          await stream
+            .write(
+              `event: error\ndata: ${JSON.stringify(errorBody('Internal', 'The event stream failed; reconnect to resume from the last event.').error)}\n\n`,
+            )
+            .catch(() => {});
+        log(`stream error: ${e instanceof Error ? e.name : typeof e}`);
+      } finally {
+        clearInterval(heartbeat);
+      }
+    });
     response.headers.set('cache-control', 'no-store');
     return response;
   });
 
   // Static files: index.html (token injected, CSP, no-store) and the built assets, streamed
   // from disk (never read synchronously). Anything else is 404; a non-GET is 405.
-  const serveIndex = async (c: Context<HostEnv>): Promise<Response> => c.newResponse(c.req.method === 'HEAD' ? null : await indexHtml(), 200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': CSP });
+  const serveIndex = async (c: Context<HostEnv>): Promise<Response> =>
+    c.newResponse(c.req.method === 'HEAD' ? null : await indexHtml(), 200, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-security-policy': CSP,
+    });
   app.on(['GET', 'HEAD'], '/', serveIndex);
   app.on(['GET', 'HEAD'], '/index.html', serveIndex);
   app.on(['GET', 'HEAD'], '*', async (c, next) => {
@@ -391,10 +404,11 @@ export async function createWebHost(opts: WebHostOptions): Promise<WebHost> {
     port,
     url: `http://127.0.0.1:${port}/`,
     token,
-    close: () => new Promise<void>((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    }),
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
   };
 }
 
@@ -422,14 +436,24 @@ function ensureRendererBuilt(dir: string): void {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { db: { type: 'string' }, port: { type: 'string' }, renderer: { type: 'string' }, 'seed-large': { type: 'string' }, 'no-build': { type: 'boolean', default: false } }, strict: true });
+  const { values } = parseArgs({
+    options: {
+      db: { type: 'string' },
+      port: { type: 'string' },
+      renderer: { type: 'string' },
+      'seed-large': { type: 'string' },
+      'no-build': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
   const port = Number(values.port ?? process.env.PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port/PORT must be 0–65535, got "${values.port ?? process.env.PORT}"`);
   const rendererDir = resolve(values.renderer ?? 'out/renderer');
   if (!values['no-build']) ensureRendererBuilt(rendererDir);
   else if (!existsSync(join(rendererDir, 'index.html'))) throw new Error(`The renderer is not built (${rendererDir}); run \`npm run build\`.`);
   const large = values['seed-large'] === undefined ? 0 : Number(values['seed-large']);
-  if (!Number.isInteger(large) || large < 0 || large > 100_000) throw new Error(`--seed-large must be a whole number of athletes (0–100000), got "${values['seed-large']}"`);
+  if (!Number.isInteger(large) || large < 0 || large > 100_000)
+    throw new Error(`--seed-large must be a whole number of athletes (0–100000), got "${values['seed-large']}"`);
   const { db, path: dbPath, seeded, created } = openAppDatabaseWithInfo(values.db, large ? { seedDemo: false } : {});
   if (large && created) {
     // Benchmark data set (e2e/bench): one large synthetic club whose users sign in with the demo PIN.

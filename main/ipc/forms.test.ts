@@ -23,12 +23,32 @@ const now = fixtureNow();
 describe('submitForm', () => {
   it('applies a one-row edit at once, as the user (no "via"), with the version the form showed', () => {
     const v = athlete().version;
-    const r = submitForm(f.db, f.a.users.physio, { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Winger' }, expected_versions: { [f.a.athleteId]: v }, idempotency_key: 'form-key-0001' }, now);
+    const r = submitForm(
+      f.db,
+      f.a.users.physio,
+      {
+        verb: 'athletes.update',
+        input: { id: f.a.athleteId, position: 'Winger' },
+        expected_versions: { [f.a.athleteId]: v },
+        idempotency_key: 'form-key-0001',
+      },
+      now,
+    );
     expect(r.status).toBe('applied');
     expect(athlete()).toMatchObject({ position: 'Winger', version: v + 1 });
     expect(listActivity(f.db, f.a.orgId, { limit: 1 })[0]).toMatchObject({ actor_name: 'Northbridge physio', via_assistant: false, record_id: f.a.athleteId });
     // The same form sent twice is applied once.
-    const again = submitForm(f.db, f.a.users.physio, { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Winger' }, expected_versions: { [f.a.athleteId]: v }, idempotency_key: 'form-key-0001' }, now);
+    const again = submitForm(
+      f.db,
+      f.a.users.physio,
+      {
+        verb: 'athletes.update',
+        input: { id: f.a.athleteId, position: 'Winger' },
+        expected_versions: { [f.a.athleteId]: v },
+        idempotency_key: 'form-key-0001',
+      },
+      now,
+    );
     expect(again.status === 'applied' && again.changeset.replayed).toBe(true);
     expect(athlete().version).toBe(v + 1);
   });
@@ -36,18 +56,35 @@ describe('submitForm', () => {
   it('refuses a stale form with Conflict and writes nothing', () => {
     const v = athlete().version;
     submitForm(f.db, f.a.users.doctor, { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Goalkeeper' } }, now);
-    expect(() => submitForm(f.db, f.a.users.physio, { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Winger' }, expected_versions: { [f.a.athleteId]: v } }, now)).toThrow(
-      expect.objectContaining({ code: 'Conflict', conflicts: [{ table: 'athlete', id: f.a.athleteId, expectedVersion: v, actualVersion: v + 1 }] }),
-    );
+    expect(() =>
+      submitForm(
+        f.db,
+        f.a.users.physio,
+        { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Winger' }, expected_versions: { [f.a.athleteId]: v } },
+        now,
+      ),
+    ).toThrow(expect.objectContaining({ code: 'Conflict', conflicts: [{ table: 'athlete', id: f.a.athleteId, expectedVersion: v, actualVersion: v + 1 }] }));
     expect(athlete()).toMatchObject({ position: 'Goalkeeper', version: v + 1 });
   });
 
   it('refuses a role without the permission (coach cannot add an injury)', () => {
-    expect(() => submitForm(f.db, f.a.users.coach, { verb: 'injuries.create', input: { athlete_id: f.a.athleteId, body_part: 'ankle', side: 'left', onset_date: '2026-11-19', severity: 'mild' } }, now)).toThrow(expect.objectContaining({ code: 'Forbidden' }));
+    expect(() =>
+      submitForm(
+        f.db,
+        f.a.users.coach,
+        { verb: 'injuries.create', input: { athlete_id: f.a.athleteId, body_part: 'ankle', side: 'left', onset_date: '2026-11-19', severity: 'mild' } },
+        now,
+      ),
+    ).toThrow(expect.objectContaining({ code: 'Forbidden' }));
   });
 
   it('a squad load waits for review; approve applies it as the user; rows can be left out first', () => {
-    const r = submitForm(f.db, f.a.users.physio, { verb: 'workload.logSessionLoads', input: { squad_id: f.a.squadId, date: '2026-11-20', duration_min: 60, rpe: 5 } }, now);
+    const r = submitForm(
+      f.db,
+      f.a.users.physio,
+      { verb: 'workload.logSessionLoads', input: { squad_id: f.a.squadId, date: '2026-11-20', duration_min: 60, rpe: 5 } },
+      now,
+    );
     if (r.status !== 'review') throw new Error('expected review');
     expect(r.proposal).toMatchObject({ source: 'page', status: 'proposed' });
     expect(r.proposal.changes).toHaveLength(2);
@@ -56,20 +93,53 @@ describe('submitForm', () => {
     expect(narrowed.changes).toHaveLength(1);
     expect(narrowed.summary).toMatch(/1 of 2 rows left out/);
     // The reviewed (wider) proposal can no longer be approved.
-    expect(() => approveProposal(f.db, { approverUserId: f.a.users.physio, changesetId: r.proposal.id, contentHash: r.proposal.contentHash, now })).toThrow(expect.objectContaining({ code: 'Conflict' }));
+    expect(() => approveProposal(f.db, { approverUserId: f.a.users.physio, changesetId: r.proposal.id, contentHash: r.proposal.contentHash, now })).toThrow(
+      expect.objectContaining({ code: 'Conflict' }),
+    );
     const applied = approveProposal(f.db, { approverUserId: f.a.users.physio, changesetId: narrowed.id, contentHash: narrowed.contentHash, now });
     expect(applied.changeset.changes).toHaveLength(1);
     expect(listActivity(f.db, f.a.orgId, { limit: 1 })[0]).toMatchObject({ actor_name: 'Northbridge physio', via_assistant: false });
   });
 
   it('a squad load takes per-athlete minutes and RPE; a stray athlete is refused', () => {
-    const r = submitForm(f.db, f.a.users.physio, { verb: 'workload.logSessionLoads', input: { squad_id: f.a.squadId, date: '2026-11-20', duration_min: 60, rpe: 5, per_athlete: [{ athlete_id: f.a.otherAthleteId, duration_min: 20, rpe: 7 }] } }, now);
+    const r = submitForm(
+      f.db,
+      f.a.users.physio,
+      {
+        verb: 'workload.logSessionLoads',
+        input: {
+          squad_id: f.a.squadId,
+          date: '2026-11-20',
+          duration_min: 60,
+          rpe: 5,
+          per_athlete: [{ athlete_id: f.a.otherAthleteId, duration_min: 20, rpe: 7 }],
+        },
+      },
+      now,
+    );
     if (r.status !== 'review') throw new Error('expected review');
     const rows = Object.fromEntries(r.proposal.changes.map((c) => (c.op === 'insert' ? [c.after.athlete_id as string, c.after] : ['', {}])));
     expect(rows[f.a.athleteId]).toMatchObject({ duration_min: 60, rpe: 5, load_au: 300 });
     expect(rows[f.a.otherAthleteId]).toMatchObject({ duration_min: 20, rpe: 7, load_au: 140 });
     expect(r.proposal.summary).toMatch(/1 with their own minutes\/RPE/);
-    expect(() => submitForm(f.db, f.a.users.physio, { verb: 'workload.logSessionLoads', input: { squad_id: f.a.squadId, date: '2026-11-20', duration_min: 60, rpe: 5, exclude_athlete_ids: [f.a.otherAthleteId], per_athlete: [{ athlete_id: f.a.otherAthleteId, rpe: 7 }] } }, now)).toThrow(expect.objectContaining({ code: 'Validation' }));
+    expect(() =>
+      submitForm(
+        f.db,
+        f.a.users.physio,
+        {
+          verb: 'workload.logSessionLoads',
+          input: {
+            squad_id: f.a.squadId,
+            date: '2026-11-20',
+            duration_min: 60,
+            rpe: 5,
+            exclude_athlete_ids: [f.a.otherAthleteId],
+            per_athlete: [{ athlete_id: f.a.otherAthleteId, rpe: 7 }],
+          },
+        },
+        now,
+      ),
+    ).toThrow(expect.objectContaining({ code: 'Validation' }));
   });
 
   it('a sign-off is reviewed first; a coach signing before the doctor is told so', () => {

@@ -32,8 +32,7 @@ import type { ServiceContext } from '../services';
 
 /** What a form submit returns. */
 export type FormSubmitResult =
-  | { status: 'applied'; changeset: AppliedChangeset; reveal?: Record<string, string> }
-  | { status: 'review'; proposal: ProposalItemView; notes: string[] };
+  { status: 'applied'; changeset: AppliedChangeset; reveal?: Record<string, string> } | { status: 'review'; proposal: ProposalItemView; notes: string[] };
 
 /** Sign-off columns of an RTP entry. */
 const SIGNOFF_FIELDS = ['physio_signoff_by', 'doctor_signoff_by', 'coach_signoff_by'];
@@ -42,15 +41,32 @@ const SIGNOFF_FIELDS = ['physio_signoff_by', 'doctor_signoff_by', 'coach_signoff
 export function needsReview(changes: readonly RowChange[]): boolean {
   if (changes.length > 1) return true;
   // An insert carries every sign-off column (null when unsigned); only a real signature counts.
-  return changes.some((c) => c.table === 'rtp_entry' && (c.op === 'insert' ? SIGNOFF_FIELDS.some((f) => c.after[f] != null) : c.op === 'update' && SIGNOFF_FIELDS.some((f) => f in c.after)));
+  return changes.some(
+    (c) =>
+      c.table === 'rtp_entry' &&
+      (c.op === 'insert' ? SIGNOFF_FIELDS.some((f) => c.after[f] != null) : c.op === 'update' && SIGNOFF_FIELDS.some((f) => f in c.after)),
+  );
 }
 
 /** The proposal as the pages see it (models/contract ProposalItemView). */
 export function proposalItem(p: ProposalView): ProposalItemView {
   return {
-    id: p.id, userId: p.userId, source: p.source, runId: p.runId, toolName: p.toolName, title: p.title, summary: p.summary, changes: p.changes, status: p.status,
-    decisions: p.decisions.map((d) => ({ effect: d.effect, reason: d.reason, code: d.code })), approverRole: p.approverRole, contentHash: p.contentHash,
-    decidedBy: p.decidedBy, decidedAt: p.decidedAt, failure: p.failure, createdAt: p.createdAt,
+    id: p.id,
+    userId: p.userId,
+    source: p.source,
+    runId: p.runId,
+    toolName: p.toolName,
+    title: p.title,
+    summary: p.summary,
+    changes: p.changes,
+    status: p.status,
+    decisions: p.decisions.map((d) => ({ effect: d.effect, reason: d.reason, code: d.code })),
+    approverRole: p.approverRole,
+    contentHash: p.contentHash,
+    decidedBy: p.decidedBy,
+    decidedAt: p.decidedAt,
+    failure: p.failure,
+    createdAt: p.createdAt,
   };
 }
 
@@ -68,7 +84,8 @@ function reviewNotes(db: Db, orgId: string, changes: readonly RowChange[]): stri
       notes.push('The doctor has not cleared this stage yet: a coach sign-off records that the coach agrees, not that the athlete is medically cleared.');
     }
     for (const who of ['physio', 'doctor', 'coach']) {
-      if (`${who}_signoff_by` in c.after && c.after[`${who}_signoff_by`] === null && stored?.[`${who}_signoff_by`]) notes.push(`This withdraws the ${who} sign-off; the stage then no longer counts as signed off by the ${who}.`);
+      if (`${who}_signoff_by` in c.after && c.after[`${who}_signoff_by`] === null && stored?.[`${who}_signoff_by`])
+        notes.push(`This withdraws the ${who} sign-off; the stage then no longer counts as signed off by the ${who}.`);
     }
   }
   return notes;
@@ -77,9 +94,16 @@ function reviewNotes(db: Db, orgId: string, changes: readonly RowChange[]): stri
 /** Refuse when a row the form showed has moved on since (nothing is written). @throws Conflict */
 function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<string, number>> | undefined): void {
   if (!expected) return;
-  const stale = planned.changes.flatMap((c) => (c.op === 'update' && expected[c.id] !== undefined && expected[c.id] !== c.version ? [{ table: c.table, id: c.id, expectedVersion: expected[c.id]!, actualVersion: c.version }] : []));
+  const stale = planned.changes.flatMap((c) =>
+    c.op === 'update' && expected[c.id] !== undefined && expected[c.id] !== c.version
+      ? [{ table: c.table, id: c.id, expectedVersion: expected[c.id]!, actualVersion: c.version }]
+      : [],
+  );
   if (stale.length > 0) {
-    throw new Conflict('Someone changed this record after you opened the form. Nothing was written. The current values are shown next to yours: check them, then save again.', stale);
+    throw new Conflict(
+      'Someone changed this record after you opened the form. Nothing was written. The current values are shown next to yours: check them, then save again.',
+      stale,
+    );
   }
 }
 
@@ -89,7 +113,12 @@ function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<stri
  * @throws NotFound (unknown verb or record), Forbidden (permission, policy deny), Validation,
  *   Conflict (stale form, reused key)
  */
-export function submitForm(db: Db, userId: string, req: { verb: string; input?: unknown; expected_versions?: Record<string, number> | undefined; idempotency_key?: string | undefined }, now: Date = new Date()): FormSubmitResult {
+export function submitForm(
+  db: Db,
+  userId: string,
+  req: { verb: string; input?: unknown; expected_versions?: Record<string, number> | undefined; idempotency_key?: string | undefined },
+  now: Date = new Date(),
+): FormSubmitResult {
   const verb = VERBS.get(req.verb);
   if (!verb) throw new NotFound(`Verb "${req.verb}"`);
   if (verb.kind !== 'write') throw new ValidationError(`"${req.verb}" reads records; a form submits a write.`, [{ path: 'verb', message: 'not a write verb' }]);
@@ -100,7 +129,8 @@ export function submitForm(db: Db, userId: string, req: { verb: string; input?: 
     requirePermission(ctx, actor, verb.permission);
     const prior = findByIdempotencyKey(db, actor.orgId, req.idempotency_key);
     if (prior) {
-      if (prior.userId !== actor.userId || prior.verb !== verb.name) throw new Conflict('This form key was already used for a different change. Nothing was written; open the form again.');
+      if (prior.userId !== actor.userId || prior.verb !== verb.name)
+        throw new Conflict('This form key was already used for a different change. Nothing was written; open the form again.');
       return { status: 'applied', changeset: prior.result };
     }
   }
@@ -126,25 +156,45 @@ export function submitForm(db: Db, userId: string, req: { verb: string; input?: 
  * old proposal is declined and a new one, re-checked by the policy and the row rules, replaces it.
  * @throws NotFound, Forbidden, Conflict (content changed, already decided), Validation
  */
-export function narrowProposal(db: Db, userId: string, req: { changeset_id: string; content_hash: string; drop_ids: string[] }, now: Date = new Date()): ProposalItemView {
+export function narrowProposal(
+  db: Db,
+  userId: string,
+  req: { changeset_id: string; content_hash: string; drop_ids: string[] },
+  now: Date = new Date(),
+): ProposalItemView {
   const p = getProposal(db, userId, req.changeset_id);
   if (p.userId !== userId) throw new Forbidden('Only the person who prepared this change can leave rows out of it.');
   if (p.source === 'assistant') throw new Forbidden('A change proposed in an assistant conversation is approved or declined whole in its panel.');
-  if (p.status !== 'proposed') throw new Conflict(p.status === 'needs_owner' ? 'This change is waiting for an owner; decline it and prepare it again instead.' : `This change was already ${p.status}; nothing was changed.`);
+  if (p.status !== 'proposed')
+    throw new Conflict(
+      p.status === 'needs_owner'
+        ? 'This change is waiting for an owner; decline it and prepare it again instead.'
+        : `This change was already ${p.status}; nothing was changed.`,
+    );
   if (p.contentHash !== req.content_hash) throw new Conflict('This change is not the one you reviewed. Review it again.');
   const drop = new Set(req.drop_ids);
   const unknown = req.drop_ids.filter((id) => !p.changes.some((c) => c.id === id));
-  if (unknown.length) throw new ValidationError('Some rows to leave out are not part of this change.', [{ path: 'drop_ids', message: `not in this change: ${unknown.length}` }]);
+  if (unknown.length)
+    throw new ValidationError('Some rows to leave out are not part of this change.', [{ path: 'drop_ids', message: `not in this change: ${unknown.length}` }]);
   const kinds = new Set(p.changes.map((c) => `${c.op}:${c.table}`));
-  if (kinds.size !== 1) throw new ValidationError('Rows can only be left out of a change whose rows are independent (all the same kind of change to the same records).', [{ path: 'drop_ids', message: 'rows depend on each other' }]);
+  if (kinds.size !== 1)
+    throw new ValidationError('Rows can only be left out of a change whose rows are independent (all the same kind of change to the same records).', [
+      { path: 'drop_ids', message: 'rows depend on each other' },
+    ]);
   const kept = p.changes.filter((c) => !drop.has(c.id));
   if (kept.length === 0) throw new ValidationError('Every row would be left out; decline the change instead.', [{ path: 'drop_ids', message: 'nothing left' }]);
   if (drop.size === 0) return proposalItem(p);
   const verb = VERBS.get(p.verb);
-  const planned: PlannedChangeset = { verb: p.verb, summary: `${p.summary} — ${drop.size} of ${p.changes.length} row${p.changes.length === 1 ? '' : 's'} left out`, changes: kept };
+  const planned: PlannedChangeset = {
+    verb: p.verb,
+    summary: `${p.summary} — ${drop.size} of ${p.changes.length} row${p.changes.length === 1 ? '' : 's'} left out`,
+    changes: kept,
+  };
   // Both or neither: the narrowed change replaces the reviewed one.
   return inTransaction(db, () => {
     declineProposal(db, { userId, changesetId: p.id, now });
-    return proposalItem(proposeChangeset(db, { userId, planned, source: p.source, toolName: p.toolName, title: p.title, permission: verb?.permission ?? null, now }));
+    return proposalItem(
+      proposeChangeset(db, { userId, planned, source: p.source, toolName: p.toolName, title: p.title, permission: verb?.permission ?? null, now }),
+    );
   });
 }

@@ -74,7 +74,15 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     const u = findUserById(deps.db, userId);
     if (!u || !u.active) return null;
     const org = findOrganization(deps.db, u.org_id);
-    return { user_id: u.id, display_name: u.display_name, email: u.email, role: u.role as Role, org_id: u.org_id, org_name: org?.name ?? '', linked_athlete_id: u.linked_athlete_id };
+    return {
+      user_id: u.id,
+      display_name: u.display_name,
+      email: u.email,
+      role: u.role as Role,
+      org_id: u.org_id,
+      org_name: org?.name ?? '',
+      linked_athlete_id: u.linked_athlete_id,
+    };
   }
 
   return {
@@ -176,7 +184,12 @@ export function createStreamHandlers(deps: HandlerDeps): StreamHandlers<CallCont
  * Validate and open one stream; never throws. A refusal (not signed in, another user's run,
  * unknown stream, invalid input) comes back as a typed error before any event.
  */
-export function openStream(streams: StreamHandlers<CallContext>, ctx: CallContext, name: unknown, rawInput: unknown): { ok: true; events: AsyncIterable<StreamEvents[StreamName]> } | { ok: false; error: ErrorPayload } {
+export function openStream(
+  streams: StreamHandlers<CallContext>,
+  ctx: CallContext,
+  name: unknown,
+  rawInput: unknown,
+): { ok: true; events: AsyncIterable<StreamEvents[StreamName]> } | { ok: false; error: ErrorPayload } {
   try {
     if (!isStreamName(name)) throw new NotFound(`Stream "${String(name).slice(0, 60)}"`);
     const input = parseInput(STREAMS[name].input, rawInput ?? {});
@@ -190,7 +203,13 @@ export function openStream(streams: StreamHandlers<CallContext>, ctx: CallContex
  * Validate and run one operation; never throws. Unknown operations and invalid input come back
  * as typed errors (`NotFound`, `Validation`); anything unexpected as `Internal` (logged by name).
  */
-export async function dispatch(handlers: Handlers<CallContext>, ctx: CallContext, op: unknown, rawInput: unknown, log?: (line: string) => void): Promise<CallResult<unknown>> {
+export async function dispatch(
+  handlers: Handlers<CallContext>,
+  ctx: CallContext,
+  op: unknown,
+  rawInput: unknown,
+  log?: (line: string) => void,
+): Promise<CallResult<unknown>> {
   try {
     if (!isOpName(op)) throw new NotFound(`Operation "${String(op).slice(0, 60)}"`);
     const input = parseInput(CONTRACT[op].input, rawInput ?? {});

@@ -98,7 +98,9 @@ export function digestInput(value: unknown): string {
       continue;
     }
     const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort();
     stack.push({ kind: 'lit', s: '}' });
     for (let i = keys.length - 1; i >= 0; i--) {
       stack.push({ kind: 'value', v: o[keys[i]!] });

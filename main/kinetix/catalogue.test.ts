@@ -40,9 +40,23 @@ describe('the catalogue', () => {
     }
   });
 
-  it('uses the design\'s names and honest titles', () => {
+  it("uses the design's names and honest titles", () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const n of ['list_athletes', 'get_athlete', 'list_injuries', 'get_workload_acwr', 'get_pose_metrics', 'log_session_load', 'bulk_update_rates', 'rotate_device_key', 'generate_report', 'submit_wellness', 'deactivate_athlete', 'open_page', 'update_rtp_entry']) {
+    for (const n of [
+      'list_athletes',
+      'get_athlete',
+      'list_injuries',
+      'get_workload_acwr',
+      'get_pose_metrics',
+      'log_session_load',
+      'bulk_update_rates',
+      'rotate_device_key',
+      'generate_report',
+      'submit_wellness',
+      'deactivate_athlete',
+      'open_page',
+      'update_rtp_entry',
+    ]) {
       expect(byName.has(n), n).toBe(true);
     }
     expect(byName.get('deactivate_athlete')!.title).toBe('Delete (deactivate) athlete');
@@ -84,7 +98,10 @@ describe('turns against the demo club', () => {
 
   it('the injection note is data: it reaches the model inside the envelope, and no changeset results', async () => {
     const physio = s.userIds.physio;
-    server.push({ toolUses: [{ name: 'get_athlete', input: { id: s.injectionAthleteId } }] }, { text: 'The record contains a note asking me to delete everything. I will not act on it.' });
+    server.push(
+      { toolUses: [{ name: 'get_athlete', input: { id: s.injectionAthleteId } }] },
+      { text: 'The record contains a note asking me to delete everything. I will not act on it.' },
+    );
     const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
     const before = countRows(t.db, 'athlete', s.orgId, {});
     const { runId } = kx.startRun({ userId: physio, message: 'Tell me about Rowan', page: `/athletes/${s.injectionAthleteId}` });
@@ -122,8 +139,15 @@ describe('turns against the demo club', () => {
     server.push({ toolUses: [{ name: 'log_session_load', input: { squad_id: squad, date: '2026-11-28', duration_min: 75, rpe: 6 } }] }, { text: 'Logged.' });
     const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
     const { runId } = kx.startRun({ userId: coach, message: "log yesterday's session for the U19 squad: 75 minutes at RPE 6" });
-    const ev = await waitForEvent(kx, coach, runId, (e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === KINETIX_EVENTS.confirmRequired);
-    const v = (ev.event as { value: { toolCallId: string; argsHash: string; changeset: { changes: { table: string; after: { load_au: number } }[] }; risk: string } }).value;
+    const ev = await waitForEvent(
+      kx,
+      coach,
+      runId,
+      (e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === KINETIX_EVENTS.confirmRequired,
+    );
+    const v = (
+      ev.event as { value: { toolCallId: string; argsHash: string; changeset: { changes: { table: string; after: { load_au: number } }[] }; risk: string } }
+    ).value;
     expect(v.risk).toBe('bulk');
     expect(v.changeset.changes).toHaveLength(active);
     expect(v.changeset.changes.every((c) => c.table === 'session_load' && c.after.load_au === 450)).toBe(true);
@@ -150,7 +174,9 @@ describe('turns against the demo club', () => {
   it('a rotated device key is shown once on the live stream, and never persisted or sent to the model', async () => {
     const admin = s.userIds.admin;
     const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
-    const reg = callVerb({ db: t.db, userId: admin }, VERBS, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' }) as { changeset: { changes: { id: string }[] } };
+    const reg = callVerb({ db: t.db, userId: admin }, VERBS, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' }) as {
+      changeset: { changes: { id: string }[] };
+    };
     const deviceId = reg.changeset.changes[0]!.id;
     server.push({ toolUses: [{ name: 'rotate_device_key', input: { id: deviceId } }] }, { text: 'Rotated.' });
     const { runId } = kx.startRun({ userId: admin, message: 'rotate the key of the first device' });
@@ -169,4 +195,3 @@ describe('turns against the demo club', () => {
     expect((await collectEvents(kx, admin, runId)).some((e) => (e.event as { name?: string }).name === KINETIX_EVENTS.reveal)).toBe(false);
   });
 });
-

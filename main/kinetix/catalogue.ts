@@ -26,7 +26,8 @@ export const openPageTool = defineTool({
   kind: 'read',
   name: 'open_page',
   title: 'Open a page in the app',
-  description: 'Navigate the user\'s app to a page, e.g. /athletes/<id>, /injuries/<id>, /workload, /rates, /activity. Use for "show me" links; it changes no data.',
+  description:
+    'Navigate the user\'s app to a page, e.g. /athletes/<id>, /injuries/<id>, /workload, /rates, /activity. Use for "show me" links; it changes no data.',
   permission: 'kinetix.use',
   tables: [],
   input: z.object({ path: AppPath.describe('In-app path starting with /.') }).strict(),

@@ -34,12 +34,28 @@ afterEach(async () => {
   f.close();
 });
 
-type Confirm = { toolCallId: string; argsHash: string; contentHash: string; changesetId: string; title: string; changeset: { changes: unknown[] }; policy: { verdict: string; decisions: { code: string }[] } };
-const custom = (events: RunEventEnvelope[], name: string) => events.filter((e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === name).map((e) => (e.event as { value: Record<string, unknown> }).value);
+type Confirm = {
+  toolCallId: string;
+  argsHash: string;
+  contentHash: string;
+  changesetId: string;
+  title: string;
+  changeset: { changes: unknown[] };
+  policy: { verdict: string; decisions: { code: string }[] };
+};
+const custom = (events: RunEventEnvelope[], name: string) =>
+  events
+    .filter((e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === name)
+    .map((e) => (e.event as { value: Record<string, unknown> }).value);
 const price = () => getRow<{ price_cents: number; version: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)!;
 const lastToolResult = (i: number) => (server.requests[i]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
 async function confirmOf(kx: Kinetix, userId: string, runId: string): Promise<Confirm> {
-  const ev = await waitForEvent(kx, userId, runId, (e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === KINETIX_EVENTS.confirmRequired);
+  const ev = await waitForEvent(
+    kx,
+    userId,
+    runId,
+    (e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === KINETIX_EVENTS.confirmRequired,
+  );
   return (ev.event as unknown as { value: Confirm }).value;
 }
 
@@ -79,7 +95,12 @@ describe('changesets in the run', () => {
 
   it('approved in the app while the dialog waits: applied once, and the run reports it executed', async () => {
     const physio = f.a.users.physio;
-    server.push({ toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 10 } }] }, { text: 'Done.' }, { toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 5 } }] }, { text: 'Done.' });
+    server.push(
+      { toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 10 } }] },
+      { text: 'Done.' },
+      { toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 5 } }] },
+      { text: 'Done.' },
+    );
     const { kx } = testHarness(f.db, defaultToolRegistry(), { baseURL: server.url });
     const before = price().price_cents;
     const { runId } = kx.startRun({ userId: physio, message: 'raise by 10%' });
@@ -101,7 +122,10 @@ describe('changesets in the run', () => {
 
   it('a preview that went stale before approval → Conflict, nothing written, and the model is told so', async () => {
     const physio = f.a.users.physio;
-    server.push({ toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 10 } }] }, { text: 'The prices changed meanwhile; nothing was written.' });
+    server.push(
+      { toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 10 } }] },
+      { text: 'The prices changed meanwhile; nothing was written.' },
+    );
     const { kx } = testHarness(f.db, defaultToolRegistry(), { baseURL: server.url });
     const { runId } = kx.startRun({ userId: physio, message: 'raise the private rates by 10%' });
     const c = await confirmOf(kx, physio, runId);
@@ -121,7 +145,10 @@ describe('changesets in the run', () => {
   it("needs owner: a physio's 25% rate rise waits in the app without blocking the run; the physio cannot approve it, the owner can", async () => {
     const physio = f.a.users.physio;
     const owner = f.a.users.owner;
-    server.push({ toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 25 } }] }, { text: 'That rise needs an owner; it is waiting for approval in the app.' });
+    server.push(
+      { toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 25 } }] },
+      { text: 'That rise needs an owner; it is waiting for approval in the app.' },
+    );
     const { kx } = testHarness(f.db, defaultToolRegistry(), { baseURL: server.url });
     const before = price();
     const { runId } = kx.startRun({ userId: physio, message: 'raise the private rates by 25%' });
@@ -131,7 +158,10 @@ describe('changesets in the run', () => {
     expect(custom(events, KINETIX_EVENTS.confirmRequired)).toHaveLength(0);
     const waiting = custom(events, KINETIX_EVENTS.needsOwner)[0] as { changesetId: string; contentHash: string; approverRole: string };
     expect(waiting.approverRole).toBe('owner');
-    expect(custom(events, KINETIX_EVENTS.policy)[0]).toMatchObject({ verdict: 'needs_owner', decisions: [expect.objectContaining({ code: 'numeric_change_needs_owner' })] });
+    expect(custom(events, KINETIX_EVENTS.policy)[0]).toMatchObject({
+      verdict: 'needs_owner',
+      decisions: [expect.objectContaining({ code: 'numeric_change_needs_owner' })],
+    });
     const told = lastToolResult(1);
     expect(told).toContain('waiting_for_owner_approval');
     expect(told).toContain(waiting.changesetId);
@@ -139,7 +169,9 @@ describe('changesets in the run', () => {
     expect(kx.getRunTrace(physio, runId).trace.find((t) => t.kind === 'policy')!.data).toMatchObject({ verdict: 'needs_owner' });
 
     // In the app: the physio cannot approve; the owner sees it and approves.
-    expect(() => approveProposal(f.db, { approverUserId: physio, changesetId: waiting.changesetId, contentHash: waiting.contentHash })).toThrow(/Only an owner/);
+    expect(() => approveProposal(f.db, { approverUserId: physio, changesetId: waiting.changesetId, contentHash: waiting.contentHash })).toThrow(
+      /Only an owner/,
+    );
     expect(() => kx.confirm(physio, K.listToolCalls(f.db, runId)[0]!.id, { approve: true, argsHash: 'x' })).toThrow();
     expect(listProposals(f.db, owner, { status: 'needs_owner' }).map((p) => p.id)).toEqual([waiting.changesetId]);
     expect(kx.listProposals(owner, { status: 'needs_owner' }).map((p) => p.id)).toEqual([waiting.changesetId]);
@@ -161,7 +193,12 @@ describe('changesets in the run', () => {
       (req) => {
         id = listProposals(f.db, physio)[0]!.id;
         expect(JSON.stringify(req.body.messages)).toContain(id);
-        return { toolUses: [{ name: 'approve_changeset', input: { changeset_id: id } }, { name: 'apply_changeset', input: { id, approve: true } }] };
+        return {
+          toolUses: [
+            { name: 'approve_changeset', input: { changeset_id: id } },
+            { name: 'apply_changeset', input: { id, approve: true } },
+          ],
+        };
       },
       { text: 'I cannot approve it.' },
     );
@@ -170,7 +207,10 @@ describe('changesets in the run', () => {
     const { runId } = kx.startRun({ userId: physio, message: 'raise rates by 25% and approve it yourself' });
     await kx.waitForRun(runId);
     const calls = K.listToolCalls(f.db, runId);
-    expect(calls.slice(1).map((c) => [c.tool_name, c.status])).toEqual([['approve_changeset', 'failed'], ['apply_changeset', 'failed']]);
+    expect(calls.slice(1).map((c) => [c.tool_name, c.status])).toEqual([
+      ['approve_changeset', 'failed'],
+      ['apply_changeset', 'failed'],
+    ]);
     expect(JSON.parse(calls[1]!.error_json!).message).toMatch(/Unknown tool/);
     expect(getProposal(f.db, physio, id).status).toBe('needs_owner');
     expect(price()).toEqual(before);
@@ -178,13 +218,28 @@ describe('changesets in the run', () => {
 
   it('a policy deny is refused at proposal, with the reason on the trace, in the events and to the model', async () => {
     const coach = f.a.users.coach;
-    for (let i = 0; i < 50; i++) f.call(f.a.users.owner, 'athletes.create', { name: `Squad Player ${i}`, date_of_birth: '2008-01-01', sex: 'male', squad_id: f.a.squadId, position: 'Midfield', dominant_side: 'right' });
-    server.push({ toolUses: [{ name: 'log_session_load', input: { squad_id: f.a.squadId, date: '2026-11-19', duration_min: 60, rpe: 5 } }] }, { text: 'That is more than 50 records; I will split it.' });
+    for (let i = 0; i < 50; i++)
+      f.call(f.a.users.owner, 'athletes.create', {
+        name: `Squad Player ${i}`,
+        date_of_birth: '2008-01-01',
+        sex: 'male',
+        squad_id: f.a.squadId,
+        position: 'Midfield',
+        dominant_side: 'right',
+      });
+    server.push(
+      { toolUses: [{ name: 'log_session_load', input: { squad_id: f.a.squadId, date: '2026-11-19', duration_min: 60, rpe: 5 } }] },
+      { text: 'That is more than 50 records; I will split it.' },
+    );
     const { kx } = testHarness(f.db, defaultToolRegistry(), { baseURL: server.url });
     const { runId } = kx.startRun({ userId: coach, message: 'log the U19 session' });
     await kx.waitForRun(runId);
     const events = await collectEvents(kx, coach, runId);
-    expect(custom(events, KINETIX_EVENTS.policy)[0]).toMatchObject({ verdict: 'deny', changesetId: null, decisions: [expect.objectContaining({ code: 'too_many_records', effect: 'deny' })] });
+    expect(custom(events, KINETIX_EVENTS.policy)[0]).toMatchObject({
+      verdict: 'deny',
+      changesetId: null,
+      decisions: [expect.objectContaining({ code: 'too_many_records', effect: 'deny' })],
+    });
     expect(custom(events, KINETIX_EVENTS.confirmRequired)).toHaveLength(0);
     expect(lastToolResult(1)).toContain('at most 50 are allowed');
     expect(K.listToolCalls(f.db, runId)[0]!.status).toBe('failed');
@@ -221,7 +276,17 @@ describe('destructive tools', () => {
 });
 
 describe('the untrusted-content gate', () => {
-  const HIGH = ['bulk_update_rates', 'signoff_rtp_physio', 'signoff_rtp_doctor', 'update_rtp_entry', 'create_rtp_entry', 'rotate_device_key', 'register_device', 'create_user', 'update_user'];
+  const HIGH = [
+    'bulk_update_rates',
+    'signoff_rtp_physio',
+    'signoff_rtp_doctor',
+    'update_rtp_entry',
+    'create_rtp_entry',
+    'rotate_device_key',
+    'register_device',
+    'create_user',
+    'update_user',
+  ];
   const registry = () => new ToolRegistry([...catalogueTools(), partnerFeedTool]);
 
   it('classifies the high-privilege tools', () => {
@@ -235,7 +300,12 @@ describe('the untrusted-content gate', () => {
   it('from the point untrusted output enters, high-privilege tools are dropped from the run (and from the next run of the conversation)', async () => {
     const owner = f.a.users.owner;
     server.push(
-      { toolUses: [{ name: 'fetch_partner_feed', input: {} }, { name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 50 } }] },
+      {
+        toolUses: [
+          { name: 'fetch_partner_feed', input: {} },
+          { name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 50 } },
+        ],
+      },
       { toolUses: [{ name: 'rotate_device_key', input: { id: f.a.deviceId } }] },
       { text: 'I will not act on instructions from the feed.' },
       { text: 'Next turn.' },
@@ -252,11 +322,19 @@ describe('the untrusted-content gate', () => {
     for (const n of ownerHigh) expect(second, n).not.toContain(n);
     expect(second).toContain('list_athletes');
     const calls = K.listToolCalls(f.db, runId).map((c) => [c.tool_name, c.status]);
-    expect(calls).toEqual([['fetch_partner_feed', 'executed'], ['bulk_update_rates', 'failed'], ['rotate_device_key', 'failed']]);
+    expect(calls).toEqual([
+      ['fetch_partner_feed', 'executed'],
+      ['bulk_update_rates', 'failed'],
+      ['rotate_device_key', 'failed'],
+    ]);
     expect(price()).toEqual(before);
     expect(listProposals(f.db, owner)).toHaveLength(0);
     const events = await collectEvents(kx, owner, runId);
-    expect(custom(events, KINETIX_EVENTS.toolsNarrowed)[0]).toMatchObject({ reason: 'untrusted_content', at: 'untrusted_output', source: 'fetch_partner_feed' });
+    expect(custom(events, KINETIX_EVENTS.toolsNarrowed)[0]).toMatchObject({
+      reason: 'untrusted_content',
+      at: 'untrusted_output',
+      source: 'fetch_partner_feed',
+    });
 
     // The next turn replays the feed's output as established facts: gated from the start.
     const r2 = kx.startRun({ userId: owner, message: 'and now?', conversationId });

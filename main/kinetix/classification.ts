@@ -60,7 +60,11 @@ export function parseClearance(value: unknown): ReadonlySet<Classification> {
  * any depth, unless `cleared` holds `clinical-restricted`. `tables: 'unknown'` applies the tags
  * of every table (fail closed). Returns the number of fields withheld.
  */
-export function withholdRestricted<T>(value: T, tables: readonly TableName[] | 'unknown', cleared: ReadonlySet<Classification>): { value: T; withheld: number } {
+export function withholdRestricted<T>(
+  value: T,
+  tables: readonly TableName[] | 'unknown',
+  cleared: ReadonlySet<Classification>,
+): { value: T; withheld: number } {
   if (cleared.has('clinical-restricted')) return { value, withheld: 0 };
   const fields = restrictedFields(tables);
   if (fields.size === 0) return { value, withheld: 0 };

@@ -18,7 +18,7 @@ export class TooManyRuns extends AppError {
  * person's own cap on their user account (`update_user`, user.manage).
  */
 export const BUDGET_WHERE =
-  'An owner or administrator can raise the organisation\'s monthly cap under Settings → Kinetix (a person\'s own cap is on their user account).';
+  "An owner or administrator can raise the organisation's monthly cap under Settings → Kinetix (a person's own cap is on their user account).";
 
 /** The budget gate refused a run before its first paid call. `remainingUsd` is the headroom left (≤ 0). */
 export class BudgetExceeded extends AppError {
@@ -39,7 +39,11 @@ export class UnknownTool extends AppError {
 /** No provider key is configured: the assistant is off, the rest of the app works (HTTP 503, code NotConfigured). */
 export class KinetixNotConfigured extends AppError {
   constructor() {
-    super({ code: 'NotConfigured', message: 'Kinetix is not set up on this device: no Anthropic API key is configured. An administrator can add one under Settings → Kinetix (or set ANTHROPIC_API_KEY). Everything else in the app works without it.' });
+    super({
+      code: 'NotConfigured',
+      message:
+        'Kinetix is not set up on this device: no Anthropic API key is configured. An administrator can add one under Settings → Kinetix (or set ANTHROPIC_API_KEY). Everything else in the app works without it.',
+    });
   }
 }
 

@@ -13,7 +13,13 @@ import type { Tool } from './tool';
 
 /** Permissions whose tools are high-privilege (dropped once untrusted content is in a run). */
 export const HIGH_PRIVILEGE_PERMISSIONS: ReadonlySet<Permission> = new Set<Permission>([
-  'rtp.signoff_physio', 'rtp.signoff_doctor', 'rtp.signoff_coach', 'device.manage', 'user.manage', 'settings.manage', 'system.admin',
+  'rtp.signoff_physio',
+  'rtp.signoff_doctor',
+  'rtp.signoff_coach',
+  'device.manage',
+  'user.manage',
+  'settings.manage',
+  'system.admin',
 ]);
 
 /** Tools that can set or withdraw RTP sign-offs although their permission is `rtp.write`. */

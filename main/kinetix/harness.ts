@@ -37,7 +37,17 @@ import type { KinetixLimits } from './limits';
 import { BUDGET_STOP_MESSAGE, checkBudget, DEFAULT_LIMITS, LEASE_HEARTBEAT_MS, pidAlive, takeRunLease } from './limits';
 import { maskSecrets, redactText, scrubText, TextRedactor } from './mask';
 import { ceilingCostOf, costOf, PRICE_CEILING_PER_MTOK, PRICE_SOURCE, PRICE_VERSION, type TokenCounts } from './pricing';
-import { buildDigest, dataEnvelope, DECLINED_MESSAGE, HARD_RULES, identityBlock, replayHistory, type ChatTurn, type DigestEntry, MAX_HISTORY_MESSAGES } from './prompt';
+import {
+  buildDigest,
+  dataEnvelope,
+  DECLINED_MESSAGE,
+  HARD_RULES,
+  identityBlock,
+  replayHistory,
+  type ChatTurn,
+  type DigestEntry,
+  MAX_HISTORY_MESSAGES,
+} from './prompt';
 import type { ModelBlock, ModelMessage, ModelProvider, ModelResponse, ToolInputIssue } from './provider';
 import { boundsMessage, digestInput, measureInput } from './bounds';
 import { AnthropicProvider } from './provider';
@@ -46,7 +56,18 @@ import type { Scheduler } from './scheduler';
 import { realScheduler } from './scheduler';
 import { SecretBox, resolveProviderKey } from './secrets';
 import { gateSnapshot, isUntrusted } from './gate';
-import { approveProposal, declineProposal, expireProposal, getProposal, listProposals, needsOwnerMessage, PolicyDenied, proposeChangeset, type ProposalStatus, type ProposalView } from './proposals';
+import {
+  approveProposal,
+  declineProposal,
+  expireProposal,
+  getProposal,
+  listProposals,
+  needsOwnerMessage,
+  PolicyDenied,
+  proposeChangeset,
+  type ProposalStatus,
+  type ProposalView,
+} from './proposals';
 import type { AppliedChangeset } from '../data/changesets';
 import { initTelemetry, telemetryCapturesContent } from '../telemetry/otel';
 import type { Proposal, Tool, ToolContext } from './tool';
@@ -152,7 +173,8 @@ const NORMAL_STOP_REASONS: ReadonlySet<string> = new Set(['end_turn', 'tool_use'
 export const TRUNCATED_NOTICE = '[This answer was cut off: it reached the output limit. Ask me to continue, or narrow the question.]';
 
 /** The outcome of a response the model ended with `refusal`. */
-export const REFUSAL_MESSAGE = 'The model declined to answer this request (stop reason: refusal). Nothing was changed. Rephrase the request or ask something else.';
+export const REFUSAL_MESSAGE =
+  'The model declined to answer this request (stop reason: refusal). Nothing was changed. Rephrase the request or ask something else.';
 
 /**
  * Spans mirror runs, model calls and tool calls with ids, names, statuses and token counts only:
@@ -187,18 +209,29 @@ export class Kinetix {
     for (const [k, v] of Object.entries(this.limits)) if (!(typeof v === 'number' && v >= 1)) throw new Error(`Kinetix limit ${k} must be a number ≥ 1.`);
     this.bus = opts.bus ?? new EventBus();
     const secrets = () => [this.env.ANTHROPIC_API_KEY];
-    const sink = opts.log ?? ((line: string, fields?: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg: line, ...fields })}\n`));
+    const sink =
+      opts.log ?? ((line: string, fields?: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg: line, ...fields })}\n`));
     this.log = (line, fields) => sink(scrubText(line, secrets()), fields ? (maskSecrets(fields) as Record<string, unknown>) : undefined);
     if (opts.secretBox !== undefined) this.box = opts.secretBox;
     else {
       try {
-        this.box = SecretBox.fromEnvOrFile(this.db.path === ':memory:' ? join(process.cwd(), '.athlete', 'machine.key') : join(dirname(this.db.path), 'machine.key'), this.env);
+        this.box = SecretBox.fromEnvOrFile(
+          this.db.path === ':memory:' ? join(process.cwd(), '.athlete', 'machine.key') : join(dirname(this.db.path), 'machine.key'),
+          this.env,
+        );
       } catch {
         this.log('kinetix: no machine key available; stored provider keys cannot be read');
         this.box = null;
       }
     }
-    this.providerFactory = opts.providerFactory ?? ((cfg) => new AnthropicProvider({ apiKey: cfg.apiKey, clearedFor: cfg.clearedFor, ...(this.env.ANTHROPIC_BASE_URL ? { baseURL: this.env.ANTHROPIC_BASE_URL } : {}) }));
+    this.providerFactory =
+      opts.providerFactory ??
+      ((cfg) =>
+        new AnthropicProvider({
+          apiKey: cfg.apiKey,
+          clearedFor: cfg.clearedFor,
+          ...(this.env.ANTHROPIC_BASE_URL ? { baseURL: this.env.ANTHROPIC_BASE_URL } : {}),
+        }));
     initTelemetry(this.env, { log: (l) => this.log(l) });
     this.recoverInterrupted();
   }
@@ -218,10 +251,12 @@ export class Kinetix {
     const user = this.caller(input.userId);
     const raw = typeof input.message === 'string' ? input.message : '';
     // Size first, before anything reads the text.
-    if (raw.length > MAX_MESSAGE_CHARS * 2) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    if (raw.length > MAX_MESSAGE_CHARS * 2)
+      throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
     const trimmed = raw.trim();
     if (!trimmed) throw new ValidationError('Type a message for Kinetix.', [{ path: 'message', message: 'required' }]);
-    if (trimmed.length > MAX_MESSAGE_CHARS) throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
+    if (trimmed.length > MAX_MESSAGE_CHARS)
+      throw new ValidationError(`Messages are limited to ${MAX_MESSAGE_CHARS} characters.`, [{ path: 'message', message: 'too long' }]);
     // One redactor for every sink (issue 9 §5): the prompt is stored, titled, traced and sent with credentials masked.
     const message = redactText(trimmed);
     const page = input.page ? String(input.page).slice(0, 300) : null;
@@ -256,35 +291,109 @@ export class Kinetix {
       const conversationId = conversation?.id ?? uuidv7();
 
       // History and digest are read before this turn's rows exist.
-      const history = conversation ? replayHistory(K.recentMessages(this.db, conversationId, MAX_HISTORY_MESSAGES).map((m) => ({ role: m.role, content: m.content }))) : [];
+      const history = conversation
+        ? replayHistory(K.recentMessages(this.db, conversationId, MAX_HISTORY_MESSAGES).map((m) => ({ role: m.role, content: m.content })))
+        : [];
       const digest = conversation ? this.digestFor(conversationId, provider) : '';
 
       K.inTransaction(this.db, () => {
-        if (!conversation) K.insertConversation(this.db, { id: conversationId, org_id: user.org_id, user_id: user.id, title: message.slice(0, 80), created_at: nowIso, updated_at: nowIso });
+        if (!conversation)
+          K.insertConversation(this.db, {
+            id: conversationId,
+            org_id: user.org_id,
+            user_id: user.id,
+            title: message.slice(0, 80),
+            created_at: nowIso,
+            updated_at: nowIso,
+          });
         else K.touchConversation(this.db, conversationId, nowIso);
         K.insertRun(this.db, {
-          id: runId, conversation_id: conversationId, org_id: user.org_id, user_id: user.id, status: 'running', model: org.assistant_model, page, host_pid: process.pid,
-          user_snapshot_json: JSON.stringify({ userId: user.id, orgId: user.org_id, role: user.role, displayName: user.display_name, email: user.email, linkedAthleteId: user.linked_athlete_id }),
-          tools_json: JSON.stringify(snapshot.map((t) => t.name)), request_text: message, iterations: 0, cost_usd: 0, error_code: null, error_message: null, started_at: nowIso, finished_at: null,
+          id: runId,
+          conversation_id: conversationId,
+          org_id: user.org_id,
+          user_id: user.id,
+          status: 'running',
+          model: org.assistant_model,
+          page,
+          host_pid: process.pid,
+          user_snapshot_json: JSON.stringify({
+            userId: user.id,
+            orgId: user.org_id,
+            role: user.role,
+            displayName: user.display_name,
+            email: user.email,
+            linkedAthleteId: user.linked_athlete_id,
+          }),
+          tools_json: JSON.stringify(snapshot.map((t) => t.name)),
+          request_text: message,
+          iterations: 0,
+          cost_usd: 0,
+          error_code: null,
+          error_message: null,
+          started_at: nowIso,
+          finished_at: null,
         });
-        K.insertMessage(this.db, { id: uuidv7(), conversation_id: conversationId, run_id: runId, org_id: user.org_id, role: 'user', content: message, created_at: nowIso });
+        K.insertMessage(this.db, {
+          id: uuidv7(),
+          conversation_id: conversationId,
+          run_id: runId,
+          org_id: user.org_id,
+          role: 'user',
+          content: message,
+          created_at: nowIso,
+        });
       });
 
       let resolveDone!: (o: RunOutcome) => void;
       const done = new Promise<RunOutcome>((r) => (resolveDone = r));
       const run: ActiveRun = {
-        id: runId, conversationId, orgId: user.org_id, userId: user.id, page, model: org.assistant_model,
-        tools: new Map(snapshot.map((t) => [t.name, t])), provider, abort: new AbortController(), cancelReason: null,
-        seq: 0, traceSeq: 0, costUsd: 0, remainingUsd: budget.remainingUsd, iterations: 0, history, digest,
+        id: runId,
+        conversationId,
+        orgId: user.org_id,
+        userId: user.id,
+        page,
+        model: org.assistant_model,
+        tools: new Map(snapshot.map((t) => [t.name, t])),
+        provider,
+        abort: new AbortController(),
+        cancelReason: null,
+        seq: 0,
+        traceSeq: 0,
+        costUsd: 0,
+        remainingUsd: budget.remainingUsd,
+        iterations: 0,
+        history,
+        digest,
         messages: [...history.map((h) => ({ role: h.role, content: h.content })), { role: 'user', content: message }],
-        release, done, resolveDone, partial: null,
-        span: tracer.startSpan('kinetix.run', { attributes: { 'kinetix.run_id': runId, 'kinetix.conversation_id': conversationId, 'kinetix.org_id': user.org_id, 'kinetix.user_id': user.id, 'gen_ai.request.model': org.assistant_model, 'kinetix.tools_offered': snapshot.length } }),
-        gated: gate !== null, toolUseIds: new Set(), unpriced: null,
+        release,
+        done,
+        resolveDone,
+        partial: null,
+        span: tracer.startSpan('kinetix.run', {
+          attributes: {
+            'kinetix.run_id': runId,
+            'kinetix.conversation_id': conversationId,
+            'kinetix.org_id': user.org_id,
+            'kinetix.user_id': user.id,
+            'gen_ai.request.model': org.assistant_model,
+            'kinetix.tools_offered': snapshot.length,
+          },
+        }),
+        gated: gate !== null,
+        toolUseIds: new Set(),
+        unpriced: null,
       };
       this.active.set(runId, run);
       this.startHeartbeat();
       started = true;
-      this.trace(run, 'request', { message, page, model: run.model, tools: snapshot.map((t) => t.name), budgetRemainingUsd: Number.isFinite(budget.remainingUsd) ? budget.remainingUsd : null, replayedMessages: history.length });
+      this.trace(run, 'request', {
+        message,
+        page,
+        model: run.model,
+        tools: snapshot.map((t) => t.name),
+        budgetRemainingUsd: Number.isFinite(budget.remainingUsd) ? budget.remainingUsd : null,
+        replayedMessages: history.length,
+      });
       this.emit(run, { type: EventType.RUN_STARTED, threadId: conversationId, runId });
       if (gate) this.gateNarrowed(run, untrustedBefore.join(', '), gate.dropped, 'run_start');
       void this.loop(run);
@@ -382,7 +491,8 @@ export class Kinetix {
     const p = this.pending.get(toolCallId);
     if (!p) {
       const row = K.getToolCall(this.db, toolCallId);
-      if (row && user && row.user_id === user.id && row.org_id === user.org_id && row.status !== 'proposed') throw new Conflict(`This action was already ${row.status}.`);
+      if (row && user && row.user_id === user.id && row.org_id === user.org_id && row.status !== 'proposed')
+        throw new Conflict(`This action was already ${row.status}.`);
       throw new NotFound('Pending action');
     }
     if (!user || user.id !== p.run.userId || user.org_id !== p.run.orgId) {
@@ -436,7 +546,10 @@ export class Kinetix {
   }
 
   /** One of this user's conversations with its messages and runs. @throws NotFound */
-  getConversation(userId: string, conversationId: string): { conversation: K.ConversationRow; messages: K.MessageRow[]; runs: Omit<K.RunRow, 'user_snapshot_json'>[] } {
+  getConversation(
+    userId: string,
+    conversationId: string,
+  ): { conversation: K.ConversationRow; messages: K.MessageRow[]; runs: Omit<K.RunRow, 'user_snapshot_json'>[] } {
     const u = this.caller(userId);
     const c = K.getOwnConversation(this.db, u.org_id, u.id, conversationId);
     if (!c) throw new NotFound('Conversation');
@@ -447,7 +560,10 @@ export class Kinetix {
    * The audit view of one run: the run row, its tool calls (arguments masked), its trace entries
    * and usage rows. Only the run's own user. @throws NotFound
    */
-  getRunTrace(userId: string, runId: string): { run: K.RunRow; toolCalls: K.ToolCallRow[]; trace: { seq: number; kind: string; data: unknown; at: string }[]; usage: K.UsageRow[] } {
+  getRunTrace(
+    userId: string,
+    runId: string,
+  ): { run: K.RunRow; toolCalls: K.ToolCallRow[]; trace: { seq: number; kind: string; data: unknown; at: string }[]; usage: K.UsageRow[] } {
     const u = this.caller(userId);
     const run = K.getRun(this.db, runId);
     if (!run || run.user_id !== u.id || run.org_id !== u.org_id) throw new NotFound('Run');
@@ -532,7 +648,10 @@ export class Kinetix {
 
         const resp = await this.callModel(run, i, u);
         run.iterations = i + 1;
-        const text = resp.content.filter((b): b is { type: 'text'; text: string } => b.type === 'text').map((b) => b.text).join('');
+        const text = resp.content
+          .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
+          .map((b) => b.text)
+          .join('');
         const toolUses: { tu: Extract<ModelBlock, { type: 'tool_use' }>; issue?: ToolInputIssue }[] = [];
         resp.content.forEach((b, idx) => {
           if (b.type === 'tool_use') toolUses.push({ tu: b, ...(resp.inputIssues?.[idx] ? { issue: resp.inputIssues[idx] } : {}) });
@@ -544,11 +663,16 @@ export class Kinetix {
           return this.finishWithMessage(run, text, 'failed', { code: 'Internal', message: REFUSAL_MESSAGE, runCode: 'Refusal' });
         }
         if (stop !== 'max_tokens' && (stop === null || !NORMAL_STOP_REASONS.has(stop))) {
-          const what = stop === 'pause_turn'
-            ? 'The model paused its turn (stop reason: pause_turn) before finishing, so this request ended here. Ask again to continue.'
-            : `The model ended its reply with an unexpected stop reason (${stop === null ? 'none' : JSON.stringify(stop.slice(0, 40))}), so this request ended here and nothing more ran. Ask again.`;
+          const what =
+            stop === 'pause_turn'
+              ? 'The model paused its turn (stop reason: pause_turn) before finishing, so this request ended here. Ask again to continue.'
+              : `The model ended its reply with an unexpected stop reason (${stop === null ? 'none' : JSON.stringify(stop.slice(0, 40))}), so this request ended here and nothing more ran. Ask again.`;
           this.trace(run, 'limit', { limit: 'stop_reason', stopReason: stop?.slice(0, 40) ?? null, unrunToolCalls: toolUses.map((x) => x.tu.name) });
-          return this.finishWithMessage(run, text, 'failed', { code: 'Internal', message: what, runCode: stop === 'pause_turn' ? 'PauseTurn' : 'UnknownStopReason' });
+          return this.finishWithMessage(run, text, 'failed', {
+            code: 'Internal',
+            message: what,
+            runCode: stop === 'pause_turn' ? 'PauseTurn' : 'UnknownStopReason',
+          });
         }
         if (toolUses.length === 0) {
           if (stop === 'max_tokens') {
@@ -566,7 +690,9 @@ export class Kinetix {
 
         // Second budget gate: more tools mean at least one more paid call.
         if (run.costUsd >= run.remainingUsd) {
-          const why = run.unpriced ? `${BUDGET_STOP_MESSAGE} The price of the model "${run.unpriced.slice(0, 80)}" is unknown, so its responses were counted at the price ceiling ($${PRICE_CEILING_PER_MTOK.input} input / $${PRICE_CEILING_PER_MTOK.output} output per million tokens).` : BUDGET_STOP_MESSAGE;
+          const why = run.unpriced
+            ? `${BUDGET_STOP_MESSAGE} The price of the model "${run.unpriced.slice(0, 80)}" is unknown, so its responses were counted at the price ceiling ($${PRICE_CEILING_PER_MTOK.input} input / $${PRICE_CEILING_PER_MTOK.output} output per million tokens).`
+            : BUDGET_STOP_MESSAGE;
           this.trace(run, 'limit', { limit: 'budget', runCostUsd: run.costUsd, remainingUsd: run.remainingUsd, unpricedModel: run.unpriced });
           return this.finishWithMessage(run, text ? `${text}\n\n${why}` : why, 'failed', { code: 'BudgetExceeded', message: why });
         }
@@ -578,16 +704,24 @@ export class Kinetix {
           seenHere.add(tu.id);
           const sent = duplicate ? { ...tu, id: `dup${n}_${uuidv7().replace(/-/g, '')}` } : tu;
           const refusal: AppError | undefined = duplicate
-            ? new ValidationError(`The tool call id ${JSON.stringify(tu.id.slice(0, 80))} was already used in this conversation turn; this call was refused and nothing ran. Use a new id for every tool call.`)
+            ? new ValidationError(
+                `The tool call id ${JSON.stringify(tu.id.slice(0, 80))} was already used in this conversation turn; this call was refused and nothing ran. Use a new id for every tool call.`,
+              )
             : n >= MAX_TOOL_CALLS_PER_RESPONSE
-              ? new ValidationError(`At most ${MAX_TOOL_CALLS_PER_RESPONSE} tool calls are run per reply; this one (number ${n + 1}) was refused and nothing ran. Ask for fewer at a time.`)
+              ? new ValidationError(
+                  `At most ${MAX_TOOL_CALLS_PER_RESPONSE} tool calls are run per reply; this one (number ${n + 1}) was refused and nothing ran. Ask for fewer at a time.`,
+                )
               : undefined;
           return { tu: sent, original: tu, issue, refusal };
         });
         for (const c of calls) run.toolUseIds.add(c.original.id);
-        if (toolUses.length > MAX_TOOL_CALLS_PER_RESPONSE) this.trace(run, 'limit', { limit: 'tool_calls_per_response', max: MAX_TOOL_CALLS_PER_RESPONSE, sent: toolUses.length });
+        if (toolUses.length > MAX_TOOL_CALLS_PER_RESPONSE)
+          this.trace(run, 'limit', { limit: 'tool_calls_per_response', max: MAX_TOOL_CALLS_PER_RESPONSE, sent: toolUses.length });
         const byBlock = new Map(calls.map((c) => [c.original, c.tu]));
-        run.messages.push({ role: 'assistant', content: resp.content.filter((b) => b.type !== 'text' || b.text.trim() !== '').map((b) => (b.type === 'tool_use' ? (byBlock.get(b) ?? b) : b)) });
+        run.messages.push({
+          role: 'assistant',
+          content: resp.content.filter((b) => b.type !== 'text' || b.text.trim() !== '').map((b) => (b.type === 'tool_use' ? (byBlock.get(b) ?? b) : b)),
+        });
         const results: ModelBlock[] = [];
         for (const c of calls) {
           if (run.abort.signal.aborted) break;
@@ -608,17 +742,43 @@ export class Kinetix {
   /** One provider call under its own 90-second deadline; records usage even when cut short. */
   private async callModel(run: ActiveRun, requestIndex: number, u: NonNullable<ReturnType<typeof findUserById>>): Promise<ModelResponse> {
     const org = findOrganization(this.db, run.orgId);
-    const system = [HARD_RULES, identityBlock({ displayName: u.display_name, email: u.email, role: u.role, orgName: org?.name ?? '', page: run.page, now: new Date(this.scheduler.now()).toISOString() })];
+    const system = [
+      HARD_RULES,
+      identityBlock({
+        displayName: u.display_name,
+        email: u.email,
+        role: u.role,
+        orgName: org?.name ?? '',
+        page: run.page,
+        now: new Date(this.scheduler.now()).toISOString(),
+      }),
+    ];
     if (run.digest) system.push(run.digest);
-    const tools = [...run.tools.values()].map((t) => ({ name: t.name, description: t.title === t.description ? t.description : `${t.description} (Shown to the user as: "${t.title}".)`, input_schema: toolInputSchema(t) }));
+    const tools = [...run.tools.values()].map((t) => ({
+      name: t.name,
+      description: t.title === t.description ? t.description : `${t.description} (Shown to the user as: "${t.title}".)`,
+      input_schema: toolInputSchema(t),
+    }));
 
     const ac = new AbortController();
     const onRunAbort = () => ac.abort(run.abort.signal.reason);
     run.abort.signal.addEventListener('abort', onRunAbort, { once: true });
     const seconds = Math.round(this.limits.providerTimeoutMs / 1000);
-    const timer = this.scheduler.setTimeout(() => ac.abort(new ProviderError(`The model did not answer within ${seconds} s, so this request was stopped. Try again; if it keeps happening, check the network or ANTHROPIC_BASE_URL.`)), this.limits.providerTimeoutMs);
+    const timer = this.scheduler.setTimeout(
+      () =>
+        ac.abort(
+          new ProviderError(
+            `The model did not answer within ${seconds} s, so this request was stopped. Try again; if it keeps happening, check the network or ANTHROPIC_BASE_URL.`,
+          ),
+        ),
+      this.limits.providerTimeoutMs,
+    );
     const stepName = `model_call_${requestIndex + 1}`;
-    const span = tracer.startSpan('kinetix.model_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.request_index': requestIndex, 'gen_ai.system': run.provider.id, 'gen_ai.request.model': run.model } }, otel.setSpan(otelContext.active(), run.span));
+    const span = tracer.startSpan(
+      'kinetix.model_call',
+      { attributes: { 'kinetix.run_id': run.id, 'kinetix.request_index': requestIndex, 'gen_ai.system': run.provider.id, 'gen_ai.request.model': run.model } },
+      otel.setSpan(otelContext.active(), run.span),
+    );
     this.emit(run, { type: EventType.STEP_STARTED, stepName });
     const msgIds = new Map<number, string>();
     const redactors = new Map<number, TextRedactor>();
@@ -663,10 +823,18 @@ export class Kinetix {
       for (const index of msgIds.keys()) endText(index);
       // Stored, replayed and answered text is the redacted text (the same as was streamed).
       resp.content = resp.content.map((b) => (b.type === 'text' ? { ...b, text: redactText(b.text) } : b));
-      span.setAttributes({ 'gen_ai.response.model': resp.model, 'gen_ai.usage.input_tokens': resp.usage.inputTokens, 'gen_ai.usage.output_tokens': resp.usage.outputTokens, 'kinetix.stop_reason': resp.stopReason ?? '' });
+      span.setAttributes({
+        'gen_ai.response.model': resp.model,
+        'gen_ai.usage.input_tokens': resp.usage.inputTokens,
+        'gen_ai.usage.output_tokens': resp.usage.outputTokens,
+        'kinetix.stop_reason': resp.stopReason ?? '',
+      });
       this.recordUsage(run, requestIndex, resp.id, resp.model, resp.usage, false);
       this.trace(run, 'model_step', {
-        requestIndex, model: resp.model, stopReason: resp.stopReason, usage: resp.usage,
+        requestIndex,
+        model: resp.model,
+        stopReason: resp.stopReason,
+        usage: resp.usage,
         toolUses: resp.content.filter((b) => b.type === 'tool_use').map((b) => (b.type === 'tool_use' ? { name: b.name, args: maskSecrets(b.input) } : null)),
         textChars: resp.content.reduce((n, b) => n + (b.type === 'text' ? b.text.length : 0), 0),
       });
@@ -677,7 +845,12 @@ export class Kinetix {
       if (p) this.recordUsage(run, p.requestIndex, p.id, p.model, p.usage, true);
       run.partial = null;
       for (const index of msgIds.keys()) endText(index);
-      this.trace(run, 'model_step', { requestIndex, failed: true, error: e instanceof AppError ? e.message : 'provider error', partialUsage: p?.usage ?? null });
+      this.trace(run, 'model_step', {
+        requestIndex,
+        failed: true,
+        error: e instanceof AppError ? e.message : 'provider error',
+        partialUsage: p?.usage ?? null,
+      });
       span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof AppError ? e.code : 'provider error' });
       throw e instanceof AppError ? e : new ProviderError('The model provider call failed.');
     } finally {
@@ -701,9 +874,24 @@ export class Kinetix {
     }
     try {
       const inserted = K.insertUsage(this.db, {
-        id: uuidv7(), run_id: run.id, org_id: run.orgId, user_id: run.userId, request_index: requestIndex, model, provider: run.provider.id, provider_response_id: responseId,
-        input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cache_read_tokens: usage.cacheReadTokens, cache_write_tokens: usage.cacheWriteTokens,
-        cost_usd: costUsd, price_source: PRICE_SOURCE, price_version: PRICE_VERSION, price_snapshot_json: snapshot ? JSON.stringify(snapshot) : null, partial: partial ? 1 : 0, created_at: at.toISOString(),
+        id: uuidv7(),
+        run_id: run.id,
+        org_id: run.orgId,
+        user_id: run.userId,
+        request_index: requestIndex,
+        model,
+        provider: run.provider.id,
+        provider_response_id: responseId,
+        input_tokens: usage.inputTokens,
+        output_tokens: usage.outputTokens,
+        cache_read_tokens: usage.cacheReadTokens,
+        cache_write_tokens: usage.cacheWriteTokens,
+        cost_usd: costUsd,
+        price_source: PRICE_SOURCE,
+        price_version: PRICE_VERSION,
+        price_snapshot_json: snapshot ? JSON.stringify(snapshot) : null,
+        partial: partial ? 1 : 0,
+        created_at: at.toISOString(),
       });
       if (inserted) {
         run.costUsd += costUsd ?? 0;
@@ -713,29 +901,50 @@ export class Kinetix {
       this.log('kinetix: could not record usage', { runId: run.id, requestIndex, error: e instanceof Error ? e.name : 'unknown' });
     }
     if (unknownPrice) this.log('kinetix: no price for model; usage counted at the price ceiling', { model });
-    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.usage, value: { requestIndex, model, ...usage, costUsd, partial, ...(unknownPrice ? { priceUnknown: true, countedAtCeiling: true } : {}) } });
+    this.emit(run, {
+      type: EventType.CUSTOM,
+      name: KINETIX_EVENTS.usage,
+      value: { requestIndex, model, ...usage, costUsd, partial, ...(unknownPrice ? { priceUnknown: true, countedAtCeiling: true } : {}) },
+    });
   }
 
   // ---------------------------------------------------------------------------------------
   // Tool calls
 
   private toolContext(run: ActiveRun, tool: Tool): ToolContext {
-    const capability: Capability = { id: uuidv7(), userId: run.userId, orgId: run.orgId, scopes: [...tool.scopes], expiresAt: this.scheduler.now() + this.limits.capabilityTtlMs };
+    const capability: Capability = {
+      id: uuidv7(),
+      userId: run.userId,
+      orgId: run.orgId,
+      scopes: [...tool.scopes],
+      expiresAt: this.scheduler.now() + this.limits.capabilityTtlMs,
+    };
     const service: ServiceContext = { db: this.db, userId: run.userId, via: { runId: run.id, capability }, now: () => new Date(this.scheduler.now()) };
     return {
-      service, runId: run.id, conversationId: run.conversationId, orgId: run.orgId, userId: run.userId, page: run.page,
+      service,
+      runId: run.id,
+      conversationId: run.conversationId,
+      orgId: run.orgId,
+      userId: run.userId,
+      page: run.page,
       emit: (name, value) => this.emit(run, { type: EventType.CUSTOM, name, value }),
     };
   }
 
   private argsHash(toolName: string, args: unknown): string {
-    return createHmac('sha256', this.hashKey).update(canonicalJson({ tool: toolName, args })).digest('hex');
+    return createHmac('sha256', this.hashKey)
+      .update(canonicalJson({ tool: toolName, args }))
+      .digest('hex');
   }
 
   /** One tool call under its own span (ids, names, status; the arguments only when content capture is on, masked). */
   private async runToolCall(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number, pre: PreCheck = {}): Promise<ModelBlock> {
     const callId = uuidv7();
-    const span = tracer.startSpan('kinetix.tool_call', { attributes: { 'kinetix.run_id': run.id, 'kinetix.tool_call_id': callId, 'kinetix.tool': tu.name.slice(0, 100), 'kinetix.iteration': iteration } }, otel.setSpan(otelContext.active(), run.span));
+    const span = tracer.startSpan(
+      'kinetix.tool_call',
+      { attributes: { 'kinetix.run_id': run.id, 'kinetix.tool_call_id': callId, 'kinetix.tool': tu.name.slice(0, 100), 'kinetix.iteration': iteration } },
+      otel.setSpan(otelContext.active(), run.span),
+    );
     // Bounds first (issue 9 §3): nothing below hashes, stores, masks or validates an input over them.
     let issue = pre.issue;
     if (!issue) {
@@ -744,11 +953,17 @@ export class Kinetix {
     }
     if (!issue && telemetryCapturesContent(this.env)) span.setAttribute('kinetix.tool.args', JSON.stringify(maskSecrets(tu.input ?? {})).slice(0, 4000));
     try {
-      const out = issue ? this.refuseInput(run, tu, iteration, callId, issue, pre.truncated === true) : await this.runToolCallInner(run, tu, iteration, callId, pre.refusal);
+      const out = issue
+        ? this.refuseInput(run, tu, iteration, callId, issue, pre.truncated === true)
+        : await this.runToolCallInner(run, tu, iteration, callId, pre.refusal);
       const row = K.getToolCall(this.db, callId);
       span.setAttribute('kinetix.status', row?.status ?? 'unknown');
       if (row?.changeset_id) span.setAttribute('kinetix.changeset_id', row.changeset_id);
-      if (row?.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: row.error_json ? ((JSON.parse(row.error_json) as { code?: string }).code ?? 'failed') : 'failed' });
+      if (row?.status === 'failed')
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: row.error_json ? ((JSON.parse(row.error_json) as { code?: string }).code ?? 'failed') : 'failed',
+        });
       return out;
     } finally {
       span.end();
@@ -760,32 +975,77 @@ export class Kinetix {
    * with the input's digest, size and depth only (never its content), the model gets a clear
    * message, nothing runs.
    */
-  private refuseInput(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number, callId: string, issue: ToolInputIssue, truncated: boolean): ModelBlock {
+  private refuseInput(
+    run: ActiveRun,
+    tu: Extract<ModelBlock, { type: 'tool_use' }>,
+    iteration: number,
+    callId: string,
+    issue: ToolInputIssue,
+    truncated: boolean,
+  ): ModelBlock {
     const nowIso = new Date(this.scheduler.now()).toISOString();
     const name = tu.name.slice(0, 100);
     const tool = run.tools.get(tu.name);
     const summary = { refused_input: issue.issue, bytes: issue.bytes, depth: issue.depth, sha256: issue.sha256 };
-    const message = issue.issue === 'incomplete'
-      ? `Your reply was cut off${truncated ? ' at the output limit (max_tokens)' : ''} before the input of ${name} was complete; the call was not run. Send it again with a shorter input.`
-      : boundsMessage(name, { ok: false, bytes: issue.bytes, depth: issue.depth, reason: issue.issue });
-    const payload = toErrorPayload(new ValidationError(message, [{ path: '(input)', message: issue.issue === 'incomplete' ? 'incomplete' : `too ${issue.issue === 'depth' ? 'deep' : 'large'}` }]));
+    const message =
+      issue.issue === 'incomplete'
+        ? `Your reply was cut off${truncated ? ' at the output limit (max_tokens)' : ''} before the input of ${name} was complete; the call was not run. Send it again with a shorter input.`
+        : boundsMessage(name, { ok: false, bytes: issue.bytes, depth: issue.depth, reason: issue.issue });
+    const payload = toErrorPayload(
+      new ValidationError(message, [
+        { path: '(input)', message: issue.issue === 'incomplete' ? 'incomplete' : `too ${issue.issue === 'depth' ? 'deep' : 'large'}` },
+      ]),
+    );
     this.emit(run, { type: EventType.TOOL_CALL_START, toolCallId: callId, toolCallName: name });
     this.emit(run, { type: EventType.TOOL_CALL_ARGS, toolCallId: callId, delta: JSON.stringify(summary) });
     this.emit(run, { type: EventType.TOOL_CALL_END, toolCallId: callId });
     K.insertToolCall(this.db, {
-      id: callId, run_id: run.id, conversation_id: run.conversationId, org_id: run.orgId, user_id: run.userId, model_tool_use_id: tu.id.slice(0, 200), iteration,
-      tool_name: name, title: tool?.title ?? name, risk: tool?.risk ?? null, args_json: JSON.stringify(summary), args_hash: `sha256:${issue.sha256}`,
-      requires_confirm: tool?.kind === 'write' ? 1 : 0, status: 'failed', proposal_json: null, changeset_id: null, result_json: null, error_json: JSON.stringify(payload),
-      approver_user_id: null, decided_at: null, created_at: nowIso, updated_at: nowIso,
+      id: callId,
+      run_id: run.id,
+      conversation_id: run.conversationId,
+      org_id: run.orgId,
+      user_id: run.userId,
+      model_tool_use_id: tu.id.slice(0, 200),
+      iteration,
+      tool_name: name,
+      title: tool?.title ?? name,
+      risk: tool?.risk ?? null,
+      args_json: JSON.stringify(summary),
+      args_hash: `sha256:${issue.sha256}`,
+      requires_confirm: tool?.kind === 'write' ? 1 : 0,
+      status: 'failed',
+      proposal_json: null,
+      changeset_id: null,
+      result_json: null,
+      error_json: JSON.stringify(payload),
+      approver_user_id: null,
+      decided_at: null,
+      created_at: nowIso,
+      updated_at: nowIso,
     });
-    this.trace(run, 'decision', { toolCallId: callId, tool: name, decision: issue.issue === 'incomplete' ? 'incomplete_input' : 'input_out_of_bounds', ...summary });
-    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.toolCall, value: { toolCallId: callId, tool: name, title: tool?.title ?? name, risk: tool?.risk ?? null, status: 'failed', error: payload } });
+    this.trace(run, 'decision', {
+      toolCallId: callId,
+      tool: name,
+      decision: issue.issue === 'incomplete' ? 'incomplete_input' : 'input_out_of_bounds',
+      ...summary,
+    });
+    this.emit(run, {
+      type: EventType.CUSTOM,
+      name: KINETIX_EVENTS.toolCall,
+      value: { toolCallId: callId, tool: name, title: tool?.title ?? name, risk: tool?.risk ?? null, status: 'failed', error: payload },
+    });
     const content = JSON.stringify({ error: payload });
     this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content, role: 'tool' });
     return { type: 'tool_result', tool_use_id: tu.id, content, is_error: true };
   }
 
-  private async runToolCallInner(run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, iteration: number, callId: string, refusal?: AppError): Promise<ModelBlock> {
+  private async runToolCallInner(
+    run: ActiveRun,
+    tu: Extract<ModelBlock, { type: 'tool_use' }>,
+    iteration: number,
+    callId: string,
+    refusal?: AppError,
+  ): Promise<ModelBlock> {
     const masked = maskSecrets(tu.input);
     const argsHash = this.argsHash(tu.name, tu.input);
     const tool = run.tools.get(tu.name);
@@ -795,17 +1055,39 @@ export class Kinetix {
     this.emit(run, { type: EventType.TOOL_CALL_END, toolCallId: callId });
 
     const row: K.ToolCallRow = {
-      id: callId, run_id: run.id, conversation_id: run.conversationId, org_id: run.orgId, user_id: run.userId, model_tool_use_id: tu.id, iteration,
-      tool_name: tu.name.slice(0, 100), title: tool?.title ?? tu.name.slice(0, 100), risk: tool?.risk ?? null, args_json: JSON.stringify(masked ?? {}), args_hash: argsHash,
-      requires_confirm: tool?.kind === 'write' ? 1 : 0, status: 'proposed', proposal_json: null, changeset_id: null, result_json: null, error_json: null,
-      approver_user_id: null, decided_at: null, created_at: nowIso(), updated_at: nowIso(),
+      id: callId,
+      run_id: run.id,
+      conversation_id: run.conversationId,
+      org_id: run.orgId,
+      user_id: run.userId,
+      model_tool_use_id: tu.id,
+      iteration,
+      tool_name: tu.name.slice(0, 100),
+      title: tool?.title ?? tu.name.slice(0, 100),
+      risk: tool?.risk ?? null,
+      args_json: JSON.stringify(masked ?? {}),
+      args_hash: argsHash,
+      requires_confirm: tool?.kind === 'write' ? 1 : 0,
+      status: 'proposed',
+      proposal_json: null,
+      changeset_id: null,
+      result_json: null,
+      error_json: null,
+      approver_user_id: null,
+      decided_at: null,
+      created_at: nowIso(),
+      updated_at: nowIso(),
     };
     // The audit row is written before anything runs.
     K.insertToolCall(this.db, row);
     this.trace(run, 'tool_call', { toolCallId: callId, tool: row.tool_name, args: masked, risk: row.risk });
     const status = (s: K.ToolCallStatus, extra: Record<string, unknown> = {}) => {
       run.span.addEvent('kinetix.tool_call', { 'kinetix.tool_call_id': callId, 'kinetix.tool': row.tool_name, 'kinetix.status': s });
-      this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.toolCall, value: { toolCallId: callId, tool: row.tool_name, title: row.title, risk: row.risk, status: s, ...extra } });
+      this.emit(run, {
+        type: EventType.CUSTOM,
+        name: KINETIX_EVENTS.toolCall,
+        value: { toolCallId: callId, tool: row.tool_name, title: row.title, risk: row.risk, status: s, ...extra },
+      });
     };
     const fail = (e: unknown, decision?: string): ModelBlock => {
       const payload = toErrorPayload(e);
@@ -859,7 +1141,17 @@ export class Kinetix {
     // Policy at proposal: every decision goes on the trace, on a span and to the user.
     let prop: ProposalView;
     try {
-      prop = proposeChangeset(this.db, { userId: run.userId, planned: proposal.changeset, source: 'assistant', runId: run.id, toolCallId: callId, toolName: tool.name, title: tool.title, permission: tool.permission, now: new Date(this.scheduler.now()) });
+      prop = proposeChangeset(this.db, {
+        userId: run.userId,
+        planned: proposal.changeset,
+        source: 'assistant',
+        runId: run.id,
+        toolCallId: callId,
+        toolName: tool.name,
+        title: tool.title,
+        permission: tool.permission,
+        now: new Date(this.scheduler.now()),
+      });
     } catch (e) {
       if (e instanceof PolicyDenied) {
         this.policyDecided(run, callId, tool, null, 'deny', e.decisions);
@@ -869,14 +1161,34 @@ export class Kinetix {
     }
     this.policyDecided(run, callId, tool, prop.id, prop.verdict, prop.decisions);
     const maskedProposal = maskSecrets({ summary: proposal.summary, changeset: proposal.changeset }) as { summary: string; changeset: unknown };
-    K.updateToolCall(this.db, callId, { proposal_json: JSON.stringify({ ...maskedProposal, changesetId: prop.id, contentHash: prop.contentHash, policy: { verdict: prop.verdict, decisions: prop.decisions } }), changeset_id: prop.id, updated_at: nowIso() });
+    K.updateToolCall(this.db, callId, {
+      proposal_json: JSON.stringify({
+        ...maskedProposal,
+        changesetId: prop.id,
+        contentHash: prop.contentHash,
+        policy: { verdict: prop.verdict, decisions: prop.decisions },
+      }),
+      changeset_id: prop.id,
+      updated_at: nowIso(),
+    });
 
     if (prop.status === 'needs_owner') {
       // Not blocking for an owner who may not be here: the change waits in the app, the run goes on.
       const message = needsOwnerMessage(prop);
       this.emit(run, {
-        type: EventType.CUSTOM, name: KINETIX_EVENTS.needsOwner,
-        value: { toolCallId: callId, tool: tool.name, title: tool.title, changesetId: prop.id, contentHash: prop.contentHash, summary: prop.summary, changeset: maskedProposal.changeset, decisions: prop.decisions, approverRole: prop.approverRole },
+        type: EventType.CUSTOM,
+        name: KINETIX_EVENTS.needsOwner,
+        value: {
+          toolCallId: callId,
+          tool: tool.name,
+          title: tool.title,
+          changesetId: prop.id,
+          contentHash: prop.contentHash,
+          summary: prop.summary,
+          changeset: maskedProposal.changeset,
+          decisions: prop.decisions,
+          approverRole: prop.approverRole,
+        },
       });
       this.trace(run, 'decision', { toolCallId: callId, decision: 'waiting_for_owner', changesetId: prop.id });
       status('proposed', { changesetId: prop.id, needsOwner: true });
@@ -888,13 +1200,30 @@ export class Kinetix {
     K.updateRun(this.db, run.id, { status: 'waiting_confirm' });
     const expiresAt = new Date(this.scheduler.now() + this.limits.confirmTimeoutMs).toISOString();
     this.emit(run, {
-      type: EventType.CUSTOM, name: KINETIX_EVENTS.confirmRequired,
+      type: EventType.CUSTOM,
+      name: KINETIX_EVENTS.confirmRequired,
       value: {
-        toolCallId: callId, tool: tool.name, title: tool.title, risk: tool.risk, args: masked, argsHash, summary: proposal.summary, changeset: maskedProposal.changeset,
-        changesetId: prop.id, contentHash: prop.contentHash, policy: { verdict: prop.verdict, decisions: prop.decisions }, expiresAt,
+        toolCallId: callId,
+        tool: tool.name,
+        title: tool.title,
+        risk: tool.risk,
+        args: masked,
+        argsHash,
+        summary: proposal.summary,
+        changeset: maskedProposal.changeset,
+        changesetId: prop.id,
+        contentHash: prop.contentHash,
+        policy: { verdict: prop.verdict, decisions: prop.decisions },
+        expiresAt,
       },
     });
-    this.trace(run, 'decision', { toolCallId: callId, decision: 'confirm_required', changesetId: prop.id, summary: proposal.summary, rows: proposal.changeset.changes.length });
+    this.trace(run, 'decision', {
+      toolCallId: callId,
+      decision: 'confirm_required',
+      changesetId: prop.id,
+      summary: proposal.summary,
+      rows: proposal.changeset.changes.length,
+    });
 
     let { decision, approverId } = await this.waitForDecision(run, callId, argsHash, prop.contentHash, prop.id);
     K.updateRun(this.db, run.id, { status: 'running' });
@@ -912,9 +1241,16 @@ export class Kinetix {
       try {
         declineProposal(this.db, { userId: approverId ?? run.userId, changesetId: prop.id, now: new Date(this.scheduler.now()) });
       } catch (e) {
-        if (!(e instanceof AppError && e.code === 'Conflict')) this.log('kinetix: could not mark a declined proposal', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
+        if (!(e instanceof AppError && e.code === 'Conflict'))
+          this.log('kinetix: could not mark a declined proposal', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
       }
-      K.updateToolCall(this.db, callId, { status: 'rejected', approver_user_id: approverId ?? null, decided_at: decidedAt, result_json: JSON.stringify({ message: DECLINED_MESSAGE }), updated_at: decidedAt });
+      K.updateToolCall(this.db, callId, {
+        status: 'rejected',
+        approver_user_id: approverId ?? null,
+        decided_at: decidedAt,
+        result_json: JSON.stringify({ message: DECLINED_MESSAGE }),
+        updated_at: decidedAt,
+      });
       this.trace(run, 'approval', { toolCallId: callId, changesetId: prop.id, decision: 'declined', by: approverId });
       status('rejected', { changesetId: prop.id });
       this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: DECLINED_MESSAGE, role: 'tool' });
@@ -923,7 +1259,12 @@ export class Kinetix {
     if (decision === 'timeout' || decision === 'stopped') {
       const message = decision === 'timeout' ? 'The user did not confirm in time. The action did not run.' : 'The run was stopped before this action ran.';
       expireProposal(this.db, prop.id, { code: decision === 'timeout' ? 'ConfirmTimeout' : 'Stopped', message }, decidedAt);
-      K.updateToolCall(this.db, callId, { status: 'skipped', decided_at: decidedAt, error_json: JSON.stringify({ code: decision === 'timeout' ? 'ConfirmTimeout' : 'Stopped', message }), updated_at: decidedAt });
+      K.updateToolCall(this.db, callId, {
+        status: 'skipped',
+        decided_at: decidedAt,
+        error_json: JSON.stringify({ code: decision === 'timeout' ? 'ConfirmTimeout' : 'Stopped', message }),
+        updated_at: decidedAt,
+      });
       this.trace(run, 'approval', { toolCallId: callId, changesetId: prop.id, decision: decision === 'timeout' ? 'timed_out' : 'stopped' });
       status('skipped', { reason: decision });
       if (decision === 'timeout') {
@@ -943,20 +1284,52 @@ export class Kinetix {
       expireProposal(this.db, prop.id, { code: 'Forbidden', message: 'The role no longer allows this action.' }, nowIso());
       return fail(new Forbidden(`Your role no longer allows "${tool.title}" (${tool.permission}); nothing was changed.`), 'permission_recheck_failed');
     }
-    const span = tracer.startSpan('kinetix.apply', { attributes: { 'kinetix.run_id': run.id, 'kinetix.tool_call_id': callId, 'kinetix.tool': tool.name, 'kinetix.changeset_id': prop.id, 'kinetix.rows': proposal.changeset.changes.length } }, otel.setSpan(otelContext.active(), run.span));
+    const span = tracer.startSpan(
+      'kinetix.apply',
+      {
+        attributes: {
+          'kinetix.run_id': run.id,
+          'kinetix.tool_call_id': callId,
+          'kinetix.tool': tool.name,
+          'kinetix.changeset_id': prop.id,
+          'kinetix.rows': proposal.changeset.changes.length,
+        },
+      },
+      otel.setSpan(otelContext.active(), run.span),
+    );
     try {
-      const { changeset: applied } = approveProposal(this.db, { approverUserId: approverId ?? run.userId, changesetId: prop.id, contentHash: prop.contentHash, now: new Date(this.scheduler.now()) });
-      const result = { changeset_id: applied.id, summary: applied.summary, rows_changed: applied.changes.length, versions: applied.versions, undo: { tool: 'undo_changeset', changeset_id: applied.id } };
+      const { changeset: applied } = approveProposal(this.db, {
+        approverUserId: approverId ?? run.userId,
+        changesetId: prop.id,
+        contentHash: prop.contentHash,
+        now: new Date(this.scheduler.now()),
+      });
+      const result = {
+        changeset_id: applied.id,
+        summary: applied.summary,
+        rows_changed: applied.changes.length,
+        versions: applied.versions,
+        undo: { tool: 'undo_changeset', changeset_id: applied.id },
+      };
       const maskedResult = maskSecrets(result);
       K.updateToolCall(this.db, callId, { status: 'executed', changeset_id: applied.id, result_json: JSON.stringify(maskedResult), updated_at: nowIso() });
-      this.trace(run, 'write', { toolCallId: callId, changesetId: applied.id, approver: approverId ?? null, activityId: applied.activity_id, summary: proposal.summary, rows: proposal.changeset.changes.map((c) => ({ op: c.op, table: c.table, id: c.id })) });
+      this.trace(run, 'write', {
+        toolCallId: callId,
+        changesetId: applied.id,
+        approver: approverId ?? null,
+        activityId: applied.activity_id,
+        summary: proposal.summary,
+        rows: proposal.changeset.changes.map((c) => ({ op: c.op, table: c.table, id: c.id })),
+      });
       status('executed', { changesetId: applied.id, undo: { verb: 'changesets.undo', changesetId: applied.id } });
       this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: JSON.stringify(maskedResult), role: 'tool' });
-      if (proposal.reveal) this.publishEphemeral(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.reveal, value: { toolCallId: callId, values: proposal.reveal } });
+      if (proposal.reveal)
+        this.publishEphemeral(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.reveal, value: { toolCallId: callId, values: proposal.reveal } });
       return { type: 'tool_result', tool_use_id: tu.id, content: this.forModel(run, tool, maskedResult) };
     } catch (e) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof AppError ? e.code : 'error' });
-      if (e instanceof AppError && e.code === 'Conflict') this.trace(run, 'decision', { toolCallId: callId, changesetId: prop.id, decision: 'stale', conflicts: e.conflicts ?? null });
+      if (e instanceof AppError && e.code === 'Conflict')
+        this.trace(run, 'decision', { toolCallId: callId, changesetId: prop.id, decision: 'stale', conflicts: e.conflicts ?? null });
       return fail(e, 'apply_failed');
     } finally {
       span.end();
@@ -967,30 +1340,71 @@ export class Kinetix {
   private policyDecided(run: ActiveRun, toolCallId: string, tool: Tool, changesetId: string | null, verdict: PolicyVerdict, decisions: PolicyDecision[]): void {
     this.trace(run, 'policy', { toolCallId, tool: tool.name, changesetId, verdict, decisions });
     this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.policy, value: { toolCallId, tool: tool.name, changesetId, verdict, decisions } });
-    const span = tracer.startSpan('kinetix.policy', {
-      attributes: { 'kinetix.run_id': run.id, 'kinetix.tool_call_id': toolCallId, 'kinetix.tool': tool.name, 'kinetix.policy.verdict': verdict, 'kinetix.policy.codes': decisions.map((d) => d.code), ...(changesetId ? { 'kinetix.changeset_id': changesetId } : {}) },
-    }, otel.setSpan(otelContext.active(), run.span));
+    const span = tracer.startSpan(
+      'kinetix.policy',
+      {
+        attributes: {
+          'kinetix.run_id': run.id,
+          'kinetix.tool_call_id': toolCallId,
+          'kinetix.tool': tool.name,
+          'kinetix.policy.verdict': verdict,
+          'kinetix.policy.codes': decisions.map((d) => d.code),
+          ...(changesetId ? { 'kinetix.changeset_id': changesetId } : {}),
+        },
+      },
+      otel.setSpan(otelContext.active(), run.span),
+    );
     if (verdict === 'deny') span.setStatus({ code: SpanStatusCode.ERROR, message: 'policy_denied' });
     span.end();
   }
 
   /** A write tool without a changeset (tests, future non-record tools): the original confirm-then-apply path, no policy. */
   private async legacyWrite(
-    run: ActiveRun, tu: Extract<ModelBlock, { type: 'tool_use' }>, tool: Extract<Tool, { kind: 'write' }>, proposal: Proposal,
-    h: { callId: string; masked: unknown; argsHash: string; status: (s: K.ToolCallStatus, extra?: Record<string, unknown>) => void; fail: (e: unknown, d?: string) => ModelBlock; nowIso: () => string },
+    run: ActiveRun,
+    tu: Extract<ModelBlock, { type: 'tool_use' }>,
+    tool: Extract<Tool, { kind: 'write' }>,
+    proposal: Proposal,
+    h: {
+      callId: string;
+      masked: unknown;
+      argsHash: string;
+      status: (s: K.ToolCallStatus, extra?: Record<string, unknown>) => void;
+      fail: (e: unknown, d?: string) => ModelBlock;
+      nowIso: () => string;
+    },
   ): Promise<ModelBlock> {
     const { callId, masked, argsHash, status, fail, nowIso } = h;
     const maskedProposal = maskSecrets({ summary: proposal.summary, changeset: null });
     K.updateToolCall(this.db, callId, { proposal_json: JSON.stringify(maskedProposal), updated_at: nowIso() });
     K.updateRun(this.db, run.id, { status: 'waiting_confirm' });
     const expiresAt = new Date(this.scheduler.now() + this.limits.confirmTimeoutMs).toISOString();
-    this.emit(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.confirmRequired, value: { toolCallId: callId, tool: tool.name, title: tool.title, risk: tool.risk, args: masked, argsHash, summary: proposal.summary, changeset: null, expiresAt } });
+    this.emit(run, {
+      type: EventType.CUSTOM,
+      name: KINETIX_EVENTS.confirmRequired,
+      value: {
+        toolCallId: callId,
+        tool: tool.name,
+        title: tool.title,
+        risk: tool.risk,
+        args: masked,
+        argsHash,
+        summary: proposal.summary,
+        changeset: null,
+        expiresAt,
+      },
+    });
     this.trace(run, 'decision', { toolCallId: callId, decision: 'confirm_required', summary: proposal.summary, rows: 0 });
     const { decision, approverId } = await this.waitForDecision(run, callId, argsHash, null);
     K.updateRun(this.db, run.id, { status: 'running' });
     const decidedAt = nowIso();
     if (decision === 'decline') {
-      K.updateToolCall(this.db, callId, { status: 'rejected', approver_user_id: approverId ?? null, decided_at: decidedAt, result_json: JSON.stringify({ message: DECLINED_MESSAGE }), updated_at: decidedAt });
+      K.updateToolCall(this.db, callId, {
+        status: 'rejected',
+        approver_user_id: approverId ?? null,
+        decided_at: decidedAt,
+        result_json: JSON.stringify({ message: DECLINED_MESSAGE }),
+        updated_at: decidedAt,
+      });
       this.trace(run, 'approval', { toolCallId: callId, decision: 'declined', by: approverId });
       status('rejected');
       this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: DECLINED_MESSAGE, role: 'tool' });
@@ -998,7 +1412,12 @@ export class Kinetix {
     }
     if (decision === 'timeout' || decision === 'stopped') {
       const message = decision === 'timeout' ? 'The user did not confirm in time. The action did not run.' : 'The run was stopped before this action ran.';
-      K.updateToolCall(this.db, callId, { status: 'skipped', decided_at: decidedAt, error_json: JSON.stringify({ code: decision === 'timeout' ? 'ConfirmTimeout' : 'Stopped', message }), updated_at: decidedAt });
+      K.updateToolCall(this.db, callId, {
+        status: 'skipped',
+        decided_at: decidedAt,
+        error_json: JSON.stringify({ code: decision === 'timeout' ? 'ConfirmTimeout' : 'Stopped', message }),
+        updated_at: decidedAt,
+      });
       this.trace(run, 'approval', { toolCallId: callId, decision: decision === 'timeout' ? 'timed_out' : 'stopped' });
       status('skipped', { reason: decision });
       if (decision === 'timeout') {
@@ -1017,21 +1436,33 @@ export class Kinetix {
     try {
       const applied = K.inTransaction(this.db, () => {
         const r = tool.apply(this.toolContext(run, tool), proposal, { changesetId: uuidv7() });
-        K.updateToolCall(this.db, callId, { status: 'executed', changeset_id: r.changesetId ?? null, result_json: JSON.stringify(maskSecrets(r.result ?? null)), updated_at: nowIso() });
+        K.updateToolCall(this.db, callId, {
+          status: 'executed',
+          changeset_id: r.changesetId ?? null,
+          result_json: JSON.stringify(maskSecrets(r.result ?? null)),
+          updated_at: nowIso(),
+        });
         return r;
       });
       const maskedResult = maskSecrets(applied.result ?? null);
       this.trace(run, 'write', { toolCallId: callId, changesetId: applied.changesetId ?? null, summary: proposal.summary, rows: [] });
       status('executed', { changesetId: applied.changesetId ?? null });
       this.emit(run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: callId, content: JSON.stringify(maskedResult), role: 'tool' });
-      if (applied.reveal) this.publishEphemeral(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.reveal, value: { toolCallId: callId, values: applied.reveal } });
+      if (applied.reveal)
+        this.publishEphemeral(run, { type: EventType.CUSTOM, name: KINETIX_EVENTS.reveal, value: { toolCallId: callId, values: applied.reveal } });
       return { type: 'tool_result', tool_use_id: tu.id, content: this.forModel(run, tool, maskedResult) };
     } catch (e) {
       return fail(e, 'apply_failed');
     }
   }
 
-  private waitForDecision(run: ActiveRun, toolCallId: string, argsHash: string, contentHash: string | null, changesetId: string | null = null): Promise<{ decision: Decision; approverId?: string }> {
+  private waitForDecision(
+    run: ActiveRun,
+    toolCallId: string,
+    argsHash: string,
+    contentHash: string | null,
+    changesetId: string | null = null,
+  ): Promise<{ decision: Decision; approverId?: string }> {
     return new Promise((resolve) => {
       let settled = false;
       const timer = this.scheduler.setTimeout(() => finish({ decision: 'timeout' }), this.limits.confirmTimeoutMs);
@@ -1075,7 +1506,11 @@ export class Kinetix {
     const entries: DigestEntry[] = K.recentExecutedToolCalls(this.db, conversationId, 12).map((r) => {
       const tool = this.tools.get(r.tool_name);
       const result = r.result_json ? (JSON.parse(r.result_json) as unknown) : null;
-      return { tool: r.tool_name, args: JSON.parse(r.args_json) as unknown, result: withholdRestricted(result, tool?.tables ?? 'unknown', provider.clearedFor).value };
+      return {
+        tool: r.tool_name,
+        args: JSON.parse(r.args_json) as unknown,
+        result: withholdRestricted(result, tool?.tables ?? 'unknown', provider.clearedFor).value,
+      };
     });
     return buildDigest(entries);
   }
@@ -1083,8 +1518,23 @@ export class Kinetix {
   // ---------------------------------------------------------------------------------------
   // Endings, events, traces
 
-  private finishWithMessage(run: ActiveRun, text: string, status: K.RunStatus, error?: ErrorPayload & { runCode?: string }, extra?: Record<string, unknown>): void {
-    if (text.trim()) K.insertMessage(this.db, { id: uuidv7(), conversation_id: run.conversationId, run_id: run.id, org_id: run.orgId, role: 'assistant', content: text, created_at: new Date(this.scheduler.now()).toISOString() });
+  private finishWithMessage(
+    run: ActiveRun,
+    text: string,
+    status: K.RunStatus,
+    error?: ErrorPayload & { runCode?: string },
+    extra?: Record<string, unknown>,
+  ): void {
+    if (text.trim())
+      K.insertMessage(this.db, {
+        id: uuidv7(),
+        conversation_id: run.conversationId,
+        run_id: run.id,
+        org_id: run.orgId,
+        role: 'assistant',
+        content: text,
+        created_at: new Date(this.scheduler.now()).toISOString(),
+      });
     if (error) {
       // The stop message is said to the user as an assistant message, then the run ends with an error.
       const id = uuidv7();
@@ -1101,11 +1551,15 @@ export class Kinetix {
     this.emit(run, { type: EventType.TEXT_MESSAGE_START, messageId: id, role: 'assistant' });
     this.emit(run, { type: EventType.TEXT_MESSAGE_CONTENT, messageId: id, delta: TRUNCATED_NOTICE });
     this.emit(run, { type: EventType.TEXT_MESSAGE_END, messageId: id });
-    this.finishWithMessage(run, text.trim() ? `${text}\n\n${TRUNCATED_NOTICE}` : TRUNCATED_NOTICE, 'completed', undefined, { truncated: true, stopReason: 'max_tokens' });
+    this.finishWithMessage(run, text.trim() ? `${text}\n\n${TRUNCATED_NOTICE}` : TRUNCATED_NOTICE, 'completed', undefined, {
+      truncated: true,
+      stopReason: 'max_tokens',
+    });
   }
 
   private finishCancelled(run: ActiveRun): void {
-    const reason = run.cancelReason === 'confirm_timeout' ? 'The confirmation was not answered within 10 minutes, so the request was cancelled.' : 'Stopped by the user.';
+    const reason =
+      run.cancelReason === 'confirm_timeout' ? 'The confirmation was not answered within 10 minutes, so the request was cancelled.' : 'Stopped by the user.';
     this.finish(run, 'cancelled', '', { code: 'Internal', message: reason, runCode: run.cancelReason === 'confirm_timeout' ? 'ConfirmTimeout' : 'Stopped' });
   }
 
@@ -1114,16 +1568,28 @@ export class Kinetix {
     const nowIso = new Date(this.scheduler.now()).toISOString();
     try {
       K.updateRun(this.db, run.id, {
-        status, finished_at: nowIso, iterations: run.iterations, cost_usd: run.costUsd,
-        error_code: error ? (error.runCode ?? error.code) : null, error_message: error ? error.message : null,
+        status,
+        finished_at: nowIso,
+        iterations: run.iterations,
+        cost_usd: run.costUsd,
+        error_code: error ? (error.runCode ?? error.code) : null,
+        error_message: error ? error.message : null,
       });
       K.touchConversation(this.db, run.conversationId, nowIso);
     } catch (e) {
       this.log('kinetix: could not record the end of a run', { runId: run.id, error: e instanceof Error ? e.name : 'unknown' });
     }
     this.trace(run, 'finish', { status, iterations: run.iterations, costUsd: run.costUsd, error: error ?? null });
-    if (status === 'completed') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'success' }, result: { text, ...extra } });
-    else if (status === 'cancelled') this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'cancelled' }, result: { reason: error?.message ?? null } });
+    if (status === 'completed')
+      this.emit(run, { type: EventType.RUN_FINISHED, threadId: run.conversationId, runId: run.id, outcome: { type: 'success' }, result: { text, ...extra } });
+    else if (status === 'cancelled')
+      this.emit(run, {
+        type: EventType.RUN_FINISHED,
+        threadId: run.conversationId,
+        runId: run.id,
+        outcome: { type: 'cancelled' },
+        result: { reason: error?.message ?? null },
+      });
     else this.emit(run, { type: EventType.RUN_ERROR, message: error?.message ?? 'The request failed.', code: error?.runCode ?? error?.code ?? 'Internal' });
     run.span.setAttributes({ 'kinetix.status': status, 'kinetix.iterations': run.iterations, 'kinetix.cost_usd': run.costUsd });
     if (status !== 'completed') run.span.setStatus({ code: SpanStatusCode.ERROR, message: error?.runCode ?? error?.code ?? status });
@@ -1139,7 +1605,13 @@ export class Kinetix {
     // Every persisted and published event passes the one redactor (secret-named fields and credential-shaped text).
     const stamped = maskSecrets({ ...event, timestamp: this.scheduler.now() }) as AGUIEvent;
     try {
-      K.insertRunEvent(this.db, { run_id: run.id, seq, type: event.type, event_json: JSON.stringify(stamped), created_at: new Date(this.scheduler.now()).toISOString() });
+      K.insertRunEvent(this.db, {
+        run_id: run.id,
+        seq,
+        type: event.type,
+        event_json: JSON.stringify(stamped),
+        created_at: new Date(this.scheduler.now()).toISOString(),
+      });
     } catch (e) {
       this.log('kinetix: could not persist a run event', { runId: run.id, seq, error: e instanceof Error ? e.name : 'unknown' });
     }
@@ -1152,7 +1624,13 @@ export class Kinetix {
 
   private trace(run: ActiveRun, kind: string, data: unknown): void {
     try {
-      K.insertTrace(this.db, { run_id: run.id, seq: ++run.traceSeq, kind, data_json: JSON.stringify(maskSecrets(data ?? null)), created_at: new Date(this.scheduler.now()).toISOString() });
+      K.insertTrace(this.db, {
+        run_id: run.id,
+        seq: ++run.traceSeq,
+        kind,
+        data_json: JSON.stringify(maskSecrets(data ?? null)),
+        created_at: new Date(this.scheduler.now()).toISOString(),
+      });
     } catch (e) {
       this.log('kinetix: could not write a trace entry', { runId: run.id, kind, error: e instanceof Error ? e.name : 'unknown' });
     }
@@ -1180,7 +1658,10 @@ export class Kinetix {
     const msgs = K.listMessages(this.db, row.conversation_id).filter((m) => m.run_id === row.id && m.role === 'assistant');
     const text = msgs.map((m) => m.content).join('\n');
     return {
-      runId: row.id, conversationId: row.conversation_id, status: row.status, text,
+      runId: row.id,
+      conversationId: row.conversation_id,
+      status: row.status,
+      text,
       ...(row.error_code ? { error: { code: 'Internal' as const, message: row.error_message ?? '', runCode: row.error_code } } : {}),
     };
   }
@@ -1211,16 +1692,48 @@ export class Kinetix {
             K.updateToolCall(this.db, t.id, { status: 'skipped', error_json: JSON.stringify(interrupted), updated_at: nowIso });
           } else if (t.status === 'confirmed') {
             const committed = t.changeset_id !== null && K.changesetExists(this.db, t.changeset_id);
-            if (!committed && t.changeset_id) expireProposal(this.db, t.changeset_id, { code: 'Interrupted', message: 'The app stopped before this action was applied; nothing was changed.' }, nowIso);
-            K.updateToolCall(this.db, t.id, committed ? { status: 'executed', updated_at: nowIso } : { status: 'failed', error_json: JSON.stringify({ code: 'Interrupted', message: 'The app stopped before this action was applied; nothing was changed.' }), updated_at: nowIso });
+            if (!committed && t.changeset_id)
+              expireProposal(
+                this.db,
+                t.changeset_id,
+                { code: 'Interrupted', message: 'The app stopped before this action was applied; nothing was changed.' },
+                nowIso,
+              );
+            K.updateToolCall(
+              this.db,
+              t.id,
+              committed
+                ? { status: 'executed', updated_at: nowIso }
+                : {
+                    status: 'failed',
+                    error_json: JSON.stringify({ code: 'Interrupted', message: 'The app stopped before this action was applied; nothing was changed.' }),
+                    updated_at: nowIso,
+                  },
+            );
           }
         }
-        K.updateRun(this.db, r.id, { status: 'interrupted', finished_at: nowIso, error_code: 'Interrupted', error_message: 'The app stopped while this request was running.' });
+        K.updateRun(this.db, r.id, {
+          status: 'interrupted',
+          finished_at: nowIso,
+          error_code: 'Interrupted',
+          error_message: 'The app stopped while this request was running.',
+        });
         K.releaseRunLease(this.db, r.id);
         const seq = K.maxRunEventSeq(this.db, r.id) + 1;
-        const ev = { type: EventType.RUN_ERROR, message: 'The app stopped while this request was running. Nothing was half-applied; ask again to continue.', code: 'Interrupted', timestamp: this.scheduler.now() };
+        const ev = {
+          type: EventType.RUN_ERROR,
+          message: 'The app stopped while this request was running. Nothing was half-applied; ask again to continue.',
+          code: 'Interrupted',
+          timestamp: this.scheduler.now(),
+        };
         K.insertRunEvent(this.db, { run_id: r.id, seq, type: ev.type, event_json: JSON.stringify(ev), created_at: nowIso });
-        K.insertTrace(this.db, { run_id: r.id, seq: K.maxTraceSeq(this.db, r.id) + 1, kind: 'finish', data_json: JSON.stringify({ status: 'interrupted' }), created_at: nowIso });
+        K.insertTrace(this.db, {
+          run_id: r.id,
+          seq: K.maxTraceSeq(this.db, r.id) + 1,
+          kind: 'finish',
+          data_json: JSON.stringify({ status: 'interrupted' }),
+          created_at: nowIso,
+        });
       });
     }
   }
@@ -1235,5 +1748,3 @@ interface PreCheck {
   /** The response stopped at max_tokens. */
   truncated?: boolean;
 }
-
-

@@ -19,7 +19,17 @@ export { KINETIX_EVENTS } from './events';
 export type { RunEventEnvelope } from './bus';
 export { EventBus, SUBSCRIBER_BUFFER } from './bus';
 export { defaultToolRegistry, catalogueTools, openPageTool, deleteVideoTool } from './catalogue';
-export { isHighPrivilege, isUntrusted, gateSnapshot, mcpExposableTools, mcpHints, HIGH_PRIVILEGE_PERMISSIONS, SIGNOFF_CAPABLE_TOOLS, UI_ONLY_TOOLS, type McpHints } from './gate';
+export {
+  isHighPrivilege,
+  isUntrusted,
+  gateSnapshot,
+  mcpExposableTools,
+  mcpHints,
+  HIGH_PRIVILEGE_PERMISSIONS,
+  SIGNOFF_CAPABLE_TOOLS,
+  UI_ONLY_TOOLS,
+  type McpHints,
+} from './gate';
 export { ToolRegistry, DISABLED_TOOLS_SETTING_KEY } from './registry';
 export { defineTool, toolInputSchema, type Tool, type ReadTool, type WriteTool, type Risk, type Proposal, type ToolContext } from './tool';
 export { toolFromVerb, toolsFromVerbs, toolNameForVerb } from './verb-tools';
@@ -31,6 +41,18 @@ export { CLEARANCE_SETTING_KEY, FIELD_CLASSIFICATION, type Classification } from
 export { TooManyRuns, BudgetExceeded, UnknownTool, KinetixNotConfigured, ProviderError } from './errors';
 export { maskSecrets, MASK } from './mask';
 export {
-  proposeChangeset, approveProposal, declineProposal, listProposals, getProposal, expireProposal, needsOwnerMessage, PolicyDenied, STALE_MESSAGE,
-  type ProposeInput, type ApproveInput, type ProposalView, type ProposalStatus, type ProposalSource,
+  proposeChangeset,
+  approveProposal,
+  declineProposal,
+  listProposals,
+  getProposal,
+  expireProposal,
+  needsOwnerMessage,
+  PolicyDenied,
+  STALE_MESSAGE,
+  type ProposeInput,
+  type ApproveInput,
+  type ProposalView,
+  type ProposalStatus,
+  type ProposalSource,
 } from './proposals';

@@ -52,7 +52,11 @@ describe('run leases in the database', () => {
     const r1 = a.startRun({ userId, message: 'one' });
     const r2 = a.startRun({ userId, message: 'two' });
     const r3 = b.startRun({ userId, message: 'three' });
-    expect(K.listRunLeases(t.db, userId).map((l) => l.run_id).sort()).toEqual([r1.runId, r2.runId, r3.runId].sort());
+    expect(
+      K.listRunLeases(t.db, userId)
+        .map((l) => l.run_id)
+        .sort(),
+    ).toEqual([r1.runId, r2.runId, r3.runId].sort());
     expect(() => b.startRun({ userId, message: 'four' })).toThrow(new TooManyRuns(3).message);
     expect(() => a.startRun({ userId, message: 'four again' })).toThrow(expect.objectContaining({ code: 'TooManyRuns' }));
     const other = b.startRun({ userId: otherId, message: 'other user' });
@@ -63,7 +67,7 @@ describe('run leases in the database', () => {
     expect(K.listRunLeases(t.db, userId)).toEqual([]);
   });
 
-  it('per-user and per-org rates are counted in the database: a second harness sees the first one\'s starts', async () => {
+  it("per-user and per-org rates are counted in the database: a second harness sees the first one's starts", async () => {
     const orgId = addOrg(t.db);
     const userId = addUser(t.db, orgId, { role: 'physio' });
     const ownerId = addUser(t.db, orgId, { role: 'owner' });
@@ -81,9 +85,15 @@ describe('run leases in the database', () => {
     } catch (e) {
       err = e as typeof err;
     }
-    expect(err).toMatchObject({ code: 'RateLimited', retryAfterSeconds: 50, message: 'You have started 2 Kinetix requests in the last minute. Try again in 50 s.' });
+    expect(err).toMatchObject({
+      code: 'RateLimited',
+      retryAfterSeconds: 50,
+      message: 'You have started 2 Kinetix requests in the last minute. Try again in 50 s.',
+    });
     await a.waitForRun(a.startRun({ userId: ownerId, message: 'owner 1' }).runId);
-    expect(() => b.startRun({ userId: ownerId, message: 'owner 2' })).toThrow('Your organisation has started 3 Kinetix requests in the last minute. Try again in 50 s.');
+    expect(() => b.startRun({ userId: ownerId, message: 'owner 2' })).toThrow(
+      'Your organisation has started 3 Kinetix requests in the last minute. Try again in 50 s.',
+    );
     expect(server.requests).toHaveLength(3);
     clock.advance(60_000);
     expect((await b.waitForRun(b.startRun({ userId, message: '4' }).runId)).status).toBe('completed');
@@ -97,7 +107,8 @@ describe('run leases in the database', () => {
     const now = clock.now();
     let deadIsGone = false;
     const limits = { maxConcurrentPerUser: 3, userRunsPerMinute: 100, orgRunsPerMinute: 100, staleAfterMs: LEASE_STALE_MS };
-    const take = (runId: string, host: string, pid: number, at: number) => K.acquireRunLease(t.db, { runId, orgId, userId, host, pid, nowMs: at }, limits, (p) => deadIsGone && p === dead);
+    const take = (runId: string, host: string, pid: number, at: number) =>
+      K.acquireRunLease(t.db, { runId, orgId, userId, host, pid, nowMs: at }, limits, (p) => deadIsGone && p === dead);
     expect(take('r-dead', hostname(), dead, now)).toMatchObject({ ok: true });
     expect(take('r-remote', 'another-host', 4242, now)).toMatchObject({ ok: true });
     expect(take('r-live', hostname(), process.pid, now)).toMatchObject({ ok: true });
@@ -107,7 +118,11 @@ describe('run leases in the database', () => {
     const later = now + LEASE_STALE_MS + 1;
     K.heartbeatRunLeases(t.db, ['r-live'], later);
     expect(take('r-new', hostname(), process.pid, later)).toEqual({ ok: true, reclaimed: 2 });
-    expect(K.listRunLeases(t.db, userId).map((l) => l.run_id).sort()).toEqual(['r-live', 'r-new']);
+    expect(
+      K.listRunLeases(t.db, userId)
+        .map((l) => l.run_id)
+        .sort(),
+    ).toEqual(['r-live', 'r-new']);
   });
 
   it('four real `ask` processes of one user against a slow model: exactly one is refused, before any model request, with the in-process message', async () => {
@@ -118,10 +133,14 @@ describe('run leases in the database', () => {
     for (let i = 0; i < 4; i++) server.push(async () => (await gate, { text: `slow answer ${i}` }));
     const dbPath = join(t.dir, 'app.db');
     const run = () => {
-      const child = spawn(process.execPath, [join(process.cwd(), 'node_modules/tsx/dist/cli.mjs'), 'main/cli/index.ts', 'ask', '--db', dbPath, '--as', DEMO_EMAILS.physio, 'hello'], {
-        cwd: process.cwd(),
-        env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-leases-000000', ATHLETE_SECRET_KEY: 'test-machine-key' },
-      });
+      const child = spawn(
+        process.execPath,
+        [join(process.cwd(), 'node_modules/tsx/dist/cli.mjs'), 'main/cli/index.ts', 'ask', '--db', dbPath, '--as', DEMO_EMAILS.physio, 'hello'],
+        {
+          cwd: process.cwd(),
+          env: { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test-leases-000000', ATHLETE_SECRET_KEY: 'test-machine-key' },
+        },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -110,9 +110,15 @@ describe('concurrency, iterations, rate limits', () => {
     expect(K.listUsage(t.db, runId).map((u) => u.request_index)).toEqual([0, 1, 2]);
   });
 
-  it('default limits are the design\'s', () => {
+  it("default limits are the design's", () => {
     const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
-    expect(kx.limits).toMatchObject({ maxConcurrentRunsPerUser: 3, confirmTimeoutMs: 600_000, providerTimeoutMs: 90_000, maxIterations: 12, capabilityTtlMs: 300_000 });
+    expect(kx.limits).toMatchObject({
+      maxConcurrentRunsPerUser: 3,
+      confirmTimeoutMs: 600_000,
+      providerTimeoutMs: 90_000,
+      maxIterations: 12,
+      capabilityTtlMs: 300_000,
+    });
   });
 
   it('refuses runs over the per-user and per-org rate with a retry-after, and allows them again after the window', async () => {
@@ -150,7 +156,9 @@ describe('budget', () => {
     server.push({ text: 'expensive', usage: { input_tokens: 10_000, output_tokens: 100 } });
     const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
     await kx.waitForRun(kx.startRun({ userId, message: 'one' }).runId);
-    expect(() => kx.startRun({ userId, message: 'two' })).toThrow(expect.objectContaining({ code: 'BudgetExceeded', message: expect.stringMatching(/personal monthly Kinetix budget/) }));
+    expect(() => kx.startRun({ userId, message: 'two' })).toThrow(
+      expect.objectContaining({ code: 'BudgetExceeded', message: expect.stringMatching(/personal monthly Kinetix budget/) }),
+    );
     // The owner (no personal cap, no org cap) is unaffected.
     server.push({ text: 'fine' });
     expect((await kx.waitForRun(kx.startRun({ userId: ownerId, message: 'x' }).runId)).status).toBe('completed');
@@ -213,7 +221,9 @@ describe('usage rows', () => {
 describe('provider key', () => {
   it('with no key: a clear refusal, no request, and the rest of the app keeps working', () => {
     const kx = new Kinetix({ db: t.db, tools: testRegistry(), env: {}, secretBox: null, log: () => {} });
-    expect(() => kx.startRun({ userId, message: 'hi' })).toThrow(expect.objectContaining({ code: 'NotConfigured', message: expect.stringMatching(/no Anthropic API key is configured/) }));
+    expect(() => kx.startRun({ userId, message: 'hi' })).toThrow(
+      expect.objectContaining({ code: 'NotConfigured', message: expect.stringMatching(/no Anthropic API key is configured/) }),
+    );
     expect(kx.listConversations(userId)).toEqual([]);
     expect(describeProviderKey(t.db, orgId, null, {})).toEqual({ configured: false, source: 'none', baseUrl: null });
   });
@@ -235,7 +245,14 @@ describe('provider key', () => {
 
     const srv = await startScriptedAnthropic([{ text: 'ok' }], { expectedKey: key });
     try {
-      const kx = new Kinetix({ db: t.db, tools: testRegistry(), env: {}, secretBox: box, log: () => {}, providerFactory: (cfg) => new AnthropicProvider({ apiKey: cfg.apiKey, baseURL: srv.url, maxRetries: 0 }) });
+      const kx = new Kinetix({
+        db: t.db,
+        tools: testRegistry(),
+        env: {},
+        secretBox: box,
+        log: () => {},
+        providerFactory: (cfg) => new AnthropicProvider({ apiKey: cfg.apiKey, baseURL: srv.url, maxRetries: 0 }),
+      });
       expect((await kx.waitForRun(kx.startRun({ userId, message: 'hi' }).runId)).status).toBe('completed');
     } finally {
       await srv.close();
@@ -247,7 +264,13 @@ describe('provider key', () => {
     const prev = process.env.ANTHROPIC_BASE_URL;
     process.env.ANTHROPIC_BASE_URL = server.url;
     try {
-      const kx = new Kinetix({ db: t.db, tools: testRegistry(), env: { ANTHROPIC_API_KEY: 'sk-ant-env-key-123456', ANTHROPIC_BASE_URL: server.url }, secretBox: null, log: () => {} });
+      const kx = new Kinetix({
+        db: t.db,
+        tools: testRegistry(),
+        env: { ANTHROPIC_API_KEY: 'sk-ant-env-key-123456', ANTHROPIC_BASE_URL: server.url },
+        secretBox: null,
+        log: () => {},
+      });
       expect((await kx.waitForRun(kx.startRun({ userId, message: 'hi' }).runId)).text).toBe('via env base url');
     } finally {
       if (prev === undefined) delete process.env.ANTHROPIC_BASE_URL;

@@ -58,13 +58,19 @@ export function takeRunLease(db: Db, limits: KinetixLimits, lease: { runId: stri
   const out = acquireRunLease(
     db,
     { ...lease, host: hostname(), pid: process.pid },
-    { maxConcurrentPerUser: limits.maxConcurrentRunsPerUser, userRunsPerMinute: limits.userRunsPerMinute, orgRunsPerMinute: limits.orgRunsPerMinute, staleAfterMs: LEASE_STALE_MS },
+    {
+      maxConcurrentPerUser: limits.maxConcurrentRunsPerUser,
+      userRunsPerMinute: limits.userRunsPerMinute,
+      orgRunsPerMinute: limits.orgRunsPerMinute,
+      staleAfterMs: LEASE_STALE_MS,
+    },
     (pid) => !pidAlive(pid),
   );
   if (out.ok) return;
   if (out.limit === 'concurrency') throw new TooManyRuns(limits.maxConcurrentRunsPerUser);
   const retry = Math.max(1, Math.ceil(out.retryAfterMs / 1000));
-  if (out.limit === 'user_rate') throw new RateLimited(`You have started ${limits.userRunsPerMinute} Kinetix requests in the last minute. Try again in ${retry} s.`, retry);
+  if (out.limit === 'user_rate')
+    throw new RateLimited(`You have started ${limits.userRunsPerMinute} Kinetix requests in the last minute. Try again in ${retry} s.`, retry);
   throw new RateLimited(`Your organisation has started ${limits.orgRunsPerMinute} Kinetix requests in the last minute. Try again in ${retry} s.`, retry);
 }
 
@@ -116,5 +122,4 @@ export function checkBudget(db: Db, orgId: string, userId: string, now: number, 
 }
 
 /** The message of the second gate (kinetix.md §4), said when a run stops mid-way on budget. */
-export const BUDGET_STOP_MESSAGE =
-  `I stopped partway through because this turn reached the remaining Kinetix budget for the month. ${BUDGET_WHERE}`;
+export const BUDGET_STOP_MESSAGE = `I stopped partway through because this turn reached the remaining Kinetix budget for the month. ${BUDGET_WHERE}`;

@@ -11,11 +11,42 @@ export const MASK = '•••';
 
 /** Key names (normalised: lower case, `-`/`_` removed) whose values are always masked. */
 const SECRET_KEYS = new Set([
-  'password', 'adminpassword', 'newpassword', 'oldpassword', 'currentpassword', 'passphrase',
-  'apikey', 'xapikey', 'token', 'accesstoken', 'refreshtoken', 'idtoken', 'authtoken', 'bearer',
-  'secret', 'clientsecret', 'privatekey', 'authorization', 'cookie', 'pin', 'pinhash', 'apikeyhash',
-  'credentials', 'credential', 'sessionkey', 'signingkey', 'encryptionkey', 'key', 'secretkey',
-  'passwd', 'pwd', 'devicekey', 'clientsecret', 'sessiontoken', 'setcookie', 'proxyauthorization',
+  'password',
+  'adminpassword',
+  'newpassword',
+  'oldpassword',
+  'currentpassword',
+  'passphrase',
+  'apikey',
+  'xapikey',
+  'token',
+  'accesstoken',
+  'refreshtoken',
+  'idtoken',
+  'authtoken',
+  'bearer',
+  'secret',
+  'clientsecret',
+  'privatekey',
+  'authorization',
+  'cookie',
+  'pin',
+  'pinhash',
+  'apikeyhash',
+  'credentials',
+  'credential',
+  'sessionkey',
+  'signingkey',
+  'encryptionkey',
+  'key',
+  'secretkey',
+  'passwd',
+  'pwd',
+  'devicekey',
+  'clientsecret',
+  'sessiontoken',
+  'setcookie',
+  'proxyauthorization',
 ]);
 
 /**
@@ -63,10 +94,11 @@ function maskToken(token: string, prev1: string, prev2: string): string {
   let out = token;
   for (const re of SECRET_VALUE_PATTERNS) out = out.replace(re, MASK);
   out = out.replace(KV_IN_TOKEN, `$1${MASK}`);
-  const valueFollows =
-    AUTH_SCHEME.test(prev1) ? /^[A-Za-z0-9._~+/=-]{8,}/.test(token) && (/\d/.test(token) || token.length >= 20)
-    : KV_NAME_TOKEN.test(prev1) ? !AUTH_SCHEME.test(token)
-    : KV_JOINER.test(prev1) && KV_NAME_WORD.test(prev2);
+  const valueFollows = AUTH_SCHEME.test(prev1)
+    ? /^[A-Za-z0-9._~+/=-]{8,}/.test(token) && (/\d/.test(token) || token.length >= 20)
+    : KV_NAME_TOKEN.test(prev1)
+      ? !AUTH_SCHEME.test(token)
+      : KV_JOINER.test(prev1) && KV_NAME_WORD.test(prev2);
   if (valueFollows && out !== MASK) out = out.replace(VALUE_RUN, MASK);
   return out;
 }

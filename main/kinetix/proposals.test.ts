@@ -25,7 +25,15 @@ describe('proposeChangeset', () => {
     const before = price();
     const activityBefore = listActivity(f.db, f.a.orgId).length;
     const planned = plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 10 });
-    const p = proposeChangeset(f.db, { userId: physio, planned, source: 'mcp', toolName: 'bulk_update_rates', title: 'Change prices', permission: 'rates.write', now: fixtureNow() });
+    const p = proposeChangeset(f.db, {
+      userId: physio,
+      planned,
+      source: 'mcp',
+      toolName: 'bulk_update_rates',
+      title: 'Change prices',
+      permission: 'rates.write',
+      now: fixtureNow(),
+    });
     expect(p).toMatchObject({ status: 'proposed', verdict: 'allow', source: 'mcp', userId: physio, approverRole: null, toolName: 'bulk_update_rates' });
     expect(p.contentHash).toMatch(/^[0-9a-f]{64}$/);
     expect(p.decisions.map((d) => d.code)).toEqual(['within_limits']);
@@ -38,8 +46,23 @@ describe('proposeChangeset', () => {
   it('a deny verdict is refused with PolicyDenied and nothing is stored', () => {
     const physio = f.a.users.physio;
     const it0 = price();
-    const planned = { verb: 'rates.updateItem', summary: 'x', changes: [{ op: 'update' as const, table: 'rate_item' as const, id: f.a.itemId, version: it0.version, before: { price_cents: it0.price_cents }, after: { price_cents: 50 } }] };
-    expect(() => proposeChangeset(f.db, { userId: physio, planned, source: 'assistant', toolName: 'update_rate_item', title: 't', now: fixtureNow() })).toThrow(PolicyDenied);
+    const planned = {
+      verb: 'rates.updateItem',
+      summary: 'x',
+      changes: [
+        {
+          op: 'update' as const,
+          table: 'rate_item' as const,
+          id: f.a.itemId,
+          version: it0.version,
+          before: { price_cents: it0.price_cents },
+          after: { price_cents: 50 },
+        },
+      ],
+    };
+    expect(() => proposeChangeset(f.db, { userId: physio, planned, source: 'assistant', toolName: 'update_rate_item', title: 't', now: fixtureNow() })).toThrow(
+      PolicyDenied,
+    );
     expect(listProposals(f.db, physio)).toHaveLength(0);
   });
 });
@@ -67,8 +90,22 @@ describe('approveProposal', () => {
 
   it('an approval replayed for a different changeset is refused', () => {
     const physio = f.a.users.physio;
-    const p1 = proposeChangeset(f.db, { userId: physio, planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 5 }), source: 'assistant', toolName: 'bulk_update_rates', title: 't', now: fixtureNow() });
-    const p2 = proposeChangeset(f.db, { userId: physio, planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 10 }), source: 'assistant', toolName: 'bulk_update_rates', title: 't', now: fixtureNow() });
+    const p1 = proposeChangeset(f.db, {
+      userId: physio,
+      planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 5 }),
+      source: 'assistant',
+      toolName: 'bulk_update_rates',
+      title: 't',
+      now: fixtureNow(),
+    });
+    const p2 = proposeChangeset(f.db, {
+      userId: physio,
+      planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 10 }),
+      source: 'assistant',
+      toolName: 'bulk_update_rates',
+      title: 't',
+      now: fixtureNow(),
+    });
     const before = price();
     expect(() => approveProposal(f.db, { approverUserId: physio, changesetId: p2.id, contentHash: p1.contentHash })).toThrow(/different content/);
     expect(price()).toEqual(before);
@@ -77,7 +114,14 @@ describe('approveProposal', () => {
 
   it('stale before approval → Conflict with the stale message, nothing written, proposal failed', () => {
     const physio = f.a.users.physio;
-    const p = proposeChangeset(f.db, { userId: physio, planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 10 }), source: 'assistant', toolName: 'bulk_update_rates', title: 't', now: fixtureNow() });
+    const p = proposeChangeset(f.db, {
+      userId: physio,
+      planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 10 }),
+      source: 'assistant',
+      toolName: 'bulk_update_rates',
+      title: 't',
+      now: fixtureNow(),
+    });
     f.call(f.a.users.owner, 'rates.updateItem', { id: f.a.itemId, price_cents: 9100 });
     const before = price();
     const acts = listActivity(f.db, f.a.orgId).length;
@@ -93,7 +137,15 @@ describe('approveProposal', () => {
   it("needs owner: a physio's 25% rise waits; the physio cannot approve; the owner can; activity says via Assistant", () => {
     const physio = f.a.users.physio;
     const runId = '0193aaaa-0000-7000-8000-000000000001';
-    const p = proposeChangeset(f.db, { userId: physio, planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 25 }), source: 'assistant', runId, toolName: 'bulk_update_rates', title: 't', now: fixtureNow() });
+    const p = proposeChangeset(f.db, {
+      userId: physio,
+      planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 25 }),
+      source: 'assistant',
+      runId,
+      toolName: 'bulk_update_rates',
+      title: 't',
+      now: fixtureNow(),
+    });
     expect(p).toMatchObject({ status: 'needs_owner', verdict: 'needs_owner', approverRole: 'owner' });
     expect(p.decisions[0]).toMatchObject({ code: 'numeric_change_needs_owner', effect: 'needs_owner' });
     expect(() => approveProposal(f.db, { approverUserId: physio, changesetId: p.id, contentHash: p.contentHash })).toThrow(/Only an owner/);
@@ -115,10 +167,19 @@ describe('approveProposal', () => {
 
   it('decline: the proposer withdraws; an owner declines a needs-owner change; others cannot', () => {
     const physio = f.a.users.physio;
-    const p = proposeChangeset(f.db, { userId: physio, planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 30 }), source: 'mcp', toolName: 'bulk_update_rates', title: 't', now: fixtureNow() });
+    const p = proposeChangeset(f.db, {
+      userId: physio,
+      planned: plan(physio, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 30 }),
+      source: 'mcp',
+      toolName: 'bulk_update_rates',
+      title: 't',
+      now: fixtureNow(),
+    });
     expect(() => declineProposal(f.db, { userId: f.a.users.doctor, changesetId: p.id })).toThrow(/not found/);
     expect(declineProposal(f.db, { userId: f.a.users.owner, changesetId: p.id }).status).toBe('declined');
-    expect(() => approveProposal(f.db, { approverUserId: f.a.users.owner, changesetId: p.id, contentHash: p.contentHash })).toThrow(/not found|already declined/);
+    expect(() => approveProposal(f.db, { approverUserId: f.a.users.owner, changesetId: p.id, contentHash: p.contentHash })).toThrow(
+      /not found|already declined/,
+    );
     expect(getChangeset(f.db, f.a.orgId, p.id)!.status).toBe('declined');
   });
 });

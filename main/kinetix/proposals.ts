@@ -34,7 +34,8 @@ import { uuidv7 } from 'uuidv7';
 export type { ProposalSource, ProposalStatus } from '../data/proposals';
 
 /** What the model (and an MCP client) is told when a stale proposal is approved. */
-export const STALE_MESSAGE = 'The records changed since this was prepared; nothing was written. Read the current values again and propose the change afresh if it is still wanted.';
+export const STALE_MESSAGE =
+  'The records changed since this was prepared; nothing was written. Read the current values again and propose the change afresh if it is still wanted.';
 
 /** The policy engine refused a planned changeset: nothing was stored or written. */
 export class PolicyDenied extends AppError {
@@ -105,12 +106,28 @@ interface StoredPolicy {
 function view(row: P.ProposalRow): ProposalView {
   const pol = JSON.parse(row.policy_json) as StoredPolicy;
   return {
-    id: row.id, orgId: row.org_id, userId: row.user_id, source: row.source, runId: row.run_id, toolCallId: row.tool_call_id, toolName: row.tool_name, title: row.title,
-    verb: row.verb, summary: row.summary, changes: JSON.parse(row.changes_json) as RowChange[], status: row.status, verdict: row.verdict, decisions: pol.decisions,
-    approverRole: pol.approverRole, contentHash: row.content_hash, decidedBy: row.decided_by, decidedAt: row.decided_at,
+    id: row.id,
+    orgId: row.org_id,
+    userId: row.user_id,
+    source: row.source,
+    runId: row.run_id,
+    toolCallId: row.tool_call_id,
+    toolName: row.tool_name,
+    title: row.title,
+    verb: row.verb,
+    summary: row.summary,
+    changes: JSON.parse(row.changes_json) as RowChange[],
+    status: row.status,
+    verdict: row.verdict,
+    decisions: pol.decisions,
+    approverRole: pol.approverRole,
+    contentHash: row.content_hash,
+    decidedBy: row.decided_by,
+    decidedAt: row.decided_at,
     failure: row.failure_json ? (JSON.parse(row.failure_json) as ErrorPayload) : null,
     result: row.status === 'applied' && row.result_json ? (JSON.parse(row.result_json) as AppliedChangeset) : null,
-    createdAt: row.created_at, updatedAt: row.updated_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 
@@ -137,11 +154,28 @@ export function proposeChangeset(db: Db, input: ProposeInput): ProposalView {
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
   checkChangeset(db, actor, input.planned.changes);
   const id = uuidv7();
-  const stored: StoredPolicy = { verdict: policy.verdict, decisions: policy.decisions, reasons: policy.reasons, approverRole: policy.approverRole, permission: input.permission ?? null };
+  const stored: StoredPolicy = {
+    verdict: policy.verdict,
+    decisions: policy.decisions,
+    reasons: policy.reasons,
+    approverRole: policy.approverRole,
+    permission: input.permission ?? null,
+  };
   P.insertProposal(db, {
-    id, orgId: actor.orgId, userId: actor.userId, source: input.source, runId: input.runId ?? null, toolCallId: input.toolCallId ?? null,
-    toolName: input.toolName.slice(0, 100), title: input.title.slice(0, 200), status: policy.verdict === 'needs_owner' ? 'needs_owner' : 'proposed', verdict: policy.verdict,
-    policyJson: JSON.stringify(stored), contentHash: changesetContentHash(input.planned), planned: input.planned, createdAt: now.toISOString(),
+    id,
+    orgId: actor.orgId,
+    userId: actor.userId,
+    source: input.source,
+    runId: input.runId ?? null,
+    toolCallId: input.toolCallId ?? null,
+    toolName: input.toolName.slice(0, 100),
+    title: input.title.slice(0, 200),
+    status: policy.verdict === 'needs_owner' ? 'needs_owner' : 'proposed',
+    verdict: policy.verdict,
+    policyJson: JSON.stringify(stored),
+    contentHash: changesetContentHash(input.planned),
+    planned: input.planned,
+    createdAt: now.toISOString(),
   });
   return view(P.findProposal(db, actor.orgId, id)!);
 }
@@ -183,7 +217,8 @@ export function approveProposal(db: Db, input: ApproveInput): { proposal: Propos
 
   // The approver's authority (stored verdict, and the policy re-run now as the proposer).
   const mayApprove = (verdict: PolicyVerdict): void => {
-    if (!canApprove(approver.role, verdict)) throw new Forbidden(`Only an ${NEEDS_OWNER_APPROVER} can approve this change (${pol.reasons.join(' ') || 'it needs an owner'}).`);
+    if (!canApprove(approver.role, verdict))
+      throw new Forbidden(`Only an ${NEEDS_OWNER_APPROVER} can approve this change (${pol.reasons.join(' ') || 'it needs an owner'}).`);
     if (verdict === 'allow' && approver.id !== row.user_id) throw new Forbidden('Only the person who asked for this change can approve it.');
   };
 
@@ -206,7 +241,8 @@ export function approveProposal(db: Db, input: ApproveInput): { proposal: Propos
   try {
     const proposer = resolveActor({ db, userId: row.user_id });
     if (proposer.orgId !== approver.org_id) throw new NotFound('Proposed change');
-    if (pol.permission && !hasPermission(proposer.role, pol.permission)) throw new Forbidden(`${proposer.displayName}'s role (${proposer.role}) no longer has ${pol.permission}; nothing was written.`);
+    if (pol.permission && !hasPermission(proposer.role, pol.permission))
+      throw new Forbidden(`${proposer.displayName}'s role (${proposer.role}) no longer has ${pol.permission}; nothing was written.`);
     const now2 = evaluatePolicy(proposer, planned, { today: nowIso.slice(0, 10) });
     if (now2.verdict === 'deny') throw new PolicyDenied(now2);
     if (now2.verdict === 'needs_owner') verdict = 'needs_owner';
@@ -218,9 +254,11 @@ export function approveProposal(db: Db, input: ApproveInput): { proposal: Propos
   try {
     const applied = inTransaction(db, () => {
       // Applied as the proposer: "Name via Assistant" (linked to the run) or "Name via MCP client".
-      const via = row.source === 'mcp' ? { via: { runId: row.run_id ?? `mcp:${row.id}`, source: 'mcp' as const } } : row.run_id ? { via: { runId: row.run_id } } : {};
+      const via =
+        row.source === 'mcp' ? { via: { runId: row.run_id ?? `mcp:${row.id}`, source: 'mcp' as const } } : row.run_id ? { via: { runId: row.run_id } } : {};
       const a = applyPlanned({ db, userId: row.user_id, ...via, now: () => now }, planned, { idempotencyKey: row.id, changesetId: row.id });
-      if (!P.closeProposal(db, row.id, { status: 'applied', decidedBy: approver.id, decidedAt: nowIso })) throw new Conflict('This change was decided by someone else a moment ago; nothing was written.');
+      if (!P.closeProposal(db, row.id, { status: 'applied', decidedBy: approver.id, decidedAt: nowIso }))
+        throw new Conflict('This change was decided by someone else a moment ago; nothing was written.');
       return a;
     });
     return { proposal: view(P.findProposal(db, approver.org_id, row.id)!), changeset: applied };
@@ -242,7 +280,10 @@ export function expireProposal(db: Db, changesetId: string, reason: ErrorPayload
 
 /** What the model and the user are told when a change waits for an owner (the run does not block). */
 export function needsOwnerMessage(p: Pick<ProposalView, 'id' | 'summary' | 'decisions'>): string {
-  const why = p.decisions.filter((d) => d.effect === 'needs_owner').map((d) => d.reason).join(' ');
+  const why = p.decisions
+    .filter((d) => d.effect === 'needs_owner')
+    .map((d) => d.reason)
+    .join(' ');
   return `Nothing has been written yet. This change ("${p.summary}") needs an owner's approval: ${why} It is waiting in the app for an owner to approve or decline it (proposal ${p.id}). Tell the user that an owner must approve it in the app; do not retry it or try another way to make the same change.`;
 }
 
@@ -257,7 +298,8 @@ export function declineProposal(db: Db, input: { userId: string; changesetId: st
   const ownerOf = row && row.status === 'needs_owner' && u.role === NEEDS_OWNER_APPROVER;
   if (!row || (!mine && !ownerOf)) throw new NotFound('Proposed change');
   const nowIso = (input.now ?? new Date()).toISOString();
-  if (!P.closeProposal(db, row.id, { status: 'declined', decidedBy: u.id, decidedAt: nowIso })) throw new Conflict(`This change was already ${P.findProposal(db, u.org_id, row.id)?.status ?? 'decided'}.`);
+  if (!P.closeProposal(db, row.id, { status: 'declined', decidedBy: u.id, decidedAt: nowIso }))
+    throw new Conflict(`This change was already ${P.findProposal(db, u.org_id, row.id)?.status ?? 'decided'}.`);
   return view(P.findProposal(db, u.org_id, row.id)!);
 }
 
@@ -267,7 +309,9 @@ export function declineProposal(db: Db, input: { userId: string; changesetId: st
  */
 export function listProposals(db: Db, userId: string, opts: { status?: ProposalStatus; limit?: number; offset?: number } = {}): ProposalView[] {
   const u = activeUser(db, userId);
-  return P.listProposalRows(db, u.org_id, u.id, { ...opts, limit: Math.min(opts.limit ?? 100, 500), includeNeedsOwner: u.role === NEEDS_OWNER_APPROVER }).map(view);
+  return P.listProposalRows(db, u.org_id, u.id, { ...opts, limit: Math.min(opts.limit ?? 100, 500), includeNeedsOwner: u.role === NEEDS_OWNER_APPROVER }).map(
+    view,
+  );
 }
 
 /** One proposal visible to `userId` (see {@link listProposals}). @throws NotFound, Forbidden */
@@ -276,7 +320,8 @@ export function getProposal(db: Db, userId: string, changesetId: string): Propos
   const row = P.findProposal(db, u.org_id, changesetId);
   if (!row) throw new NotFound('Proposed change');
   const pol = JSON.parse(row.policy_json) as StoredPolicy;
-  const ownerView = u.role === NEEDS_OWNER_APPROVER && (row.status === 'needs_owner' || row.verdict === 'needs_owner' || pol.approverRole === NEEDS_OWNER_APPROVER);
+  const ownerView =
+    u.role === NEEDS_OWNER_APPROVER && (row.status === 'needs_owner' || row.verdict === 'needs_owner' || pol.approverRole === NEEDS_OWNER_APPROVER);
   if (row.user_id !== u.id && !ownerView) throw new NotFound('Proposed change');
   return view(row);
 }

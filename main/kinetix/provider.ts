@@ -233,11 +233,15 @@ export class AnthropicProvider implements ModelProvider {
       const body = (e.error ?? {}) as { error?: { type?: string; message?: string } };
       const detail = body.error?.message ? `: ${body.error.message.slice(0, 300)}` : '';
       const what =
-        status === 401 || status === 403 ? 'The Anthropic API key was rejected. An administrator can update it under Settings → Kinetix'
-        : status === 429 ? 'The model provider is rate limiting requests; try again shortly'
-        : status && status >= 500 ? 'The model provider had an error; try again shortly'
-        : status === null ? 'Could not reach the model provider (check the network or ANTHROPIC_BASE_URL)'
-        : 'The model provider refused the request';
+        status === 401 || status === 403
+          ? 'The Anthropic API key was rejected. An administrator can update it under Settings → Kinetix'
+          : status === 429
+            ? 'The model provider is rate limiting requests; try again shortly'
+            : status && status >= 500
+              ? 'The model provider had an error; try again shortly'
+              : status === null
+                ? 'Could not reach the model provider (check the network or ANTHROPIC_BASE_URL)'
+                : 'The model provider refused the request';
       return new ProviderError(scrubText(`${what} (HTTP ${status ?? 'n/a'}${body.error?.type ? ` ${body.error.type}` : ''}${detail}).`, [this.key]), status);
     }
     if (e instanceof Error && e.message === 'incomplete stream') return new ProviderError('The model provider ended its response early; try again.');

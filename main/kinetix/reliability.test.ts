@@ -25,7 +25,16 @@ beforeEach(async () => {
   orgId = addOrg(t.db, { name: 'Riverside FC' });
   ownerId = addUser(t.db, orgId, { role: 'owner', displayName: 'Olivia Owner' });
   physioId = addUser(t.db, orgId, { role: 'physio', displayName: 'Priya Shah', email: 'priya@example.test' });
-  addRecord(t.db, orgId, ownerId, 'owner', 'athlete', { name: 'Jane Doe', date_of_birth: '2001-02-03', sex: 'female', position: 'winger', squad_id: null, dominant_side: 'right', status: 'active', notes: '' });
+  addRecord(t.db, orgId, ownerId, 'owner', 'athlete', {
+    name: 'Jane Doe',
+    date_of_birth: '2001-02-03',
+    sex: 'female',
+    position: 'winger',
+    squad_id: null,
+    dominant_side: 'right',
+    status: 'active',
+    notes: '',
+  });
   server = await startScriptedAnthropic();
 });
 
@@ -35,7 +44,8 @@ afterEach(async () => {
 });
 
 const types = (events: RunEventEnvelope[]) => events.map((e) => e.event.type);
-const toolResults = (req: number) => (server.requests[req]!.body.messages.at(-1)!.content as { type: string; tool_use_id: string; content: string; is_error?: boolean }[]);
+const toolResults = (req: number) =>
+  server.requests[req]!.body.messages.at(-1)!.content as { type: string; tool_use_id: string; content: string; is_error?: boolean }[];
 
 function endsPerMessage(events: RunEventEnvelope[]): Map<string, number> {
   const ends = new Map<string, number>();
@@ -85,7 +95,11 @@ describe('bounded input (issue 9 §3)', () => {
     expect(row!.status).toBe('failed');
     expect(JSON.parse(row!.args_json)).toMatchObject({ refused_input: 'size', bytes: expect.any(Number) });
     expect(JSON.parse(row!.args_json).bytes).toBeGreaterThan(3 * 1024 * 1024);
-    const stored = JSON.stringify(K.listToolCalls(t.db, runId)) + JSON.stringify(K.listTrace(t.db, runId)) + JSON.stringify(K.listRunEvents(t.db, runId)) + JSON.stringify(events);
+    const stored =
+      JSON.stringify(K.listToolCalls(t.db, runId)) +
+      JSON.stringify(K.listTrace(t.db, runId)) +
+      JSON.stringify(K.listRunEvents(t.db, runId)) +
+      JSON.stringify(events);
     expect(stored.length).toBeLessThan(200_000);
     expect(stored).not.toContain('AAAAAAAAAAAAAAAAAAAA');
     expect(toolResults(1)[0]!.content).toContain(`larger than ${MAX_TOOL_INPUT_BYTES} bytes`);
@@ -97,7 +111,10 @@ describe('bounded input (issue 9 §3)', () => {
 
 describe('stop reasons and tool-call shape (issue 9 §4)', () => {
   it('max_tokens: a tool_use whose JSON was cut off is never dispatched, and the model is told why', async () => {
-    server.push({ toolUses: [{ name: 'create_athlete', rawJson: '{"name":"Half', id: 'toolu_cut' }], stopReason: 'max_tokens' }, { text: 'Sorry, my reply was cut off.' });
+    server.push(
+      { toolUses: [{ name: 'create_athlete', rawJson: '{"name":"Half', id: 'toolu_cut' }], stopReason: 'max_tokens' },
+      { text: 'Sorry, my reply was cut off.' },
+    );
     const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
     const { runId } = kx.startRun({ userId: physioId, message: 'add athlete' });
     await collectEvents(kx, physioId, runId);
@@ -146,12 +163,18 @@ describe('stop reasons and tool-call shape (issue 9 §4)', () => {
     expect(K.listToolCalls(t.db, a.runId)).toEqual([]);
     const b = kx.startRun({ userId: physioId, message: 'two' });
     await collectEvents(kx, physioId, b.runId);
-    expect(await kx.waitForRun(b.runId)).toMatchObject({ status: 'failed', error: { runCode: 'UnknownStopReason', message: expect.stringContaining('"model_context_window_exceeded_v9"') } });
+    expect(await kx.waitForRun(b.runId)).toMatchObject({
+      status: 'failed',
+      error: { runCode: 'UnknownStopReason', message: expect.stringContaining('"model_context_window_exceeded_v9"') },
+    });
     expect(server.requests).toHaveLength(2);
   });
 
   it('tool input sent in content_block_start (no deltas) is used, not replaced by {}', async () => {
-    server.push({ toolUses: [{ name: 'create_athlete', input: { name: 'Start Block', date_of_birth: '2000-05-05', sex: 'male' }, inputInStart: true }] }, { text: 'Proposed.' });
+    server.push(
+      { toolUses: [{ name: 'create_athlete', input: { name: 'Start Block', date_of_birth: '2000-05-05', sex: 'male' }, inputInStart: true }] },
+      { text: 'Proposed.' },
+    );
     const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
     const { runId } = kx.startRun({ userId: physioId, message: 'add' });
     for await (const e of kx.subscribe(physioId, runId)) {
@@ -166,7 +189,12 @@ describe('stop reasons and tool-call shape (issue 9 §4)', () => {
 
   it('a repeated tool_use id in one run is refused (and renamed in what is sent back); more than 16 calls in one response are refused beyond the 16th', async () => {
     server.push(
-      { toolUses: [{ name: 'list_athletes', input: {}, id: 'toolu_same' }, { name: 'list_athletes', input: {}, id: 'toolu_same' }] },
+      {
+        toolUses: [
+          { name: 'list_athletes', input: {}, id: 'toolu_same' },
+          { name: 'list_athletes', input: {}, id: 'toolu_same' },
+        ],
+      },
       { toolUses: [{ name: 'list_injuries', input: {}, id: 'toolu_same' }] },
       { toolUses: Array.from({ length: 20 }, (_, i) => ({ name: 'list_athletes', input: {}, id: `toolu_many_${i}` })) },
       { text: 'Done.' },
@@ -186,7 +214,11 @@ describe('stop reasons and tool-call shape (issue 9 §4)', () => {
     const many = calls.slice(3);
     expect(many).toHaveLength(20);
     expect(many.filter((c) => c.status === 'executed')).toHaveLength(MAX_TOOL_CALLS_PER_RESPONSE);
-    expect(many.slice(MAX_TOOL_CALLS_PER_RESPONSE).every((c) => c.status === 'failed' && JSON.parse(c.error_json!).message.includes(`At most ${MAX_TOOL_CALLS_PER_RESPONSE} tool calls`))).toBe(true);
+    expect(
+      many
+        .slice(MAX_TOOL_CALLS_PER_RESPONSE)
+        .every((c) => c.status === 'failed' && JSON.parse(c.error_json!).message.includes(`At most ${MAX_TOOL_CALLS_PER_RESPONSE} tool calls`)),
+    ).toBe(true);
   });
 
   it('a response cut short mid-text gets exactly one TEXT_MESSAGE_END (issue 9 §12)', async () => {
@@ -216,26 +248,35 @@ describe('one redactor for every sink (issue 9 §5)', () => {
 
   it('a key typed into the prompt, or echoed by the model across stream chunks, is masked in messages, title, request_text, events, traces and the answer', async () => {
     const prompt = `my key is ${KEYS.anthropic} and ${KEYS.openai}; Authorization: Bearer ${KEYS.bearer} password: ${KEYS.password}`;
-    server.push(
-      (req) => {
-        // The model is sent the masked prompt, never the key.
-        expect(JSON.stringify(req.body.messages)).not.toContain(KEYS.anthropic);
-        return { text: `Echo: ${KEYS.github} ${KEYS.device} ${KEYS.mcp} pwd=${KEYS.password} done`, chunk: 5 };
-      },
-    );
+    server.push((req) => {
+      // The model is sent the masked prompt, never the key.
+      expect(JSON.stringify(req.body.messages)).not.toContain(KEYS.anthropic);
+      return { text: `Echo: ${KEYS.github} ${KEYS.device} ${KEYS.mcp} pwd=${KEYS.password} done`, chunk: 5 };
+    });
     const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
     const { runId, conversationId } = kx.startRun({ userId: physioId, message: prompt });
     const events = await collectEvents(kx, physioId, runId);
     const out = await kx.waitForRun(runId);
     expect(out.status).toBe('completed');
     expect(out.text).toBe('Echo: ••• ••• ••• pwd=••• done');
-    const streamed = events.filter((e) => e.event.type === EventType.TEXT_MESSAGE_CONTENT).map((e) => (e.event as { delta: string }).delta).join('');
+    const streamed = events
+      .filter((e) => e.event.type === EventType.TEXT_MESSAGE_CONTENT)
+      .map((e) => (e.event as { delta: string }).delta)
+      .join('');
     expect(streamed).toBe(out.text);
     const conv = K.getOwnConversation(t.db, orgId, physioId, conversationId)!;
     const run = K.getRun(t.db, runId)!;
     expect(run.request_text).toBe('my key is ••• and •••; Authorization: Bearer ••• password: •••');
     expect(conv.title).toBe(run.request_text.slice(0, 80));
-    const everything = JSON.stringify([conv, run, K.listMessages(t.db, conversationId), K.listRunEvents(t.db, runId), K.listTrace(t.db, runId), events, server.requests.map((r) => r.body)]);
+    const everything = JSON.stringify([
+      conv,
+      run,
+      K.listMessages(t.db, conversationId),
+      K.listRunEvents(t.db, runId),
+      K.listTrace(t.db, runId),
+      events,
+      server.requests.map((r) => r.body),
+    ]);
     for (const v of values) expect(everything.includes(v), `${v} leaked`).toBe(false);
   });
 
@@ -247,10 +288,19 @@ describe('one redactor for every sink (issue 9 §5)', () => {
 });
 
 describe('a confirm request is never lost (issue 9 §2)', () => {
-  const reads = (n: number, tag: string) => ({ toolUses: Array.from({ length: n }, (_, i) => ({ name: 'list_athletes', input: {}, id: `toolu_${tag}_${i}` })) });
+  const reads = (n: number, tag: string) => ({
+    toolUses: Array.from({ length: n }, (_, i) => ({ name: 'list_athletes', input: {}, id: `toolu_${tag}_${i}` })),
+  });
 
   it('a subscriber whose buffer overflowed catches up from the events table and sees confirm_required (≥ 300 events before it)', async () => {
-    server.push(reads(16, 'a'), reads(16, 'b'), reads(16, 'c'), reads(16, 'd'), { toolUses: [{ name: 'create_athlete', input: { name: 'Late Write', date_of_birth: '2000-01-01', sex: 'female' } }] }, { text: 'Added.' });
+    server.push(
+      reads(16, 'a'),
+      reads(16, 'b'),
+      reads(16, 'c'),
+      reads(16, 'd'),
+      { toolUses: [{ name: 'create_athlete', input: { name: 'Late Write', date_of_birth: '2000-01-01', sex: 'female' } }] },
+      { text: 'Added.' },
+    );
     const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
     const { runId } = kx.startRun({ userId: physioId, message: 'look around, then add Late Write' });
     const it = kx.subscribe(physioId, runId)[Symbol.asyncIterator]();
@@ -297,7 +347,9 @@ describe('unknown price never counts as $0 (issue 9 §12)', () => {
     expect(K.getRun(t.db, runId)!.error_code).toBe('BudgetExceeded');
     expect(K.listToolCalls(t.db, runId)).toEqual([]);
     expect(server.requests).toHaveLength(1);
-    const usageEvent = events.find((e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === 'kinetix.usage')!.event as { value: Record<string, unknown> };
+    const usageEvent = events.find((e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === 'kinetix.usage')!.event as {
+      value: Record<string, unknown>;
+    };
     expect(usageEvent.value).toMatchObject({ costUsd: ceiling, priceUnknown: true });
     expect(() => kx.startRun({ userId: u, message: 'again' })).toThrow(expect.objectContaining({ code: 'BudgetExceeded' }));
   });

@@ -69,7 +69,9 @@ export class SecretBox {
 
 function isSealed(v: unknown): v is SealedSecret {
   const s = v as SealedSecret;
-  return !!s && typeof s === 'object' && s.v === 1 && s.alg === 'aes-256-gcm' && typeof s.iv === 'string' && typeof s.tag === 'string' && typeof s.ct === 'string';
+  return (
+    !!s && typeof s === 'object' && s.v === 1 && s.alg === 'aes-256-gcm' && typeof s.iv === 'string' && typeof s.tag === 'string' && typeof s.ct === 'string'
+  );
 }
 
 /** Store (or, with null, remove) the org's Anthropic key, encrypted. */
@@ -84,7 +86,13 @@ export type KeySource = 'settings' | 'env' | 'none';
  * The org's Anthropic key: settings (decrypted) first, then `ANTHROPIC_API_KEY`, else null.
  * A stored key that cannot be decrypted is skipped with a log line (no key material in it).
  */
-export function resolveProviderKey(db: Db, orgId: string, box: SecretBox | null, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): { key: string | null; source: KeySource } {
+export function resolveProviderKey(
+  db: Db,
+  orgId: string,
+  box: SecretBox | null,
+  log: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): { key: string | null; source: KeySource } {
   try {
     const stored = getOrgSetting<unknown>(db, orgId, PROVIDER_KEY_SETTING);
     if (isSealed(stored) && box) {
@@ -102,7 +110,12 @@ export function resolveProviderKey(db: Db, orgId: string, box: SecretBox | null,
 }
 
 /** A settings-dump-safe description of the provider configuration. */
-export function describeProviderKey(db: Db, orgId: string, box: SecretBox | null, env: NodeJS.ProcessEnv = process.env): { configured: boolean; source: KeySource; baseUrl: string | null } {
+export function describeProviderKey(
+  db: Db,
+  orgId: string,
+  box: SecretBox | null,
+  env: NodeJS.ProcessEnv = process.env,
+): { configured: boolean; source: KeySource; baseUrl: string | null } {
   const { source } = resolveProviderKey(db, orgId, box, () => {}, env);
   return { configured: source !== 'none', source, baseUrl: env.ANTHROPIC_BASE_URL ?? null };
 }

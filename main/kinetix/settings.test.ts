@@ -31,7 +31,9 @@ afterAll(() => {
 describe('assistant settings', () => {
   it('needs settings.manage', () => {
     expect(() => readAssistantSettings({ db, tools, env }, seed.userIds.physio)).toThrow(expect.objectContaining({ code: 'Forbidden' }));
-    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.coach, { disabled_tools: [] })).toThrow(expect.objectContaining({ code: 'Forbidden' }));
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.coach, { disabled_tools: [] })).toThrow(
+      expect.objectContaining({ code: 'Forbidden' }),
+    );
   });
 
   it('reports the key source, spend and the switchable tools (never destructive ones)', () => {
@@ -57,13 +59,21 @@ describe('assistant settings', () => {
     const offered = tools.availableEnabled(db, seed.orgId, 'physio', () => {}).map((t) => t.name);
     expect(offered).not.toContain('bulk_update_rates');
     expect(offered).toContain('list_athletes');
-    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.admin, { disabled_tools: ['rm_rf'] })).toThrow(expect.objectContaining({ code: 'Validation' }));
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.admin, { disabled_tools: ['rm_rf'] })).toThrow(
+      expect.objectContaining({ code: 'Validation' }),
+    );
   });
 
-  it('the owner sets the organisation\'s monthly budget through the service layer; the budget gate then uses it and names where to change it (issue 9 §8)', () => {
-    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.physio, { budget_cap_usd: 5 })).toThrow(expect.objectContaining({ code: 'Forbidden' }));
-    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: -1 })).toThrow(expect.objectContaining({ code: 'Validation' }));
-    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: Number.NaN })).toThrow(expect.objectContaining({ code: 'Validation' }));
+  it("the owner sets the organisation's monthly budget through the service layer; the budget gate then uses it and names where to change it (issue 9 §8)", () => {
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.physio, { budget_cap_usd: 5 })).toThrow(
+      expect.objectContaining({ code: 'Forbidden' }),
+    );
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: -1 })).toThrow(
+      expect.objectContaining({ code: 'Validation' }),
+    );
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: Number.NaN })).toThrow(
+      expect.objectContaining({ code: 'Validation' }),
+    );
     expect(updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: 12.5 }).org.cap_usd).toBe(12.5);
     expect(checkBudget(db, seed.orgId, seed.userIds.physio, Date.now(), () => {})).toMatchObject({ allowed: true, remainingUsd: 12.5 });
     updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: 0 });

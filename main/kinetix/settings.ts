@@ -67,9 +67,13 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
     model: org?.assistant_model ?? '',
     month_start: monthStartIso(now),
     org: { cap_usd: org?.budget_cap_usd ?? null, spend_mtd_usd: budget.orgSpendUsd ?? null },
-    users: listAllUsers(deps.db).filter((u) => u.org_id === actor.orgId).map((u) => ({ id: u.id, display_name: u.display_name, role: u.role, cap_usd: u.budget_cap_usd })),
+    users: listAllUsers(deps.db)
+      .filter((u) => u.org_id === actor.orgId)
+      .map((u) => ({ id: u.id, display_name: u.display_name, role: u.role, cap_usd: u.budget_cap_usd })),
     my_spend_mtd_usd: budget.userSpendUsd ?? null,
-    tools: offerable.map((t) => ({ name: t.name, title: t.title, risk: t.risk, permission: t.permission, disabled: off.has(t.name) })).sort((a, b) => a.name.localeCompare(b.name)),
+    tools: offerable
+      .map((t) => ({ name: t.name, title: t.title, risk: t.risk, permission: t.permission, disabled: off.has(t.name) }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
   };
 }
 
@@ -78,13 +82,19 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
  * (`budget_cap_usd`: USD per calendar month (UTC), 0–1,000,000; null removes the cap). Gated by
  * `settings.manage` (owner, admin, super-admin). @throws Forbidden, Validation
  */
-export function updateAssistantSettings(deps: SettingsDeps, userId: string, input: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null }): AssistantSettingsView {
+export function updateAssistantSettings(
+  deps: SettingsDeps,
+  userId: string,
+  input: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null },
+): AssistantSettingsView {
   const env = deps.env ?? process.env;
   const actor = manager(deps.db, userId);
   if (input.budget_cap_usd !== undefined) {
     const cap = input.budget_cap_usd;
     if (cap !== null && !(typeof cap === 'number' && Number.isFinite(cap) && cap >= 0 && cap <= 1_000_000)) {
-      throw new ValidationError('The monthly budget must be an amount in USD between 0 and 1,000,000, or empty for no cap.', [{ path: 'budget_cap_usd', message: 'out of range' }]);
+      throw new ValidationError('The monthly budget must be an amount in USD between 0 and 1,000,000, or empty for no cap.', [
+        { path: 'budget_cap_usd', message: 'out of range' },
+      ]);
     }
     setOrgBudgetCap(deps.db, actor.orgId, cap === null ? null : Math.round(cap * 100) / 100, new Date().toISOString());
     deps.log?.(`settings: organisation budget ${cap === null ? 'removed' : 'changed'}`);

@@ -102,8 +102,16 @@ export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unk
 
 const NAME_RE = /^[a-z][a-z0-9_]{1,63}$/;
 
-type ReadSpec<S extends z.ZodType> = Omit<ReadTool<S>, 'kind' | 'scopes' | 'tables' | 'risk'> & { scopes?: readonly string[]; tables?: ToolBase<S>['tables']; risk?: 'read' };
-type WriteSpec<S extends z.ZodType> = Omit<WriteTool<S>, 'kind' | 'scopes' | 'tables' | 'risk'> & { scopes?: readonly string[]; tables?: ToolBase<S>['tables']; risk: Exclude<Risk, 'read'> };
+type ReadSpec<S extends z.ZodType> = Omit<ReadTool<S>, 'kind' | 'scopes' | 'tables' | 'risk'> & {
+  scopes?: readonly string[];
+  tables?: ToolBase<S>['tables'];
+  risk?: 'read';
+};
+type WriteSpec<S extends z.ZodType> = Omit<WriteTool<S>, 'kind' | 'scopes' | 'tables' | 'risk'> & {
+  scopes?: readonly string[];
+  tables?: ToolBase<S>['tables'];
+  risk: Exclude<Risk, 'read'>;
+};
 
 /**
  * Define a tool. Defaults: scopes = the permission written `area:verb`; tables = `'unknown'`.

@@ -14,16 +14,31 @@ import { EventType } from '@ag-ui/core';
 
 describe('maskSecrets', () => {
   it('masks credential-shaped values under any key name (a model can smuggle a key into a note)', () => {
-    const out = maskSecrets({ note: 'use sk-ant-api03-SMUGGLEDinNOTE000002 please', key: 'SMUGGLEDPLAINKEY000003', nested: [{ text: 'device aik_abcdefghijklmnopqrstuvwx', mcp: 'aimcp_abcdefghijklmnopqrstuvwx' }], ok: 'plain text' });
+    const out = maskSecrets({
+      note: 'use sk-ant-api03-SMUGGLEDinNOTE000002 please',
+      key: 'SMUGGLEDPLAINKEY000003',
+      nested: [{ text: 'device aik_abcdefghijklmnopqrstuvwx', mcp: 'aimcp_abcdefghijklmnopqrstuvwx' }],
+      ok: 'plain text',
+    });
     expect(JSON.stringify(out)).not.toMatch(/SMUGGLED|aik_abc|aimcp_abc/);
     expect(out.ok).toBe('plain text');
     expect(out.note).toBe(`use ${MASK} please`);
   });
 
   it('masks secret-named keys at any depth, in arrays too, without touching the input', () => {
-    const input = { user: 'a', password: 'p1', nested: { deeper: [{ admin_password: 'p2', ok: 1 }, { 'X-Api-Key': 'k' }], smtp_password: 'p3', token: null }, list: [['secret', { client_secret: 's' }]] };
+    const input = {
+      user: 'a',
+      password: 'p1',
+      nested: { deeper: [{ admin_password: 'p2', ok: 1 }, { 'X-Api-Key': 'k' }], smtp_password: 'p3', token: null },
+      list: [['secret', { client_secret: 's' }]],
+    };
     const out = maskSecrets(input);
-    expect(out).toEqual({ user: 'a', password: MASK, nested: { deeper: [{ admin_password: MASK, ok: 1 }, { 'X-Api-Key': MASK }], smtp_password: MASK, token: null }, list: [['secret', { client_secret: MASK }]] });
+    expect(out).toEqual({
+      user: 'a',
+      password: MASK,
+      nested: { deeper: [{ admin_password: MASK, ok: 1 }, { 'X-Api-Key': MASK }], smtp_password: MASK, token: null },
+      list: [['secret', { client_secret: MASK }]],
+    });
     expect(input.password).toBe('p1');
   });
   it('survives cycles and extreme depth', () => {
@@ -35,7 +50,8 @@ describe('maskSecrets', () => {
     expect(JSON.stringify(maskSecrets(deep))).not.toContain('"x"');
   });
   it('knows the usual names and scrubs keys out of text', () => {
-    for (const k of ['password', 'admin_password', 'api_key', 'apiKey', 'token', 'secret', 'access_token', 'privateKey', 'device_api_key']) expect(isSecretKey(k), k).toBe(true);
+    for (const k of ['password', 'admin_password', 'api_key', 'apiKey', 'token', 'secret', 'access_token', 'privateKey', 'device_api_key'])
+      expect(isSecretKey(k), k).toBe(true);
     for (const k of ['name', 'notes', 'api_key_last4_hint', 'passwords_policy_url']) expect(isSecretKey(k), k).toBe(false);
     expect(scrubText('bad key sk-ant-api03-abcdefgh and mysecretvalue', ['mysecretvalue'])).toBe(`bad key ${MASK} and ${MASK}`);
   });
@@ -124,7 +140,14 @@ describe('availability', () => {
       const logs: string[] = [];
       putOrgSetting(t.db, org, DISABLED_TOOLS_SETTING_KEY, ['list_injuries', 'configure_integration']);
       expect(reg.availableEnabled(t.db, org, 'physio', (l) => logs.push(l)).map((x) => x.name)).toEqual(['list_athletes', 'create_athlete']);
-      const broken: Db = { ...t.db, raw: { prepare: () => { throw new Error('disk I/O error'); } } as unknown as Db['raw'] };
+      const broken: Db = {
+        ...t.db,
+        raw: {
+          prepare: () => {
+            throw new Error('disk I/O error');
+          },
+        } as unknown as Db['raw'],
+      };
       expect(reg.availableEnabled(broken, org, 'physio', (l) => logs.push(l)).map((x) => x.name)).toEqual(['list_athletes', 'list_injuries', 'create_athlete']);
       expect(logs).toHaveLength(1);
       expect(logs[0]).toMatch(/role-only tool set/);

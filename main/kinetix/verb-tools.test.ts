@@ -10,7 +10,7 @@ import { toolNameForVerb } from './verb-tools';
 describe('tool catalogue from the verb map', () => {
   const registry = defaultToolRegistry();
 
-  it('has one tool per verb, with the verb\'s permission, input JSON Schema and (reads) output JSON Schema', () => {
+  it("has one tool per verb, with the verb's permission, input JSON Schema and (reads) output JSON Schema", () => {
     expect([...VERBS.keys()].sort()).toEqual([...VERB_NAMES].sort());
     for (const name of VERB_NAMES) {
       const spec = VERB_SPECS[name];
@@ -35,7 +35,9 @@ describe('tool catalogue from the verb map', () => {
     expect(list.properties.squad_id?.description).toBe('Only athletes of this squad.');
     expect(list.properties.limit?.description).toBe('Maximum rows to return (1–5000).');
     const acwr = toolOutputSchema(registry.get('get_workload_acwr')!);
-    expect(JSON.parse(JSON.stringify(acwr))).toMatchObject({ properties: { results: { items: { properties: { note: { description: 'Plain-language explanation to show beside the number.' } } } } } });
+    expect(JSON.parse(JSON.stringify(acwr))).toMatchObject({
+      properties: { results: { items: { properties: { note: { description: 'Plain-language explanation to show beside the number.' } } } } },
+    });
     // A read whose result is a list travels as { result } (MCP structured content is an object).
     const squads = toolOutputSchema(registry.get('list_squads')!);
     expect(squads).toMatchObject({ required: ['result'], properties: { result: { type: 'array' } } });

@@ -66,7 +66,7 @@ export const VERB_TOOL_META: Readonly<Record<string, VerbToolMeta>> = {
   'devices.rotateKey': { name: 'rotate_device_key', title: 'Replace device API key (the old key stops working)' },
   'reports.generate': { name: 'generate_report', title: 'Generate and save report' },
   'users.create': { name: 'create_user', title: 'Add user account' },
-  'users.update': { name: 'update_user', title: "Change user account (role, active, budget)" },
+  'users.update': { name: 'update_user', title: 'Change user account (role, active, budget)' },
   'activity.list': { name: 'list_activity', tables: 'unknown' },
   'changesets.get': { name: 'get_changeset', tables: 'unknown' },
   'changesets.undo': { name: 'undo_changeset', title: 'Undo an earlier change' },

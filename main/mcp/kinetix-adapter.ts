@@ -39,7 +39,10 @@ export interface KinetixPort {
    * Store a planned changeset as a proposal (source `mcp`) waiting for approval in the app.
    * @throws PolicyDenied (Forbidden) when the policy refuses it; row-rule errors; nothing stored then
    */
-  propose(db: Db, input: { userId: string; planned: PlannedChangeset; runId: string; toolName: string; title: string; permission: Permission; now?: Date }): StoredProposal;
+  propose(
+    db: Db,
+    input: { userId: string; planned: PlannedChangeset; runId: string; toolName: string; title: string; permission: Permission; now?: Date },
+  ): StoredProposal;
 }
 
 /** The harness-backed port. */

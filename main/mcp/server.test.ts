@@ -32,7 +32,13 @@ let seed: SeedSummary;
 const clients: Client[] = [];
 
 async function connect(token: string): Promise<Client> {
-  const transport = new StdioClientTransport({ command: TSX, args: [SERVER, '--db', path, '--token', token], cwd: ROOT, env: getDefaultEnvironment(), stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: TSX,
+    args: [SERVER, '--db', path, '--token', token],
+    cwd: ROOT,
+    env: getDefaultEnvironment(),
+    stderr: 'pipe',
+  });
   // The client says who it is in clientInfo; the server must not care.
   const client = new Client({ name: `owner@${'kestrelvale.test'}`, version: '1.0.0' });
   await client.connect(transport);
@@ -77,14 +83,19 @@ afterAll(async () => {
 });
 
 describe('MCP server over stdio (SDK client)', () => {
-  it('lists the physio\'s tools with annotations and JSON Schema; the athlete sees only its few', async () => {
+  it("lists the physio's tools with annotations and JSON Schema; the athlete sees only its few", async () => {
     const physio = await connect(issueMcpToken(db, seed.userIds.physio, { label: 'test physio' }).token);
     const athlete = await connect(issueMcpToken(db, seed.userIds.athlete).token);
     const registry = defaultToolRegistry();
     const [p, a] = await Promise.all([physio.listTools(), athlete.listTools()]);
     const pNames = p.tools.map((t) => t.name).sort();
     const aNames = a.tools.map((t) => t.name).sort();
-    const expected = (role: string) => registry.available(role).filter((t) => t.risk !== 'destructive' && t.name !== 'open_page').map((t) => t.name).sort();
+    const expected = (role: string) =>
+      registry
+        .available(role)
+        .filter((t) => t.risk !== 'destructive' && t.name !== 'open_page')
+        .map((t) => t.name)
+        .sort();
     expect(pNames).toEqual(expected('physio'));
     expect(aNames).toEqual(expected('athlete'));
     expect(aNames.length).toBeLessThan(pNames.length / 2);
@@ -92,7 +103,10 @@ describe('MCP server over stdio (SDK client)', () => {
     expect(aNames).not.toContain('log_session_load');
     expect(pNames).toContain('log_session_load');
     // No destructive tool is ever listed.
-    const destructive = registry.all().filter((t) => t.risk === 'destructive').map((t) => t.name);
+    const destructive = registry
+      .all()
+      .filter((t) => t.risk === 'destructive')
+      .map((t) => t.name);
     for (const n of [...destructive, 'delete_video']) expect(pNames).not.toContain(n);
 
     const acwr = p.tools.find((t) => t.name === 'get_workload_acwr')!;
@@ -115,7 +129,7 @@ describe('MCP server over stdio (SDK client)', () => {
     expect(log.description).toMatch(/approves it in the Athlete Intelligence app/);
   });
 
-  it('runs a read tool (get_workload_acwr) as the token\'s user', async () => {
+  it("runs a read tool (get_workload_acwr) as the token's user", async () => {
     const physio = clients[0]!;
     const r = (await physio.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
     expect(r.isError).toBeFalsy();
@@ -145,7 +159,13 @@ describe('MCP server over stdio (SDK client)', () => {
     expect(listActivity(db, seed.orgId, { limit: 1000 }).length).toBe(activityBefore);
     // Stored for the app: source mcp, same content hash; a person approves it there.
     const stored = getProposal(db, seed.userIds.physio, out.proposal_id);
-    expect(stored).toMatchObject({ source: 'mcp', status: 'proposed', toolName: 'log_session_load', contentHash: out.content_hash, runId: expect.stringMatching(/^mcp:/) });
+    expect(stored).toMatchObject({
+      source: 'mcp',
+      status: 'proposed',
+      toolName: 'log_session_load',
+      contentHash: out.content_hash,
+      runId: expect.stringMatching(/^mcp:/),
+    });
     const applied = approveProposal(db, { approverUserId: seed.userIds.physio, changesetId: out.proposal_id, contentHash: out.content_hash });
     expect(applied.changeset.changes).toHaveLength(members);
     expect(countRows(db, 'session_load', seed.orgId)).toBe(before + members);
@@ -160,16 +180,35 @@ describe('MCP server over stdio (SDK client)', () => {
     const folder = listRows<{ id: string; name: string }>(db, 'rate_folder', seed.orgId, { eq: { name: 'Private' }, limit: 1 })[0]!;
     const r = body(await physio.callTool({ name: 'bulk_update_rates', arguments: { folder_id: folder.id, pct: 25, item_type: 'treatment' } }));
     expect(r).toMatchObject({ status: 'waiting_for_approval', approval: 'needs_owner', policy: { verdict: 'needs_owner', approver_role: 'owner' } });
-    expect(r.diff[0]).toMatchObject({ op: 'update', table: 'rate_item', before: { price_cents: expect.any(Number) }, after: { price_cents: expect.any(Number) } });
+    expect(r.diff[0]).toMatchObject({
+      op: 'update',
+      table: 'rate_item',
+      before: { price_cents: expect.any(Number) },
+      after: { price_cents: expect.any(Number) },
+    });
     expect(r.message).toMatch(/by an owner/);
     // Over 50 records: the policy denies it; nothing is stored.
-    const squad = callVerb({ db, userId: seed.userIds.physio }, VERBS, 'squads.create', { name: 'Academy', season: '2026' }) as { changeset: { changes: { id: string }[] } };
+    const squad = callVerb({ db, userId: seed.userIds.physio }, VERBS, 'squads.create', { name: 'Academy', season: '2026' }) as {
+      changeset: { changes: { id: string }[] };
+    };
     const academy = squad.changeset.changes[0]!.id;
-    for (let i = 0; i < 51; i++) callVerb({ db, userId: seed.userIds.physio }, VERBS, 'athletes.create', { name: `Academy Player ${i}`, date_of_birth: '2008-01-01', sex: 'female', squad_id: academy });
+    for (let i = 0; i < 51; i++)
+      callVerb({ db, userId: seed.userIds.physio }, VERBS, 'athletes.create', {
+        name: `Academy Player ${i}`,
+        date_of_birth: '2008-01-01',
+        sex: 'female',
+        squad_id: academy,
+      });
     const proposalsBefore = listProposals(db, seed.userIds.physio).length;
-    const denied = (await physio.callTool({ name: 'log_session_load', arguments: { squad_id: academy, date: seed.today, duration_min: 30, rpe: 3 } })) as ToolResult;
+    const denied = (await physio.callTool({
+      name: 'log_session_load',
+      arguments: { squad_id: academy, date: seed.today, duration_min: 30, rpe: 3 },
+    })) as ToolResult;
     expect(denied.isError).toBe(true);
-    expect(body(denied).error).toMatchObject({ code: 'Forbidden', policy: { verdict: 'deny', decisions: [expect.objectContaining({ code: 'too_many_records' })] } });
+    expect(body(denied).error).toMatchObject({
+      code: 'Forbidden',
+      policy: { verdict: 'deny', decisions: [expect.objectContaining({ code: 'too_many_records' })] },
+    });
     expect(listProposals(db, seed.userIds.physio)).toHaveLength(proposalsBefore);
     const athlete = clients[1]!;
     const dev = (await athlete.callTool({ name: 'register_device', arguments: { name: 'My watch', kind: 'wearable' } })) as ToolResult;
@@ -179,14 +218,24 @@ describe('MCP server over stdio (SDK client)', () => {
 
   it('a destructive or fabricated tool name fails as unknown; nothing runs', async () => {
     const physio = clients[0]!;
-    for (const name of ['delete_video', 'apply_changeset', ...defaultToolRegistry().all().filter((t) => t.risk === 'destructive').map((t) => t.name)]) {
+    for (const name of [
+      'delete_video',
+      'apply_changeset',
+      ...defaultToolRegistry()
+        .all()
+        .filter((t) => t.risk === 'destructive')
+        .map((t) => t.name),
+    ]) {
       const r = (await physio.callTool({ name, arguments: {} })) as ToolResult;
       expect(r.isError).toBe(true);
       expect(body(r).error).toMatchObject({ code: 'NotFound', message: expect.stringMatching(/Unknown tool/) });
     }
     // Out of role for the athlete: unknown too.
     const athlete = clients[1]!;
-    const r = (await athlete.callTool({ name: 'log_session_load', arguments: { athlete_id: seed.linkedAthleteId, date: seed.today, duration_min: 10, rpe: 2 } })) as ToolResult;
+    const r = (await athlete.callTool({
+      name: 'log_session_load',
+      arguments: { athlete_id: seed.linkedAthleteId, date: seed.today, duration_min: 10, rpe: 2 },
+    })) as ToolResult;
     expect(body(r).error.code).toBe('NotFound');
   });
 
@@ -236,7 +285,11 @@ describe('MCP server over stdio (SDK client)', () => {
   it('a revoked, unknown or malformed token refuses to start (stderr, exit 3)', async () => {
     const { token, info } = issueMcpToken(db, seed.userIds.analyst);
     revokeTokenAs(db, seed.userIds.analyst, info.id);
-    const cases = [[token, /revoked/], [`aimcp_${'A'.repeat(43)}`, /not known/], ['hello', /format/]] as const;
+    const cases = [
+      [token, /revoked/],
+      [`aimcp_${'A'.repeat(43)}`, /not known/],
+      ['hello', /format/],
+    ] as const;
     const runs = await Promise.all(cases.map(([t]) => run(TSX, [SERVER, '--db', path, '--token', t])));
     runs.forEach((r, i) => {
       expect(r.status).toBe(3);

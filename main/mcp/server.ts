@@ -28,7 +28,8 @@ export const MCP_EXIT = { ok: 0, other: 1, usage: 2, refused: 3 } as const;
 /** Server name and version announced to clients. */
 export const MCP_SERVER_INFO = { name: 'athlete-intelligence', version: '0.1.0' } as const;
 
-const USAGE = 'Usage: npm run mcp -- --db PATH --token TOKEN   (or set ATHLETE_MCP_TOKEN instead of --token)\nIssue a token with: npm run cli -- mcp-token --db PATH --as EMAIL [--label L] [--expires-days N]';
+const USAGE =
+  'Usage: npm run mcp -- --db PATH --token TOKEN   (or set ATHLETE_MCP_TOKEN instead of --token)\nIssue a token with: npm run cli -- mcp-token --db PATH --as EMAIL [--label L] [--expires-days N]';
 
 const stderrLog: LogFn = (line, fields) => {
   process.stderr.write(`${line}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
@@ -57,7 +58,11 @@ export function createMcpServer(session: McpSession, instructions?: string): Mcp
 export async function startMcpServer(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number } | { close: () => Promise<void> }> {
   let values: { db?: string; token?: string; help?: boolean };
   try {
-    values = parseArgs({ args: argv, options: { db: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
+    values = parseArgs({
+      args: argv,
+      options: { db: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }).values;
   } catch (e) {
     process.stderr.write(`athlete-intelligence mcp: ${(e as Error).message}\n${USAGE}\n`);
     return { code: MCP_EXIT.usage };
@@ -68,7 +73,9 @@ export async function startMcpServer(argv: string[], env: NodeJS.ProcessEnv = pr
   }
   const token = (values.token ?? env.ATHLETE_MCP_TOKEN ?? '').trim();
   if (!values.db || !token) {
-    process.stderr.write(`athlete-intelligence mcp: ${!values.db ? '--db PATH is required' : 'a token is required (--token or ATHLETE_MCP_TOKEN)'}.\n${USAGE}\n`);
+    process.stderr.write(
+      `athlete-intelligence mcp: ${!values.db ? '--db PATH is required' : 'a token is required (--token or ATHLETE_MCP_TOKEN)'}.\n${USAGE}\n`,
+    );
     return { code: MCP_EXIT.usage };
   }
   const path = resolve(values.db);

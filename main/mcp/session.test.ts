@@ -30,20 +30,40 @@ afterAll(() => {
 });
 
 describe('McpSession', () => {
-  it('gives each call a five-minute capability narrowed to the tool\'s scopes, via mcp:<session>', async () => {
+  it("gives each call a five-minute capability narrowed to the tool's scopes, via mcp:<session>", async () => {
     const seen: ToolContext[] = [];
     const probe = defineTool({
-      kind: 'read', name: 'probe', title: 'Probe', description: 'test', permission: 'workload.read', scopes: ['workload:read'], tables: [],
+      kind: 'read',
+      name: 'probe',
+      title: 'Probe',
+      description: 'test',
+      permission: 'workload.read',
+      scopes: ['workload:read'],
+      tables: [],
       input: z.object({}).strict(),
-      run: (ctx) => { seen.push(ctx); return { ok: true }; },
+      run: (ctx) => {
+        seen.push(ctx);
+        return { ok: true };
+      },
     });
     const secret = defineTool({
-      kind: 'read', name: 'secret_probe', title: 'Secret', description: 'test', permission: 'workload.read', tables: ['injury'],
+      kind: 'read',
+      name: 'secret_probe',
+      title: 'Secret',
+      description: 'test',
+      permission: 'workload.read',
+      tables: ['injury'],
       input: z.object({}).strict(),
       run: () => ({ device: { api_key: 'k-123456789', clinician_notes: 'private narrative' } }),
     });
     const now = new Date('2026-11-20T12:00:00Z');
-    const s = new McpSession({ db, token: issueMcpToken(db, seed.userIds.physio).token, registry: new ToolRegistry([probe, secret]), now: () => now, sessionId: 'sess-1' });
+    const s = new McpSession({
+      db,
+      token: issueMcpToken(db, seed.userIds.physio).token,
+      registry: new ToolRegistry([probe, secret]),
+      now: () => now,
+      sessionId: 'sess-1',
+    });
     expect(s.listTools().map((t) => t.name)).toEqual(['probe', 'secret_probe']);
     expect((await s.callTool('probe', {})).isError).toBeFalsy();
     const ctx = seen[0]!;
@@ -51,7 +71,12 @@ describe('McpSession', () => {
     expect(ctx.userId).toBe(seed.userIds.physio);
     expect(ctx.orgId).toBe(seed.orgId);
     expect(ctx.service.via?.runId).toBe('mcp:sess-1');
-    expect(ctx.service.via?.capability).toMatchObject({ userId: seed.userIds.physio, orgId: seed.orgId, scopes: ['workload:read'], expiresAt: now.getTime() + CAPABILITY_TTL_MS });
+    expect(ctx.service.via?.capability).toMatchObject({
+      userId: seed.userIds.physio,
+      orgId: seed.orgId,
+      scopes: ['workload:read'],
+      expiresAt: now.getTime() + CAPABILITY_TTL_MS,
+    });
     expect(CAPABILITY_TTL_MS).toBe(300_000);
     // Secrets masked, restricted clinical narrative withheld.
     const text = (await s.callTool('secret_probe', {})).content[0]!.text;

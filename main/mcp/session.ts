@@ -68,7 +68,8 @@ export interface McpSessionOptions {
   sessionId?: string;
 }
 
-const WRITE_NOTE = ' Through this connection the change is only proposed: it returns a proposal id and the rows before → after, and nothing changes until a person approves it in the Athlete Intelligence app.';
+const WRITE_NOTE =
+  ' Through this connection the change is only proposed: it returns a proposal id and the rows before → after, and nothing changes until a person approves it in the Athlete Intelligence app.';
 
 /** An MCP client's session, bound to one local user by its token. */
 export class McpSession {
@@ -100,7 +101,8 @@ export class McpSession {
   /** The bound user, re-read now (token still valid, user active). @throws McpTokenRefused, Forbidden */
   actor(): Actor {
     const b = verifyMcpToken(this.db, this.token, this.now());
-    if (b.userId !== this.binding.userId || b.orgId !== this.binding.orgId) throw new AppError({ code: 'Unauthenticated', message: 'The MCP token no longer matches this session. Restart the MCP server.' });
+    if (b.userId !== this.binding.userId || b.orgId !== this.binding.orgId)
+      throw new AppError({ code: 'Unauthenticated', message: 'The MCP token no longer matches this session. Restart the MCP server.' });
     return resolveActor({ db: this.db, userId: b.userId });
   }
 
@@ -125,7 +127,13 @@ export class McpSession {
   }
 
   private context(actor: Actor, tool: Tool): ToolContext {
-    const capability: Capability = { id: uuidv7(), userId: actor.userId, orgId: actor.orgId, scopes: [...tool.scopes], expiresAt: this.now().getTime() + CAPABILITY_TTL_MS };
+    const capability: Capability = {
+      id: uuidv7(),
+      userId: actor.userId,
+      orgId: actor.orgId,
+      scopes: [...tool.scopes],
+      expiresAt: this.now().getTime() + CAPABILITY_TTL_MS,
+    };
     const service: ServiceContext = { db: this.db, userId: actor.userId, via: { runId: this.runId, capability }, now: this.now };
     return { service, runId: this.runId, conversationId: this.runId, orgId: actor.orgId, userId: actor.userId, page: null, emit: () => undefined };
   }
@@ -150,22 +158,38 @@ export class McpSession {
       if (proposal.reveal) {
         // A new secret (device key) is shown once, to the person who approves, in the app; an
         // MCP proposal would lose it and lock the device out. Refused here, nothing stored.
-        throw new AppError({ code: 'Forbidden', message: `"${tool.title}" creates a secret that is shown only once; do it in the Athlete Intelligence app, not through an MCP client. Nothing was proposed.` });
+        throw new AppError({
+          code: 'Forbidden',
+          message: `"${tool.title}" creates a secret that is shown only once; do it in the Athlete Intelligence app, not through an MCP client. Nothing was proposed.`,
+        });
       }
-      const stored = this.port.propose(this.db, { userId: actor.userId, planned: proposal.changeset, runId: this.runId, toolName: tool.name, title: tool.title, permission: tool.permission, now: this.now() });
-      const needsOwner = stored.status === 'needs_owner';
-      return ok(this.outbound(maskSecrets({
-        status: 'waiting_for_approval',
-        proposal_id: stored.id,
-        approval: stored.status,
+      const stored = this.port.propose(this.db, {
+        userId: actor.userId,
+        planned: proposal.changeset,
+        runId: this.runId,
+        toolName: tool.name,
         title: tool.title,
-        summary: stored.summary,
-        rows: stored.changes.length,
-        content_hash: stored.contentHash,
-        diff: stored.changes.map(diffRow),
-        policy: { verdict: stored.verdict, approver_role: stored.approverRole, decisions: stored.decisions.map(decisionView) },
-        message: `Nothing was changed. "${tool.title}" (${stored.changes.length} row${stored.changes.length === 1 ? '' : 's'}) waits for approval in the Athlete Intelligence app${needsOwner ? ' by an owner (the policy requires it)' : ''}. Do not call the tool again for the same change.`,
-      }), 'unknown'));
+        permission: tool.permission,
+        now: this.now(),
+      });
+      const needsOwner = stored.status === 'needs_owner';
+      return ok(
+        this.outbound(
+          maskSecrets({
+            status: 'waiting_for_approval',
+            proposal_id: stored.id,
+            approval: stored.status,
+            title: tool.title,
+            summary: stored.summary,
+            rows: stored.changes.length,
+            content_hash: stored.contentHash,
+            diff: stored.changes.map(diffRow),
+            policy: { verdict: stored.verdict, approver_role: stored.approverRole, decisions: stored.decisions.map(decisionView) },
+            message: `Nothing was changed. "${tool.title}" (${stored.changes.length} row${stored.changes.length === 1 ? '' : 's'}) waits for approval in the Athlete Intelligence app${needsOwner ? ' by an owner (the policy requires it)' : ''}. Do not call the tool again for the same change.`,
+          }),
+          'unknown',
+        ),
+      );
     } catch (e) {
       return this.failure(e, name);
     }
@@ -197,7 +221,14 @@ function diffRow(c: RowChange): Record<string, unknown> {
 }
 
 function decisionView(d: PolicyDecision): Record<string, unknown> {
-  return { code: d.code, effect: d.effect, reason: d.reason, ...(d.table ? { table: d.table } : {}), ...(d.rowId ? { row_id: d.rowId } : {}), ...(d.field ? { field: d.field } : {}) };
+  return {
+    code: d.code,
+    effect: d.effect,
+    reason: d.reason,
+    ...(d.table ? { table: d.table } : {}),
+    ...(d.rowId ? { row_id: d.rowId } : {}),
+    ...(d.field ? { field: d.field } : {}),
+  };
 }
 
 function ok(value: unknown): McpCallResult {

@@ -45,7 +45,17 @@ function stateOf(row: McpTokenRow, now: Date): McpTokenInfo['state'] {
 
 /** Public view of a stored row. */
 export function tokenInfo(row: McpTokenRow, now: Date = new Date()): McpTokenInfo {
-  return { id: row.id, label: row.label, user_id: row.user_id, hint: row.token_hint, created_at: row.created_at, expires_at: row.expires_at, revoked_at: row.revoked_at, last_used_at: row.last_used_at, state: stateOf(row, now) };
+  return {
+    id: row.id,
+    label: row.label,
+    user_id: row.user_id,
+    hint: row.token_hint,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+    last_used_at: row.last_used_at,
+    state: stateOf(row, now),
+  };
 }
 
 function activeUser(db: Db, userId: string): User {
@@ -60,7 +70,11 @@ function activeUser(db: Db, userId: string): User {
  * hash is stored. `expiresInDays` omitted: no expiry.
  * @throws Forbidden (inactive user or no `kinetix.use`), Validation (bad label or expiry)
  */
-export function issueMcpToken(db: Db, userId: string, opts: { label?: string; expiresInDays?: number; now?: Date } = {}): { token: string; info: McpTokenInfo } {
+export function issueMcpToken(
+  db: Db,
+  userId: string,
+  opts: { label?: string; expiresInDays?: number; now?: Date } = {},
+): { token: string; info: McpTokenInfo } {
   const user = activeUser(db, userId);
   if (!hasPermission(user.role, 'kinetix.use')) throw new Forbidden(`Your role (${user.role}) cannot use Kinetix tools.`);
   const label = (opts.label ?? 'MCP client').trim();
@@ -69,11 +83,22 @@ export function issueMcpToken(db: Db, userId: string, opts: { label?: string; ex
   let expiresAt: string | null = null;
   if (opts.expiresInDays !== undefined) {
     const d = opts.expiresInDays;
-    if (!Number.isFinite(d) || d <= 0 || d > MAX_TOKEN_DAYS) throw new ValidationError(`The expiry must be between 1 and ${MAX_TOKEN_DAYS} days.`, [{ path: 'expires_days', message: `1–${MAX_TOKEN_DAYS}` }]);
+    if (!Number.isFinite(d) || d <= 0 || d > MAX_TOKEN_DAYS)
+      throw new ValidationError(`The expiry must be between 1 and ${MAX_TOKEN_DAYS} days.`, [{ path: 'expires_days', message: `1–${MAX_TOKEN_DAYS}` }]);
     expiresAt = new Date(now.getTime() + d * 86_400_000).toISOString();
   }
   const token = `${MCP_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-  const row = { id: uuidv7(), org_id: user.org_id, user_id: user.id, label, token_hash: hashMcpToken(token), token_hint: token.slice(0, MCP_TOKEN_PREFIX.length + 4), created_at: now.toISOString(), created_by: user.id, expires_at: expiresAt };
+  const row = {
+    id: uuidv7(),
+    org_id: user.org_id,
+    user_id: user.id,
+    label,
+    token_hash: hashMcpToken(token),
+    token_hint: token.slice(0, MCP_TOKEN_PREFIX.length + 4),
+    created_at: now.toISOString(),
+    created_by: user.id,
+    expires_at: expiresAt,
+  };
   insertMcpToken(db, row);
   return { token, info: tokenInfo({ ...row, revoked_at: null, revoked_by: null, last_used_at: null }, now) };
 }
@@ -126,7 +151,8 @@ export function markMcpTokenUsed(db: Db, tokenId: string, now: Date = new Date()
 /** The acting user's own tokens, or every token of the org for a role with `user.manage`. */
 export function listTokensFor(db: Db, userId: string, opts: { all?: boolean; now?: Date } = {}): McpTokenInfo[] {
   const u = activeUser(db, userId);
-  if (opts.all && !hasPermission(u.role, 'user.manage')) throw new Forbidden(`Your role (${u.role}) does not have user.manage; you can list your own tokens only.`);
+  if (opts.all && !hasPermission(u.role, 'user.manage'))
+    throw new Forbidden(`Your role (${u.role}) does not have user.manage; you can list your own tokens only.`);
   return listMcpTokens(db, u.org_id, opts.all ? undefined : u.id).map((r) => tokenInfo(r, opts.now));
 }
 

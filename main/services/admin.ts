@@ -45,7 +45,14 @@ export const registerDevice = writeVerb('devices.register', {
     const athleteId = isSelfScoped(vc.actor) ? scopeAthleteId(vc.actor, i.athlete_id ?? undefined)! : (i.athlete_id ?? null);
     if (athleteId) visibleAthlete(vc, athleteId);
     const k = newDeviceKey();
-    const change = insertRow('device', { name: i.name, kind: i.kind, athlete_id: athleteId, api_key_hash: k.hash, api_key_last4: k.last4, key_rotated_at: vc.now.toISOString() });
+    const change = insertRow('device', {
+      name: i.name,
+      kind: i.kind,
+      athlete_id: athleteId,
+      api_key_hash: k.hash,
+      api_key_last4: k.last4,
+      key_rotated_at: vc.now.toISOString(),
+    });
     return { planned: { verb: 'devices.register', summary: `Register ${i.kind} ${i.name}`, changes: [change] }, reveal: { api_key: k.key } };
   },
 });
@@ -62,7 +69,9 @@ export const rotateDeviceKey = writeVerb('devices.rotateKey', {
 // ---- Reports ----
 /** Athlete reports carry injury and RTP detail: only roles that may read those may read them. */
 function mayReadReport(vc: VerbContext, kind: Report['kind']): boolean {
-  return kind === 'squad_workload' ? hasPermission(vc.actor.role, 'workload.read') : hasPermission(vc.actor.role, 'injury.read') && hasPermission(vc.actor.role, 'rtp.read');
+  return kind === 'squad_workload'
+    ? hasPermission(vc.actor.role, 'workload.read')
+    : hasPermission(vc.actor.role, 'injury.read') && hasPermission(vc.actor.role, 'rtp.read');
 }
 
 export const listReports = readVerb('reports.list', {
@@ -86,7 +95,13 @@ function fmt(n: number | null, digits = 2): string {
 }
 
 /** Markdown for a report, built only from stored records (no invented figures). */
-function renderReport(vc: VerbContext, kind: Report['kind'], athlete: Athlete | null, squadId: string | null, asOf: string): { title: string; markdown: string } {
+function renderReport(
+  vc: VerbContext,
+  kind: Report['kind'],
+  athlete: Athlete | null,
+  squadId: string | null,
+  asOf: string,
+): { title: string; markdown: string } {
   const org = vc.actor.orgId;
   if (kind === 'squad_workload') {
     const squad = orgSquad(vc, squadId!);
@@ -106,11 +121,19 @@ function renderReport(vc: VerbContext, kind: Report['kind'], athlete: Athlete | 
   const sign = (by: string | null) => (by ? 'signed' : 'not signed');
   const rtpLines = rtp.map((e) => `| ${e.stage} | ${sign(e.physio_signoff_by)} | ${sign(e.doctor_signoff_by)} | ${sign(e.coach_signoff_by)} |`);
   if (kind === 'rtp_status') {
-    return { title: `RTP status: ${a.name}`, markdown: `# RTP status: ${a.name}\n\n| Stage | Physio | Doctor | Coach |\n| --- | --- | --- | --- |\n${rtpLines.join('\n') || '| no RTP entries | | | |'}\n` };
+    return {
+      title: `RTP status: ${a.name}`,
+      markdown: `# RTP status: ${a.name}\n\n| Stage | Physio | Doctor | Coach |\n| --- | --- | --- | --- |\n${rtpLines.join('\n') || '| no RTP entries | | | |'}\n`,
+    };
   }
   const acwr = computeAcwr(dailyLoads(vc.db, org, a.id, asOf), asOf, 'rolling');
   const wellness = listRows<Wellness>(vc.db, 'wellness', org, { eq: { athlete_id: a.id }, orderBy: [{ column: 'date', desc: true }], limit: 7 });
-  const loads = listRows<SessionLoad>(vc.db, 'session_load', org, { eq: { athlete_id: a.id }, range: { column: 'date', to: asOf }, orderBy: [{ column: 'date', desc: true }], limit: 7 });
+  const loads = listRows<SessionLoad>(vc.db, 'session_load', org, {
+    eq: { athlete_id: a.id },
+    range: { column: 'date', to: asOf },
+    orderBy: [{ column: 'date', desc: true }],
+    limit: 7,
+  });
   return {
     title: `Athlete summary: ${a.name} (${asOf})`,
     markdown: [
@@ -124,7 +147,9 @@ function renderReport(vc: VerbContext, kind: Report['kind'], athlete: Athlete | 
       acwr.status === 'ok' ? `ACWR ${fmt(acwr.ratio)} (${acwr.note})` : `ACWR: insufficient data. ${acwr.note}`,
       loads.length ? loads.map((l) => `- ${l.date}: RPE ${l.rpe} × ${l.duration_min} min = ${l.load_au} AU`).join('\n') : '- no recent loads',
       `## Wellness (last 7 entries)`,
-      wellness.length ? wellness.map((w) => `- ${w.date}: sleep ${w.sleep}, soreness ${w.soreness}, stress ${w.stress}, mood ${w.mood}, fatigue ${w.fatigue}`).join('\n') : '- none recorded',
+      wellness.length
+        ? wellness.map((w) => `- ${w.date}: sleep ${w.sleep}, soreness ${w.soreness}, stress ${w.stress}, mood ${w.mood}, fatigue ${w.fatigue}`).join('\n')
+        : '- none recorded',
     ].join('\n\n'),
   };
 }
@@ -133,16 +158,26 @@ export const generateReport = writeVerb('reports.generate', {
   plan(vc, i) {
     const asOf = i.as_of ?? today(vc);
     if (i.kind === 'squad_workload') {
-      if (!i.squad_id) throw new ValidationError('A squad workload report needs squad_id.', [{ path: 'squad_id', message: 'required for kind squad_workload' }]);
+      if (!i.squad_id)
+        throw new ValidationError('A squad workload report needs squad_id.', [{ path: 'squad_id', message: 'required for kind squad_workload' }]);
       if (!getRow(vc.db, 'squad', vc.actor.orgId, i.squad_id)) throw new NotFound('Squad');
-    } else if (!i.athlete_id) throw new ValidationError(`A ${i.kind} report needs athlete_id.`, [{ path: 'athlete_id', message: `required for kind ${i.kind}` }]);
+    } else if (!i.athlete_id)
+      throw new ValidationError(`A ${i.kind} report needs athlete_id.`, [{ path: 'athlete_id', message: `required for kind ${i.kind}` }]);
     const athlete = i.athlete_id ? visibleAthlete(vc, i.athlete_id) : null;
     if (i.kind !== 'squad_workload' && athlete) {
       // Reports contain clinical detail: the reader must hold the clinical read permissions too.
       if (!mayReadReport(vc, i.kind)) throw new Forbidden('This report includes injury and RTP records, which your role cannot read.');
     }
     const r = renderReport(vc, i.kind, athlete, i.squad_id ?? null, asOf);
-    const change = insertRow('report', { kind: i.kind, athlete_id: athlete?.id ?? null, squad_id: i.squad_id ?? null, title: r.title, markdown: r.markdown, pdf_path: null, generated_by: vc.actor.userId });
+    const change = insertRow('report', {
+      kind: i.kind,
+      athlete_id: athlete?.id ?? null,
+      squad_id: i.squad_id ?? null,
+      title: r.title,
+      markdown: r.markdown,
+      pdf_path: null,
+      generated_by: vc.actor.userId,
+    });
     return { planned: { verb: 'reports.generate', summary: `Generate report: ${r.title}`, changes: [change] } };
   },
 });
@@ -156,7 +191,10 @@ export const listUsers = readVerb('users.list', {
 
 /** Athlete accounts must be linked to an athlete record when created. @throws Validation */
 function requireLinkForAthlete(role: Role, linked: string | null | undefined): void {
-  if (role === 'athlete' && !linked) throw new ValidationError('An athlete account must be linked to an athlete record (linked_athlete_id).', [{ path: 'linked_athlete_id', message: 'required for the athlete role' }]);
+  if (role === 'athlete' && !linked)
+    throw new ValidationError('An athlete account must be linked to an athlete record (linked_athlete_id).', [
+      { path: 'linked_athlete_id', message: 'required for the athlete role' },
+    ]);
 }
 
 export const createUser = writeVerb('users.create', {
@@ -222,11 +260,13 @@ export const undoChangeset = writeVerb('changesets.undo', {
     if (c.status !== 'applied') throw new Conflict(`This changeset is ${c.status}; only an applied change can be undone.`);
     const stale = c.inverse.filter((ch) => rowFacts(vc.db, ch.table, ch.id)?.version !== ch.version);
     if (stale.length > 0) {
-      throw new Conflict(`${stale.length} record(s) were edited after this change was made, so Undo would overwrite the later edit. Nothing was written; change those records directly instead.`, stale.map((ch) => ({ table: ch.table, id: ch.id, expectedVersion: ch.version, actualVersion: rowFacts(vc.db, ch.table, ch.id)?.version ?? null })));
+      throw new Conflict(
+        `${stale.length} record(s) were edited after this change was made, so Undo would overwrite the later edit. Nothing was written; change those records directly instead.`,
+        stale.map((ch) => ({ table: ch.table, id: ch.id, expectedVersion: ch.version, actualVersion: rowFacts(vc.db, ch.table, ch.id)?.version ?? null })),
+      );
     }
     const now = vc.now.toISOString();
     const changes = c.inverse.map((ch) => ({ ...ch, after: Object.fromEntries(Object.entries(ch.after).map(([k, v]) => [k, v === '__NOW__' ? now : v])) }));
     return { planned: { verb: 'changesets.undo', summary: `Undo: ${c.summary}`, changes, undoOf: c.id } };
   },
 });
-

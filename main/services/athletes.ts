@@ -48,7 +48,9 @@ export const deactivateAthlete = writeVerb('athletes.deactivate', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.id);
     const change = updateRow('athlete', a, { status: 'deactivated' });
-    return { planned: { verb: 'athletes.deactivate', summary: `Deactivate athlete ${a.name}${i.reason ? ` (${i.reason})` : ''}`, changes: change ? [change] : [] } };
+    return {
+      planned: { verb: 'athletes.deactivate', summary: `Deactivate athlete ${a.name}${i.reason ? ` (${i.reason})` : ''}`, changes: change ? [change] : [] },
+    };
   },
 });
 

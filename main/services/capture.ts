@@ -9,8 +9,23 @@ import { readVerb, writeVerb } from './verb';
 
 /** The fields `get_pose_metrics` returns for each reading: the value and all its conditions. */
 export const POSE_METRIC_FIELDS = [
-  'id', 'capture_session_id', 'joint', 'side', 'statistic', 'value_deg', 'omitted_reason', 'camera_count', 'camera_mode',
-  'view_obliquity_deg', 'obliquity_band', 'view_matches_declared', 'coverage', 'trustworthy', 'sagittal_ratio', 'frames', 'conditions',
+  'id',
+  'capture_session_id',
+  'joint',
+  'side',
+  'statistic',
+  'value_deg',
+  'omitted_reason',
+  'camera_count',
+  'camera_mode',
+  'view_obliquity_deg',
+  'obliquity_band',
+  'view_matches_declared',
+  'coverage',
+  'trustworthy',
+  'sagittal_ratio',
+  'frames',
+  'conditions',
 ] as const;
 
 /** The `keys` of `row`, and nothing else. */
@@ -23,7 +38,12 @@ function pick<T, K extends keyof T>(row: T, keys: readonly K[]): Pick<T, K> {
 export const getPoseMetrics = readVerb('pose.getMetrics', {
   run(vc, i) {
     const id = athleteFilter(vc, i.athlete_id)!;
-    const rows = listRows<PoseMetric>(vc.db, 'pose_metric', vc.actor.orgId, { eq: { athlete_id: id, capture_session_id: i.capture_session_id }, orderBy: [{ column: 'created_at', desc: true }, { column: 'joint' }, { column: 'side' }], limit: i.limit, offset: i.offset });
+    const rows = listRows<PoseMetric>(vc.db, 'pose_metric', vc.actor.orgId, {
+      eq: { athlete_id: id, capture_session_id: i.capture_session_id },
+      orderBy: [{ column: 'created_at', desc: true }, { column: 'joint' }, { column: 'side' }],
+      limit: i.limit,
+      offset: i.offset,
+    });
     const metrics = rows.map((r) => pick(r, POSE_METRIC_FIELDS));
     return {
       athlete_id: id,
@@ -38,7 +58,11 @@ export const getPoseMetrics = readVerb('pose.getMetrics', {
 
 export const listCaptureSessions = readVerb('capture.listSessions', {
   run(vc, i) {
-    const r = listScoped<CaptureSession>(vc, 'capture_session', i.athlete_id, { orderBy: [{ column: 'recorded_at', desc: true }], limit: i.limit, offset: i.offset });
+    const r = listScoped<CaptureSession>(vc, 'capture_session', i.athlete_id, {
+      orderBy: [{ column: 'recorded_at', desc: true }],
+      limit: i.limit,
+      offset: i.offset,
+    });
     return { total: r.total, sessions: r.rows };
   },
 });
@@ -56,6 +80,12 @@ export const recordSession = writeVerb('capture.recordSession', {
     const { metrics, ...session } = i;
     const s = insertRow('capture_session', { ...session, status: 'complete' });
     const rows = metrics.map((m) => insertRow('pose_metric', { ...m, athlete_id: a.id, capture_session_id: s.id }));
-    return { planned: { verb: 'capture.recordSession', summary: `Store capture ${i.trial_name || s.id} for ${a.name} (${metrics.length} readings)`, changes: [s, ...rows] } };
+    return {
+      planned: {
+        verb: 'capture.recordSession',
+        summary: `Store capture ${i.trial_name || s.id} for ${a.name} (${metrics.length} readings)`,
+        changes: [s, ...rows],
+      },
+    };
   },
 });

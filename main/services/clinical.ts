@@ -12,7 +12,12 @@ import { readVerb, writeVerb } from './verb';
 // ---- Injuries ----
 export const listInjuries = readVerb('injuries.list', {
   run(vc, i) {
-    const r = listScoped<Injury>(vc, 'injury', i.athlete_id, { eq: { status: i.status === 'all' ? undefined : i.status }, orderBy: [{ column: 'onset_date', desc: true }], limit: i.limit, offset: i.offset });
+    const r = listScoped<Injury>(vc, 'injury', i.athlete_id, {
+      eq: { status: i.status === 'all' ? undefined : i.status },
+      orderBy: [{ column: 'onset_date', desc: true }],
+      limit: i.limit,
+      offset: i.offset,
+    });
     return { total: r.total, injuries: r.rows };
   },
 });
@@ -20,7 +25,10 @@ export const listInjuries = readVerb('injuries.list', {
 export const getInjury = readVerb('injuries.get', {
   run(vc, i) {
     const injury = visibleRow<Injury>(vc, 'injury', i.id, 'Injury');
-    return { ...injury, rtp_entries: listRows<RtpEntry>(vc.db, 'rtp_entry', vc.actor.orgId, { eq: { injury_id: injury.id }, orderBy: [{ column: 'created_at' }] }) };
+    return {
+      ...injury,
+      rtp_entries: listRows<RtpEntry>(vc.db, 'rtp_entry', vc.actor.orgId, { eq: { injury_id: injury.id }, orderBy: [{ column: 'created_at' }] }),
+    };
   },
 });
 
@@ -28,7 +36,13 @@ export const createInjury = writeVerb('injuries.create', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.athlete_id);
     notInFuture(vc, 'onset_date', i.onset_date);
-    return { planned: { verb: 'injuries.create', summary: `Record ${i.side === 'none' ? '' : `${i.side} `}${i.body_part} injury for ${a.name}`, changes: [insertRow('injury', { ...i, status: 'open' })] } };
+    return {
+      planned: {
+        verb: 'injuries.create',
+        summary: `Record ${i.side === 'none' ? '' : `${i.side} `}${i.body_part} injury for ${a.name}`,
+        changes: [insertRow('injury', { ...i, status: 'open' })],
+      },
+    };
   },
 });
 
@@ -96,7 +110,12 @@ function keepSameSigner(row: RtpEntry, patch: Record<string, unknown>): Record<s
 
 export const listRtp = readVerb('rtp.list', {
   run(vc, i) {
-    const r = listScoped<RtpEntry>(vc, 'rtp_entry', i.athlete_id, { eq: { injury_id: i.injury_id }, orderBy: [{ column: 'created_at', desc: true }], limit: i.limit, offset: i.offset });
+    const r = listScoped<RtpEntry>(vc, 'rtp_entry', i.athlete_id, {
+      eq: { injury_id: i.injury_id },
+      orderBy: [{ column: 'created_at', desc: true }],
+      limit: i.limit,
+      offset: i.offset,
+    });
     return { total: r.total, rtp_entries: r.rows };
   },
 });
@@ -114,7 +133,12 @@ export const createRtp = writeVerb('rtp.create', {
       stage: i.stage,
       criteria_met: i.criteria_met,
       notes: i.notes,
-      physio_signoff_by: null, physio_signoff_at: null, doctor_signoff_by: null, doctor_signoff_at: null, coach_signoff_by: null, coach_signoff_at: null,
+      physio_signoff_by: null,
+      physio_signoff_at: null,
+      doctor_signoff_by: null,
+      doctor_signoff_at: null,
+      coach_signoff_by: null,
+      coach_signoff_at: null,
       ...signoffPatch(vc, i),
     };
     return { planned: { verb: 'rtp.create', summary: `Add RTP entry (${i.stage}) for ${injury.body_part} injury`, changes: [insertRow('rtp_entry', after)] } };
@@ -135,7 +159,13 @@ function signoffVerb<K extends 'rtp.signoffPhysio' | 'rtp.signoffDoctor' | 'rtp.
     plan(vc, i) {
       const row = visibleRow<RtpEntry>(vc, 'rtp_entry', i.id, 'RTP entry');
       const change = updateRow('rtp_entry', row, keepSameSigner(row, signoffPatch(vc, { [`${role}_signoff`]: i.signed })));
-      return { planned: { verb: `rtp.signoff_${role}`, summary: `${i.signed ? 'Sign' : 'Withdraw'} ${role} RTP sign-off (${row.stage})`, changes: change ? [change] : [] } };
+      return {
+        planned: {
+          verb: `rtp.signoff_${role}`,
+          summary: `${i.signed ? 'Sign' : 'Withdraw'} ${role} RTP sign-off (${row.stage})`,
+          changes: change ? [change] : [],
+        },
+      };
     },
   });
 }
@@ -146,7 +176,12 @@ export const signoffCoach = signoffVerb('rtp.signoffCoach', 'coach');
 // ---- Wellness ----
 export const listWellness = readVerb('wellness.list', {
   run(vc, i) {
-    const r = listScoped<Wellness>(vc, 'wellness', i.athlete_id, { range: { column: 'date', from: i.from, to: i.to }, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset });
+    const r = listScoped<Wellness>(vc, 'wellness', i.athlete_id, {
+      range: { column: 'date', from: i.from, to: i.to },
+      orderBy: [{ column: 'date', desc: true }],
+      limit: i.limit,
+      offset: i.offset,
+    });
     return { total: r.total, wellness: r.rows };
   },
 });
@@ -155,7 +190,10 @@ export const listWellness = readVerb('wellness.list', {
 export const getWellnessDay = readVerb('wellness.getDay', {
   run(vc, i) {
     const athleteId = scopeAthleteId(vc.actor, i.athlete_id);
-    if (!athleteId) throw new ValidationError('Say whose wellness this is: athlete_id is required (athlete accounts read their own).', [{ path: 'athlete_id', message: 'required' }]);
+    if (!athleteId)
+      throw new ValidationError('Say whose wellness this is: athlete_id is required (athlete accounts read their own).', [
+        { path: 'athlete_id', message: 'required' },
+      ]);
     const a = visibleAthlete(vc, athleteId);
     return listRows<Wellness>(vc.db, 'wellness', vc.actor.orgId, { eq: { athlete_id: a.id, date: i.date }, limit: 1 })[0] ?? null;
   },
@@ -164,7 +202,10 @@ export const getWellnessDay = readVerb('wellness.getDay', {
 export const submitWellness = writeVerb('wellness.submit', {
   plan(vc, i) {
     const athleteId = scopeAthleteId(vc.actor, i.athlete_id);
-    if (!athleteId) throw new ValidationError('Say whose wellness this is: athlete_id is required (athlete accounts submit their own).', [{ path: 'athlete_id', message: 'required' }]);
+    if (!athleteId)
+      throw new ValidationError('Say whose wellness this is: athlete_id is required (athlete accounts submit their own).', [
+        { path: 'athlete_id', message: 'required' },
+      ]);
     const a = visibleAthlete(vc, athleteId);
     notInFuture(vc, 'date', i.date);
     const { athlete_id: _a, ...values } = i;
@@ -177,7 +218,12 @@ export const submitWellness = writeVerb('wellness.submit', {
 // ---- Vitals ----
 export const listVitals = readVerb('vitals.list', {
   run(vc, i) {
-    const r = listScoped<Vitals>(vc, 'vitals', i.athlete_id, { range: { column: 'date', from: i.from, to: i.to }, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset });
+    const r = listScoped<Vitals>(vc, 'vitals', i.athlete_id, {
+      range: { column: 'date', from: i.from, to: i.to },
+      orderBy: [{ column: 'date', desc: true }],
+      limit: i.limit,
+      offset: i.offset,
+    });
     return { total: r.total, vitals: r.rows };
   },
 });

@@ -58,7 +58,15 @@ export function resolveActor(ctx: ServiceContext): Actor {
   const u = findUserById(ctx.db, ctx.userId);
   if (!u) throw new Forbidden('Your account was not found. Sign in again.');
   if (!u.active) throw new Forbidden('Your account is deactivated. Ask a club administrator to reactivate it.');
-  return { userId: u.id, orgId: u.org_id, role: u.role as Role, linkedAthleteId: u.linked_athlete_id, active: u.active, displayName: u.display_name, email: u.email };
+  return {
+    userId: u.id,
+    orgId: u.org_id,
+    role: u.role as Role,
+    linkedAthleteId: u.linked_athlete_id,
+    active: u.active,
+    displayName: u.display_name,
+    email: u.email,
+  };
 }
 
 /**

@@ -20,7 +20,8 @@ beforeAll(() => {
 });
 afterAll(() => f.close());
 
-const search = (query: string, limit?: number, userId = f.a.users.physio) => runRead(f.as(userId), searchHelpVerb, limit === undefined ? { query } : { query, limit }) as HelpSearchResult;
+const search = (query: string, limit?: number, userId = f.a.users.physio) =>
+  runRead(f.as(userId), searchHelpVerb, limit === undefined ? { query } : { query, limit }) as HelpSearchResult;
 const page = (input: unknown, userId = f.a.users.coach) => runRead(f.as(userId), getHelpPageVerb, input) as HelpPageView;
 
 describe('help.search', () => {
@@ -36,9 +37,13 @@ describe('help.search', () => {
     expect(r.covered).toBe(true);
     const top = r.passages[0]!;
     expect(top).toMatchObject({
-      slug: 'reading-acwr', version: '1.0', anchor: 'insufficient-data',
-      title: 'Read the acute:chronic workload ratio (ACWR)', heading: 'Insufficient data (the coverage rule)',
-      link: '/help/reading-acwr#insufficient-data', show_me: '/athletes/:id/workload',
+      slug: 'reading-acwr',
+      version: '1.0',
+      anchor: 'insufficient-data',
+      title: 'Read the acute:chronic workload ratio (ACWR)',
+      heading: 'Insufficient data (the coverage rule)',
+      link: '/help/reading-acwr#insufficient-data',
+      show_me: '/athletes/:id/workload',
     });
     expect(top.snippet).toMatch(/Insufficient data/);
     expect(top.score).toBeGreaterThan(0);
@@ -88,8 +93,30 @@ describe('help.search', () => {
 
   it('FTS5 syntax in the query never throws and is treated as words', () => {
     const nasty = [
-      '"', '""', 'acwr"', '"acwr', 'NEAR(acwr data, 2)', 'acwr NEAR data', '*', 'acw*', '(', ')', '((acwr', 'acwr)', 'AND', 'OR NOT',
-      'text:acwr', 'title : "x"', '^acwr', '{slug}: x', '-acwr', '+', 'acwr; DROP TABLE help_page; --', "' OR 1=1 --", '\u0000acwr', '🏃‍♀️ acwr',
+      '"',
+      '""',
+      'acwr"',
+      '"acwr',
+      'NEAR(acwr data, 2)',
+      'acwr NEAR data',
+      '*',
+      'acw*',
+      '(',
+      ')',
+      '((acwr',
+      'acwr)',
+      'AND',
+      'OR NOT',
+      'text:acwr',
+      'title : "x"',
+      '^acwr',
+      '{slug}: x',
+      '-acwr',
+      '+',
+      'acwr; DROP TABLE help_page; --',
+      "' OR 1=1 --",
+      '\u0000acwr',
+      '🏃‍♀️ acwr',
     ];
     for (const q of nasty) expect(() => search(q), q).not.toThrow();
     expect(search('NEAR(acwr insufficient)').passages[0]?.slug).toBe('reading-acwr');
@@ -119,7 +146,13 @@ describe('help.search', () => {
 describe('help.getPage and help.listPages', () => {
   it('returns the shipped version with body and section anchors', () => {
     const p = page({ slug: 'return-to-play' });
-    expect(p).toMatchObject({ slug: 'return-to-play', version: '1.0', title: 'Return to play (RTP) stages and sign-offs', app_path: '/athletes/:id/injuries', current: true });
+    expect(p).toMatchObject({
+      slug: 'return-to-play',
+      version: '1.1',
+      title: 'Return to play (RTP) stages and sign-offs',
+      app_path: '/athletes/:id/injuries',
+      current: true,
+    });
     expect(p.sections.map((s) => s.anchor)).toContain('signoffs');
     expect(p.body).toContain('## The three sign-offs {#signoffs}');
     expect(p.body).not.toContain('---\nslug:');
@@ -141,6 +174,10 @@ describe('help.getPage and help.listPages', () => {
 
   it('lists every shipped page', () => {
     const r = runRead(f.as(f.a.users.athlete), listHelpPagesVerb, {}) as { pages: { slug: string }[] };
-    expect(r.pages.map((p) => p.slug).sort()).toEqual(shippedHelpPages().map((p) => p.slug).sort());
+    expect(r.pages.map((p) => p.slug).sort()).toEqual(
+      shippedHelpPages()
+        .map((p) => p.slug)
+        .sort(),
+    );
   });
 });

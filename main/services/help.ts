@@ -31,12 +31,13 @@ export function ensureHelpIndexed(db: Db): HelpIndexResult {
 
 /** Words that carry no topic: question words, pronouns, auxiliaries, filler. */
 const STOPWORDS = new Set(
-  ('a an and are as at be been being but by can could did do does doing for from had has have having how i if in into is it its ' +
+  (
+    'a an and are as at be been being but by can could did do does doing for from had has have having how i if in into is it its ' +
     'me my of on or our please should so some than that the their them then there these this those to too us was we were what when ' +
     'where which who whom why will with would you your yours about after again also any before both each few further here just more ' +
     'most no nor not now off once only other out over own same such under until up very am get got tell show explain help want ' +
-    'need know way something thing things let lets whats hi hello thanks thank kinetix app vs versus many much does mean means meaning work works use using used anyone someone near')
-    .split(/\s+/),
+    'need know way something thing things let lets whats hi hello thanks thank kinetix app vs versus many much does mean means meaning work works use using used anyone someone near'
+  ).split(/\s+/),
 );
 
 /** Minimum share of the query's topic weight (idf) a passage must contain to count as relevant. */
@@ -47,7 +48,10 @@ export const MIN_SCORE = 1.0;
 /** Topic words of a query: lowercase letters/digits runs, stopwords and 1-letter words dropped, deduplicated, at most 12. */
 export function queryTerms(query: string): string[] {
   const out: string[] = [];
-  for (const w of query.toLowerCase().normalize('NFKC').split(/[^\p{L}\p{N}]+/u)) {
+  for (const w of query
+    .toLowerCase()
+    .normalize('NFKC')
+    .split(/[^\p{L}\p{N}]+/u)) {
     if (w.length < 2 && !/^\d$/.test(w)) continue;
     if (!w || STOPWORDS.has(w) || out.includes(w)) continue;
     out.push(w);
@@ -62,12 +66,15 @@ export const SearchHelpInput = I.SearchHelp;
 export type HelpPassage = HelpPassageView;
 
 /** Result of `help.search`. */
-export type HelpSearchResult =
-  | { covered: true; query: string; passages: HelpPassage[] }
-  | { covered: false; query: string; passages: []; note: string };
+export type HelpSearchResult = { covered: true; query: string; passages: HelpPassage[] } | { covered: false; query: string; passages: []; note: string };
 
 function notCovered(query: string): HelpSearchResult {
-  return { covered: false, query, passages: [], note: `Not covered: the help centre has no page about "${query}". Say so rather than guessing, and suggest asking a club administrator.` };
+  return {
+    covered: false,
+    query,
+    passages: [],
+    note: `Not covered: the help centre has no page about "${query}". Say so rather than guessing, and suggest asking a club administrator.`,
+  };
 }
 
 /**
@@ -89,7 +96,12 @@ export function searchHelp(db: Db, query: string, limit = 5): HelpSearchResult {
     const bm = -c.bm25;
     if (coverage < MIN_TERM_COVERAGE || bm < MIN_SCORE) continue;
     passages.push({
-      slug: c.slug, version: c.version, anchor: c.anchor, title: c.title, heading: c.heading, snippet: c.snippet,
+      slug: c.slug,
+      version: c.version,
+      anchor: c.anchor,
+      title: c.title,
+      heading: c.heading,
+      snippet: c.snippet,
       score: Math.round(bm * coverage * 1000) / 1000,
       link: `/help/${c.slug}#${c.anchor}`,
       show_me: c.app_path,
@@ -127,7 +139,15 @@ export const getHelpPageVerb = readVerb('help.getPage', {
     if (!row) throw new NotFound(i.version ? `Help page ${i.slug} version ${i.version}` : `Help page ${i.slug}`);
     const p = parseHelpPage(row.body, `help_page ${row.slug}@${row.version}`);
     const current = getHelpPageRow(vc.db, i.slug)?.version === row.version;
-    return { slug: p.slug, version: p.version, title: p.title, app_path: p.appPath, body: p.body, sections: p.sections.map((s) => ({ anchor: s.anchor, heading: s.heading })), current };
+    return {
+      slug: p.slug,
+      version: p.version,
+      title: p.title,
+      app_path: p.appPath,
+      body: p.body,
+      sections: p.sections.map((s) => ({ anchor: s.anchor, heading: s.heading })),
+      current,
+    };
   },
 });
 

@@ -12,7 +12,11 @@ export function insertRow(table: TableName, after: Record<string, unknown>, id: 
  * An update carrying only the fields whose value differs from `row`, each with before/after,
  * planned against `row.version`. Returns null when nothing would change.
  */
-export function updateRow(table: TableName, row: { id: string; version: number } & Record<string, unknown>, patch: Record<string, unknown>): UpdateChange | null {
+export function updateRow(
+  table: TableName,
+  row: { id: string; version: number } & Record<string, unknown>,
+  patch: Record<string, unknown>,
+): UpdateChange | null {
   const before: Record<string, unknown> = {};
   const after: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(patch)) {

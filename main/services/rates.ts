@@ -26,7 +26,14 @@ export const listFolders = readVerb('rates.listFolders', {
 export const listItems = readVerb('rates.listItems', {
   run(vc, i) {
     if (i.folder_id) folder(vc, i.folder_id);
-    return { items: listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: i.folder_id, item_type: i.item_type }, orderBy: [{ column: 'code' }], limit: i.limit, offset: i.offset }) };
+    return {
+      items: listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, {
+        eq: { folder_id: i.folder_id, item_type: i.item_type },
+        orderBy: [{ column: 'code' }],
+        limit: i.limit,
+        offset: i.offset,
+      }),
+    };
   },
 });
 
@@ -56,14 +63,30 @@ export const updateItem = writeVerb('rates.updateItem', {
 export const bulkUpdate = writeVerb('rates.bulkUpdate', {
   plan(vc, i) {
     const f = folder(vc, i.folder_id);
-    const items = listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: f.id, item_type: i.item_type }, orderBy: [{ column: 'code' }], limit: 100_000 });
+    const items = listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, {
+      eq: { folder_id: f.id, item_type: i.item_type },
+      orderBy: [{ column: 'code' }],
+      limit: 100_000,
+    });
     const priced = items.map((it) => ({ it, price: Math.round(it.price_cents * (1 + i.pct / 100)) }));
     const outOfRange = priced.filter((p) => p.price < 100 || p.price > 1_000_000);
     if (outOfRange.length > 0) {
-      const list = outOfRange.slice(0, 5).map((p) => `${p.it.code} ($${(p.it.price_cents / 100).toFixed(2)} → $${(p.price / 100).toFixed(2)})`).join(', ');
-      throw new ValidationError(`A ${i.pct}% change would take ${outOfRange.length} price(s) outside $1–$10,000: ${list}. Nothing was changed; use a smaller percentage or narrow it with item_type.`, [{ path: 'pct', message: 'moves prices out of bounds' }]);
+      const list = outOfRange
+        .slice(0, 5)
+        .map((p) => `${p.it.code} ($${(p.it.price_cents / 100).toFixed(2)} → $${(p.price / 100).toFixed(2)})`)
+        .join(', ');
+      throw new ValidationError(
+        `A ${i.pct}% change would take ${outOfRange.length} price(s) outside $1–$10,000: ${list}. Nothing was changed; use a smaller percentage or narrow it with item_type.`,
+        [{ path: 'pct', message: 'moves prices out of bounds' }],
+      );
     }
     const changes = priced.map(({ it, price }) => updateRow('rate_item', it, { price_cents: price })).filter((c) => c !== null);
-    return { planned: { verb: 'rates.bulkUpdate', summary: `${i.pct >= 0 ? 'Raise' : 'Lower'} ${changes.length} ${i.item_type ?? ''} price(s) in ${f.name} by ${Math.abs(i.pct)}%`.replace('  ', ' '), changes } };
+    return {
+      planned: {
+        verb: 'rates.bulkUpdate',
+        summary: `${i.pct >= 0 ? 'Raise' : 'Lower'} ${changes.length} ${i.item_type ?? ''} price(s) in ${f.name} by ${Math.abs(i.pct)}%`.replace('  ', ' '),
+        changes,
+      },
+    };
   },
 });

@@ -34,7 +34,12 @@ export function athleteFilter(vc: VerbContext, requested: string | undefined): s
 }
 
 /** A row of an athlete-scoped table that the actor may see. @throws NotFound */
-export function visibleRow<T extends Record<string, unknown>>(vc: VerbContext, table: TableName, id: string, what: string): T & { id: string; version: number } {
+export function visibleRow<T extends Record<string, unknown>>(
+  vc: VerbContext,
+  table: TableName,
+  id: string,
+  what: string,
+): T & { id: string; version: number } {
   const row = getRow<T & { id: string; version: number }>(vc.db, table, vc.actor.orgId, id);
   if (!row) throw new NotFound(what);
   const col = TABLES[table].athleteColumn;
@@ -43,7 +48,12 @@ export function visibleRow<T extends Record<string, unknown>>(vc: VerbContext, t
 }
 
 /** List rows of an athlete-scoped table, newest first by `dateColumn`, with total. */
-export function listScoped<T>(vc: VerbContext, table: TableName, athleteId: string | undefined, f: ListFilter & { limit: number; offset: number }): { total: number; rows: T[] } {
+export function listScoped<T>(
+  vc: VerbContext,
+  table: TableName,
+  athleteId: string | undefined,
+  f: ListFilter & { limit: number; offset: number },
+): { total: number; rows: T[] } {
   const filter: ListFilter = { ...f, eq: { ...(f.eq ?? {}), athlete_id: athleteFilter(vc, athleteId) } };
   return { total: countRows(vc.db, table, vc.actor.orgId, filter), rows: listRows<T>(vc.db, table, vc.actor.orgId, filter) };
 }
@@ -55,5 +65,8 @@ export function today(vc: VerbContext): string {
 
 /** Clinical events cannot be dated in the future. @throws Validation naming the field */
 export function notInFuture(vc: VerbContext, field: string, date: string): void {
-  if (date > today(vc)) throw new ValidationError(`${field} is in the future (${date}); clinical events are recorded on or before today.`, [{ path: field, message: 'date is in the future' }]);
+  if (date > today(vc))
+    throw new ValidationError(`${field} is in the future (${date}); clinical events are recorded on or before today.`, [
+      { path: field, message: 'date is in the future' },
+    ]);
 }

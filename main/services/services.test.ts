@@ -49,7 +49,8 @@ describe('tenant isolation', () => {
         expect(errorOf(run).code).toBe('NotFound');
       } else {
         const out = JSON.stringify(run());
-        for (const id of [f.b.orgId, f.b.athleteId, f.b.otherAthleteId, f.b.injuryId, f.b.squadId, f.b.folderId, f.b.deviceId, f.b.users.physio]) expect(out).not.toContain(id);
+        for (const id of [f.b.orgId, f.b.athleteId, f.b.otherAthleteId, f.b.injuryId, f.b.squadId, f.b.folderId, f.b.deviceId, f.b.users.physio])
+          expect(out).not.toContain(id);
       }
     });
   }
@@ -68,7 +69,10 @@ describe('athlete self-scope', () => {
   it('another athlete is NotFound (get, wellness, vitals, devices)', () => {
     const u = f.a.users.athlete;
     expect(errorOf(() => f.call(u, 'athletes.get', { id: f.a.otherAthleteId })).code).toBe('NotFound');
-    expect(errorOf(() => f.call(u, 'wellness.submit', { athlete_id: f.a.otherAthleteId, date: '2026-11-19', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 })).code).toBe('NotFound');
+    expect(
+      errorOf(() => f.call(u, 'wellness.submit', { athlete_id: f.a.otherAthleteId, date: '2026-11-19', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 }))
+        .code,
+    ).toBe('NotFound');
     expect(errorOf(() => f.call(u, 'vitals.list', { athlete_id: f.a.otherAthleteId })).code).toBe('NotFound');
     expect(errorOf(() => f.call(u, 'devices.rotateKey', { id: f.a.deviceId })).code).toBe('NotFound');
   });
@@ -78,7 +82,13 @@ describe('athlete self-scope', () => {
   });
   it('an unlinked athlete account is refused, never defaulted', () => {
     const u = f.a.users.athlete_unlinked;
-    for (const [verb, input] of [['athletes.list', {}], ['athletes.get', { id: f.a.athleteId }], ['wellness.submit', { date: '2026-11-18', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 }], ['vitals.list', {}], ['devices.list', {}]] as const) {
+    for (const [verb, input] of [
+      ['athletes.list', {}],
+      ['athletes.get', { id: f.a.athleteId }],
+      ['wellness.submit', { date: '2026-11-18', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 }],
+      ['vitals.list', {}],
+      ['devices.list', {}],
+    ] as const) {
       const e = errorOf(() => f.call(u, verb, input));
       expect(e.code, verb).toBe('Forbidden');
       expect(e.message).toMatch(/not linked/);
@@ -106,13 +116,31 @@ describe('RTP sign-off gating', () => {
   it('a forged changeset (physio writing doctor_signoff_by) is refused by the rules at apply', () => {
     const row = getRow<{ id: string; version: number }>(f.db, 'rtp_entry', f.a.orgId, f.a.rtpId)!;
     const physio = resolveActor(f.as(f.a.users.physio));
-    const e = errorOf(() => applyChangeset(f.db, { actor: physio, planned: { verb: 'forged', summary: 'forged', changes: [{ op: 'update', table: 'rtp_entry', id: row.id, version: row.version, before: {}, after: { doctor_signoff_by: f.a.users.physio } }] } }));
+    const e = errorOf(() =>
+      applyChangeset(f.db, {
+        actor: physio,
+        planned: {
+          verb: 'forged',
+          summary: 'forged',
+          changes: [{ op: 'update', table: 'rtp_entry', id: row.id, version: row.version, before: {}, after: { doctor_signoff_by: f.a.users.physio } }],
+        },
+      }),
+    );
     expect(e.code).toBe('Forbidden');
   });
-  it('a sign-off cannot be given in someone else\'s name', () => {
+  it("a sign-off cannot be given in someone else's name", () => {
     const row = getRow<{ id: string; version: number }>(f.db, 'rtp_entry', f.a.orgId, f.a.rtpId)!;
     const doctor = resolveActor(f.as(f.a.users.doctor));
-    const e = errorOf(() => applyChangeset(f.db, { actor: doctor, planned: { verb: 'x', summary: 'x', changes: [{ op: 'update', table: 'rtp_entry', id: row.id, version: row.version, before: {}, after: { physio_signoff_by: f.a.users.physio } }] } }));
+    const e = errorOf(() =>
+      applyChangeset(f.db, {
+        actor: doctor,
+        planned: {
+          verb: 'x',
+          summary: 'x',
+          changes: [{ op: 'update', table: 'rtp_entry', id: row.id, version: row.version, before: {}, after: { physio_signoff_by: f.a.users.physio } }],
+        },
+      }),
+    );
     expect(e.code).toBe('Forbidden');
   });
 });
@@ -122,7 +150,12 @@ describe('no hard delete', () => {
     const injury = getRow<{ id: string; version: number }>(f.db, 'injury', f.a.orgId, f.a.injuryId)!;
     const doctor = resolveActor(f.as(f.a.users.doctor));
     const before = count(f, 'injury');
-    const e = errorOf(() => applyChangeset(f.db, { actor: doctor, planned: { verb: 'x', summary: 'x', changes: [{ op: 'delete', table: 'injury', id: injury.id, version: injury.version }] } }));
+    const e = errorOf(() =>
+      applyChangeset(f.db, {
+        actor: doctor,
+        planned: { verb: 'x', summary: 'x', changes: [{ op: 'delete', table: 'injury', id: injury.id, version: injury.version }] },
+      }),
+    );
     expect(e.code).toBe('Forbidden');
     expect(e.message).toMatch(/never deleted/);
     expect(count(f, 'injury')).toBe(before);
@@ -154,7 +187,10 @@ describe('optimistic concurrency', () => {
       const verb = VERBS.get('rates.updateItem')! as import('./verb').WriteVerb;
       const p1 = planWrite(f.as(f.a.users.owner), verb, { id: f.a.itemId, price_cents: 10_000 });
       const p2 = planWrite({ db: db2, userId: f.a.users.physio, now: fixtureNow }, verb, { id: f.a.itemId, price_cents: 11_000 });
-      const results = [() => applyPlanned(f.as(f.a.users.owner), p1.planned), () => applyPlanned({ db: db2, userId: f.a.users.physio, now: fixtureNow }, p2.planned)].map((fn) => {
+      const results = [
+        () => applyPlanned(f.as(f.a.users.owner), p1.planned),
+        () => applyPlanned({ db: db2, userId: f.a.users.physio, now: fixtureNow }, p2.planned),
+      ].map((fn) => {
         try {
           return fn();
         } catch (e) {
@@ -194,7 +230,13 @@ describe('Undo', () => {
     expect(errorOf(() => f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id })).code).toBe('Conflict');
   });
   it('undoes an insert by soft-deleting it (the clinical row is kept)', () => {
-    const r = f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2026-11-01', severity: 'mild' });
+    const r = f.call(f.a.users.physio, 'injuries.create', {
+      athlete_id: f.a.athleteId,
+      body_part: 'knee',
+      side: 'left',
+      onset_date: '2026-11-01',
+      severity: 'mild',
+    });
     const id = r.changeset.changes[0].id;
     f.call(f.a.users.physio, 'changesets.undo', { changeset_id: r.changeset.id });
     expect(errorOf(() => f.call(f.a.users.physio, 'injuries.get', { id })).code).toBe('NotFound');
@@ -217,12 +259,16 @@ describe('Undo', () => {
 
 describe('validation', () => {
   it('names the field', () => {
-    const e = errorOf(() => f.call(f.a.users.physio, 'wellness.submit', { athlete_id: f.a.athleteId, date: '2026-11-19', sleep: 9, soreness: 3, stress: 3, mood: 3, fatigue: 3 }));
+    const e = errorOf(() =>
+      f.call(f.a.users.physio, 'wellness.submit', { athlete_id: f.a.athleteId, date: '2026-11-19', sleep: 9, soreness: 3, stress: 3, mood: 3, fatigue: 3 }),
+    );
     expect(e.code).toBe('Validation');
     expect(e.issues?.map((i) => i.path)).toContain('sleep');
   });
   it('refuses clinical dates in the future', () => {
-    const e = errorOf(() => f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2027-01-01', severity: 'mild' }));
+    const e = errorOf(() =>
+      f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2027-01-01', severity: 'mild' }),
+    );
     expect(e.code).toBe('Validation');
     expect(e.issues?.[0]?.path).toBe('onset_date');
   });
@@ -238,7 +284,9 @@ describe('validation', () => {
     expect(e.message).toMatch(/outside \$1–\$10,000: CHEAP/);
   });
   it('an impossible calendar date is Validation', () => {
-    const e = errorOf(() => f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2026-02-30', severity: 'mild' }));
+    const e = errorOf(() =>
+      f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date: '2026-02-30', severity: 'mild' }),
+    );
     expect(e.code).toBe('Validation');
     expect(e.issues?.[0]?.path).toBe('onset_date');
   });
@@ -252,27 +300,63 @@ describe('validation', () => {
     expect(e.issues?.[0]?.path).toBe('athlete_id');
   });
   it('a duplicate fee code in one folder is Conflict', () => {
-    expect(errorOf(() => f.call(f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'A01', name: 'Again', item_type: 'assessment', price_cents: 9000 })).code).toBe('Conflict');
+    expect(
+      errorOf(() =>
+        f.call(f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'A01', name: 'Again', item_type: 'assessment', price_cents: 9000 }),
+      ).code,
+    ).toBe('Conflict');
   });
 });
 
 describe('idempotency keys are per request and per user', () => {
   it('the same key with different input is Conflict, nothing written', () => {
     const before = count(f, 'session_load');
-    f.call(f.a.users.physio, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '2026-11-09', duration_min: 30, rpe: 4 }, { idempotencyKey: 'k-diff' });
-    const e = errorOf(() => f.call(f.a.users.physio, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '2026-11-08', duration_min: 90, rpe: 9 }, { idempotencyKey: 'k-diff' }));
+    f.call(
+      f.a.users.physio,
+      'workload.logSessionLoads',
+      { athlete_id: f.a.athleteId, date: '2026-11-09', duration_min: 30, rpe: 4 },
+      { idempotencyKey: 'k-diff' },
+    );
+    const e = errorOf(() =>
+      f.call(
+        f.a.users.physio,
+        'workload.logSessionLoads',
+        { athlete_id: f.a.athleteId, date: '2026-11-08', duration_min: 90, rpe: 9 },
+        { idempotencyKey: 'k-diff' },
+      ),
+    );
     expect(e.code).toBe('Conflict');
     expect(count(f, 'session_load')).toBe(before + 1);
   });
   it("another user's key is Conflict, never their result", () => {
-    f.call(f.a.users.physio, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 }, { idempotencyKey: 'k-user' });
-    expect(errorOf(() => f.call(f.a.users.coach, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 }, { idempotencyKey: 'k-user' })).code).toBe('Conflict');
+    f.call(
+      f.a.users.physio,
+      'workload.logSessionLoads',
+      { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
+      { idempotencyKey: 'k-user' },
+    );
+    expect(
+      errorOf(() =>
+        f.call(
+          f.a.users.coach,
+          'workload.logSessionLoads',
+          { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
+          { idempotencyKey: 'k-user' },
+        ),
+      ).code,
+    ).toBe('Conflict');
   });
 });
 
 describe('signed RTP entries', () => {
-  it('a signed entry\'s stage is locked; a new entry is the way forward', () => {
-    const injury = f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'calf', side: 'right', onset_date: '2026-11-02', severity: 'moderate' }).changeset.changes[0].id;
+  it("a signed entry's stage is locked; a new entry is the way forward", () => {
+    const injury = f.call(f.a.users.physio, 'injuries.create', {
+      athlete_id: f.a.athleteId,
+      body_part: 'calf',
+      side: 'right',
+      onset_date: '2026-11-02',
+      severity: 'moderate',
+    }).changeset.changes[0].id;
     const rtp = f.call(f.a.users.doctor, 'rtp.create', { injury_id: injury, stage: 'protection', doctor_signoff: true }).changeset.changes[0].id;
     const e = errorOf(() => f.call(f.a.users.physio, 'rtp.update', { id: rtp, stage: 'return_to_play' }));
     expect(e.code).toBe('Forbidden');
@@ -280,7 +364,13 @@ describe('signed RTP entries', () => {
     expect(f.call(f.a.users.physio, 'rtp.create', { injury_id: injury, stage: 'rehabilitation' }).changeset.changes).toHaveLength(1);
   });
   it('a physio cannot Undo (soft-delete) an entry carrying a doctor sign-off', () => {
-    const injury = f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'shin', side: 'left', onset_date: '2026-11-03', severity: 'mild' }).changeset.changes[0].id;
+    const injury = f.call(f.a.users.physio, 'injuries.create', {
+      athlete_id: f.a.athleteId,
+      body_part: 'shin',
+      side: 'left',
+      onset_date: '2026-11-03',
+      severity: 'mild',
+    }).changeset.changes[0].id;
     const created = f.call(f.a.users.doctor, 'rtp.create', { injury_id: injury, stage: 'protection', doctor_signoff: true });
     const e = errorOf(() => f.call(f.a.users.physio, 'changesets.undo', { changeset_id: created.changeset.id }));
     expect(e.code).toBe('Forbidden');
@@ -301,7 +391,7 @@ describe('account management', () => {
   it('an athlete account must be linked when created', () => {
     expect(errorOf(() => f.call(f.a.users.owner, 'users.create', { email: 'ath9@example.test', display_name: 'A', role: 'athlete' })).code).toBe('Validation');
   });
-  it("an email taken in another org is refused without naming that org", () => {
+  it('an email taken in another org is refused without naming that org', () => {
     const e = errorOf(() => f.call(f.a.users.owner, 'users.create', { email: 'physio@eastvale.test', display_name: 'P', role: 'physio' }));
     expect(e.code).toBe('Conflict');
     expect(e.message).not.toMatch(/eastvale|exists/i);
@@ -327,12 +417,48 @@ describe('references stay inside the org', () => {
   it("a forged changeset pointing at another org's athlete is NotFound, nothing written", () => {
     const physio = resolveActor(f.as(f.a.users.physio));
     const before = count(f, 'injury');
-    const e = errorOf(() => applyChangeset(f.db, { actor: physio, planned: { verb: 'forged', summary: 'forged', changes: [{ op: 'insert', table: 'injury', id: '01900000-0000-7000-8000-00000000abcd', after: { athlete_id: f.b.athleteId, body_part: 'knee', side: 'left', mechanism: 'unknown', onset_date: '2026-11-01', severity: 'mild', status: 'open', clinician_notes: '' } }] } }));
+    const e = errorOf(() =>
+      applyChangeset(f.db, {
+        actor: physio,
+        planned: {
+          verb: 'forged',
+          summary: 'forged',
+          changes: [
+            {
+              op: 'insert',
+              table: 'injury',
+              id: '01900000-0000-7000-8000-00000000abcd',
+              after: {
+                athlete_id: f.b.athleteId,
+                body_part: 'knee',
+                side: 'left',
+                mechanism: 'unknown',
+                onset_date: '2026-11-01',
+                severity: 'mild',
+                status: 'open',
+                clinician_notes: '',
+              },
+            },
+          ],
+        },
+      }),
+    );
     expect(e.code).toBe('NotFound');
     expect(count(f, 'injury')).toBe(before);
   });
   it("a capture session naming a rig that isn't the org's is NotFound", () => {
-    const e = errorOf(() => f.call(f.a.users.physio, 'capture.recordSession', { athlete_id: f.a.athleteId, rig_id: '01900000-0000-7000-8000-00000000beef', recorded_at: '2026-11-19T09:00:00.000Z', fps: 30, frame_count: 10, camera_count: 2, source: 'video', metrics: [] }));
+    const e = errorOf(() =>
+      f.call(f.a.users.physio, 'capture.recordSession', {
+        athlete_id: f.a.athleteId,
+        rig_id: '01900000-0000-7000-8000-00000000beef',
+        recorded_at: '2026-11-19T09:00:00.000Z',
+        fps: 30,
+        frame_count: 10,
+        camera_count: 2,
+        source: 'video',
+        metrics: [],
+      }),
+    );
     expect(e.code).toBe('NotFound');
   });
 });
@@ -349,13 +475,28 @@ describe('who is calling', () => {
     const base = { id: 'c1', userId: f.a.users.physio, orgId: f.a.orgId, expiresAt: fixtureNow().getTime() + 300_000 };
     expect(callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'] } }), VERBS, 'athletes.list', {})).toBeTruthy();
     expect(errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['rates:read'] } }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
-    expect(errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'], expiresAt: fixtureNow().getTime() - 1 } }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
-    expect(errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, userId: f.a.users.doctor, scopes: ['athlete:read'] } }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
+    expect(
+      errorOf(() =>
+        callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'], expiresAt: fixtureNow().getTime() - 1 } }), VERBS, 'athletes.list', {}),
+      ).code,
+    ).toBe('Forbidden');
+    expect(
+      errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, userId: f.a.users.doctor, scopes: ['athlete:read'] } }), VERBS, 'athletes.list', {}))
+        .code,
+    ).toBe('Forbidden');
     expect(errorOf(() => callVerb(ctx({ runId: 'r' }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
   });
   it('an assistant write reads "Name via Assistant" in the activity log, linked to the run', () => {
-    const ctx = { ...f.as(f.a.users.physio), via: { runId: 'run-123', capability: { id: 'c', userId: f.a.users.physio, orgId: f.a.orgId, scopes: ['workload:write'], expiresAt: fixtureNow().getTime() + 300_000 } } };
-    const r = callVerb(ctx, VERBS, 'workload.logSessionLoads', { squad_id: f.a.squadId, date: '2026-11-12', duration_min: 60, rpe: 5 }) as { changeset: { id: string } };
+    const ctx = {
+      ...f.as(f.a.users.physio),
+      via: {
+        runId: 'run-123',
+        capability: { id: 'c', userId: f.a.users.physio, orgId: f.a.orgId, scopes: ['workload:write'], expiresAt: fixtureNow().getTime() + 300_000 },
+      },
+    };
+    const r = callVerb(ctx, VERBS, 'workload.logSessionLoads', { squad_id: f.a.squadId, date: '2026-11-12', duration_min: 60, rpe: 5 }) as {
+      changeset: { id: string };
+    };
     const act = f.call(f.a.users.owner, 'activity.list', {}).activity.find((a: { changeset_id: string }) => a.changeset_id === r.changeset.id);
     expect(act).toMatchObject({ actor_name: 'Northbridge physio via Assistant', via_assistant: true, run_id: 'run-123' });
   });

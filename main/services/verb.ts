@@ -135,7 +135,11 @@ export function planWrite(ctx: ServiceContext, verb: WriteVerb, raw: unknown): P
  * is judged by the current role). `runId` marks it "via Assistant".
  * @throws Conflict, Forbidden, NotFound, Validation
  */
-export function applyPlanned(ctx: ServiceContext, planned: PlannedChangeset, opts: { idempotencyKey?: string | null; changesetId?: string; undoOf?: string; requestHash?: string } = {}): AppliedChangeset {
+export function applyPlanned(
+  ctx: ServiceContext,
+  planned: PlannedChangeset,
+  opts: { idempotencyKey?: string | null; changesetId?: string; undoOf?: string; requestHash?: string } = {},
+): AppliedChangeset {
   const actor = resolveActor(ctx);
   return applyChangeset(ctx.db, {
     actor,
@@ -155,11 +159,21 @@ export function applyPlanned(ctx: ServiceContext, planned: PlannedChangeset, opt
  * Call any verb by name as the context's user: reads return their result; writes plan and apply
  * at once (a person acting in the app or the CLI is their own approval).
  */
-export function callVerb(ctx: ServiceContext, registry: ReadonlyMap<string, Verb>, name: string, raw: unknown, opts: { idempotencyKey?: string | null } = {}): unknown {
+export function callVerb(
+  ctx: ServiceContext,
+  registry: ReadonlyMap<string, Verb>,
+  name: string,
+  raw: unknown,
+  opts: { idempotencyKey?: string | null } = {},
+): unknown {
   const verb = registry.get(name);
   if (!verb) throw new NotFound(`Verb "${name}"`);
   if (verb.kind === 'read') return runRead(ctx, verb, raw);
-  const requestHash = opts.idempotencyKey ? createHash('sha256').update(canonicalJson({ verb: verb.name, input: raw ?? {} })).digest('hex') : undefined;
+  const requestHash = opts.idempotencyKey
+    ? createHash('sha256')
+        .update(canonicalJson({ verb: verb.name, input: raw ?? {} }))
+        .digest('hex')
+    : undefined;
   if (opts.idempotencyKey) {
     // A retry (same user, verb and input) returns the first result without planning again
     // (new inserts would get new ids); anything else under the same key is a Conflict.
@@ -168,7 +182,10 @@ export function callVerb(ctx: ServiceContext, registry: ReadonlyMap<string, Verb
     const prior = findByIdempotencyKey(ctx.db, actor.orgId, opts.idempotencyKey);
     if (prior) {
       if (prior.userId !== actor.userId || prior.verb !== verb.name || prior.result.request_hash !== requestHash) {
-        throw new AppError({ code: 'Conflict', message: 'This idempotency key was already used for a different request. Nothing was written; use a new key for a new change.' });
+        throw new AppError({
+          code: 'Conflict',
+          message: 'This idempotency key was already used for a different request. Nothing was written; use a new key for a new change.',
+        });
       }
       return { changeset: prior.result };
     }

@@ -12,14 +12,28 @@ import { readVerb, writeVerb } from './verb';
 export const listSessions = readVerb('sessions.list', {
   run(vc, i) {
     const f = { eq: { squad_id: i.squad_id }, range: { column: 'date', from: i.from, to: i.to } };
-    return { total: countRows(vc.db, 'training_session', vc.actor.orgId, f), sessions: listRows<TrainingSession>(vc.db, 'training_session', vc.actor.orgId, { ...f, orderBy: [{ column: 'date', desc: true }], limit: i.limit, offset: i.offset }) };
+    return {
+      total: countRows(vc.db, 'training_session', vc.actor.orgId, f),
+      sessions: listRows<TrainingSession>(vc.db, 'training_session', vc.actor.orgId, {
+        ...f,
+        orderBy: [{ column: 'date', desc: true }],
+        limit: i.limit,
+        offset: i.offset,
+      }),
+    };
   },
 });
 
 export const createSession = writeVerb('sessions.create', {
   plan(vc, i) {
     const squad = i.squad_id ? orgSquad(vc, i.squad_id) : null;
-    return { planned: { verb: 'sessions.create', summary: `Create ${i.kind} session on ${i.date}${squad ? ` for ${squad.name}` : ''}`, changes: [insertRow('training_session', i)] } };
+    return {
+      planned: {
+        verb: 'sessions.create',
+        summary: `Create ${i.kind} session on ${i.date}${squad ? ` for ${squad.name}` : ''}`,
+        changes: [insertRow('training_session', i)],
+      },
+    };
   },
 });
 
@@ -39,14 +53,21 @@ export const listLoads = readVerb('workload.listLoads', {
 
 export const logSessionLoads = writeVerb('workload.logSessionLoads', {
   plan(vc, i) {
-    if (i.date > today(vc)) throw new ValidationError(`date is in the future (${i.date}); log loads for sessions that happened.`, [{ path: 'date', message: 'date is in the future' }]);
+    if (i.date > today(vc))
+      throw new ValidationError(`date is in the future (${i.date}); log loads for sessions that happened.`, [
+        { path: 'date', message: 'date is in the future' },
+      ]);
     if (i.training_session_id && !getRow(vc.db, 'training_session', vc.actor.orgId, i.training_session_id)) throw new NotFound('Training session');
     let athletes: Athlete[];
     let label: string;
     if (i.squad_id) {
       const squad = orgSquad(vc, i.squad_id);
       const excluded = new Set(i.exclude_athlete_ids);
-      athletes = listRows<Athlete>(vc.db, 'athlete', vc.actor.orgId, { eq: { squad_id: squad.id, status: 'active' }, orderBy: [{ column: 'name' }], limit: 100_000 }).filter((a) => !excluded.has(a.id));
+      athletes = listRows<Athlete>(vc.db, 'athlete', vc.actor.orgId, {
+        eq: { squad_id: squad.id, status: 'active' },
+        orderBy: [{ column: 'name' }],
+        limit: 100_000,
+      }).filter((a) => !excluded.has(a.id));
       label = squad.name;
     } else {
       const a = visibleAthlete(vc, i.athlete_id!);
@@ -58,14 +79,30 @@ export const logSessionLoads = writeVerb('workload.logSessionLoads', {
     const own = new Map(i.per_athlete.map((p) => [p.athlete_id, p]));
     const planned = new Set(athletes.map((a) => a.id));
     const stray = i.per_athlete.find((p) => !planned.has(p.athlete_id));
-    if (stray) throw new ValidationError('per_athlete names an athlete who is not part of this load (not in the squad, inactive or excluded).', [{ path: 'per_athlete', message: `athlete ${stray.athlete_id} is not part of this load` }]);
+    if (stray)
+      throw new ValidationError('per_athlete names an athlete who is not part of this load (not in the squad, inactive or excluded).', [
+        { path: 'per_athlete', message: `athlete ${stray.athlete_id} is not part of this load` },
+      ]);
     const changes = athletes.map((a) => {
       const minutes = own.get(a.id)?.duration_min ?? i.duration_min;
       const rpe = own.get(a.id)?.rpe ?? i.rpe;
-      return insertRow('session_load', { athlete_id: a.id, training_session_id: i.training_session_id ?? null, date: i.date, duration_min: minutes, rpe, load_au: Math.round(rpe * minutes * 100) / 100 });
+      return insertRow('session_load', {
+        athlete_id: a.id,
+        training_session_id: i.training_session_id ?? null,
+        date: i.date,
+        duration_min: minutes,
+        rpe,
+        load_au: Math.round(rpe * minutes * 100) / 100,
+      });
     });
     const varied = own.size > 0 ? `; ${own.size} with their own minutes/RPE` : '';
-    return { planned: { verb: 'workload.logSessionLoads', summary: `Log ${changes.length} session load${changes.length === 1 ? '' : 's'} for ${label} on ${i.date} (RPE ${i.rpe} × ${i.duration_min} min = ${load} AU${varied})`, changes } };
+    return {
+      planned: {
+        verb: 'workload.logSessionLoads',
+        summary: `Log ${changes.length} session load${changes.length === 1 ? '' : 's'} for ${label} on ${i.date} (RPE ${i.rpe} × ${i.duration_min} min = ${load} AU${varied})`,
+        changes,
+      },
+    };
   },
 });
 
@@ -74,7 +111,10 @@ export const getAcwr = readVerb('workload.acwr', {
     const id = scopeAthleteId(vc.actor, i.athlete_id)!;
     const a = visibleAthlete(vc, id);
     const asOf = i.as_of ?? today(vc);
-    if (asOf > today(vc)) throw new ValidationError(`as_of is in the future (${asOf}); ACWR is computed from loads that happened.`, [{ path: 'as_of', message: 'date is in the future' }]);
+    if (asOf > today(vc))
+      throw new ValidationError(`as_of is in the future (${asOf}); ACWR is computed from loads that happened.`, [
+        { path: 'as_of', message: 'date is in the future' },
+      ]);
     const loads = dailyLoads(vc.db, vc.actor.orgId, a.id, asOf);
     const methods = i.method === 'both' ? (['rolling', 'ewma'] as const) : ([i.method] as const);
     return { athlete_id: a.id, athlete_name: a.name, as_of: asOf, results: methods.map((m) => computeAcwr(loads, asOf, m)) };

@@ -19,7 +19,14 @@ import { MASK } from '../kinetix/mask';
 import { initTelemetry, redactAttributes, telemetryCapturesContent, tracesEndpoint, type TelemetryHandle } from './otel';
 
 const API_KEY = 'sk-ant-api03-SECRETKEY-do-not-export-0123456789';
-const SECRETS = { password: 'hunter2-Pa55word!', api_key: 'ak_live_SECRET_abcdef123456', pin: '739164', device_api_key: 'aik_devicekey_SECRET_998877', secret: 'nested-SECRET-value-42', token: 'tok_SECRET_zyxwvu' };
+const SECRETS = {
+  password: 'hunter2-Pa55word!',
+  api_key: 'ak_live_SECRET_abcdef123456',
+  pin: '739164',
+  device_api_key: 'aik_devicekey_SECRET_998877',
+  secret: 'nested-SECRET-value-42',
+  token: 'tok_SECRET_zyxwvu',
+};
 
 let receiver: Server;
 let base = '';
@@ -59,10 +66,14 @@ afterAll(async () => {
 function exportedSpans(): { name: string; attrs: Record<string, unknown> }[] {
   const out: { name: string; attrs: Record<string, unknown> }[] = [];
   for (const b of bodies) {
-    const j = JSON.parse(b.text) as { resourceSpans: { scopeSpans: { spans: { name: string; attributes: { key: string; value: Record<string, unknown> }[] }[] }[] }[] };
-    for (const rs of j.resourceSpans) for (const ss of rs.scopeSpans) for (const s of ss.spans) {
-      out.push({ name: s.name, attrs: Object.fromEntries(s.attributes.map((a) => [a.key, Object.values(a.value)[0]])) });
-    }
+    const j = JSON.parse(b.text) as {
+      resourceSpans: { scopeSpans: { spans: { name: string; attributes: { key: string; value: Record<string, unknown> }[] }[] }[] }[];
+    };
+    for (const rs of j.resourceSpans)
+      for (const ss of rs.scopeSpans)
+        for (const s of ss.spans) {
+          out.push({ name: s.name, attrs: Object.fromEntries(s.attributes.map((a) => [a.key, Object.values(a.value)[0]])) });
+        }
   }
   return out;
 }
@@ -77,9 +88,16 @@ describe('telemetry configuration', () => {
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318/' })).toBe('http://x:4318/v1/traces');
     expect(telemetryCapturesContent({})).toBe(false);
     expect(telemetryCapturesContent({ KINETIX_OTEL_CAPTURE_CONTENT: 'true' })).toBe(true);
-    expect(redactAttributes({ 'x.api_key': 'abc', 'user.pin': '1234', msg: `key ${API_KEY}`, ok: 'fine' }, [])).toEqual({ 'x.api_key': MASK, 'user.pin': MASK, msg: `key ${MASK}`, ok: 'fine' });
+    expect(redactAttributes({ 'x.api_key': 'abc', 'user.pin': '1234', msg: `key ${API_KEY}`, ok: 'fine' }, [])).toEqual({
+      'x.api_key': MASK,
+      'user.pin': MASK,
+      msg: `key ${MASK}`,
+      ok: 'fine',
+    });
     // The same rules as every other sink (one redactor): GitHub tokens, Bearer credentials, password-like values.
-    expect(redactAttributes({ msg: 'Authorization: Bearer abc123def456ghi and pwd=hunter2 ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123' }, [])).toEqual({ msg: `Authorization: Bearer ${MASK} and pwd=${MASK} ${MASK}` });
+    expect(redactAttributes({ msg: 'Authorization: Bearer abc123def456ghi and pwd=hunter2 ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123' }, [])).toEqual({
+      msg: `Authorization: Bearer ${MASK} and pwd=${MASK} ${MASK}`,
+    });
     expect(handle?.endpoint).toBe(`${base}/v1/traces`);
   });
 });
@@ -88,9 +106,18 @@ describe('OTLP export to an in-process receiver', () => {
   it('exports run, model-call, tool-call, policy and apply spans, and no secret appears in any of them', async () => {
     const admin = f.a.users.admin;
     // Content capture ON for this harness: tool arguments go on spans, masked.
-    const { kx } = testHarness(f.db, registry(), { baseURL: server.url, apiKey: API_KEY, env: { ANTHROPIC_API_KEY: API_KEY, KINETIX_OTEL_CAPTURE_CONTENT: 'true' } });
+    const { kx } = testHarness(f.db, registry(), {
+      baseURL: server.url,
+      apiKey: API_KEY,
+      env: { ANTHROPIC_API_KEY: API_KEY, KINETIX_OTEL_CAPTURE_CONTENT: 'true' },
+    });
     server.push(
-      { toolUses: [{ name: 'connect_service', input: { name: 'lab', ...SECRETS, nested: { secret: SECRETS.secret, items: [{ token: SECRETS.token }] } } }, { name: 'rotate_device_key', input: { id: f.a.deviceId } }] },
+      {
+        toolUses: [
+          { name: 'connect_service', input: { name: 'lab', ...SECRETS, nested: { secret: SECRETS.secret, items: [{ token: SECRETS.token }] } } },
+          { name: 'rotate_device_key', input: { id: f.a.deviceId } },
+        ],
+      },
       { text: 'Connected and rotated.' },
     );
     const { runId } = kx.startRun({ userId: admin, message: 'test the lab connection and rotate the capture device key' });
@@ -98,7 +125,8 @@ describe('OTLP export to an in-process receiver', () => {
     for await (const e of kx.subscribe(admin, runId)) {
       if (e.event.type !== EventType.CUSTOM) continue;
       const ev = e.event as { name: string; value: { toolCallId: string; argsHash: string; contentHash: string; values?: Record<string, string> } };
-      if (ev.name === KINETIX_EVENTS.confirmRequired) kx.confirm(admin, ev.value.toolCallId, { approve: true, argsHash: ev.value.argsHash, contentHash: ev.value.contentHash });
+      if (ev.name === KINETIX_EVENTS.confirmRequired)
+        kx.confirm(admin, ev.value.toolCallId, { approve: true, argsHash: ev.value.argsHash, contentHash: ev.value.contentHash });
       if (ev.name === KINETIX_EVENTS.reveal) revealed = ev.value.values!.api_key!;
     }
     expect((await kx.waitForRun(runId)).status).toBe('completed');
@@ -121,7 +149,10 @@ describe('OTLP export to an in-process receiver', () => {
   it('with content capture off (the default) tool arguments are not on spans at all', async () => {
     const physio = f.a.users.physio;
     const { kx } = testHarness(f.db, registry(), { baseURL: server.url, apiKey: API_KEY, env: { ANTHROPIC_API_KEY: API_KEY } });
-    server.push({ toolUses: [{ name: 'connect_service', input: { name: 'lab2', ...SECRETS, nested: { secret: SECRETS.secret, items: [] } } }] }, { text: 'ok' });
+    server.push(
+      { toolUses: [{ name: 'connect_service', input: { name: 'lab2', ...SECRETS, nested: { secret: SECRETS.secret, items: [] } } }] },
+      { text: 'ok' },
+    );
     const { runId } = kx.startRun({ userId: physio, message: 'test lab2' });
     await kx.waitForRun(runId);
     await handle!.forceFlush();

@@ -78,7 +78,9 @@ export class RedactingSpanExporter implements SpanExporter {
     const redacted = spans.map((s) => {
       const c = Object.create(s) as ReadableSpan;
       Object.defineProperty(c, 'attributes', { value: redactAttributes(s.attributes, secrets) });
-      Object.defineProperty(c, 'events', { value: s.events.map((e) => ({ ...e, ...(e.attributes ? { attributes: redactAttributes(e.attributes, secrets) } : {}) })) });
+      Object.defineProperty(c, 'events', {
+        value: s.events.map((e) => ({ ...e, ...(e.attributes ? { attributes: redactAttributes(e.attributes, secrets) } : {}) })),
+      });
       Object.defineProperty(c, 'name', { value: scrub(s.name, secrets) });
       return c;
     });

@@ -46,7 +46,16 @@ export function tempDb(prefix = 'kinetix-'): TempDb {
 export function addOrg(db: Db, o: { name?: string; budgetCapUsd?: number | null; model?: string } = {}): string {
   const id = uuidv7();
   const now = new Date().toISOString();
-  insertOrganization(db, { id, created_at: now, updated_at: now, version: 1, name: o.name ?? 'Riverside FC', plan: 'club', budget_cap_usd: o.budgetCapUsd ?? null, assistant_model: o.model ?? 'claude-sonnet-4-6' });
+  insertOrganization(db, {
+    id,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+    name: o.name ?? 'Riverside FC',
+    plan: 'club',
+    budget_cap_usd: o.budgetCapUsd ?? null,
+    assistant_model: o.model ?? 'claude-sonnet-4-6',
+  });
   return id;
 }
 
@@ -54,7 +63,11 @@ export function addOrg(db: Db, o: { name?: string; budgetCapUsd?: number | null;
  * Insert a user through a changeset. The changeset is authorised as a set-up actor holding
  * `user.manage` with the new user's own id (so the activity row's actor exists).
  */
-export function addUser(db: Db, orgId: string, u: { role: Role; displayName?: string; email?: string; budgetCapUsd?: number | null; linkedAthleteId?: string | null }): string {
+export function addUser(
+  db: Db,
+  orgId: string,
+  u: { role: Role; displayName?: string; email?: string; budgetCapUsd?: number | null; linkedAthleteId?: string | null },
+): string {
   const id = uuidv7();
   const displayName = u.displayName ?? `Test ${u.role}`;
   applyChangeset(db, {
@@ -62,21 +75,45 @@ export function addUser(db: Db, orgId: string, u: { role: Role; displayName?: st
     planned: {
       verb: 'test.addUser',
       summary: `Add ${displayName}`,
-      changes: [{ op: 'insert', table: 'app_user', id, after: { email: u.email ?? `${id.slice(-8)}@example.test`, display_name: displayName, role: u.role, linked_athlete_id: u.linkedAthleteId ?? null, active: true, budget_cap_usd: u.budgetCapUsd ?? null } }],
+      changes: [
+        {
+          op: 'insert',
+          table: 'app_user',
+          id,
+          after: {
+            email: u.email ?? `${id.slice(-8)}@example.test`,
+            display_name: displayName,
+            role: u.role,
+            linked_athlete_id: u.linkedAthleteId ?? null,
+            active: true,
+            budget_cap_usd: u.budgetCapUsd ?? null,
+          },
+        },
+      ],
     },
   });
   return id;
 }
 
 /** Change a user's row (role, active, budget) as `byUserId` (an owner/admin of the org). */
-export function updateUser(db: Db, orgId: string, byUserId: string, userId: string, patch: { role?: Role; active?: boolean; budget_cap_usd?: number | null }): void {
+export function updateUser(
+  db: Db,
+  orgId: string,
+  byUserId: string,
+  userId: string,
+  patch: { role?: Role; active?: boolean; budget_cap_usd?: number | null },
+): void {
   const row = getRow<{ id: string; version: number } & Record<string, unknown>>(db, 'app_user', orgId, userId);
   if (!row) throw new Error('no such user');
   const before: Record<string, unknown> = {};
   for (const k of Object.keys(patch)) before[k] = row[k];
   applyChangeset(db, {
     actor: { userId: byUserId, orgId, role: 'owner', linkedAthleteId: null, active: true, displayName: 'Owner' },
-    planned: { verb: 'test.updateUser', summary: 'Update user', changes: [{ op: 'update', table: 'app_user', id: userId, version: row.version, before, after: patch }] },
+    planned: {
+      verb: 'test.updateUser',
+      summary: 'Update user',
+      changes: [{ op: 'update', table: 'app_user', id: userId, version: row.version, before, after: patch }],
+    },
   });
 }
 
@@ -104,7 +141,14 @@ export function testHarness(db: Db, tools: ToolRegistry, o: TestHarnessOptions):
 }
 
 /** Insert a business row through a changeset, authorised as `byUserId` acting with `role`. Returns its id. */
-export function addRecord(db: Db, orgId: string, byUserId: string, role: Role, table: import('../../models/tables').TableName, after: Record<string, unknown>): string {
+export function addRecord(
+  db: Db,
+  orgId: string,
+  byUserId: string,
+  role: Role,
+  table: import('../../models/tables').TableName,
+  after: Record<string, unknown>,
+): string {
   const id = uuidv7();
   applyChangeset(db, {
     actor: { userId: byUserId, orgId, role, linkedAthleteId: null, active: true, displayName: 'Set-up' },
@@ -121,7 +165,12 @@ export async function collectEvents(kx: Kinetix, userId: string, runId: string, 
 }
 
 /** Wait for the first event matching `pred` (e.g. a confirm_required) and return it. */
-export async function waitForEvent(kx: Kinetix, userId: string, runId: string, pred: (e: import('../kinetix/bus').RunEventEnvelope) => boolean): Promise<import('../kinetix/bus').RunEventEnvelope> {
+export async function waitForEvent(
+  kx: Kinetix,
+  userId: string,
+  runId: string,
+  pred: (e: import('../kinetix/bus').RunEventEnvelope) => boolean,
+): Promise<import('../kinetix/bus').RunEventEnvelope> {
   for await (const e of kx.subscribe(userId, runId)) if (pred(e)) return e;
   throw new Error('run ended before the awaited event');
 }

@@ -28,7 +28,22 @@ export const testListInjuries = readVerb('injuries.list', {
 
 export const testCreateAthlete = writeVerb('athletes.create', {
   plan: (_vc, i) => ({
-    planned: { verb: 'athletes.create', summary: `Add athlete ${i.name}`, changes: [insertRow('athlete', { name: i.name, date_of_birth: i.date_of_birth, sex: i.sex, position: null, squad_id: null, dominant_side: 'right', status: 'active', notes: '' })] },
+    planned: {
+      verb: 'athletes.create',
+      summary: `Add athlete ${i.name}`,
+      changes: [
+        insertRow('athlete', {
+          name: i.name,
+          date_of_birth: i.date_of_birth,
+          sex: i.sex,
+          position: null,
+          squad_id: null,
+          dominant_side: 'right',
+          status: 'active',
+          notes: '',
+        }),
+      ],
+    },
   }),
 });
 
@@ -43,7 +58,15 @@ export const configureIntegration = defineTool({
   description: 'Checks integration settings.',
   permission: 'settings.manage',
   tables: [],
-  input: z.object({ name: z.string(), settings: z.object({ smtp: z.object({ host: z.string(), password: z.string() }), accounts: z.array(z.object({ user: z.string(), api_key: z.string() })) }) }).strict(),
+  input: z
+    .object({
+      name: z.string(),
+      settings: z.object({
+        smtp: z.object({ host: z.string(), password: z.string() }),
+        accounts: z.array(z.object({ user: z.string(), api_key: z.string() })),
+      }),
+    })
+    .strict(),
   run: (_ctx, input) => {
     received.args = input;
     return { ok: true, echoed_token: 'tok-should-not-leak-123456' };
@@ -92,6 +115,15 @@ export const connectServiceTool = defineTool({
   description: 'Tests a connection to a clinic service.',
   permission: 'kinetix.use',
   tables: [],
-  input: z.object({ name: z.string(), password: z.string(), api_key: z.string(), pin: z.string(), device_api_key: z.string(), nested: z.object({ secret: z.string(), items: z.array(z.object({ token: z.string() })) }) }).strict(),
+  input: z
+    .object({
+      name: z.string(),
+      password: z.string(),
+      api_key: z.string(),
+      pin: z.string(),
+      device_api_key: z.string(),
+      nested: z.object({ secret: z.string(), items: z.array(z.object({ token: z.string() })) }),
+    })
+    .strict(),
   run: (_ctx, input) => ({ ok: true, service: input.name }),
 });

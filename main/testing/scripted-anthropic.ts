@@ -89,7 +89,10 @@ function sse(res: ServerResponse, event: string, data: unknown): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-function fullUsage(u: Partial<ScriptedUsage> | undefined, output: number): ScriptedUsage & { cache_read_input_tokens: number; cache_creation_input_tokens: number } {
+function fullUsage(
+  u: Partial<ScriptedUsage> | undefined,
+  output: number,
+): ScriptedUsage & { cache_read_input_tokens: number; cache_creation_input_tokens: number } {
   return {
     input_tokens: u?.input_tokens ?? 100,
     output_tokens: u?.output_tokens ?? output,
@@ -113,34 +116,47 @@ export async function startScriptedAnthropic(steps: ScriptEntry[] = [], opts: Sc
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `No route ${req.method} ${req.url}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `No route ${req.method} ${req.url}` } }));
       return;
     }
     let body: RecordedRequest['body'];
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RecordedRequest['body'];
     } catch {
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'Body is not JSON.' } }));
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'Body is not JSON.' } }));
       return;
     }
     const rec: RecordedRequest = { path: req.url, headers: { ...req.headers }, body };
     requests.push(rec);
-    for (const w of [...waiters]) if (requests.length >= w.n) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
-    const given = req.headers['x-api-key'] ?? (typeof req.headers.authorization === 'string' ? req.headers.authorization.replace(/^Bearer\s+/i, '') : undefined);
+    for (const w of [...waiters])
+      if (requests.length >= w.n) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    const given =
+      req.headers['x-api-key'] ?? (typeof req.headers.authorization === 'string' ? req.headers.authorization.replace(/^Bearer\s+/i, '') : undefined);
     if (opts.expectedKey !== undefined && given !== opts.expectedKey) {
-      res.writeHead(401, { 'content-type': 'application/json', 'request-id': nextId('req') }).end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
+      res
+        .writeHead(401, { 'content-type': 'application/json', 'request-id': nextId('req') })
+        .end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
       return;
     }
     const entry = script.shift();
-    const step: ScriptStep = entry === undefined
-      ? { error: { status: 500, type: 'api_error', message: 'The scripted server has no more steps.' } }
-      : typeof entry === 'function' ? await entry(rec, requests.length - 1) : entry;
+    const step: ScriptStep =
+      entry === undefined
+        ? { error: { status: 500, type: 'api_error', message: 'The scripted server has no more steps.' } }
+        : typeof entry === 'function'
+          ? await entry(rec, requests.length - 1)
+          : entry;
 
     if ('error' in step) {
-      res.writeHead(step.error.status, { 'content-type': 'application/json', 'request-id': nextId('req'), 'x-should-retry': 'false' }).end(JSON.stringify({ type: 'error', error: { type: step.error.type, message: step.error.message } }));
+      res
+        .writeHead(step.error.status, { 'content-type': 'application/json', 'request-id': nextId('req'), 'x-should-retry': 'false' })
+        .end(JSON.stringify({ type: 'error', error: { type: step.error.type, message: step.error.message } }));
       return;
     }
     const model = ('model' in step && step.model) || body.model;
@@ -150,7 +166,19 @@ export async function startScriptedAnthropic(steps: ScriptEntry[] = [], opts: Sc
       res.on('close', () => held.delete(res));
       if (step.hang === 'after_start') {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': nextId('req') });
-        sse(res, 'message_start', { type: 'message_start', message: { id: msgId, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: fullUsage(step.usage, 1) } });
+        sse(res, 'message_start', {
+          type: 'message_start',
+          message: {
+            id: msgId,
+            type: 'message',
+            role: 'assistant',
+            model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: fullUsage(step.usage, 1),
+          },
+        });
         if (step.text) {
           sse(res, 'content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
           sse(res, 'content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: step.text } });
@@ -162,33 +190,60 @@ export async function startScriptedAnthropic(steps: ScriptEntry[] = [], opts: Sc
     const toolUses = (step.toolUses ?? []).map((t) => ({ ...t, id: t.id ?? nextId('toolu') }));
     const stopReason = step.stopReason ?? (toolUses.length ? 'tool_use' : 'end_turn');
     const text = step.text ?? '';
-    const usage = fullUsage(step.usage, Math.max(1, Math.ceil((text.length + toolUses.reduce((n, t) => n + (t.rawJson ?? JSON.stringify(t.input ?? {})).length, 0)) / 4)));
+    const usage = fullUsage(
+      step.usage,
+      Math.max(1, Math.ceil((text.length + toolUses.reduce((n, t) => n + (t.rawJson ?? JSON.stringify(t.input ?? {})).length, 0)) / 4)),
+    );
     const content = [...(text ? [{ type: 'text', text }] : []), ...toolUses.map((t) => ({ type: 'tool_use', id: t.id, name: t.name, input: t.input }))];
 
     if (!body.stream) {
-      res.writeHead(200, { 'content-type': 'application/json', 'request-id': nextId('req') }).end(JSON.stringify({ id: msgId, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage }));
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'request-id': nextId('req') })
+        .end(JSON.stringify({ id: msgId, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage }));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': nextId('req') });
-    sse(res, 'message_start', { type: 'message_start', message: { id: msgId, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+    sse(res, 'message_start', {
+      type: 'message_start',
+      message: {
+        id: msgId,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    });
     sse(res, 'ping', { type: 'ping' });
     let index = 0;
     if (text) {
       sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       const n = Math.max(1, step.chunk ?? 12);
-      for (let i = 0; i < text.length; i += n) sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: text.slice(i, i + n) } });
+      for (let i = 0; i < text.length; i += n)
+        sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: text.slice(i, i + n) } });
       sse(res, 'content_block_stop', { type: 'content_block_stop', index });
       index++;
     }
     for (const t of toolUses) {
-      sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: t.id, name: t.name, input: t.inputInStart ? (t.input ?? {}) : {} } });
+      sse(res, 'content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: t.id, name: t.name, input: t.inputInStart ? (t.input ?? {}) : {} },
+      });
       const json = t.inputInStart ? '' : (t.rawJson ?? JSON.stringify(t.input ?? {}));
       const step16 = json.length > 64 * 1024 ? 64 * 1024 : 16;
-      for (let i = 0; i < json.length; i += step16) sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + step16) } });
+      for (let i = 0; i < json.length; i += step16)
+        sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + step16) } });
       sse(res, 'content_block_stop', { type: 'content_block_stop', index });
       index++;
     }
-    sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+    sse(res, 'message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    });
     sse(res, 'message_stop', { type: 'message_stop' });
     res.end();
   };

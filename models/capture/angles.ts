@@ -78,7 +78,11 @@ export interface JointSeries {
   frontalRatio: Float64Array;
 }
 
-interface Frame { X: Vec3; Y: Vec3; Z: Vec3 }
+interface Frame {
+  X: Vec3;
+  Y: Vec3;
+  Z: Vec3;
+}
 
 function segmentFrame(left: Vec3, right: Vec3, lower: Vec3, upper: Vec3): Frame | null {
   const Z0 = sub(right, left);
@@ -114,17 +118,36 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
   const K = set.length;
   const F = points.length / (K * 3);
   const idx = (n: string) => set.indexOf(n);
-  const at = (f: number, i: number): Vec3 => (i < 0 ? [NaN, NaN, NaN] : [points[(f * K + i) * 3] ?? NaN, points[(f * K + i) * 3 + 1] ?? NaN, points[(f * K + i) * 3 + 2] ?? NaN]);
+  const at = (f: number, i: number): Vec3 =>
+    i < 0 ? [NaN, NaN, NaN] : [points[(f * K + i) * 3] ?? NaN, points[(f * K + i) * 3 + 1] ?? NaN, points[(f * K + i) * 3 + 2] ?? NaN];
   const I = {
-    lh: idx('left_hip'), rh: idx('right_hip'), ls: idx('left_shoulder'), rs: idx('right_shoulder'),
+    lh: idx('left_hip'),
+    rh: idx('right_hip'),
+    ls: idx('left_shoulder'),
+    rs: idx('right_shoulder'),
   };
   const out: JointSeries[] = [];
   const sides: PoseSide[] = ['left', 'right'];
   const PLANE: Record<PoseJoint, JointSeries['plane']> = {
-    hip_flexion: 'sagittal', shoulder_flexion: 'sagittal', ankle_dorsiflexion: 'sagittal', knee_flexion: '3d', elbow_flexion: '3d',
-    hip_abduction: 'frontal', knee_frontal_projection_angle: 'frontal', pelvic_obliquity: 'global', trunk_lateral_lean: 'global',
+    hip_flexion: 'sagittal',
+    shoulder_flexion: 'sagittal',
+    ankle_dorsiflexion: 'sagittal',
+    knee_flexion: '3d',
+    elbow_flexion: '3d',
+    hip_abduction: 'frontal',
+    knee_frontal_projection_angle: 'frontal',
+    pelvic_obliquity: 'global',
+    trunk_lateral_lean: 'global',
   };
-  const mk = (joint: PoseJoint, side: PoseSide, measurable: boolean): JointSeries => ({ joint, side, angleDeg: new Float64Array(F).fill(NaN), sagittalRatio: new Float64Array(F).fill(NaN), measurable, plane: PLANE[joint], frontalRatio: new Float64Array(F).fill(NaN) });
+  const mk = (joint: PoseJoint, side: PoseSide, measurable: boolean): JointSeries => ({
+    joint,
+    side,
+    angleDeg: new Float64Array(F).fill(NaN),
+    sagittalRatio: new Float64Array(F).fill(NaN),
+    measurable,
+    plane: PLANE[joint],
+    frontalRatio: new Float64Array(F).fill(NaN),
+  });
   // `up` for pelvic obliquity and trunk lean: the trial's median trunk axis.
   const ups: Vec3[] = [];
   for (let f = 0; f < F; f++) {
@@ -136,9 +159,14 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
   // put Z up) when the median trunk axis is within 45° of it; otherwise the median trunk axis.
   const medUp: Vec3 | null = !trunkUp ? null : trunkUp[2] > Math.SQRT1_2 ? [0, 0, 1] : trunkUp[2] < -Math.SQRT1_2 ? [0, 0, -1] : trunkUp;
   for (const side of sides) {
-    const hip = idx(`${side}_hip`), knee = idx(`${side}_knee`), ankle = idx(`${side}_ankle`);
-    const sh = idx(`${side}_shoulder`), el = idx(`${side}_elbow`), wr = idx(`${side}_wrist`);
-    const heel = idx(`${side}_heel`), toe = idx(`${side}_big_toe`);
+    const hip = idx(`${side}_hip`),
+      knee = idx(`${side}_knee`),
+      ankle = idx(`${side}_ankle`);
+    const sh = idx(`${side}_shoulder`),
+      el = idx(`${side}_elbow`),
+      wr = idx(`${side}_wrist`);
+    const heel = idx(`${side}_heel`),
+      toe = idx(`${side}_big_toe`);
     const hipS = mk('hip_flexion', side, hip >= 0 && knee >= 0);
     const kneeS = mk('knee_flexion', side, hip >= 0 && knee >= 0 && ankle >= 0);
     const shS = mk('shoulder_flexion', side, sh >= 0 && el >= 0);
@@ -150,11 +178,14 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
     const leanS = mk('trunk_lateral_lean', side, I.lh >= 0 && I.rh >= 0 && I.ls >= 0 && I.rs >= 0);
     const sgn = side === 'left' ? -1 : 1; // lateral = sgn·Z
     for (let f = 0; f < F; f++) {
-      const midHip = mid(at(f, I.lh), at(f, I.rh)), midSh = mid(at(f, I.ls), at(f, I.rs));
+      const midHip = mid(at(f, I.lh), at(f, I.rh)),
+        midSh = mid(at(f, I.ls), at(f, I.rs));
       const pelvis = segmentFrame(at(f, I.lh), at(f, I.rh), midHip, midSh);
       const thorax = segmentFrame(at(f, I.ls), at(f, I.rs), midHip, midSh);
-      const thigh = sub(at(f, knee), at(f, hip)), shank = sub(at(f, ankle), at(f, knee));
-      const upper = sub(at(f, el), at(f, sh)), fore = sub(at(f, wr), at(f, el));
+      const thigh = sub(at(f, knee), at(f, hip)),
+        shank = sub(at(f, ankle), at(f, knee));
+      const upper = sub(at(f, el), at(f, sh)),
+        fore = sub(at(f, wr), at(f, el));
       if (pelvis && isFiniteVec(thigh)) {
         hipS.angleDeg[f] = theta(thigh, pelvis);
         hipS.sagittalRatio[f] = ratio(thigh, pelvis);
@@ -175,7 +206,10 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
       if (pelvis && isFiniteVec(thigh)) {
         const lat = scale(pelvis.Z, sgn);
         const phi = (v: Vec3) => Math.atan2(dot(v, lat), -dot(v, pelvis.Y)) * RAD2DEG;
-        const fr = (v: Vec3) => { const l = length(v); return l > 0 ? Math.min(1, length(sub(v, scale(pelvis.X, dot(v, pelvis.X)))) / l) : NaN; };
+        const fr = (v: Vec3) => {
+          const l = length(v);
+          return l > 0 ? Math.min(1, length(sub(v, scale(pelvis.X, dot(v, pelvis.X)))) / l) : NaN;
+        };
         abdS.angleDeg[f] = phi(thigh);
         abdS.frontalRatio[f] = fr(thigh);
         if (isFiniteVec(shank)) {
@@ -186,7 +220,8 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
       if (medUp && pelvis) {
         const other = side === 'left' ? I.rh : I.lh;
         const across = sub(at(f, hip), at(f, other));
-        if (isFiniteVec(across) && length(across) > 1e-9) oblS.angleDeg[f] = Math.asin(Math.max(-1, Math.min(1, dot(across, medUp) / length(across)))) * RAD2DEG;
+        if (isFiniteVec(across) && length(across) > 1e-9)
+          oblS.angleDeg[f] = Math.asin(Math.max(-1, Math.min(1, dot(across, medUp) / length(across)))) * RAD2DEG;
         const trunk = sub(midSh, midHip);
         if (isFiniteVec(trunk) && length(trunk) > 1e-9) {
           // towards side s: component along that side's lateral direction (horizontal, ⟂ up)
@@ -199,7 +234,8 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
         }
       }
       if (ankS.measurable && pelvis) {
-        const shankUp = sub(at(f, knee), at(f, ankle)), foot = sub(at(f, toe), at(f, heel));
+        const shankUp = sub(at(f, knee), at(f, ankle)),
+          foot = sub(at(f, toe), at(f, heel));
         if (isFiniteVec(shankUp) && isFiniteVec(foot)) {
           ankS.angleDeg[f] = 90 - angleBetween(shankUp, foot);
           ankS.sagittalRatio[f] = Math.min(ratio(shankUp, pelvis), ratio(foot, pelvis));

@@ -32,12 +32,16 @@ function centre(kp: Keypoints2D, minConf: number): [number, number, number] | nu
 
 function nearest(people: Keypoints2D[], prev: [number, number, number] | null, minConf: number): number {
   if (!prev) return -1;
-  let best = -1, bd = Infinity;
+  let best = -1,
+    bd = Infinity;
   people.forEach((p, i) => {
     const c = centre(p, minConf);
     if (!c) return;
     const d = Math.hypot(c[0] - prev[0], c[1] - prev[1]);
-    if (d < bd && d < Math.max(prev[2], 50)) { bd = d; best = i; }
+    if (d < bd && d < Math.max(prev[2], 50)) {
+      bd = d;
+      best = i;
+    }
   });
   return best;
 }
@@ -46,9 +50,18 @@ function nearest(people: Keypoints2D[], prev: [number, number, number] | null, m
  * Build triangulation observations F×K×C×3 for the tapped athlete.
  * `people[c][f]` lists K×3 keypoint arrays; `projections` C×12.
  */
-export function associateAthlete(people: Keypoints2D[][][], projections: Float64Array, keypoints: number, tap: Tap, opts: AssociationOptions = {}): { observations: Float64Array; chosen: number[][] } {
-  const minConf = opts.minConfidence ?? 0.3, maxErr = opts.maxPairErrorPx ?? 40;
-  const C = people.length, F = people[0]?.length ?? 0, K = keypoints;
+export function associateAthlete(
+  people: Keypoints2D[][][],
+  projections: Float64Array,
+  keypoints: number,
+  tap: Tap,
+  opts: AssociationOptions = {},
+): { observations: Float64Array; chosen: number[][] } {
+  const minConf = opts.minConfidence ?? 0.3,
+    maxErr = opts.maxPairErrorPx ?? 40;
+  const C = people.length,
+    F = people[0]?.length ?? 0,
+    K = keypoints;
   const obs = new Float64Array(F * K * C * 3).fill(NaN);
   for (let i = 2; i < obs.length; i += 3) obs[i] = 0;
   const chosen: number[][] = Array.from({ length: C }, () => new Array<number>(F).fill(-1));
@@ -62,7 +75,10 @@ export function associateAthlete(people: Keypoints2D[][][], projections: Float64
       ref.forEach((p, i) => {
         const d = distanceToPerson(p, [tap.x, tap.y], minConf);
         const c = centre(p, minConf);
-        if (c && d < bd && d < Math.max(c[2] * 0.6, 60)) { bd = d; r = i; }
+        if (c && d < bd && d < Math.max(c[2] * 0.6, 60)) {
+          bd = d;
+          r = i;
+        }
       });
       // a later frame without history: fall back to the person nearest the tap
     } else r = nearest(ref, prev[tap.camera]!, minConf);
@@ -88,7 +104,10 @@ export function associateAthlete(people: Keypoints2D[][][], projections: Float64
             if (t) errs.push(t[3]);
           }
           const m = errs.length >= 3 ? median(errs) : Infinity;
-          if (m < best && m <= maxErr) { best = m; pick = i; }
+          if (m < best && m <= maxErr) {
+            best = m;
+            pick = i;
+          }
         });
       } else pick = nearest(cands, prev[c] ?? null, minConf);
       chosen[c]![f] = pick;
@@ -107,12 +126,16 @@ export function associateAthlete(people: Keypoints2D[][][], projections: Float64
 /** Default tap when none is given: the centre of the largest person in camera 0, frame 0. */
 export function defaultTap(people: Keypoints2D[][][], minConf = 0.3): Tap | null {
   for (let c = 0; c < people.length; c++) {
-    let best: Tap | null = null, area = 0;
+    let best: Tap | null = null,
+      area = 0;
     for (const p of people[c]?.[0] ?? []) {
       const b = personBox(p, minConf);
       if (!b) continue;
       const a = (b[2] - b[0]) * (b[3] - b[1]);
-      if (a > area) { area = a; best = { camera: c, x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2 }; }
+      if (a > area) {
+        area = a;
+        best = { camera: c, x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2 };
+      }
     }
     if (best) return best;
   }

@@ -30,12 +30,22 @@ export function rodrigues(r: readonly number[]): Mat3 {
   const [rx = 0, ry = 0, rz = 0] = r;
   const th = Math.hypot(rx, ry, rz);
   if (th < 1e-15) return [1, 0, 0, 0, 1, 0, 0, 0, 1];
-  const kx = rx / th, ky = ry / th, kz = rz / th;
-  const c = Math.cos(th), s = Math.sin(th), v = 1 - c;
+  const kx = rx / th,
+    ky = ry / th,
+    kz = rz / th;
+  const c = Math.cos(th),
+    s = Math.sin(th),
+    v = 1 - c;
   return [
-    c + kx * kx * v, kx * ky * v - kz * s, kx * kz * v + ky * s,
-    ky * kx * v + kz * s, c + ky * ky * v, ky * kz * v - kx * s,
-    kz * kx * v - ky * s, kz * ky * v + kx * s, c + kz * kz * v,
+    c + kx * kx * v,
+    kx * ky * v - kz * s,
+    kx * kz * v + ky * s,
+    ky * kx * v + kz * s,
+    c + ky * ky * v,
+    ky * kz * v - kx * s,
+    kz * kx * v - ky * s,
+    kz * ky * v + kx * s,
+    c + kz * kz * v,
   ];
 }
 
@@ -48,7 +58,9 @@ export function rodriguesInverse(R: Mat3): Vec3 {
   if (th < 1e-12) return [0, 0, 0];
   if (Math.PI - th < 1e-6) {
     // axis from the diagonal of (R + I) / 2 = k kᵀ
-    const xx = Math.sqrt(Math.max(0, (m(0) + 1) / 2)), yy = Math.sqrt(Math.max(0, (m(4) + 1) / 2)), zz = Math.sqrt(Math.max(0, (m(8) + 1) / 2));
+    const xx = Math.sqrt(Math.max(0, (m(0) + 1) / 2)),
+      yy = Math.sqrt(Math.max(0, (m(4) + 1) / 2)),
+      zz = Math.sqrt(Math.max(0, (m(8) + 1) / 2));
     let k: Vec3;
     if (xx >= yy && xx >= zz) k = [xx, (m(1) + m(3)) / (4 * xx), (m(2) + m(6)) / (4 * xx)];
     else if (yy >= zz) k = [(m(1) + m(3)) / (4 * yy), yy, (m(5) + m(7)) / (4 * yy)];
@@ -63,11 +75,12 @@ export function rodriguesInverse(R: Mat3): Vec3 {
 /** Row-major 3×3 product. */
 export function matMul3(A: Mat3, B: Mat3): Mat3 {
   const out: number[] = new Array(9).fill(0);
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) {
-    let s = 0;
-    for (let k = 0; k < 3; k++) s += (A[i * 3 + k] ?? 0) * (B[k * 3 + j] ?? 0);
-    out[i * 3 + j] = s;
-  }
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++) {
+      let s = 0;
+      for (let k = 0; k < 3; k++) s += (A[i * 3 + k] ?? 0) * (B[k * 3 + j] ?? 0);
+      out[i * 3 + j] = s;
+    }
   return out;
 }
 
@@ -114,19 +127,23 @@ export function opticalAxis(cam: Pick<CameraCalibration, 'rvec'>): Vec3 {
  */
 export function projectPoint(cam: CameraCalibration, X: readonly number[], distort = true): [number, number] | null {
   const R = rodrigues(cam.rvec);
-  const x0 = X[0] ?? 0, x1 = X[1] ?? 0, x2 = X[2] ?? 0;
+  const x0 = X[0] ?? 0,
+    x1 = X[1] ?? 0,
+    x2 = X[2] ?? 0;
   const xc = (R[0] ?? 0) * x0 + (R[1] ?? 0) * x1 + (R[2] ?? 0) * x2 + cam.tvec[0];
   const yc = (R[3] ?? 0) * x0 + (R[4] ?? 0) * x1 + (R[5] ?? 0) * x2 + cam.tvec[1];
   const zc = (R[6] ?? 0) * x0 + (R[7] ?? 0) * x1 + (R[8] ?? 0) * x2 + cam.tvec[2];
   if (zc <= 1e-9) return null;
-  let x = xc / zc, y = yc / zc;
+  let x = xc / zc,
+    y = yc / zc;
   if (distort && cam.dist.length >= 4) {
     const [k1 = 0, k2 = 0, p1 = 0, p2 = 0, k3 = 0, k4 = 0, k5 = 0, k6 = 0] = cam.dist;
     const r2 = x * x + y * y;
     const radial = (1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 * r2 * r2) / (1 + k4 * r2 + k5 * r2 * r2 + k6 * r2 * r2 * r2);
     const xd = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x);
     const yd = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y;
-    x = xd; y = yd;
+    x = xd;
+    y = yd;
   }
   const K = cam.K;
   return [(K[0] ?? 0) * x + (K[1] ?? 0) * y + (K[2] ?? 0), (K[4] ?? 0) * y + (K[5] ?? 0)];
@@ -147,19 +164,27 @@ export function hasDistortion(cam: Pick<CameraCalibration, 'dist'>): boolean {
  */
 export function undistortPixel(cam: Pick<CameraCalibration, 'K' | 'dist'>, u: number, v: number): [number, number] {
   if (!Number.isFinite(u) || !Number.isFinite(v)) return [NaN, NaN];
-  const fx = cam.K[0] ?? 1, skew = cam.K[1] ?? 0, cx = cam.K[2] ?? 0, fy = cam.K[4] ?? 1, cy = cam.K[5] ?? 0;
+  const fx = cam.K[0] ?? 1,
+    skew = cam.K[1] ?? 0,
+    cx = cam.K[2] ?? 0,
+    fy = cam.K[4] ?? 1,
+    cy = cam.K[5] ?? 0;
   const [k1 = 0, k2 = 0, p1 = 0, p2 = 0, k3 = 0, k4 = 0, k5 = 0, k6 = 0] = cam.dist;
-  const yd = (v - cy) / fy, xd = (u - cx - skew * yd) / fx;
-  let x = xd, y = yd;
+  const yd = (v - cy) / fy,
+    xd = (u - cx - skew * yd) / fx;
+  let x = xd,
+    y = yd;
   for (let it = 0; it < 50; it++) {
     const r2 = x * x + y * y;
     const icdist = (1 + ((k6 * r2 + k5) * r2 + k4) * r2) / (1 + ((k3 * r2 + k2) * r2 + k1) * r2);
     if (!(icdist > 0)) return [NaN, NaN];
     const dx = 2 * p1 * x * y + p2 * (r2 + 2 * x * x);
     const dy = p1 * (r2 + 2 * y * y) + 2 * p2 * x * y;
-    const nx = (xd - dx) * icdist, ny = (yd - dy) * icdist;
+    const nx = (xd - dx) * icdist,
+      ny = (yd - dy) * icdist;
     const step = Math.abs(nx - x) + Math.abs(ny - y);
-    x = nx; y = ny;
+    x = nx;
+    y = ny;
     if (step < 1e-12) break;
   }
   return [fx * x + skew * y + cx, fy * y + cy];
@@ -178,7 +203,8 @@ export function undistortObservations(observations: Float64Array, cams: readonly
     if (!hasDistortion(cam)) continue;
     for (let o = c * 3; o < out.length; o += C * 3) {
       const [u, v] = undistortPixel(cam, out[o] ?? NaN, out[o + 1] ?? NaN);
-      out[o] = u; out[o + 1] = v;
+      out[o] = u;
+      out[o + 1] = v;
     }
   }
   return out;

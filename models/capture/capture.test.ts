@@ -14,9 +14,15 @@ const flat = (frames: [number, number, number][][]) => Float64Array.from(frames.
 
 describe('camera model', () => {
   it('round-trips Rodrigues vectors, including near π', () => {
-    for (const r of [[0.1, -0.2, 0.3], [1.6882754799999993, 1.0483220499999997, -0.41955852], [Math.PI - 1e-9, 0, 0], [0, 0, 0]] as [number, number, number][]) {
+    for (const r of [
+      [0.1, -0.2, 0.3],
+      [1.6882754799999993, 1.0483220499999997, -0.41955852],
+      [Math.PI - 1e-9, 0, 0],
+      [0, 0, 0],
+    ] as [number, number, number][]) {
       const back = rodriguesInverse(rodrigues(r));
-      const R1 = rodrigues(r), R2 = rodrigues(back);
+      const R1 = rodrigues(r),
+        R2 = rodrigues(back);
       R1.forEach((v, i) => expect(R2[i]).toBeCloseTo(v, 8));
     }
   });
@@ -26,7 +32,7 @@ describe('camera model', () => {
     expect(p[0]).toBeCloseTo((cam.width - 1) / 2, 9);
     expect(p[1]).toBeCloseTo((cam.height - 1) / 2, 9);
     const C = cameraCenter(cam);
-    expect(Math.atan2(C[1], C[0]) * 180 / Math.PI).toBeCloseTo(45, 9);
+    expect((Math.atan2(C[1], C[0]) * 180) / Math.PI).toBeCloseTo(45, 9);
   });
 });
 
@@ -119,7 +125,14 @@ describe('joint angles and the observability gate', () => {
   it('omits shoulder flexion when the arm is abducted out of the sagittal plane', () => {
     const motion = syntheticMotion(30, { abductionDeg: 80 }).map((m) => ({ ...m, shoulderFlexion: { left: 10, right: 10 } }));
     const pts = flat(motion.map((m) => syntheticPose(m)));
-    const { rows } = buildPoseMetrics(pts, COCO17, { cameraCount: 3, cameraMode: '3 calibrated cameras + one tap', viewObliquityDeg: 10, obliquityBand: 'sagittal', viewMatchesDeclared: true, rigTrustworthy: true });
+    const { rows } = buildPoseMetrics(pts, COCO17, {
+      cameraCount: 3,
+      cameraMode: '3 calibrated cameras + one tap',
+      viewObliquityDeg: 10,
+      obliquityBand: 'sagittal',
+      viewMatchesDeclared: true,
+      rigTrustworthy: true,
+    });
     const sh = rows.filter((r) => r.joint === 'shoulder_flexion');
     expect(sh.every((r) => r.omitted_reason === 'flexion_observability_gate' && r.value_deg === null && !r.trustworthy)).toBe(true);
     expect(sh[0]!.sagittal_ratio!).toBeLessThan(0.45);
@@ -152,7 +165,14 @@ describe('joint angles and the observability gate', () => {
   it('reports low coverage (no numbers) when the athlete is mostly out of view', () => {
     const motion = syntheticMotion(20);
     const pts = flat(motion.map((m, f) => (f < 14 ? syntheticPose(m).map(() => [NaN, NaN, NaN] as [number, number, number]) : syntheticPose(m))));
-    const { rows } = buildPoseMetrics(pts, COCO17, { cameraCount: 2, cameraMode: '2 calibrated cameras + one tap', viewObliquityDeg: null, obliquityBand: 'unknown', viewMatchesDeclared: false, rigTrustworthy: true });
+    const { rows } = buildPoseMetrics(pts, COCO17, {
+      cameraCount: 2,
+      cameraMode: '2 calibrated cameras + one tap',
+      viewObliquityDeg: null,
+      obliquityBand: 'unknown',
+      viewMatchesDeclared: false,
+      rigTrustworthy: true,
+    });
     const knee = rows.find((r) => r.joint === 'knee_flexion')!;
     expect(knee.omitted_reason).toBe('low_coverage');
     expect(knee.coverage).toBeCloseTo(6 / 20, 9);
@@ -173,13 +193,21 @@ describe('view obliquity, declared layout and drift', () => {
     expect(obliquityBand(45)).toBe('oblique');
     expect(obliquityBand(75)).toBe('frontal');
     expect(obliquityBand(null)).toBe('unknown');
-    const layout = [{ camera: 'front', label: 'front', yaw_deg: 0 }, { camera: 'left', label: 'left 90°', yaw_deg: 90 }, { camera: 'right45', label: 'right 45°', yaw_deg: -45 }];
+    const layout = [
+      { camera: 'front', label: 'front', yaw_deg: 0 },
+      { camera: 'left', label: 'left 90°', yaw_deg: 90 },
+      { camera: 'right45', label: 'right 45°', yaw_deg: -45 },
+    ];
     expect(viewMatchesDeclared(cams, v.yawsDeg, layout)).toBe(true);
     expect(viewMatchesDeclared(cams, v.yawsDeg, [{ camera: 'left', label: 'right', yaw_deg: -90 }])).toBe(false);
     expect(viewMatchesDeclared(cams, v.yawsDeg, null)).toBe(false);
   });
   it('flags a rig whose calibration drifted from its declared layout', () => {
-    const layout = [{ camera: 'front', label: 'front', yaw_deg: 0 }, { camera: 'left', label: 'left 90°', yaw_deg: 90 }, { camera: 'right45', label: 'right 45°', yaw_deg: -45 }];
+    const layout = [
+      { camera: 'front', label: 'front', yaw_deg: 0 },
+      { camera: 'left', label: 'left 90°', yaw_deg: 90 },
+      { camera: 'right45', label: 'right 45°', yaw_deg: -45 },
+    ];
     expect(assessRigDrift(cams, layout).drifted).toBe(false);
     const moved = [cams[0]!, ringCamera('left', 120), cams[2]!];
     const d = assessRigDrift(moved, layout, { tolDeg: 15 });
@@ -207,7 +235,8 @@ describe('trustworthy is earned per reading, each failure a condition', () => {
   const base = { cameraCount: 3, cameraMode: 'x', viewObliquityDeg: 10, obliquityBand: 'sagittal' as const, viewMatchesDeclared: true, rigTrustworthy: true };
   it('needs a reported value, no rig drift, coverage ≥ 0.8 and, for planar angles, a sagittal or oblique best view', async () => {
     const { conditionsFor, isTrustworthy, TRUST_MIN_COVERAGE } = await import('./summary');
-    const codes = (c: Parameters<typeof conditionsFor>[0], joint: Parameters<typeof conditionsFor>[1], cov: number) => conditionsFor(c, joint, cov, []).map((x) => x.code);
+    const codes = (c: Parameters<typeof conditionsFor>[0], joint: Parameters<typeof conditionsFor>[1], cov: number) =>
+      conditionsFor(c, joint, cov, []).map((x) => x.code);
     expect(TRUST_MIN_COVERAGE).toBe(0.8);
     expect(codes(base, 'hip_flexion', 0.9)).toEqual([]);
     expect(codes({ ...base, obliquityBand: 'oblique' }, 'hip_flexion', 0.8)).toEqual([]);
@@ -228,13 +257,17 @@ describe('knee flexion with the leg out of the pelvis plane', () => {
     const K = COCO17.length;
     const pts = new Float64Array(K * 3).fill(NaN);
     const put = (name: (typeof COCO17)[number], p: [number, number, number]) => pts.set(p, COCO17.indexOf(name) * 3);
-    put('left_hip', [-0.1, 1, 0]); put('right_hip', [0.1, 1, 0]);
-    put('left_shoulder', [-0.2, 1.5, 0]); put('right_shoulder', [0.2, 1.5, 0]);
+    put('left_hip', [-0.1, 1, 0]);
+    put('right_hip', [0.1, 1, 0]);
+    put('left_shoulder', [-0.2, 1.5, 0]);
+    put('right_shoulder', [0.2, 1.5, 0]);
     // Left leg abducted 40° and the shank swung forward: thigh and shank leave the sagittal plane.
     const knee: [number, number, number] = [-0.1 - 0.45 * Math.sin(0.7), 1 - 0.45 * Math.cos(0.7), 0.05];
     const ankle: [number, number, number] = [knee[0] - 0.1, knee[1] - 0.35, knee[2] + 0.25];
-    put('left_knee', knee); put('left_ankle', ankle);
-    put('right_knee', [0.1, 0.55, 0]); put('right_ankle', [0.1, 0.1, 0]);
+    put('left_knee', knee);
+    put('left_ankle', ankle);
+    put('right_knee', [0.1, 0.55, 0]);
+    put('right_ankle', [0.1, 0.1, 0]);
     const s = computeJointSeries(pts, COCO17).find((x) => x.joint === 'knee_flexion' && x.side === 'left')!;
     const thigh = [knee[0] + 0.1, knee[1] - 1, knee[2]];
     const shank = [ankle[0] - knee[0], ankle[1] - knee[1], ankle[2] - knee[2]];
@@ -250,9 +283,12 @@ describe('hip flexion sign (documented in angles.ts)', () => {
     // Y up, X anterior, Z right (ISB axes); pelvis at the origin
     const pts = new Float64Array(K * 3).fill(NaN);
     const put = (name: (typeof COCO17)[number], p: [number, number, number]) => pts.set(p, COCO17.indexOf(name) * 3);
-    const l = (leanDeg * Math.PI) / 180, t = (thighDeg * Math.PI) / 180;
-    put('left_hip', [0, 0, -0.1]); put('right_hip', [0, 0, 0.1]);
-    put('left_shoulder', [0.5 * Math.sin(l), 0.5 * Math.cos(l), -0.2]); put('right_shoulder', [0.5 * Math.sin(l), 0.5 * Math.cos(l), 0.2]);
+    const l = (leanDeg * Math.PI) / 180,
+      t = (thighDeg * Math.PI) / 180;
+    put('left_hip', [0, 0, -0.1]);
+    put('right_hip', [0, 0, 0.1]);
+    put('left_shoulder', [0.5 * Math.sin(l), 0.5 * Math.cos(l), -0.2]);
+    put('right_shoulder', [0.5 * Math.sin(l), 0.5 * Math.cos(l), 0.2]);
     for (const s of ['left', 'right'] as const) put(`${s}_knee`, [0.44 * Math.sin(t), -0.44 * Math.cos(t), s === 'left' ? -0.1 : 0.1]);
     return computeJointSeries(pts, COCO17).find((x) => x.joint === 'hip_flexion' && x.side === 'left')!.angleDeg[0]!;
   };

@@ -11,8 +11,13 @@ describe('lens distortion (OpenCV model)', () => {
   it('undistortPixel inverts projectPoint to 1e-6 px for the 5- and 8-coefficient models', () => {
     for (const dist of [WIDE, [-0.32, 0.12, 0.0015, -0.001, -0.02, 0.05, 0.01, 0.002]]) {
       const cam: CameraCalibration = { ...ringCamera('c', 30, { f: 900 }), dist };
-      for (const X of [[0.6, 0.5, 1.9], [-0.5, -0.4, 0.1], [0.3, -0.6, 1.5]] as const) {
-        const d = projectPoint(cam, X, true)!, ideal = projectPoint(cam, X, false)!;
+      for (const X of [
+        [0.6, 0.5, 1.9],
+        [-0.5, -0.4, 0.1],
+        [0.3, -0.6, 1.5],
+      ] as const) {
+        const d = projectPoint(cam, X, true)!,
+          ideal = projectPoint(cam, X, false)!;
         expect(Math.hypot(d[0] - ideal[0], d[1] - ideal[1])).toBeGreaterThan(1); // the lens moves it
         const u = undistortPixel(cam, d[0], d[1]);
         expect(Math.hypot(u[0] - ideal[0], u[1] - ideal[1])).toBeLessThan(1e-6);
@@ -27,10 +32,14 @@ describe('lens distortion (OpenCV model)', () => {
     const P = Float64Array.from(cams.flatMap(projectionMatrix));
     const truth = frames.flat();
     const err = (points: Float64Array) => {
-      let worst = 0, n = 0;
+      let worst = 0,
+        n = 0;
       truth.forEach((X, i) => {
         const e = Math.hypot((points[i * 3] ?? NaN) - X[0], (points[i * 3 + 1] ?? NaN) - X[1], (points[i * 3 + 2] ?? NaN) - X[2]);
-        if (Number.isFinite(e)) { worst = Math.max(worst, e); n++; }
+        if (Number.isFinite(e)) {
+          worst = Math.max(worst, e);
+          n++;
+        }
       });
       return { worst, n };
     };
@@ -50,7 +59,9 @@ describe('lens distortion (OpenCV model)', () => {
 
 describe('zero-lag Butterworth: effective order matches the documented order', () => {
   it('order 4 attenuates a sine at twice the cut-off as |H|² of a 2nd-order design (1/17), not 8th (1/257)', () => {
-    const fs = 1000, fc = 10, f = 20;
+    const fs = 1000,
+      fc = 10,
+      f = 20;
     const x = Array.from({ length: 4000 }, (_, i) => Math.sin((2 * Math.PI * f * i) / fs));
     const y = butterworthFiltfilt(x, fs, fc, 4);
     let peak = 0;

@@ -15,19 +15,30 @@ export const DEFAULT_MAX_GAP_FRAMES = 10;
 export function interpolateGaps(series: ArrayLike<number>, maxGap = DEFAULT_MAX_GAP_FRAMES): { values: Float64Array; filled: number } {
   const n = series.length;
   const out = Float64Array.from(series as ArrayLike<number>);
-  const xs: number[] = [], ys: number[] = [];
-  for (let i = 0; i < n; i++) if (Number.isFinite(out[i])) { xs.push(i); ys.push(out[i] ?? 0); }
+  const xs: number[] = [],
+    ys: number[] = [];
+  for (let i = 0; i < n; i++)
+    if (Number.isFinite(out[i])) {
+      xs.push(i);
+      ys.push(out[i] ?? 0);
+    }
   if (xs.length < 2 || xs.length === n) return { values: out, filled: 0 };
   const m = naturalSplineSecondDerivatives(xs, ys);
   let filled = 0;
   for (let j = 0; j + 1 < xs.length; j++) {
-    const x0 = xs[j] ?? 0, x1 = xs[j + 1] ?? 0;
+    const x0 = xs[j] ?? 0,
+      x1 = xs[j + 1] ?? 0;
     const gap = x1 - x0 - 1;
     if (gap < 1 || gap > maxGap) continue;
-    const h = x1 - x0, y0 = ys[j] ?? 0, y1 = ys[j + 1] ?? 0, m0 = m[j] ?? 0, m1 = m[j + 1] ?? 0;
+    const h = x1 - x0,
+      y0 = ys[j] ?? 0,
+      y1 = ys[j + 1] ?? 0,
+      m0 = m[j] ?? 0,
+      m1 = m[j + 1] ?? 0;
     for (let x = x0 + 1; x < x1; x++) {
-      const a = (x1 - x) / h, b = (x - x0) / h;
-      out[x] = a * y0 + b * y1 + ((a * a * a - a) * m0 + (b * b * b - b) * m1) * (h * h) / 6;
+      const a = (x1 - x) / h,
+        b = (x - x0) / h;
+      out[x] = a * y0 + b * y1 + (((a * a * a - a) * m0 + (b * b * b - b) * m1) * (h * h)) / 6;
       filled++;
     }
   }
@@ -40,7 +51,9 @@ function naturalSplineSecondDerivatives(xs: number[], ys: number[]): Float64Arra
   if (n < 3) return m;
   const u = new Float64Array(n);
   for (let i = 1; i < n - 1; i++) {
-    const xm = xs[i - 1] ?? 0, x = xs[i] ?? 0, xp = xs[i + 1] ?? 0;
+    const xm = xs[i - 1] ?? 0,
+      x = xs[i] ?? 0,
+      xp = xs[i + 1] ?? 0;
     const sig = (x - xm) / (xp - xm);
     const p = sig * (m[i - 1] ?? 0) + 2;
     m[i] = (sig - 1) / p;
@@ -91,10 +104,13 @@ function polyFromRoots(roots: [number, number][]): number[] {
   for (const r of roots) {
     const next: [number, number][] = Array.from({ length: p.length + 1 }, () => [0, 0] as [number, number]);
     p.forEach((c, i) => {
-      const n0 = next[i]!, n1 = next[i + 1]!;
-      n0[0] += c[0]; n0[1] += c[1];
+      const n0 = next[i]!,
+        n1 = next[i + 1]!;
+      n0[0] += c[0];
+      n0[1] += c[1];
       const m = cmul(c, r);
-      n1[0] -= m[0]; n1[1] -= m[1];
+      n1[0] -= m[0];
+      n1[1] -= m[1];
     });
     p = next;
   }
@@ -160,14 +176,25 @@ export function filtfilt(b: number[], a: number[], x: ArrayLike<number>): Float6
   const n = x.length;
   if (n <= pad) return Float64Array.from(x as ArrayLike<number>);
   const ext = new Float64Array(n + 2 * pad);
-  const x0 = x[0] ?? 0, xn = x[n - 1] ?? 0;
+  const x0 = x[0] ?? 0,
+    xn = x[n - 1] ?? 0;
   for (let i = 0; i < pad; i++) ext[i] = 2 * x0 - (x[pad - i] ?? 0);
   for (let i = 0; i < n; i++) ext[pad + i] = x[i] ?? 0;
   for (let i = 0; i < pad; i++) ext[pad + n + i] = 2 * xn - (x[n - 2 - i] ?? 0);
   const zi = lfilterZi(b, a);
-  let y = lfilter(b, a, ext, zi.map((z) => z * (ext[0] ?? 0)));
+  let y = lfilter(
+    b,
+    a,
+    ext,
+    zi.map((z) => z * (ext[0] ?? 0)),
+  );
   y.reverse();
-  y = lfilter(b, a, y, zi.map((z) => z * (y[0] ?? 0)));
+  y = lfilter(
+    b,
+    a,
+    y,
+    zi.map((z) => z * (y[0] ?? 0)),
+  );
   y.reverse();
   return y.slice(pad, pad + n);
 }
@@ -187,12 +214,16 @@ export function filtfilt(b: number[], a: number[], x: ArrayLike<number>): Float6
  * `[filtering.butterworth]`). `order` must be even (RangeError).
  */
 export function butterworthFiltfilt(series: ArrayLike<number>, fs: number, cutoffHz = 6, order = 4): Float64Array {
-  if (!(Number.isInteger(order) && order >= 2 && order % 2 === 0)) throw new RangeError(`zero-lag filter order must be an even integer ≥ 2 (got ${order}): it is built from two passes of order/2`);
+  if (!(Number.isInteger(order) && order >= 2 && order % 2 === 0))
+    throw new RangeError(`zero-lag filter order must be an even integer ≥ 2 (got ${order}): it is built from two passes of order/2`);
   const { b, a } = butterworthLowpass(order / 2, cutoffHz, fs);
   const out = Float64Array.from(series as ArrayLike<number>);
   let i = 0;
   while (i < out.length) {
-    if (!Number.isFinite(out[i])) { i++; continue; }
+    if (!Number.isFinite(out[i])) {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < out.length && Number.isFinite(out[j])) j++;
     const f = filtfilt(b, a, out.subarray(i, j));

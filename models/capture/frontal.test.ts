@@ -10,8 +10,25 @@ import { triangulateBatch } from './triangulation';
 function frontalMotion(frames: number): SyntheticAngles[] {
   return syntheticMotion(frames).map((m, i) => {
     const s = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (frames - 1));
-    if (i < frames / 2) return { ...m, hipFlexion: { left: 10 + 30 * s, right: 10 }, kneeFlexion: { left: 10 + 40 * s, right: 10 }, hipAbduction: { left: 5 + 20 * s, right: -8 * s }, kneeValgus: { left: 15 * s, right: -6 * s }, pelvicObliquity: 0, trunkLean: 0 };
-    return { ...m, hipFlexion: { left: 0, right: 0 }, kneeFlexion: { left: 0, right: 0 }, hipAbduction: { left: 0, right: 0 }, kneeValgus: { left: 0, right: 0 }, pelvicObliquity: -8 * s, trunkLean: 12 * s };
+    if (i < frames / 2)
+      return {
+        ...m,
+        hipFlexion: { left: 10 + 30 * s, right: 10 },
+        kneeFlexion: { left: 10 + 40 * s, right: 10 },
+        hipAbduction: { left: 5 + 20 * s, right: -8 * s },
+        kneeValgus: { left: 15 * s, right: -6 * s },
+        pelvicObliquity: 0,
+        trunkLean: 0,
+      };
+    return {
+      ...m,
+      hipFlexion: { left: 0, right: 0 },
+      kneeFlexion: { left: 0, right: 0 },
+      hipAbduction: { left: 0, right: 0 },
+      kneeValgus: { left: 0, right: 0 },
+      pelvicObliquity: -8 * s,
+      trunkLean: 12 * s,
+    };
   });
 }
 
@@ -44,7 +61,14 @@ describe('frontal-plane angles on synthetic rigs with known truth', () => {
   }
 
   it('knee FPPA is exact for a leg in the frontal plane: +valgus, −varus', () => {
-    const pose = (valgus: number) => syntheticPose({ ...syntheticMotion(2)[0]!, hipFlexion: { left: 0, right: 0 }, kneeFlexion: { left: 0, right: 0 }, hipAbduction: { left: 4, right: 4 }, kneeValgus: { left: valgus, right: -valgus } });
+    const pose = (valgus: number) =>
+      syntheticPose({
+        ...syntheticMotion(2)[0]!,
+        hipFlexion: { left: 0, right: 0 },
+        kneeFlexion: { left: 0, right: 0 },
+        hipAbduction: { left: 4, right: 4 },
+        kneeValgus: { left: valgus, right: -valgus },
+      });
     for (const v of [-12, 0, 9, 25]) {
       const s = computeJointSeries(Float64Array.from(pose(v).flat()), COCO17);
       expect(s.find((x) => x.joint === 'knee_frontal_projection_angle' && x.side === 'left')!.angleDeg[0]).toBeCloseTo(v, 9);
@@ -59,10 +83,16 @@ describe('frontal-plane angles on synthetic rigs with known truth', () => {
     const side = buildPoseMetrics(pts, COCO17, { ...base, frontalObliquityDeg: 90 }).rows.find((r) => r.joint === 'hip_abduction' && r.side === 'left')!;
     expect(side.trustworthy).toBe(false);
     expect(side.conditions.map((c) => c.code)).toContain('view_not_frontal');
-    const front = buildPoseMetrics(pts, COCO17, { ...base, frontalObliquityDeg: 0 }).rows.find((r) => r.joint === 'hip_abduction' && r.side === 'left' && r.statistic === 'peak')!;
+    const front = buildPoseMetrics(pts, COCO17, { ...base, frontalObliquityDeg: 0 }).rows.find(
+      (r) => r.joint === 'hip_abduction' && r.side === 'left' && r.statistic === 'peak',
+    )!;
     expect(front.trustworthy).toBe(true);
     expect(front.sagittal_ratio).toBeNull();
-    const squat = Float64Array.from(syntheticMotion(30).map((m) => syntheticPose({ ...m, hipFlexion: { left: 88, right: 88 }, hipAbduction: { left: 10, right: 10 } })).flat(2));
+    const squat = Float64Array.from(
+      syntheticMotion(30)
+        .map((m) => syntheticPose({ ...m, hipFlexion: { left: 88, right: 88 }, hipAbduction: { left: 10, right: 10 } }))
+        .flat(2),
+    );
     const gated = buildPoseMetrics(squat, COCO17, { ...base, frontalObliquityDeg: 0 }).rows.find((r) => r.joint === 'hip_abduction' && r.side === 'left')!;
     expect(gated.omitted_reason).toBe('frontal_observability_gate');
   });

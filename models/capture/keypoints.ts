@@ -5,9 +5,23 @@
  * BodyPix's output order and to OpenPose BODY_25B indices 0–16).
  */
 export const COCO17 = [
-  'nose', 'left_eye', 'right_eye', 'left_ear', 'right_ear',
-  'left_shoulder', 'right_shoulder', 'left_elbow', 'right_elbow', 'left_wrist', 'right_wrist',
-  'left_hip', 'right_hip', 'left_knee', 'right_knee', 'left_ankle', 'right_ankle',
+  'nose',
+  'left_eye',
+  'right_eye',
+  'left_ear',
+  'right_ear',
+  'left_shoulder',
+  'right_shoulder',
+  'left_elbow',
+  'right_elbow',
+  'left_wrist',
+  'right_wrist',
+  'left_hip',
+  'right_hip',
+  'left_knee',
+  'right_knee',
+  'left_ankle',
+  'right_ankle',
 ] as const;
 export type Coco17Name = (typeof COCO17)[number];
 
@@ -17,7 +31,14 @@ export type Coco17Name = (typeof COCO17)[number];
  */
 export const BODY25B = [
   ...COCO17,
-  'neck', 'head_top', 'left_big_toe', 'left_small_toe', 'left_heel', 'right_big_toe', 'right_small_toe', 'right_heel',
+  'neck',
+  'head_top',
+  'left_big_toe',
+  'left_small_toe',
+  'left_heel',
+  'right_big_toe',
+  'right_small_toe',
+  'right_heel',
 ] as const;
 export type Body25bName = (typeof BODY25B)[number];
 
@@ -34,9 +55,25 @@ export function keypointIndex(set: KeypointSet, name: string): number {
  * (RHip, RKnee, RAnkle, RBigToe, RSmallToe, RHeel, LHip, …, LWrist).
  */
 export const POSE2SIM_TRC_MARKERS: Readonly<Record<string, Body25bName>> = {
-  RHip: 'right_hip', RKnee: 'right_knee', RAnkle: 'right_ankle', RBigToe: 'right_big_toe', RSmallToe: 'right_small_toe', RHeel: 'right_heel',
-  LHip: 'left_hip', LKnee: 'left_knee', LAnkle: 'left_ankle', LBigToe: 'left_big_toe', LSmallToe: 'left_small_toe', LHeel: 'left_heel',
-  Neck: 'neck', Head: 'head_top', Nose: 'nose',
-  RShoulder: 'right_shoulder', RElbow: 'right_elbow', RWrist: 'right_wrist',
-  LShoulder: 'left_shoulder', LElbow: 'left_elbow', LWrist: 'left_wrist',
+  RHip: 'right_hip',
+  RKnee: 'right_knee',
+  RAnkle: 'right_ankle',
+  RBigToe: 'right_big_toe',
+  RSmallToe: 'right_small_toe',
+  RHeel: 'right_heel',
+  LHip: 'left_hip',
+  LKnee: 'left_knee',
+  LAnkle: 'left_ankle',
+  LBigToe: 'left_big_toe',
+  LSmallToe: 'left_small_toe',
+  LHeel: 'left_heel',
+  Neck: 'neck',
+  Head: 'head_top',
+  Nose: 'nose',
+  RShoulder: 'right_shoulder',
+  RElbow: 'right_elbow',
+  RWrist: 'right_wrist',
+  LShoulder: 'left_shoulder',
+  LElbow: 'left_elbow',
+  LWrist: 'left_wrist',
 };

@@ -11,8 +11,15 @@ import { CONDITION_CODES } from './quality';
 
 /** Joints the pipeline reports; definitions in `models/capture/angles.ts`. The last four are frontal-plane angles. */
 export const POSE_JOINTS = [
-  'knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion',
-  'hip_abduction', 'knee_frontal_projection_angle', 'pelvic_obliquity', 'trunk_lateral_lean',
+  'knee_flexion',
+  'hip_flexion',
+  'shoulder_flexion',
+  'elbow_flexion',
+  'ankle_dorsiflexion',
+  'hip_abduction',
+  'knee_frontal_projection_angle',
+  'pelvic_obliquity',
+  'trunk_lateral_lean',
 ] as const;
 export type PoseJoint = (typeof POSE_JOINTS)[number];
 

@@ -45,13 +45,18 @@ export const DEFAULT_VIEW_MATCH_TOLERANCE_DEG = 25;
 
 /** Wrap degrees to (−180, 180]. */
 export function wrapDeg(d: number): number {
-  let x = ((d + 180) % 360 + 360) % 360 - 180;
+  let x = ((((d + 180) % 360) + 360) % 360) - 180;
   if (x === -180) x = 180;
   return x;
 }
 
 /** Athlete heading over a trial: horizontal anterior and left unit vectors, world up, centre (m). */
-export interface AthleteHeading { anterior: Vec3; left: Vec3; up: Vec3; centre: Vec3 }
+export interface AthleteHeading {
+  anterior: Vec3;
+  left: Vec3;
+  up: Vec3;
+  centre: Vec3;
+}
 
 /**
  * Athlete heading from 3D keypoints (F×K×3, `set` names): up = median trunk axis (mid-hip →
@@ -59,14 +64,22 @@ export interface AthleteHeading { anterior: Vec3; left: Vec3; up: Vec3; centre: 
  * Null when hips or shoulders were never triangulated.
  */
 export function athleteHeading(points: Float64Array, set: KeypointSet): AthleteHeading | null {
-  const K = set.length, F = points.length / (K * 3);
+  const K = set.length,
+    F = points.length / (K * 3);
   const ix = (n: string) => set.indexOf(n);
-  const lh = ix('left_hip'), rh = ix('right_hip'), ls = ix('left_shoulder'), rs = ix('right_shoulder');
+  const lh = ix('left_hip'),
+    rh = ix('right_hip'),
+    ls = ix('left_shoulder'),
+    rs = ix('right_shoulder');
   if (lh < 0 || rh < 0 || ls < 0 || rs < 0) return null;
   const at = (f: number, i: number): Vec3 => [points[(f * K + i) * 3] ?? NaN, points[(f * K + i) * 3 + 1] ?? NaN, points[(f * K + i) * 3 + 2] ?? NaN];
-  const ups: Vec3[] = [], rights: Vec3[] = [], centres: Vec3[] = [];
+  const ups: Vec3[] = [],
+    rights: Vec3[] = [],
+    centres: Vec3[] = [];
   for (let f = 0; f < F; f++) {
-    const mh = mid(at(f, lh), at(f, rh)), ms = mid(at(f, ls), at(f, rs)), r = sub(at(f, rh), at(f, lh));
+    const mh = mid(at(f, lh), at(f, rh)),
+      ms = mid(at(f, ls), at(f, rs)),
+      r = sub(at(f, rh), at(f, lh));
     if (!isFiniteVec(mh) || !isFiniteVec(ms) || !isFiniteVec(r)) continue;
     ups.push(normalize(sub(ms, mh)));
     rights.push(normalize(r));
@@ -105,7 +118,12 @@ export function viewObliquity(cams: CameraCalibration[], h: AthleteHeading | nul
  * True when every declared camera is present and its measured yaw is within `tolDeg` of the
  * declared one. False when no layout is declared (nothing to match).
  */
-export function viewMatchesDeclared(cams: CameraCalibration[], yawsDeg: number[], layout: DeclaredLayout | null, tolDeg = DEFAULT_VIEW_MATCH_TOLERANCE_DEG): boolean {
+export function viewMatchesDeclared(
+  cams: CameraCalibration[],
+  yawsDeg: number[],
+  layout: DeclaredLayout | null,
+  tolDeg = DEFAULT_VIEW_MATCH_TOLERANCE_DEG,
+): boolean {
   if (!layout || layout.length === 0) return false;
   return layout.every((d) => {
     const i = cams.findIndex((c) => c.name === d.camera);
@@ -129,14 +147,17 @@ export interface RigDriftReport {
  * Point nearest (least squares) to all cameras' optical axes: the rig centre (m).
  */
 export function rigCentre(cams: CameraCalibration[]): Vec3 {
-  const A = [0, 0, 0, 0, 0, 0, 0, 0, 0], b = [0, 0, 0];
+  const A = [0, 0, 0, 0, 0, 0, 0, 0, 0],
+    b = [0, 0, 0];
   for (const c of cams) {
-    const C = cameraCenter(c), d = opticalAxis(c);
-    for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) {
-      const m = (i === j ? 1 : 0) - d[i]! * d[j]!;
-      A[i * 3 + j]! += m;
-      b[i]! += m * C[j]!;
-    }
+    const C = cameraCenter(c),
+      d = opticalAxis(c);
+    for (let i = 0; i < 3; i++)
+      for (let j = 0; j < 3; j++) {
+        const m = (i === j ? 1 : 0) - d[i]! * d[j]!;
+        A[i * 3 + j]! += m;
+        b[i]! += m * C[j]!;
+      }
   }
   const det = (m: number[]) => m[0]! * (m[4]! * m[8]! - m[5]! * m[7]!) - m[1]! * (m[3]! * m[8]! - m[5]! * m[6]!) + m[2]! * (m[3]! * m[7]! - m[4]! * m[6]!);
   const D = det(A);
@@ -151,8 +172,13 @@ export function rigCentre(cams: CameraCalibration[]): Vec3 {
  * of the differences); a residual above `tolDeg`, a declared camera missing from the calibration,
  * or a camera centre more than `tolM` from `reference` (the rig's previous calibration) → drifted.
  */
-export function assessRigDrift(cams: CameraCalibration[], layout: DeclaredLayout | null, opts: { tolDeg?: number; tolM?: number; up?: Vec3; reference?: CameraCalibration[] } = {}): RigDriftReport {
-  const tolDeg = opts.tolDeg ?? DEFAULT_DRIFT_TOLERANCE_DEG, tolM = opts.tolM ?? DEFAULT_DRIFT_TOLERANCE_M;
+export function assessRigDrift(
+  cams: CameraCalibration[],
+  layout: DeclaredLayout | null,
+  opts: { tolDeg?: number; tolM?: number; up?: Vec3; reference?: CameraCalibration[] } = {},
+): RigDriftReport {
+  const tolDeg = opts.tolDeg ?? DEFAULT_DRIFT_TOLERANCE_DEG,
+    tolM = opts.tolM ?? DEFAULT_DRIFT_TOLERANCE_M;
   const up = normalize(opts.up ?? [0, 0, 1]);
   const centre = rigCentre(cams);
   // horizontal reference axes
@@ -168,15 +194,18 @@ export function assessRigDrift(cams: CameraCalibration[], layout: DeclaredLayout
   for (const d of layout ?? []) if (!cams.some((c) => c.name === d.camera)) reasons.push(`declared camera ${d.camera} is not in the calibration`);
   const az = cams.map(azimuth);
   // best common rotation: circular mean of (declared − measured)
-  let sx = 0, sy = 0;
+  let sx = 0,
+    sy = 0;
   cams.forEach((c, i) => {
     const y = declared.get(c.name);
     if (y === undefined) return;
     const diff = ((y - (az[i] ?? 0)) * Math.PI) / 180;
-    sx += Math.cos(diff); sy += Math.sin(diff);
+    sx += Math.cos(diff);
+    sy += Math.sin(diff);
   });
   const offset = Math.atan2(sy, sx) * RAD2DEG;
-  let maxYaw = 0, maxPos: number | null = null;
+  let maxYaw = 0,
+    maxPos: number | null = null;
   const perCamera = cams.map((c, i) => {
     const measured = wrapDeg((az[i] ?? 0) + offset);
     const decl = declared.get(c.name) ?? null;

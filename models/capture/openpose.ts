@@ -4,9 +4,11 @@
  */
 import { z } from 'zod';
 
-export const OpenPoseFrame = z.object({
-  people: z.array(z.object({ pose_keypoints_2d: z.array(z.number()).optional() }).passthrough()),
-}).passthrough();
+export const OpenPoseFrame = z
+  .object({
+    people: z.array(z.object({ pose_keypoints_2d: z.array(z.number()).optional() }).passthrough()),
+  })
+  .passthrough();
 export type OpenPoseFrame = z.infer<typeof OpenPoseFrame>;
 
 /** One person's keypoints: K×3 (x px, y px, confidence), NaN/0 when not detected. */
@@ -19,9 +21,18 @@ export function openPosePeople(frame: unknown, keypoints: number): Keypoints2D[]
     const a = p.pose_keypoints_2d ?? [];
     const out = new Float64Array(keypoints * 3);
     for (let k = 0; k < keypoints; k++) {
-      const x = a[k * 3], y = a[k * 3 + 1], c = a[k * 3 + 2];
-      if (x === undefined || y === undefined || c === undefined || c <= 0) { out[k * 3] = NaN; out[k * 3 + 1] = NaN; out[k * 3 + 2] = 0; continue; }
-      out[k * 3] = x; out[k * 3 + 1] = y; out[k * 3 + 2] = c;
+      const x = a[k * 3],
+        y = a[k * 3 + 1],
+        c = a[k * 3 + 2];
+      if (x === undefined || y === undefined || c === undefined || c <= 0) {
+        out[k * 3] = NaN;
+        out[k * 3 + 1] = NaN;
+        out[k * 3 + 2] = 0;
+        continue;
+      }
+      out[k * 3] = x;
+      out[k * 3 + 1] = y;
+      out[k * 3 + 2] = c;
     }
     return out;
   });
@@ -39,11 +50,18 @@ export function distanceToPerson(kp: Keypoints2D, pt: [number, number], minConf 
 
 /** Bounding box [x0, y0, x1, y1] (px) of confident keypoints, or null. */
 export function personBox(kp: Keypoints2D, minConf = 0.3): [number, number, number, number] | null {
-  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  let x0 = Infinity,
+    y0 = Infinity,
+    x1 = -Infinity,
+    y1 = -Infinity;
   for (let k = 0; k < kp.length / 3; k++) {
     if ((kp[k * 3 + 2] ?? 0) < minConf) continue;
-    const x = kp[k * 3] ?? NaN, y = kp[k * 3 + 1] ?? NaN;
-    x0 = Math.min(x0, x); y0 = Math.min(y0, y); x1 = Math.max(x1, x); y1 = Math.max(y1, y);
+    const x = kp[k * 3] ?? NaN,
+      y = kp[k * 3 + 1] ?? NaN;
+    x0 = Math.min(x0, x);
+    y0 = Math.min(y0, y);
+    x1 = Math.max(x1, x);
+    y1 = Math.max(y1, y);
   }
   return Number.isFinite(x0) ? [x0, y0, x1, y1] : null;
 }

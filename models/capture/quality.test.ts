@@ -15,13 +15,17 @@ describe('segment checks', () => {
     expect(readingConditions('knee_flexion', 'left', { segments: seg, values: [10, 60], confidence: () => 0.9 })).toEqual([]);
   });
   it('flags a shank whose length varies, a thigh longer on one side, a value out of range and low confidence', () => {
-    const K = COCO17.length, ankle = COCO17.indexOf('left_ankle'), knee = COCO17.indexOf('right_knee');
+    const K = COCO17.length,
+      ankle = COCO17.indexOf('left_ankle'),
+      knee = COCO17.indexOf('right_knee');
     const bad = Float64Array.from(pts);
     for (let f = 0; f < 40; f++) bad[(f * K + ankle) * 3 + 2]! -= f % 2 ? 0.12 : 0; // shank jumps 12 cm every other frame
     for (let f = 0; f < 40; f++) bad[(f * K + knee) * 3 + 2]! -= 0.15; // right thigh 15 cm longer
     const seg = segmentLengths(bad, COCO17);
     expect(seg.left.shank!.cv).toBeGreaterThan(SEGMENT_CV_MAX);
-    const left = readingConditions('knee_flexion', 'left', { segments: seg, values: [10, 170], confidence: (n) => (n === 'left_ankle' ? 0.3 : 0.9) }).map((c) => c.code);
+    const left = readingConditions('knee_flexion', 'left', { segments: seg, values: [10, 170], confidence: (n) => (n === 'left_ankle' ? 0.3 : 0.9) }).map(
+      (c) => c.code,
+    );
     // moving the right knee down lengthens the right thigh and shortens the right shank: both asymmetric
     expect(left).toEqual(['segment_asymmetry', 'segment_length_unstable', 'segment_asymmetry', 'implausible_range', 'low_2d_confidence']);
   });
@@ -30,7 +34,10 @@ describe('segment checks', () => {
 describe('camera imbalance', () => {
   it('flags the camera excluded far more often than the others, and the one reprojecting far worse', () => {
     const c = cameraConditions({ names: ['a', 'b', 'c'], excluded: [10, 400, 12], valid: [1000, 1000, 1000], residualPx: [3, 4, 20] });
-    expect(c.map((x) => [x.code, x.detail.match(/camera (\w)/)?.[1]])).toEqual([['camera_exclusion_imbalance', 'b'], ['reprojection_imbalance', 'c']]);
+    expect(c.map((x) => [x.code, x.detail.match(/camera (\w)/)?.[1]])).toEqual([
+      ['camera_exclusion_imbalance', 'b'],
+      ['reprojection_imbalance', 'c'],
+    ]);
     expect(cameraConditions({ names: ['a', 'b', 'c'], excluded: [10, 20, 12], valid: [1000, 1000, 1000], residualPx: [3, 4, 5] })).toEqual([]);
   });
 });
@@ -44,7 +51,8 @@ describe('synchronisation on a synthetic rig (3 and 4 cameras)', () => {
       const P = Float64Array.from(cams.flatMap(projectionMatrix));
       const K = frames[0]!.length;
       expect(estimateSync(obs, P, K, C).offsets).toEqual(new Array(C).fill(0));
-      const late = new Array(C).fill(0); late[1] = 4;
+      const late = new Array(C).fill(0);
+      late[1] = 4;
       const shifted = applySyncOffsets(obs, K, C, late).observations; // camera 1's frame f shows f + 4
       const rep = estimateSync(shifted, P, K, C);
       expect(rep.offsets).toEqual(late.map((x) => (x ? -x : 0)));

@@ -14,8 +14,19 @@ import { median } from './vec';
  * conditions are said beside the number without failing it.
  */
 export const CONDITION_CODES = [
-  'rig_drift', 'view_not_sagittal', 'view_not_frontal', 'low_coverage', 'camera_offset', 'camera_offset_corrected', 'camera_exclusion_imbalance',
-  'reprojection_imbalance', 'segment_length_unstable', 'segment_asymmetry', 'implausible_range', 'low_2d_confidence', 'static_trial',
+  'rig_drift',
+  'view_not_sagittal',
+  'view_not_frontal',
+  'low_coverage',
+  'camera_offset',
+  'camera_offset_corrected',
+  'camera_exclusion_imbalance',
+  'reprojection_imbalance',
+  'segment_length_unstable',
+  'segment_asymmetry',
+  'implausible_range',
+  'low_2d_confidence',
+  'static_trial',
   // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
 ] as const;
@@ -88,19 +99,29 @@ export const JOINT_DEPENDS: Readonly<Record<PoseJoint, { segments: readonly Segm
 };
 
 /** Per side and segment: median length (m), coefficient of variation and frames measured. */
-export interface SegmentStats { medianM: number; cv: number; frames: number }
+export interface SegmentStats {
+  medianM: number;
+  cv: number;
+  frames: number;
+}
 
 /** Length statistics of every segment on both sides from F×K×3 points (metres, NaN missing). */
 export function segmentLengths(points: Float64Array, set: KeypointSet): Record<PoseSide, Partial<Record<SegmentName, SegmentStats>>> {
-  const K = set.length, F = points.length / (K * 3);
+  const K = set.length,
+    F = points.length / (K * 3);
   const out: Record<PoseSide, Partial<Record<SegmentName, SegmentStats>>> = { left: {}, right: {} };
   for (const side of ['left', 'right'] as const) {
     for (const [name, [a, b]] of Object.entries(SEGMENTS) as [SegmentName, readonly [string, string]][]) {
-      const i = set.indexOf(`${side}_${a}`), j = set.indexOf(`${side}_${b}`);
+      const i = set.indexOf(`${side}_${a}`),
+        j = set.indexOf(`${side}_${b}`);
       if (i < 0 || j < 0) continue;
       const L: number[] = [];
       for (let f = 0; f < F; f++) {
-        const d = Math.hypot((points[(f * K + i) * 3] ?? NaN) - (points[(f * K + j) * 3] ?? NaN), (points[(f * K + i) * 3 + 1] ?? NaN) - (points[(f * K + j) * 3 + 1] ?? NaN), (points[(f * K + i) * 3 + 2] ?? NaN) - (points[(f * K + j) * 3 + 2] ?? NaN));
+        const d = Math.hypot(
+          (points[(f * K + i) * 3] ?? NaN) - (points[(f * K + j) * 3] ?? NaN),
+          (points[(f * K + i) * 3 + 1] ?? NaN) - (points[(f * K + j) * 3 + 1] ?? NaN),
+          (points[(f * K + i) * 3 + 2] ?? NaN) - (points[(f * K + j) * 3 + 2] ?? NaN),
+        );
         if (Number.isFinite(d)) L.push(d);
       }
       if (L.length < 2) continue;
@@ -115,11 +136,16 @@ export function segmentLengths(points: Float64Array, set: KeypointSet): Record<P
 /** Mean confidence (0..1) of keypoint `k` over the views and frames where it was detected (confidence > 0) in F×K×C×3 observations; NaN if never. */
 export function meanKeypointConfidence(obs: Float64Array, K: number, C: number, k: number): number {
   const F = obs.length / (K * C * 3);
-  let s = 0, n = 0;
-  for (let f = 0; f < F; f++) for (let c = 0; c < C; c++) {
-    const w = obs[((f * K + k) * C + c) * 3 + 2] ?? 0;
-    if (w > 0) { s += w; n++; }
-  }
+  let s = 0,
+    n = 0;
+  for (let f = 0; f < F; f++)
+    for (let c = 0; c < C; c++) {
+      const w = obs[((f * K + k) * C + c) * 3 + 2] ?? 0;
+      if (w > 0) {
+        s += w;
+        n++;
+      }
+    }
   return n ? s / n : NaN;
 }
 
@@ -141,46 +167,74 @@ export function cameraConditions(i: CameraCheckInput): ReadingCondition[] {
   for (let c = 0; c < C; c++) {
     const others = median(frac.filter((_, j) => j !== c));
     if ((frac[c] ?? 0) > EXCLUSION_FRACTION_MAX && (frac[c] ?? 0) > EXCLUSION_IMBALANCE_FACTOR * others) {
-      out.push({ code: 'camera_exclusion_imbalance', detail: `camera ${i.names[c]} was excluded from ${Math.round(100 * (frac[c] ?? 0))} % of its views for reprojection error (others ${Math.round(100 * others)} %): it disagrees with the other cameras — check it is synchronised, did not move since calibration, and sees the athlete` });
+      out.push({
+        code: 'camera_exclusion_imbalance',
+        detail: `camera ${i.names[c]} was excluded from ${Math.round(100 * (frac[c] ?? 0))} % of its views for reprojection error (others ${Math.round(100 * others)} %): it disagrees with the other cameras — check it is synchronised, did not move since calibration, and sees the athlete`,
+      });
     }
-    const r = i.residualPx[c] ?? NaN, ro = median(Array.from(i.residualPx).filter((_, j) => j !== c));
+    const r = i.residualPx[c] ?? NaN,
+      ro = median(Array.from(i.residualPx).filter((_, j) => j !== c));
     if (Number.isFinite(r) && Number.isFinite(ro) && r > REPROJECTION_IMBALANCE_MIN_PX && r > REPROJECTION_IMBALANCE_FACTOR * ro) {
-      out.push({ code: 'reprojection_imbalance', detail: `camera ${i.names[c]} reprojects ${r.toFixed(1)} px from the 3D points (others ${ro.toFixed(1)} px): check its synchronisation and calibration` });
+      out.push({
+        code: 'reprojection_imbalance',
+        detail: `camera ${i.names[c]} reprojects ${r.toFixed(1)} px from the 3D points (others ${ro.toFixed(1)} px): check its synchronisation and calibration`,
+      });
     }
   }
   return out;
 }
 
 /** Per-reading checks for one joint and side. */
-export function readingConditions(joint: PoseJoint, side: PoseSide, x: {
-  segments: ReturnType<typeof segmentLengths>;
-  /** Reported values (ungated frames), degrees. */
-  values: readonly number[];
-  /** Mean 2D confidence per keypoint name (full names, e.g. "left_knee"). */
-  confidence: (name: string) => number;
-}): ReadingCondition[] {
+export function readingConditions(
+  joint: PoseJoint,
+  side: PoseSide,
+  x: {
+    segments: ReturnType<typeof segmentLengths>;
+    /** Reported values (ungated frames), degrees. */
+    values: readonly number[];
+    /** Mean 2D confidence per keypoint name (full names, e.g. "left_knee"). */
+    confidence: (name: string) => number;
+  },
+): ReadingCondition[] {
   const out: ReadingCondition[] = [];
   const dep = JOINT_DEPENDS[joint];
   const other: PoseSide = side === 'left' ? 'right' : 'left';
   const label = (s: SegmentName) => s.replace('_', ' ');
   for (const s of dep.segments) {
     const st = x.segments[side][s];
-    if (st && st.cv > SEGMENT_CV_MAX) out.push({ code: 'segment_length_unstable', detail: `the ${side} ${label(s)} length varied by ${(100 * st.cv).toFixed(0)} % over the trial (coefficient of variation; limit ${100 * SEGMENT_CV_MAX} %): a keypoint was mislocated or belongs to someone else — check the athlete is fully in view and the tap is on them` });
+    if (st && st.cv > SEGMENT_CV_MAX)
+      out.push({
+        code: 'segment_length_unstable',
+        detail: `the ${side} ${label(s)} length varied by ${(100 * st.cv).toFixed(0)} % over the trial (coefficient of variation; limit ${100 * SEGMENT_CV_MAX} %): a keypoint was mislocated or belongs to someone else — check the athlete is fully in view and the tap is on them`,
+      });
     const so = x.segments[other][s];
     if (st && so) {
       const asym = Math.abs(st.medianM - so.medianM) / ((st.medianM + so.medianM) / 2);
-      if (asym > SEGMENT_ASYMMETRY_MAX) out.push({ code: 'segment_asymmetry', detail: `left and right ${label(s)} lengths differ by ${(100 * asym).toFixed(0)} % (${(100 * (x.segments.left[s]?.medianM ?? NaN)).toFixed(1)} vs ${(100 * (x.segments.right[s]?.medianM ?? NaN)).toFixed(1)} cm; limit ${100 * SEGMENT_ASYMMETRY_MAX} %): one side was tracked poorly` });
+      if (asym > SEGMENT_ASYMMETRY_MAX)
+        out.push({
+          code: 'segment_asymmetry',
+          detail: `left and right ${label(s)} lengths differ by ${(100 * asym).toFixed(0)} % (${(100 * (x.segments.left[s]?.medianM ?? NaN)).toFixed(1)} vs ${(100 * (x.segments.right[s]?.medianM ?? NaN)).toFixed(1)} cm; limit ${100 * SEGMENT_ASYMMETRY_MAX} %): one side was tracked poorly`,
+        });
     }
   }
   if (x.values.length) {
     const [lo, hi] = PLAUSIBLE_RANGE_DEG[joint];
-    const mn = Math.min(...x.values), mx = Math.max(...x.values);
-    if (mn < lo || mx > hi) out.push({ code: 'implausible_range', detail: `values reach ${mn.toFixed(0)}° to ${mx.toFixed(0)}°, outside the plausible ${lo}° to ${hi}° for this joint: a measurement failure, not a movement` });
+    const mn = Math.min(...x.values),
+      mx = Math.max(...x.values);
+    if (mn < lo || mx > hi)
+      out.push({
+        code: 'implausible_range',
+        detail: `values reach ${mn.toFixed(0)}° to ${mx.toFixed(0)}°, outside the plausible ${lo}° to ${hi}° for this joint: a measurement failure, not a movement`,
+      });
   }
   const names = dep.keypoints.map((k) => (k.startsWith('#') ? k.slice(1) : `${side}_${k}`));
   const conf = names.map((n) => [n, x.confidence(n)] as const).filter(([, c]) => Number.isFinite(c));
   const low = conf.filter(([, c]) => c < MIN_MEAN_2D_CONFIDENCE);
-  if (low.length) out.push({ code: 'low_2d_confidence', detail: `the 2D model was unsure of ${low.map(([n, c]) => `${n.replace('_', ' ')} (${c.toFixed(2)})`).join(', ')} (mean confidence; needs ${MIN_MEAN_2D_CONFIDENCE}): improve lighting, clothing contrast or camera placement` });
+  if (low.length)
+    out.push({
+      code: 'low_2d_confidence',
+      detail: `the 2D model was unsure of ${low.map(([n, c]) => `${n.replace('_', ' ')} (${c.toFixed(2)})`).join(', ')} (mean confidence; needs ${MIN_MEAN_2D_CONFIDENCE}): improve lighting, clothing contrast or camera placement`,
+    });
   return out;
 }
 

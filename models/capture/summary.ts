@@ -29,7 +29,8 @@ export interface PostProcessOptions {
  * Returns the processed copy and the number of point-frames filled.
  */
 export function postProcess(points: Float64Array, keypoints: number, opts: PostProcessOptions): { points: Float64Array; interpolated: number } {
-  const K = keypoints, F = points.length / (K * 3);
+  const K = keypoints,
+    F = points.length / (K * 3);
   const out = new Float64Array(points.length);
   let interpolated = 0;
   const col = new Float64Array(F);
@@ -80,14 +81,31 @@ export const FRONTAL_JOINTS: readonly PoseJoint[] = ['hip_abduction', 'knee_fron
  */
 export function conditionsFor(cond: ReadingConditions, joint: PoseJoint, coverage: number, own: ReadingCondition[]): ReadingCondition[] {
   const out: ReadingCondition[] = [];
-  if (!cond.rigTrustworthy) out.push({ code: 'rig_drift', detail: 'the cameras have moved from the rig\'s declared layout beyond tolerance: recalibrate the rig' });
+  if (!cond.rigTrustworthy)
+    out.push({ code: 'rig_drift', detail: "the cameras have moved from the rig's declared layout beyond tolerance: recalibrate the rig" });
   if (PLANAR_JOINTS.includes(joint) && !(cond.obliquityBand === 'sagittal' || cond.obliquityBand === 'oblique')) {
-    out.push({ code: 'view_not_sagittal', detail: cond.obliquityBand === 'unknown' ? 'the athlete\'s facing could not be estimated, so the view of the sagittal plane is unknown' : `no camera saw the athlete from the side (best view ${cond.viewObliquityDeg?.toFixed(0) ?? '?'}° from side-on): add a side camera` });
+    out.push({
+      code: 'view_not_sagittal',
+      detail:
+        cond.obliquityBand === 'unknown'
+          ? "the athlete's facing could not be estimated, so the view of the sagittal plane is unknown"
+          : `no camera saw the athlete from the side (best view ${cond.viewObliquityDeg?.toFixed(0) ?? '?'}° from side-on): add a side camera`,
+    });
   }
   if (FRONTAL_JOINTS.includes(joint) && cond.frontalObliquityDeg !== undefined && !(cond.frontalObliquityDeg !== null && cond.frontalObliquityDeg < 60)) {
-    out.push({ code: 'view_not_frontal', detail: cond.frontalObliquityDeg === null ? 'the athlete\'s facing could not be estimated, so the view of the frontal plane is unknown' : `no camera saw the athlete from the front or back (best view ${cond.frontalObliquityDeg.toFixed(0)}° from facing): add a front or back camera` });
+    out.push({
+      code: 'view_not_frontal',
+      detail:
+        cond.frontalObliquityDeg === null
+          ? "the athlete's facing could not be estimated, so the view of the frontal plane is unknown"
+          : `no camera saw the athlete from the front or back (best view ${cond.frontalObliquityDeg.toFixed(0)}° from facing): add a front or back camera`,
+    });
   }
-  if (coverage < TRUST_MIN_COVERAGE) out.push({ code: 'low_coverage', detail: `only ${Math.round(coverage * 100)} % of frames had a valid reading (trustworthy needs ${TRUST_MIN_COVERAGE * 100} %): keep the athlete in view of at least two cameras` });
+  if (coverage < TRUST_MIN_COVERAGE)
+    out.push({
+      code: 'low_coverage',
+      detail: `only ${Math.round(coverage * 100)} % of frames had a valid reading (trustworthy needs ${TRUST_MIN_COVERAGE * 100} %): keep the athlete in view of at least two cameras`,
+    });
   out.push(...(cond.trialConditions ?? []), ...own);
   return out;
 }
@@ -125,9 +143,13 @@ export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?
   const vals: number[] = [];
   let gated = 0;
   for (let f = 0; f < F; f++) {
-    const a = s.angleDeg[f] ?? NaN, r = ratioOf[f] ?? NaN;
+    const a = s.angleDeg[f] ?? NaN,
+      r = ratioOf[f] ?? NaN;
     if (!Number.isFinite(a)) continue;
-    if (gate > -Infinity && !(r >= gate)) { gated++; continue; }
+    if (gate > -Infinity && !(r >= gate)) {
+      gated++;
+      continue;
+    }
     vals.push(a);
   }
   const coverage = F > 0 ? vals.length / F : 0;
@@ -141,8 +163,14 @@ export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?
   else if (coverage < minCov) omitted = 'low_coverage';
   let values: JointOutcome['values'] = null;
   if (!omitted && vals.length > 0) {
-    let mn = Infinity, mx = -Infinity, sum = 0;
-    for (const v of vals) { mn = Math.min(mn, v); mx = Math.max(mx, v); sum += v; }
+    let mn = Infinity,
+      mx = -Infinity,
+      sum = 0;
+    for (const v of vals) {
+      mn = Math.min(mn, v);
+      mx = Math.max(mx, v);
+      sum += v;
+    }
     values = { peak: mx, min: mn, mean: sum / vals.length, range: mx - mn };
   }
   return { series: s, coverage, sagittalRatio, omitted, gatedFrames: gated, values, samples: vals };
@@ -152,35 +180,44 @@ export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?
  * `pose_metric` rows (4 statistics × 5 joints × 2 sides) for F frames of K processed 3D points.
  * Every row is validated against `PoseMetricInput`.
  */
-export function buildPoseMetrics(points: Float64Array, set: KeypointSet, cond: ReadingConditions, opts: { gate?: number; minCoverage?: number } = {}): { rows: PoseMetricInput[]; outcomes: JointOutcome[] } {
+export function buildPoseMetrics(
+  points: Float64Array,
+  set: KeypointSet,
+  cond: ReadingConditions,
+  opts: { gate?: number; minCoverage?: number } = {},
+): { rows: PoseMetricInput[]; outcomes: JointOutcome[] } {
   const series = computeJointSeries(points, set);
   const frames = points.length / (set.length * 3);
   const outcomes = series.map((s) => jointOutcome(s, opts));
   const segments = segmentLengths(points, set);
   const rows: PoseMetricInput[] = [];
   for (const o of outcomes) {
-    const own = o.series.measurable ? readingConditions(o.series.joint, o.series.side, { segments, values: o.samples, confidence: cond.confidence ?? (() => NaN) }) : [];
+    const own = o.series.measurable
+      ? readingConditions(o.series.joint, o.series.side, { segments, values: o.samples, confidence: cond.confidence ?? (() => NaN) })
+      : [];
     const conditions = conditionsFor(cond, o.series.joint, o.coverage, own);
     for (const statistic of POSE_STATISTICS) {
       const value = o.values ? o.values[statistic] : null;
       const omitted: OmittedReason | null = o.omitted ?? (value === null ? 'low_coverage' : null);
-      rows.push(PoseMetricInput.parse({
-        joint: o.series.joint,
-        side: o.series.side,
-        statistic,
-        value_deg: omitted ? null : value,
-        omitted_reason: omitted,
-        camera_count: Math.max(1, cond.cameraCount),
-        camera_mode: cond.cameraMode,
-        view_obliquity_deg: cond.viewObliquityDeg,
-        obliquity_band: cond.obliquityBand,
-        view_matches_declared: cond.viewMatchesDeclared,
-        coverage: o.coverage,
-        trustworthy: isTrustworthy(conditions, omitted !== null),
-        conditions,
-        sagittal_ratio: o.sagittalRatio,
-        frames,
-      }));
+      rows.push(
+        PoseMetricInput.parse({
+          joint: o.series.joint,
+          side: o.series.side,
+          statistic,
+          value_deg: omitted ? null : value,
+          omitted_reason: omitted,
+          camera_count: Math.max(1, cond.cameraCount),
+          camera_mode: cond.cameraMode,
+          view_obliquity_deg: cond.viewObliquityDeg,
+          obliquity_band: cond.obliquityBand,
+          view_matches_declared: cond.viewMatchesDeclared,
+          coverage: o.coverage,
+          trustworthy: isTrustworthy(conditions, omitted !== null),
+          conditions,
+          sagittal_ratio: o.sagittalRatio,
+          frames,
+        }),
+      );
     }
   }
   return { rows, outcomes };

@@ -44,20 +44,27 @@ function lagResiduals(obs: Float64Array, projections: Float64Array, K: number, C
   const P = projections.subarray(c * 12, c * 12 + 12);
   const proj: (readonly [number, number] | null)[] = [];
   for (let i = 0; i < F * K; i++) {
-    const x = X[i * 3] ?? NaN, y = X[i * 3 + 1] ?? NaN, z = X[i * 3 + 2] ?? NaN;
+    const x = X[i * 3] ?? NaN,
+      y = X[i * 3 + 1] ?? NaN,
+      z = X[i * 3 + 2] ?? NaN;
     const w = (P[8] ?? 0) * x + (P[9] ?? 0) * y + (P[10] ?? 0) * z + (P[11] ?? 0);
-    proj.push(Number.isFinite(x) && w > 0 ? [((P[0] ?? 0) * x + (P[1] ?? 0) * y + (P[2] ?? 0) * z + (P[3] ?? 0)) / w, ((P[4] ?? 0) * x + (P[5] ?? 0) * y + (P[6] ?? 0) * z + (P[7] ?? 0)) / w] : null);
+    proj.push(
+      Number.isFinite(x) && w > 0
+        ? [((P[0] ?? 0) * x + (P[1] ?? 0) * y + (P[2] ?? 0) * z + (P[3] ?? 0)) / w, ((P[4] ?? 0) * x + (P[5] ?? 0) * y + (P[6] ?? 0) * z + (P[7] ?? 0)) / w]
+        : null,
+    );
   }
   const out = new Map<number, number>();
   for (let lag = -maxLag; lag <= maxLag; lag++) {
     const d: number[] = [];
-    for (let f = Math.max(0, -lag); f < Math.min(F, F - lag); f++) for (let k = 0; k < K; k++) {
-      const p = proj[f * K + k];
-      if (!p) continue;
-      const o = (((f + lag) * K + k) * C + c) * 3;
-      if (!((obs[o + 2] ?? 0) >= minConf)) continue;
-      d.push(Math.hypot(p[0] - (obs[o] ?? NaN), p[1] - (obs[o + 1] ?? NaN)));
-    }
+    for (let f = Math.max(0, -lag); f < Math.min(F, F - lag); f++)
+      for (let k = 0; k < K; k++) {
+        const p = proj[f * K + k];
+        if (!p) continue;
+        const o = (((f + lag) * K + k) * C + c) * 3;
+        if (!((obs[o + 2] ?? 0) >= minConf)) continue;
+        d.push(Math.hypot(p[0] - (obs[o] ?? NaN), p[1] - (obs[o + 1] ?? NaN)));
+      }
     if (d.length >= 50) out.set(lag, median(d));
   }
   return out;
@@ -70,11 +77,23 @@ function lagResiduals(obs: Float64Array, projections: Float64Array, K: number, C
  * against the corrected set (a shifted camera otherwise spoils the triangulation the others are
  * judged by). At most C − 2 cameras can be re-timed.
  */
-export function estimateSync(obs: Float64Array, projections: Float64Array, K: number, C: number, opts: { minConfidence?: number; maxLag?: number } = {}): SyncReport {
+export function estimateSync(
+  obs: Float64Array,
+  projections: Float64Array,
+  K: number,
+  C: number,
+  opts: { minConfidence?: number; maxLag?: number } = {},
+): SyncReport {
   const Fall = obs.length / (K * C * 3);
   const minConf = opts.minConfidence ?? 0.3;
   const maxLag = Math.max(1, Math.floor(opts.maxLag ?? Math.min(30, Fall / 4)));
-  const report: SyncReport = { offsets: new Array<number>(C).fill(0), residualAtZeroPx: new Array<number | null>(C).fill(null), residualAtBestPx: new Array<number | null>(C).fill(null), maxLag, estimable: false };
+  const report: SyncReport = {
+    offsets: new Array<number>(C).fill(0),
+    residualAtZeroPx: new Array<number | null>(C).fill(null),
+    residualAtBestPx: new Array<number | null>(C).fill(null),
+    maxLag,
+    estimable: false,
+  };
   if (C < 3 || Fall < 20) return report;
   report.estimable = true;
   const start = Math.max(0, Math.floor((Fall - SYNC_WINDOW_FRAMES) / 2));
@@ -82,17 +101,28 @@ export function estimateSync(obs: Float64Array, projections: Float64Array, K: nu
   const fixed = new Set<number>();
   for (let round = 0; round <= C - 2; round++) {
     const aligned = applySyncOffsets(win, K, C, report.offsets).observations;
-    let pick = -1, pickRatio = Infinity, pickLag = 0;
+    let pick = -1,
+      pickRatio = Infinity,
+      pickLag = 0;
     for (let c = 0; c < C; c++) {
       if (fixed.has(c)) continue;
       const res = lagResiduals(aligned, projections, K, C, c, maxLag, minConf);
       const zero = res.get(0);
-      let bestLag = 0, best = zero ?? Infinity;
-      for (const [lag, r] of res) if (r < best) { best = r; bestLag = lag; }
+      let bestLag = 0,
+        best = zero ?? Infinity;
+      for (const [lag, r] of res)
+        if (r < best) {
+          best = r;
+          bestLag = lag;
+        }
       report.residualAtZeroPx[c] = zero ?? null;
       report.residualAtBestPx[c] = Number.isFinite(best) ? best : null;
       const ratio = zero ? best / zero : Infinity;
-      if (bestLag !== 0 && ratio < pickRatio) { pick = c; pickRatio = ratio; pickLag = bestLag; }
+      if (bestLag !== 0 && ratio < pickRatio) {
+        pick = c;
+        pickRatio = ratio;
+        pickLag = bestLag;
+      }
     }
     if (pick < 0 || !(pickRatio < SYNC_MAX_RATIO) || fixed.size >= C - 2) break;
     report.offsets[pick] = (report.offsets[pick] ?? 0) + pickLag;
@@ -106,14 +136,25 @@ export function estimateSync(obs: Float64Array, projections: Float64Array, K: nu
  * frame f of the others) and trim to the frames every camera covers — Pose2Sim's correction.
  * Returns the aligned F'×K×C×3 observations and the first original frame kept.
  */
-export function applySyncOffsets(obs: Float64Array, K: number, C: number, offsets: readonly number[]): { observations: Float64Array; firstFrame: number; frames: number } {
+export function applySyncOffsets(
+  obs: Float64Array,
+  K: number,
+  C: number,
+  offsets: readonly number[],
+): { observations: Float64Array; firstFrame: number; frames: number } {
   const F = obs.length / (K * C * 3);
-  const lo = Math.max(0, ...offsets.map((o) => -o)), hi = Math.min(F, ...offsets.map((o) => F - o));
+  const lo = Math.max(0, ...offsets.map((o) => -o)),
+    hi = Math.min(F, ...offsets.map((o) => F - o));
   const n = Math.max(0, hi - lo);
   const out = new Float64Array(n * K * C * 3);
-  for (let f = 0; f < n; f++) for (let k = 0; k < K; k++) for (let c = 0; c < C; c++) {
-    const src = (((lo + f + (offsets[c] ?? 0)) * K + k) * C + c) * 3, dst = ((f * K + k) * C + c) * 3;
-    out[dst] = obs[src] ?? NaN; out[dst + 1] = obs[src + 1] ?? NaN; out[dst + 2] = obs[src + 2] ?? 0;
-  }
+  for (let f = 0; f < n; f++)
+    for (let k = 0; k < K; k++)
+      for (let c = 0; c < C; c++) {
+        const src = (((lo + f + (offsets[c] ?? 0)) * K + k) * C + c) * 3,
+          dst = ((f * K + k) * C + c) * 3;
+        out[dst] = obs[src] ?? NaN;
+        out[dst + 1] = obs[src + 1] ?? NaN;
+        out[dst + 2] = obs[src + 2] ?? 0;
+      }
   return { observations: out, firstFrame: lo, frames: n };
 }

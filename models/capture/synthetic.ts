@@ -9,9 +9,17 @@ import { COCO17 } from './keypoints';
  * A camera on a ring at `yawDeg` around the athlete (0 = in front, +90 = athlete's left),
  * `distance` m away at `height` m, looking at `target`. K has focal `f` px and centre at the middle.
  */
-export function ringCamera(name: string, yawDeg: number, opts: { distance?: number; height?: number; target?: Vec3; f?: number; width?: number; height_px?: number } = {}): CameraCalibration {
-  const d = opts.distance ?? 4, h = opts.height ?? 1.2, tgt = opts.target ?? [0, 0, 1];
-  const f = opts.f ?? 1400, W = opts.width ?? 1080, H = opts.height_px ?? 1920;
+export function ringCamera(
+  name: string,
+  yawDeg: number,
+  opts: { distance?: number; height?: number; target?: Vec3; f?: number; width?: number; height_px?: number } = {},
+): CameraCalibration {
+  const d = opts.distance ?? 4,
+    h = opts.height ?? 1.2,
+    tgt = opts.target ?? [0, 0, 1];
+  const f = opts.f ?? 1400,
+    W = opts.width ?? 1080,
+    H = opts.height_px ?? 1920;
   const yaw = (yawDeg * Math.PI) / 180;
   const C: Vec3 = [d * Math.cos(yaw), d * Math.sin(yaw), h];
   // camera axes in world: z = forward (to target), x = right, y = down
@@ -23,9 +31,16 @@ export function ringCamera(name: string, yawDeg: number, opts: { distance?: numb
   return { name, width: W, height: H, K: [f, 0, (W - 1) / 2, 0, f, (H - 1) / 2, 0, 0, 1], dist: [0, 0, 0, 0], rvec: rodriguesInverse(R), tvec: t };
 }
 
-function sub(a: Vec3, b: Vec3): Vec3 { return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]; }
-function cross(a: Vec3, b: Vec3): Vec3 { return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]; }
-function norm(a: Vec3): Vec3 { const n = Math.hypot(...a); return [a[0] / n, a[1] / n, a[2] / n]; }
+function sub(a: Vec3, b: Vec3): Vec3 {
+  return [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+}
+function cross(a: Vec3, b: Vec3): Vec3 {
+  return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+}
+function norm(a: Vec3): Vec3 {
+  const n = Math.hypot(...a);
+  return [a[0] / n, a[1] / n, a[2] / n];
+}
 
 /** Joint angles (degrees) that drive the synthetic skeleton in one frame. */
 export interface SyntheticAngles {
@@ -43,7 +58,16 @@ export interface SyntheticAngles {
 }
 
 /** Segment lengths (m) of the synthetic athlete. */
-export const SYNTHETIC_BODY = { pelvisHalfWidth: 0.1, shoulderHalfWidth: 0.19, trunk: 0.5, thigh: 0.44, shank: 0.42, upperArm: 0.3, forearm: 0.27, hipHeight: 0.95 };
+export const SYNTHETIC_BODY = {
+  pelvisHalfWidth: 0.1,
+  shoulderHalfWidth: 0.19,
+  trunk: 0.5,
+  thigh: 0.44,
+  shank: 0.42,
+  upperArm: 0.3,
+  forearm: 0.27,
+  hipHeight: 0.95,
+};
 
 /**
  * COCO-17 3D keypoints (17×3, metres) for given angles: a sagittal-plane kinematic chain
@@ -63,12 +87,17 @@ export function syntheticPose(a: SyntheticAngles, pelvis: Vec3 = [0, 0, SYNTHETI
     side * Math.cos(rad(th)) * Math.sin(rad(abd)),
     -Math.cos(rad(th)) * Math.cos(rad(abd)),
   ];
-  const sides = [['left', 1], ['right', -1]] as const;
-  const lean = rad(a.trunkLean ?? 0), obl = rad(a.pelvicObliquity ?? 0);
+  const sides = [
+    ['left', 1],
+    ['right', -1],
+  ] as const;
+  const lean = rad(a.trunkLean ?? 0),
+    obl = rad(a.pelvicObliquity ?? 0);
   const neckBase: Vec3 = [pelvis[0], pelvis[1] + B.trunk * Math.sin(lean), pelvis[2] + B.trunk * Math.cos(lean)];
   for (const [side, sy] of sides) {
     const hip: Vec3 = [pelvis[0], pelvis[1] + sy * B.pelvisHalfWidth * Math.cos(obl), pelvis[2] + sy * B.pelvisHalfWidth * Math.sin(obl)];
-    const abd = a.hipAbduction?.[side] ?? 0, valgus = a.kneeValgus?.[side] ?? 0;
+    const abd = a.hipAbduction?.[side] ?? 0,
+      valgus = a.kneeValgus?.[side] ?? 0;
     const knee = add(hip, sag(a.hipFlexion[side], abd, sy), B.thigh);
     const ankle = add(knee, sag(a.hipFlexion[side] - a.kneeFlexion[side], abd + valgus, sy), B.shank);
     const sh: Vec3 = [neckBase[0], neckBase[1] + sy * B.shoulderHalfWidth, neckBase[2]];
@@ -77,8 +106,12 @@ export function syntheticPose(a: SyntheticAngles, pelvis: Vec3 = [0, 0, SYNTHETI
     // forearm: rotate the upper-arm direction by the elbow flexion within the arm's plane
     const th = a.shoulderFlexion[side] + a.elbowFlexion[side];
     const wrist = add(elbow, sag(th, a.shoulderAbduction[side], sy), B.forearm);
-    pts.set(`${side}_hip`, hip); pts.set(`${side}_knee`, knee); pts.set(`${side}_ankle`, ankle);
-    pts.set(`${side}_shoulder`, sh); pts.set(`${side}_elbow`, elbow); pts.set(`${side}_wrist`, wrist);
+    pts.set(`${side}_hip`, hip);
+    pts.set(`${side}_knee`, knee);
+    pts.set(`${side}_ankle`, ankle);
+    pts.set(`${side}_shoulder`, sh);
+    pts.set(`${side}_elbow`, elbow);
+    pts.set(`${side}_wrist`, wrist);
     pts.set(`${side}_eye`, [neckBase[0] + 0.08, neckBase[1] + sy * 0.03, neckBase[2] + 0.2]);
     pts.set(`${side}_ear`, [neckBase[0], neckBase[1] + sy * 0.07, neckBase[2] + 0.18]);
   }
@@ -120,7 +153,8 @@ export function prng(seed: number): () => number {
 
 /** Standard normal sample (Box–Muller). */
 export function gaussian(rand: () => number): number {
-  const u = Math.max(rand(), 1e-12), v = rand();
+  const u = Math.max(rand(), 1e-12),
+    v = rand();
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 }
 
@@ -130,17 +164,27 @@ export function gaussian(rand: () => number): number {
  * distortion is applied (what a real lens records).
  */
 export function projectFrames(cams: CameraCalibration[], frames: Vec3[][], noisePx = 0, seed = 1, distort = false): Float64Array {
-  const C = cams.length, K = frames[0]?.length ?? 0;
+  const C = cams.length,
+    K = frames[0]?.length ?? 0;
   const out = new Float64Array(frames.length * K * C * 3);
   const rand = prng(seed);
-  frames.forEach((pts, f) => pts.forEach((X, k) => cams.forEach((cam, c) => {
-    const p = projectPoint(cam, X, distort);
-    const o = ((f * K + k) * C + c) * 3;
-    if (!p) { out[o] = NaN; out[o + 1] = NaN; out[o + 2] = 0; return; }
-    out[o] = p[0] + noisePx * gaussian(rand);
-    out[o + 1] = p[1] + noisePx * gaussian(rand);
-    out[o + 2] = 1;
-  })));
+  frames.forEach((pts, f) =>
+    pts.forEach((X, k) =>
+      cams.forEach((cam, c) => {
+        const p = projectPoint(cam, X, distort);
+        const o = ((f * K + k) * C + c) * 3;
+        if (!p) {
+          out[o] = NaN;
+          out[o + 1] = NaN;
+          out[o + 2] = 0;
+          return;
+        }
+        out[o] = p[0] + noisePx * gaussian(rand);
+        out[o + 1] = p[1] + noisePx * gaussian(rand);
+        out[o + 2] = 1;
+      }),
+    ),
+  );
   return out;
 }
 
@@ -148,8 +192,15 @@ export function projectFrames(cams: CameraCalibration[], frames: Vec3[][], noise
  * A camera at `C` (world, m) looking at `target`, with image "up" as close to `up` as possible
  * (`rollDeg` rotates the image about the optical axis). K: focal `f` px, centre in the middle.
  */
-export function lookAtCamera(name: string, C: Vec3, target: Vec3, opts: { f?: number; width?: number; height?: number; up?: Vec3; rollDeg?: number } = {}): CameraCalibration {
-  const f = opts.f ?? 1400, W = opts.width ?? 1080, H = opts.height ?? 1920;
+export function lookAtCamera(
+  name: string,
+  C: Vec3,
+  target: Vec3,
+  opts: { f?: number; width?: number; height?: number; up?: Vec3; rollDeg?: number } = {},
+): CameraCalibration {
+  const f = opts.f ?? 1400,
+    W = opts.width ?? 1080,
+    H = opts.height ?? 1920;
   const z = norm(sub(target, C));
   let x = cross(z, opts.up ?? [0, 0, 1]);
   if (Math.hypot(...x) < 1e-9) x = cross(z, [0, 1, 0]);

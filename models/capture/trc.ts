@@ -33,14 +33,20 @@ export function parseTrc(text: string): TrcData {
   const fps = Number(meta.get('DataRate'));
   const units = meta.get('Units') ?? 'm';
   const scale = units === 'mm' ? 1e-3 : 1;
-  const names = (lines[3] ?? '').split('\t').slice(2).map((s) => s.trim()).filter((s) => s.length > 0);
+  const names = (lines[3] ?? '')
+    .split('\t')
+    .slice(2)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   const rows = lines.slice(5).filter((l) => l.trim().length > 0);
   const M = names.length;
   const points = new Float64Array(rows.length * M * 3).fill(NaN);
   rows.forEach((row, f) => {
     const c = row.split('\t');
     for (let m = 0; m < M; m++) {
-      const x = Number(c[2 + m * 3]), y = Number(c[3 + m * 3]), z = Number(c[4 + m * 3]);
+      const x = Number(c[2 + m * 3]),
+        y = Number(c[3 + m * 3]),
+        z = Number(c[4 + m * 3]);
       if (c[2 + m * 3] === undefined || c[2 + m * 3] === '' || !Number.isFinite(x)) continue;
       const w = trcToWorld(x * scale, y * scale, z * scale);
       points.set(w, (f * M + m) * 3);
@@ -51,7 +57,8 @@ export function parseTrc(text: string): TrcData {
 
 /** Write TRC text (metres, Y-up) from F×M×3 world points; missing values are left empty. */
 export function formatTrc(name: string, markers: readonly string[], fps: number, points: Float64Array): string {
-  const M = markers.length, F = points.length / (M * 3);
+  const M = markers.length,
+    F = points.length / (M * 3);
   const out: string[] = [];
   out.push(`PathFileType\t4\t(X/Y/Z)\t${name}`);
   out.push('DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate\tOrigDataStartFrame\tOrigNumFrames');
@@ -62,7 +69,9 @@ export function formatTrc(name: string, markers: readonly string[], fps: number,
     const row: string[] = [String(f + 1), String((f + 1) / fps)];
     for (let m = 0; m < M; m++) {
       const o = (f * M + m) * 3;
-      const x = points[o] ?? NaN, y = points[o + 1] ?? NaN, z = points[o + 2] ?? NaN;
+      const x = points[o] ?? NaN,
+        y = points[o + 1] ?? NaN,
+        z = points[o + 2] ?? NaN;
       if (!Number.isFinite(x) || !Number.isFinite(y) || !Number.isFinite(z)) row.push('', '', '');
       else row.push(...worldToTrc(x, y, z).map((v) => v.toFixed(6)));
     }

@@ -61,22 +61,27 @@ export function smallestEigenvector4(M: Float64Array | number[]): [number, numbe
       for (let q = p + 1; q < 4; q++) {
         const apq = a[p * 4 + q] ?? 0;
         if (Math.abs(apq) < 1e-300) continue;
-        const app = a[p * 4 + p] ?? 0, aqq = a[q * 4 + q] ?? 0;
+        const app = a[p * 4 + p] ?? 0,
+          aqq = a[q * 4 + q] ?? 0;
         const theta = (aqq - app) / (2 * apq);
         const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1), s = t * c;
+        const c = 1 / Math.sqrt(t * t + 1),
+          s = t * c;
         for (let k = 0; k < 4; k++) {
-          const akp = a[k * 4 + p] ?? 0, akq = a[k * 4 + q] ?? 0;
+          const akp = a[k * 4 + p] ?? 0,
+            akq = a[k * 4 + q] ?? 0;
           a[k * 4 + p] = c * akp - s * akq;
           a[k * 4 + q] = s * akp + c * akq;
         }
         for (let k = 0; k < 4; k++) {
-          const apk = a[p * 4 + k] ?? 0, aqk = a[q * 4 + k] ?? 0;
+          const apk = a[p * 4 + k] ?? 0,
+            aqk = a[q * 4 + k] ?? 0;
           a[p * 4 + k] = c * apk - s * aqk;
           a[q * 4 + k] = s * apk + c * aqk;
         }
         for (let k = 0; k < 4; k++) {
-          const vkp = v[k * 4 + p] ?? 0, vkq = v[k * 4 + q] ?? 0;
+          const vkp = v[k * 4 + p] ?? 0,
+            vkq = v[k * 4 + q] ?? 0;
           v[k * 4 + p] = c * vkp - s * vkq;
           v[k * 4 + q] = s * vkp + c * vkq;
         }
@@ -92,14 +97,25 @@ export function smallestEigenvector4(M: Float64Array | number[]): [number, numbe
  * Triangulate one point from the views in `mask`. Returns [X, Y, Z, meanReprojPx] or null
  * when the solution is at infinity / behind a camera.
  */
-export function triangulateViews(P: Float64Array, obs: Float64Array, obsOffset: number, mask: number, cameras: number): [number, number, number, number] | null {
+export function triangulateViews(
+  P: Float64Array,
+  obs: Float64Array,
+  obsOffset: number,
+  mask: number,
+  cameras: number,
+): [number, number, number, number] | null {
   const M = new Float64Array(16);
   for (let c = 0; c < cameras; c++) {
     if (!(mask & (1 << c))) continue;
-    const u = obs[obsOffset + c * 3] ?? NaN, v = obs[obsOffset + c * 3 + 1] ?? NaN, w = obs[obsOffset + c * 3 + 2] ?? 0;
-    const r1 = new Float64Array(4), r2 = new Float64Array(4);
+    const u = obs[obsOffset + c * 3] ?? NaN,
+      v = obs[obsOffset + c * 3 + 1] ?? NaN,
+      w = obs[obsOffset + c * 3 + 2] ?? 0;
+    const r1 = new Float64Array(4),
+      r2 = new Float64Array(4);
     for (let j = 0; j < 4; j++) {
-      const p0 = P[c * 12 + j] ?? 0, p1 = P[c * 12 + 4 + j] ?? 0, p2 = P[c * 12 + 8 + j] ?? 0;
+      const p0 = P[c * 12 + j] ?? 0,
+        p1 = P[c * 12 + 4 + j] ?? 0,
+        p2 = P[c * 12 + 8 + j] ?? 0;
       r1[j] = w * (u * p2 - p0);
       r2[j] = w * (v * p2 - p1);
     }
@@ -107,8 +123,11 @@ export function triangulateViews(P: Float64Array, obs: Float64Array, obsOffset: 
   }
   const h = smallestEigenvector4(M);
   if (Math.abs(h[3]) < 1e-300) return null;
-  const X = h[0] / h[3], Y = h[1] / h[3], Z = h[2] / h[3];
-  let err = 0, n = 0;
+  const X = h[0] / h[3],
+    Y = h[1] / h[3],
+    Z = h[2] / h[3];
+  let err = 0,
+    n = 0;
   for (let c = 0; c < cameras; c++) {
     if (!(mask & (1 << c))) continue;
     const o = c * 12;
@@ -124,7 +143,10 @@ export function triangulateViews(P: Float64Array, obs: Float64Array, obsOffset: 
 
 function popcount(x: number): number {
   let n = 0;
-  while (x) { x &= x - 1; n++; }
+  while (x) {
+    x &= x - 1;
+    n++;
+  }
   return n;
 }
 
@@ -136,7 +158,8 @@ export function triangulateBatch(input: TriangulationInput, options: Partial<Tri
   if (input.projections.length !== C * 12) throw new RangeError(`projections must hold ${C}×12 numbers`);
   if (input.observations.length % (C * 3) !== 0) throw new RangeError(`observations must hold N×${C}×3 numbers`);
   // One view has no depth: a "3D" point from it would be fabricated. Refuse rather than clamp.
-  if (!Number.isInteger(opt.minViews) || opt.minViews < 2 || opt.minViews > C) throw new RangeError(`minViews must be between 2 and the number of cameras (${C}): one view cannot give depth`);
+  if (!Number.isInteger(opt.minViews) || opt.minViews < 2 || opt.minViews > C)
+    throw new RangeError(`minViews must be between 2 and the number of cameras (${C}): one view cannot give depth`);
   if (!(opt.maxReprojectionPx > 0) || !Number.isFinite(opt.minConfidence)) throw new RangeError('maxReprojectionPx must be > 0 and minConfidence finite');
   const N = input.observations.length / (C * 3);
   const res: TriangulationResult = {
@@ -151,7 +174,9 @@ export function triangulateBatch(input: TriangulationInput, options: Partial<Tri
     const off = i * C * 3;
     let valid = 0;
     for (let c = 0; c < C; c++) {
-      const u = obs[off + c * 3] ?? NaN, v = obs[off + c * 3 + 1] ?? NaN, w = obs[off + c * 3 + 2] ?? NaN;
+      const u = obs[off + c * 3] ?? NaN,
+        v = obs[off + c * 3 + 1] ?? NaN,
+        w = obs[off + c * 3 + 2] ?? NaN;
       if (Number.isFinite(u) && Number.isFinite(v) && w >= opt.minConfidence) valid |= 1 << c;
       else if (Number.isFinite(u) && Number.isFinite(v) && w > 0) res.lowConfidenceCounts[c] = (res.lowConfidenceCounts[c] ?? 0) + 1;
     }
@@ -160,14 +185,22 @@ export function triangulateBatch(input: TriangulationInput, options: Partial<Tri
     let accepted: [number, number, number, number] | null = null;
     let acceptedMask = 0;
     for (let drop = 0; nValid - drop >= opt.minViews; drop++) {
-      let best: [number, number, number, number] | null = null, bestMask = 0;
+      let best: [number, number, number, number] | null = null,
+        bestMask = 0;
       for (let sub = valid; sub > 0; sub = (sub - 1) & valid) {
         // enumerate subsets of `valid` in decreasing order; consider those with nValid − drop views
         if (popcount(sub) !== nValid - drop) continue;
         const r = triangulateViews(input.projections, obs, off, sub, C);
-        if (r && (best === null || r[3] < best[3] || (r[3] === best[3] && sub < bestMask))) { best = r; bestMask = sub; }
+        if (r && (best === null || r[3] < best[3] || (r[3] === best[3] && sub < bestMask))) {
+          best = r;
+          bestMask = sub;
+        }
       }
-      if (best && best[3] <= opt.maxReprojectionPx) { accepted = best; acceptedMask = bestMask; break; }
+      if (best && best[3] <= opt.maxReprojectionPx) {
+        accepted = best;
+        acceptedMask = bestMask;
+        break;
+      }
     }
     if (!accepted) continue;
     res.points[i * 3] = accepted[0];
@@ -175,7 +208,7 @@ export function triangulateBatch(input: TriangulationInput, options: Partial<Tri
     res.points[i * 3 + 2] = accepted[2];
     res.reprojectionPx[i] = accepted[3];
     res.viewMask[i] = acceptedMask;
-    for (let c = 0; c < C; c++) if ((valid & (1 << c)) && !(acceptedMask & (1 << c))) res.excludedCounts[c] = (res.excludedCounts[c] ?? 0) + 1;
+    for (let c = 0; c < C; c++) if (valid & (1 << c) && !(acceptedMask & (1 << c))) res.excludedCounts[c] = (res.excludedCounts[c] ?? 0) + 1;
   }
   return res;
 }

@@ -14,7 +14,9 @@ export const RAD2DEG = 180 / Math.PI;
 
 /** Median of the finite values, NaN if none. */
 export function median(values: ArrayLike<number>): number {
-  const v = Array.from(values as ArrayLike<number>).filter(Number.isFinite).sort((x, y) => x - y);
+  const v = Array.from(values as ArrayLike<number>)
+    .filter(Number.isFinite)
+    .sort((x, y) => x - y);
   if (v.length === 0) return NaN;
   const m = v.length >> 1;
   return v.length % 2 ? (v[m] ?? NaN) : ((v[m - 1] ?? 0) + (v[m] ?? 0)) / 2;
@@ -22,8 +24,12 @@ export function median(values: ArrayLike<number>): number {
 
 /** q-quantile (0..1, linear interpolation) of the finite values, NaN if none. */
 export function quantile(values: ArrayLike<number>, q: number): number {
-  const v = Array.from(values as ArrayLike<number>).filter(Number.isFinite).sort((x, y) => x - y);
+  const v = Array.from(values as ArrayLike<number>)
+    .filter(Number.isFinite)
+    .sort((x, y) => x - y);
   if (v.length === 0) return NaN;
-  const pos = (v.length - 1) * q, lo = Math.floor(pos), hi = Math.ceil(pos);
+  const pos = (v.length - 1) * q,
+    lo = Math.floor(pos),
+    hi = Math.ceil(pos);
   return (v[lo] ?? 0) + ((v[hi] ?? 0) - (v[lo] ?? 0)) * (pos - lo);
 }

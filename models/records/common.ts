@@ -3,7 +3,10 @@ import { z } from 'zod';
 /** Row id: UUID v7 (time-ordered), as a lowercase string. */
 export const Id = z.string().uuid();
 /** Calendar date `YYYY-MM-DD` (local clinic date, no time zone). */
-export const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date as YYYY-MM-DD').refine(isRealDate, 'not a real calendar date');
+export const IsoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date as YYYY-MM-DD')
+  .refine(isRealDate, 'not a real calendar date');
 
 /** True for a `YYYY-MM-DD` string naming a real day (rejects 2026-02-30, which Date.parse accepts). */
 export function isRealDate(s: string): boolean {

@@ -98,7 +98,7 @@ export const RtpEntry = z.object({
   injury_id: Id,
   athlete_id: Id,
   stage: RtpStage,
-  criteria_met: z.string().max(2000).describe('The stage\'s exit criteria met so far, in the clinician\'s words.'),
+  criteria_met: z.string().max(2000).describe("The stage's exit criteria met so far, in the clinician's words."),
   notes: z.string().max(5000),
   physio_signoff_by: Id.nullable(),
   physio_signoff_at: IsoDateTime.nullable(),
@@ -194,7 +194,17 @@ export const CaptureSession = z.object({
 });
 export type CaptureSession = z.infer<typeof CaptureSession>;
 
-export const PoseJoint = z.enum(['knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion', 'hip_abduction', 'knee_frontal_projection_angle', 'pelvic_obliquity', 'trunk_lateral_lean']);
+export const PoseJoint = z.enum([
+  'knee_flexion',
+  'hip_flexion',
+  'shoulder_flexion',
+  'elbow_flexion',
+  'ankle_dorsiflexion',
+  'hip_abduction',
+  'knee_frontal_projection_angle',
+  'pelvic_obliquity',
+  'trunk_lateral_lean',
+]);
 
 /** One joint-angle reading with every condition it was measured under (capture.md). */
 export const PoseMetric = z.object({
@@ -219,7 +229,12 @@ export const PoseMetric = z.object({
   sagittal_ratio: z.number().nullable().describe('Limb sagittal-projection ratio (0..1); the gate omits flexion below 0.45.'),
   frames: z.number().int().min(0),
   /** Conditions the reading was measured under: failed checks and notes, {code, detail} (models/capture/quality.ts; `not_checked` on readings older than the checks). */
-  conditions: z.array(z.object({ code: z.string().max(60), detail: z.string().max(500) })).max(40).describe('Conditions the reading was measured under: failed checks and notes, {code, detail} (models/capture/quality.ts; `not_checked` on readings older than the checks).'),
+  conditions: z
+    .array(z.object({ code: z.string().max(60), detail: z.string().max(500) }))
+    .max(40)
+    .describe(
+      'Conditions the reading was measured under: failed checks and notes, {code, detail} (models/capture/quality.ts; `not_checked` on readings older than the checks).',
+    ),
 });
 export type PoseMetric = z.infer<typeof PoseMetric>;
 
@@ -238,7 +253,7 @@ export const Device = z.object({
   name: z.string().min(1).max(100),
   kind: z.enum(['camera', 'wearable', 'tablet']),
   /** Set for an athlete's own wearable. */
-  athlete_id: Id.nullable().describe('Set for an athlete\'s own wearable.'),
+  athlete_id: Id.nullable().describe("Set for an athlete's own wearable."),
   /** scrypt hash of the device API key; the key itself is shown once and never stored. */
   api_key_hash: z.string().nullable().describe('scrypt hash of the device API key; the key itself is shown once and never stored.'),
   api_key_last4: z.string().max(4).nullable(),

@@ -164,7 +164,10 @@ export class Rng {
 /** Generates UUID v7-shaped ids: a 48-bit millisecond counter from `baseMs`, the rest from the PRNG. */
 export class IdGen {
   private n = 0;
-  constructor(private readonly rng: Rng, private readonly baseMs: number) {}
+  constructor(
+    private readonly rng: Rng,
+    private readonly baseMs: number,
+  ) {}
   next(): string {
     const ms = this.baseMs + this.n++;
     const hex = ms.toString(16).padStart(12, '0').slice(-12);
@@ -197,15 +200,127 @@ export function round1(v: number): number {
 // ---------------------------------------------------------------------------------------------
 // Vocabulary (invented names only).
 
-export const MALE_FIRST = ['Aldo', 'Bastian', 'Callum', 'Dario', 'Eamon', 'Femi', 'Gideon', 'Hamish', 'Idris', 'Jasper', 'Kofi', 'Lorcan', 'Matteo', 'Nils', 'Oisin', 'Pavel', 'Quentin', 'Rafe', 'Soren', 'Tiago', 'Ulrich', 'Vikram', 'Wendell', 'Yusuf', 'Zeb', 'Anselm', 'Brannock', 'Cormac', 'Dmitri', 'Emeka'];
-export const FEMALE_FIRST = ['Ailsa', 'Brielle', 'Cerys', 'Dalia', 'Elowen', 'Freya', 'Greer', 'Hana', 'Isolde', 'Juno', 'Kesia', 'Liora', 'Maren', 'Nell', 'Orla', 'Pia', 'Rhea', 'Saoirse', 'Thea', 'Vesna', 'Wren', 'Yara', 'Zinnia', 'Anouk', 'Bryony'];
-export const SURNAMES = ['Ashcombe', 'Braddock', 'Carrow', 'Dunmore', 'Elsworth', 'Fairhurst', 'Gallantree', 'Hollins', 'Ingleby', 'Jessop', 'Kittering', 'Lanyon', 'Marwick', 'Norland', 'Oakridge', 'Pellow', 'Quarrie', 'Rendall', 'Stennet', 'Tregarth', 'Underhay', 'Varley', 'Wexcombe', 'Yelland', 'Zennor', 'Abernell', 'Blackwood-Amadi', 'Castellane', 'Drury-Okafor', 'Eskdale', 'Farrand', 'Goswick', 'Halloran-Vey', 'Iredale', 'Kerslake', 'Lisgoold', 'Mounsey', 'Nankivell', 'Odhiambo-Reeve', 'Penhallow'];
+export const MALE_FIRST = [
+  'Aldo',
+  'Bastian',
+  'Callum',
+  'Dario',
+  'Eamon',
+  'Femi',
+  'Gideon',
+  'Hamish',
+  'Idris',
+  'Jasper',
+  'Kofi',
+  'Lorcan',
+  'Matteo',
+  'Nils',
+  'Oisin',
+  'Pavel',
+  'Quentin',
+  'Rafe',
+  'Soren',
+  'Tiago',
+  'Ulrich',
+  'Vikram',
+  'Wendell',
+  'Yusuf',
+  'Zeb',
+  'Anselm',
+  'Brannock',
+  'Cormac',
+  'Dmitri',
+  'Emeka',
+];
+export const FEMALE_FIRST = [
+  'Ailsa',
+  'Brielle',
+  'Cerys',
+  'Dalia',
+  'Elowen',
+  'Freya',
+  'Greer',
+  'Hana',
+  'Isolde',
+  'Juno',
+  'Kesia',
+  'Liora',
+  'Maren',
+  'Nell',
+  'Orla',
+  'Pia',
+  'Rhea',
+  'Saoirse',
+  'Thea',
+  'Vesna',
+  'Wren',
+  'Yara',
+  'Zinnia',
+  'Anouk',
+  'Bryony',
+];
+export const SURNAMES = [
+  'Ashcombe',
+  'Braddock',
+  'Carrow',
+  'Dunmore',
+  'Elsworth',
+  'Fairhurst',
+  'Gallantree',
+  'Hollins',
+  'Ingleby',
+  'Jessop',
+  'Kittering',
+  'Lanyon',
+  'Marwick',
+  'Norland',
+  'Oakridge',
+  'Pellow',
+  'Quarrie',
+  'Rendall',
+  'Stennet',
+  'Tregarth',
+  'Underhay',
+  'Varley',
+  'Wexcombe',
+  'Yelland',
+  'Zennor',
+  'Abernell',
+  'Blackwood-Amadi',
+  'Castellane',
+  'Drury-Okafor',
+  'Eskdale',
+  'Farrand',
+  'Goswick',
+  'Halloran-Vey',
+  'Iredale',
+  'Kerslake',
+  'Lisgoold',
+  'Mounsey',
+  'Nankivell',
+  'Odhiambo-Reeve',
+  'Penhallow',
+];
 export const FOOTBALL_POSITIONS: readonly [string, number][] = [
-  ['Goalkeeper', 3], ['Centre-back', 4], ['Full-back', 4], ['Defensive midfielder', 2], ['Central midfielder', 4], ['Attacking midfielder', 2], ['Winger', 3], ['Striker', 3],
+  ['Goalkeeper', 3],
+  ['Centre-back', 4],
+  ['Full-back', 4],
+  ['Defensive midfielder', 2],
+  ['Central midfielder', 4],
+  ['Attacking midfielder', 2],
+  ['Winger', 3],
+  ['Striker', 3],
 ];
 export const NETBALL_POSITIONS = ['Goal shooter', 'Goal attack', 'Wing attack', 'Centre', 'Wing defence', 'Goal defence', 'Goal keeper'];
 
-export const WELLNESS_NOTES = ['Slept badly after the away trip.', 'Tight calves this morning.', 'Exams this week.', 'Feeling sharp.', 'Mild headache on waking.', 'Long coach journey yesterday.'];
+export const WELLNESS_NOTES = [
+  'Slept badly after the away trip.',
+  'Tight calves this morning.',
+  'Exams this week.',
+  'Feeling sharp.',
+  'Mild headache on waking.',
+  'Long coach journey yesterday.',
+];
 
 // ---------------------------------------------------------------------------------------------
 // The seed.
@@ -235,10 +350,18 @@ interface InjurySpec {
   /** Days after onset the athlete rejoined full training (closed injuries). */
   returnedAfter?: number;
   notes: string;
-  rtp: { stage: 'protection' | 'rehabilitation' | 'return_to_running' | 'return_to_training' | 'return_to_play' | 'return_to_performance'; dayAfterOnset: number; criteria: string; signed: ('physio' | 'doctor' | 'coach')[] }[];
+  rtp: {
+    stage: 'protection' | 'rehabilitation' | 'return_to_running' | 'return_to_training' | 'return_to_play' | 'return_to_performance';
+    dayAfterOnset: number;
+    criteria: string;
+    signed: ('physio' | 'doctor' | 'coach')[];
+  }[];
 }
 
-export function generateDemo(w: SeedSink, opts: { seed: number; today: string; pinHash: (pin: string, salt: Uint8Array) => string }): Omit<SeedSummary, 'counts'> {
+export function generateDemo(
+  w: SeedSink,
+  opts: { seed: number; today: string; pinHash: (pin: string, salt: Uint8Array) => string },
+): Omit<SeedSummary, 'counts'> {
   const { seed, today } = opts;
   const rng = new Rng(seed);
   const start = addDays(today, -(DEMO_DAYS - 1));
@@ -249,8 +372,26 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
   // --- Organisations
   const orgId = ids.next();
   const secondOrgId = ids.next();
-  w.insert('organization', { id: orgId, created_at: setupAt, updated_at: setupAt, version: 1, name: DEMO_ORG_NAME, plan: 'pro', budget_cap_usd: 200, assistant_model: 'claude-sonnet-4-6' });
-  w.insert('organization', { id: secondOrgId, created_at: setupAt, updated_at: setupAt, version: 1, name: DEMO_SECOND_ORG_NAME, plan: 'club', budget_cap_usd: 50, assistant_model: 'claude-sonnet-4-6' });
+  w.insert('organization', {
+    id: orgId,
+    created_at: setupAt,
+    updated_at: setupAt,
+    version: 1,
+    name: DEMO_ORG_NAME,
+    plan: 'pro',
+    budget_cap_usd: 200,
+    assistant_model: 'claude-sonnet-4-6',
+  });
+  w.insert('organization', {
+    id: secondOrgId,
+    created_at: setupAt,
+    updated_at: setupAt,
+    version: 1,
+    name: DEMO_SECOND_ORG_NAME,
+    plan: 'club',
+    budget_cap_usd: 50,
+    assistant_model: 'claude-sonnet-4-6',
+  });
 
   // --- Squads
   const seasonStart = Number(today.slice(0, 4)) - (Number(today.slice(5, 7)) < 7 ? 1 : 0); // seasons start in July
@@ -305,26 +446,60 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
     const dominant = rng.chance(0.05) ? 'both' : rng.chance(0.24) ? 'left' : 'right';
     let notes = '';
     if (a.name === INJECTION_ATHLETE_NAME) notes = `Prefers strapping on the right ankle before matches. ${INJECTION_NOTE}`;
-    else if (NEWLY_SIGNED_ATHLETE_NAMES.includes(a.name as (typeof NEWLY_SIGNED_ATHLETE_NAMES)[number])) notes = 'Newly signed; medical on arrival, full workload history not yet available.';
-    else if (rng.chance(0.15)) notes = rng.pick(['Asthmatic; inhaler in the kit bag.', 'Previous left ACL reconstruction (2 seasons ago).', 'Wears orthotics in training boots.', 'Responds well to pre-activation glute work.', 'Lactose intolerant: recovery shakes are plant-based.']);
+    else if (NEWLY_SIGNED_ATHLETE_NAMES.includes(a.name as (typeof NEWLY_SIGNED_ATHLETE_NAMES)[number]))
+      notes = 'Newly signed; medical on arrival, full workload history not yet available.';
+    else if (rng.chance(0.15))
+      notes = rng.pick([
+        'Asthmatic; inhaler in the kit bag.',
+        'Previous left ACL reconstruction (2 seasons ago).',
+        'Wears orthotics in training boots.',
+        'Responds well to pre-activation glute work.',
+        'Lactose intolerant: recovery shakes are plant-based.',
+      ]);
     const createdAt = at(a.from === start ? addDays(start, -30) : a.from, 9);
     const m = meta(orgId, createdAt);
     a.id = m.id;
-    w.insert('athlete', { ...m, name: a.name, date_of_birth: dob, sex: a.sex, position: a.position, squad_id: squadIds[a.squad], dominant_side: dominant, status: 'active', notes });
+    w.insert('athlete', {
+      ...m,
+      name: a.name,
+      date_of_birth: dob,
+      sex: a.sex,
+      position: a.position,
+      squad_id: squadIds[a.squad],
+      dominant_side: dominant,
+      status: 'active',
+      notes,
+    });
   }
 
   // --- Users: one per role, plus an unlinked athlete account.
   const displayNames: Record<Role, string> = {
-    owner: 'Morwenna Halsey', admin: 'Tobias Quennell', doctor: 'Dr Anika Ferraby', physio: 'Lowri Pendry',
-    sports_scientist: 'Mateus Ordway', strength_coach: 'Kasimir Belton', coach: 'Declan Farrowby', analyst: 'Suvi Rathmore',
-    athlete: LINKED_ATHLETE_NAME, super_admin: 'System Administrator',
+    owner: 'Morwenna Halsey',
+    admin: 'Tobias Quennell',
+    doctor: 'Dr Anika Ferraby',
+    physio: 'Lowri Pendry',
+    sports_scientist: 'Mateus Ordway',
+    strength_coach: 'Kasimir Belton',
+    coach: 'Declan Farrowby',
+    analyst: 'Suvi Rathmore',
+    athlete: LINKED_ATHLETE_NAME,
+    super_admin: 'System Administrator',
   };
   const linked = athletes[0];
   if (!linked) throw new Error('no athletes');
   const userIds = {} as Record<Role, string>;
   const addUser = (org: string, email: string, display: string, role: Role, linkedAthleteId: string | null): string => {
     const m = meta(org, setupAt);
-    w.insert('app_user', { ...m, email, display_name: display, role, linked_athlete_id: linkedAthleteId, active: 1, budget_cap_usd: role === 'athlete' ? 2 : null, pin_hash: opts.pinHash(DEMO_PIN, rng.bytes(16)) });
+    w.insert('app_user', {
+      ...m,
+      email,
+      display_name: display,
+      role,
+      linked_athlete_id: linkedAthleteId,
+      active: 1,
+      budget_cap_usd: role === 'athlete' ? 2 : null,
+      pin_hash: opts.pinHash(DEMO_PIN, rng.bytes(16)),
+    });
     return m.id;
   };
   for (const role of ROLES) userIds[role] = addUser(orgId, DEMO_EMAILS[role], displayNames[role], role, role === 'athlete' ? linked.id : null);
@@ -332,87 +507,205 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
 
   // --- Fee schedule: three folders, 34 items.
   const folders: [string, [string, string, number][]][] = [
-    ['Private', [
-      ['assessment', 'Initial musculoskeletal assessment (60 min)', 12000], ['assessment', 'Follow-up assessment (30 min)', 7000],
-      ['treatment', 'Manual therapy session', 6500], ['treatment', 'Dry needling', 5500], ['treatment', 'Sports massage (45 min)', 6000],
-      ['rehab_session', 'Supervised rehab session (45 min)', 5500], ['rehab_session', 'Hydrotherapy rehab session', 7500],
-      ['screening', 'Pre-season musculoskeletal screen', 15000], ['screening', 'Return-to-run readiness screen', 9000],
-      ['consultation', 'Sports physician consultation', 22000], ['consultation', 'Telehealth review (20 min)', 4500],
-      ['report', 'Medico-legal injury report', 65000],
-    ]],
-    ['Insurer', [
-      ['assessment', 'Insurer initial assessment', 9800], ['assessment', 'Insurer progress assessment', 6200],
-      ['treatment', 'Insurer treatment session', 5400], ['treatment', 'Taping and bracing', 2500],
-      ['rehab_session', 'Insurer rehab session', 4800], ['rehab_session', 'Group rehab class', 2200],
-      ['report', 'Insurer progress report', 12500], ['report', 'Independent medical examination report', 185000],
-      ['consultation', 'Insurer specialist consultation', 26500], ['screening', 'Functional capacity evaluation', 48000],
-    ]],
-    ['Club', [
-      ['screening', 'Squad baseline screen (per athlete)', 4000], ['screening', 'Concussion baseline (SCAT6)', 3500],
-      ['assessment', 'Match-day injury assessment', 1500], ['assessment', 'Isokinetic strength testing', 18000],
-      ['treatment', 'Pitch-side treatment', 1000], ['treatment', 'Recovery session (cryotherapy)', 2000],
-      ['rehab_session', 'Return-to-play on-field session', 6000], ['rehab_session', 'Altitude chamber session', 9500],
-      ['consultation', 'Orthopaedic surgeon consultation', 45000], ['consultation', 'Nutritionist consultation', 8000],
-      ['report', 'Season medical summary', 250000], ['report', 'Transfer medical report', 950000],
-    ]],
+    [
+      'Private',
+      [
+        ['assessment', 'Initial musculoskeletal assessment (60 min)', 12000],
+        ['assessment', 'Follow-up assessment (30 min)', 7000],
+        ['treatment', 'Manual therapy session', 6500],
+        ['treatment', 'Dry needling', 5500],
+        ['treatment', 'Sports massage (45 min)', 6000],
+        ['rehab_session', 'Supervised rehab session (45 min)', 5500],
+        ['rehab_session', 'Hydrotherapy rehab session', 7500],
+        ['screening', 'Pre-season musculoskeletal screen', 15000],
+        ['screening', 'Return-to-run readiness screen', 9000],
+        ['consultation', 'Sports physician consultation', 22000],
+        ['consultation', 'Telehealth review (20 min)', 4500],
+        ['report', 'Medico-legal injury report', 65000],
+      ],
+    ],
+    [
+      'Insurer',
+      [
+        ['assessment', 'Insurer initial assessment', 9800],
+        ['assessment', 'Insurer progress assessment', 6200],
+        ['treatment', 'Insurer treatment session', 5400],
+        ['treatment', 'Taping and bracing', 2500],
+        ['rehab_session', 'Insurer rehab session', 4800],
+        ['rehab_session', 'Group rehab class', 2200],
+        ['report', 'Insurer progress report', 12500],
+        ['report', 'Independent medical examination report', 185000],
+        ['consultation', 'Insurer specialist consultation', 26500],
+        ['screening', 'Functional capacity evaluation', 48000],
+      ],
+    ],
+    [
+      'Club',
+      [
+        ['screening', 'Squad baseline screen (per athlete)', 4000],
+        ['screening', 'Concussion baseline (SCAT6)', 3500],
+        ['assessment', 'Match-day injury assessment', 1500],
+        ['assessment', 'Isokinetic strength testing', 18000],
+        ['treatment', 'Pitch-side treatment', 1000],
+        ['treatment', 'Recovery session (cryotherapy)', 2000],
+        ['rehab_session', 'Return-to-play on-field session', 6000],
+        ['rehab_session', 'Altitude chamber session', 9500],
+        ['consultation', 'Orthopaedic surgeon consultation', 45000],
+        ['consultation', 'Nutritionist consultation', 8000],
+        ['report', 'Season medical summary', 250000],
+        ['report', 'Transfer medical report', 950000],
+      ],
+    ],
   ];
   folders.forEach(([folder, items]) => {
     const fm = meta(orgId, setupAt);
     w.insert('rate_folder', { ...fm, name: folder });
     items.forEach(([type, name, cents], ii) => {
-      w.insert('rate_item', { ...meta(orgId, setupAt), folder_id: fm.id, code: `${folder.slice(0, 3).toUpperCase()}-${String(ii + 1).padStart(3, '0')}`, name, item_type: type, price_cents: cents });
+      w.insert('rate_item', {
+        ...meta(orgId, setupAt),
+        folder_id: fm.id,
+        code: `${folder.slice(0, 3).toUpperCase()}-${String(ii + 1).padStart(3, '0')}`,
+        name,
+        item_type: type,
+        price_cents: cents,
+      });
     });
   });
 
   // --- Injuries (athlete indices into `athletes`; 0 = linked athlete stays healthy).
   const injuries: InjurySpec[] = [
-    { athlete: 4, body_part: 'Hamstring (biceps femoris long head)', side: 'left', mechanism: 'non_contact', onsetDaysAgo: 24, severity: 'moderate', status: 'open',
+    {
+      athlete: 4,
+      body_part: 'Hamstring (biceps femoris long head)',
+      side: 'left',
+      mechanism: 'non_contact',
+      onsetDaysAgo: 24,
+      severity: 'moderate',
+      status: 'open',
       notes: 'Felt a sharp pull at max-velocity sprint in the 70th minute. Grade 2 on MRI, no tendon involvement.',
       rtp: [
         { stage: 'protection', dayAfterOnset: 1, criteria: 'Pain-free walking; isometric holds at 30° without pain.', signed: ['physio'] },
         { stage: 'rehabilitation', dayAfterOnset: 8, criteria: 'Full active knee extension; prone hamstring curl 3×10 pain-free.', signed: ['physio'] },
         { stage: 'return_to_running', dayAfterOnset: 18, criteria: '', signed: [] },
-      ] },
-    { athlete: 7, body_part: 'Ankle (lateral ligament)', side: 'right', mechanism: 'contact', onsetDaysAgo: 16, severity: 'mild', status: 'open',
+      ],
+    },
+    {
+      athlete: 7,
+      body_part: 'Ankle (lateral ligament)',
+      side: 'right',
+      mechanism: 'contact',
+      onsetDaysAgo: 16,
+      severity: 'mild',
+      status: 'open',
       notes: 'Inversion sprain in a tackle. Ottawa rules negative. Mild swelling.',
       rtp: [
         { stage: 'rehabilitation', dayAfterOnset: 2, criteria: 'Full weight-bearing; WBLT within 2 cm of the other side.', signed: ['physio'] },
-        { stage: 'return_to_training', dayAfterOnset: 14, criteria: 'Hop tests ≥ 90% LSI; change of direction without apprehension.', signed: ['physio', 'doctor'] },
-      ] },
-    { athlete: 10, body_part: 'Knee (anterior cruciate ligament)', side: 'left', mechanism: 'non_contact', onsetDaysAgo: 62, severity: 'severe', status: 'open',
+        {
+          stage: 'return_to_training',
+          dayAfterOnset: 14,
+          criteria: 'Hop tests ≥ 90% LSI; change of direction without apprehension.',
+          signed: ['physio', 'doctor'],
+        },
+      ],
+    },
+    {
+      athlete: 10,
+      body_part: 'Knee (anterior cruciate ligament)',
+      side: 'left',
+      mechanism: 'non_contact',
+      onsetDaysAgo: 62,
+      severity: 'severe',
+      status: 'open',
       notes: 'Pivoting injury in training. ACL reconstruction (hamstring graft) 9 days after injury.',
       rtp: [
         { stage: 'protection', dayAfterOnset: 10, criteria: 'Wound healed; full extension achieved.', signed: ['physio', 'doctor'] },
         { stage: 'rehabilitation', dayAfterOnset: 30, criteria: 'Quadriceps lag resolved; 100° flexion.', signed: ['physio'] },
-      ] },
-    { athlete: 12, body_part: 'Adductor longus', side: 'right', mechanism: 'non_contact', onsetDaysAgo: 40, severity: 'minimal', status: 'closed', returnedAfter: 6,
+      ],
+    },
+    {
+      athlete: 12,
+      body_part: 'Adductor longus',
+      side: 'right',
+      mechanism: 'non_contact',
+      onsetDaysAgo: 40,
+      severity: 'minimal',
+      status: 'closed',
+      returnedAfter: 6,
       notes: 'Groin tightness after long passing drill. Squeeze test 80% of baseline on day 1.',
       rtp: [
         { stage: 'return_to_training', dayAfterOnset: 3, criteria: 'Squeeze test ≥ 90% baseline.', signed: ['physio', 'doctor'] },
-        { stage: 'return_to_play', dayAfterOnset: 6, criteria: 'Squeeze test 100% baseline; full training without symptoms.', signed: ['physio', 'doctor', 'coach'] },
-      ] },
-    { athlete: 15, body_part: 'Head (concussion)', side: 'none', mechanism: 'contact', onsetDaysAgo: 9, severity: 'moderate', status: 'open',
+        {
+          stage: 'return_to_play',
+          dayAfterOnset: 6,
+          criteria: 'Squeeze test 100% baseline; full training without symptoms.',
+          signed: ['physio', 'doctor', 'coach'],
+        },
+      ],
+    },
+    {
+      athlete: 15,
+      body_part: 'Head (concussion)',
+      side: 'none',
+      mechanism: 'contact',
+      onsetDaysAgo: 9,
+      severity: 'moderate',
+      status: 'open',
       notes: 'Head-to-head contact at a corner. Removed from play; SCAT6 symptoms 14. Graduated return-to-sport protocol.',
       rtp: [
         { stage: 'protection', dayAfterOnset: 1, criteria: 'Symptom-limited activity; 24–48 h relative rest.', signed: ['physio', 'doctor'] },
         { stage: 'return_to_training', dayAfterOnset: 8, criteria: 'Symptom-free at rest and with exertion; SCAT6 back to baseline.', signed: ['physio'] },
-      ] },
-    { athlete: 19, body_part: 'Patellar tendon', side: 'right', mechanism: 'overuse', onsetDaysAgo: 21, severity: 'mild', status: 'open',
+      ],
+    },
+    {
+      athlete: 19,
+      body_part: 'Patellar tendon',
+      side: 'right',
+      mechanism: 'overuse',
+      onsetDaysAgo: 21,
+      severity: 'mild',
+      status: 'open',
       notes: 'Gradual-onset anterior knee pain, worse after jumping. VISA-P 68.',
-      rtp: [{ stage: 'rehabilitation', dayAfterOnset: 4, criteria: '', signed: [] }] },
-    { athlete: 22, body_part: 'Calf (medial gastrocnemius)', side: 'left', mechanism: 'non_contact', onsetDaysAgo: 50, severity: 'moderate', status: 'closed', returnedAfter: 21,
+      rtp: [{ stage: 'rehabilitation', dayAfterOnset: 4, criteria: '', signed: [] }],
+    },
+    {
+      athlete: 22,
+      body_part: 'Calf (medial gastrocnemius)',
+      side: 'left',
+      mechanism: 'non_contact',
+      onsetDaysAgo: 50,
+      severity: 'moderate',
+      status: 'closed',
+      returnedAfter: 21,
       notes: 'Calf strain during acceleration work. Ultrasound: small tear at the musculotendinous junction.',
       rtp: [
         { stage: 'rehabilitation', dayAfterOnset: 3, criteria: 'Single-leg calf raise 10 reps pain-free.', signed: ['physio'] },
         { stage: 'return_to_running', dayAfterOnset: 12, criteria: 'Calf raise 25 reps; hopping pain-free.', signed: ['physio', 'doctor'] },
         { stage: 'return_to_performance', dayAfterOnset: 21, criteria: 'Max-velocity sprint and full match minutes.', signed: ['physio', 'doctor'] },
-      ] },
-    { athlete: 30, body_part: 'Shoulder (acromioclavicular joint)', side: 'left', mechanism: 'contact', onsetDaysAgo: 12, severity: 'mild', status: 'open',
+      ],
+    },
+    {
+      athlete: 30,
+      body_part: 'Shoulder (acromioclavicular joint)',
+      side: 'left',
+      mechanism: 'contact',
+      onsetDaysAgo: 12,
+      severity: 'mild',
+      status: 'open',
       notes: 'Fell on the point of the shoulder. Grade I AC sprain; sling for comfort 3 days.',
-      rtp: [{ stage: 'rehabilitation', dayAfterOnset: 4, criteria: 'Pain-free overhead range.', signed: ['physio'] }] },
-    { athlete: 36, body_part: 'Ankle (lateral ligament)', side: 'left', mechanism: 'non_contact', onsetDaysAgo: 58, severity: 'mild', status: 'closed', returnedAfter: 7,
+      rtp: [{ stage: 'rehabilitation', dayAfterOnset: 4, criteria: 'Pain-free overhead range.', signed: ['physio'] }],
+    },
+    {
+      athlete: 36,
+      body_part: 'Ankle (lateral ligament)',
+      side: 'left',
+      mechanism: 'non_contact',
+      onsetDaysAgo: 58,
+      severity: 'mild',
+      status: 'closed',
+      returnedAfter: 7,
       notes: 'Rolled ankle on landing. Recovered fully.',
-      rtp: [] },
+      rtp: [],
+    },
   ];
   const signer = { physio: userIds.physio, doctor: userIds.doctor, coach: userIds.coach };
   /** athlete index → [from, to] days unavailable for team training (to inclusive). */
@@ -426,11 +719,33 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
     const created = at(onset, 17, 30);
     const closedAt = inj.status === 'closed' ? at(back, 12) : created;
     const im = { ...meta(orgId, created), updated_at: closedAt, version: inj.status === 'closed' ? 2 : 1 };
-    w.insert('injury', { ...im, athlete_id: a.id, body_part: inj.body_part, side: inj.side, mechanism: inj.mechanism, onset_date: onset, severity: inj.severity, status: inj.status, clinician_notes: inj.notes });
+    w.insert('injury', {
+      ...im,
+      athlete_id: a.id,
+      body_part: inj.body_part,
+      side: inj.side,
+      mechanism: inj.mechanism,
+      onset_date: onset,
+      severity: inj.severity,
+      status: inj.status,
+      clinician_notes: inj.notes,
+    });
     for (const r of inj.rtp) {
       const day = addDays(onset, r.dayAfterOnset);
-      const row: Record<string, unknown> = { ...meta(orgId, at(day, 10)), injury_id: im.id, athlete_id: a.id, stage: r.stage, criteria_met: r.criteria, notes: '',
-        physio_signoff_by: null, physio_signoff_at: null, doctor_signoff_by: null, doctor_signoff_at: null, coach_signoff_by: null, coach_signoff_at: null };
+      const row: Record<string, unknown> = {
+        ...meta(orgId, at(day, 10)),
+        injury_id: im.id,
+        athlete_id: a.id,
+        stage: r.stage,
+        criteria_met: r.criteria,
+        notes: '',
+        physio_signoff_by: null,
+        physio_signoff_at: null,
+        doctor_signoff_by: null,
+        doctor_signoff_at: null,
+        coach_signoff_by: null,
+        coach_signoff_at: null,
+      };
       r.signed.forEach((who, k) => {
         row[`${who}_signoff_by`] = signer[who];
         row[`${who}_signoff_at`] = at(day, 11 + k * 2, 15);
@@ -463,7 +778,14 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
       const [kind, baseMin, baseRpe] = plan;
       const minutes = kind === 'match' ? baseMin : Math.max(20, Math.round((baseMin * wf) / 5) * 5);
       const tm = meta(orgId, at(date, kind === 'match' ? 20 : 13));
-      w.insert('training_session', { ...tm, squad_id: squadIds[s], date, kind, duration_min: minutes, notes: kind === 'match' ? (s === 0 ? 'League match' : 'U19 league match') : '' });
+      w.insert('training_session', {
+        ...tm,
+        squad_id: squadIds[s],
+        date,
+        kind,
+        duration_min: minutes,
+        notes: kind === 'match' ? (s === 0 ? 'League match' : 'U19 league match') : '',
+      });
       const available = athletes
         .map((a, i) => ({ a, i }))
         .filter(({ a, i }) => {
@@ -496,7 +818,15 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
           continue; // individual day off (illness, personal)
         }
         const load = rpe * dur;
-        w.insert('session_load', { ...meta(orgId, at(date, kind === 'match' ? 21 : 14)), athlete_id: a.id, training_session_id: tm.id, date, duration_min: dur, rpe, load_au: load });
+        w.insert('session_load', {
+          ...meta(orgId, at(date, kind === 'match' ? 21 : 14)),
+          athlete_id: a.id,
+          training_session_id: tm.id,
+          date,
+          duration_min: dur,
+          rpe,
+          load_au: load,
+        });
         dayLoad.set(a.id, (dayLoad.get(a.id) ?? 0) + load);
       }
     }
@@ -520,16 +850,24 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
       const strain = y / 450; // 0 (rest) … ~1.7 (full match)
       const s5 = (v: number) => clamp(Math.round(v), 1, 5);
       const note = rng.chance(0.03) ? rng.pick(WELLNESS_NOTES) : '';
-      w.insert('wellness', { ...meta(orgId, at(date, 7, 30)), athlete_id: a.id, date,
+      w.insert('wellness', {
+        ...meta(orgId, at(date, 7, 30)),
+        athlete_id: a.id,
+        date,
         sleep: s5(rng.normal(3.8 + a.wellBias - strain * 0.3, 0.6)),
         soreness: s5(rng.normal(1.6 + strain * 1.2 - a.wellBias * 0.5, 0.6)),
         stress: s5(rng.normal(2.2 - a.wellBias * 0.5 + (a.squad === 1 ? 0.3 : 0), 0.6)),
         mood: s5(rng.normal(3.9 + a.wellBias - strain * 0.2, 0.6)),
         fatigue: s5(rng.normal(1.8 + strain * 1.1 - a.wellBias * 0.4, 0.6)),
-        notes: note });
-      w.insert('vitals', { ...meta(orgId, at(date, 7, 35)), athlete_id: a.id, date,
+        notes: note,
+      });
+      w.insert('vitals', {
+        ...meta(orgId, at(date, 7, 35)),
+        athlete_id: a.id,
+        date,
         resting_hr_bpm: clamp(Math.round(rng.normal(a.rhr + strain * 3, 1.8)), 38, 80),
-        hrv_rmssd_ms: clamp(round1(rng.normal(a.hrv * (1 - strain * 0.12), a.hrv * 0.08)), 15, 200) });
+        hrv_rmssd_ms: clamp(round1(rng.normal(a.hrv * (1 - strain * 0.12), a.hrv * 0.08)), 15, 200),
+      });
     }
     for (const a of athletes) prevLoad.set(a.id, dayLoad.get(a.id) ?? 0);
   }
@@ -559,10 +897,28 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
         for (const side of ['left', 'right'] as const) {
           const deficit = injuredSide(test) === side ? 0.78 : 1;
           const v = Math.max(1, base * deficit * rng.range(0.95, 1.05));
-          w.insert('screening', { ...meta(orgId, at(day, 9, 30)), athlete_id: a.id, test, side, value: dp ? round1(v) : Math.round(v), unit, date: day, notes: deficit < 1 ? 'Deficit on the injured side.' : '' });
+          w.insert('screening', {
+            ...meta(orgId, at(day, 9, 30)),
+            athlete_id: a.id,
+            test,
+            side,
+            value: dp ? round1(v) : Math.round(v),
+            unit,
+            date: day,
+            notes: deficit < 1 ? 'Deficit on the injured side.' : '',
+          });
         }
       }
-      w.insert('screening', { ...meta(orgId, at(day, 9, 45)), athlete_id: a.id, test: 'countermovement_jump', side: 'bilateral', value: round1(rng.normal(40 * m, 4)), unit: 'cm', date: day, notes: '' });
+      w.insert('screening', {
+        ...meta(orgId, at(day, 9, 45)),
+        athlete_id: a.id,
+        test: 'countermovement_jump',
+        side: 'bilateral',
+        value: round1(rng.normal(40 * m, 4)),
+        unit: 'cm',
+        date: day,
+        notes: '',
+      });
     }
   });
 
@@ -577,8 +933,17 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
     const squad = i < 8 ? 0 : 1;
     const m = meta(secondOrgId, setupAt);
     const age = squad === 0 ? rng.int(19, 32) : rng.int(15, 18);
-    w.insert('athlete', { ...m, name: makeName('female'), date_of_birth: `${birthYear - age - 1}-${String(rng.int(1, 12)).padStart(2, '0')}-${String(rng.int(1, 28)).padStart(2, '0')}`,
-      sex: 'female', position: NETBALL_POSITIONS[i % NETBALL_POSITIONS.length] ?? null, squad_id: secondSquads[squad], dominant_side: rng.chance(0.2) ? 'left' : 'right', status: 'active', notes: '' });
+    w.insert('athlete', {
+      ...m,
+      name: makeName('female'),
+      date_of_birth: `${birthYear - age - 1}-${String(rng.int(1, 12)).padStart(2, '0')}-${String(rng.int(1, 28)).padStart(2, '0')}`,
+      sex: 'female',
+      position: NETBALL_POSITIONS[i % NETBALL_POSITIONS.length] ?? null,
+      squad_id: secondSquads[squad],
+      dominant_side: rng.chance(0.2) ? 'left' : 'right',
+      status: 'active',
+      notes: '',
+    });
     second.push({ id: m.id, squad });
   }
   const secondUsers = {
@@ -599,7 +964,15 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
       for (const a of second) {
         if (a.squad !== s) continue;
         const rpe = clamp(Math.round(rng.normal(kind === 'match' ? 8 : 6, 1)), 2, 10);
-        w.insert('session_load', { ...meta(secondOrgId, at(date, 19)), athlete_id: a.id, training_session_id: tm.id, date, duration_min: minutes, rpe, load_au: rpe * minutes });
+        w.insert('session_load', {
+          ...meta(secondOrgId, at(date, 19)),
+          athlete_id: a.id,
+          training_session_id: tm.id,
+          date,
+          duration_min: minutes,
+          rpe,
+          load_au: rpe * minutes,
+        });
       }
     }
   }
@@ -613,9 +986,31 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
     if (!a) continue;
     const onset = addDays(today, -ago);
     const im = meta(secondOrgId, at(onset, 19));
-    w.insert('injury', { ...im, athlete_id: a.id, body_part: part, side, mechanism: 'non_contact', onset_date: onset, severity: ago > 28 ? 'severe' : 'mild', status, clinician_notes: 'Larchfield clinic record.' });
-    const rm: Record<string, unknown> = { ...meta(secondOrgId, at(addDays(onset, 3), 10)), injury_id: im.id, athlete_id: a.id, stage: 'rehabilitation', criteria_met: '', notes: '',
-      physio_signoff_by: null, physio_signoff_at: null, doctor_signoff_by: null, doctor_signoff_at: null, coach_signoff_by: null, coach_signoff_at: null };
+    w.insert('injury', {
+      ...im,
+      athlete_id: a.id,
+      body_part: part,
+      side,
+      mechanism: 'non_contact',
+      onset_date: onset,
+      severity: ago > 28 ? 'severe' : 'mild',
+      status,
+      clinician_notes: 'Larchfield clinic record.',
+    });
+    const rm: Record<string, unknown> = {
+      ...meta(secondOrgId, at(addDays(onset, 3), 10)),
+      injury_id: im.id,
+      athlete_id: a.id,
+      stage: 'rehabilitation',
+      criteria_met: '',
+      notes: '',
+      physio_signoff_by: null,
+      physio_signoff_at: null,
+      doctor_signoff_by: null,
+      doctor_signoff_at: null,
+      coach_signoff_by: null,
+      coach_signoff_at: null,
+    };
     for (const who of signed) {
       rm[`${who}_signoff_by`] = who === 'physio' ? secondUsers.physio : secondUsers.doctor;
       rm[`${who}_signoff_at`] = at(addDays(onset, 3), 12);
@@ -624,8 +1019,19 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
   }
   const secondFolder = meta(secondOrgId, setupAt);
   w.insert('rate_folder', { ...secondFolder, name: 'Private' });
-  [['assessment', 'Netball injury assessment', 8500], ['treatment', 'Physiotherapy treatment', 6000], ['rehab_session', 'Rehab class', 2500]].forEach(([type, name, cents], i) => {
-    w.insert('rate_item', { ...meta(secondOrgId, setupAt), folder_id: secondFolder.id, code: `LNC-${String(i + 1).padStart(3, '0')}`, name, item_type: type, price_cents: cents });
+  [
+    ['assessment', 'Netball injury assessment', 8500],
+    ['treatment', 'Physiotherapy treatment', 6000],
+    ['rehab_session', 'Rehab class', 2500],
+  ].forEach(([type, name, cents], i) => {
+    w.insert('rate_item', {
+      ...meta(secondOrgId, setupAt),
+      folder_id: secondFolder.id,
+      code: `LNC-${String(i + 1).padStart(3, '0')}`,
+      name,
+      item_type: type,
+      price_cents: cents,
+    });
   });
 
   const injectionAthlete = athletes.find((a) => a.name === INJECTION_ATHLETE_NAME);
@@ -642,4 +1048,3 @@ export function generateDemo(w: SeedSink, opts: { seed: number; today: string; p
     newlySignedAthleteIds: athletes.filter((a) => (NEWLY_SIGNED_ATHLETE_NAMES as readonly string[]).includes(a.name)).map((a) => a.id),
   };
 }
-

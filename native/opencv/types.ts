@@ -57,7 +57,12 @@ export interface OpenCvAddon {
   /** `cv::calibrateCamera` over views of M×3 board points and M×2 pixel points. */
   calibrateCamera(objectPoints: Float64Array[], imagePoints: Float64Array[], width: number, height: number, flags?: number): ChessboardCalibration;
   /** `cv::solvePnP` (iterative) + reprojection RMS (px); null when it fails. */
-  solvePnP(objectPoints: Float64Array, imagePoints: Float64Array, K: Float64Array, dist: Float64Array): { rvec: Float64Array; tvec: Float64Array; rms: number } | null;
+  solvePnP(
+    objectPoints: Float64Array,
+    imagePoints: Float64Array,
+    K: Float64Array,
+    dist: Float64Array,
+  ): { rvec: Float64Array; tvec: Float64Array; rms: number } | null;
   /** `cv::imread` → RGB. Throws when unreadable. */
   readImage(path: string): RawImage;
   /** Bilinear crop of the box [x0,x1]×[y0,y1] (align-corners) to outW×outH RGB; outside the image is black. */

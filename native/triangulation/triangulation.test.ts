@@ -27,14 +27,21 @@ describe.skipIf(!built)('native triangulation (skipped: run `npm run build:nativ
       const r = rand();
       if (r < 0.05) obs[i * 3] = obs[i * 3]! + 40 + 80 * rand();
       else if (r < 0.1) obs[i * 3 + 2] = 0.1;
-      else if (r < 0.12) { obs[i * 3] = NaN; obs[i * 3 + 1] = NaN; obs[i * 3 + 2] = 0; }
-      else obs[i * 3 + 2] = 0.3 + 0.7 * rand();
+      else if (r < 0.12) {
+        obs[i * 3] = NaN;
+        obs[i * 3 + 1] = NaN;
+        obs[i * 3 + 2] = 0;
+      } else obs[i * 3 + 2] = 0.3 + 0.7 * rand();
     }
     return obs;
   }
 
   it('agrees with the TypeScript reference to 1e-6 m, with the same views, exclusions and misses', () => {
-    for (const [noise, seed] of [[0, 1], [1, 2], [3, 3]] as const) {
+    for (const [noise, seed] of [
+      [0, 1],
+      [1, 2],
+      [3, 3],
+    ] as const) {
       const obs = noisy(noise, seed);
       const ref = triangulateBatch({ cameras: 4, projections: P, observations: obs });
       const nat = addon!.triangulate(P, obs, 4);
@@ -43,12 +50,14 @@ describe.skipIf(!built)('native triangulation (skipped: run `npm run build:nativ
       expect(Array.from(nat.lowConfidenceCounts)).toEqual(Array.from(ref.lowConfidenceCounts));
       let maxDiff = 0;
       for (let i = 0; i < ref.points.length; i++) {
-        const a = ref.points[i]!, b = nat.points[i]!;
+        const a = ref.points[i]!,
+          b = nat.points[i]!;
         expect(Number.isNaN(a)).toBe(Number.isNaN(b));
         if (!Number.isNaN(a)) maxDiff = Math.max(maxDiff, Math.abs(a - b));
       }
       expect(maxDiff).toBeLessThan(1e-6);
-      for (let i = 0; i < ref.reprojectionPx.length; i++) if (!Number.isNaN(ref.reprojectionPx[i]!)) expect(Math.abs(ref.reprojectionPx[i]! - nat.reprojectionPx[i]!)).toBeLessThan(1e-6);
+      for (let i = 0; i < ref.reprojectionPx.length; i++)
+        if (!Number.isNaN(ref.reprojectionPx[i]!)) expect(Math.abs(ref.reprojectionPx[i]! - nat.reprojectionPx[i]!)).toBeLessThan(1e-6);
       expect(ref.excludedCounts.reduce((s, x) => s + x, 0)).toBeGreaterThan(0);
     }
   });

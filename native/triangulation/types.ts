@@ -32,5 +32,10 @@ export interface TriangulationAddon {
    */
   triangulate(projections: Float64Array, observations: Float64Array, cameras: number, options?: NativeTriangulationOptions): NativeTriangulationResult;
   /** Same, computed on a libuv worker thread (off the JavaScript thread). */
-  triangulateAsync(projections: Float64Array, observations: Float64Array, cameras: number, options?: NativeTriangulationOptions): Promise<NativeTriangulationResult>;
+  triangulateAsync(
+    projections: Float64Array,
+    observations: Float64Array,
+    cameras: number,
+    options?: NativeTriangulationOptions,
+  ): Promise<NativeTriangulationResult>;
 }

@@ -21,16 +21,32 @@ import { useSession } from './store';
 
 function CurrentPage({ route }: { route: Route }) {
   switch (route.page) {
-    case 'athletes': return <Athletes />;
-    case 'athlete': return <AthleteDetail key={route.id} id={route.id} tab={route.tab} />;
-    case 'squads': return <Squads />;
-    case 'fees': return <Fees />;
-    case 'activity': return <Activity />;
-    case 'approvals': return <Approvals />;
-    case 'trace': return <RunTrace runId={route.runId} />;
-    case 'settings': return <Settings />;
-    case 'help': return <Help key={route.slug ?? ''} slug={route.slug} anchor={route.anchor} />;
-    case 'notfound': return <Page page="notfound" state="ready" title="Page not found"><p>There is no page at <code>{route.path}</code>.</p></Page>;
+    case 'athletes':
+      return <Athletes />;
+    case 'athlete':
+      return <AthleteDetail key={route.id} id={route.id} tab={route.tab} />;
+    case 'squads':
+      return <Squads />;
+    case 'fees':
+      return <Fees />;
+    case 'activity':
+      return <Activity />;
+    case 'approvals':
+      return <Approvals />;
+    case 'trace':
+      return <RunTrace runId={route.runId} />;
+    case 'settings':
+      return <Settings />;
+    case 'help':
+      return <Help key={route.slug ?? ''} slug={route.slug} anchor={route.anchor} />;
+    case 'notfound':
+      return (
+        <Page page="notfound" state="ready" title="Page not found">
+          <p>
+            There is no page at <code>{route.path}</code>.
+          </p>
+        </Page>
+      );
   }
 }
 
@@ -53,11 +69,20 @@ export function App() {
     if (me?.role === 'athlete' && route.page === 'athletes' && me.linked_athlete_id) navigate({ page: 'athlete', id: me.linked_athlete_id, tab: 'overview' });
   }, [me, route.page]);
 
-  if (status === 'loading') return <p className="muted boot" role="status">Starting…</p>;
+  if (status === 'loading')
+    return (
+      <p className="muted boot" role="status">
+        Starting…
+      </p>
+    );
   if (status === 'signedOut' || !me) {
     return (
       <>
-        {startError ? <div className="boot"><ErrorNote error={startError} /></div> : null}
+        {startError ? (
+          <div className="boot">
+            <ErrorNote error={startError} />
+          </div>
+        ) : null}
         <SignIn />
       </>
     );
@@ -66,23 +91,44 @@ export function App() {
   const allowed = canOpen(me.role, route);
   return (
     <div className="shell">
-      <a className="skip" href="#page-title" onClick={(e) => { e.preventDefault(); document.getElementById('page-title')?.focus(); }}>Skip to content</a>
+      <a
+        className="skip"
+        href="#page-title"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('page-title')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <nav className="sidenav" aria-label="Main">
         <div className="brand">Athlete Intelligence</div>
         <ul>
           {nav.map((n) => (
             <li key={n.label}>
-              <a href={href(n.route)} aria-current={n.page === route.page || (n.page === 'athletes' && route.page === 'athlete') ? 'page' : undefined} data-nav={n.page}>{n.label}</a>
+              <a
+                href={href(n.route)}
+                aria-current={n.page === route.page || (n.page === 'athletes' && route.page === 'athlete') ? 'page' : undefined}
+                data-nav={n.page}
+              >
+                {n.label}
+              </a>
             </li>
           ))}
         </ul>
         <div className="whoami">
           <div>{me.display_name}</div>
-          <div className="muted small">{roleLabel(me.role)} · {me.org_name}</div>
-          <button type="button" className="link" onClick={() => void signOut()}>Sign out</button>
+          <div className="muted small">
+            {roleLabel(me.role)} · {me.org_name}
+          </div>
+          <button type="button" className="link" onClick={() => void signOut()}>
+            Sign out
+          </button>
         </div>
       </nav>
-      <div className="content">{allowed ? <CurrentPage route={route} /> : <Denied page={route.page === 'athlete' ? `athlete-${route.tab}` : route.page} />}</div>
+      <div className="content">
+        {allowed ? <CurrentPage route={route} /> : <Denied page={route.page === 'athlete' ? `athlete-${route.tab}` : route.page} />}
+      </div>
       <AssistantPanel />
     </div>
   );

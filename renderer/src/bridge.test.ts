@@ -34,7 +34,7 @@ describe('call()', () => {
     expect(sent[0]!.input).toMatchObject({ verb: 'athletes.list', input: { status: 'all', limit: 5 } });
   });
 
-  it('gives a write an idempotency key, reusing the caller\'s on a retry', async () => {
+  it("gives a write an idempotency key, reusing the caller's on a retry", async () => {
     sent.length = 0;
     reply = { ok: true, value: { changeset: {} } };
     await bridge.call('squads.create', { name: 'U21', season: '2026' });
@@ -52,8 +52,20 @@ describe('call()', () => {
   });
 
   it('throws a typed error that keeps code, message and field issues', async () => {
-    reply = { ok: false, error: { code: 'Validation', message: 'Invalid input: rpe: Too big', issues: [{ path: 'rpe', message: 'Too big' }, { path: 'rows.3.minutes', message: 'Required' }] } };
-    const err = await bridge.call('workload.logSessionLoads', { athlete_id: '0193f0a0-0000-7000-8000-000000000001', date: '2026-11-30', duration_min: 60, rpe: 11 }).catch((e: unknown) => e);
+    reply = {
+      ok: false,
+      error: {
+        code: 'Validation',
+        message: 'Invalid input: rpe: Too big',
+        issues: [
+          { path: 'rpe', message: 'Too big' },
+          { path: 'rows.3.minutes', message: 'Required' },
+        ],
+      },
+    };
+    const err = await bridge
+      .call('workload.logSessionLoads', { athlete_id: '0193f0a0-0000-7000-8000-000000000001', date: '2026-11-30', duration_min: 60, rpe: 11 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(bridge.CallError);
     expect(err).toBeInstanceOf(AppError);
     const e = err as InstanceType<typeof bridge.CallError>;
@@ -62,7 +74,10 @@ describe('call()', () => {
     expect(e.fieldErrors()).toEqual({ rpe: 'Too big', 'rows.3.minutes': 'Required' });
     expect(e.payload).toEqual(reply.ok ? null : reply.error);
 
-    reply = { ok: false, error: { code: 'Conflict', message: 'Reload and redo.', conflicts: [{ table: 'athlete', id: 'a', expectedVersion: 1, actualVersion: 2 }] } };
+    reply = {
+      ok: false,
+      error: { code: 'Conflict', message: 'Reload and redo.', conflicts: [{ table: 'athlete', id: 'a', expectedVersion: 1, actualVersion: 2 }] },
+    };
     const c = (await bridge.call('athletes.get', { id: 'a' }).catch((x: unknown) => x)) as InstanceType<typeof bridge.CallError>;
     expect(c.code).toBe('Conflict');
     expect(c.conflicts).toEqual([{ table: 'athlete', id: 'a', expectedVersion: 1, actualVersion: 2 }]);
@@ -83,7 +98,10 @@ describe('readEventStream (eventsource-parser)', () => {
 
   it('parses events split across chunks, with ids, names, multi-line data and heartbeat comments', async () => {
     const got: { event?: string; id?: string; data: string }[] = [];
-    await bridge.readEventStream(body(['id: 1\ndata: {"a"', ':1}\n\n: heartbeat\n\nid: 2\r\nevent: end\r\ndata: line one\r\n', 'data: line two\r\n\r\n']), (m) => got.push({ ...(m.event ? { event: m.event } : {}), ...(m.id ? { id: m.id } : {}), data: m.data }));
+    await bridge.readEventStream(
+      body(['id: 1\ndata: {"a"', ':1}\n\n: heartbeat\n\nid: 2\r\nevent: end\r\ndata: line one\r\n', 'data: line two\r\n\r\n']),
+      (m) => got.push({ ...(m.event ? { event: m.event } : {}), ...(m.id ? { id: m.id } : {}), data: m.data }),
+    );
     expect(got).toEqual([
       { id: '1', data: '{"a":1}' },
       { event: 'end', id: '2', data: 'line one\nline two' },
@@ -93,10 +111,14 @@ describe('readEventStream (eventsource-parser)', () => {
   it('stops reading when told to (the stream ended for the caller)', async () => {
     const got: string[] = [];
     let stop = false;
-    await bridge.readEventStream(body(['data: one\n\n', 'data: two\n\n', 'data: three\n\n']), (m) => {
-      got.push(m.data);
-      stop = true;
-    }, () => stop);
+    await bridge.readEventStream(
+      body(['data: one\n\n', 'data: two\n\n', 'data: three\n\n']),
+      (m) => {
+        got.push(m.data);
+        stop = true;
+      },
+      () => stop,
+    );
     expect(got).toEqual(['one']);
   });
 });

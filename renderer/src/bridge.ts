@@ -3,7 +3,19 @@
  * `window.athleteIntelligence` (the contract over IPC); in a browser served by the web host it
  * uses fetch with the per-launch token (read from the page's meta tag) in a header, never a URL.
  */
-import type { CallInput, CallName, CallOutput, CallResult, ContractBridge, OpInput, OpName, OpOutput, StreamEvents, StreamInput, StreamName } from '../../models/contract';
+import type {
+  CallInput,
+  CallName,
+  CallOutput,
+  CallResult,
+  ContractBridge,
+  OpInput,
+  OpName,
+  OpOutput,
+  StreamEvents,
+  StreamInput,
+  StreamName,
+} from '../../models/contract';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError } from '../../models/errors';
 import type { EventSourceMessage } from 'eventsource-parser';
@@ -40,7 +52,11 @@ const SESSION_KEY = 'ai-host-session';
  * each event (`event` name, `id`, `data` with multi-line data joined); comments (the host's
  * heartbeats) are skipped. Returns when the body ends or, after an event, `stop()` is true.
  */
-export async function readEventStream(body: ReadableStream<BufferSource>, onMessage: (m: EventSourceMessage) => void, stop: () => boolean = () => false): Promise<void> {
+export async function readEventStream(
+  body: ReadableStream<BufferSource>,
+  onMessage: (m: EventSourceMessage) => void,
+  stop: () => boolean = () => false,
+): Promise<void> {
   const parser = createParser({ onEvent: onMessage });
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   for (;;) {
@@ -63,7 +79,12 @@ function webBridge(): ContractBridge {
     return h;
   };
   return {
-    subscribe<K extends StreamName>(stream: K, input: StreamInput<K>, onEvent: (e: StreamEvents[K]) => void, onEnd: (error?: ErrorPayload) => void): () => void {
+    subscribe<K extends StreamName>(
+      stream: K,
+      input: StreamInput<K>,
+      onEvent: (e: StreamEvents[K]) => void,
+      onEnd: (error?: ErrorPayload) => void,
+    ): () => void {
       const ctl = new AbortController();
       let ended = false;
       const finish = (error?: ErrorPayload) => {
@@ -73,7 +94,14 @@ function webBridge(): ContractBridge {
       };
       void (async () => {
         try {
-          const res = await fetch(`/api/stream/${stream}`, { method: 'POST', headers: headers(), body: JSON.stringify(input ?? {}), credentials: 'omit', cache: 'no-store', signal: ctl.signal });
+          const res = await fetch(`/api/stream/${stream}`, {
+            method: 'POST',
+            headers: headers(),
+            body: JSON.stringify(input ?? {}),
+            credentials: 'omit',
+            cache: 'no-store',
+            signal: ctl.signal,
+          });
           if (!res.ok || !res.body) {
             const body = (await res.json().catch(() => null)) as { error?: ErrorPayload } | null;
             finish(body?.error ?? { code: 'Internal', message: `The stream was refused (${res.status}).` });
@@ -130,10 +158,22 @@ export function request<K extends OpName>(op: K, input: OpInput<K>): Promise<Cal
  * `verb.call`). A `Record` over the names, so a new operation must be listed to compile.
  */
 const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
-  'session.users': true, 'session.signIn': true, 'session.people': true, 'session.signOut': true, 'session.me': true,
-  'assistant.start': true, 'assistant.confirm': true, 'assistant.stop': true, 'assistant.trace': true,
-  'settings.assistant': true, 'settings.updateAssistant': true,
-  'proposals.list': true, 'proposals.approve': true, 'proposals.decline': true, 'proposals.narrow': true, 'forms.submit': true,
+  'session.users': true,
+  'session.signIn': true,
+  'session.people': true,
+  'session.signOut': true,
+  'session.me': true,
+  'assistant.start': true,
+  'assistant.confirm': true,
+  'assistant.stop': true,
+  'assistant.trace': true,
+  'settings.assistant': true,
+  'settings.updateAssistant': true,
+  'proposals.list': true,
+  'proposals.approve': true,
+  'proposals.decline': true,
+  'proposals.narrow': true,
+  'forms.submit': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {
   return Object.prototype.hasOwnProperty.call(OPERATIONS, name);

@@ -2,8 +2,16 @@
 import type { Role } from '../../models/roles';
 
 const ROLE_LABELS: Record<Role, string> = {
-  owner: 'Owner', admin: 'Administrator', doctor: 'Doctor', physio: 'Physiotherapist', sports_scientist: 'Sports scientist',
-  strength_coach: 'Strength & conditioning coach', coach: 'Coach', analyst: 'Analyst', athlete: 'Athlete', super_admin: 'System administrator',
+  owner: 'Owner',
+  admin: 'Administrator',
+  doctor: 'Doctor',
+  physio: 'Physiotherapist',
+  sports_scientist: 'Sports scientist',
+  strength_coach: 'Strength & conditioning coach',
+  coach: 'Coach',
+  analyst: 'Analyst',
+  athlete: 'Athlete',
+  super_admin: 'System administrator',
 };
 
 /** Human label of a role. */

@@ -4,7 +4,20 @@ import { hashForAppPath, href, parseHash } from './router';
 
 describe('routes', () => {
   it('parses and prints every page', () => {
-    const routes = ['#/athletes', '#/athletes/abc', '#/athletes/abc/injuries', '#/squads', '#/fees', '#/activity', '#/approvals', '#/runs/r1', '#/settings', '#/help', '#/help/fee-schedule', '#/help/fee-schedule/limits'];
+    const routes = [
+      '#/athletes',
+      '#/athletes/abc',
+      '#/athletes/abc/injuries',
+      '#/squads',
+      '#/fees',
+      '#/activity',
+      '#/approvals',
+      '#/runs/r1',
+      '#/settings',
+      '#/help',
+      '#/help/fee-schedule',
+      '#/help/fee-schedule/limits',
+    ];
     for (const h of routes) expect(href(parseHash(h))).toBe(h);
     expect(parseHash('')).toEqual({ page: 'athletes' });
     expect(parseHash('#/nope')).toEqual({ page: 'notfound', path: '/nope' });

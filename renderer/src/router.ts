@@ -59,16 +59,26 @@ export function parseHash(hash: string): Route {
 /** The hash for a route. */
 export function href(r: Route): string {
   switch (r.page) {
-    case 'athletes': return '#/athletes';
-    case 'athlete': return `#/athletes/${encodeURIComponent(r.id)}${r.tab === 'overview' ? '' : `/${r.tab}`}`;
-    case 'squads': return '#/squads';
-    case 'fees': return '#/fees';
-    case 'activity': return '#/activity';
-    case 'approvals': return '#/approvals';
-    case 'trace': return `#/runs/${encodeURIComponent(r.runId)}`;
-    case 'settings': return '#/settings';
-    case 'help': return r.slug ? `#/help/${encodeURIComponent(r.slug)}${r.anchor ? `/${encodeURIComponent(r.anchor)}` : ''}` : '#/help';
-    case 'notfound': return `#/${r.path}`;
+    case 'athletes':
+      return '#/athletes';
+    case 'athlete':
+      return `#/athletes/${encodeURIComponent(r.id)}${r.tab === 'overview' ? '' : `/${r.tab}`}`;
+    case 'squads':
+      return '#/squads';
+    case 'fees':
+      return '#/fees';
+    case 'activity':
+      return '#/activity';
+    case 'approvals':
+      return '#/approvals';
+    case 'trace':
+      return `#/runs/${encodeURIComponent(r.runId)}`;
+    case 'settings':
+      return '#/settings';
+    case 'help':
+      return r.slug ? `#/help/${encodeURIComponent(r.slug)}${r.anchor ? `/${encodeURIComponent(r.anchor)}` : ''}` : '#/help';
+    case 'notfound':
+      return `#/${r.path}`;
   }
 }
 

@@ -47,7 +47,10 @@ describe.skipIf(!havePg)('startPgCluster', () => {
     expect(c1.adopted).toBe(false);
     expect(c1.major).toBeGreaterThanOrEqual(15);
     expect(c1.url).toMatch(/^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/postgres$/);
-    const [row] = await q(c1.url, "SELECT current_setting('wal_level') AS wal, current_setting('listen_addresses') AS listen, rolsuper FROM pg_roles WHERE rolname = current_user");
+    const [row] = await q(
+      c1.url,
+      "SELECT current_setting('wal_level') AS wal, current_setting('listen_addresses') AS listen, rolsuper FROM pg_roles WHERE rolname = current_user",
+    );
     expect(row).toEqual({ wal: 'logical', listen: '127.0.0.1', rolsuper: true });
     await q(c1.url, 'CREATE TABLE kept (id int PRIMARY KEY); INSERT INTO kept VALUES (42)');
     // The credential file is private.
@@ -79,7 +82,10 @@ describe.skipIf(!havePg)('startPgCluster', () => {
     dirs.push(dir);
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(dir, 'notes.txt'), 'hello');
-    await expect(startPgCluster({ dataDir: dir })).rejects.toMatchObject({ code: 'data_dir', message: expect.stringMatching(/neither empty nor a PostgreSQL data directory/) });
+    await expect(startPgCluster({ dataDir: dir })).rejects.toMatchObject({
+      code: 'data_dir',
+      message: expect.stringMatching(/neither empty nor a PostgreSQL data directory/),
+    });
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('hello');
   });
 });

@@ -212,7 +212,9 @@ function tail(file: string, lines = 20): string {
 function runningServer(dataDir: string, binDir: string, runAs: OsUser | null): number | null {
   const pidFile = join(dataDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return null;
-  const [cmd, argv] = runAs ? ['runuser', ['-u', runAs.name, '--', join(binDir, 'pg_ctl'), 'status', '-D', dataDir]] : [join(binDir, 'pg_ctl'), ['status', '-D', dataDir]];
+  const [cmd, argv] = runAs
+    ? ['runuser', ['-u', runAs.name, '--', join(binDir, 'pg_ctl'), 'status', '-D', dataDir]]
+    : [join(binDir, 'pg_ctl'), ['status', '-D', dataDir]];
   const st = spawnSync(cmd, argv, { encoding: 'utf8' });
   if (st.status !== 0) return null;
   // postmaster.pid lines: pid, data dir, start time, port, socket dir, listen addr, shmem key, status
@@ -320,7 +322,10 @@ export async function startPgCluster(opts: PgClusterOptions): Promise<PgCluster>
   const binDir = findPgBinDir(opts.binDir);
   const major = pgMajorVersion(binDir);
   if (major < MIN_PG_MAJOR) {
-    throw new PgClusterError('unsupported_version', `PostgreSQL ${major} found in ${binDir}; ${MIN_PG_MAJOR} or newer is required (install postgresql-${MIN_PG_MAJOR}).`);
+    throw new PgClusterError(
+      'unsupported_version',
+      `PostgreSQL ${major} found in ${binDir}; ${MIN_PG_MAJOR} or newer is required (install postgresql-${MIN_PG_MAJOR}).`,
+    );
   }
   const dataDir = resolve(opts.dataDir);
   const runAs = isRoot() ? lookupOsUser(opts.osUser ?? 'postgres') : null;
@@ -338,7 +343,10 @@ export async function startPgCluster(opts: PgClusterOptions): Promise<PgCluster>
   if (initialised) {
     const v = Number(readFileSync(join(dataDir, 'PG_VERSION'), 'utf8').trim());
     if (v !== major) {
-      throw new PgClusterError('unsupported_version', `${dataDir} holds a PostgreSQL ${v} cluster but the binaries in ${binDir} are ${major}; install postgresql-${v} or set PG_BIN.`);
+      throw new PgClusterError(
+        'unsupported_version',
+        `${dataDir} holds a PostgreSQL ${v} cluster but the binaries in ${binDir} are ${major}; install postgresql-${v} or set PG_BIN.`,
+      );
     }
     creds = readCredentials(dataDir);
   } else {
@@ -355,10 +363,15 @@ export async function startPgCluster(opts: PgClusterOptions): Promise<PgCluster>
     let lastErr = '';
     for (let attempt = 0; attempt < 3 && port === null; attempt++) {
       const p = opts.port ?? (await freePort());
-      const r = await run(join(binDir, 'pg_ctl'), ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', serverSettings(dataDir, p, opts).join(' ')], runAs, {
-        timeoutMs: 90_000,
-        detachedStdio: true,
-      });
+      const r = await run(
+        join(binDir, 'pg_ctl'),
+        ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', serverSettings(dataDir, p, opts).join(' ')],
+        runAs,
+        {
+          timeoutMs: 90_000,
+          detachedStdio: true,
+        },
+      );
       if (r.code === 0) port = p;
       else {
         lastErr = tail(logFile);

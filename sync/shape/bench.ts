@@ -54,9 +54,13 @@ async function main(): Promise<void> {
     );
     await db.query(`CREATE TABLE bench_live (id int PRIMARY KEY, t text)`);
 
-    child = spawn(process.execPath, ['--import', 'tsx', 'sync/shape/server.ts', '--database-url', cluster.url, '--port', '0', '--storage-dir', join(root, 'shapes')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'sync/shape/server.ts', '--database-url', cluster.url, '--port', '0', '--storage-dir', join(root, 'shapes')],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let childErr = '';
     child.stderr!.on('data', (d: Buffer) => (childErr += d.toString()));
     const base = await new Promise<string>((res, rej) => {

@@ -42,7 +42,9 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
   beforeAll(async () => {
     dbUrl = await pgt.createDatabase();
     await sql(`CREATE TABLE items (id int PRIMARY KEY, title text NOT NULL, status text, n bigint, tags text[], at timestamptz)`);
-    await sql(`INSERT INTO items VALUES (1, 'one', 'open', 10, '{a,b}', '2026-01-02 03:04:05+00'), (2, 'two', 'closed', 20, NULL, NULL), (3, 'three', 'open', 30, '{}', NULL)`);
+    await sql(
+      `INSERT INTO items VALUES (1, 'one', 'open', 10, '{a,b}', '2026-01-02 03:04:05+00'), (2, 'two', 'closed', 20, NULL, NULL), (3, 'three', 'open', 30, '{}', NULL)`,
+    );
     storage = mkdtempSync(join(tmpdir(), 'ai-shapes-test-'));
     server = await start();
   });
@@ -71,13 +73,18 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
     expect(sortById(shape.currentRows).map((r) => r.id)).toEqual([1, 3, 4]);
   });
 
-  it('sends change messages with key, operation, txids and lsn; the txid is the writer\'s pg_current_xact_id()::xid', async () => {
+  it("sends change messages with key, operation, txids and lsn; the txid is the writer's pg_current_xact_id()::xid", async () => {
     const s = stream({ table: 'items' });
     const seen: Message<Row>[] = [];
     s.subscribe((msgs) => void seen.push(...msgs));
     await waitFor('up-to-date', () => s.isUpToDate);
-    const { rows } = await sql(`WITH w AS (INSERT INTO items (id, title) VALUES (50, 'txid') RETURNING 1) SELECT pg_current_xact_id()::xid::text AS xid FROM w`);
-    const change = (await waitFor('change 50', () => seen.find((m) => 'key' in m && m.value.id === 50))) as Message<Row> & { key: string; headers: Record<string, unknown> };
+    const { rows } = await sql(
+      `WITH w AS (INSERT INTO items (id, title) VALUES (50, 'txid') RETURNING 1) SELECT pg_current_xact_id()::xid::text AS xid FROM w`,
+    );
+    const change = (await waitFor('change 50', () => seen.find((m) => 'key' in m && m.value.id === 50))) as Message<Row> & {
+      key: string;
+      headers: Record<string, unknown>;
+    };
     expect(change.key).toBe('"public"."items"/"50"');
     expect(change.headers.operation).toBe('insert');
     expect(change.headers.txids).toEqual([Number(rows[0]!.xid)]);
@@ -135,7 +142,9 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
       for (const m of msgs) if ('headers' in m && 'control' in m.headers) controls.push(String(m.headers.control));
     });
     const handle = s.shapeHandle!;
-    const del = await fetch(`${server.url}/v1/shape?table=items&where=${encodeURIComponent("title LIKE 'f%'")}&handle=${handle}&secret=${secret}`, { method: 'DELETE' });
+    const del = await fetch(`${server.url}/v1/shape?table=items&where=${encodeURIComponent("title LIKE 'f%'")}&handle=${handle}&secret=${secret}`, {
+      method: 'DELETE',
+    });
     expect(del.status).toBe(202);
     const raw = await fetch(`${server.url}/v1/shape?table=items&where=${encodeURIComponent("title LIKE 'f%'")}&handle=${handle}&offset=0_0&secret=${secret}`);
     expect(raw.status).toBe(409);
@@ -316,7 +325,10 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
       const r0 = await get('table=items&offset=-1&where=id%20%3E%3D%20200');
       await r0.arrayBuffer();
       const ac = new AbortController();
-      const r = await get(`table=items&where=id%20%3E%3D%20200&offset=${r0.headers.get('electric-offset')}&handle=${r0.headers.get('electric-handle')}&live=true&live_sse=true`, { signal: ac.signal });
+      const r = await get(
+        `table=items&where=id%20%3E%3D%20200&offset=${r0.headers.get('electric-offset')}&handle=${r0.headers.get('electric-handle')}&live=true&live_sse=true`,
+        { signal: ac.signal },
+      );
       expect(r.headers.get('content-type')).toBe('text/event-stream');
       expect(r.headers.get('electric-cursor')).toMatch(/^\d+$/);
       const reader = r.body!.getReader();
@@ -324,7 +336,10 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
       let text = '';
       while (!text.includes('up-to-date')) text += new TextDecoder().decode((await reader.read()).value);
       ac.abort();
-      const events = text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => JSON.parse(e.slice(6)) as { key?: string; headers: Record<string, unknown> });
+      const events = text
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: '))
+        .map((e) => JSON.parse(e.slice(6)) as { key?: string; headers: Record<string, unknown> });
       expect(events.map((e) => e.key ?? e.headers.control)).toEqual(['"public"."items"/"200"', '"public"."items"/"201"', 'up-to-date']);
       await sql(`DELETE FROM items WHERE id >= 200`);
     });
@@ -356,7 +371,7 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
         const body = (await r.json()) as { errors: Record<string, string[]> };
         expect(body.errors[field]?.[0]).toMatch(re);
       };
-      await bad(`table=items&offset=-1&where=${encodeURIComponent("id = 1; DROP TABLE items")}`, 'where', /unsupported character ';'/);
+      await bad(`table=items&offset=-1&where=${encodeURIComponent('id = 1; DROP TABLE items')}`, 'where', /unsupported character ';'/);
       await bad(`table=items&offset=-1&where=${encodeURIComponent('pg_sleep(10) IS NULL')}`, 'where', /function calls are not supported/);
       await bad(`table=items&offset=-1&where=${encodeURIComponent('secret_col = 1')}`, 'where', /unknown column "secret_col"/);
       await bad(`table=items&offset=-1&where=${encodeURIComponent('id = $1')}`, 'where', /params\[1\] is not given/);
@@ -380,16 +395,22 @@ describe.skipIf(!havePg)('shape service under a role with only REPLICATION + SEL
     const adminUrl = await pgt.createDatabase();
     const db = new URL(adminUrl).pathname.slice(1);
     const admin = (text: string) => pgt.query(text, [], adminUrl);
-    await admin(`DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'shape_reader') THEN CREATE ROLE shape_reader LOGIN REPLICATION PASSWORD 'reader-pw'; END IF; END $$`);
+    await admin(
+      `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'shape_reader') THEN CREATE ROLE shape_reader LOGIN REPLICATION PASSWORD 'reader-pw'; END IF; END $$`,
+    );
     await admin(`CREATE TABLE notes (id uuid PRIMARY KEY, body text)`);
     await admin(`GRANT SELECT ON notes TO shape_reader`);
     await admin(`INSERT INTO notes VALUES ('0190a3c4-0000-7000-8000-000000000001', 'hello')`);
     const readerUrl = pgt.cluster.urlFor(db, { user: 'shape_reader', password: 'reader-pw' });
-    const { rows } = await pgt.query<{ rolsuper: boolean; rolbypassrls: boolean }>(`SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = 'shape_reader'`);
+    const { rows } = await pgt.query<{ rolsuper: boolean; rolbypassrls: boolean }>(
+      `SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = 'shape_reader'`,
+    );
     expect(rows[0]).toEqual({ rolsuper: false, rolbypassrls: false });
     const storage = mkdtempSync(join(tmpdir(), 'ai-shapes-role-'));
     try {
-      await expect(startShapeServer({ databaseUrl: readerUrl, storageDir: storage, port: 0, slot: 'reader_slot', publication: 'reader_pub' })).rejects.toMatchObject({
+      await expect(
+        startShapeServer({ databaseUrl: readerUrl, storageDir: storage, port: 0, slot: 'reader_slot', publication: 'reader_pub' }),
+      ).rejects.toMatchObject({
         code: 'publication_missing',
         message: expect.stringContaining('CREATE PUBLICATION "reader_pub" FOR ALL TABLES'),
       });

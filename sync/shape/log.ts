@@ -111,7 +111,8 @@ export class ShapeLog {
   append(batch: { offset: Offset; json: string }[]): void {
     if (batch.length === 0) return;
     const last = this.last;
-    if (last && compareOffsets(batch[0]!.offset, last) <= 0) throw new Error(`shape log: offset ${formatOffset(batch[0]!.offset)} not after ${formatOffset(last)}`);
+    if (last && compareOffsets(batch[0]!.offset, last) <= 0)
+      throw new Error(`shape log: offset ${formatOffset(batch[0]!.offset)} not after ${formatOffset(last)}`);
     let text = '';
     for (const e of batch) {
       this.entries.push(e);

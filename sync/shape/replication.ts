@@ -91,7 +91,10 @@ export class ReplicationStream {
     const options = Object.entries(OUTPUT_SETTINGS)
       .map(([k, v]) => `-c ${k}=${v.replace(/ /g, '\\ ')}`)
       .join(' ');
-    this.svc = new LogicalReplicationService({ connectionString, options }, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: false } });
+    this.svc = new LogicalReplicationService(
+      { connectionString, options },
+      { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: false } },
+    );
     this.svc.on('data', (lsn: string, msg: Pgoutput.Message) => {
       this.queue.push({ msg, lsn });
       void this.drain();
@@ -182,7 +185,13 @@ export class ReplicationStream {
         this.open?.changes.push({ op: 'insert', relation: msg.relation, new: msg.new as TextRow });
         return;
       case 'update':
-        this.open?.changes.push({ op: 'update', relation: msg.relation, new: msg.new as TextRow, old: msg.old as TextRow | null, key: msg.key as TextRow | null });
+        this.open?.changes.push({
+          op: 'update',
+          relation: msg.relation,
+          new: msg.new as TextRow,
+          old: msg.old as TextRow | null,
+          key: msg.key as TextRow | null,
+        });
         return;
       case 'delete':
         this.open?.changes.push({ op: 'delete', relation: msg.relation, old: msg.old as TextRow | null, key: msg.key as TextRow | null });

@@ -257,7 +257,13 @@ export class ShapeService {
     this.longPollTimeoutMs = options.longPollTimeoutMs ?? 20_000;
     this.maxLogBytes = options.maxLogBytes ?? 256 * 1024 * 1024;
     this.log = options.log ?? (() => undefined);
-    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 6, options: Object.entries(OUTPUT_SETTINGS).map(([k, v]) => `-c ${k}=${v.replace(/ /g, '\\ ')}`).join(' ') });
+    this.pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 6,
+      options: Object.entries(OUTPUT_SETTINGS)
+        .map(([k, v]) => `-c ${k}=${v.replace(/ /g, '\\ ')}`)
+        .join(' '),
+    });
     this.pool.on('error', (e) => this.log(`shape service: idle connection error: ${e.message}`));
   }
 
@@ -305,25 +311,46 @@ export class ShapeService {
     } catch (e) {
       throw new ShapeServiceError('connect', `shape service: cannot connect to Postgres (${(e as Error).message}). Check --database-url.`);
     }
-    if (wal !== 'logical') throw new ShapeServiceError('wal_level', `shape service: Postgres has wal_level=${wal}; set wal_level=logical in postgresql.conf and restart Postgres.`);
-    const role = (await this.pool.query<{ rolreplication: boolean; rolsuper: boolean }>(`SELECT rolreplication, rolsuper FROM pg_roles WHERE rolname = current_user`)).rows[0];
+    if (wal !== 'logical')
+      throw new ShapeServiceError('wal_level', `shape service: Postgres has wal_level=${wal}; set wal_level=logical in postgresql.conf and restart Postgres.`);
+    const role = (
+      await this.pool.query<{ rolreplication: boolean; rolsuper: boolean }>(`SELECT rolreplication, rolsuper FROM pg_roles WHERE rolname = current_user`)
+    ).rows[0];
     if (!role?.rolreplication && !role?.rolsuper) {
-      throw new ShapeServiceError('replication_privilege', 'shape service: the database role lacks the REPLICATION attribute (ALTER ROLE … WITH REPLICATION, as an administrator).');
+      throw new ShapeServiceError(
+        'replication_privilege',
+        'shape service: the database role lacks the REPLICATION attribute (ALTER ROLE … WITH REPLICATION, as an administrator).',
+      );
     }
     await this.ensurePublication();
 
     mkdirSync(join(this.storageDir, 'shapes'), { recursive: true });
     const statePath = join(this.storageDir, 'state.json');
-    const state = existsSync(statePath) ? (JSON.parse(readFileSync(statePath, 'utf8')) as { version: number; slot: string; processedLsn: string; systemId: string; db: string }) : null;
-    const ident = (await this.pool.query<{ sys: string; db: string }>(`SELECT (SELECT system_identifier::text FROM pg_control_system()) AS sys, current_database() AS db`)).rows[0]!;
+    const state = existsSync(statePath)
+      ? (JSON.parse(readFileSync(statePath, 'utf8')) as { version: number; slot: string; processedLsn: string; systemId: string; db: string })
+      : null;
+    const ident = (
+      await this.pool.query<{ sys: string; db: string }>(`SELECT (SELECT system_identifier::text FROM pg_control_system()) AS sys, current_database() AS db`)
+    ).rows[0]!;
 
-    const slotRow = (await this.pool.query<{ confirmed: string | null; active: boolean; plugin: string }>(
-      `SELECT confirmed_flush_lsn::text AS confirmed, active, plugin FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()`,
-      [this.slot],
-    )).rows[0];
-    let keepShapes = !!state && state.version === FORMAT_VERSION && state.slot === this.slot && state.systemId === ident.sys && state.db === ident.db && !!slotRow;
-    if (slotRow?.active) throw new ShapeServiceError('slot_in_use', `shape service: replication slot ${this.slot} is in use by another process (is another shape service running on this database?).`);
-    if (slotRow && slotRow.plugin !== 'pgoutput') throw new ShapeServiceError('slot_in_use', `shape service: replication slot ${this.slot} uses plugin ${slotRow.plugin}, not pgoutput; choose another --slot.`);
+    const slotRow = (
+      await this.pool.query<{ confirmed: string | null; active: boolean; plugin: string }>(
+        `SELECT confirmed_flush_lsn::text AS confirmed, active, plugin FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()`,
+        [this.slot],
+      )
+    ).rows[0];
+    let keepShapes =
+      !!state && state.version === FORMAT_VERSION && state.slot === this.slot && state.systemId === ident.sys && state.db === ident.db && !!slotRow;
+    if (slotRow?.active)
+      throw new ShapeServiceError(
+        'slot_in_use',
+        `shape service: replication slot ${this.slot} is in use by another process (is another shape service running on this database?).`,
+      );
+    if (slotRow && slotRow.plugin !== 'pgoutput')
+      throw new ShapeServiceError(
+        'slot_in_use',
+        `shape service: replication slot ${this.slot} uses plugin ${slotRow.plugin}, not pgoutput; choose another --slot.`,
+      );
     if (!slotRow) {
       await this.pool.query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [this.slot]);
       this.log(`shape service: created replication slot ${this.slot}`);
@@ -380,7 +407,16 @@ export class ShapeService {
     if (ident) this.stateIdent = ident;
     if (!this.stateIdent) return;
     const path = join(this.storageDir, 'state.json');
-    writeFileSync(path + '.tmp', JSON.stringify({ version: FORMAT_VERSION, slot: this.slot, processedLsn: this.processedLsn.toString(), systemId: this.stateIdent.sys, db: this.stateIdent.db }));
+    writeFileSync(
+      path + '.tmp',
+      JSON.stringify({
+        version: FORMAT_VERSION,
+        slot: this.slot,
+        processedLsn: this.processedLsn.toString(),
+        systemId: this.stateIdent.sys,
+        db: this.stateIdent.db,
+      }),
+    );
     renameSync(path + '.tmp', path);
   }
 
@@ -417,7 +453,8 @@ export class ShapeService {
       this.lastError = null;
     } catch (e) {
       const msg = (e as Error).message;
-      if (/is active for PID/.test(msg)) throw new ShapeServiceError('slot_in_use', `shape service: replication slot ${this.slot} is in use by another process.`);
+      if (/is active for PID/.test(msg))
+        throw new ShapeServiceError('slot_in_use', `shape service: replication slot ${this.slot} is in use by another process.`);
       throw e;
     }
   }
@@ -541,7 +578,8 @@ export class ShapeService {
     const sel = shape.selected;
     const relation = [schema, table];
     const lsn = tx.commitLsn.toString();
-    const out: { key: string; value: Record<string, string | null>; old_value?: Record<string, string | null>; operation: 'insert' | 'update' | 'delete' }[] = [];
+    const out: { key: string; value: Record<string, string | null>; old_value?: Record<string, string | null>; operation: 'insert' | 'update' | 'delete' }[] =
+      [];
     const keyOf = (row: TextRow): string => rowKey(schema, table, pk, row);
     for (const c of changes) {
       if (c.op === 'insert') {

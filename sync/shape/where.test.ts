@@ -14,7 +14,12 @@ describe('compileWhere', () => {
   });
 
   it('supports BETWEEN, LIKE/ILIKE, IS DISTINCT FROM, casts, != and negative numbers; placeholders start where asked', () => {
-    const w = compileWhere(`n BETWEEN -1 AND 10 AND status NOT ILIKE $2 AND id::text LIKE 'a%' AND n != 3 AND status IS DISTINCT FROM NULL`, cols, { '2': '%x%' }, 5);
+    const w = compileWhere(
+      `n BETWEEN -1 AND 10 AND status NOT ILIKE $2 AND id::text LIKE 'a%' AND n != 3 AND status IS DISTINCT FROM NULL`,
+      cols,
+      { '2': '%x%' },
+      5,
+    );
     expect(w.sql).toBe(
       `((((("n" BETWEEN $5 AND $6) AND ("status" NOT ILIKE $7)) AND (("id")::text LIKE $8)) AND ("n" <> $9)) AND ("status" IS DISTINCT FROM NULL))`,
     );

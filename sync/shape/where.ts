@@ -136,8 +136,28 @@ export type WhereNode =
   | { k: 'distinct'; l: WhereNode; r: WhereNode; not: boolean };
 
 const CAST_TYPES = new Set([
-  'text', 'varchar', 'int2', 'int4', 'int8', 'smallint', 'integer', 'int', 'bigint', 'numeric', 'decimal', 'real', 'float4', 'float8',
-  'bool', 'boolean', 'date', 'time', 'timestamp', 'timestamptz', 'uuid', 'jsonb',
+  'text',
+  'varchar',
+  'int2',
+  'int4',
+  'int8',
+  'smallint',
+  'integer',
+  'int',
+  'bigint',
+  'numeric',
+  'decimal',
+  'real',
+  'float4',
+  'float8',
+  'bool',
+  'boolean',
+  'date',
+  'time',
+  'timestamp',
+  'timestamptz',
+  'uuid',
+  'jsonb',
 ]);
 const RESERVED = new Set(['and', 'or', 'not', 'in', 'is', 'null', 'true', 'false', 'like', 'ilike', 'between', 'distinct', 'from', 'select', 'union']);
 

@@ -63,7 +63,12 @@ export function triangulationAddon(): TriangulationAddon {
  * `ERR_VIDEO_CLOSED` (a reader used after `close()`).
  */
 export class OpenCvError extends Error {
-  constructor(message: string, readonly code: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED', readonly cvCode: number | null, readonly cvFunction: string | null) {
+  constructor(
+    message: string,
+    readonly code: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED',
+    readonly cvCode: number | null,
+    readonly cvFunction: string | null,
+  ) {
     super(message);
     this.name = 'OpenCvError';
   }
@@ -74,7 +79,12 @@ function typed(e: unknown): unknown {
   if (!(e instanceof Error)) return e;
   const x = e as Error & { code?: unknown; cvCode?: unknown; cvFunction?: unknown };
   if (x.code === 'ERR_OPENCV' || x.code === 'ERR_VIDEO_CLOSED') {
-    return new OpenCvError(x.message, x.code, typeof x.cvCode === 'number' ? x.cvCode : null, typeof x.cvFunction === 'string' && x.cvFunction ? x.cvFunction : null);
+    return new OpenCvError(
+      x.message,
+      x.code,
+      typeof x.cvCode === 'number' ? x.cvCode : null,
+      typeof x.cvFunction === 'string' && x.cvFunction ? x.cvFunction : null,
+    );
   }
   return e;
 }
@@ -104,10 +114,18 @@ export function openCvAddon(): OpenCvAddon {
     constructor(file: string) {
       this.#r = guard(() => new raw.VideoReader(file))();
     }
-    info() { return guard(() => this.#r.info())(); }
-    read() { return guard(() => this.#r.read())(); }
-    skip(n: number) { return guard(() => this.#r.skip(n))(); }
-    close() { guard(() => this.#r.close())(); }
+    info() {
+      return guard(() => this.#r.info())();
+    }
+    read() {
+      return guard(() => this.#r.read())();
+    }
+    skip(n: number) {
+      return guard(() => this.#r.skip(n))();
+    }
+    close() {
+      guard(() => this.#r.close())();
+    }
   }
   openCv = {
     version: raw.version,

@@ -13,13 +13,21 @@ const video = path.join(DEMO, 'S00_P00_SingleParticipant', 'S00_P00_T00_StaticTr
 const ci = process.env.CI === 'true';
 const cvBuilt = hasAddon('opencv') && hasAddon('triangulation');
 
-interface ChildResult { status: number | null; signal: NodeJS.Signals | null; out: { ok?: unknown; error?: { name: string; code: string | null; cvCode: number | null; message: string } } | null }
+interface ChildResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  out: { ok?: unknown; error?: { name: string; code: string | null; cvCode: number | null; message: string } } | null;
+}
 
 /** Run one bad call in a child process: an abort there fails the test instead of killing vitest. */
 function runCase(name: string): ChildResult {
   const r = spawnSync(process.execPath, ['--import', 'tsx', child, name, video], { encoding: 'utf8', timeout: 60_000 });
   let out: ChildResult['out'] = null;
-  try { out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as ChildResult['out']; } catch { /* crash: no JSON */ }
+  try {
+    out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as ChildResult['out'];
+  } catch {
+    /* crash: no JSON */
+  }
   return { status: r.status, signal: r.signal, out };
 }
 

@@ -19,7 +19,11 @@ export interface BodyPixOutput {
 }
 
 export class BodyPixDetector {
-  private constructor(private readonly session: ort.InferenceSession, private readonly cv: OpenCvAddon, private readonly longSide: number) {}
+  private constructor(
+    private readonly session: ort.InferenceSession,
+    private readonly cv: OpenCvAddon,
+    private readonly longSide: number,
+  ) {}
 
   /** Load the ONNX model (`longSide` = input size along the frame's long side, 16k + 1). */
   static async load(modelPath: string, cv: OpenCvAddon, longSide = 513): Promise<BodyPixDetector> {
@@ -28,7 +32,8 @@ export class BodyPixDetector {
   }
 
   async detect(frame: RawImage): Promise<BodyPixOutput> {
-    const W = frame.width, H = frame.height;
+    const W = frame.width,
+      H = frame.height;
     const s = (this.longSide - 1) / (Math.max(W, H) - 1);
     const inW = W >= H ? this.longSide : Math.round(((W - 1) * s) / STRIDE) * STRIDE + 1;
     const inH = H > W ? this.longSide : Math.round(((H - 1) * s) / STRIDE) * STRIDE + 1;
@@ -36,22 +41,38 @@ export class BodyPixDetector {
     const input = new Float32Array(inW * inH * 3);
     for (let i = 0; i < input.length; i++) input[i] = (img.data[i] ?? 0) / 127.5 - 1;
     const out = await this.session.run({ input: new ort.Tensor('float32', input, [1, inH, inW, 3]) });
-    const seg = out.segments!.data as Float32Array, heat = out.heatmaps!.data as Float32Array, off = out.short_offsets!.data as Float32Array;
-    const h = (inH - 1) / STRIDE + 1, w = (inW - 1) / STRIDE + 1;
-    const sx = (W - 1) / (inW - 1), sy = (H - 1) / (inH - 1);
+    const seg = out.segments!.data as Float32Array,
+      heat = out.heatmaps!.data as Float32Array,
+      off = out.short_offsets!.data as Float32Array;
+    const h = (inH - 1) / STRIDE + 1,
+      w = (inW - 1) / STRIDE + 1;
+    const sx = (W - 1) / (inW - 1),
+      sy = (H - 1) / (inH - 1);
     const comps = components(seg, w, h);
-    const boxes: Box[] = [], keypoints: Float64Array[] = [];
+    const boxes: Box[] = [],
+      keypoints: Float64Array[] = [];
     for (const c of comps) {
-      const box: Box = [Math.max(0, (c.x0 * STRIDE - STRIDE / 2) * sx), Math.max(0, (c.y0 * STRIDE - STRIDE / 2) * sy), Math.min(W - 1, (c.x1 * STRIDE + STRIDE / 2) * sx), Math.min(H - 1, (c.y1 * STRIDE + STRIDE / 2) * sy)];
+      const box: Box = [
+        Math.max(0, (c.x0 * STRIDE - STRIDE / 2) * sx),
+        Math.max(0, (c.y0 * STRIDE - STRIDE / 2) * sy),
+        Math.min(W - 1, (c.x1 * STRIDE + STRIDE / 2) * sx),
+        Math.min(H - 1, (c.y1 * STRIDE + STRIDE / 2) * sy),
+      ];
       boxes.push(box);
       const kp = new Float64Array(17 * 3);
       for (let k = 0; k < 17; k++) {
-        let best = -Infinity, bi = 0;
-        for (let y = c.y0; y <= c.y1; y++) for (let x = c.x0; x <= c.x1; x++) {
-          const v = heat[(y * w + x) * 17 + k] ?? -Infinity;
-          if (v > best) { best = v; bi = y * w + x; }
-        }
-        const cy = Math.floor(bi / w), cx = bi % w;
+        let best = -Infinity,
+          bi = 0;
+        for (let y = c.y0; y <= c.y1; y++)
+          for (let x = c.x0; x <= c.x1; x++) {
+            const v = heat[(y * w + x) * 17 + k] ?? -Infinity;
+            if (v > best) {
+              best = v;
+              bi = y * w + x;
+            }
+          }
+        const cy = Math.floor(bi / w),
+          cx = bi % w;
         kp[k * 3] = (cx * STRIDE + (off[bi * 34 + 17 + k] ?? 0)) * sx;
         kp[k * 3 + 1] = (cy * STRIDE + (off[bi * 34 + k] ?? 0)) * sy;
         kp[k * 3 + 2] = 1 / (1 + Math.exp(-best));
@@ -66,7 +87,13 @@ export class BodyPixDetector {
   }
 }
 
-interface Component { size: number; x0: number; y0: number; x1: number; y1: number }
+interface Component {
+  size: number;
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
 
 /**
  * 4-connected components of `logits > 0` on a w×h grid. Components under 5 % of the largest are
@@ -86,10 +113,18 @@ export function components(logits: ArrayLike<number>, w: number, h: number): Com
     stack.push(i);
     while (stack.length) {
       const p = stack.pop()!;
-      const x = p % w, y = (p - x) / w;
-      c.size++; c.x0 = Math.min(c.x0, x); c.x1 = Math.max(c.x1, x); c.y0 = Math.min(c.y0, y); c.y1 = Math.max(c.y1, y);
+      const x = p % w,
+        y = (p - x) / w;
+      c.size++;
+      c.x0 = Math.min(c.x0, x);
+      c.x1 = Math.max(c.x1, x);
+      c.y0 = Math.min(c.y0, y);
+      c.y1 = Math.max(c.y1, y);
       for (const q of [x > 0 ? p - 1 : -1, x < w - 1 ? p + 1 : -1, y > 0 ? p - w : -1, y < h - 1 ? p + w : -1]) {
-        if (q >= 0 && label[q] === -1 && (logits[q] ?? 0) > 0) { label[q] = id; stack.push(q); }
+        if (q >= 0 && label[q] === -1 && (logits[q] ?? 0) > 0) {
+          label[q] = id;
+          stack.push(q);
+        }
       }
     }
   }
@@ -98,7 +133,13 @@ export function components(logits: ArrayLike<number>, w: number, h: number): Com
   const people = comps.filter((c) => c.size >= 0.15 * largest);
   for (const small of comps.filter((c) => c.size < 0.15 * largest && c.size >= 0.05 * largest)) {
     const host = people.find((p) => small.x0 <= p.x1 + 2 && small.x1 >= p.x0 - 2 && small.y0 <= p.y1 + 2 && small.y1 >= p.y0 - 2);
-    if (host) { host.x0 = Math.min(host.x0, small.x0); host.y0 = Math.min(host.y0, small.y0); host.x1 = Math.max(host.x1, small.x1); host.y1 = Math.max(host.y1, small.y1); host.size += small.size; }
+    if (host) {
+      host.x0 = Math.min(host.x0, small.x0);
+      host.y0 = Math.min(host.y0, small.y0);
+      host.x1 = Math.max(host.x1, small.x1);
+      host.y1 = Math.max(host.y1, small.y1);
+      host.size += small.size;
+    }
   }
   return people;
 }

@@ -47,8 +47,12 @@ export async function createPoseEstimator(spec: PoseEstimatorSpec): Promise<Pose
   if (spec.kind === 'bodypix') {
     return {
       name: 'bodypix-x050-s16',
-      async estimate(frame) { return (await detector.detect(frame)).keypoints; },
-      async dispose() { await detector.dispose(); },
+      async estimate(frame) {
+        return (await detector.detect(frame)).keypoints;
+      },
+      async dispose() {
+        await detector.dispose();
+      },
     };
   }
   if (spec.kind === 'movenet') {
@@ -61,7 +65,10 @@ export async function createPoseEstimator(spec: PoseEstimatorSpec): Promise<Pose
         for (const b of boxes) out.push(await twoPass(frame, b, (f, bx) => mn.estimate(f, bx)));
         return out;
       },
-      async dispose() { mn.dispose(); await detector.dispose(); },
+      async dispose() {
+        mn.dispose();
+        await detector.dispose();
+      },
     };
   }
   const simcc = await OnnxSimccModel.load(spec);
@@ -73,7 +80,10 @@ export async function createPoseEstimator(spec: PoseEstimatorSpec): Promise<Pose
       for (const b of boxes) out.push(await twoPass(frame, b, (f, bx) => simcc.estimate(f, bx)));
       return out;
     },
-    async dispose() { await simcc.dispose(); await detector.dispose(); },
+    async dispose() {
+      await simcc.dispose();
+      await detector.dispose();
+    },
   };
 }
 
@@ -83,16 +93,24 @@ export async function createPoseEstimator(spec: PoseEstimatorSpec): Promise<Pose
  * simcc_x [1, K, W·r], simcc_y [1, K, H·r]. Input size from the model when static.
  */
 export class OnnxSimccModel {
-  private constructor(private readonly session: ort.InferenceSession, private readonly spec: Extract<PoseEstimatorSpec, { kind: 'onnx-simcc' }>, readonly inW: number, readonly inH: number) {}
+  private constructor(
+    private readonly session: ort.InferenceSession,
+    private readonly spec: Extract<PoseEstimatorSpec, { kind: 'onnx-simcc' }>,
+    readonly inW: number,
+    readonly inH: number,
+  ) {}
 
   static async load(spec: Extract<PoseEstimatorSpec, { kind: 'onnx-simcc' }>): Promise<OnnxSimccModel> {
     if (!existsSync(spec.modelPath)) throw new Error(`pose model not found: ${spec.modelPath}`);
     const session = await ort.InferenceSession.create(spec.modelPath, { logSeverityLevel: 3, intraOpNumThreads: 1, interOpNumThreads: 1 });
-    if (session.outputNames.length < 2) throw new Error(`${spec.modelPath}: a SimCC model needs two outputs (simcc_x, simcc_y), found ${session.outputNames.join(', ')}`);
+    if (session.outputNames.length < 2)
+      throw new Error(`${spec.modelPath}: a SimCC model needs two outputs (simcc_x, simcc_y), found ${session.outputNames.join(', ')}`);
     const meta = session.inputMetadata[0];
     const shape = meta && 'shape' in meta ? (meta.shape as (number | string)[]) : [];
-    const dimH = typeof shape[2] === 'number' ? shape[2] : undefined, dimW = typeof shape[3] === 'number' ? shape[3] : undefined;
-    const inW = spec.inputWidth ?? dimW ?? 192, inH = spec.inputHeight ?? dimH ?? 256;
+    const dimH = typeof shape[2] === 'number' ? shape[2] : undefined,
+      dimW = typeof shape[3] === 'number' ? shape[3] : undefined;
+    const inW = spec.inputWidth ?? dimW ?? 192,
+      inH = spec.inputHeight ?? dimH ?? 256;
     return new OnnxSimccModel(session, spec, inW, inH);
   }
 
@@ -101,16 +119,19 @@ export class OnnxSimccModel {
     const { inW, inH } = this;
     const crop = cropBox(box, inW / inH, 1.25);
     const img = openCvAddon().cropResize(frame, crop[0], crop[1], crop[2], crop[3], inW, inH);
-    const mean = this.spec.mean ?? [123.675, 116.28, 103.53], std = this.spec.std ?? [58.395, 57.12, 57.375];
+    const mean = this.spec.mean ?? [123.675, 116.28, 103.53],
+      std = this.spec.std ?? [58.395, 57.12, 57.375];
     const input = new Float32Array(3 * inW * inH);
     for (let i = 0; i < inW * inH; i++) for (let c = 0; c < 3; c++) input[c * inW * inH + i] = ((img.data[i * 3 + c] ?? 0) - mean[c]!) / std[c]!;
     const out = await this.session.run({ [this.session.inputNames[0]!]: new ort.Tensor('float32', input, [1, 3, inH, inW]) });
-    const x = out[this.session.outputNames[0]!]!, y = out[this.session.outputNames[1]!]!;
+    const x = out[this.session.outputNames[0]!]!,
+      y = out[this.session.outputNames[1]!]!;
     const K = Number(x.dims[1]);
     const kp = decodeSimcc(x.data as Float32Array, y.data as Float32Array, K, this.spec.splitRatio ?? 2);
     for (let k = 0; k < K; k++) {
       const [fx, fy] = fromCrop(crop, inW, inH, kp[k * 3] ?? 0, kp[k * 3 + 1] ?? 0);
-      kp[k * 3] = fx; kp[k * 3 + 1] = fy;
+      kp[k * 3] = fx;
+      kp[k * 3 + 1] = fy;
     }
     return kp;
   }

@@ -25,8 +25,13 @@ export function initTfBackend(): Promise<string> {
     try {
       const dist = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm'));
       setWasmPaths(dist + path.sep);
-      if (await tf.setBackend('wasm')) { await tf.ready(); return 'wasm'; }
-    } catch { /* fall through */ }
+      if (await tf.setBackend('wasm')) {
+        await tf.ready();
+        return 'wasm';
+      }
+    } catch {
+      /* fall through */
+    }
     await tf.setBackend('cpu');
     await tf.ready();
     return 'cpu';
@@ -40,19 +45,32 @@ export function humanModelsDir(): string {
 }
 
 export class MoveNet {
-  private constructor(private readonly model: GraphModel, private readonly size: number, private readonly cv: OpenCvAddon) {}
+  private constructor(
+    private readonly model: GraphModel,
+    private readonly size: number,
+    private readonly cv: OpenCvAddon,
+  ) {}
 
   static async load(cv: OpenCvAddon, variant: 'lightning' | 'thunder' = 'lightning'): Promise<MoveNet> {
     await initTfBackend();
     const base = path.join(humanModelsDir(), `movenet-${variant}`);
-    const json = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as { modelTopology: unknown; weightsManifest: { weights: io.WeightsManifestEntry[] }[]; format?: string; generatedBy?: string; convertedBy?: string; signature?: unknown };
+    const json = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as {
+      modelTopology: unknown;
+      weightsManifest: { weights: io.WeightsManifestEntry[] }[];
+      format?: string;
+      generatedBy?: string;
+      convertedBy?: string;
+      signature?: unknown;
+    };
     const bin = readFileSync(`${base}.bin`);
     const handler: io.IOHandler = {
       load: async () => ({
         modelTopology: json.modelTopology as object,
         weightSpecs: json.weightsManifest.flatMap((g) => g.weights),
         weightData: bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength),
-        format: json.format, generatedBy: json.generatedBy, convertedBy: json.convertedBy ?? undefined,
+        format: json.format,
+        generatedBy: json.generatedBy,
+        convertedBy: json.convertedBy ?? undefined,
         signature: json.signature as object,
       }),
     };
@@ -68,10 +86,12 @@ export class MoveNet {
     const input = tf.tensor4d(Int32Array.from(img.data), [1, S, S, 3], 'int32');
     const y = this.model.execute(input) as tf.Tensor;
     const d = await y.data();
-    input.dispose(); y.dispose();
+    input.dispose();
+    y.dispose();
     const out = new Float64Array(17 * 3);
     for (let k = 0; k < 17; k++) {
-      const ny = d[k * 3] ?? 0, nx = d[k * 3 + 1] ?? 0;
+      const ny = d[k * 3] ?? 0,
+        nx = d[k * 3 + 1] ?? 0;
       out[k * 3] = crop[0] + nx * (S - 1) * ((crop[2] - crop[0]) / (S - 1));
       out[k * 3 + 1] = crop[1] + ny * (S - 1) * ((crop[3] - crop[1]) / (S - 1));
       out[k * 3 + 2] = d[k * 3 + 2] ?? 0;

@@ -14,7 +14,16 @@ export type PoseEstimatorSpec =
    * A top-down ONNX model with SimCC outputs (e.g. RTMPose), installed by the clinic at `modelPath`,
    * run on BodyPix person boxes. Input NCHW float32; outputs [1, K, W·r] and [1, K, H·r].
    */
-  | { kind: 'onnx-simcc'; modelPath: string; bodypixPath?: string; inputWidth?: number; inputHeight?: number; splitRatio?: number; mean?: [number, number, number]; std?: [number, number, number] };
+  | {
+      kind: 'onnx-simcc';
+      modelPath: string;
+      bodypixPath?: string;
+      inputWidth?: number;
+      inputHeight?: number;
+      splitRatio?: number;
+      mean?: [number, number, number];
+      std?: [number, number, number];
+    };
 
 /** A 2D pose model over whole frames: every person found, COCO-17 each. */
 export interface PoseEstimator {

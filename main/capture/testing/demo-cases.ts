@@ -9,12 +9,21 @@ import { prng } from '../../../models/capture/synthetic';
 
 /** The trial's keypoint folders (pose-associated/, else pose/) copied to a temp trial dir; `edit` may rewrite one camera's frame list. */
 function copyTrial(trialDir: string, edit: (cam: string, files: string[], read: (f: string) => unknown) => (unknown | null)[] | null): string {
-  const sub = ['pose-associated', 'pose'].find((s) => { try { return readdirSync(path.join(trialDir, s)).length > 0; } catch { return false; } })!;
+  const sub = ['pose-associated', 'pose'].find((s) => {
+    try {
+      return readdirSync(path.join(trialDir, s)).length > 0;
+    } catch {
+      return false;
+    }
+  })!;
   const out = mkdtempSync(path.join(tmpdir(), 'capture-case-'));
   for (const cam of readdirSync(path.join(trialDir, sub)).sort()) {
-    const src = path.join(trialDir, sub, cam), dst = path.join(out, 'pose', cam);
+    const src = path.join(trialDir, sub, cam),
+      dst = path.join(out, 'pose', cam);
     mkdirSync(dst, { recursive: true });
-    const files = readdirSync(src).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(src)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     const read = (f: string) => JSON.parse(readFileSync(path.join(src, f), 'utf8')) as unknown;
     const docs = edit(cam, files, read);
     files.forEach((f, i) => {
@@ -43,19 +52,22 @@ export function shiftCameraFiles(trialDir: string, cam: string, shift: number): 
 export function inventLegs(trialDir: string, jitterPx = 60, seed = 7): string {
   const rand = prng(seed);
   const LEG = [13, 14, 15, 16, 19, 20, 21, 22, 23, 24]; // BODY_25B knees, ankles, toes, heels
-  return copyTrial(trialDir, (_cam, files, read) => files.map((f) => {
-    const doc = read(f) as { people: { pose_keypoints_2d?: number[] }[] };
-    for (const p of doc.people) {
-      const k = p.pose_keypoints_2d;
-      if (!k || k.length < 25 * 3) continue;
-      const hx = ((k[11 * 3] ?? 0) + (k[12 * 3] ?? 0)) / 2, hy = ((k[11 * 3 + 1] ?? 0) + (k[12 * 3 + 1] ?? 0)) / 2;
-      for (const j of LEG) {
-        const down = j === 13 || j === 14 ? 220 : 430;
-        k[j * 3] = hx + (rand() * 2 - 1) * jitterPx;
-        k[j * 3 + 1] = hy + down + (rand() * 2 - 1) * jitterPx;
-        k[j * 3 + 2] = 0.35;
+  return copyTrial(trialDir, (_cam, files, read) =>
+    files.map((f) => {
+      const doc = read(f) as { people: { pose_keypoints_2d?: number[] }[] };
+      for (const p of doc.people) {
+        const k = p.pose_keypoints_2d;
+        if (!k || k.length < 25 * 3) continue;
+        const hx = ((k[11 * 3] ?? 0) + (k[12 * 3] ?? 0)) / 2,
+          hy = ((k[11 * 3 + 1] ?? 0) + (k[12 * 3 + 1] ?? 0)) / 2;
+        for (const j of LEG) {
+          const down = j === 13 || j === 14 ? 220 : 430;
+          k[j * 3] = hx + (rand() * 2 - 1) * jitterPx;
+          k[j * 3 + 1] = hy + down + (rand() * 2 - 1) * jitterPx;
+          k[j * 3 + 2] = 0.35;
+        }
       }
-    }
-    return doc;
-  }));
+      return doc;
+    }),
+  );
 }

@@ -16,11 +16,26 @@ class Pb {
       this.parts.push(b);
     } while (x);
   }
-  int(field: number, v: number): this { this.varint((field << 3) | 0); this.varint(v); return this; }
-  bytes(field: number, b: Uint8Array): this { this.varint((field << 3) | 2); this.varint(b.length); for (const x of b) this.parts.push(x); return this; }
-  str(field: number, s: string): this { return this.bytes(field, new TextEncoder().encode(s)); }
-  msg(field: number, m: Pb): this { return this.bytes(field, m.done()); }
-  done(): Uint8Array { return Uint8Array.from(this.parts); }
+  int(field: number, v: number): this {
+    this.varint((field << 3) | 0);
+    this.varint(v);
+    return this;
+  }
+  bytes(field: number, b: Uint8Array): this {
+    this.varint((field << 3) | 2);
+    this.varint(b.length);
+    for (const x of b) this.parts.push(x);
+    return this;
+  }
+  str(field: number, s: string): this {
+    return this.bytes(field, new TextEncoder().encode(s));
+  }
+  msg(field: number, m: Pb): this {
+    return this.bytes(field, m.done());
+  }
+  done(): Uint8Array {
+    return Uint8Array.from(this.parts);
+  }
 }
 
 function valueInfo(name: string, dims: number[]): Pb {
@@ -33,7 +48,9 @@ function valueInfo(name: string, dims: number[]): Pb {
 function tensor(name: string, dims: number[], data: Float32Array): Pb {
   const t = new Pb();
   for (const d of dims) t.int(1, d);
-  t.int(2, 1 /* FLOAT */).str(8, name).bytes(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  t.int(2, 1 /* FLOAT */)
+    .str(8, name)
+    .bytes(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   return t;
 }
 
@@ -51,9 +68,18 @@ function node(op: string, inputs: string[], outputs: string[], attrs: { name: st
  * input `input` [1, 3, H, W] → simcc_x = cx + 0·ΣX (shape [1, K, W·r]), simcc_y likewise
  * ([1, K, H·r]); the input feeds the outputs so the graph is a real function of it.
  */
-export function simccTestModel(opts: { width: number; height: number; keypoints: number; simccX: Float32Array; simccY: Float32Array; splitRatio?: number }): Uint8Array {
-  const r = opts.splitRatio ?? 2, K = opts.keypoints;
-  const wx = Math.round(opts.width * r), hy = Math.round(opts.height * r);
+export function simccTestModel(opts: {
+  width: number;
+  height: number;
+  keypoints: number;
+  simccX: Float32Array;
+  simccY: Float32Array;
+  splitRatio?: number;
+}): Uint8Array {
+  const r = opts.splitRatio ?? 2,
+    K = opts.keypoints;
+  const wx = Math.round(opts.width * r),
+    hy = Math.round(opts.height * r);
   if (opts.simccX.length !== K * wx || opts.simccY.length !== K * hy) throw new RangeError('simcc arrays must be K×W·r and K×H·r');
   const g = new Pb()
     .msg(1, node('ReduceSum', ['input'], ['s'], [{ name: 'keepdims', i: 0 }]))

@@ -46,12 +46,18 @@ class InstantProvider implements ModelProvider {
   readonly id = 'anthropic';
   readonly clearedFor = new Set<never>();
   private n = 0;
-  constructor(private readonly tool: string, private readonly input: unknown, private readonly perBatch: number, private readonly batches: number) {}
+  constructor(
+    private readonly tool: string,
+    private readonly input: unknown,
+    private readonly perBatch: number,
+    private readonly batches: number,
+  ) {}
   stream(_req: ModelRequest, h: StreamHandlers): Promise<ModelResponse> {
     const usage = { inputTokens: 1000, outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: 0 };
     h.onStart?.({ id: null, model: 'claude-sonnet-4-6', usage });
     const i = this.n++;
-    if (i >= this.batches) return Promise.resolve({ id: null, model: 'claude-sonnet-4-6', content: [{ type: 'text', text: 'done' }], stopReason: 'end_turn', usage });
+    if (i >= this.batches)
+      return Promise.resolve({ id: null, model: 'claude-sonnet-4-6', content: [{ type: 'text', text: 'done' }], stopReason: 'end_turn', usage });
     const content = Array.from({ length: this.perBatch }, (_, k) => ({ type: 'tool_use' as const, id: `toolu_${i}_${k}`, name: this.tool, input: this.input }));
     return Promise.resolve({ id: null, model: 'claude-sonnet-4-6', content, stopReason: 'tool_use', usage });
   }
@@ -63,19 +69,57 @@ async function toolCallOverhead(opts: { calls: number; log: (l: string) => void 
     const orgId = addOrg(t.db);
     const ownerId = addUser(t.db, orgId, { role: 'owner' });
     const userId = addUser(t.db, orgId, { role: 'physio' });
-    const athleteId = addRecord(t.db, orgId, ownerId, 'owner', 'athlete', { name: 'Bench Athlete', date_of_birth: '2000-01-01', sex: 'female', position: null, squad_id: null, dominant_side: 'right', status: 'active', notes: 'Some notes about the athlete.' });
+    const athleteId = addRecord(t.db, orgId, ownerId, 'owner', 'athlete', {
+      name: 'Bench Athlete',
+      date_of_birth: '2000-01-01',
+      sex: 'female',
+      position: null,
+      squad_id: null,
+      dominant_side: 'right',
+      status: 'active',
+      notes: 'Some notes about the athlete.',
+    });
     const stamps: number[] = [];
-    const trivial = defineTool({ kind: 'read', name: 'bench_ping', title: 'Ping', description: 'Returns a small object.', permission: 'athlete.read', tables: ['athlete'], input: z.object({ n: z.number().int().optional() }).strict(), run: () => { stamps.push(performance.now()); return { ok: true, athlete: { name: 'X', notes: 'y' } }; } });
+    const trivial = defineTool({
+      kind: 'read',
+      name: 'bench_ping',
+      title: 'Ping',
+      description: 'Returns a small object.',
+      permission: 'athlete.read',
+      tables: ['athlete'],
+      input: z.object({ n: z.number().int().optional() }).strict(),
+      run: () => {
+        stamps.push(performance.now());
+        return { ok: true, athlete: { name: 'X', notes: 'y' } };
+      },
+    });
     const getAthleteVerb = VERBS.get('athletes.get')!;
     const realTool = toolFromVerb(getAthleteVerb);
-    const timedReal = { ...realTool, run: (ctx: Parameters<typeof trivial.run>[0], input: unknown) => { stamps.push(performance.now()); return (realTool as typeof trivial).run(ctx, input as never); } };
+    const timedReal = {
+      ...realTool,
+      run: (ctx: Parameters<typeof trivial.run>[0], input: unknown) => {
+        stamps.push(performance.now());
+        return (realTool as typeof trivial).run(ctx, input as never);
+      },
+    };
     const out: KinetixBenchResult['toolCall'] = [];
-    for (const [label, tool, input] of [['trivial read tool (harness only)', trivial, { n: 1 }], ['get_athlete (harness + service read)', timedReal, { id: athleteId }]] as const) {
+    for (const [label, tool, input] of [
+      ['trivial read tool (harness only)', trivial, { n: 1 }],
+      ['get_athlete (harness + service read)', timedReal, { id: athleteId }],
+    ] as const) {
       stamps.length = 0;
       const perBatch = MAX_TOOL_CALLS_PER_RESPONSE; // the per-response cap (issue 9 §4)
       const batches = Math.ceil(opts.calls / perBatch);
       const registry = new ToolRegistry([tool as typeof trivial]);
-      const kx = new Kinetix({ db: t.db, tools: registry, env: { ANTHROPIC_API_KEY: 'sk-ant-bench-000000' }, secretBox: null, log: () => {}, providerFactory: () => new InstantProvider(tool.name, input, perBatch, batches), limits: { maxIterations: batches + 2, userRunsPerMinute: 1e9, orgRunsPerMinute: 1e9 } });
+      const kx = new Kinetix({
+        db: t.db,
+        tools: registry,
+        env: { ANTHROPIC_API_KEY: 'sk-ant-bench-000000' },
+        secretBox: null,
+        log: () => {},
+        providerFactory: () => new InstantProvider(tool.name, input, perBatch, batches),
+        limits: { maxIterations: batches + 2, userRunsPerMinute: 1e9, orgRunsPerMinute: 1e9 },
+      });
       const { runId } = kx.startRun({ userId, message: 'bench' });
       const outcome = await kx.waitForRun(runId);
       if (outcome.status !== 'completed') throw new Error(`bench run ${outcome.status}: ${outcome.error?.message}`);
@@ -103,7 +147,25 @@ async function busThroughput(opts: { events: number; persist: boolean; log: (l: 
       const userId = addUser(t.db, orgId, { role: 'physio' });
       const now = new Date().toISOString();
       K.insertConversation(t.db, { id: 'bench-conv', org_id: orgId, user_id: userId, title: '', created_at: now, updated_at: now });
-      K.insertRun(t.db, { id: runId, conversation_id: 'bench-conv', org_id: orgId, user_id: userId, status: 'running', model: 'm', page: null, host_pid: process.pid, user_snapshot_json: '{}', tools_json: '[]', request_text: '', iterations: 0, cost_usd: 0, error_code: null, error_message: null, started_at: now, finished_at: null });
+      K.insertRun(t.db, {
+        id: runId,
+        conversation_id: 'bench-conv',
+        org_id: orgId,
+        user_id: userId,
+        status: 'running',
+        model: 'm',
+        page: null,
+        host_pid: process.pid,
+        user_snapshot_json: '{}',
+        tools_json: '[]',
+        request_text: '',
+        iterations: 0,
+        cost_usd: 0,
+        error_code: null,
+        error_message: null,
+        started_at: now,
+        finished_at: null,
+      });
       runRowReady = true;
     }
     const slow = bus.subscribe(runId);
@@ -124,7 +186,8 @@ async function busThroughput(opts: { events: number; persist: boolean; log: (l: 
     const chunk = 128; // below the 256 buffer, so a subscriber that keeps up loses nothing
     for (let seq = 1; seq <= opts.events; seq++) {
       const event = { type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'm1', delta: 'token ', timestamp: Date.now() } as AGUIEvent;
-      if (opts.persist && runRowReady) K.insertRunEvent(t.db, { run_id: runId, seq, type: event.type, event_json: JSON.stringify(event), created_at: new Date().toISOString() });
+      if (opts.persist && runRowReady)
+        K.insertRunEvent(t.db, { run_id: runId, seq, type: event.type, event_json: JSON.stringify(event), created_at: new Date().toISOString() });
       const env: RunEventEnvelope = { id: String(seq), runId, seq, event };
       bus.publish(env);
       // Yield now and then so subscribers run, as the harness's awaits do.
@@ -134,7 +197,15 @@ async function busThroughput(opts: { events: number; persist: boolean; log: (l: 
     bus.endRun(runId);
     await fastLoop;
     await slowLoop; // drains what its buffer still holds, then ends
-    const r = { mode: opts.persist ? 'persist (SQLite insert) + publish' : 'publish only', events: opts.events, seconds, eventsPerSecond: opts.events / seconds, slowReceived, slowDropped: slow.dropped, fastReceived };
+    const r = {
+      mode: opts.persist ? 'persist (SQLite insert) + publish' : 'publish only',
+      events: opts.events,
+      seconds,
+      eventsPerSecond: opts.events / seconds,
+      slowReceived,
+      slowDropped: slow.dropped,
+      fastReceived,
+    };
     opts.log(`bus ${r.mode}: ${Math.round(r.eventsPerSecond)} events/s, slow got ${slowReceived}, dropped ${slow.dropped}`);
     return r;
   } finally {
@@ -153,7 +224,14 @@ function proposalLatency(opts: { iterations: number; log: (l: string) => void })
     const out: KinetixBenchResult['proposals'] = [];
     for (const rows of [1, 10, 50]) {
       const folderId = addRecord(t.db, orgId, ownerId, 'owner', 'rate_folder', { name: `Bench ${rows}` });
-      for (let i = 0; i < rows; i++) addRecord(t.db, orgId, ownerId, 'owner', 'rate_item', { folder_id: folderId, code: `B${rows}-${i}`, name: `Item ${i}`, item_type: 'treatment', price_cents: 9000 + i });
+      for (let i = 0; i < rows; i++)
+        addRecord(t.db, orgId, ownerId, 'owner', 'rate_item', {
+          folder_id: folderId,
+          code: `B${rows}-${i}`,
+          name: `Item ${i}`,
+          item_type: 'treatment',
+          price_cents: 9000 + i,
+        });
       const propose: number[] = [];
       const approve: number[] = [];
       for (let k = 0; k < opts.iterations; k++) {
@@ -166,7 +244,14 @@ function proposalLatency(opts: { iterations: number; log: (l: string) => void })
         propose.push(t1 - t0);
         approve.push(t2 - t1);
       }
-      out.push({ rows, iterations: opts.iterations, proposeMedianMs: quantile(propose, 0.5), proposeP95Ms: quantile(propose, 0.95), approveMedianMs: quantile(approve, 0.5), approveP95Ms: quantile(approve, 0.95) });
+      out.push({
+        rows,
+        iterations: opts.iterations,
+        proposeMedianMs: quantile(propose, 0.5),
+        proposeP95Ms: quantile(propose, 0.95),
+        approveMedianMs: quantile(approve, 0.5),
+        approveP95Ms: quantile(approve, 0.95),
+      });
       opts.log(`proposals ${rows} rows: propose ${quantile(propose, 0.5).toFixed(3)} ms, approve ${quantile(approve, 0.5).toFixed(3)} ms (median)`);
     }
     return out;
@@ -179,7 +264,10 @@ function proposalLatency(opts: { iterations: number; log: (l: string) => void })
 export async function runKinetixBench(opts: { quick?: boolean; log?: (l: string) => void } = {}): Promise<KinetixBenchResult> {
   const log = opts.log ?? (() => {});
   const toolCall = await toolCallOverhead({ calls: opts.quick ? 100 : 2000, log });
-  const bus = [await busThroughput({ events: opts.quick ? 5000 : 200_000, persist: false, log }), await busThroughput({ events: opts.quick ? 2000 : 50_000, persist: true, log })];
+  const bus = [
+    await busThroughput({ events: opts.quick ? 5000 : 200_000, persist: false, log }),
+    await busThroughput({ events: opts.quick ? 2000 : 50_000, persist: true, log }),
+  ];
   const proposals = proposalLatency({ iterations: opts.quick ? 5 : 200, log });
   const machine = `${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${process.arch}, Node ${process.version}`;
   return { measuredAt: new Date().toISOString().slice(0, 10), machine, toolCall, bus, proposals };
@@ -202,7 +290,9 @@ export function kinetixMarkdown(r: KinetixBenchResult): string {
     '',
     '| bus | events | events/s | slow subscriber received | slow subscriber dropped | fast subscriber received |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...r.bus.map((b) => `| ${b.mode} | ${int(b.events)} | ${int(b.eventsPerSecond)} | ${int(b.slowReceived)} | ${int(b.slowDropped)} | ${int(b.fastReceived)} |`),
+    ...r.bus.map(
+      (b) => `| ${b.mode} | ${int(b.events)} | ${int(b.eventsPerSecond)} | ${int(b.slowReceived)} | ${int(b.slowDropped)} | ${int(b.fastReceived)} |`,
+    ),
     '',
     'Dropped live frames are not lost: every event is in `kinetix_run_event`, and `Kinetix.subscribe` fills a gap from the table.',
     '',
@@ -210,7 +300,9 @@ export function kinetixMarkdown(r: KinetixBenchResult): string {
     '',
     '| rows per changeset | iterations | propose median ms | propose p95 ms | approve median ms | approve p95 ms |',
     '| ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...r.proposals.map((x) => `| ${x.rows} | ${x.iterations} | ${f(x.proposeMedianMs)} | ${f(x.proposeP95Ms)} | ${f(x.approveMedianMs)} | ${f(x.approveP95Ms)} |`),
+    ...r.proposals.map(
+      (x) => `| ${x.rows} | ${x.iterations} | ${f(x.proposeMedianMs)} | ${f(x.proposeP95Ms)} | ${f(x.approveMedianMs)} | ${f(x.approveP95Ms)} |`,
+    ),
     '',
   ].join('\n');
 }

@@ -28,7 +28,11 @@ function Countdown({ until }: { until: string }) {
   const left = Math.max(0, Math.floor((Date.parse(until) - now) / 1000));
   const mm = Math.floor(left / 60);
   const ss = String(left % 60).padStart(2, '0');
-  return <span className="countdown" aria-live="off">{left > 0 ? `${mm}:${ss} left to decide` : 'Expired'}</span>;
+  return (
+    <span className="countdown" aria-live="off">
+      {left > 0 ? `${mm}:${ss} left to decide` : 'Expired'}
+    </span>
+  );
 }
 
 /** The confirm dialog of a proposed write. */
@@ -38,15 +42,42 @@ export function ConfirmDialog({ c, onDecide, busy }: { c: ConfirmRequest; onDeci
   useEffect(() => dialogRef.current?.focus(), [c.toolCallId]);
   const names = useAthleteNames(c.rows);
   return (
-    <div ref={dialogRef} tabIndex={-1} className="confirm" role="dialog" aria-modal="false" aria-labelledby="confirm-title" aria-describedby="confirm-summary" data-confirm={c.toolCallId} data-tool={c.tool} onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}>
+    <div
+      ref={dialogRef}
+      tabIndex={-1}
+      className="confirm"
+      role="dialog"
+      aria-modal="false"
+      aria-labelledby="confirm-title"
+      aria-describedby="confirm-summary"
+      data-confirm={c.toolCallId}
+      data-tool={c.tool}
+      onKeyDown={(e) => e.key === 'Escape' && onDecide(false)}
+    >
       <h3 id="confirm-title">{c.title}</h3>
       <p id="confirm-summary">{c.summary}</p>
-      {c.policy.filter((d) => d.effect !== 'allow').map((d, i) => <p key={i} className="small warn-text" data-policy={d.effect}>{d.reason}</p>)}
-      <p className="small"><strong data-testid="confirm-rows">{c.rows.length}</strong> row{c.rows.length === 1 ? '' : 's'} will change. <Countdown until={c.expiresAt} /></p>
-      <ol className="diff-list">{c.rows.slice(0, 50).map((r) => <RowDiff key={r.id} row={r} names={names} />)}</ol>
+      {c.policy
+        .filter((d) => d.effect !== 'allow')
+        .map((d, i) => (
+          <p key={i} className="small warn-text" data-policy={d.effect}>
+            {d.reason}
+          </p>
+        ))}
+      <p className="small">
+        <strong data-testid="confirm-rows">{c.rows.length}</strong> row{c.rows.length === 1 ? '' : 's'} will change. <Countdown until={c.expiresAt} />
+      </p>
+      <ol className="diff-list">
+        {c.rows.slice(0, 50).map((r) => (
+          <RowDiff key={r.id} row={r} names={names} />
+        ))}
+      </ol>
       <div className="confirm-actions">
-        <button type="button" className="primary" onClick={() => onDecide(true)} disabled={busy}>Approve</button>
-        <button type="button" onClick={() => onDecide(false)} disabled={busy}>Decline</button>
+        <button type="button" className="primary" onClick={() => onDecide(true)} disabled={busy}>
+          Approve
+        </button>
+        <button type="button" onClick={() => onDecide(false)} disabled={busy}>
+          Decline
+        </button>
       </div>
     </div>
   );
@@ -80,16 +111,51 @@ function ToolCall({ t }: { t: ToolCallView }) {
   }
   return (
     <li className={`tool-call status-${t.status}`} data-tool={t.name} data-status={t.status}>
-      <div><span className={`badge ${t.status === 'executed' ? 'ok' : t.status === 'failed' || t.status === 'rejected' ? 'warn' : ''}`}>{t.status}</span> <strong>{t.title || t.name}</strong></div>
-      {showMe ? <a href={hashForAppPath(showMe)} className="small">Show me</a> : null}
-      {t.changesetId && t.status === 'executed' ? (
-        undo === 'done' ? <span className="small" role="status">Undone.</span> : <button type="button" className="link small" disabled={undo === 'busy'} onClick={() => void onUndo(t.changesetId!)}>Undo this change</button>
+      <div>
+        <span className={`badge ${t.status === 'executed' ? 'ok' : t.status === 'failed' || t.status === 'rejected' ? 'warn' : ''}`}>{t.status}</span>{' '}
+        <strong>{t.title || t.name}</strong>
+      </div>
+      {showMe ? (
+        <a href={hashForAppPath(showMe)} className="small">
+          Show me
+        </a>
       ) : null}
-      {t.needsOwner ? <p className="small warn-text" data-needs-owner="true">Waiting in the app for an owner to approve this change; nothing has been written.</p> : null}
-      {t.policy.filter((d) => d.effect !== 'allow').map((d, i) => <p key={i} className="small warn-text" data-policy={d.effect}>{d.reason}</p>)}
+      {t.changesetId && t.status === 'executed' ? (
+        undo === 'done' ? (
+          <span className="small" role="status">
+            Undone.
+          </span>
+        ) : (
+          <button type="button" className="link small" disabled={undo === 'busy'} onClick={() => void onUndo(t.changesetId!)}>
+            Undo this change
+          </button>
+        )
+      ) : null}
+      {t.needsOwner ? (
+        <p className="small warn-text" data-needs-owner="true">
+          Waiting in the app for an owner to approve this change; nothing has been written.
+        </p>
+      ) : null}
+      {t.policy
+        .filter((d) => d.effect !== 'allow')
+        .map((d, i) => (
+          <p key={i} className="small warn-text" data-policy={d.effect}>
+            {d.reason}
+          </p>
+        ))}
       {error ? <ErrorNote error={error} /> : null}
-      {t.args ? <details><summary>Arguments</summary><pre>{t.args}</pre></details> : null}
-      {t.result ? <details><summary>Result</summary><pre>{t.result.length > 2000 ? `${t.result.slice(0, 2000)}…` : t.result}</pre></details> : null}
+      {t.args ? (
+        <details>
+          <summary>Arguments</summary>
+          <pre>{t.args}</pre>
+        </details>
+      ) : null}
+      {t.result ? (
+        <details>
+          <summary>Result</summary>
+          <pre>{t.result.length > 2000 ? `${t.result.slice(0, 2000)}…` : t.result}</pre>
+        </details>
+      ) : null}
       {t.error ? <p className="small warn-text">{t.error}</p> : null}
     </li>
   );
@@ -141,7 +207,9 @@ export function AssistantPanel() {
   if (!open) {
     return (
       <aside className="assistant collapsed" aria-label="Assistant">
-        <button type="button" onClick={() => setOpen(true)} aria-expanded="false">Assistant</button>
+        <button type="button" onClick={() => setOpen(true)} aria-expanded="false">
+          Assistant
+        </button>
       </aside>
     );
   }
@@ -150,27 +218,66 @@ export function AssistantPanel() {
     <aside className="assistant" aria-label="Assistant" data-run-status={run.status}>
       <header className="assistant-head">
         <h2>Kinetix assistant</h2>
-        <button type="button" className="link" onClick={() => setOpen(false)} aria-expanded="true">Hide</button>
+        <button type="button" className="link" onClick={() => setOpen(false)} aria-expanded="true">
+          Hide
+        </button>
       </header>
       <div className="assistant-body" aria-live="polite">
         {run.request ? <div className="msg user">{run.request}</div> : null}
         {run.messages.length === 0 && run.toolCalls.length === 0 && !run.request ? (
-          <p className="muted small">Ask about an athlete, a squad's workload or how to do something. The assistant can only do what you can do, and every change waits for your approval.</p>
+          <p className="muted small">
+            Ask about an athlete, a squad's workload or how to do something. The assistant can only do what you can do, and every change waits for your
+            approval.
+          </p>
         ) : null}
         {/* Messages and tool calls in the order they happened; consecutive tool calls form one timeline list. */}
         {groupInOrder(run.messages, run.toolCalls).map((g) =>
-          g.kind === 'message'
-            ? <div key={g.m.id} className={`msg ${g.m.role}`}>{g.m.role === 'assistant' ? <Markdown body={g.m.text} /> : g.m.text}</div>
-            : <ol key={g.tools[0]!.id} className="timeline" aria-label="Tool calls">{g.tools.map((t) => <ToolCall key={t.id} t={t} />)}</ol>)}
+          g.kind === 'message' ? (
+            <div key={g.m.id} className={`msg ${g.m.role}`}>
+              {g.m.role === 'assistant' ? <Markdown body={g.m.text} /> : g.m.text}
+            </div>
+          ) : (
+            <ol key={g.tools[0]!.id} className="timeline" aria-label="Tool calls">
+              {g.tools.map((t) => (
+                <ToolCall key={t.id} t={t} />
+              ))}
+            </ol>
+          ),
+        )}
         {run.confirm ? <ConfirmDialog c={run.confirm} busy={busy} onDecide={(approve) => void act(() => decide(approve))} /> : null}
-        {run.reveal ? <div className="reveal" role="alert"><strong>Shown once — copy it now:</strong>{Object.entries(run.reveal).map(([k, v]) => <div key={k}><code>{k}: {v}</code></div>)}</div> : null}
-        {run.narrowed ? <p className="small muted" role="status">{run.narrowed}</p> : null}
-        {run.stopped ? <p className="small warn-text" role="status" data-testid="run-stopped">Stopped: {run.stopped}</p> : null}
-        {run.error ? <p className="warn-text" role="alert">{run.error}</p> : null}
+        {run.reveal ? (
+          <div className="reveal" role="alert">
+            <strong>Shown once — copy it now:</strong>
+            {Object.entries(run.reveal).map(([k, v]) => (
+              <div key={k}>
+                <code>
+                  {k}: {v}
+                </code>
+              </div>
+            ))}
+          </div>
+        ) : null}
+        {run.narrowed ? (
+          <p className="small muted" role="status">
+            {run.narrowed}
+          </p>
+        ) : null}
+        {run.stopped ? (
+          <p className="small warn-text" role="status" data-testid="run-stopped">
+            Stopped: {run.stopped}
+          </p>
+        ) : null}
+        {run.error ? (
+          <p className="warn-text" role="alert">
+            {run.error}
+          </p>
+        ) : null}
         {error ? <ErrorNote error={error} /> : null}
       </div>
       <form className="assistant-input" onSubmit={(e) => void onSend(e)}>
-        <label htmlFor="assistant-text" className="sr-only">Message the assistant</label>
+        <label htmlFor="assistant-text" className="sr-only">
+          Message the assistant
+        </label>
         <textarea
           id="assistant-text"
           rows={3}
@@ -183,9 +290,19 @@ export function AssistantPanel() {
           disabled={running}
         />
         <div className="assistant-actions">
-          {run.runId && !running ? <button type="button" className="link small" onClick={forget}>New conversation</button> : null}
-          {running ? <button type="button" onClick={() => void act(stopRun)}>Stop</button> : null}
-          <button type="submit" className="primary" disabled={running || busy || !text.trim()}>Send</button>
+          {run.runId && !running ? (
+            <button type="button" className="link small" onClick={forget}>
+              New conversation
+            </button>
+          ) : null}
+          {running ? (
+            <button type="button" onClick={() => void act(stopRun)}>
+              Stop
+            </button>
+          ) : null}
+          <button type="submit" className="primary" disabled={running || busy || !text.trim()}>
+            Send
+          </button>
         </div>
       </form>
     </aside>

@@ -81,7 +81,11 @@ export function resumeRemembered(userId: string): void {
 export async function decide(approve: boolean): Promise<ErrorPayload | null> {
   const c = useAssistant.getState().run.confirm;
   if (!c) return null;
-  const r = await request('assistant.confirm', { tool_call_id: c.toolCallId, approve, ...(approve ? { args_hash: c.argsHash, ...(c.contentHash ? { content_hash: c.contentHash } : {}) } : {}) });
+  const r = await request('assistant.confirm', {
+    tool_call_id: c.toolCallId,
+    approve,
+    ...(approve ? { args_hash: c.argsHash, ...(c.contentHash ? { content_hash: c.contentHash } : {}) } : {}),
+  });
   return r.ok ? null : r.error;
 }
 

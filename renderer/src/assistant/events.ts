@@ -92,7 +92,20 @@ export interface RunState {
 }
 
 /** The empty panel. */
-export const EMPTY_RUN: RunState = { runId: null, request: null, status: 'idle', messages: [], toolCalls: [], confirm: null, lastEventId: null, error: null, openPage: null, reveal: null, narrowed: null, stopped: null };
+export const EMPTY_RUN: RunState = {
+  runId: null,
+  request: null,
+  status: 'idle',
+  messages: [],
+  toolCalls: [],
+  confirm: null,
+  lastEventId: null,
+  error: null,
+  openPage: null,
+  reveal: null,
+  narrowed: null,
+  stopped: null,
+};
 
 type Loose = { type: string; [k: string]: unknown };
 
@@ -100,7 +113,25 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined
 
 function upsertTool(s: RunState, id: string, patch: Partial<ToolCallView>): ToolCallView[] {
   const i = s.toolCalls.findIndex((t) => t.id === id);
-  if (i < 0) return [...s.toolCalls, { id, order: s.messages.length + s.toolCalls.length, name: '', title: '', args: '', result: null, status: 'started', risk: null, error: null, changesetId: null, policy: [], needsOwner: false, ...patch }];
+  if (i < 0)
+    return [
+      ...s.toolCalls,
+      {
+        id,
+        order: s.messages.length + s.toolCalls.length,
+        name: '',
+        title: '',
+        args: '',
+        result: null,
+        status: 'started',
+        risk: null,
+        error: null,
+        changesetId: null,
+        policy: [],
+        needsOwner: false,
+        ...patch,
+      },
+    ];
   const out = s.toolCalls.slice();
   out[i] = { ...(out[i] as ToolCallView), ...patch };
   return out;
@@ -117,7 +148,11 @@ function appendText(s: RunState, id: string, delta: string, role = 'assistant'):
 
 function policyOf(v: unknown): PolicyNote[] {
   const d = Array.isArray(v) ? v : Array.isArray((v as { decisions?: unknown } | null)?.decisions) ? (v as { decisions: unknown[] }).decisions : [];
-  return d.map((x) => ({ effect: str((x as PolicyNote).effect), reason: str((x as PolicyNote).reason), ...((x as PolicyNote).code ? { code: str((x as PolicyNote).code) } : {}) }));
+  return d.map((x) => ({
+    effect: str((x as PolicyNote).effect),
+    reason: str((x as PolicyNote).reason),
+    ...((x as PolicyNote).code ? { code: str((x as PolicyNote).code) } : {}),
+  }));
 }
 
 function rowsOf(changeset: unknown): ChangeRow[] {
@@ -163,7 +198,14 @@ export function reduceRun(s: RunState, env: RunEventEnvelope): RunState {
       switch (e.name) {
         case CUSTOM_EVENTS.toolCall: {
           const status = str(v.status);
-          const tools = upsertTool(s, str(v.toolCallId), { name: str(v.tool), title: str(v.title), risk: v.risk ? str(v.risk) : null, status, error: v.error ? str((v.error as { message?: unknown }).message ?? v.error) : null, ...(v.changesetId ? { changesetId: str(v.changesetId) } : {}) });
+          const tools = upsertTool(s, str(v.toolCallId), {
+            name: str(v.tool),
+            title: str(v.title),
+            risk: v.risk ? str(v.risk) : null,
+            status,
+            error: v.error ? str((v.error as { message?: unknown }).message ?? v.error) : null,
+            ...(v.changesetId ? { changesetId: str(v.changesetId) } : {}),
+          });
           const confirm = s.confirm && s.confirm.toolCallId === v.toolCallId && status !== 'proposed' ? null : s.confirm;
           return { ...next, toolCalls: tools, confirm, status: confirm ? 'waiting_confirm' : next.status === 'waiting_confirm' ? 'running' : next.status };
         }
@@ -172,14 +214,27 @@ export function reduceRun(s: RunState, env: RunEventEnvelope): RunState {
             ...next,
             status: 'waiting_confirm',
             confirm: {
-              toolCallId: str(v.toolCallId), tool: str(v.tool), title: str(v.title), summary: str(v.summary), argsHash: str(v.argsHash), expiresAt: str(v.expiresAt), rows: rowsOf(v.changeset),
-              contentHash: v.contentHash ? str(v.contentHash) : null, policy: policyOf(v.policy),
+              toolCallId: str(v.toolCallId),
+              tool: str(v.tool),
+              title: str(v.title),
+              summary: str(v.summary),
+              argsHash: str(v.argsHash),
+              expiresAt: str(v.expiresAt),
+              rows: rowsOf(v.changeset),
+              contentHash: v.contentHash ? str(v.contentHash) : null,
+              policy: policyOf(v.policy),
             },
           };
         case 'kinetix.policy':
           return { ...next, toolCalls: upsertTool(s, str(v.toolCallId), { policy: policyOf(v.decisions) }) };
         case 'kinetix.needs_owner':
-          return { ...next, toolCalls: upsertTool(s, str(v.toolCallId), { needsOwner: true, title: str(v.title) || (s.toolCalls.find((t) => t.id === v.toolCallId)?.title ?? '') }) };
+          return {
+            ...next,
+            toolCalls: upsertTool(s, str(v.toolCallId), {
+              needsOwner: true,
+              title: str(v.title) || (s.toolCalls.find((t) => t.id === v.toolCallId)?.title ?? ''),
+            }),
+          };
         case 'kinetix.tools_narrowed':
           return { ...next, narrowed: 'Record text entered this conversation, so tools that change data were switched off for the rest of this answer.' };
         case CUSTOM_EVENTS.openPage:

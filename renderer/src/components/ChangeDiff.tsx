@@ -40,11 +40,22 @@ export function RowDiff({ row, names }: { row: ChangeRowView; names: ReadonlyMap
   const keys = [...new Set([...Object.keys(row.before ?? {}), ...Object.keys(row.after ?? {})])].filter((k) => k !== 'id');
   return (
     <li className="diff-row">
-      <div className="small"><span className="badge">{row.op}</span> {row.table}</div>
+      <div className="small">
+        <span className="badge">{row.op}</span> {row.table}
+      </div>
       <table className="diff">
         <tbody>
           {keys.map((k) => (
-            <tr key={k}><th scope="row">{k}</th>{row.op === 'update' ? <><td className="before">{show(k, row.before?.[k])}</td><td aria-hidden="true">→</td></> : null}<td className="after">{show(k, row.after?.[k])}</td></tr>
+            <tr key={k}>
+              <th scope="row">{k}</th>
+              {row.op === 'update' ? (
+                <>
+                  <td className="before">{show(k, row.before?.[k])}</td>
+                  <td aria-hidden="true">→</td>
+                </>
+              ) : null}
+              <td className="after">{show(k, row.after?.[k])}</td>
+            </tr>
           ))}
         </tbody>
       </table>

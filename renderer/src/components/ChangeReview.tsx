@@ -28,7 +28,11 @@ interface Names extends NameBook {
 /** Load the names a set of row changes needs (athletes, squads, fee items, the athlete of updated rows). */
 export function useNames(changes: readonly RowChange[]): Names {
   const people = useSession((s) => s.people);
-  const [book, setBook] = useState<{ athletes: Map<string, string>; squads: Map<string, string>; records: Map<string, string> }>({ athletes: new Map(), squads: new Map(), records: new Map() });
+  const [book, setBook] = useState<{ athletes: Map<string, string>; squads: Map<string, string>; records: Map<string, string> }>({
+    athletes: new Map(),
+    squads: new Map(),
+    records: new Map(),
+  });
   const key = changes.map((c) => c.id).join(',');
   useEffect(() => {
     let live = true;
@@ -36,7 +40,12 @@ export function useNames(changes: readonly RowChange[]): Names {
       const athletes = new Map<string, string>();
       const squads = new Map<string, string>();
       const records = new Map<string, string>();
-      const wantsAthletes = changes.some((c) => c.table === 'athlete' || (c.op !== 'delete' && Object.keys({ ...c.after, ...(c.op === 'update' ? c.before : {}) }).some((k) => k.endsWith('athlete_id'))) || c.table in GET_VERB);
+      const wantsAthletes = changes.some(
+        (c) =>
+          c.table === 'athlete' ||
+          (c.op !== 'delete' && Object.keys({ ...c.after, ...(c.op === 'update' ? c.before : {}) }).some((k) => k.endsWith('athlete_id'))) ||
+          c.table in GET_VERB,
+      );
       const [a, s] = await Promise.all([
         wantsAthletes ? call('athletes.list', { limit: 5000, status: 'all' }).catch(() => null) : null,
         changes.some((c) => c.table === 'squad' || (c.op !== 'delete' && 'squad_id' in c.after)) ? call('squads.list', {}).catch(() => null) : null,
@@ -48,13 +57,23 @@ export function useNames(changes: readonly RowChange[]): Names {
         for (const f of sched?.folders ?? []) for (const i of f.items) records.set(i.id, `${i.code} ${i.name} (${f.name})`);
       }
       // Updated clinical rows: whose record is it?
-      await Promise.all(changes.filter((c) => c.op === 'update' && GET_VERB[c.table]).slice(0, 20).map(async (c) => {
-        const row = (await call(GET_VERB[c.table]!, { id: c.id }).catch(() => null)) as Record<string, unknown> | null;
-        if (!row) return;
-        const who = typeof row.athlete_id === 'string' ? athletes.get(row.athlete_id) : undefined;
-        const what = c.table === 'injury' ? `${String(row.side) === 'none' ? '' : `${String(row.side)} `}${String(row.body_part)} injury` : c.table === 'rtp_entry' ? `RTP stage ${String(row.stage).replace(/_/g, ' ')}` : `${String(row.test).replace(/_/g, ' ')} screening`;
-        records.set(c.id, who ? `${who} — ${what}` : what);
-      }));
+      await Promise.all(
+        changes
+          .filter((c) => c.op === 'update' && GET_VERB[c.table])
+          .slice(0, 20)
+          .map(async (c) => {
+            const row = (await call(GET_VERB[c.table]!, { id: c.id }).catch(() => null)) as Record<string, unknown> | null;
+            if (!row) return;
+            const who = typeof row.athlete_id === 'string' ? athletes.get(row.athlete_id) : undefined;
+            const what =
+              c.table === 'injury'
+                ? `${String(row.side) === 'none' ? '' : `${String(row.side)} `}${String(row.body_part)} injury`
+                : c.table === 'rtp_entry'
+                  ? `RTP stage ${String(row.stage).replace(/_/g, ' ')}`
+                  : `${String(row.test).replace(/_/g, ' ')} screening`;
+            records.set(c.id, who ? `${who} — ${what}` : what);
+          }),
+      );
       if (live) setBook({ athletes, squads, records });
     })();
     return () => {
@@ -82,7 +101,9 @@ export function recordName(c: RowChange, names: Names): string {
 function fieldsOf(c: RowChange): string[] {
   if (c.op === 'delete') return [];
   const keys = c.op === 'update' ? [...new Set([...Object.keys(c.before), ...Object.keys(c.after)])] : Object.keys(c.after);
-  return keys.filter((k) => !HIDDEN.has(k) && !(c.op === 'insert' && (c.after[k] === null || c.after[k] === '')) && !(c.op === 'insert' && k.endsWith('athlete_id')));
+  return keys.filter(
+    (k) => !HIDDEN.has(k) && !(c.op === 'insert' && (c.after[k] === null || c.after[k] === '')) && !(c.op === 'insert' && k.endsWith('athlete_id')),
+  );
 }
 
 /** True when every row is the same kind of change to the same table (rows can be left out). */
@@ -95,14 +116,21 @@ function RowDiffView({ c, names }: { c: RowChange; names: Names }) {
   const verb = c.op === 'insert' ? 'New' : c.op === 'update' ? 'Change' : 'Remove';
   return (
     <li className="diff-row" data-row={c.id}>
-      <div><span className="badge">{verb}</span> <strong>{RECORD_NOUN[c.table] ?? c.table}:</strong> <span data-record-name>{recordName(c, names)}</span></div>
+      <div>
+        <span className="badge">{verb}</span> <strong>{RECORD_NOUN[c.table] ?? c.table}:</strong> <span data-record-name>{recordName(c, names)}</span>
+      </div>
       {c.op === 'delete' ? null : (
         <table className="diff">
           <tbody>
             {fieldsOf(c).map((k) => (
               <tr key={k} data-diff-field={k}>
                 <th scope="row">{labelWithUnit(c.table, k)}</th>
-                {c.op === 'update' ? <><td className="before">{formatValue(c.table, k, c.before[k], names)}</td><td aria-hidden="true">→</td></> : null}
+                {c.op === 'update' ? (
+                  <>
+                    <td className="before">{formatValue(c.table, k, c.before[k], names)}</td>
+                    <td aria-hidden="true">→</td>
+                  </>
+                ) : null}
                 <td className="after">{formatValue(c.table, k, c.after[k], names)}</td>
               </tr>
             ))}
@@ -114,19 +142,36 @@ function RowDiffView({ c, names }: { c: RowChange; names: Names }) {
 }
 
 /** Many rows of one kind: a compact table; `onToggle` (when given) lets rows be left out. */
-function BulkTable({ changes, names, dropped, onToggle }: { changes: readonly RowChange[]; names: Names; dropped: ReadonlySet<string>; onToggle?: (id: string) => void }) {
+function BulkTable({
+  changes,
+  names,
+  dropped,
+  onToggle,
+}: {
+  changes: readonly RowChange[];
+  names: Names;
+  dropped: ReadonlySet<string>;
+  onToggle?: (id: string) => void;
+}) {
   const first = changes[0]!;
   // Rows of athletes' records (a squad load): the athlete names the row.
   const byAthlete = changes.every((c) => c.op !== 'delete' && typeof c.after.athlete_id === 'string');
-  const nameOf = (c: RowChange) => (byAthlete && c.op !== 'delete' ? (names.athletes.get(c.after.athlete_id as string) ?? recordName(c, names)) : recordName(c, names));
-  const cols = [...new Set(changes.flatMap(fieldsOf))].filter((k) => !(first.table === 'session_load' && k === 'date' && new Set(changes.map((c) => (c.op === 'delete' ? '' : c.after.date))).size === 1));
+  const nameOf = (c: RowChange) =>
+    byAthlete && c.op !== 'delete' ? (names.athletes.get(c.after.athlete_id as string) ?? recordName(c, names)) : recordName(c, names);
+  const cols = [...new Set(changes.flatMap(fieldsOf))].filter(
+    (k) => !(first.table === 'session_load' && k === 'date' && new Set(changes.map((c) => (c.op === 'delete' ? '' : c.after.date))).size === 1),
+  );
   return (
     <table className="table bulk" data-bulk-rows={changes.length}>
       <thead>
         <tr>
           {onToggle ? <th scope="col">Include</th> : null}
           <th scope="col">{byAthlete ? 'Athlete' : (RECORD_NOUN[first.table] ?? first.table)}</th>
-          {cols.map((k) => <th key={k} scope="col" className={fieldLabel(first.table, k).kind === 'number' || fieldLabel(first.table, k).kind === 'cents' ? 'num' : ''}>{labelWithUnit(first.table, k)}</th>)}
+          {cols.map((k) => (
+            <th key={k} scope="col" className={fieldLabel(first.table, k).kind === 'number' || fieldLabel(first.table, k).kind === 'cents' ? 'num' : ''}>
+              {labelWithUnit(first.table, k)}
+            </th>
+          ))}
         </tr>
       </thead>
       <tbody>
@@ -135,14 +180,22 @@ function BulkTable({ changes, names, dropped, onToggle }: { changes: readonly Ro
           const out = dropped.has(c.id);
           return (
             <tr key={c.id} data-row={c.id} data-record={name} className={out ? 'dropped' : ''}>
-              {onToggle ? <td><input type="checkbox" checked={!out} onChange={() => onToggle(c.id)} aria-label={`Include ${name}`} /></td> : null}
+              {onToggle ? (
+                <td>
+                  <input type="checkbox" checked={!out} onChange={() => onToggle(c.id)} aria-label={`Include ${name}`} />
+                </td>
+              ) : null}
               <th scope="row">{name}</th>
               {cols.map((k) => {
                 const kind = fieldLabel(c.table, k).kind;
                 const num = kind === 'number' || kind === 'cents';
                 return (
                   <td key={k} className={num ? 'num' : ''}>
-                    {c.op === 'update' && k in c.before ? <><span className="before">{formatValue(c.table, k, c.before[k], names)}</span> → </> : null}
+                    {c.op === 'update' && k in c.before ? (
+                      <>
+                        <span className="before">{formatValue(c.table, k, c.before[k], names)}</span> →{' '}
+                      </>
+                    ) : null}
                     {c.op === 'delete' ? '' : formatValue(c.table, k, c.after[k], names)}
                   </td>
                 );
@@ -156,16 +209,38 @@ function BulkTable({ changes, names, dropped, onToggle }: { changes: readonly Ro
 }
 
 /** The diff of a proposal, with the policy's reasons once (used by review dialogs and Approvals). */
-export function ChangeDiffView({ p, dropped = new Set(), onToggle }: { p: Pick<ProposalItemView, 'changes' | 'decisions'>; dropped?: ReadonlySet<string>; onToggle?: (id: string) => void }) {
+export function ChangeDiffView({
+  p,
+  dropped = new Set(),
+  onToggle,
+}: {
+  p: Pick<ProposalItemView, 'changes' | 'decisions'>;
+  dropped?: ReadonlySet<string>;
+  onToggle?: (id: string) => void;
+}) {
   const names = useNames(p.changes);
   const reasons = [...new Map(p.decisions.filter((d) => d.effect !== 'allow').map((d) => [d.code, d])).values()];
   return (
     <div className="change-diff">
       {reasons.map((d) => {
         const n = p.decisions.filter((x) => x.code === d.code).length;
-        return <p key={d.code} className="policy-reason" data-policy={d.effect}>{d.effect === 'needs_owner' ? 'Needs an owner: ' : ''}{d.reason}{n > 1 ? ` (applies to ${n} rows)` : ''}</p>;
+        return (
+          <p key={d.code} className="policy-reason" data-policy={d.effect}>
+            {d.effect === 'needs_owner' ? 'Needs an owner: ' : ''}
+            {d.reason}
+            {n > 1 ? ` (applies to ${n} rows)` : ''}
+          </p>
+        );
       })}
-      {isBulk(p.changes) ? <BulkTable changes={p.changes} names={names} dropped={dropped} {...(onToggle ? { onToggle } : {})} /> : <ol className="diff-list">{p.changes.map((c) => <RowDiffView key={c.id} c={c} names={names} />)}</ol>}
+      {isBulk(p.changes) ? (
+        <BulkTable changes={p.changes} names={names} dropped={dropped} {...(onToggle ? { onToggle } : {})} />
+      ) : (
+        <ol className="diff-list">
+          {p.changes.map((c) => (
+            <RowDiffView key={c.id} c={c} names={names} />
+          ))}
+        </ol>
+      )}
     </div>
   );
 }
@@ -185,12 +260,13 @@ export function ReviewDialog({ form }: { form: EntryForm }) {
   const bulk = isBulk(p.changes);
   const canDrop = bulk && p.status === 'proposed' && p.source !== 'assistant';
   const kept = p.changes.length - dropped.size;
-  const toggle = (id: string) => setDropped((s) => {
-    const n = new Set(s);
-    if (n.has(id)) n.delete(id);
-    else n.add(id);
-    return n;
-  });
+  const toggle = (id: string) =>
+    setDropped((s) => {
+      const n = new Set(s);
+      if (n.has(id)) n.delete(id);
+      else n.add(id);
+      return n;
+    });
   const needsOwner = p.status === 'needs_owner';
   const summary = useMemo(() => (dropped.size ? `${p.summary} (${dropped.size} left out)` : p.summary), [p.summary, dropped.size]);
   async function act(f: () => Promise<void>) {
@@ -202,20 +278,44 @@ export function ReviewDialog({ form }: { form: EntryForm }) {
     }
   }
   return (
-    <dialog ref={ref} className={`review-dialog${bulk ? ' wide' : ''}`} aria-labelledby={titleId} data-review={p.id} data-status={p.status} onCancel={(e) => { e.preventDefault(); void act(() => form.cancelReview()); }}>
+    <dialog
+      ref={ref}
+      className={`review-dialog${bulk ? ' wide' : ''}`}
+      aria-labelledby={titleId}
+      data-review={p.id}
+      data-status={p.status}
+      onCancel={(e) => {
+        e.preventDefault();
+        void act(() => form.cancelReview());
+      }}
+    >
       <h2 id={titleId}>{needsOwner ? 'This change needs an owner' : 'Check what will change'}</h2>
       <p className="review-summary">{summary}</p>
-      {review.notes.map((n, i) => <p key={i} className="review-note warn-text" data-review-note>{n}</p>)}
-      <p className="small muted">{kept} row{kept === 1 ? '' : 's'} will change{canDrop ? '; untick a row to leave it out' : ''}.</p>
+      {review.notes.map((n, i) => (
+        <p key={i} className="review-note warn-text" data-review-note>
+          {n}
+        </p>
+      ))}
+      <p className="small muted">
+        {kept} row{kept === 1 ? '' : 's'} will change{canDrop ? '; untick a row to leave it out' : ''}.
+      </p>
       <ChangeDiffView p={p} dropped={dropped} {...(canDrop ? { onToggle: toggle } : {})} />
-      {needsOwner ? <p className="small">Nothing is written until an owner approves it in Approvals. You can leave it there for them, or withdraw it.</p> : null}
+      {needsOwner ? (
+        <p className="small">Nothing is written until an owner approves it in Approvals. You can leave it there for them, or withdraw it.</p>
+      ) : null}
       <div className="form-actions">
         {needsOwner ? (
-          <button type="button" className="primary" disabled={busy} onClick={() => void act(() => form.approve())}>Leave it for an owner</button>
+          <button type="button" className="primary" disabled={busy} onClick={() => void act(() => form.approve())}>
+            Leave it for an owner
+          </button>
         ) : (
-          <button type="button" className="primary" disabled={busy || kept === 0} data-confirm onClick={() => void act(() => form.approve([...dropped]))}>Confirm: {summary}</button>
+          <button type="button" className="primary" disabled={busy || kept === 0} data-confirm onClick={() => void act(() => form.approve([...dropped]))}>
+            Confirm: {summary}
+          </button>
         )}
-        <button type="button" disabled={busy} onClick={() => void act(() => form.cancelReview())}>{needsOwner ? 'Withdraw' : 'Cancel — change nothing'}</button>
+        <button type="button" disabled={busy} onClick={() => void act(() => form.cancelReview())}>
+          {needsOwner ? 'Withdraw' : 'Cancel — change nothing'}
+        </button>
       </div>
     </dialog>
   );

@@ -36,12 +36,26 @@ function path(values: (number | null)[], x: (i: number) => number, y: (v: number
 function xLabels(labels: string[], x: (i: number) => number, baseY: number): ReactNode[] {
   const step = Math.max(1, Math.ceil(labels.length / 7));
   const out: ReactNode[] = [];
-  for (let i = 0; i < labels.length; i += step) out.push(<text key={i} x={x(i)} y={baseY + 16} className="axis-label" textAnchor="middle">{labels[i]}</text>);
+  for (let i = 0; i < labels.length; i += step)
+    out.push(
+      <text key={i} x={x(i)} y={baseY + 16} className="axis-label" textAnchor="middle">
+        {labels[i]}
+      </text>,
+    );
   return out;
 }
 
 /** Lines over shared x labels, y from `min` to `max`. */
-export function LineChart(p: { title: string; labels: string[]; series: Series[]; min: number; max: number; unit?: string; ticks?: number[]; compact?: boolean }) {
+export function LineChart(p: {
+  title: string;
+  labels: string[];
+  series: Series[];
+  min: number;
+  max: number;
+  unit?: string;
+  ticks?: number[];
+  compact?: boolean;
+}) {
   const f = p.compact ? SMALL : FRAME;
   const w = f.width - f.pad.l - f.pad.r;
   const h = f.height - f.pad.t - f.pad.b;
@@ -55,15 +69,25 @@ export function LineChart(p: { title: string; labels: string[]; series: Series[]
         {ticks.map((t) => (
           <g key={t}>
             <line x1={f.pad.l} x2={f.width - f.pad.r} y1={y(t)} y2={y(t)} className="grid" />
-            <text x={f.pad.l - 6} y={y(t) + 4} className="axis-label" textAnchor="end">{t}{p.unit ?? ''}</text>
+            <text x={f.pad.l - 6} y={y(t) + 4} className="axis-label" textAnchor="end">
+              {t}
+              {p.unit ?? ''}
+            </text>
           </g>
         ))}
         {xLabels(p.labels, x, f.pad.t + h)}
-        {p.series.map((s) => <path key={s.name} d={path(s.values, x, y)} className={`line ${s.tone}`} />)}
+        {p.series.map((s) => (
+          <path key={s.name} d={path(s.values, x, y)} className={`line ${s.tone}`} />
+        ))}
       </svg>
       {p.series.length > 1 || !p.compact ? (
         <ul className="legend">
-          {p.series.map((s) => <li key={s.name}><span className={`swatch ${s.tone}`} />{s.name}</li>)}
+          {p.series.map((s) => (
+            <li key={s.name}>
+              <span className={`swatch ${s.tone}`} />
+              {s.name}
+            </li>
+          ))}
         </ul>
       ) : null}
     </figure>
@@ -71,7 +95,13 @@ export function LineChart(p: { title: string; labels: string[]; series: Series[]
 }
 
 /** Daily bars (left axis) with an optional line on a right axis (e.g. ACWR). */
-export function BarLineChart(p: { title: string; labels: string[]; bars: number[]; barName: string; line?: { name: string; values: (number | null)[]; max: number; bands?: [number, number] } }) {
+export function BarLineChart(p: {
+  title: string;
+  labels: string[];
+  bars: number[];
+  barName: string;
+  line?: { name: string; values: (number | null)[]; max: number; bands?: [number, number] };
+}) {
   const f = FRAME;
   const w = f.width - f.pad.l - f.pad.r;
   const h = f.height - f.pad.t - f.pad.b;
@@ -87,21 +117,39 @@ export function BarLineChart(p: { title: string; labels: string[]; bars: number[
       <svg viewBox={`0 0 ${f.width} ${f.height}`} role="img" aria-label={p.title}>
         {p.line?.bands ? <rect x={f.pad.l} width={w} y={yl(p.line.bands[1])} height={yl(p.line.bands[0]) - yl(p.line.bands[1])} className="band" /> : null}
         <line x1={f.pad.l} x2={f.width - f.pad.r} y1={f.pad.t + h} y2={f.pad.t + h} className="grid" />
-        <text x={f.pad.l - 6} y={f.pad.t + 8} className="axis-label" textAnchor="end">{Math.round(maxBar)}</text>
-        <text x={f.pad.l - 6} y={f.pad.t + h} className="axis-label" textAnchor="end">0</text>
-        {p.bars.map((v, i) => <rect key={i} x={f.pad.l + bw * i + 1} width={Math.max(1, bw - 2)} y={yb(v)} height={f.pad.t + h - yb(v)} className="bar" />)}
+        <text x={f.pad.l - 6} y={f.pad.t + 8} className="axis-label" textAnchor="end">
+          {Math.round(maxBar)}
+        </text>
+        <text x={f.pad.l - 6} y={f.pad.t + h} className="axis-label" textAnchor="end">
+          0
+        </text>
+        {p.bars.map((v, i) => (
+          <rect key={i} x={f.pad.l + bw * i + 1} width={Math.max(1, bw - 2)} y={yb(v)} height={f.pad.t + h - yb(v)} className="bar" />
+        ))}
         {p.line ? (
           <>
             <path d={path(p.line.values, x, yl)} className="line s2" />
-            <text x={f.width - f.pad.r + 6} y={f.pad.t + 8} className="axis-label">{p.line.max}</text>
-            <text x={f.width - f.pad.r + 6} y={yl(1) + 4} className="axis-label">1.0</text>
+            <text x={f.width - f.pad.r + 6} y={f.pad.t + 8} className="axis-label">
+              {p.line.max}
+            </text>
+            <text x={f.width - f.pad.r + 6} y={yl(1) + 4} className="axis-label">
+              1.0
+            </text>
           </>
         ) : null}
         {xLabels(p.labels, x, f.pad.t + h)}
       </svg>
       <ul className="legend">
-        <li><span className="swatch bar" />{p.barName} (left axis)</li>
-        {p.line ? <li><span className="swatch s2" />{p.line.name} (right axis){p.line.bands ? `; shaded ${p.line.bands[0]}–${p.line.bands[1]}` : ''}</li> : null}
+        <li>
+          <span className="swatch bar" />
+          {p.barName} (left axis)
+        </li>
+        {p.line ? (
+          <li>
+            <span className="swatch s2" />
+            {p.line.name} (right axis){p.line.bands ? `; shaded ${p.line.bands[0]}–${p.line.bands[1]}` : ''}
+          </li>
+        ) : null}
       </ul>
     </figure>
   );

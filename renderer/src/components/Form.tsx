@@ -122,52 +122,63 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
     optsRef.current.onSaved?.(summary);
   }, []);
 
-  const submit = useCallback(async (verb: string, input: Record<string, unknown>, expected?: Record<string, number>) => {
-    setState('saving');
-    setError(null);
-    setDone(null);
-    try {
-      const r: FormSubmitResultView = await call('forms.submit', { verb, input, idempotency_key: key.current, ...(expected ? { expected_versions: expected } : {}) });
-      if (r.status === 'applied') saved(r.changeset.summary);
-      else {
-        setReview({ proposal: r.proposal, notes: r.notes });
-        setState('review');
-      }
-      return r;
-    } catch (e) {
-      fail(e);
-      return null;
-    }
-  }, [fail, saved]);
-
-  const approve = useCallback(async (dropIds: string[] = []) => {
-    if (!review) return;
-    setError(null);
-    try {
-      let p = review.proposal;
-      if (dropIds.length > 0) {
-        p = await call('proposals.narrow', { changeset_id: p.id, content_hash: p.contentHash, drop_ids: dropIds });
-        setReview({ proposal: p, notes: review.notes });
-      }
-      if (p.status === 'needs_owner') {
-        // Nothing to approve here: it waits for an owner in Approvals.
-        setDone(`${p.summary} — waiting for an owner's approval (Approvals).`);
-        setReview(null);
-        setState('waiting');
-        return;
-      }
-      await call('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
-      saved(p.summary);
-    } catch (e) {
-      const err = payloadOf(e);
-      // Approved a moment ago (another tab, a double click): that is the outcome wanted, not an error.
-      if (err.code === 'Conflict' && /already applied/.test(err.message)) saved(review.proposal.summary);
-      else {
-        setReview(null);
+  const submit = useCallback(
+    async (verb: string, input: Record<string, unknown>, expected?: Record<string, number>) => {
+      setState('saving');
+      setError(null);
+      setDone(null);
+      try {
+        const r: FormSubmitResultView = await call('forms.submit', {
+          verb,
+          input,
+          idempotency_key: key.current,
+          ...(expected ? { expected_versions: expected } : {}),
+        });
+        if (r.status === 'applied') saved(r.changeset.summary);
+        else {
+          setReview({ proposal: r.proposal, notes: r.notes });
+          setState('review');
+        }
+        return r;
+      } catch (e) {
         fail(e);
+        return null;
       }
-    }
-  }, [review, fail, saved]);
+    },
+    [fail, saved],
+  );
+
+  const approve = useCallback(
+    async (dropIds: string[] = []) => {
+      if (!review) return;
+      setError(null);
+      try {
+        let p = review.proposal;
+        if (dropIds.length > 0) {
+          p = await call('proposals.narrow', { changeset_id: p.id, content_hash: p.contentHash, drop_ids: dropIds });
+          setReview({ proposal: p, notes: review.notes });
+        }
+        if (p.status === 'needs_owner') {
+          // Nothing to approve here: it waits for an owner in Approvals.
+          setDone(`${p.summary} — waiting for an owner's approval (Approvals).`);
+          setReview(null);
+          setState('waiting');
+          return;
+        }
+        await call('proposals.approve', { changeset_id: p.id, content_hash: p.contentHash });
+        saved(p.summary);
+      } catch (e) {
+        const err = payloadOf(e);
+        // Approved a moment ago (another tab, a double click): that is the outcome wanted, not an error.
+        if (err.code === 'Conflict' && /already applied/.test(err.message)) saved(review.proposal.summary);
+        else {
+          setReview(null);
+          fail(e);
+        }
+      }
+    },
+    [review, fail, saved],
+  );
 
   const cancelReview = useCallback(async () => {
     const p = review?.proposal;
@@ -185,10 +196,13 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
     key.current = newKey();
   }, []);
 
-  const issueFor = useCallback((field: string) => {
-    const hit = error?.issues?.find((i) => i.path === field || i.path.split('.').pop() === field);
-    return hit ? friendlyIssue(hit.message) : null;
-  }, [error]);
+  const issueFor = useCallback(
+    (field: string) => {
+      const hit = error?.issues?.find((i) => i.path === field || i.path.split('.').pop() === field);
+      return hit ? friendlyIssue(hit.message) : null;
+    },
+    [error],
+  );
 
   return { name, state, error, review, done, issueFor, submit, approve, cancelReview, reset };
 }
@@ -198,17 +212,41 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
  * `aria-invalid` and `aria-describedby`), a hint, the service's message for it, and — after a
  * conflict — the value now stored.
  */
-export function Field(props: { label: string; unit?: string; hint?: string; name: string; form: EntryForm; current?: string | null; wide?: boolean; children: ReactElement<Record<string, unknown>> }) {
+export function Field(props: {
+  label: string;
+  unit?: string;
+  hint?: string;
+  name: string;
+  form: EntryForm;
+  current?: string | null;
+  wide?: boolean;
+  children: ReactElement<Record<string, unknown>>;
+}) {
   const id = useId();
   const issue = props.form.issueFor(props.name);
   const described = [props.hint ? `${id}-hint` : '', issue ? `${id}-err` : '', props.current ? `${id}-cur` : ''].filter(Boolean).join(' ');
   return (
     <div className={`field${issue ? ' invalid' : ''}${props.wide ? ' wide' : ''}`} data-field={props.name}>
-      <label htmlFor={id}>{props.label}{props.unit ? <span className="unit"> ({props.unit})</span> : null}</label>
+      <label htmlFor={id}>
+        {props.label}
+        {props.unit ? <span className="unit"> ({props.unit})</span> : null}
+      </label>
       {cloneElement(props.children, { id, name: props.name, 'aria-invalid': issue ? true : undefined, 'aria-describedby': described || undefined })}
-      {props.hint ? <span className="hint" id={`${id}-hint`}>{props.hint}</span> : null}
-      {props.current ? <span className="current" id={`${id}-cur`} data-current={props.name}>Now stored: {props.current}</span> : null}
-      {issue ? <span className="field-error" id={`${id}-err`} role="alert">{issue}</span> : null}
+      {props.hint ? (
+        <span className="hint" id={`${id}-hint`}>
+          {props.hint}
+        </span>
+      ) : null}
+      {props.current ? (
+        <span className="current" id={`${id}-cur`} data-current={props.name}>
+          Now stored: {props.current}
+        </span>
+      ) : null}
+      {issue ? (
+        <span className="field-error" id={`${id}-err`} role="alert">
+          {issue}
+        </span>
+      ) : null}
     </div>
   );
 }
@@ -216,16 +254,42 @@ export function Field(props: { label: string; unit?: string; hint?: string; name
 /** The form's error: a stale form, a validation failure (the fields say which), or a refusal. */
 export function FormMessages({ form }: { form: EntryForm }) {
   const e = form.error;
-  if (form.state === 'waiting' && form.done) return <p className="ok-note" role="status" data-waiting="true">{form.done}</p>;
+  if (form.state === 'waiting' && form.done)
+    return (
+      <p className="ok-note" role="status" data-waiting="true">
+        {form.done}
+      </p>
+    );
   if (!e) return null;
   // Correct outcomes (undone or approved a moment ago, in another tab) are not errors.
-  if (e.code === 'Conflict' && /already (been )?(undone|applied|approved)/i.test(e.message)) return <p className="ok-note" role="status" data-already="true">Already done: {e.message}</p>;
-  if (form.state === 'conflict') return <div className="error-note conflict" role="alert" data-error-code="Conflict"><strong>Changed since you opened this form</strong><p>{e.message}</p></div>;
+  if (e.code === 'Conflict' && /already (been )?(undone|applied|approved)/i.test(e.message))
+    return (
+      <p className="ok-note" role="status" data-already="true">
+        Already done: {e.message}
+      </p>
+    );
+  if (form.state === 'conflict')
+    return (
+      <div className="error-note conflict" role="alert" data-error-code="Conflict">
+        <strong>Changed since you opened this form</strong>
+        <p>{e.message}</p>
+      </div>
+    );
   if (e.code === 'Validation') {
     return (
       <div className="error-note" role="alert" data-error-code="Validation">
         <strong>Nothing was saved: check the fields marked</strong>
-        {e.issues?.length ? <ul className="small">{e.issues.map((i) => <li key={i.path}>{i.path.split('.').pop()!.replace(/_/g, ' ')}: {friendlyIssue(i.message)}</li>)}</ul> : <p>{e.message}</p>}
+        {e.issues?.length ? (
+          <ul className="small">
+            {e.issues.map((i) => (
+              <li key={i.path}>
+                {i.path.split('.').pop()!.replace(/_/g, ' ')}: {friendlyIssue(i.message)}
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p>{e.message}</p>
+        )}
       </div>
     );
   }
@@ -253,15 +317,35 @@ export function FormDialog(props: {
   const { form } = props;
   const busy = form.state === 'saving';
   return (
-    <dialog ref={ref} className={`form-dialog${props.wide ? ' wide' : ''}`} aria-labelledby={titleId} onCancel={(e) => { e.preventDefault(); props.onClose(); }}>
-      <form data-form={form.name} data-state={form.state} noValidate onSubmit={(e) => { e.preventDefault(); if (!busy) props.onSubmit(); }}>
+    <dialog
+      ref={ref}
+      className={`form-dialog${props.wide ? ' wide' : ''}`}
+      aria-labelledby={titleId}
+      onCancel={(e) => {
+        e.preventDefault();
+        props.onClose();
+      }}
+    >
+      <form
+        data-form={form.name}
+        data-state={form.state}
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!busy) props.onSubmit();
+        }}
+      >
         <h2 id={titleId}>{props.title}</h2>
         {props.intro}
         <div className="fields">{props.children}</div>
         <FormMessages form={form} />
         <div className="form-actions">
-          <button type="submit" className={props.danger ? 'danger' : 'primary'} disabled={busy}>{busy ? 'Saving…' : props.submitLabel}</button>
-          <button type="button" onClick={props.onClose}>Cancel</button>
+          <button type="submit" className={props.danger ? 'danger' : 'primary'} disabled={busy}>
+            {busy ? 'Saving…' : props.submitLabel}
+          </button>
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
         </div>
       </form>
       {form.review ? <ReviewDialog form={form} /> : null}
@@ -271,5 +355,9 @@ export function FormDialog(props: {
 
 /** A saved / waiting line a page shows after its dialog closed. */
 export function SavedNote({ text }: { text: string | null }) {
-  return text ? <p className="ok-note" role="status" data-saved="true">{text}</p> : null;
+  return text ? (
+    <p className="ok-note" role="status" data-saved="true">
+      {text}
+    </p>
+  ) : null;
 }

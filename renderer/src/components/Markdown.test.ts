@@ -4,11 +4,15 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import { Markdown } from './Markdown';
 
-const html = (body: string, props: { athleteId?: string | null; skipTitle?: boolean } = {}) => renderToStaticMarkup(createElement(Markdown, { body, ...props }));
+const html = (body: string, props: { athleteId?: string | null; skipTitle?: boolean } = {}) =>
+  renderToStaticMarkup(createElement(Markdown, { body, ...props }));
 
 describe('Markdown', () => {
   it('renders help-page headings with their anchors, lists, tables and emphasis', () => {
-    const out = html('# Reading ACWR\n\n## What it means {#what-it-means}\n\nThe **ratio** of `acute` to chronic.\n\n- one\n- two\n\n1. first\n\n| Band | Ratio |\n|---|---|\n| low | < 0.8 |\n', { skipTitle: true });
+    const out = html(
+      '# Reading ACWR\n\n## What it means {#what-it-means}\n\nThe **ratio** of `acute` to chronic.\n\n- one\n- two\n\n1. first\n\n| Band | Ratio |\n|---|---|\n| low | < 0.8 |\n',
+      { skipTitle: true },
+    );
     expect(out).not.toContain('Reading ACWR');
     expect(out).toContain('<h2 id="help-what-it-means" tabindex="-1">What it means</h2>');
     expect(out).toContain('<strong>ratio</strong>');
@@ -26,7 +30,9 @@ describe('Markdown', () => {
   });
 
   it('never renders an unsafe or external link, raw HTML or an image', () => {
-    const out = html('[click](javascript:alert(1)) [x](JAVASCRIPT:alert(1)) [d](data:text/html,hi) [ext](https://evil.example/) [pr](//evil.example) www.evil.example\n\n<script>alert(1)</script><b onclick="x()">hi</b>\n\n![pixel](https://evil.example/p.png)');
+    const out = html(
+      '[click](javascript:alert(1)) [x](JAVASCRIPT:alert(1)) [d](data:text/html,hi) [ext](https://evil.example/) [pr](//evil.example) www.evil.example\n\n<script>alert(1)</script><b onclick="x()">hi</b>\n\n![pixel](https://evil.example/p.png)',
+    );
     expect(out).not.toMatch(/<a[\s>]/);
     expect(out).not.toMatch(/javascript:|data:text|evil\.example\/p\.png/i);
     expect(out).not.toContain('<script');

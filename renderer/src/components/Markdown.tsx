@@ -52,9 +52,14 @@ export function isAppPath(href: string | undefined): href is string {
 type HeadingProps = ComponentPropsWithoutRef<'h2'> & { node?: unknown };
 
 function components(athleteId: string | null | undefined, skipTitle: boolean): Components {
-  const heading = (Tag: 'h2' | 'h3') => function Heading({ node: _n, children, id }: HeadingProps) {
-    return <Tag id={id} tabIndex={-1}>{children}</Tag>;
-  };
+  const heading = (Tag: 'h2' | 'h3') =>
+    function Heading({ node: _n, children, id }: HeadingProps) {
+      return (
+        <Tag id={id} tabIndex={-1}>
+          {children}
+        </Tag>
+      );
+    };
   return {
     h1: skipTitle ? () => null : heading('h2'),
     h2: heading('h2'),
@@ -64,7 +69,11 @@ function components(athleteId: string | null | undefined, skipTitle: boolean): C
     h6: heading('h3'),
     a: ({ href, children }) => (isAppPath(href) ? <a href={hashForAppPath(href, athleteId)}>{children}</a> : <span>{children}</span>),
     table: ({ children }) => <table className="table">{children}</table>,
-    th: ({ children, style }) => <th scope="col" style={style}>{children}</th>,
+    th: ({ children, style }) => (
+      <th scope="col" style={style}>
+        {children}
+      </th>
+    ),
   };
 }
 
@@ -81,7 +90,13 @@ export function Markdown({ body, athleteId, skipTitle = false }: { body: string;
   const source = body.replace(/^---\r?\n[\s\S]*?\r?\n---\r?\n/, '');
   return (
     <div className="markdown">
-      <Markdown_ remarkPlugins={[remarkGfm, remarkHeadingAnchors]} components={components(athleteId, skipTitle)} disallowedElements={['img']} unwrapDisallowed urlTransform={urlTransform}>
+      <Markdown_
+        remarkPlugins={[remarkGfm, remarkHeadingAnchors]}
+        components={components(athleteId, skipTitle)}
+        disallowedElements={['img']}
+        unwrapDisallowed
+        urlTransform={urlTransform}
+      >
         {source}
       </Markdown_>
     </div>

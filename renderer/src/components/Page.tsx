@@ -19,10 +19,16 @@ export function Page(props: { page: string; state: 'loading' | 'ready' | 'error'
   return (
     <main className="page" data-page={props.page} data-state={props.state} aria-busy={props.state === 'loading'}>
       <header className="page-head">
-        <h1 tabIndex={-1} id="page-title">{props.title}</h1>
+        <h1 tabIndex={-1} id="page-title">
+          {props.title}
+        </h1>
         {props.actions ? <div className="page-actions">{props.actions}</div> : null}
       </header>
-      {props.state === 'loading' ? <p className="muted" role="status">Loading…</p> : null}
+      {props.state === 'loading' ? (
+        <p className="muted" role="status">
+          Loading…
+        </p>
+      ) : null}
       {props.children}
     </main>
   );
@@ -32,7 +38,19 @@ export function Page(props: { page: string; state: 'loading' | 'ready' | 'error'
 export function ErrorNote({ error }: { error: ErrorPayload }) {
   return (
     <div className="error-note" role="alert" data-error-code={error.code}>
-      <strong>{error.code === 'Forbidden' ? 'Not available for your role' : error.code === 'NotFound' ? 'Not found' : error.code === 'Conflict' ? 'Changed meanwhile: nothing was written' : error.code === 'Validation' ? 'Nothing was saved: check the values' : error.code === 'Unauthenticated' ? 'Signed out' : 'Something went wrong'}</strong>
+      <strong>
+        {error.code === 'Forbidden'
+          ? 'Not available for your role'
+          : error.code === 'NotFound'
+            ? 'Not found'
+            : error.code === 'Conflict'
+              ? 'Changed meanwhile: nothing was written'
+              : error.code === 'Validation'
+                ? 'Nothing was saved: check the values'
+                : error.code === 'Unauthenticated'
+                  ? 'Signed out'
+                  : 'Something went wrong'}
+      </strong>
       <p>{error.message}</p>
     </div>
   );

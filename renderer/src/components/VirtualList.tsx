@@ -57,18 +57,31 @@ export function VirtualList<T>(p: VirtualListProps<T>) {
     const height = scroller.current?.clientHeight ?? 480;
     const page = Math.max(1, Math.floor(height / p.rowHeight) - 1);
     switch (e.key) {
-      case 'ArrowDown': moveTo(Math.min(n - 1, active + 1)); break;
-      case 'ArrowUp': moveTo(Math.max(0, active - 1)); break;
-      case 'PageDown': moveTo(Math.min(n - 1, active + page)); break;
-      case 'PageUp': moveTo(Math.max(0, active - page)); break;
-      case 'Home': moveTo(0); break;
-      case 'End': moveTo(n - 1); break;
+      case 'ArrowDown':
+        moveTo(Math.min(n - 1, active + 1));
+        break;
+      case 'ArrowUp':
+        moveTo(Math.max(0, active - 1));
+        break;
+      case 'PageDown':
+        moveTo(Math.min(n - 1, active + page));
+        break;
+      case 'PageUp':
+        moveTo(Math.max(0, active - page));
+        break;
+      case 'Home':
+        moveTo(0);
+        break;
+      case 'End':
+        moveTo(n - 1);
+        break;
       case 'Enter': {
         const item = p.items[active];
         if (item !== undefined) p.onOpen(item);
         break;
       }
-      default: return;
+      default:
+        return;
     }
     e.preventDefault();
   }

@@ -28,40 +28,81 @@ const COMMON: Record<string, FieldLabel> = {
 /** Labels by table, then field (falls back to {@link COMMON}, then a humanised column name). */
 const LABELS: Record<string, Record<string, FieldLabel>> = {
   athlete: {
-    name: { label: 'Full name' }, date_of_birth: { label: 'Date of birth', kind: 'date' }, sex: { label: 'Sex', kind: 'enum' }, position: { label: 'Position' },
+    name: { label: 'Full name' },
+    date_of_birth: { label: 'Date of birth', kind: 'date' },
+    sex: { label: 'Sex', kind: 'enum' },
+    position: { label: 'Position' },
     dominant_side: { label: 'Dominant side', kind: 'enum' },
   },
   squad: { name: { label: 'Squad name' }, season: { label: 'Season' } },
   injury: {
-    body_part: { label: 'Body part' }, mechanism: { label: 'Mechanism', kind: 'enum' }, onset_date: { label: 'Onset date', kind: 'date' }, severity: { label: 'Severity', kind: 'enum' },
+    body_part: { label: 'Body part' },
+    mechanism: { label: 'Mechanism', kind: 'enum' },
+    onset_date: { label: 'Onset date', kind: 'date' },
+    severity: { label: 'Severity', kind: 'enum' },
     clinician_notes: { label: 'Clinician notes' },
   },
   screening: { test: { label: 'Test', kind: 'enum' }, value: { label: 'Result', kind: 'number' }, unit: { label: 'Unit' } },
   rtp_entry: {
-    injury_id: { label: 'Injury' }, stage: { label: 'RTP stage', kind: 'enum' }, criteria_met: { label: 'Criteria met' },
-    physio_signoff_by: { label: 'Physio sign-off', kind: 'person' }, physio_signoff_at: { label: 'Physio signed at', kind: 'datetime' },
-    doctor_signoff_by: { label: 'Doctor sign-off', kind: 'person' }, doctor_signoff_at: { label: 'Doctor signed at', kind: 'datetime' },
-    coach_signoff_by: { label: 'Coach sign-off', kind: 'person' }, coach_signoff_at: { label: 'Coach signed at', kind: 'datetime' },
+    injury_id: { label: 'Injury' },
+    stage: { label: 'RTP stage', kind: 'enum' },
+    criteria_met: { label: 'Criteria met' },
+    physio_signoff_by: { label: 'Physio sign-off', kind: 'person' },
+    physio_signoff_at: { label: 'Physio signed at', kind: 'datetime' },
+    doctor_signoff_by: { label: 'Doctor sign-off', kind: 'person' },
+    doctor_signoff_at: { label: 'Doctor signed at', kind: 'datetime' },
+    coach_signoff_by: { label: 'Coach sign-off', kind: 'person' },
+    coach_signoff_at: { label: 'Coach signed at', kind: 'datetime' },
   },
   wellness: {
-    sleep: { label: 'Sleep', unit: '1–5', kind: 'number' }, soreness: { label: 'Soreness', unit: '1–5', kind: 'number' }, stress: { label: 'Stress', unit: '1–5', kind: 'number' },
-    mood: { label: 'Mood', unit: '1–5', kind: 'number' }, fatigue: { label: 'Fatigue', unit: '1–5', kind: 'number' },
+    sleep: { label: 'Sleep', unit: '1–5', kind: 'number' },
+    soreness: { label: 'Soreness', unit: '1–5', kind: 'number' },
+    stress: { label: 'Stress', unit: '1–5', kind: 'number' },
+    mood: { label: 'Mood', unit: '1–5', kind: 'number' },
+    fatigue: { label: 'Fatigue', unit: '1–5', kind: 'number' },
   },
   vitals: { resting_hr_bpm: { label: 'Resting heart rate', unit: 'bpm', kind: 'number' }, hrv_rmssd_ms: { label: 'HRV (rMSSD)', unit: 'ms', kind: 'number' } },
   training_session: { kind: { label: 'Session type', kind: 'enum' }, duration_min: { label: 'Duration', unit: 'min', kind: 'number' } },
   session_load: {
-    training_session_id: { label: 'Training session' }, duration_min: { label: 'Minutes', unit: 'min', kind: 'number' }, rpe: { label: 'Session RPE', unit: 'CR-10', kind: 'number' },
+    training_session_id: { label: 'Training session' },
+    duration_min: { label: 'Minutes', unit: 'min', kind: 'number' },
+    rpe: { label: 'Session RPE', unit: 'CR-10', kind: 'number' },
     load_au: { label: 'Load', unit: 'AU', kind: 'number' },
   },
-  rate_item: { code: { label: 'Code' }, name: { label: 'Item' }, item_type: { label: 'Item type', kind: 'enum' }, price_cents: { label: 'Price', kind: 'cents' }, folder_id: { label: 'Folder' } },
-  app_user: { display_name: { label: 'Display name' }, email: { label: 'Email' }, role: { label: 'Role', kind: 'enum' }, active: { label: 'Active', kind: 'bool' }, budget_cap_usd: { label: 'Monthly assistant budget', unit: 'USD', kind: 'number' }, linked_athlete_id: { label: 'Linked athlete', kind: 'athlete' } },
+  rate_item: {
+    code: { label: 'Code' },
+    name: { label: 'Item' },
+    item_type: { label: 'Item type', kind: 'enum' },
+    price_cents: { label: 'Price', kind: 'cents' },
+    folder_id: { label: 'Folder' },
+  },
+  app_user: {
+    display_name: { label: 'Display name' },
+    email: { label: 'Email' },
+    role: { label: 'Role', kind: 'enum' },
+    active: { label: 'Active', kind: 'bool' },
+    budget_cap_usd: { label: 'Monthly assistant budget', unit: 'USD', kind: 'number' },
+    linked_athlete_id: { label: 'Linked athlete', kind: 'athlete' },
+  },
   device: { kind: { label: 'Device type', kind: 'enum' }, api_key_hash: { label: 'API key' } },
 };
 
 /** What a table's record is called in a sentence. */
 export const RECORD_NOUN: Record<string, string> = {
-  athlete: 'Athlete', squad: 'Squad', injury: 'Injury', screening: 'Screening', rtp_entry: 'RTP stage', wellness: 'Wellness', vitals: 'Vitals',
-  training_session: 'Training session', session_load: 'Session load', rate_item: 'Fee item', rate_folder: 'Fee folder', app_user: 'User', device: 'Device', report: 'Report',
+  athlete: 'Athlete',
+  squad: 'Squad',
+  injury: 'Injury',
+  screening: 'Screening',
+  rtp_entry: 'RTP stage',
+  wellness: 'Wellness',
+  vitals: 'Vitals',
+  training_session: 'Training session',
+  session_load: 'Session load',
+  rate_item: 'Fee item',
+  rate_folder: 'Fee folder',
+  app_user: 'User',
+  device: 'Device',
+  report: 'Report',
 };
 
 /** Label (and unit) of a stored field. */
@@ -88,15 +129,25 @@ export function formatValue(table: string, field: string, v: unknown, names: Nam
   if (v === '__NOW__') return 'now';
   const kind = fieldLabel(table, field).kind ?? 'text';
   switch (kind) {
-    case 'date': return typeof v === 'string' ? formatDate(v) : String(v);
-    case 'datetime': return typeof v === 'string' ? formatDateTime(v) : String(v);
-    case 'cents': return typeof v === 'number' ? formatCents(v) : String(v);
-    case 'person': return typeof v === 'string' ? (names.people[v]?.display_name ?? 'Unknown user') : String(v);
-    case 'athlete': return typeof v === 'string' ? (names.athletes.get(v) ?? 'An athlete') : String(v);
-    case 'squad': return typeof v === 'string' ? (names.squads.get(v) ?? 'A squad') : String(v);
-    case 'enum': return typeof v === 'string' ? humanize(v) : String(v);
-    case 'bool': return v ? 'Yes' : 'No';
-    case 'number': return typeof v === 'number' ? v.toLocaleString('en-GB', { maximumFractionDigits: 2 }) : String(v);
-    default: return typeof v === 'string' ? v : JSON.stringify(v);
+    case 'date':
+      return typeof v === 'string' ? formatDate(v) : String(v);
+    case 'datetime':
+      return typeof v === 'string' ? formatDateTime(v) : String(v);
+    case 'cents':
+      return typeof v === 'number' ? formatCents(v) : String(v);
+    case 'person':
+      return typeof v === 'string' ? (names.people[v]?.display_name ?? 'Unknown user') : String(v);
+    case 'athlete':
+      return typeof v === 'string' ? (names.athletes.get(v) ?? 'An athlete') : String(v);
+    case 'squad':
+      return typeof v === 'string' ? (names.squads.get(v) ?? 'A squad') : String(v);
+    case 'enum':
+      return typeof v === 'string' ? humanize(v) : String(v);
+    case 'bool':
+      return v ? 'Yes' : 'No';
+    case 'number':
+      return typeof v === 'number' ? v.toLocaleString('en-GB', { maximumFractionDigits: 2 }) : String(v);
+    default:
+      return typeof v === 'string' ? v : JSON.stringify(v);
   }
 }

@@ -26,7 +26,15 @@ export function useLoad<T>(fn: () => Promise<T>, key: string): Loaded<T> & { rel
     let live = true;
     load().then(
       (data) => live && setResult({ for: current, loaded: { state: 'ready', data } }),
-      (e: unknown) => live && setResult({ for: current, loaded: { state: 'error', error: e instanceof CallError ? e.payload : { code: 'Internal', message: e instanceof Error ? e.message : 'Failed to load.' } } }),
+      (e: unknown) =>
+        live &&
+        setResult({
+          for: current,
+          loaded: {
+            state: 'error',
+            error: e instanceof CallError ? e.payload : { code: 'Internal', message: e instanceof Error ? e.message : 'Failed to load.' },
+          },
+        }),
     );
     return () => {
       live = false;

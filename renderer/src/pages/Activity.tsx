@@ -25,11 +25,27 @@ export function Activity() {
         <FormMessages form={form} />
         {form.review ? <ReviewDialog form={form} /> : null}
       </form>
-      {done ? <p role="status" className="ok-note" data-saved="true">Done: {done}</p> : null}
+      {done ? (
+        <p role="status" className="ok-note" data-saved="true">
+          Done: {done}
+        </p>
+      ) : null}
       {data.state === 'ready' ? (
-        data.data.activity.length === 0 ? <p className="muted">No changes recorded yet.</p> : (
+        data.data.activity.length === 0 ? (
+          <p className="muted">No changes recorded yet.</p>
+        ) : (
           <table className="table activity">
-            <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Record</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Who</th>
+                <th scope="col">What</th>
+                <th scope="col">Record</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {data.data.activity.map((a) => (
                 <tr key={a.id} data-activity={a.id} data-via-assistant={a.via_assistant ? 'true' : 'false'}>
@@ -37,7 +53,13 @@ export function Activity() {
                   <td>{a.via_assistant && a.run_id ? <a href={href({ page: 'trace', runId: a.run_id })}>{a.actor_name}</a> : a.actor_name}</td>
                   <th scope="row">{a.summary}</th>
                   <td className="small">{humanize(a.record_table)}</td>
-                  <td>{a.changeset_id ? <button type="button" className="link" data-action="undo" onClick={() => undo(a.changeset_id!)}>Undo…</button> : null}</td>
+                  <td>
+                    {a.changeset_id ? (
+                      <button type="button" className="link" data-action="undo" onClick={() => undo(a.changeset_id!)}>
+                        Undo…
+                      </button>
+                    ) : null}
+                  </td>
                 </tr>
               ))}
             </tbody>

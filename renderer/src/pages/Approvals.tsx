@@ -23,15 +23,35 @@ export function Approvals() {
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
       {data.state === 'ready' ? (
         <div className="stack">
-          {pending.length === 0 ? <p className="muted">Nothing is waiting for approval.</p> : pending.map((p) => <ProposalCard key={p.id} p={p} onDone={data.reload} />)}
+          {pending.length === 0 ? (
+            <p className="muted">Nothing is waiting for approval.</p>
+          ) : (
+            pending.map((p) => <ProposalCard key={p.id} p={p} onDone={data.reload} />)
+          )}
           {decided.length ? (
             <section className="card">
               <h2>Recently decided</h2>
               <table className="table">
-                <thead><tr><th scope="col">Change</th><th scope="col">Status</th><th scope="col">Decided</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th scope="col">Change</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Decided</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {decided.map((p) => (
-                    <tr key={p.id} data-proposal={p.id} data-status={p.status}><th scope="row">{p.summary}<div className="muted small">{p.title}</div></th><td><span className="badge">{humanize(p.status)}</span>{p.failure ? <div className="small warn-text">{p.failure.message}</div> : null}</td><td className="small">{formatDateTime(p.decidedAt)}</td></tr>
+                    <tr key={p.id} data-proposal={p.id} data-status={p.status}>
+                      <th scope="row">
+                        {p.summary}
+                        <div className="muted small">{p.title}</div>
+                      </th>
+                      <td>
+                        <span className="badge">{humanize(p.status)}</span>
+                        {p.failure ? <div className="small warn-text">{p.failure.message}</div> : null}
+                      </td>
+                      <td className="small">{formatDateTime(p.decidedAt)}</td>
+                    </tr>
                   ))}
                 </tbody>
               </table>
@@ -70,18 +90,34 @@ function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
       </header>
       <p>{p.summary}</p>
       <p className="small muted">
-        Proposed by {personName(people, p.userId)} {p.source === 'assistant' ? 'via Assistant' : p.source === 'mcp' ? 'via an MCP client' : 'on a form in the app'} · {formatDateTime(p.createdAt)}
-        {p.runId ? <> · <a href={href({ page: 'trace', runId: p.runId })}>run trace</a></> : null}
+        Proposed by {personName(people, p.userId)}{' '}
+        {p.source === 'assistant' ? 'via Assistant' : p.source === 'mcp' ? 'via an MCP client' : 'on a form in the app'} · {formatDateTime(p.createdAt)}
+        {p.runId ? (
+          <>
+            {' '}
+            · <a href={href({ page: 'trace', runId: p.runId })}>run trace</a>
+          </>
+        ) : null}
       </p>
-      <p className="small"><strong>{p.changes.length}</strong> row{p.changes.length === 1 ? '' : 's'} will change.</p>
+      <p className="small">
+        <strong>{p.changes.length}</strong> row{p.changes.length === 1 ? '' : 's'} will change.
+      </p>
       <ChangeDiffView p={p} />
       {error ? <ErrorNote error={error} /> : null}
-      {inPanel ? <p className="small muted">Decide this in the assistant panel of the conversation that proposed it.</p> : mayDecide ? (
+      {inPanel ? (
+        <p className="small muted">Decide this in the assistant panel of the conversation that proposed it.</p>
+      ) : mayDecide ? (
         <div className="confirm-actions">
-          <button type="button" className="primary" disabled={busy} onClick={() => void decide(true)}>Approve</button>
-          <button type="button" disabled={busy} onClick={() => void decide(false)}>Decline</button>
+          <button type="button" className="primary" disabled={busy} onClick={() => void decide(true)}>
+            Approve
+          </button>
+          <button type="button" disabled={busy} onClick={() => void decide(false)}>
+            Decline
+          </button>
         </div>
-      ) : <p className="small muted">Waiting for an owner to approve.</p>}
+      ) : (
+        <p className="small muted">Waiting for an owner to approve.</p>
+      )}
     </section>
   );
 }

@@ -22,7 +22,14 @@ import { WellnessTab } from './athlete/Wellness';
 import { WorkloadTab } from './athlete/Workload';
 import { AthleteFormDialog, DeactivateAthleteDialog } from './forms/AthleteForms';
 
-const TAB_LABEL: Record<AthleteTab, string> = { overview: 'Overview', injuries: 'Injuries & RTP', screenings: 'Screenings', wellness: 'Wellness & vitals', workload: 'Workload & ACWR', pose: 'Pose metrics' };
+const TAB_LABEL: Record<AthleteTab, string> = {
+  overview: 'Overview',
+  injuries: 'Injuries & RTP',
+  screenings: 'Screenings',
+  wellness: 'Wellness & vitals',
+  workload: 'Workload & ACWR',
+  pose: 'Pose metrics',
+};
 
 export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
   const me = useSession((s) => s.me)!;
@@ -50,13 +57,17 @@ export function AthleteDetail({ id, tab }: { id: string; tab: AthleteTab }) {
         <>
           <nav className="tabs" aria-label="Athlete record">
             {tabs.map((t) => (
-              <a key={t} href={href({ page: 'athlete', id, tab: t })} aria-current={t === tab ? 'page' : undefined} className={t === tab ? 'active' : ''}>{TAB_LABEL[t]}</a>
+              <a key={t} href={href({ page: 'athlete', id, tab: t })} aria-current={t === tab ? 'page' : undefined} className={t === tab ? 'active' : ''}>
+                {TAB_LABEL[t]}
+              </a>
             ))}
           </nav>
           {!allowed ? (
             <div className="error-note" role="alert" data-error-code="Forbidden">
               <strong>Not available for your role</strong>
-              <p>{TAB_LABEL[tab as AthleteTab] ?? 'This section'} is not part of what your role ({me.role}) can see.</p>
+              <p>
+                {TAB_LABEL[tab as AthleteTab] ?? 'This section'} is not part of what your role ({me.role}) can see.
+              </p>
             </div>
           ) : tab === 'overview' ? (
             <Overview a={athlete.data.a} squad={athlete.data.squad} squads={athlete.data.squads} setSaved={setSaved} />
@@ -81,27 +92,60 @@ function Overview({ a, squad, squads, setSaved }: { a: Athlete; squad: string | 
   const me = useSession((s) => s.me)!;
   const canWrite = hasPermission(me.role, 'athlete.write');
   const [open, setOpen] = useState<'edit' | 'deactivate' | null>(null);
-  const done = (s: string) => { setOpen(null); setSaved(s); };
+  const done = (s: string) => {
+    setOpen(null);
+    setSaved(s);
+  };
   return (
     <section className="card" aria-labelledby="profile-h">
       <header className="card-head">
         <h2 id="profile-h">Profile</h2>
         {canWrite ? (
           <div className="row-actions">
-            <button type="button" data-action="edit-athlete" onClick={() => { setSaved(null); setOpen('edit'); }}>Edit athlete</button>
-            {a.status === 'active' ? <button type="button" data-action="deactivate-athlete" onClick={() => { setSaved(null); setOpen('deactivate'); }}>Deactivate…</button> : null}
+            <button
+              type="button"
+              data-action="edit-athlete"
+              onClick={() => {
+                setSaved(null);
+                setOpen('edit');
+              }}
+            >
+              Edit athlete
+            </button>
+            {a.status === 'active' ? (
+              <button
+                type="button"
+                data-action="deactivate-athlete"
+                onClick={() => {
+                  setSaved(null);
+                  setOpen('deactivate');
+                }}
+              >
+                Deactivate…
+              </button>
+            ) : null}
           </div>
         ) : null}
       </header>
       {open === 'edit' ? <AthleteFormDialog athlete={a} squads={squads} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open === 'deactivate' ? <DeactivateAthleteDialog athlete={a} onClose={() => setOpen(null)} onSaved={done} /> : null}
       <dl className="facts">
-        <dt>Date of birth</dt><dd>{formatDate(a.date_of_birth)} (age {ageOn(a.date_of_birth, todayIso())})</dd>
-        <dt>Sex</dt><dd>{humanize(a.sex)}</dd>
-        <dt>Squad</dt><dd>{squad ?? '—'}</dd>
-        <dt>Position</dt><dd>{a.position ?? '—'}</dd>
-        <dt>Dominant side</dt><dd>{humanize(a.dominant_side)}</dd>
-        <dt>Status</dt><dd><span className={`badge ${a.status === 'active' ? 'ok' : 'muted'}`}>{a.status}</span></dd>
+        <dt>Date of birth</dt>
+        <dd>
+          {formatDate(a.date_of_birth)} (age {ageOn(a.date_of_birth, todayIso())})
+        </dd>
+        <dt>Sex</dt>
+        <dd>{humanize(a.sex)}</dd>
+        <dt>Squad</dt>
+        <dd>{squad ?? '—'}</dd>
+        <dt>Position</dt>
+        <dd>{a.position ?? '—'}</dd>
+        <dt>Dominant side</dt>
+        <dd>{humanize(a.dominant_side)}</dd>
+        <dt>Status</dt>
+        <dd>
+          <span className={`badge ${a.status === 'active' ? 'ok' : 'muted'}`}>{a.status}</span>
+        </dd>
       </dl>
       <h3>Notes (as recorded)</h3>
       {a.notes ? <blockquote className="record-text">{a.notes}</blockquote> : <p className="muted">No notes.</p>}

@@ -45,9 +45,36 @@ export function Athletes() {
 
   const squads = data.data ? [...data.data.squads.entries()].sort((a, b) => a[1].localeCompare(b[1])) : [];
   return (
-    <Page page="athletes" state={data.state} title="Athletes" actions={canWrite ? <button type="button" className="primary" data-action="add-athlete" onClick={() => { setSaved(null); setAdding(true); }}>Add athlete</button> : null}>
+    <Page
+      page="athletes"
+      state={data.state}
+      title="Athletes"
+      actions={
+        canWrite ? (
+          <button
+            type="button"
+            className="primary"
+            data-action="add-athlete"
+            onClick={() => {
+              setSaved(null);
+              setAdding(true);
+            }}
+          >
+            Add athlete
+          </button>
+        ) : null
+      }
+    >
       {adding ? (
-        <AthleteFormDialog athlete={null} squads={squads.map(([id, name]) => ({ id, name }))} onClose={() => setAdding(false)} onSaved={(s) => { setAdding(false); setSaved(s); }} />
+        <AthleteFormDialog
+          athlete={null}
+          squads={squads.map(([id, name]) => ({ id, name }))}
+          onClose={() => setAdding(false)}
+          onSaved={(s) => {
+            setAdding(false);
+            setSaved(s);
+          }}
+        />
       ) : null}
       <SavedNote text={saved} />
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
@@ -62,13 +89,19 @@ export function Athletes() {
               Squad
               <select value={squad} onChange={(e) => setSquad(e.target.value)}>
                 <option value="">All squads</option>
-                {squads.map(([id, name]) => <option key={id} value={id}>{name}</option>)}
+                {squads.map(([id, name]) => (
+                  <option key={id} value={id}>
+                    {name}
+                  </option>
+                ))}
               </select>
             </label>
             <label className="check">
               <input type="checkbox" checked={showInactive} onChange={(e) => setShowInactive(e.target.checked)} /> Include deactivated
             </label>
-            <span className="muted" role="status" data-testid="athlete-count">{rows.length.toLocaleString('en-GB')} of {data.data.athletes.length.toLocaleString('en-GB')} athletes</span>
+            <span className="muted" role="status" data-testid="athlete-count">
+              {rows.length.toLocaleString('en-GB')} of {data.data.athletes.length.toLocaleString('en-GB')} athletes
+            </span>
           </div>
           <div id="athlete-list">
             <VirtualList
@@ -79,12 +112,18 @@ export function Athletes() {
               onOpen={(a) => navigate({ page: 'athlete', id: a.id, tab: 'overview' })}
               header={
                 <div className="vhead athlete-cols" aria-hidden="true">
-                  <span>Name</span><span>Squad</span><span>Position</span><span>Age</span><span>Status</span>
+                  <span>Name</span>
+                  <span>Squad</span>
+                  <span>Position</span>
+                  <span>Age</span>
+                  <span>Status</span>
                 </div>
               }
               renderRow={(a) => (
                 <div className="athlete-cols" data-athlete-name={a.name}>
-                  <a href={`#/athletes/${a.id}`} tabIndex={-1}>{a.name}</a>
+                  <a href={`#/athletes/${a.id}`} tabIndex={-1}>
+                    {a.name}
+                  </a>
                   <span>{(a.squad_id && data.data.squads.get(a.squad_id)) || '—'}</span>
                   <span>{a.position ?? '—'}</span>
                   <span>{ageOn(a.date_of_birth, today)}</span>

@@ -23,7 +23,10 @@ export function Fees() {
   const data = useLoad(() => call('rates.schedule', {}), 'fees');
   const [open, setOpen] = useState<Open>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  const done = (s: string) => { setOpen(null); setSaved(s); };
+  const done = (s: string) => {
+    setOpen(null);
+    setSaved(s);
+  };
   return (
     <Page page="fees" state={data.state} title="Fee schedule">
       {open?.kind === 'item' ? <RateItemDialog item={open.item} onClose={() => setOpen(null)} onSaved={done} /> : null}
@@ -37,15 +40,59 @@ export function Fees() {
             <section key={f.id} className="card" aria-labelledby={`fee-${f.id}`} data-folder={f.name}>
               <header className="card-head">
                 <h2 id={`fee-${f.id}`}>{f.name}</h2>
-                {canWrite && f.items.length ? <button type="button" data-action="bulk-rates" onClick={() => { setSaved(null); setOpen({ kind: 'bulk', folder: f }); }}>Change prices by %…</button> : null}
+                {canWrite && f.items.length ? (
+                  <button
+                    type="button"
+                    data-action="bulk-rates"
+                    onClick={() => {
+                      setSaved(null);
+                      setOpen({ kind: 'bulk', folder: f });
+                    }}
+                  >
+                    Change prices by %…
+                  </button>
+                ) : null}
               </header>
               <table className="table">
-                <thead><tr><th scope="col">Code</th><th scope="col">Item</th><th scope="col">Type</th><th scope="col" className="num">Price</th>{canWrite ? <th scope="col"><span className="sr-only">Actions</span></th> : null}</tr></thead>
+                <thead>
+                  <tr>
+                    <th scope="col">Code</th>
+                    <th scope="col">Item</th>
+                    <th scope="col">Type</th>
+                    <th scope="col" className="num">
+                      Price
+                    </th>
+                    {canWrite ? (
+                      <th scope="col">
+                        <span className="sr-only">Actions</span>
+                      </th>
+                    ) : null}
+                  </tr>
+                </thead>
                 <tbody>
                   {f.items.map((i) => (
                     <tr key={i.id} data-rate-item={i.code}>
-                      <td><code>{i.code}</code></td><th scope="row">{i.name}</th><td>{humanize(i.item_type)}</td><td className="num">{formatCents(i.price_cents)}</td>
-                      {canWrite ? <td><button type="button" className="link" data-action="edit-item" onClick={() => { setSaved(null); setOpen({ kind: 'item', item: i }); }}>Edit…</button></td> : null}
+                      <td>
+                        <code>{i.code}</code>
+                      </td>
+                      <th scope="row">{i.name}</th>
+                      <td>{humanize(i.item_type)}</td>
+                      <td className="num">{formatCents(i.price_cents)}</td>
+                      {canWrite ? (
+                        <td>
+                          <button
+                            type="button"
+                            className="link"
+                            data-action="edit-item"
+                            onClick={() => {
+                              setSaved(null);
+                              setOpen({ kind: 'item', item: i });
+                            }}
+                          >
+                            Edit…
+                          </button>
+                        </td>
+                      ) : null}
                     </tr>
                   ))}
                 </tbody>
@@ -80,13 +127,27 @@ function RateItemDialog({ item, onClose, onSaved }: { item: RateItem; onClose():
     void form.submit('rates.updateItem', { id: item.id, ...patch }, { [item.id]: item.version });
   }
   return (
-    <FormDialog form={form} title={`Edit ${item.code} ${item.name}`} submitLabel="Save item" onSubmit={submit} onClose={onClose}
-      intro={<p className="small muted">A price change of more than 20 % waits for an owner's approval; prices stay between $1 and $10,000.</p>}>
-      <Field label="Code" name="code" form={form}><input type="text" value={v.code} maxLength={20} onChange={(e) => set('code', e.target.value)} /></Field>
-      <Field label="Item" name="name" form={form}><input type="text" value={v.name} maxLength={200} onChange={(e) => set('name', e.target.value)} /></Field>
+    <FormDialog
+      form={form}
+      title={`Edit ${item.code} ${item.name}`}
+      submitLabel="Save item"
+      onSubmit={submit}
+      onClose={onClose}
+      intro={<p className="small muted">A price change of more than 20 % waits for an owner's approval; prices stay between $1 and $10,000.</p>}
+    >
+      <Field label="Code" name="code" form={form}>
+        <input type="text" value={v.code} maxLength={20} onChange={(e) => set('code', e.target.value)} />
+      </Field>
+      <Field label="Item" name="name" form={form}>
+        <input type="text" value={v.name} maxLength={200} onChange={(e) => set('name', e.target.value)} />
+      </Field>
       <Field label="Item type" name="item_type" form={form}>
         <select value={v.item_type} onChange={(e) => set('item_type', e.target.value)}>
-          {[...new Set([...ITEM_TYPES, item.item_type])].map((t) => <option key={t} value={t}>{humanize(t)}</option>)}
+          {[...new Set([...ITEM_TYPES, item.item_type])].map((t) => (
+            <option key={t} value={t}>
+              {humanize(t)}
+            </option>
+          ))}
         </select>
       </Field>
       <Field label="Price" unit="USD" name="price_cents" form={form} hint={`Now ${formatCents(item.price_cents)}`}>
@@ -103,16 +164,30 @@ function BulkRateDialog({ folder, onClose, onSaved }: { folder: RateFolder & { i
   const form = useEntryForm('rates-bulk', { onSaved });
   const p = pct.trim() === '' ? undefined : Number(pct);
   return (
-    <FormDialog form={form} title={`Change prices — ${folder.name}`} submitLabel="Review the new prices" onClose={onClose}
+    <FormDialog
+      form={form}
+      title={`Change prices — ${folder.name}`}
+      submitLabel="Review the new prices"
+      onClose={onClose}
       onSubmit={() => void form.submit('rates.bulkUpdate', { folder_id: folder.id, pct: p, ...(type ? { item_type: type } : {}) })}
-      intro={<p className="small muted">Every item of the folder (or of one type) changes by the same percentage, rounded to the cent. You see each new price before anything is written; more than 20 % waits for an owner.</p>}>
+      intro={
+        <p className="small muted">
+          Every item of the folder (or of one type) changes by the same percentage, rounded to the cent. You see each new price before anything is written; more
+          than 20 % waits for an owner.
+        </p>
+      }
+    >
       <Field label="Change" unit="%" name="pct" form={form} hint="e.g. 5 for +5 %, −3 for −3 % (−50 to 50)">
         <input type="number" inputMode="decimal" step="0.1" min={-50} max={50} value={pct} onChange={(e) => setPct(e.target.value)} />
       </Field>
       <Field label="Only items of type" name="item_type" form={form}>
         <select value={type} onChange={(e) => setType(e.target.value)}>
           <option value="">All items</option>
-          {[...new Set(folder.items.map((i) => i.item_type))].map((t) => <option key={t} value={t}>{humanize(t)}</option>)}
+          {[...new Set(folder.items.map((i) => i.item_type))].map((t) => (
+            <option key={t} value={t}>
+              {humanize(t)}
+            </option>
+          ))}
         </select>
       </Field>
     </FormDialog>

@@ -39,12 +39,17 @@ function HelpIndex() {
             <ol className="help-results">
               {result.passages.map((p) => (
                 <li key={`${p.slug}#${p.anchor}`}>
-                  <a href={hashForAppPath(p.link)}>{p.title} — {p.heading}</a> <span className="muted small">v{p.version}</span>
+                  <a href={hashForAppPath(p.link)}>
+                    {p.title} — {p.heading}
+                  </a>{' '}
+                  <span className="muted small">v{p.version}</span>
                   <div className="small">{p.snippet.replace(/\[|\]/g, '')}</div>
                 </li>
               ))}
             </ol>
-          ) : <p>The help centre does not cover “{result.query}”. Ask a club administrator.</p>}
+          ) : (
+            <p>The help centre does not cover “{result.query}”. Ask a club administrator.</p>
+          )}
         </section>
       ) : null}
       {pages.state === 'error' ? <ErrorNote error={pages.error} /> : null}
@@ -52,9 +57,16 @@ function HelpIndex() {
         <section className="card">
           <h2>All help pages</h2>
           <ul className="help-index">
-            {pages.data.pages.map((p) => <li key={p.slug}><a href={href({ page: 'help', slug: p.slug })}>{p.title}</a> <span className="muted small">v{p.version}</span></li>)}
+            {pages.data.pages.map((p) => (
+              <li key={p.slug}>
+                <a href={href({ page: 'help', slug: p.slug })}>{p.title}</a> <span className="muted small">v{p.version}</span>
+              </li>
+            ))}
           </ul>
-          <p className="muted small">Keyboard: <kbd>Tab</kbd> moves between controls; in the athlete list <kbd>↑</kbd>/<kbd>↓</kbd>, <kbd>Page Up</kbd>/<kbd>Page Down</kbd>, <kbd>Home</kbd>/<kbd>End</kbd> move and <kbd>Enter</kbd> opens; in the assistant box <kbd>Ctrl</kbd>+<kbd>Enter</kbd> sends.</p>
+          <p className="muted small">
+            Keyboard: <kbd>Tab</kbd> moves between controls; in the athlete list <kbd>↑</kbd>/<kbd>↓</kbd>, <kbd>Page Up</kbd>/<kbd>Page Down</kbd>,{' '}
+            <kbd>Home</kbd>/<kbd>End</kbd> move and <kbd>Enter</kbd> opens; in the assistant box <kbd>Ctrl</kbd>+<kbd>Enter</kbd> sends.
+          </p>
         </section>
       ) : null}
     </Page>
@@ -69,11 +81,24 @@ function HelpPage({ slug, anchor }: { slug: string; anchor?: string }) {
   }, [page.state, anchor]);
   const athleteId = me?.role === 'athlete' ? me.linked_athlete_id : null;
   return (
-    <Page page="help-page" state={page.state} title={page.data?.title ?? 'Help'} actions={page.data ? <a className="button" href={hashForAppPath(page.data.app_path, athleteId)}>Show me</a> : null}>
+    <Page
+      page="help-page"
+      state={page.state}
+      title={page.data?.title ?? 'Help'}
+      actions={
+        page.data ? (
+          <a className="button" href={hashForAppPath(page.data.app_path, athleteId)}>
+            Show me
+          </a>
+        ) : null
+      }
+    >
       {page.state === 'error' ? <ErrorNote error={page.error} /> : null}
       {page.state === 'ready' ? (
         <article className="card help-article">
-          <p className="muted small">Version {page.data.version} · <a href={href({ page: 'help' })}>All help pages</a></p>
+          <p className="muted small">
+            Version {page.data.version} · <a href={href({ page: 'help' })}>All help pages</a>
+          </p>
           <Markdown body={page.data.body} athleteId={athleteId} skipTitle />
         </article>
       ) : null}

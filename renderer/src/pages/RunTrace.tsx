@@ -21,26 +21,51 @@ export function RunTrace({ runId }: { runId: string }) {
             <h2>Request</h2>
             <blockquote className="record-text">{data.data.run.request_text}</blockquote>
             <dl className="facts inline small">
-              <dt>Status</dt><dd>{data.data.run.status}</dd>
-              <dt>Model</dt><dd>{data.data.run.model}</dd>
-              <dt>Page</dt><dd>{data.data.run.page ?? '—'}</dd>
-              <dt>Started</dt><dd>{formatDateTime(data.data.run.started_at)}</dd>
-              <dt>Steps</dt><dd>{data.data.run.iterations}</dd>
-              <dt>Cost</dt><dd>${data.data.run.cost_usd.toFixed(4)}</dd>
+              <dt>Status</dt>
+              <dd>{data.data.run.status}</dd>
+              <dt>Model</dt>
+              <dd>{data.data.run.model}</dd>
+              <dt>Page</dt>
+              <dd>{data.data.run.page ?? '—'}</dd>
+              <dt>Started</dt>
+              <dd>{formatDateTime(data.data.run.started_at)}</dd>
+              <dt>Steps</dt>
+              <dd>{data.data.run.iterations}</dd>
+              <dt>Cost</dt>
+              <dd>${data.data.run.cost_usd.toFixed(4)}</dd>
             </dl>
             {data.data.run.error_message ? <p className="warn-text">{data.data.run.error_message}</p> : null}
           </section>
           <section className="card">
             <h2>Tool calls</h2>
-            {data.data.toolCalls.length === 0 ? <p className="muted">No tool calls.</p> : (
+            {data.data.toolCalls.length === 0 ? (
+              <p className="muted">No tool calls.</p>
+            ) : (
               <table className="table">
-                <thead><tr><th scope="col">Tool</th><th scope="col">Status</th><th scope="col">Arguments (masked)</th><th scope="col">Approver</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th scope="col">Tool</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Arguments (masked)</th>
+                    <th scope="col">Approver</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {data.data.toolCalls.map((t) => (
                     <tr key={t.id} data-tool-call={t.tool_name} data-status={t.status}>
-                      <th scope="row">{t.title}<div className="muted small"><code>{t.tool_name}</code>{t.risk ? ` · ${t.risk}` : ''}</div></th>
-                      <td><span className="badge">{t.status}</span></td>
-                      <td><pre className="small wrap">{t.args_json}</pre></td>
+                      <th scope="row">
+                        {t.title}
+                        <div className="muted small">
+                          <code>{t.tool_name}</code>
+                          {t.risk ? ` · ${t.risk}` : ''}
+                        </div>
+                      </th>
+                      <td>
+                        <span className="badge">{t.status}</span>
+                      </td>
+                      <td>
+                        <pre className="small wrap">{t.args_json}</pre>
+                      </td>
                       <td>{t.approver_user_id ? `${personName(people, t.approver_user_id)}, ${formatDateTime(t.decided_at)}` : '—'}</td>
                     </tr>
                   ))}
@@ -52,17 +77,49 @@ export function RunTrace({ runId }: { runId: string }) {
             <h2>Trace</h2>
             <ol className="trace">
               {data.data.trace.map((t) => (
-                <li key={t.seq}><span className="badge">{t.kind}</span> <span className="muted small">{formatDateTime(t.at)}</span><pre className="small wrap">{JSON.stringify(t.data, null, 1).slice(0, 1500)}</pre></li>
+                <li key={t.seq}>
+                  <span className="badge">{t.kind}</span> <span className="muted small">{formatDateTime(t.at)}</span>
+                  <pre className="small wrap">{JSON.stringify(t.data, null, 1).slice(0, 1500)}</pre>
+                </li>
               ))}
             </ol>
           </section>
           <section className="card">
             <h2>Usage</h2>
             <table className="table">
-              <thead><tr><th scope="col">#</th><th scope="col">Model</th><th scope="col" className="num">Input</th><th scope="col" className="num">Output</th><th scope="col" className="num">Cache read/write</th><th scope="col" className="num">Cost (USD)</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">Model</th>
+                  <th scope="col" className="num">
+                    Input
+                  </th>
+                  <th scope="col" className="num">
+                    Output
+                  </th>
+                  <th scope="col" className="num">
+                    Cache read/write
+                  </th>
+                  <th scope="col" className="num">
+                    Cost (USD)
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {data.data.usage.map((u) => (
-                  <tr key={u.request_index}><td>{u.request_index}</td><td>{u.model}{u.partial ? ' (partial)' : ''}</td><td className="num">{u.input_tokens}</td><td className="num">{u.output_tokens}</td><td className="num">{u.cache_read_tokens}/{u.cache_write_tokens}</td><td className="num">{u.cost_usd === null ? 'unknown' : u.cost_usd.toFixed(5)}</td></tr>
+                  <tr key={u.request_index}>
+                    <td>{u.request_index}</td>
+                    <td>
+                      {u.model}
+                      {u.partial ? ' (partial)' : ''}
+                    </td>
+                    <td className="num">{u.input_tokens}</td>
+                    <td className="num">{u.output_tokens}</td>
+                    <td className="num">
+                      {u.cache_read_tokens}/{u.cache_write_tokens}
+                    </td>
+                    <td className="num">{u.cost_usd === null ? 'unknown' : u.cost_usd.toFixed(5)}</td>
+                  </tr>
                 ))}
               </tbody>
             </table>

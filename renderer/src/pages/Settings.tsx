@@ -19,10 +19,7 @@ export function Settings() {
   const me = useSession((s) => s.me)!;
   const canUsers = hasPermission(me.role, 'user.manage');
   const data = useLoad(async () => {
-    const [assistant, users] = await Promise.all([
-      call('settings.assistant', {}),
-      canUsers ? call('users.list', {}) : Promise.resolve({ users: [] }),
-    ]);
+    const [assistant, users] = await Promise.all([call('settings.assistant', {}), canUsers ? call('users.list', {}) : Promise.resolve({ users: [] })]);
     return { assistant, users: users.users };
   }, 'settings');
   // The loaded settings, replaced by the server's answer after a save on this page.
@@ -33,17 +30,42 @@ export function Settings() {
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
       <section className="card">
         <h2>Organisation</h2>
-        <dl className="facts"><dt>Name</dt><dd>{me.org_name}</dd><dt>Signed in as</dt><dd>{me.display_name} ({roleLabel(me.role)})</dd></dl>
+        <dl className="facts">
+          <dt>Name</dt>
+          <dd>{me.org_name}</dd>
+          <dt>Signed in as</dt>
+          <dd>
+            {me.display_name} ({roleLabel(me.role)})
+          </dd>
+        </dl>
       </section>
       {assistant ? <AssistantSettings s={assistant} onChange={setAssistant} /> : null}
       {canUsers && data.state === 'ready' ? (
         <section className="card">
           <h2>Users</h2>
           <table className="table">
-            <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col" className="num">Monthly assistant cap</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Email</th>
+                <th scope="col">Role</th>
+                <th scope="col">Status</th>
+                <th scope="col" className="num">
+                  Monthly assistant cap
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {data.data.users.map((u) => (
-                <tr key={u.id}><th scope="row">{u.display_name}</th><td>{u.email}</td><td>{roleLabel(u.role)}</td><td><span className={`badge ${u.active ? 'ok' : 'muted'}`}>{u.active ? 'active' : 'deactivated'}</span></td><td className="num">{usd(u.budget_cap_usd)}</td></tr>
+                <tr key={u.id}>
+                  <th scope="row">{u.display_name}</th>
+                  <td>{u.email}</td>
+                  <td>{roleLabel(u.role)}</td>
+                  <td>
+                    <span className={`badge ${u.active ? 'ok' : 'muted'}`}>{u.active ? 'active' : 'deactivated'}</span>
+                  </td>
+                  <td className="num">{usd(u.budget_cap_usd)}</td>
+                </tr>
               ))}
             </tbody>
           </table>
@@ -70,41 +92,85 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
       setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Saving failed.' });
     }
   }
-  const source = { settings: 'stored in settings, encrypted on this device', env: 'taken from the ANTHROPIC_API_KEY environment variable', none: 'add one below (or set ANTHROPIC_API_KEY); everything else in the app works without it' }[s.provider.source];
+  const source = {
+    settings: 'stored in settings, encrypted on this device',
+    env: 'taken from the ANTHROPIC_API_KEY environment variable',
+    none: 'add one below (or set ANTHROPIC_API_KEY); everything else in the app works without it',
+  }[s.provider.source];
   return (
     <section className="card" aria-labelledby="assistant-settings">
       <h2 id="assistant-settings">Assistant (Kinetix)</h2>
       {error ? <ErrorNote error={error} /> : null}
-      {saved ? <p className="ok-note" role="status">Saved: {saved}.</p> : null}
+      {saved ? (
+        <p className="ok-note" role="status">
+          Saved: {saved}.
+        </p>
+      ) : null}
       <h3>Model key</h3>
-      <p data-testid="key-status">Anthropic key: <strong>{s.provider.configured ? 'configured' : 'not configured'}</strong> — {source}. Model: <code>{s.model}</code>. The key is never shown again once saved.</p>
-      <form className="filters" onSubmit={(e) => { e.preventDefault(); if (key.trim()) void save({ api_key: key.trim() }, 'model key'); }}>
+      <p data-testid="key-status">
+        Anthropic key: <strong>{s.provider.configured ? 'configured' : 'not configured'}</strong> — {source}. Model: <code>{s.model}</code>. The key is never
+        shown again once saved.
+      </p>
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (key.trim()) void save({ api_key: key.trim() }, 'model key');
+        }}
+      >
         <label>
           New key
           <input type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-ant-…" />
         </label>
-        <button type="submit" className="primary" disabled={!key.trim()}>Save key</button>
-        {s.provider.source === 'settings' ? <button type="button" onClick={() => void save({ api_key: null }, 'model key cleared')}>Clear stored key</button> : null}
+        <button type="submit" className="primary" disabled={!key.trim()}>
+          Save key
+        </button>
+        {s.provider.source === 'settings' ? (
+          <button type="button" onClick={() => void save({ api_key: null }, 'model key cleared')}>
+            Clear stored key
+          </button>
+        ) : null}
       </form>
       <h3>Budgets this month</h3>
-      <p className="small muted">Month to date since {formatDate(s.month_start)} (UTC). A run is refused before any paid call once a cap is reached; an answer already complete is never withheld.</p>
+      <p className="small muted">
+        Month to date since {formatDate(s.month_start)} (UTC). A run is refused before any paid call once a cap is reached; an answer already complete is never
+        withheld.
+      </p>
       <dl className="facts">
-        <dt>Organisation cap</dt><dd>{usd(s.org.cap_usd)}</dd>
-        <dt>Organisation spend</dt><dd data-testid="org-spend">{s.org.spend_mtd_usd === null ? 'unknown' : usd(s.org.spend_mtd_usd)}</dd>
-        <dt>Your spend</dt><dd>{s.my_spend_mtd_usd === null ? 'unknown' : usd(s.my_spend_mtd_usd)}</dd>
+        <dt>Organisation cap</dt>
+        <dd>{usd(s.org.cap_usd)}</dd>
+        <dt>Organisation spend</dt>
+        <dd data-testid="org-spend">{s.org.spend_mtd_usd === null ? 'unknown' : usd(s.org.spend_mtd_usd)}</dd>
+        <dt>Your spend</dt>
+        <dd>{s.my_spend_mtd_usd === null ? 'unknown' : usd(s.my_spend_mtd_usd)}</dd>
       </dl>
       <h3>Tools</h3>
-      <p className="small muted">Switch off tools the assistant should not be offered in this organisation. A switch only removes a tool: nobody is offered a tool their role lacks.</p>
+      <p className="small muted">
+        Switch off tools the assistant should not be offered in this organisation. A switch only removes a tool: nobody is offered a tool their role lacks.
+      </p>
       <fieldset className="tool-switches">
         <legend className="sr-only">Tools offered to the assistant</legend>
         {s.tools.map((t) => (
           <label key={t.name} className="check" data-tool-switch={t.name}>
-            <input type="checkbox" checked={!off.has(t.name)} onChange={(e) => setOff((prev) => { const n = new Set(prev); if (e.target.checked) n.delete(t.name); else n.add(t.name); return n; })} />
+            <input
+              type="checkbox"
+              checked={!off.has(t.name)}
+              onChange={(e) =>
+                setOff((prev) => {
+                  const n = new Set(prev);
+                  if (e.target.checked) n.delete(t.name);
+                  else n.add(t.name);
+                  return n;
+                })
+              }
+            />
             {t.title} <code className="small muted">{t.name}</code> <span className="badge">{t.risk}</span>
           </label>
         ))}
       </fieldset>
-      <button type="button" className="primary" onClick={() => void save({ disabled_tools: [...off] }, 'tool switches')}>Save tool switches</button>
+      <button type="button" className="primary" onClick={() => void save({ disabled_tools: [...off] }, 'tool switches')}>
+        Save tool switches
+      </button>
     </section>
   );
 }

@@ -65,7 +65,10 @@ export function SignIn() {
                             }}
                           />
                           <span className="user-name">{u.display_name}</span>
-                          <span className="user-role">{roleLabel(u.role)}{u.has_pin ? '' : ' · no PIN set'}</span>
+                          <span className="user-role">
+                            {roleLabel(u.role)}
+                            {u.has_pin ? '' : ' · no PIN set'}
+                          </span>
                         </label>
                       </li>
                     ))}
@@ -75,8 +78,20 @@ export function SignIn() {
             </fieldset>
             <div className="pin-box">
               <label htmlFor="pin">PIN{chosenUser ? ` for ${chosenUser.display_name}` : ''}</label>
-              <input id="pin" ref={pinRef} type="password" inputMode="numeric" autoComplete="off" value={pin} onChange={(e) => setPin(e.target.value)} disabled={!chosen} maxLength={32} />
-              <button type="submit" className="primary" disabled={!chosen || !pin || busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+              <input
+                id="pin"
+                ref={pinRef}
+                type="password"
+                inputMode="numeric"
+                autoComplete="off"
+                value={pin}
+                onChange={(e) => setPin(e.target.value)}
+                disabled={!chosen}
+                maxLength={32}
+              />
+              <button type="submit" className="primary" disabled={!chosen || !pin || busy}>
+                {busy ? 'Signing in…' : 'Sign in'}
+              </button>
               {error ? <ErrorNote error={error} /> : null}
               <p className="muted small">PINs are stored only as salted hashes on this device.</p>
             </div>

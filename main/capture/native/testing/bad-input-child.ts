@@ -15,16 +15,32 @@ const cases: Record<string, () => unknown> = {
   dist6: () => openCvAddon().solvePnP(grid(6), pix(6), K, new Float64Array(6)),
   calib3pts: () => openCvAddon().calibrateCamera([grid(3), grid(3), grid(3)], [pix(3), pix(3), pix(3)], 640, 480),
   cropZero: () => openCvAddon().cropResize({ data: new Uint8Array(12), width: 2, height: 2, channels: 3 }, 0, 0, 1, 1, 0, 0),
-  closedInfo: () => { const r = new (openCvAddon().VideoReader)(process.argv[3]!); r.close(); return r.info(); },
-  closedRead: () => { const r = new (openCvAddon().VideoReader)(process.argv[3]!); r.close(); return r.read(); },
-  closedSkip: () => { const r = new (openCvAddon().VideoReader)(process.argv[3]!); r.close(); r.close(); return r.skip(3); },
+  closedInfo: () => {
+    const r = new (openCvAddon().VideoReader)(process.argv[3]!);
+    r.close();
+    return r.info();
+  },
+  closedRead: () => {
+    const r = new (openCvAddon().VideoReader)(process.argv[3]!);
+    r.close();
+    return r.read();
+  },
+  closedSkip: () => {
+    const r = new (openCvAddon().VideoReader)(process.argv[3]!);
+    r.close();
+    r.close();
+    return r.skip(3);
+  },
   missingVideo: () => new (openCvAddon().VideoReader)('/nonexistent/video.mp4'),
   minViews1: () => triangulationAddon().triangulate(new Float64Array(24), new Float64Array(6), 2, { minViews: 1 }),
 };
 
 const name = process.argv[2] ?? '';
 const run = cases[name];
-if (!run) { console.log(JSON.stringify({ error: { name: 'UsageError', message: `unknown case ${name}` } })); process.exit(2); }
+if (!run) {
+  console.log(JSON.stringify({ error: { name: 'UsageError', message: `unknown case ${name}` } }));
+  process.exit(2);
+}
 try {
   const r = run();
   console.log(JSON.stringify({ ok: r === null ? null : typeof r }));

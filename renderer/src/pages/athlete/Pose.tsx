@@ -13,23 +13,45 @@ import { formatDateTime, humanize } from '../../format';
 
 /** Why a reading was omitted: a short label beside the number, the full reason under the table. */
 const OMITTED: Record<string, { short: string; long: string }> = {
-  flexion_observability_gate: { short: 'limb not side-on', long: 'The limb was not seen side-on enough (sagittal ratio below 0.45), so flexion cannot be measured from this view.' },
-  frontal_observability_gate: { short: 'limb not in the frontal plane', long: 'The limb pointed too far forward or back (frontal ratio below 0.45, e.g. a thigh flexed near 90°), so its frontal-plane angle is not defined.' },
-  not_measurable_with_coco17: { short: 'needs a point the model lacks', long: 'The 17-point body model has no point this angle needs (e.g. a foot point for dorsiflexion).' },
+  flexion_observability_gate: {
+    short: 'limb not side-on',
+    long: 'The limb was not seen side-on enough (sagittal ratio below 0.45), so flexion cannot be measured from this view.',
+  },
+  frontal_observability_gate: {
+    short: 'limb not in the frontal plane',
+    long: 'The limb pointed too far forward or back (frontal ratio below 0.45, e.g. a thigh flexed near 90°), so its frontal-plane angle is not defined.',
+  },
+  not_measurable_with_coco17: {
+    short: 'needs a point the model lacks',
+    long: 'The 17-point body model has no point this angle needs (e.g. a foot point for dorsiflexion).',
+  },
   low_coverage: { short: 'too few valid frames', long: 'Too few frames had a valid 3D reading (athlete out of view or too few cameras).' },
 };
 
 /** Short labels of the conditions a reading can carry (full sentence with the numbers: `detail`; all listed on the help page "Pose metrics"). */
 const CONDITION: Record<string, string> = {
-  rig_drift: 'rig moved since calibration', view_not_sagittal: 'no side view', view_not_frontal: 'no front or back view', low_coverage: 'too few valid frames',
-  camera_offset: 'cameras out of step', camera_offset_corrected: 'camera timing corrected', camera_exclusion_imbalance: 'one camera disagrees',
-  reprojection_imbalance: 'one camera reprojects badly', segment_length_unstable: 'limb length unstable', segment_asymmetry: 'left/right limb lengths differ',
-  implausible_range: 'implausible angle', low_2d_confidence: 'low 2D confidence', static_trial: 'static trial (unfiltered)', not_checked: 'recorded before quality checks',
+  rig_drift: 'rig moved since calibration',
+  view_not_sagittal: 'no side view',
+  view_not_frontal: 'no front or back view',
+  low_coverage: 'too few valid frames',
+  camera_offset: 'cameras out of step',
+  camera_offset_corrected: 'camera timing corrected',
+  camera_exclusion_imbalance: 'one camera disagrees',
+  reprojection_imbalance: 'one camera reprojects badly',
+  segment_length_unstable: 'limb length unstable',
+  segment_asymmetry: 'left/right limb lengths differ',
+  implausible_range: 'implausible angle',
+  low_2d_confidence: 'low 2D confidence',
+  static_trial: 'static trial (unfiltered)',
+  not_checked: 'recorded before quality checks',
 };
 
 export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
   const data = useLoad(async () => {
-    const [m, s] = await Promise.all([call('pose.getMetrics', { athlete_id: athleteId, limit: 500 }), call('capture.listSessions', { athlete_id: athleteId, limit: 100 })]);
+    const [m, s] = await Promise.all([
+      call('pose.getMetrics', { athlete_id: athleteId, limit: 500 }),
+      call('capture.listSessions', { athlete_id: athleteId, limit: 100 }),
+    ]);
     return { metrics: m.metrics as unknown as PoseMetricView[], caveats: m.caveats, sessions: s.sessions };
   }, athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);
@@ -40,7 +62,11 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
     <div className="stack">
       <aside className="caveats" aria-label="Caveats">
         <strong>Read these first</strong>
-        <ul>{caveats.map((c) => <li key={c}>{c}</li>)}</ul>
+        <ul>
+          {caveats.map((c) => (
+            <li key={c}>{c}</li>
+          ))}
+        </ul>
       </aside>
       {sessions.length === 0 ? <p className="muted">No capture sessions for this athlete yet.</p> : null}
       {sessions.map((s) => {
@@ -48,31 +74,65 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
         return (
           <section key={s.id} className="card" data-capture={s.id}>
             <header className="card-head">
-              <h2>{s.trial_name || 'Capture'} — {formatDateTime(s.recorded_at)}</h2>
-              <span className="muted small">{s.camera_count} camera{s.camera_count === 1 ? '' : 's'} · {s.fps} fps · {s.frame_count} frames · {humanize(s.source)}</span>
+              <h2>
+                {s.trial_name || 'Capture'} — {formatDateTime(s.recorded_at)}
+              </h2>
+              <span className="muted small">
+                {s.camera_count} camera{s.camera_count === 1 ? '' : 's'} · {s.fps} fps · {s.frame_count} frames · {humanize(s.source)}
+              </span>
             </header>
             {/* Value and its conditions side by side in one row: nothing the reader needs scrolls out of view at 1280×800. */}
             <table className="table pose">
               <thead>
                 <tr>
-                  <th scope="col">Joint</th><th scope="col" className="num">Value</th><th scope="col">Measured under</th>
-                  <th scope="col" className="num">Coverage</th><th scope="col">Trustworthy</th>
+                  <th scope="col">Joint</th>
+                  <th scope="col" className="num">
+                    Value
+                  </th>
+                  <th scope="col">Measured under</th>
+                  <th scope="col" className="num">
+                    Coverage
+                  </th>
+                  <th scope="col">Trustworthy</th>
                 </tr>
               </thead>
               <tbody>
                 {rows.map((m) => (
                   <tr key={m.id} data-metric={`${m.joint}-${m.side}-${m.statistic}`} data-omitted={m.value_deg === null ? 'true' : 'false'}>
-                    <th scope="row">{humanize(m.joint)}<div className="muted small">{humanize(m.side)} · {humanize(m.statistic)}</div></th>
-                    <td className="num">{m.value_deg === null ? <span className="omitted" title={OMITTED[m.omitted_reason ?? '']?.long}>Omitted: {OMITTED[m.omitted_reason ?? '']?.short ?? m.omitted_reason ?? 'no reason recorded'}</span> : <strong>{m.value_deg.toFixed(1)}°</strong>}</td>
+                    <th scope="row">
+                      {humanize(m.joint)}
+                      <div className="muted small">
+                        {humanize(m.side)} · {humanize(m.statistic)}
+                      </div>
+                    </th>
+                    <td className="num">
+                      {m.value_deg === null ? (
+                        <span className="omitted" title={OMITTED[m.omitted_reason ?? '']?.long}>
+                          Omitted: {OMITTED[m.omitted_reason ?? '']?.short ?? m.omitted_reason ?? 'no reason recorded'}
+                        </span>
+                      ) : (
+                        <strong>{m.value_deg.toFixed(1)}°</strong>
+                      )}
+                    </td>
                     <td>
-                      <div>{m.camera_count} camera{m.camera_count === 1 ? '' : 's'} · <span className="small">{m.camera_mode}</span></div>
-                      <div className="small">View {humanize(m.obliquity_band)}{m.view_obliquity_deg === null ? '' : ` (${m.view_obliquity_deg.toFixed(0)}°)`}{m.sagittal_ratio === null ? '' : ` · sagittal ratio ${m.sagittal_ratio.toFixed(2)}`}</div>
+                      <div>
+                        {m.camera_count} camera{m.camera_count === 1 ? '' : 's'} · <span className="small">{m.camera_mode}</span>
+                      </div>
+                      <div className="small">
+                        View {humanize(m.obliquity_band)}
+                        {m.view_obliquity_deg === null ? '' : ` (${m.view_obliquity_deg.toFixed(0)}°)`}
+                        {m.sagittal_ratio === null ? '' : ` · sagittal ratio ${m.sagittal_ratio.toFixed(2)}`}
+                      </div>
                       {m.view_matches_declared ? null : <div className="badge warn small">View differs from declared layout</div>}
                     </td>
                     <td className="num">{Math.round(m.coverage * 100)}%</td>
                     <td>
                       {m.trustworthy ? <span className="badge ok">Trustworthy</span> : <span className="badge warn">Not trustworthy</span>}
-                      {(m.conditions ?? []).map((c) => <div key={c.code} className="small" data-condition={c.code} title={c.detail}>{CONDITION[c.code] ?? humanize(c.code)}</div>)}
+                      {(m.conditions ?? []).map((c) => (
+                        <div key={c.code} className="small" data-condition={c.code} title={c.detail}>
+                          {CONDITION[c.code] ?? humanize(c.code)}
+                        </div>
+                      ))}
                     </td>
                   </tr>
                 ))}
@@ -80,12 +140,20 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
             </table>
             {rows.some((m) => (m.conditions ?? []).length > 0) ? (
               <ul className="small reading-conditions" aria-label="Conditions of these readings">
-                {[...new Map(rows.flatMap((m) => m.conditions ?? []).map((c) => [`${c.code}|${c.detail}`, c])).values()].map((c) => <li key={`${c.code}|${c.detail}`}><strong>{CONDITION[c.code] ?? humanize(c.code)}:</strong> {c.detail}</li>)}
+                {[...new Map(rows.flatMap((m) => m.conditions ?? []).map((c) => [`${c.code}|${c.detail}`, c])).values()].map((c) => (
+                  <li key={`${c.code}|${c.detail}`}>
+                    <strong>{CONDITION[c.code] ?? humanize(c.code)}:</strong> {c.detail}
+                  </li>
+                ))}
               </ul>
             ) : null}
             {rows.some((m) => m.value_deg === null) ? (
               <ul className="small omitted-reasons" aria-label="Why readings were omitted">
-                {[...new Set(rows.filter((m) => m.value_deg === null).map((m) => m.omitted_reason ?? ''))].map((r) => <li key={r}><strong>Omitted — {OMITTED[r]?.short ?? r}:</strong> {OMITTED[r]?.long ?? 'No reason recorded.'}</li>)}
+                {[...new Set(rows.filter((m) => m.value_deg === null).map((m) => m.omitted_reason ?? ''))].map((r) => (
+                  <li key={r}>
+                    <strong>Omitted — {OMITTED[r]?.short ?? r}:</strong> {OMITTED[r]?.long ?? 'No reason recorded.'}
+                  </li>
+                ))}
               </ul>
             ) : null}
           </section>

@@ -17,31 +17,80 @@ const TESTS: { test: string; unit: string; hint: string }[] = [
   { test: 'countermovement_jump', unit: 'cm', hint: 'jump height' },
 ];
 
-export function ScreeningsTab({ athleteId, onState, onSaved }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void; onSaved(s: string): void }) {
+export function ScreeningsTab({
+  athleteId,
+  onState,
+  onSaved,
+}: {
+  athleteId: string;
+  onState: (s: 'loading' | 'ready' | 'error') => void;
+  onSaved(s: string): void;
+}) {
   const me = useSession((s) => s.me)!;
   const canWrite = hasPermission(me.role, 'screening.write');
   const [dialog, setDialog] = useState<{ row: Screening | null } | null>(null);
   const data = useLoad(() => call('screenings.list', { athlete_id: athleteId, limit: 500 }), athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);
-  const dialogs = dialog ? <ScreeningFormDialog athleteId={athleteId} row={dialog.row} onClose={() => setDialog(null)} onSaved={(s) => { setDialog(null); onSaved(s); }} /> : null;
+  const dialogs = dialog ? (
+    <ScreeningFormDialog
+      athleteId={athleteId}
+      row={dialog.row}
+      onClose={() => setDialog(null)}
+      onSaved={(s) => {
+        setDialog(null);
+        onSaved(s);
+      }}
+    />
+  ) : null;
   if (data.state === 'error') return <ErrorNote error={data.error} />;
   if (data.state !== 'ready') return dialogs;
   return (
     <div className="stack">
       {dialogs}
-      {canWrite ? <div className="row-actions"><button type="button" className="primary" data-action="add-screening" onClick={() => setDialog({ row: null })}>Record screening</button></div> : null}
-      {data.data.screenings.length === 0 ? <p className="muted">No screenings recorded.</p> : (
+      {canWrite ? (
+        <div className="row-actions">
+          <button type="button" className="primary" data-action="add-screening" onClick={() => setDialog({ row: null })}>
+            Record screening
+          </button>
+        </div>
+      ) : null}
+      {data.data.screenings.length === 0 ? (
+        <p className="muted">No screenings recorded.</p>
+      ) : (
         <table className="table">
-          <thead><tr><th scope="col">Date</th><th scope="col">Test</th><th scope="col">Side</th><th scope="col" className="num">Value</th><th scope="col">Notes</th>{canWrite ? <th scope="col"><span className="sr-only">Actions</span></th> : null}</tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Date</th>
+              <th scope="col">Test</th>
+              <th scope="col">Side</th>
+              <th scope="col" className="num">
+                Value
+              </th>
+              <th scope="col">Notes</th>
+              {canWrite ? (
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              ) : null}
+            </tr>
+          </thead>
           <tbody>
             {data.data.screenings.map((s) => (
               <tr key={s.id} data-screening={s.id}>
                 <td>{formatDate(s.date)}</td>
                 <th scope="row">{humanize(s.test)}</th>
                 <td>{humanize(s.side)}</td>
-                <td className="num">{s.value} {s.unit}</td>
+                <td className="num">
+                  {s.value} {s.unit}
+                </td>
                 <td>{s.notes || <span className="muted">—</span>}</td>
-                {canWrite ? <td><button type="button" className="link" data-action="correct-screening" onClick={() => setDialog({ row: s })}>Correct…</button></td> : null}
+                {canWrite ? (
+                  <td>
+                    <button type="button" className="link" data-action="correct-screening" onClick={() => setDialog({ row: s })}>
+                      Correct…
+                    </button>
+                  </td>
+                ) : null}
               </tr>
             ))}
           </tbody>
@@ -55,18 +104,35 @@ export function ScreeningsTab({ athleteId, onState, onSaved }: { athleteId: stri
 function ScreeningFormDialog({ athleteId, row, onClose, onSaved }: { athleteId: string; row: Screening | null; onClose(): void; onSaved(s: string): void }) {
   const [opened, setOpened] = useState<Screening | null>(row);
   const [current, setCurrent] = useState<Screening | null>(null);
-  const [v, setV] = useState({ test: row?.test ?? '', side: row?.side ?? '', value: row ? String(row.value) : '', unit: row?.unit ?? '', date: row?.date ?? todayIso(), notes: row?.notes ?? '' });
+  const [v, setV] = useState({
+    test: row?.test ?? '',
+    side: row?.side ?? '',
+    value: row ? String(row.value) : '',
+    unit: row?.unit ?? '',
+    date: row?.date ?? todayIso(),
+    notes: row?.notes ?? '',
+  });
   const form = useEntryForm(row ? 'screening-edit' : 'screening-add', {
     onSaved,
     onConflict: () => {
-      if (row) void call('screenings.get', { id: row.id }).then((x) => { setCurrent(x); setOpened(x); });
+      if (row)
+        void call('screenings.get', { id: row.id }).then((x) => {
+          setCurrent(x);
+          setOpened(x);
+        });
     },
   });
   const set = (k: keyof typeof v, value: string) => setV((x) => ({ ...x, [k]: value }));
   const pickTest = (test: string) => setV((x) => ({ ...x, test, unit: TESTS.find((t) => t.test === test)?.unit ?? x.unit }));
   const now = (k: keyof Screening, show: (x: Screening) => string) => (current && row && current[k] !== row[k] ? show(current) : null);
   function submit() {
-    const input: Record<string, unknown> = { test: v.test, unit: v.unit.trim(), date: v.date, notes: v.notes, value: v.value.trim() === '' ? undefined : Number(v.value) };
+    const input: Record<string, unknown> = {
+      test: v.test,
+      unit: v.unit.trim(),
+      date: v.date,
+      notes: v.notes,
+      value: v.value.trim() === '' ? undefined : Number(v.value),
+    };
     if (v.side) input.side = v.side;
     if (!row || !opened) {
       void form.submit('screenings.create', { athlete_id: athleteId, ...input });
@@ -77,11 +143,21 @@ function ScreeningFormDialog({ athleteId, row, onClose, onSaved }: { athleteId: 
   }
   const test = TESTS.find((t) => t.test === v.test);
   return (
-    <FormDialog form={form} title={row ? `Correct ${humanize(row.test).toLowerCase()} (${formatDate(row.date)})` : 'Record screening'} submitLabel={row ? 'Save correction' : 'Record screening'} onSubmit={submit} onClose={onClose}>
+    <FormDialog
+      form={form}
+      title={row ? `Correct ${humanize(row.test).toLowerCase()} (${formatDate(row.date)})` : 'Record screening'}
+      submitLabel={row ? 'Save correction' : 'Record screening'}
+      onSubmit={submit}
+      onClose={onClose}
+    >
       <Field label="Test" name="test" form={form} current={now('test', (x) => humanize(x.test))}>
         <select value={v.test} onChange={(e) => pickTest(e.target.value)}>
           <option value="">Choose…</option>
-          {TESTS.map((t) => <option key={t.test} value={t.test}>{humanize(t.test)}</option>)}
+          {TESTS.map((t) => (
+            <option key={t.test} value={t.test}>
+              {humanize(t.test)}
+            </option>
+          ))}
           {row && !TESTS.some((t) => t.test === row.test) ? <option value={row.test}>{humanize(row.test)}</option> : null}
         </select>
       </Field>
@@ -94,7 +170,14 @@ function ScreeningFormDialog({ athleteId, row, onClose, onSaved }: { athleteId: 
           <option value="none">Not sided</option>
         </select>
       </Field>
-      <Field label="Result" unit={v.unit || undefined} name="value" form={form} {...(test ? { hint: test.hint } : {})} current={now('value', (x) => `${x.value} ${x.unit}`)}>
+      <Field
+        label="Result"
+        unit={v.unit || undefined}
+        name="value"
+        form={form}
+        {...(test ? { hint: test.hint } : {})}
+        current={now('value', (x) => `${x.value} ${x.unit}`)}
+      >
         <input type="number" inputMode="decimal" step="any" value={v.value} onChange={(e) => set('value', e.target.value)} />
       </Field>
       <Field label="Unit" name="unit" form={form} hint="e.g. cm, N, s">

@@ -30,12 +30,22 @@ function window42(latest: string): string[] {
   return Array.from({ length: DAYS }, (_, i) => addDays(latest, i - DAYS + 1));
 }
 
-export function WellnessTab({ athleteId, onState, onSaved }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void; onSaved(s: string): void }) {
+export function WellnessTab({
+  athleteId,
+  onState,
+  onSaved,
+}: {
+  athleteId: string;
+  onState: (s: 'loading' | 'ready' | 'error') => void;
+  onSaved(s: string): void;
+}) {
   const me = useSession((s) => s.me)!;
   const [vitalsOpen, setVitalsOpen] = useState(false);
   const data = useLoad(async () => {
     const [w, v] = await Promise.all([
-      hasPermission(me.role, 'wellness.read') ? call('wellness.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve({ total: 0, wellness: [] as Wellness[] }),
+      hasPermission(me.role, 'wellness.read')
+        ? call('wellness.list', { athlete_id: athleteId, limit: DAYS })
+        : Promise.resolve({ total: 0, wellness: [] as Wellness[] }),
       hasPermission(me.role, 'vitals.read') ? call('vitals.list', { athlete_id: athleteId, limit: DAYS }) : Promise.resolve(null),
     ]);
     return { wellness: w.wellness, vitals: v?.vitals ?? null, canReadWellness: hasPermission(me.role, 'wellness.read') };
@@ -46,8 +56,23 @@ export function WellnessTab({ athleteId, onState, onSaved }: { athleteId: string
   return (
     <div className="stack">
       {form}
-      {canVitals ? <div className="row-actions"><button type="button" data-action="record-vitals" onClick={() => setVitalsOpen(true)}>Record vitals…</button></div> : null}
-      {vitalsOpen ? <VitalsFormDialog athleteId={athleteId} onClose={() => setVitalsOpen(false)} onSaved={(s) => { setVitalsOpen(false); onSaved(s); }} /> : null}
+      {canVitals ? (
+        <div className="row-actions">
+          <button type="button" data-action="record-vitals" onClick={() => setVitalsOpen(true)}>
+            Record vitals…
+          </button>
+        </div>
+      ) : null}
+      {vitalsOpen ? (
+        <VitalsFormDialog
+          athleteId={athleteId}
+          onClose={() => setVitalsOpen(false)}
+          onSaved={(s) => {
+            setVitalsOpen(false);
+            onSaved(s);
+          }}
+        />
+      ) : null}
       <WellnessBody data={data} />
     </div>
   );
@@ -70,7 +95,18 @@ function WellnessBody({ data }: { data: ReturnType<typeof useLoad<{ wellness: We
         <section aria-labelledby="wellness-charts-h">
           <h2 id="wellness-charts-h">Wellness, last {DAYS} days (1–5)</h2>
           <div className="small-multiples">
-            {SCALES.map((sc, i) => <LineChart key={sc.key} compact title={`${sc.label} (${sc.hint})`} labels={labels} min={1} max={5} ticks={[1, 3, 5]} series={[{ name: sc.label, tone: `s${i + 1}`, values: pick(sc.key) }]} />)}
+            {SCALES.map((sc, i) => (
+              <LineChart
+                key={sc.key}
+                compact
+                title={`${sc.label} (${sc.hint})`}
+                labels={labels}
+                min={1}
+                max={5}
+                ticks={[1, 3, 5]}
+                series={[{ name: sc.label, tone: `s${i + 1}`, values: pick(sc.key) }]}
+              />
+            ))}
           </div>
         </section>
       ) : null}
@@ -78,20 +114,62 @@ function WellnessBody({ data }: { data: ReturnType<typeof useLoad<{ wellness: We
         <section aria-labelledby="vitals-charts-h">
           <h2 id="vitals-charts-h">Vitals, last {DAYS} days</h2>
           <div className="small-multiples">
-            <LineChart compact title="Resting heart rate (bpm)" labels={labels} {...axis(vitals.map((v) => v.resting_hr_bpm))} series={[{ name: 'Resting HR (bpm)', tone: 's3', values: dates.map((d) => vByDate.get(d)?.resting_hr_bpm ?? null) }]} />
-            <LineChart compact title="HRV rMSSD (ms)" labels={labels} {...axis(vitals.map((v) => v.hrv_rmssd_ms))} series={[{ name: 'HRV rMSSD (ms)', tone: 's1', values: dates.map((d) => vByDate.get(d)?.hrv_rmssd_ms ?? null) }]} />
+            <LineChart
+              compact
+              title="Resting heart rate (bpm)"
+              labels={labels}
+              {...axis(vitals.map((v) => v.resting_hr_bpm))}
+              series={[{ name: 'Resting HR (bpm)', tone: 's3', values: dates.map((d) => vByDate.get(d)?.resting_hr_bpm ?? null) }]}
+            />
+            <LineChart
+              compact
+              title="HRV rMSSD (ms)"
+              labels={labels}
+              {...axis(vitals.map((v) => v.hrv_rmssd_ms))}
+              series={[{ name: 'HRV rMSSD (ms)', tone: 's1', values: dates.map((d) => vByDate.get(d)?.hrv_rmssd_ms ?? null) }]}
+            />
           </div>
         </section>
       ) : null}
       {wellness.length ? <h2>Latest entries</h2> : null}
-      {wellness.length ? <table className="table">
-        <thead><tr><th scope="col">Date</th><th scope="col" className="num">Sleep</th><th scope="col" className="num">Soreness</th><th scope="col" className="num">Stress</th><th scope="col" className="num">Mood</th><th scope="col" className="num">Fatigue</th><th scope="col">Notes</th></tr></thead>
-        <tbody>
-          {wellness.slice(0, 7).map((w) => (
-            <tr key={w.id}><td>{formatDate(w.date)}</td><td className="num">{w.sleep}</td><td className="num">{w.soreness}</td><td className="num">{w.stress}</td><td className="num">{w.mood}</td><td className="num">{w.fatigue}</td><td>{w.notes || <span className="muted">—</span>}</td></tr>
-          ))}
-        </tbody>
-      </table> : null}
+      {wellness.length ? (
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Date</th>
+              <th scope="col" className="num">
+                Sleep
+              </th>
+              <th scope="col" className="num">
+                Soreness
+              </th>
+              <th scope="col" className="num">
+                Stress
+              </th>
+              <th scope="col" className="num">
+                Mood
+              </th>
+              <th scope="col" className="num">
+                Fatigue
+              </th>
+              <th scope="col">Notes</th>
+            </tr>
+          </thead>
+          <tbody>
+            {wellness.slice(0, 7).map((w) => (
+              <tr key={w.id}>
+                <td>{formatDate(w.date)}</td>
+                <td className="num">{w.sleep}</td>
+                <td className="num">{w.soreness}</td>
+                <td className="num">{w.stress}</td>
+                <td className="num">{w.mood}</td>
+                <td className="num">{w.fatigue}</td>
+                <td>{w.notes || <span className="muted">—</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
     </>
   );
 }
@@ -120,9 +198,22 @@ function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(s: st
   const today = todayIso();
   const stored = useLoad(() => call('wellness.getDay', { athlete_id: athleteId, date: today }), `${athleteId}/${today}`);
   if (stored.state === 'error') return <ErrorNote error={stored.error} />;
-  if (stored.state === 'loading') return <p className="muted card" role="status">Loading today's answers…</p>;
+  if (stored.state === 'loading')
+    return (
+      <p className="muted card" role="status">
+        Loading today's answers…
+      </p>
+    );
   // Keyed by the stored row's version: the answers start from what is stored each time it changes.
-  return <WellnessAnswers key={stored.data ? `${stored.data.id}:${stored.data.version}` : 'none'} athleteId={athleteId} today={today} row={stored.data} onSaved={onSaved} />;
+  return (
+    <WellnessAnswers
+      key={stored.data ? `${stored.data.id}:${stored.data.version}` : 'none'}
+      athleteId={athleteId}
+      today={today}
+      row={stored.data}
+      onSaved={onSaved}
+    />
+  );
 }
 
 function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string; today: string; row: Wellness | null; onSaved(s: string): void }) {
@@ -132,7 +223,9 @@ function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string
   const [unchanged, setUnchanged] = useState(false);
   const form = useEntryForm('wellness', { onSaved });
   const before = answersOf(row);
-  const changes = row ? SCALES.filter((sc) => values[sc.key] !== before[sc.key]).map((sc) => ({ label: sc.label, from: before[sc.key], to: values[sc.key] })) : [];
+  const changes = row
+    ? SCALES.filter((sc) => values[sc.key] !== before[sc.key]).map((sc) => ({ label: sc.label, from: before[sc.key], to: values[sc.key] }))
+    : [];
   const notesChanged = row ? notes !== row.notes : false;
 
   function send() {
@@ -155,50 +248,133 @@ function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string
     send();
   }
   return (
-    <form className="card wellness-form" data-form="wellness" data-state={form.state} data-stored={row ? 'true' : 'false'} onSubmit={submit} aria-labelledby="wellness-form-h" noValidate>
+    <form
+      className="card wellness-form"
+      data-form="wellness"
+      data-state={form.state}
+      data-stored={row ? 'true' : 'false'}
+      onSubmit={submit}
+      aria-labelledby="wellness-form-h"
+      noValidate
+    >
       <h2 id="wellness-form-h">Today's wellness ({formatDate(today)})</h2>
       {row ? (
-        <p className="small" data-stored-note>Already submitted today ({formatDateTime(row.updated_at)}): these are the stored answers. Change any and submit to replace them.</p>
-      ) : <p className="small muted">Not submitted yet today. Choose a value for each scale.</p>}
+        <p className="small" data-stored-note>
+          Already submitted today ({formatDateTime(row.updated_at)}): these are the stored answers. Change any and submit to replace them.
+        </p>
+      ) : (
+        <p className="small muted">Not submitted yet today. Choose a value for each scale.</p>
+      )}
       <div className="fields">
-        {SCALES.map((sc) => <ScaleField key={sc.key} name={sc.key} label={sc.label} hint={sc.hint} value={values[sc.key]} issue={form.issueFor(sc.key)} onChange={(n) => { setConfirming(false); setValues((v) => ({ ...v, [sc.key]: n })); }} />)}
+        {SCALES.map((sc) => (
+          <ScaleField
+            key={sc.key}
+            name={sc.key}
+            label={sc.label}
+            hint={sc.hint}
+            value={values[sc.key]}
+            issue={form.issueFor(sc.key)}
+            onChange={(n) => {
+              setConfirming(false);
+              setValues((v) => ({ ...v, [sc.key]: n }));
+            }}
+          />
+        ))}
         <Field label="Notes" name="notes" form={form} wide hint="Optional: anything the staff should know">
-          <input type="text" maxLength={2000} value={notes} onChange={(e) => { setConfirming(false); setNotes(e.target.value); }} />
+          <input
+            type="text"
+            maxLength={2000}
+            value={notes}
+            onChange={(e) => {
+              setConfirming(false);
+              setNotes(e.target.value);
+            }}
+          />
         </Field>
       </div>
       {confirming ? (
         <div className="replace-confirm" role="alert" data-replace-confirm>
           <strong>Already submitted today — replace?</strong>
           <ul className="small">
-            {changes.map((c) => <li key={c.label}>{c.label}: {c.from ?? '—'} → {c.to ?? '—'}</li>)}
-            {notesChanged ? <li>Notes: “{row?.notes || '—'}” → “{notes || '—'}”</li> : null}
+            {changes.map((c) => (
+              <li key={c.label}>
+                {c.label}: {c.from ?? '—'} → {c.to ?? '—'}
+              </li>
+            ))}
+            {notesChanged ? (
+              <li>
+                Notes: “{row?.notes || '—'}” → “{notes || '—'}”
+              </li>
+            ) : null}
           </ul>
           <div className="form-actions">
-            <button type="button" className="primary" data-action="replace" onClick={send}>Replace today's answers</button>
-            <button type="button" onClick={() => { setValues(before); setNotes(row?.notes ?? ''); setConfirming(false); }}>Keep the stored answers</button>
+            <button type="button" className="primary" data-action="replace" onClick={send}>
+              Replace today's answers
+            </button>
+            <button
+              type="button"
+              onClick={() => {
+                setValues(before);
+                setNotes(row?.notes ?? '');
+                setConfirming(false);
+              }}
+            >
+              Keep the stored answers
+            </button>
           </div>
         </div>
       ) : null}
-      {unchanged ? <p className="ok-note" role="status">Nothing changed: these answers are already stored for today.</p> : null}
+      {unchanged ? (
+        <p className="ok-note" role="status">
+          Nothing changed: these answers are already stored for today.
+        </p>
+      ) : null}
       <FormMessages form={form} />
-      {!confirming ? <div className="form-actions"><button type="submit" className="primary" disabled={form.state === 'saving'}>{row ? 'Submit changes' : 'Submit'}</button></div> : null}
+      {!confirming ? (
+        <div className="form-actions">
+          <button type="submit" className="primary" disabled={form.state === 'saving'}>
+            {row ? 'Submit changes' : 'Submit'}
+          </button>
+        </div>
+      ) : null}
     </form>
   );
 }
 
 /** One 1–5 scale as a radio group (arrow keys move between values). */
-function ScaleField({ name, label, hint, value, issue, onChange }: { name: string; label: string; hint: string; value: number | null; issue: string | null; onChange(n: number): void }) {
+function ScaleField({
+  name,
+  label,
+  hint,
+  value,
+  issue,
+  onChange,
+}: {
+  name: string;
+  label: string;
+  hint: string;
+  value: number | null;
+  issue: string | null;
+  onChange(n: number): void;
+}) {
   return (
     <fieldset className={`scale-group field${issue ? ' invalid' : ''}`} data-field={name} aria-invalid={issue ? true : undefined}>
-      <legend>{label} <span className="unit">({hint})</span></legend>
+      <legend>
+        {label} <span className="unit">({hint})</span>
+      </legend>
       <div className="scale-options">
         {[1, 2, 3, 4, 5].map((n) => (
           <label key={n}>
-            <input type="radio" name={name} value={n} checked={value === n} onChange={() => onChange(n)} />{n}
+            <input type="radio" name={name} value={n} checked={value === n} onChange={() => onChange(n)} />
+            {n}
           </label>
         ))}
       </div>
-      {issue ? <span className="field-error" role="alert">{issue === 'Enter a number.' || issue === 'Required.' ? 'Choose a value from 1 to 5.' : issue}</span> : null}
+      {issue ? (
+        <span className="field-error" role="alert">
+          {issue === 'Enter a number.' || issue === 'Required.' ? 'Choose a value from 1 to 5.' : issue}
+        </span>
+      ) : null}
     </fieldset>
   );
 }
@@ -209,9 +385,14 @@ function VitalsFormDialog({ athleteId, onClose, onSaved }: { athleteId: string; 
   const form = useEntryForm('vitals-add', { onSaved });
   const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
   return (
-    <FormDialog form={form} title="Record vitals" submitLabel="Record vitals" onClose={onClose}
+    <FormDialog
+      form={form}
+      title="Record vitals"
+      submitLabel="Record vitals"
+      onClose={onClose}
       onSubmit={() => void form.submit('vitals.record', { athlete_id: athleteId, date: v.date, resting_hr_bpm: num(v.hr), hrv_rmssd_ms: num(v.hrv) })}
-      intro={<p className="small muted">Morning values, measured lying down before getting up.</p>}>
+      intro={<p className="small muted">Morning values, measured lying down before getting up.</p>}
+    >
       <Field label="Date" name="date" form={form}>
         <input type="date" value={v.date} max={todayIso()} onChange={(e) => setV((x) => ({ ...x, date: e.target.value }))} />
       </Field>

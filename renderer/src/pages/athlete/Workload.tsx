@@ -16,12 +16,38 @@ import { addDays, formatDate, todayIso } from '../../format';
 
 const DAYS = 42;
 
-export function WorkloadTab({ athleteId, athleteName, onState, onSaved }: { athleteId: string; athleteName: string; onState: (s: 'loading' | 'ready' | 'error') => void; onSaved(s: string): void }) {
+export function WorkloadTab({
+  athleteId,
+  athleteName,
+  onState,
+  onSaved,
+}: {
+  athleteId: string;
+  athleteName: string;
+  onState: (s: 'loading' | 'ready' | 'error') => void;
+  onSaved(s: string): void;
+}) {
   const me = useSession((s) => s.me)!;
   const [logging, setLogging] = useState(false);
   const canLog = hasPermission(me.role, 'workload.write');
-  const action = canLog ? <div className="row-actions"><button type="button" className="primary" data-action="log-load" onClick={() => setLogging(true)}>Log session load…</button></div> : null;
-  const dialog = logging ? <LoadFormDialog squad={null} athlete={{ id: athleteId, name: athleteName }} onClose={() => setLogging(false)} onSaved={(s) => { setLogging(false); onSaved(s); }} /> : null;
+  const action = canLog ? (
+    <div className="row-actions">
+      <button type="button" className="primary" data-action="log-load" onClick={() => setLogging(true)}>
+        Log session load…
+      </button>
+    </div>
+  ) : null;
+  const dialog = logging ? (
+    <LoadFormDialog
+      squad={null}
+      athlete={{ id: athleteId, name: athleteName }}
+      onClose={() => setLogging(false)}
+      onSaved={(s) => {
+        setLogging(false);
+        onSaved(s);
+      }}
+    />
+  ) : null;
   const data = useLoad(async () => {
     const today = todayIso();
     const [loads, acwr] = await Promise.all([
@@ -47,7 +73,9 @@ export function WorkloadTab({ athleteId, athleteName, onState, onSaved }: { athl
       {dialog}
       {action}
       <div className="cards">
-        {acwr.results.map((r) => <AcwrCard key={r.method} r={r} />)}
+        {acwr.results.map((r) => (
+          <AcwrCard key={r.method} r={r} />
+        ))}
       </div>
       <BarLineChart
         title={`Daily load and rolling ACWR, last ${DAYS} days to ${formatDate(end)}`}
@@ -64,11 +92,18 @@ function AcwrCard({ r }: { r: AcwrResult }) {
   return (
     <section className="card acwr" data-acwr={r.method} data-status={r.status}>
       <h2>ACWR — {r.method === 'rolling' ? 'rolling averages' : 'EWMA'}</h2>
-      {r.status === 'ok' ? <p className="big-number">{r.ratio?.toFixed(2)}</p> : <p className="big-number muted">{r.status === 'insufficient_data' ? 'Insufficient data' : 'Undefined'}</p>}
+      {r.status === 'ok' ? (
+        <p className="big-number">{r.ratio?.toFixed(2)}</p>
+      ) : (
+        <p className="big-number muted">{r.status === 'insufficient_data' ? 'Insufficient data' : 'Undefined'}</p>
+      )}
       <dl className="facts inline small">
-        <dt>Acute ({r.acute_window_days} d)</dt><dd>{r.acute_au === null ? '—' : `${r.acute_au.toFixed(0)} AU/day`}</dd>
-        <dt>Chronic ({r.chronic_window_days} d)</dt><dd>{r.chronic_au === null ? '—' : `${r.chronic_au.toFixed(0)} AU/day`}</dd>
-        <dt>Coverage</dt><dd data-testid="acwr-coverage">{coverageText(r)}</dd>
+        <dt>Acute ({r.acute_window_days} d)</dt>
+        <dd>{r.acute_au === null ? '—' : `${r.acute_au.toFixed(0)} AU/day`}</dd>
+        <dt>Chronic ({r.chronic_window_days} d)</dt>
+        <dd>{r.chronic_au === null ? '—' : `${r.chronic_au.toFixed(0)} AU/day`}</dd>
+        <dt>Coverage</dt>
+        <dd data-testid="acwr-coverage">{coverageText(r)}</dd>
       </dl>
       <p className="small">{r.note}</p>
     </section>

@@ -24,16 +24,26 @@ interface AthleteValues {
 
 function valuesOf(a: Athlete | null): AthleteValues {
   return {
-    name: a?.name ?? '', date_of_birth: a?.date_of_birth ?? '', sex: a?.sex ?? '', position: a?.position ?? '', squad_id: a?.squad_id ?? '',
-    dominant_side: a?.dominant_side ?? 'right', notes: a?.notes ?? '',
+    name: a?.name ?? '',
+    date_of_birth: a?.date_of_birth ?? '',
+    sex: a?.sex ?? '',
+    position: a?.position ?? '',
+    squad_id: a?.squad_id ?? '',
+    dominant_side: a?.dominant_side ?? 'right',
+    notes: a?.notes ?? '',
   };
 }
 
 /** What the service receives: empty optional text becomes null, as stored. */
 function toInput(v: AthleteValues): Record<string, unknown> {
   return {
-    name: v.name.trim(), date_of_birth: v.date_of_birth, ...(v.sex ? { sex: v.sex } : {}), position: v.position.trim() || null, squad_id: v.squad_id || null,
-    dominant_side: v.dominant_side, notes: v.notes,
+    name: v.name.trim(),
+    date_of_birth: v.date_of_birth,
+    ...(v.sex ? { sex: v.sex } : {}),
+    position: v.position.trim() || null,
+    squad_id: v.squad_id || null,
+    dominant_side: v.dominant_side,
+    notes: v.notes,
   };
 }
 
@@ -41,7 +51,17 @@ function toInput(v: AthleteValues): Record<string, unknown> {
  * Add (no `athlete`) or edit an athlete. Edit sends only the fields the user changed, with the
  * version the form was opened with.
  */
-export function AthleteFormDialog({ athlete, squads, onClose, onSaved }: { athlete: Athlete | null; squads: readonly SquadOption[]; onClose(): void; onSaved(summary: string): void }) {
+export function AthleteFormDialog({
+  athlete,
+  squads,
+  onClose,
+  onSaved,
+}: {
+  athlete: Athlete | null;
+  squads: readonly SquadOption[];
+  onClose(): void;
+  onSaved(summary: string): void;
+}) {
   const [opened, setOpened] = useState<Athlete | null>(athlete);
   const [current, setCurrent] = useState<Athlete | null>(null);
   const [v, setV] = useState<AthleteValues>(() => valuesOf(athlete));
@@ -76,7 +96,13 @@ export function AthleteFormDialog({ athlete, squads, onClose, onSaved }: { athle
   }
 
   return (
-    <FormDialog form={form} title={athlete ? `Edit ${athlete.name}` : 'Add athlete'} submitLabel={athlete ? 'Save changes' : 'Add athlete'} onSubmit={submit} onClose={onClose}>
+    <FormDialog
+      form={form}
+      title={athlete ? `Edit ${athlete.name}` : 'Add athlete'}
+      submitLabel={athlete ? 'Save changes' : 'Add athlete'}
+      onSubmit={submit}
+      onClose={onClose}
+    >
       <Field label="Full name" name="name" form={form} current={now('name', (a) => a.name)}>
         <input type="text" value={v.name} onChange={(e) => set('name', e.target.value)} maxLength={200} autoComplete="off" required />
       </Field>
@@ -94,7 +120,11 @@ export function AthleteFormDialog({ athlete, squads, onClose, onSaved }: { athle
       <Field label="Squad" name="squad_id" form={form} current={now('squad_id', (a) => squadName(a.squad_id))}>
         <select value={v.squad_id} onChange={(e) => set('squad_id', e.target.value)}>
           <option value="">No squad</option>
-          {squads.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+          {squads.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.name}
+            </option>
+          ))}
         </select>
       </Field>
       <Field label="Position" name="position" form={form} hint="e.g. Midfield" current={now('position', (a) => a.position ?? '—')}>

@@ -11,10 +11,18 @@ import { call } from '../../bridge';
 import { Field, FormDialog, useEntryForm } from '../../components/Form';
 import { formatDate, todayIso } from '../../format';
 
-interface Row { athlete: Pick<Athlete, 'id' | 'name'>; include: boolean; minutes: string; rpe: string }
+interface Row {
+  athlete: Pick<Athlete, 'id' | 'name'>;
+  include: boolean;
+  minutes: string;
+  rpe: string;
+}
 
 /** Athletes (by name) who already have a load on `date`, with what is stored. */
-interface Duplicate { name: string; loads: Pick<SessionLoad, 'duration_min' | 'rpe' | 'load_au'>[] }
+interface Duplicate {
+  name: string;
+  loads: Pick<SessionLoad, 'duration_min' | 'rpe' | 'load_au'>[];
+}
 
 async function existingLoads(date: string, target: { athlete_id: string } | { squad_id: string }, names: ReadonlyMap<string, string>): Promise<Duplicate[]> {
   const r = await call('workload.listLoads', { ...target, from: date, to: date, limit: 1000 });
@@ -34,7 +42,13 @@ const num = (s: string): number | undefined => (s.trim() === '' ? undefined : Nu
  * Log a session load. `squad` set: every active athlete of the squad, listed with their own
  * minutes/RPE and an include box; otherwise the one `athlete`.
  */
-export function LoadFormDialog({ squad, athlete, members, onClose, onSaved }: {
+export function LoadFormDialog({
+  squad,
+  athlete,
+  members,
+  onClose,
+  onSaved,
+}: {
   squad: { id: string; name: string } | null;
   athlete: Pick<Athlete, 'id' | 'name'> | null;
   /** Active squad members (squad form). */
@@ -56,7 +70,13 @@ export function LoadFormDialog({ squad, athlete, members, onClose, onSaved }: {
       ...base,
       squad_id: squad.id,
       exclude_athlete_ids: rows.filter((r) => !r.include).map((r) => r.athlete.id),
-      per_athlete: rows.filter((r) => r.include && (r.minutes.trim() || r.rpe.trim())).map((r) => ({ athlete_id: r.athlete.id, ...(r.minutes.trim() ? { duration_min: num(r.minutes) } : {}), ...(r.rpe.trim() ? { rpe: num(r.rpe) } : {}) })),
+      per_athlete: rows
+        .filter((r) => r.include && (r.minutes.trim() || r.rpe.trim()))
+        .map((r) => ({
+          athlete_id: r.athlete.id,
+          ...(r.minutes.trim() ? { duration_min: num(r.minutes) } : {}),
+          ...(r.rpe.trim() ? { rpe: num(r.rpe) } : {}),
+        })),
     };
   }
 
@@ -78,18 +98,45 @@ export function LoadFormDialog({ squad, athlete, members, onClose, onSaved }: {
     void form.submit('workload.logSessionLoads', input());
   }
 
-  const setRow = (i: number, patch: Partial<Row>) => { setDupes(null); setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r))); };
+  const setRow = (i: number, patch: Partial<Row>) => {
+    setDupes(null);
+    setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  };
   const included = rows.filter((r) => r.include).length;
   const au = (m: string, r: string) => (num(m) !== undefined && num(r) !== undefined ? Math.round(num(m)! * num(r)! * 100) / 100 : null);
   return (
-    <FormDialog form={form} title={`Log session load — ${name}`} submitLabel={dupes ? 'Log anyway: a second session' : checking ? 'Checking…' : squad ? `Log for ${included} athlete${included === 1 ? '' : 's'}` : 'Log load'} wide={Boolean(squad)}
-      onSubmit={() => void submit()} onClose={onClose}
-      intro={<p className="small muted">Load (AU) = session RPE (CR-10, 0–10) × minutes. Leave the per-athlete boxes empty to use the session values.</p>}>
+    <FormDialog
+      form={form}
+      title={`Log session load — ${name}`}
+      submitLabel={
+        dupes ? 'Log anyway: a second session' : checking ? 'Checking…' : squad ? `Log for ${included} athlete${included === 1 ? '' : 's'}` : 'Log load'
+      }
+      wide={Boolean(squad)}
+      onSubmit={() => void submit()}
+      onClose={onClose}
+      intro={<p className="small muted">Load (AU) = session RPE (CR-10, 0–10) × minutes. Leave the per-athlete boxes empty to use the session values.</p>}
+    >
       <Field label="Date" name="date" form={form}>
-        <input type="date" value={v.date} max={todayIso()} onChange={(e) => { setDupes(null); setV((x) => ({ ...x, date: e.target.value })); }} />
+        <input
+          type="date"
+          value={v.date}
+          max={todayIso()}
+          onChange={(e) => {
+            setDupes(null);
+            setV((x) => ({ ...x, date: e.target.value }));
+          }}
+        />
       </Field>
       <Field label="Duration" unit="min" name="duration_min" form={form} hint="1–600">
-        <input type="number" inputMode="numeric" min={1} max={600} step={1} value={v.minutes} onChange={(e) => setV((x) => ({ ...x, minutes: e.target.value }))} />
+        <input
+          type="number"
+          inputMode="numeric"
+          min={1}
+          max={600}
+          step={1}
+          value={v.minutes}
+          onChange={(e) => setV((x) => ({ ...x, minutes: e.target.value }))}
+        />
       </Field>
       <Field label="Session RPE" unit="CR-10, 0–10" name="rpe" form={form} hint="Asked ~30 min after the session">
         <input type="number" inputMode="decimal" min={0} max={10} step={0.5} value={v.rpe} onChange={(e) => setV((x) => ({ ...x, rpe: e.target.value }))} />
@@ -97,30 +144,89 @@ export function LoadFormDialog({ squad, athlete, members, onClose, onSaved }: {
       {squad ? (
         <div className="field wide" data-field="per_athlete">
           <table className="table bulk" aria-label="Athletes in this load">
-            <thead><tr><th scope="col">Include</th><th scope="col">Athlete</th><th scope="col" className="num">Minutes</th><th scope="col" className="num">RPE</th><th scope="col" className="num">Load (AU)</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Include</th>
+                <th scope="col">Athlete</th>
+                <th scope="col" className="num">
+                  Minutes
+                </th>
+                <th scope="col" className="num">
+                  RPE
+                </th>
+                <th scope="col" className="num">
+                  Load (AU)
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {rows.map((r, i) => (
                 <tr key={r.athlete.id} data-load-athlete={r.athlete.name} className={r.include ? '' : 'dropped'}>
-                  <td><input type="checkbox" checked={r.include} onChange={(e) => setRow(i, { include: e.target.checked })} aria-label={`Include ${r.athlete.name}`} /></td>
+                  <td>
+                    <input
+                      type="checkbox"
+                      checked={r.include}
+                      onChange={(e) => setRow(i, { include: e.target.checked })}
+                      aria-label={`Include ${r.athlete.name}`}
+                    />
+                  </td>
                   <th scope="row">{r.athlete.name}</th>
-                  <td className="num"><input type="number" min={1} max={600} className="narrow" placeholder={v.minutes || '—'} value={r.minutes} disabled={!r.include} onChange={(e) => setRow(i, { minutes: e.target.value })} aria-label={`Minutes for ${r.athlete.name}`} /></td>
-                  <td className="num"><input type="number" min={0} max={10} step={0.5} className="narrow" placeholder={v.rpe || '—'} value={r.rpe} disabled={!r.include} onChange={(e) => setRow(i, { rpe: e.target.value })} aria-label={`RPE for ${r.athlete.name}`} /></td>
+                  <td className="num">
+                    <input
+                      type="number"
+                      min={1}
+                      max={600}
+                      className="narrow"
+                      placeholder={v.minutes || '—'}
+                      value={r.minutes}
+                      disabled={!r.include}
+                      onChange={(e) => setRow(i, { minutes: e.target.value })}
+                      aria-label={`Minutes for ${r.athlete.name}`}
+                    />
+                  </td>
+                  <td className="num">
+                    <input
+                      type="number"
+                      min={0}
+                      max={10}
+                      step={0.5}
+                      className="narrow"
+                      placeholder={v.rpe || '—'}
+                      value={r.rpe}
+                      disabled={!r.include}
+                      onChange={(e) => setRow(i, { rpe: e.target.value })}
+                      aria-label={`RPE for ${r.athlete.name}`}
+                    />
+                  </td>
                   <td className="num">{r.include ? (au(r.minutes || v.minutes, r.rpe || v.rpe) ?? '—') : 'left out'}</td>
                 </tr>
               ))}
             </tbody>
           </table>
-          {form.issueFor('per_athlete') ? <span className="field-error" role="alert">{form.issueFor('per_athlete')}</span> : null}
+          {form.issueFor('per_athlete') ? (
+            <span className="field-error" role="alert">
+              {form.issueFor('per_athlete')}
+            </span>
+          ) : null}
         </div>
       ) : null}
       {dupes ? (
         <div className="replace-confirm field wide" role="alert" data-duplicate-warning>
-          <strong>{dupes.length === 1 && !squad ? `${name} already has` : `${dupes.length} athlete${dupes.length === 1 ? ' already has' : 's already have'}`} a load on {formatDate(v.date)}</strong>
+          <strong>
+            {dupes.length === 1 && !squad ? `${name} already has` : `${dupes.length} athlete${dupes.length === 1 ? ' already has' : 's already have'}`} a load
+            on {formatDate(v.date)}
+          </strong>
           <ul className="small">
-            {dupes.slice(0, 8).map((d) => <li key={d.name}>{d.name}: {d.loads.map((l) => `${l.duration_min} min × RPE ${l.rpe} = ${l.load_au} AU`).join('; ')}</li>)}
+            {dupes.slice(0, 8).map((d) => (
+              <li key={d.name}>
+                {d.name}: {d.loads.map((l) => `${l.duration_min} min × RPE ${l.rpe} = ${l.load_au} AU`).join('; ')}
+              </li>
+            ))}
             {dupes.length > 8 ? <li>and {dupes.length - 8} more</li> : null}
           </ul>
-          <p className="small">A second session that day is fine. If this is the same session entered again, cancel: a duplicate doubles that day's load and inflates ACWR.</p>
+          <p className="small">
+            A second session that day is fine. If this is the same session entered again, cancel: a duplicate doubles that day's load and inflates ACWR.
+          </p>
         </div>
       ) : null}
     </FormDialog>
@@ -133,12 +239,23 @@ export function SessionFormDialog({ squads, onClose, onSaved }: { squads: { id: 
   const form = useEntryForm('session-add', { onSaved });
   const set = (k: keyof typeof v, value: string) => setV((x) => ({ ...x, [k]: value }));
   return (
-    <FormDialog form={form} title="Add training session" submitLabel="Add session" onClose={onClose}
-      onSubmit={() => void form.submit('sessions.create', { squad_id: v.squad_id || null, date: v.date, kind: v.kind.trim(), duration_min: num(v.minutes), notes: v.notes })}>
+    <FormDialog
+      form={form}
+      title="Add training session"
+      submitLabel="Add session"
+      onClose={onClose}
+      onSubmit={() =>
+        void form.submit('sessions.create', { squad_id: v.squad_id || null, date: v.date, kind: v.kind.trim(), duration_min: num(v.minutes), notes: v.notes })
+      }
+    >
       <Field label="Squad" name="squad_id" form={form}>
         <select value={v.squad_id} onChange={(e) => set('squad_id', e.target.value)}>
           <option value="">No squad (individual)</option>
-          {squads.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+          {squads.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.name}
+            </option>
+          ))}
         </select>
       </Field>
       <Field label="Date" name="date" form={form}>
@@ -147,7 +264,11 @@ export function SessionFormDialog({ squads, onClose, onSaved }: { squads: { id: 
       <Field label="Session type" name="kind" form={form} hint="e.g. pitch, gym, recovery">
         <input type="text" list="session-kinds" value={v.kind} maxLength={60} onChange={(e) => set('kind', e.target.value)} />
       </Field>
-      <datalist id="session-kinds">{['pitch', 'gym', 'recovery', 'match', 'conditioning'].map((k) => <option key={k} value={k} />)}</datalist>
+      <datalist id="session-kinds">
+        {['pitch', 'gym', 'recovery', 'match', 'conditioning'].map((k) => (
+          <option key={k} value={k} />
+        ))}
+      </datalist>
       <Field label="Planned duration" unit="min" name="duration_min" form={form} hint="1–600">
         <input type="number" min={1} max={600} value={v.minutes} onChange={(e) => set('minutes', e.target.value)} />
       </Field>
