@@ -319,6 +319,8 @@ export type WriteVerbResult = WriteOutput;
 export interface RunTraceView {
   run: {
     id: string;
+    /** Whose run it is (the trace may be opened by others in the org; see main/kinetix/trace-access.ts). */
+    user_id: string;
     status: string;
     model: string;
     page: string | null;

@@ -301,6 +301,15 @@ export function listActivity(db: Db, orgId: string, opts: { limit?: number; offs
   return rows.map((r) => ({ ...(r as unknown as Activity), via_assistant: r.via_assistant === 1 }));
 }
 
+/** The activity rows written by the changesets of assistant run `runId` in `orgId`, newest first. */
+export function activityForRun(db: Db, orgId: string, runId: string): Activity[] {
+  const rows = db.raw.prepare('SELECT * FROM activity WHERE org_id = ? AND run_id = ? ORDER BY created_at DESC, id DESC LIMIT 500').all(orgId, runId) as Record<
+    string,
+    unknown
+  >[];
+  return rows.map((r) => ({ ...(r as unknown as Activity), via_assistant: r.via_assistant === 1 }));
+}
+
 /** Pending outbox entries, oldest first (the sync uploader's queue). */
 export function pendingOutbox(db: Db, limit = 100): { seq: number; changeset_id: string; org_id: string; user_id: string; payload_json: string }[] {
   return db.raw.prepare(`SELECT seq, changeset_id, org_id, user_id, payload_json FROM outbox WHERE status = 'pending' ORDER BY seq LIMIT ?`).all(limit) as {

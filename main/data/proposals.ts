@@ -113,6 +113,15 @@ export function findProposal(db: Db, orgId: string, id: string): ProposalRow | n
   return (db.raw.prepare(`${SELECT} WHERE p.id = ? AND p.org_id = ?`).get(id, orgId) as ProposalRow | undefined) ?? null;
 }
 
+/** How many proposals of assistant run `runId` in `orgId` needed an owner's approval (waiting or decided). */
+export function countNeedsOwnerForRun(db: Db, orgId: string, runId: string): number {
+  return (
+    db.raw.prepare(`SELECT count(*) AS n FROM changeset_proposal WHERE org_id = ? AND run_id = ? AND verdict = 'needs_owner'`).get(orgId, runId) as {
+      n: number;
+    }
+  ).n;
+}
+
 /**
  * Proposals visible to a user: their own, plus (when `includeNeedsOwner`) every proposal of the
  * org that needed an owner (waiting, applied, declined or failed). Newest first; optionally one

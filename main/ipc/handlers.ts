@@ -24,6 +24,8 @@ import { narrowProposal, submitForm } from './forms';
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {
   userId: string | null;
+  /** Assistant runs started from this window's session (stopped when it signs out). */
+  runIds?: Set<string>;
 }
 
 /** What every handler receives besides its input. */
@@ -126,6 +128,17 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       return { people };
     },
     'session.signOut': (ctx) => {
+      // The user's runs started here stop now (a waiting confirmation is not left holding a run slot).
+      const userId = ctx.session.userId;
+      const runs = ctx.session.runIds;
+      if (userId && runs?.size && deps.kinetix) {
+        try {
+          deps.kinetix.stopRuns(userId, runs);
+        } catch (e) {
+          deps.log?.(`sign-out: could not stop assistant runs (${e instanceof Error ? e.name : 'unknown'})`);
+        }
+      }
+      ctx.session.runIds = new Set();
       ctx.session.userId = null;
       return { signed_out: true as const };
     },
@@ -143,6 +156,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'assistant.start': (ctx, { message, conversation_id, page }) => {
       const userId = signedInUser(ctx);
       const r = harness(deps).startRun({ userId, message, ...(conversation_id ? { conversationId: conversation_id } : {}), page: page ?? null });
+      (ctx.session.runIds ??= new Set()).add(r.runId);
       return { run_id: r.runId, conversation_id: r.conversationId };
     },
     'assistant.confirm': (ctx, { tool_call_id, approve, args_hash, content_hash }) => {

@@ -72,6 +72,7 @@ import type { AppliedChangeset } from '../data/changesets';
 import { initTelemetry, telemetryCapturesContent } from '../telemetry/otel';
 import type { Proposal, Tool, ToolContext } from './tool';
 import { toolInputSchema } from './tool';
+import { assertMayReadTrace } from './trace-access';
 
 export { KINETIX_EVENTS } from './events';
 
@@ -530,6 +531,23 @@ export class Kinetix {
     for (const p of this.pending.values()) if (p.run === run) p.resolve({ decision: 'stopped' });
   }
 
+  /**
+   * Stop every run of `runIds` that `userId` still has in flight in this process (sign-out): each
+   * ends as if the user pressed Stop — a dialog waiting for their confirmation is resolved as
+   * stopped, its proposal is not applied, and the run's slot and lease are released. Runs of other
+   * users, and finished or unknown runs, are skipped. Returns how many were stopped.
+   */
+  stopRuns(userId: string, runIds: Iterable<string>): number {
+    let n = 0;
+    for (const id of runIds) {
+      const run = this.active.get(id);
+      if (!run || run.userId !== userId) continue;
+      this.stop(userId, id);
+      n++;
+    }
+    return n;
+  }
+
   /** Resolves when the run ends (any status). @throws NotFound for a run not in this process and not finished. */
   waitForRun(runId: string): Promise<RunOutcome> {
     const run = this.active.get(runId);
@@ -558,7 +576,8 @@ export class Kinetix {
 
   /**
    * The audit view of one run: the run row, its tool calls (arguments masked), its trace entries
-   * and usage rows. Only the run's own user. @throws NotFound
+   * and usage rows. The run's own user, or anyone in the org who may read the activity log and
+   * every record the run read (trace-access.ts). @throws NotFound, Forbidden
    */
   getRunTrace(
     userId: string,
@@ -566,10 +585,12 @@ export class Kinetix {
   ): { run: K.RunRow; toolCalls: K.ToolCallRow[]; trace: { seq: number; kind: string; data: unknown; at: string }[]; usage: K.UsageRow[] } {
     const u = this.caller(userId);
     const run = K.getRun(this.db, runId);
-    if (!run || run.user_id !== u.id || run.org_id !== u.org_id) throw new NotFound('Run');
+    if (!run) throw new NotFound('Run');
+    const toolCalls = K.listToolCalls(this.db, runId);
+    assertMayReadTrace(this.db, this.tools, u, run, toolCalls);
     return {
       run,
-      toolCalls: K.listToolCalls(this.db, runId),
+      toolCalls,
       trace: K.listTrace(this.db, runId).map((t) => ({ seq: t.seq, kind: t.kind, data: JSON.parse(t.data_json) as unknown, at: t.created_at })),
       usage: K.listUsage(this.db, runId),
     };

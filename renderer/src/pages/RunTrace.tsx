@@ -1,7 +1,9 @@
 /**
  * The trace of one assistant run (linked from "via Assistant" activity rows): the request, each
  * tool call with masked arguments, its status and approver, the policy decisions and writes in
- * order, and the usage per model response. Only the run's own user can open it.
+ * order, and the usage per model response. The run's own user opens it, and so does anyone in the
+ * organisation who may read the activity log and every record the run read (an owner also while a
+ * change of the run waits for their approval): main/kinetix/trace-access.ts.
  */
 import { call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
@@ -19,6 +21,9 @@ export function RunTrace({ runId }: { runId: string }) {
         <div className="stack">
           <section className="card">
             <h2>Request</h2>
+            <p className="small muted" data-run-user>
+              Asked by {personName(people, data.data.run.user_id)}
+            </p>
             <blockquote className="record-text">{data.data.run.request_text}</blockquote>
             <dl className="facts inline small">
               <dt>Status</dt>
