@@ -134,6 +134,20 @@ describe('settings: users', () => {
   });
 });
 
+describe('super admin', () => {
+  it('lands on Settings (not the Athletes page it cannot read) and may grant every role', async () => {
+    const page = await signedIn(browser, app, 'super_admin');
+    await waitForPage(page, 'settings');
+    expect(await page.evaluate(() => window.location.hash)).toBe('#/settings');
+    await page.locator('[data-action="add-user"]').click();
+    await waitForForm(page, 'user-add', 'idle');
+    expect(await roleOptions(page, 'user-add')).toContain('super_admin');
+    expect(await page.locator('[data-section="devices"]').count()).toBe(0);
+    await screenshot(page, 'form-27-super-admin-landing');
+    await page.context().close();
+  });
+});
+
 describe('settings: devices', () => {
   it('register shows the key once; Replace key issues a new one; Revoke leaves no key', async () => {
     const page = await signedIn(browser, app, 'admin');

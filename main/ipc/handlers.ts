@@ -16,6 +16,7 @@ import { isVerbName } from '../../models/verbs';
 import { VERBS, callVerb, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
 import { setUserPin } from '../services/admin';
+import { parseSignInOrgs, signInScope } from '../app/signin-scope';
 import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
 import { readAssistantSettings, updateAssistantSettings } from '../kinetix/settings';
@@ -47,6 +48,12 @@ export interface HandlerDeps {
   kinetix?: Kinetix | null;
   /** The tool catalogue (settings: tools that can be switched off). */
   tools?: ToolRegistry | null;
+  /**
+   * Which organisations this installation's sign-in picker lists and lets sign in (ids or names,
+   * case-insensitive). Unset: `ATHLETE_SIGNIN_ORGS` (comma-separated); empty or unset there too:
+   * every organisation in this database. See main/app/signin-scope.ts.
+   */
+  signInOrgs?: readonly string[] | null;
 }
 
 function tools(deps: HandlerDeps): ToolRegistry {
@@ -72,6 +79,7 @@ function unauthenticated(): AppError {
 export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
   const now = deps.now ?? Date.now;
   const failures = new Map<string, { count: number; lockedUntil: number }>();
+  const scope = signInScope(deps.signInOrgs === undefined ? parseSignInOrgs(process.env.ATHLETE_SIGNIN_ORGS) : deps.signInOrgs);
 
   function meOf(userId: string): Me | null {
     const u = findUserById(deps.db, userId);
@@ -91,7 +99,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
   return {
     'session.users': () => {
       const users: SignInUser[] = listAllUsers(deps.db)
-        .filter((u) => u.active)
+        .filter((u) => u.active && scope.includes({ id: u.org_id, name: u.org_name }))
         .map((u) => ({ id: u.id, display_name: u.display_name, email: u.email, role: u.role as Role, org_name: u.org_name, has_pin: Boolean(u.pin_hash) }));
       return { users };
     },
@@ -101,7 +109,9 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       if (f && f.lockedUntil > t) {
         throw new RateLimited('Too many wrong PINs for this user. Wait a few minutes, then try again.', Math.ceil((f.lockedUntil - t) / 1000));
       }
-      const u = findUserById(deps.db, user_id);
+      const found = findUserById(deps.db, user_id);
+      // A user of an organisation this installation does not list is treated as unknown.
+      const u = found && scope.includes({ id: found.org_id, name: findOrganization(deps.db, found.org_id)?.name ?? '' }) ? found : null;
       // Same answer for an unknown user, an inactive user and a wrong PIN (no existence oracle).
       if (!u || !u.active || !verifyPin(pin, u.pin_hash)) {
         // Counted only for real users (the map cannot be filled with made-up ids).

@@ -1,6 +1,6 @@
 /** The app shell: sign-in, or navigation + the current page + the assistant side panel. */
 import { useEffect } from 'react';
-import { canOpen, navFor } from './access';
+import { canOpen, homeFor, navFor } from './access';
 import { AssistantPanel } from './assistant/AssistantPanel';
 import { forget, resumeRemembered } from './assistant/client';
 import { ErrorNote, Denied, Page } from './components/Page';
@@ -64,9 +64,12 @@ export function App() {
   useEffect(() => {
     if (me) resumeRemembered(me.user_id);
   }, [me]);
-  // An athlete's home is their own record.
+  // The default page (Athletes) is not every role's home: an athlete's is their own record, a
+  // super admin's is Settings (access.ts homeFor).
   useEffect(() => {
-    if (me?.role === 'athlete' && route.page === 'athletes' && me.linked_athlete_id) navigate({ page: 'athlete', id: me.linked_athlete_id, tab: 'overview' });
+    if (!me || route.page !== 'athletes') return;
+    const home = homeFor(me.role, me.linked_athlete_id);
+    if (home.page !== 'athletes') navigate(home);
   }, [me, route.page]);
 
   if (status === 'loading')

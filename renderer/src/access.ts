@@ -73,3 +73,17 @@ export function navFor(role: Role, linkedAthleteId: string | null): NavItem[] {
   ];
   return [...items, ...rest.filter((i) => canOpen(role, i.route))].filter((i) => canOpen(role, i.route));
 }
+
+/**
+ * Where `role` lands after signing in (the default route, `#/athletes`, when the role cannot open
+ * it): an athlete account on their own record; a role that cannot read athletes but runs the
+ * installation (super admin) on Settings, where it manages users; otherwise the first page of
+ * its navigation. Roles that read athletes stay on Athletes.
+ */
+export function homeFor(role: Role, linkedAthleteId: string | null): Route {
+  // (An unlinked athlete account stays on Athletes, which tells them their account is not linked.)
+  if (role === 'athlete' && linkedAthleteId) return { page: 'athlete', id: linkedAthleteId, tab: 'overview' };
+  if (canOpen(role, { page: 'athletes' })) return { page: 'athletes' };
+  if (canOpen(role, { page: 'settings' })) return { page: 'settings' };
+  return navFor(role, linkedAthleteId)[0]?.route ?? { page: 'help' };
+}
