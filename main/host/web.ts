@@ -327,7 +327,9 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
           const next = await it.next();
           if (next.done || closed) break;
           const e = next.value;
-          await stream.write(`${e.ephemeral ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e)}\n\n`);
+          // Run events carry an id to resume from; a status event (sync.events) is a snapshot, resumed by the next one.
+          const id = 'runId' in e && !e.ephemeral ? `id: ${e.id}\n` : '';
+          await stream.write(`${id}data: ${JSON.stringify(e)}\n\n`);
         }
         if (!closed) await stream.write('event: end\ndata: {}\n\n');
       } catch (e) {
