@@ -1,5 +1,6 @@
 /**
- * Settings (settings.manage): the organisation, the assistant's model key (set or clear; never
+ * Settings (settings.manage): the organisation, device sync with the club's HQ (enrol, status,
+ * sync now: renderer/src/sync/SyncSettings.tsx), the assistant's model key (set or clear; never
  * shown), monthly budgets with month-to-date spend, the tools that can be switched off, and the
  * users.
  */
@@ -12,6 +13,7 @@ import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDate, roleLabel } from '../format';
 import { useSession } from '../store';
+import { SyncSettings } from '../sync/SyncSettings';
 
 const usd = (n: number | null) => (n === null ? 'no cap' : n.toLocaleString('en-US', { style: 'currency', currency: 'USD' }));
 
@@ -39,6 +41,7 @@ export function Settings() {
           </dd>
         </dl>
       </section>
+      <SyncSettings />
       {assistant ? <AssistantSettings s={assistant} onChange={setAssistant} /> : null}
       {canUsers && data.state === 'ready' ? (
         <section className="card">
