@@ -34,7 +34,7 @@ describe.skipIf(!havePg)('HQ review of what was recorded offline', () => {
     const d = mkdtempSync(join(tmpdir(), 'ai-hq-review-'));
     dirs.push(d);
     const db = openDb(join(d, 'device.sqlite'));
-    const sync = new AppSync(db, deviceSyncFactory(), { tickMs: 0 });
+    const sync = new AppSync(db, deviceSyncFactory(), { tickMs: 0, stopTimeoutMs: 1000 });
     syncs.push(sync);
     expect(sync.status().enrolled).toBe(false);
     await sync.enrol({ hqUrl: hq.url, email: DEMO_EMAILS[role], pin: DEMO_PIN, deviceName: name });
@@ -78,8 +78,11 @@ describe.skipIf(!havePg)('HQ review of what was recorded offline', () => {
 
     // Its activity log: who, when (on the pitch, before the upload), from which device.
     const physio = findUserByEmail(desk.db, DEMO_EMAILS.physio)!;
-    const log = (callVerb(doctor, VERBS, 'activity.list', { limit: 50 }) as { activity: { record_id: string; actor_user_id: string; actor_name: string; created_at: string }[] })
-      .activity;
+    const log = (
+      callVerb(doctor, VERBS, 'activity.list', { limit: 50 }) as {
+        activity: { record_id: string; actor_user_id: string; actor_name: string; created_at: string }[];
+      }
+    ).activity;
     const line = log.find((a) => a.record_id === injuryId);
     expect(line).toBeDefined();
     expect(line!.actor_user_id).toBe(physio.id);
@@ -99,7 +102,10 @@ describe.skipIf(!havePg)('HQ review of what was recorded offline', () => {
     const analyst = findUserByEmail(desk.db, DEMO_EMAILS.analyst)!;
     const session = { session: { userId: null as string | null } };
     // The PIN is checked against the hash HQ sent (never the PIN itself); a wrong one is refused.
-    expect(await dispatch(handlers, session, 'session.signIn', { user_id: analyst.id, pin: '0000' })).toMatchObject({ ok: false, error: { code: 'Unauthenticated' } });
+    expect(await dispatch(handlers, session, 'session.signIn', { user_id: analyst.id, pin: '0000' })).toMatchObject({
+      ok: false,
+      error: { code: 'Unauthenticated' },
+    });
     expect(await dispatch(handlers, session, 'session.signIn', { user_id: analyst.id, pin: DEMO_PIN })).toMatchObject({ ok: true, value: { role: 'analyst' } });
     // An analyst reads screenings but not injuries (models/roles.ts), on this device as at HQ.
     expect(await dispatch(handlers, session, 'verb.call', { verb: 'injuries.list', input: { athlete_id: hq.summary.linkedAthleteId } })).toMatchObject({

@@ -37,6 +37,8 @@ export interface AppSyncOptions {
   log?: (line: string) => void;
   /** How often the status is re-read for listeners, ms (0: never). @default 2000 */
   tickMs?: number;
+  /** Longest wait for the engine to stop (shutdown, re-enrolment), ms. @default 5000 */
+  stopTimeoutMs?: number;
 }
 
 /** The status of a database that has no engine (not enrolled). */
@@ -60,6 +62,7 @@ export class AppSync {
   private lastKey = '';
   private readonly timer: NodeJS.Timeout | null;
   private readonly log: (line: string) => void;
+  private readonly stopTimeoutMs: number;
   private closed = false;
 
   constructor(
@@ -68,6 +71,7 @@ export class AppSync {
     opts: AppSyncOptions = {},
   ) {
     this.log = opts.log ?? (() => undefined);
+    this.stopTimeoutMs = opts.stopTimeoutMs ?? 5000;
     this.engine = factory.open(db);
     this.offEngine = this.engine.onChange(() => this.emit());
     const tick = opts.tickMs ?? 2000;
@@ -99,7 +103,7 @@ export class AppSync {
       pin: input.pin,
       deviceName: input.deviceName?.trim() || hostname() || 'Clinic device',
     });
-    await this.engine.stop().catch(() => undefined);
+    await this.stopEngine(this.engine);
     this.offEngine();
     this.engine = next;
     this.offEngine = next.onChange(() => this.emit());
@@ -149,7 +153,27 @@ export class AppSync {
     if (this.timer) clearInterval(this.timer);
     this.offEngine();
     this.listeners.clear();
-    await this.engine.stop().catch((e: unknown) => this.log(`sync: stop failed: ${e instanceof Error ? e.name : typeof e}`));
+    await this.stopEngine(this.engine);
+  }
+
+  /**
+   * Stop an engine, waiting at most `stopTimeoutMs`: a stop that does not settle (a live shape
+   * request that ignores its abort) must not hold the app's shutdown or a re-enrolment.
+   */
+  private async stopEngine(engine: SyncEngine): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      engine.stop().then(
+        () => 'stopped' as const,
+        (e: unknown) => (this.log(`sync: stop failed: ${e instanceof Error ? e.name : typeof e}`), 'failed' as const),
+      ),
+      new Promise<'timeout'>((r) => {
+        timer = setTimeout(() => r('timeout'), this.stopTimeoutMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.log(`sync: the engine did not stop within ${this.stopTimeoutMs} ms; going on without waiting`);
   }
 
   private requireEnrolled(): void {
