@@ -32,6 +32,7 @@ const OPS = [
   'sync.now',
   'sync.conflicts',
   'sync.discard',
+  'admin.setPin',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
 const STREAMS = ['assistant.events', 'sync.events'] as const satisfies readonly StreamName[];
