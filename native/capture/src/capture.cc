@@ -493,15 +493,29 @@ class Session : public Napi::ObjectWrap<Session> {
       why = e.what();
     }
     s.cap.release();
-    std::lock_guard<std::mutex> lk(s.m);
+    std::unique_lock<std::mutex> lk(s.m);
     s.state = stop_.load() ? State::Closed : end;
     s.message = stop_.load() ? "closed" : why;
     s.rq.closed = true;
     s.cv.notify_all();
-    syncCv_.notify_all();
+    lk.unlock();
+    WakeSync();
   }
 
   void Deliver(Source& s, Frame&& f, int64_t& n) {
+    if (DeliverLocked(s, std::move(f), n)) WakeSync();
+  }
+
+  // Wake the synchroniser without a lost wake-up: taking syncM_ (with no source lock held) orders
+  // this after its predicate check or before it.
+  void WakeSync() {
+    { std::lock_guard<std::mutex> g(syncM_); }
+    syncCv_.notify_all();
+  }
+
+  // Returns true when the frame went to the recording queue.
+  bool DeliverLocked(Source& s, Frame&& f, int64_t& n) {
+    bool queued = false;
     std::unique_lock<std::mutex> lk(s.m);
     if (s.lastT >= 0 && f.t <= s.lastT) f.t = s.lastT + 1;  // strictly monotonic per camera
     f.index = n++;
@@ -517,14 +531,17 @@ class Session : public Napi::ObjectWrap<Session> {
         s.rq.q.pop_front();
         s.recDropped++;
       }
-      if (!s.rq.closed) s.rq.q.push_back(Frame{f.bgr, f.t, f.index});
-      syncCv_.notify_all();
+      if (!s.rq.closed) {
+        s.rq.q.push_back(Frame{f.bgr, f.t, f.index});
+        queued = true;
+      }
     }
     if (s.ring.size() >= ringCap_) {
       s.ring.pop_front();
       s.ringDropped++;
     }
     s.ring.push_back(std::move(f));
+    return queued;
   }
 
   // ------------------------------------------------------------ recording
