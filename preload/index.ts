@@ -27,6 +27,11 @@ const OPS = [
   'proposals.decline',
   'proposals.narrow',
   'forms.submit',
+  'capture.recordings',
+  'capture.importTrial',
+  'capture.process',
+  'capture.job',
+  'capture.cancel',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
 const STREAMS = ['assistant.events'] as const satisfies readonly StreamName[];

@@ -14,6 +14,7 @@ import { CSP } from '../host/csp';
 import { openAppDatabase } from '../app/bootstrap';
 import type { WindowSession } from '../ipc/handlers';
 import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
+import { createCaptureWorkspace } from '../ipc/capture';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { Kinetix } from '../kinetix/harness';
 
@@ -73,11 +74,13 @@ function createWindow(): BrowserWindow {
 
 const refused = { ok: false, error: { code: 'Forbidden', message: 'Calls are accepted only from the app window.' } } as const;
 
-function registerContract(db: Db): void {
+function registerContract(db: Db, captureDir: string): void {
   const log = (l: string) => console.log(`ipc: ${l}`);
   const tools = defaultToolRegistry();
   const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
-  const deps = { db, log, kinetix, tools };
+  const capture = createCaptureWorkspace(db, captureDir, log);
+  app.on('will-quit', () => capture.close());
+  const deps = { db, log, kinetix, tools, capture };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const open = new Map<string, { cancel(): void }>();
@@ -137,7 +140,7 @@ app.whenReady().then(() => {
   // Nothing but camera/microphone access (capture previews) for our own page; everything else is refused.
   session.defaultSession.setPermissionRequestHandler((wc, permission, callback) => callback(permission === 'media' && isAppUrl(wc.getURL())));
   const db = openAppDatabase(undefined, { userDataDir: app.getPath('userData') });
-  registerContract(db);
+  registerContract(db, process.env.ATHLETE_CAPTURE_DIR ?? join(app.getPath('userData'), 'captures'));
   createWindow();
   app.on('before-quit', () => db.close());
 });

@@ -19,6 +19,8 @@ import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
 import { readAssistantSettings, updateAssistantSettings } from '../kinetix/settings';
 import { narrowProposal, submitForm } from './forms';
+import { captureHandlers } from './capture';
+import type { CaptureWorkspace } from '../capture/workspace';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {
@@ -44,6 +46,8 @@ export interface HandlerDeps {
   kinetix?: Kinetix | null;
   /** The tool catalogue (settings: tools that can be switched off). */
   tools?: ToolRegistry | null;
+  /** The capture workspace (recordings and processing jobs); without it the `capture.*` operations answer NotConfigured. */
+  capture?: CaptureWorkspace | null;
 }
 
 function tools(deps: HandlerDeps): ToolRegistry {
@@ -163,6 +167,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'proposals.narrow': (ctx, input) => narrowProposal(deps.db, signedInUser(ctx), input, new Date(now())),
     'forms.submit': (ctx, input) => submitForm(deps.db, signedInUser(ctx), input, new Date(now())),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
+    ...captureHandlers<CallContext>(deps.db, deps.capture, signedInUser),
     'settings.updateAssistant': (ctx, input) => {
       const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};
       if (input.api_key !== undefined) patch.api_key = input.api_key;

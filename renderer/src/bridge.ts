@@ -174,6 +174,11 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'proposals.decline': true,
   'proposals.narrow': true,
   'forms.submit': true,
+  'capture.recordings': true,
+  'capture.importTrial': true,
+  'capture.process': true,
+  'capture.job': true,
+  'capture.cancel': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {
   return Object.prototype.hasOwnProperty.call(OPERATIONS, name);
