@@ -15,7 +15,7 @@ const DATA_ADAPTERS = [
   // Identity before there is an actor: sign-in, the CLI's --as email, an MCP token's user. A
   // service context needs an actor, so resolving who is calling sits below the services.
   {
-    from: '^main/(host|ipc|cli|mcp|capture|app|electron)/',
+    from: '^main/(host|ipc|cli|mcp|capture|app|electron|sync)/',
     to: '^main/data/identity\\.ts$',
     why: 'resolving the caller (sign-in, --as, token) comes before a service context exists',
   },
@@ -29,6 +29,10 @@ const DATA_ADAPTERS = [
     to: '^main/data/(kinetix|proposals|changesets|identity)\\.ts$',
     why: "the harness's own run/audit/proposal tables and assistant settings",
   },
+  // Device sync (main/sync/) owns its state tables and writes the replica: shape rows with their
+  // offsets, upload outcomes, optimistic rows (shared/design/sync.md). Not a verb: it is the
+  // transport below every verb, applying what HQ already authorised.
+  { from: '^main/sync/', to: '^main/data/sync\\.ts$', why: "the sync engine's own state tables and the replica writes of shapes" },
   // MCP client tokens are the MCP adapter's own credential table.
   { from: '^main/mcp/tokens\\.ts$', to: '^main/data/mcp\\.ts$', why: "the MCP adapter's own token table" },
   // Verification tools inspect the database to judge outcomes: tests, fixtures, eval, benchmarks.
@@ -94,7 +98,15 @@ module.exports = {
       name: 'main-not-ui',
       severity: 'error',
       from: { path: '^main/' },
-      to: { path: '^(renderer|preload|e2e|sync)/' },
+      to: { path: '^(renderer|preload|e2e)/' },
+    },
+    {
+      name: 'main-not-hq-server',
+      comment:
+        'main/ never imports the HQ server (sync/); only the device-sync tests, their fixture and benchmark (main/sync/testing/, main/sync/*.test.ts, main/bench/sync*) start it as the real counterpart.',
+      severity: 'error',
+      from: { path: '^main/', pathNot: '^main/sync/(testing/|.*\\.test\\.ts$)|^main/bench/sync' },
+      to: { path: '^sync/' },
     },
     {
       name: 'sqlite-only-in-data-layer',

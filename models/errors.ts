@@ -25,6 +25,7 @@
  * | IterationLimit | 422 | the request needed more steps than allowed: split it |
  * | PauseTurn | 502 | the provider paused its turn (a server tool ran long): ask again |
  * | UnknownStopReason | 502 | the provider stopped for a reason this build does not know: ask again; report it if it persists |
+ * | Unavailable | 503 | a remote service (the club's HQ server) could not be reached or is not ready: local work is kept; retry later (device sync retries on its own) |
  * | Internal | 500 | a bug: nothing was completed; report it if it persists |
  */
 export const ERROR_CODES = [
@@ -44,6 +45,7 @@ export const ERROR_CODES = [
   'IterationLimit',
   'PauseTurn',
   'UnknownStopReason',
+  'Unavailable',
   'Internal',
 ] as const;
 /** One error code of {@link ERROR_CODES}. */
@@ -67,6 +69,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   IterationLimit: 422,
   PauseTurn: 502,
   UnknownStopReason: 502,
+  Unavailable: 503,
   Internal: 500,
 };
 

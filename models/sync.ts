@@ -123,3 +123,68 @@ export function timestamptzToIso(value: string): string {
 
 /** ShapeStream `parser` map for HQ shapes (see {@link timestamptzToIso}). */
 export const HQ_SHAPE_PARSER = { timestamptz: timestamptzToIso } as const;
+
+/** ShapeStream `parser` for `int8` columns (e.g. `video.size_bytes`): a JS number, as SQLite stores it. */
+export function int8ToNumber(value: string): number {
+  return Number(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device side (main/sync/): what the engine reports to the app shell, the Sync page and the CLI.
+
+/**
+ * The device's sync state, for the app shell and Settings → Sync.
+ * `pending_uploads`: outbox changesets not yet accepted by HQ; `conflicts`: changesets HQ rejected
+ * that the user has not discarded; `last_synced_at`: ISO-8601 UTC of the last pass that uploaded
+ * and pulled every shape to up-to-date; `last_error`: the last failure (typed code of
+ * models/errors.ts, e.g. `Unavailable` when HQ is unreachable, `Unauthenticated` when the device
+ * token was revoked), cleared by the next successful pass.
+ */
+export interface DeviceSyncStatus {
+  enrolled: boolean;
+  hq_url: string | null;
+  device_id: string | null;
+  online: boolean;
+  syncing: boolean;
+  pending_uploads: number;
+  conflicts: number;
+  last_synced_at: string | null;
+  last_error: { code: string; message: string } | null;
+}
+
+/**
+ * A changeset HQ rejected, kept until the user re-plans or discards it (never dropped silently).
+ * `changes` are the device's row changes as uploaded (its values); `current` the server's rows
+ * (for `stale`: HQ's row and version; for other reasons the rows this device last received from
+ * HQ, which the local tables now show). Times are ISO-8601 UTC.
+ */
+export interface SyncConflict {
+  changeset_id: string;
+  verb: string;
+  summary: string;
+  reason: RejectionReason;
+  message: string;
+  created_at: string;
+  rejected_at: string;
+  changes: UploadedRowChange[];
+  current: CurrentRow[];
+}
+export type UploadedRowChange = z.infer<typeof UploadedRowChange>;
+
+/** What one sync pass moved (the CLI prints it; the engine's `syncOnce` returns it). */
+export interface SyncReport {
+  /** Changesets HQ applied in this pass. */
+  uploaded: number;
+  /** Changesets HQ rejected in this pass (now conflicts). */
+  rejected: number;
+  /** Outbox changesets still waiting (HQ unreachable, or made by another user of this device). */
+  pending: number;
+  /** Rows written to (or deleted from) the local tables, by table. */
+  pulled: Record<string, number>;
+  /** Shapes that started over (`must-refetch`, or first sync). */
+  refetched: string[];
+  /** Tables HQ refuses to this device's role (not synced). */
+  forbidden: string[];
+  /** Wall time of the pass, ms. */
+  ms: number;
+}

@@ -20,6 +20,7 @@ import { z } from 'zod';
 import { VERB_NAMES, VERB_SPECS, isVerbName } from '../../models/verbs';
 import { callVerb, VERBS } from '../services';
 import { mcpTokenCommand } from './mcp-token';
+import { enrolCommand, syncCommand } from './sync';
 
 /** Where the CLI writes (injectable so it can run in-process). */
 export interface CliIo {
@@ -69,6 +70,13 @@ Commands:
   mcp-token [issue|list|revoke] --db PATH --as EMAIL [--label L] [--expires-days N] [--id ID] [--all]
         Issue (printed once; only its hash is stored), list or revoke the token that binds an MCP
         client (\`npm run mcp -- --db PATH --token T\`) to that user.
+  enrol --db FILE --hq URL --as EMAIL --pin PIN [--name DEVICE]
+        Sign this device file in at the club's HQ server (creates FILE when missing: migrated, empty,
+        no demo seed). The device token is stored encrypted under the machine key.
+  sync  --db FILE [--watch]
+        One sync pass: upload the outbox, then pull every shape until up-to-date; prints what moved.
+        --watch stays live (long-poll shapes, uploader with back-off) until Ctrl+C. Exit codes:
+        6 Unavailable (HQ unreachable), 7 Unauthenticated (token revoked), 8 NotConfigured (not enrolled).
   help  This text.
 
 Examples:
@@ -285,6 +293,10 @@ export async function runCli(argv: string[], io: CliIo = STD_IO): Promise<number
         return await askCmd(rest, io);
       case 'mcp-token':
         return await mcpTokenCommand(rest, io);
+      case 'enrol':
+        return await enrolCommand(rest, io);
+      case 'sync':
+        return await syncCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':

@@ -15,6 +15,7 @@ import type { Activity } from '../../models/records';
 import type { Db } from './db';
 import { TABLES } from '../../models/tables';
 import { columnsOf, decodeRow, encodeValue, liveRowInOrg, rowFacts } from './rows';
+import { recordOptimisticWrite } from './sync';
 
 /**
  * What apply returns (also stored, so an idempotent retry returns it again): the contract's
@@ -139,7 +140,9 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     // 1. Authorise and version-check every row before writing any.
     checkChangeset(db, actor, changes);
 
-    // 2. Write.
+    // 2. Write (on an enrolled device, first remember the server's rows these changes cover).
+    const id = opts.changesetId ?? uuidv7();
+    recordOptimisticWrite(db, id, changes);
     const versions: Record<string, number> = {};
     const applied: (InsertChange | UpdateChange)[] = [];
     for (const change of changes) {
@@ -169,7 +172,6 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
 
     // 3. Inverse (for Undo), changeset row, activity row, outbox.
     const inverse = applied.map((c) => inverseOf(c, versions[c.id]!)).reverse();
-    const id = opts.changesetId ?? uuidv7();
     const activityId = uuidv7();
     const result: AppliedChangeset = {
       id,

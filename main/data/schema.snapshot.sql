@@ -91,6 +91,12 @@ CREATE INDEX session_load_org_date ON session_load(org_id, date);
 -- index squad_org
 CREATE INDEX squad_org ON squad(org_id);
 
+-- index sync_optimistic_row
+CREATE INDEX sync_optimistic_row ON sync_optimistic(tbl, id);
+
+-- index sync_upload_state
+CREATE INDEX sync_upload_state ON sync_upload(state);
+
 -- index training_session_org_date
 CREATE INDEX training_session_org_date ON training_session(org_id, date);
 
@@ -635,6 +641,76 @@ CREATE TABLE squad (id TEXT PRIMARY KEY,
   deleted_at TEXT,
   name TEXT NOT NULL,
   season TEXT NOT NULL
+);
+
+-- table sync_enrolment
+CREATE TABLE sync_enrolment (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  hq_url TEXT NOT NULL,
+  device_id TEXT NOT NULL,
+  device_name TEXT NOT NULL,
+  org_id TEXT NOT NULL,
+  org_name TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  user_email TEXT NOT NULL,
+  user_role TEXT NOT NULL,
+  token_sealed TEXT NOT NULL,
+  token_hint TEXT NOT NULL,
+  token_expires_at TEXT,
+  enrolled_at TEXT NOT NULL,
+  last_synced_at TEXT,
+  last_error_code TEXT,
+  last_error_message TEXT,
+  last_error_at TEXT
+);
+
+-- table sync_optimistic
+CREATE TABLE sync_optimistic (
+  changeset_id TEXT NOT NULL,
+  tbl TEXT NOT NULL,
+  id TEXT NOT NULL,
+  PRIMARY KEY (changeset_id, tbl, id)
+) WITHOUT ROWID;
+
+-- table sync_seen_txid
+CREATE TABLE sync_seen_txid (
+  txid TEXT NOT NULL,
+  tbl TEXT NOT NULL,
+  seen_at TEXT NOT NULL,
+  PRIMARY KEY (txid, tbl)
+) WITHOUT ROWID;
+
+-- table sync_server_row
+CREATE TABLE sync_server_row (
+  tbl TEXT NOT NULL,
+  id TEXT NOT NULL,
+  row_json TEXT,
+  PRIMARY KEY (tbl, id)
+) WITHOUT ROWID;
+
+-- table sync_shape
+CREATE TABLE sync_shape (
+  tbl TEXT PRIMARY KEY,
+  handle TEXT,
+  shape_offset TEXT NOT NULL DEFAULT '-1',
+  needs_reset INTEGER NOT NULL DEFAULT 1,
+  forbidden INTEGER NOT NULL DEFAULT 0,
+  rows_applied INTEGER NOT NULL DEFAULT 0,
+  up_to_date_at TEXT,
+  updated_at TEXT NOT NULL
+);
+
+-- table sync_upload
+CREATE TABLE sync_upload (
+  changeset_id TEXT PRIMARY KEY,
+  state TEXT NOT NULL CHECK (state IN ('applied', 'synced', 'rejected', 'discarded')),
+  txid TEXT,
+  versions_json TEXT,
+  hq_applied_at TEXT,
+  reason TEXT,
+  message TEXT,
+  current_json TEXT,
+  decided_at TEXT NOT NULL
 );
 
 -- table training_session

@@ -2,7 +2,7 @@
  * Joint-angle time series of one capture session, the repetitions found in them, and the peak of
  * every joint per repetition (the results page). Runtime-agnostic: zod and plain arrays only.
  *
- * Stored as JSON in `capture_session.angle_series` (migration 0009): one series per reported
+ * Stored as JSON in `capture_session.angle_series` (migration 0010): one series per reported
  * (joint, side) — the per-frame values the pipeline's statistics were computed from (gated and
  * missing frames are null), degrees rounded to 0.1°. Omitted readings have no series: the page shows
  * them as refused with their reason from `pose_metric`.

@@ -14,6 +14,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { AppError, Forbidden, RateLimited } from '../../models/errors';
 import { ChangesetUpload, type ChangesetOutcome } from '../../models/sync';
+import { SELF_SCOPED_ROLES } from '../../models/roles';
 import { isTableName, TABLES } from '../../models/tables';
 import { DeviceRegistry } from '../auth/devices';
 import { applyUploadedChangeset } from '../write/apply';
@@ -83,17 +84,22 @@ function zodIssues(e: z.ZodError): { path: string; message: string }[] {
   return e.issues.slice(0, 20).map((i) => ({ path: i.path.join('.'), message: i.message }));
 }
 
-/** Request-level checks of an upload: every table and column must exist, ids unique, org and user the token's. */
-function checkUpload(upload: ChangesetUpload, principal: { orgId: string; userId: string }): void {
+/**
+ * Request-level checks of an upload: every table and column must exist, ids unique, the org the
+ * token's. The user: an athlete's device uploads that athlete's changesets only; an org device
+ * (enrolled by staff) uploads the changesets of whoever signed in on it, each applied as its user.
+ */
+function checkUpload(upload: ChangesetUpload, principal: { orgId: string; userId: string; role: string }): void {
+  const selfScoped = SELF_SCOPED_ROLES.has(principal.role as never);
   const seen = new Set<string>();
   upload.changesets.forEach((cs, i) => {
     if (seen.has(cs.changeset_id)) throw badRequest(`changesets.${i}: changeset ${cs.changeset_id} appears twice in this upload.`);
     seen.add(cs.changeset_id);
     if (cs.org_id && cs.org_id !== principal.orgId)
       throw new Forbidden(`changesets.${i} (${cs.changeset_id}) belongs to another organisation than this device's; nothing was applied.`);
-    if (cs.user_id && cs.user_id !== principal.userId)
+    if (cs.user_id && cs.user_id !== principal.userId && selfScoped)
       throw new Forbidden(
-        `changesets.${i} (${cs.changeset_id}) was made by another user than the one this device token belongs to; upload it with that user's token. Nothing was applied.`,
+        `changesets.${i} (${cs.changeset_id}) was made by another user than the athlete this device belongs to; an athlete's device uploads that athlete's changes only. Nothing was applied.`,
       );
     cs.changes.forEach((ch, j) => {
       const at = `changesets.${i}.changes.${j}`;

@@ -2,7 +2,7 @@
  * GET /v1/shape through the HQ proxy, in front of the real embedded shape service reading as the
  * replication role, with the real `@electric-sql/client`: the proxy sets the table's tenant
  * `where`, so a device sees its org (athletes: their own athlete) and a forged `where` or org
- * narrows at most; PIN hashes never leave; a write through POST /v1/changesets arrives live
+ * narrows at most; PIN hashes travel (never PINs); a write through POST /v1/changesets arrives live
  * carrying the txid HQ returned; a long-poll has a maximum lifetime.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -177,11 +177,11 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     expect((await fetch(`${server.url}/v1/shape?table=athlete&offset=-1`)).status).toBe(401);
   });
 
-  it('never sends PIN hashes, and refuses columns outside the table', async () => {
+  it('sends PIN hashes (never PINs) for offline sign-in, and refuses columns outside the table', async () => {
     const users = await rowsOf(tokens.physio!, { table: 'app_user' });
     expect(users.length).toBeGreaterThan(10);
-    expect(users.every((u) => !('pin_hash' in u))).toBe(true);
-    expect((await get(tokens.physio!, 'table=app_user&offset=-1&columns=id,pin_hash')).status).toBe(400);
+    expect(users.every((u) => typeof u.pin_hash === 'string' && u.pin_hash.startsWith('scrypt$'))).toBe(true);
+    expect((await get(tokens.physio!, 'table=app_user&offset=-1&columns=id,secret_pin')).status).toBe(400);
     const raw = await get(tokens.physio!, 'table=athlete&offset=-1');
     expect(raw.headers.get('cache-control') ?? '').not.toMatch(/public/);
     expect(raw.headers.get('vary') ?? '').toMatch(/authorization/i);

@@ -6,10 +6,16 @@
  * - the tenant `where`: `org_id = <token's org>` (the org row: `id = …`), and for athlete users
  *   `<athlete column> = <linked athlete>`, AND-ed with the client's own `where` (which is checked
  *   to be one parenthesised expression, so it can narrow and never widen);
- * - `columns` (`app_user` never carries `pin_hash` to a device);
+ * - `columns` (the client may pick columns of the table; nothing else);
  * - the shape service's `secret`.
  * The shape service reads as the replication role, which row-level security does not narrow:
  * this `where` is what keeps tenants apart on the read path.
+ *
+ * Who can sign in on a device: `app_user` rows travel *with* their PIN hashes (scrypt, never a
+ * PIN; the device's format, sync/auth/pin.ts), so a device signs users in offline. A device
+ * enrolled by staff (any role but athlete) is an org device: it holds every account of its org,
+ * so a shared clinic laptop signs anyone in the club in, and role changes and deactivations
+ * arrive like any other row. A device enrolled by an athlete holds that athlete's account only.
  */
 import type { Context } from 'hono';
 import { AppError, Forbidden } from '../../models/errors';
@@ -23,8 +29,8 @@ import { whereProblem } from './where';
 /** Protocol parameters passed through as the client sent them. */
 const PASS_THROUGH = new Set(['offset', 'handle', 'live', 'cursor', 'replica', 'log', 'expired_handle', 'live_sse', 'experimental_live_sse']);
 
-/** Columns never sent to a device, per table. */
-const HIDDEN_COLUMNS: Record<string, readonly string[]> = { app_user: ['pin_hash'] };
+/** Columns never sent to a device, per table (none today: see "Who can sign in on a device" above). */
+const HIDDEN_COLUMNS: Record<string, readonly string[]> = {};
 
 /** Tables outside models/tables.ts that devices sync, with their read permission (null: every role). */
 const EXTRA_TABLES: Record<string, Permission | null> = { organization: null, activity: 'activity.read' };
@@ -62,7 +68,8 @@ export function tenantWhere(p: Principal, table: string): string {
   const athlete = p.linkedAthleteId ?? NO_ATHLETE;
   if (table === 'organization') return `id = ${lit(p.orgId)}`;
   if (table === 'app_user') {
-    // Staff see the club's accounts (names of signers, sign-in list); an athlete sees their own.
+    // An org device (enrolled by staff) holds the club's accounts with their PIN hashes, so anyone
+    // in the club signs in on it offline; an athlete's device holds that athlete's account only.
     return selfScoped ? `org_id = ${lit(p.orgId)} AND id = ${lit(p.userId)}` : `org_id = ${lit(p.orgId)}`;
   }
   if (table === 'activity') {

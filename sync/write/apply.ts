@@ -9,6 +9,13 @@
  * Per changeset the outcome is `applied` (with the transaction id the shape stream will carry) or
  * `rejected` with a typed reason; either is stored under the client changeset id, so a retry
  * returns the first outcome.
+ *
+ * Who made it: the changeset's `user_id` when given (an org device, enrolled by staff, signs anyone
+ * in the club in offline and uploads each user's changesets under the one device token; each is
+ * authorised as *that* user, re-read now), else the token's user. The activity row says who
+ * ("Name via Device <device name>"), when (the time the change was made on the device, never later
+ * than HQ's clock; `hq_changeset.received_at` keeps when HQ received it) and from which device
+ * (`hq_changeset.device_id`, and the device's name in `actor_name`).
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
@@ -85,6 +92,16 @@ interface UserRow {
  */
 export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, opts: ApplyOptions = {}): Promise<ChangesetOutcome> {
   const contentHash = uploadContentHash(cs);
+  if (cs.user_id && cs.user_id !== principal.userId && SELF_SCOPED_ROLES.has(principal.role as Role)) {
+    // An athlete's device carries that athlete's account only (app.ts refuses this for the whole request too).
+    return {
+      changeset_id: cs.changeset_id,
+      status: 'rejected',
+      reason: 'forbidden',
+      message: "An athlete's device uploads that athlete's changes only.",
+      replayed: false,
+    };
+  }
   for (let attempt = 0; ; attempt++) {
     try {
       return await applyOnce(pool, principal, cs, contentHash, opts);
@@ -127,15 +144,30 @@ async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash
   return { ...p.outcome, replayed: true };
 }
 
+/** The user a changeset is applied for: its `user_id` (checked in {@link applyUploadedChangeset}), else the token's. */
+function actingUserId(principal: Principal, cs: UploadedChangeset): string {
+  return cs.user_id ?? principal.userId;
+}
+
+/**
+ * When the activity row says the change was made: the device's `created_at`, clamped to HQ's
+ * clock (a device clock ahead of HQ cannot date a change into the future), else HQ's now.
+ */
+export function recordedAt(deviceCreatedAt: string | undefined, now: Date): string {
+  const t = deviceCreatedAt ? Date.parse(deviceCreatedAt) : Number.NaN;
+  return Number.isNaN(t) || t > now.getTime() ? now.toISOString() : new Date(t).toISOString();
+}
+
 async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, opts: ApplyOptions): Promise<ChangesetOutcome> {
-  return withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
-    const prior = await priorOutcome(c, cs, contentHash, principal.userId);
+  const userId = actingUserId(principal, cs);
+  return withTenant(pool, { orgId: principal.orgId, userId }, async (c) => {
+    const prior = await priorOutcome(c, cs, contentHash, userId);
     if (prior) return prior;
 
     // 1. Re-read the user: role, active flag and self-scope come from HQ's row, not the device.
-    const user = (
-      await c.query<UserRow>('SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at FROM app_user WHERE id = $1', [principal.userId])
-    ).rows[0];
+    //    Row-level security shows only this org's accounts, so another org's user is "not found".
+    const user = (await c.query<UserRow>('SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at FROM app_user WHERE id = $1', [userId]))
+      .rows[0];
     if (!user || user.deleted_at || !user.active)
       throw reject('forbidden', 'This account is deactivated or no longer exists at HQ; nothing was written. Ask a club administrator.');
     const actor: RuleActor = { userId: user.id, orgId: user.org_id, role: user.role as Role, linkedAthleteId: user.linked_athlete_id, active: user.active };
@@ -278,7 +310,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
       [
         activityId,
         actor.orgId,
-        nowIso,
+        recordedAt(cs.created_at, now),
         actor.userId,
         activityActorName(user.display_name, cs.via ?? null, principal.deviceName),
         Boolean(cs.via),
@@ -304,13 +336,14 @@ export function activityActorName(displayName: string, via: string | null, devic
 
 async function recordRejection(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, r: Rejection): Promise<ChangesetOutcome> {
   const outcome: ChangesetOutcome = { changeset_id: cs.changeset_id, ...r.outcome, replayed: false };
-  await withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
+  const userId = actingUserId(principal, cs);
+  await withTenant(pool, { orgId: principal.orgId, userId }, async (c) => {
     await c.query(
       `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'rejected', NULL, $8, $9) ON CONFLICT (id) DO NOTHING`,
       [
         cs.changeset_id,
         principal.orgId,
-        principal.userId,
+        userId,
         principal.deviceId,
         cs.verb,
         cs.summary ?? cs.verb,

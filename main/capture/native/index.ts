@@ -9,8 +9,20 @@ import path from 'node:path';
 import { AppError } from '../../../models/errors';
 import type { TriangulationAddon } from '../../../native/triangulation/types';
 import type { OpenCvAddon, VideoReaderInstance } from '../../../native/opencv/types';
+import type { CaptureAddon, NativeCaptureSession, NativeSessionOptions, NativeSourceSpec } from '../../../native/capture/types';
 
 export type { TriangulationAddon, NativeTriangulationResult, NativeTriangulationOptions } from '../../../native/triangulation/types';
+export type {
+  CaptureAddon,
+  NativeCaptureSession,
+  NativeSessionOptions,
+  NativeSourceSpec,
+  NativeRecordConfig,
+  NativeCounts,
+  NativeNegotiated,
+  NativeRecordingStatus,
+  NativeCameraDevice,
+} from '../../../native/capture/types';
 export type { OpenCvAddon, ChessboardCalibration, DecodedFrame, VideoInfo, RawImage, VideoReaderInstance } from '../../../native/opencv/types';
 
 const require = createRequire(import.meta.url);
@@ -45,7 +57,7 @@ function load<T>(name: string): T {
 }
 
 /** True when the addon's binary exists. */
-export function hasAddon(name: 'triangulation' | 'opencv'): boolean {
+export function hasAddon(name: 'triangulation' | 'opencv' | 'capture'): boolean {
   return existsSync(addonPath(name));
 }
 
@@ -60,12 +72,13 @@ export function triangulationAddon(): TriangulationAddon {
  * The addon catches every native exception so none can abort the process; this is the typed
  * form callers see. `code`: `ERR_OPENCV` (OpenCV refused the input; `cvCode` is OpenCV's error
  * code, e.g. -215 for a failed assertion, and `cvFunction` the function that raised it) or
- * `ERR_VIDEO_CLOSED` (a reader used after `close()`).
+ * `ERR_VIDEO_CLOSED` (a reader used after `close()`), or `ERR_CAPTURE_STATE` (a capture session
+ * used after `close()`, or a recording started while one runs).
  */
 export class OpenCvError extends Error {
   constructor(
     message: string,
-    readonly code: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED',
+    readonly code: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED' | 'ERR_CAPTURE_STATE',
     readonly cvCode: number | null,
     readonly cvFunction: string | null,
   ) {
@@ -78,7 +91,7 @@ export class OpenCvError extends Error {
 function typed(e: unknown): unknown {
   if (!(e instanceof Error)) return e;
   const x = e as Error & { code?: unknown; cvCode?: unknown; cvFunction?: unknown };
-  if (x.code === 'ERR_OPENCV' || x.code === 'ERR_VIDEO_CLOSED') {
+  if (x.code === 'ERR_OPENCV' || x.code === 'ERR_VIDEO_CLOSED' || x.code === 'ERR_CAPTURE_STATE') {
     return new OpenCvError(
       x.message,
       x.code,
@@ -138,4 +151,53 @@ export function openCvAddon(): OpenCvAddon {
     VideoReader,
   };
   return openCv;
+}
+
+let capture: CaptureAddon | null = null;
+
+/**
+ * Multi-camera capture addon (`native/capture/`): device enumeration and `CaptureSession` (one
+ * capture thread per source, bounded rings, timestamp synchronisation, MJPEG recording). Every
+ * method throws `OpenCvError` (`ERR_OPENCV` when OpenCV refuses, e.g. a source that cannot be
+ * opened; `ERR_CAPTURE_STATE` on a closed session) and TypeError/RangeError for malformed arguments.
+ * Throws `NativeAddonMissingError` when the addon is not built (no libopencv-dev).
+ */
+export function captureAddon(): CaptureAddon {
+  if (capture) return capture;
+  const raw = load<CaptureAddon>('capture');
+  class CaptureSession implements NativeCaptureSession {
+    readonly #s: NativeCaptureSession;
+    constructor(sources: NativeSourceSpec[], options?: NativeSessionOptions) {
+      this.#s = guard(() => new raw.CaptureSession(sources, options))();
+    }
+    sources() {
+      return guard(() => this.#s.sources())();
+    }
+    fps() {
+      return guard(() => this.#s.fps())();
+    }
+    counts() {
+      return guard(() => this.#s.counts())();
+    }
+    read(camera: number, maxWidth?: number) {
+      return guard(() => this.#s.read(camera, maxWidth))();
+    }
+    latestJpeg(camera: number, maxWidth: number, quality: number) {
+      return guard(() => this.#s.latestJpeg(camera, maxWidth, quality))();
+    }
+    startRecording(cfg: Parameters<NativeCaptureSession['startRecording']>[0]) {
+      guard(() => this.#s.startRecording(cfg))();
+    }
+    stopRecording() {
+      guard(() => this.#s.stopRecording())();
+    }
+    recording() {
+      return guard(() => this.#s.recording())();
+    }
+    close() {
+      guard(() => this.#s.close())();
+    }
+  }
+  capture = { listDevices: guard(raw.listDevices), CaptureSession };
+  return capture;
 }

@@ -1,5 +1,5 @@
 /**
- * 0009: a capture session says which movement test it recorded (`test`: single_leg_squat,
+ * 0010: a capture session says which movement test it recorded (`test`: single_leg_squat,
  * drop_jump, gait, balance, or '' when not said, as for sessions recorded before this migration)
  * and carries its joint-angle time series (`angle_series`: JSON, models/capture/series.ts
  * `AngleSeries`; '' when none was stored). The results page draws the series, finds the

@@ -1,0 +1,553 @@
+/**
+ * Device sync state and the replica writes of the sync engine (main/sync/): the only SQL of
+ * device sync. Tables from migration 0010 (see its header): enrolment, per-shape state, per-outbox
+ * upload outcomes, the server's last known rows under optimistic local changes, seen txids.
+ *
+ * Rules kept here:
+ * - A shape batch's rows and its handle/offset are written in one transaction (`applyShapeBatch`),
+ *   so a restart resumes exactly where the last committed batch ended.
+ * - A row that a not-yet-synced local changeset touched is *optimistic*: incoming server values go
+ *   to `sync_server_row`, not the live table, until that changeset is synced (its txid delivered
+ *   on every table it touched), rejected or discarded; then the live row becomes the server row
+ *   (`releaseChangeset`). No flicker back to an old value, no local write lost.
+ * - Foreign keys are not enforced while replica rows are written: each table is its own shape
+ *   stream, so a row can arrive before the row it points at (HQ, the system of record, enforces
+ *   them). They stay enforced for local writes.
+ */
+import type { RowChange } from '../../models/changeset';
+import { NOW_PLACEHOLDER } from '../../models/changeset';
+import { AppError, Conflict, NotFound } from '../../models/errors';
+import type { ChangesetOutcome, CurrentRow, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
+import type Database from 'better-sqlite3';
+import type { Db } from './db';
+
+/** The enrolment of this device file (one HQ, one user). The token is sealed (AES-256-GCM JSON). */
+export interface SyncEnrolmentRow {
+  hq_url: string;
+  device_id: string;
+  device_name: string;
+  org_id: string;
+  org_name: string;
+  user_id: string;
+  user_email: string;
+  user_role: string;
+  token_sealed: string;
+  token_hint: string;
+  token_expires_at: string | null;
+  enrolled_at: string;
+  last_synced_at: string | null;
+  last_error_code: string | null;
+  last_error_message: string | null;
+  last_error_at: string | null;
+}
+
+/** Where one table's shape stands. `offset` is Electric's `-1` before the first batch. */
+export interface ShapeState {
+  tbl: string;
+  handle: string | null;
+  offset: string;
+  needs_reset: boolean;
+  forbidden: boolean;
+  rows_applied: number;
+  up_to_date_at: string | null;
+}
+
+/** One replica write decoded from a shape message: the row's columns (device encoding) or a delete. */
+export type ReplicaOp = { op: 'upsert'; id: string; row: Record<string, unknown> } | { op: 'delete'; id: string };
+
+// ---------------------------------------------------------------------------------------------
+// Enrolment and status
+
+/** This file's enrolment, or null when it was never enrolled. */
+export function getEnrolment(db: Db): SyncEnrolmentRow | null {
+  return (db.raw.prepare('SELECT * FROM sync_enrolment WHERE id = 1').get() as SyncEnrolmentRow | undefined) ?? null;
+}
+
+/**
+ * Store the enrolment (replacing an earlier one) and start every shape from scratch: a new HQ or
+ * user means a new replica. Upload outcomes of the old enrolment are kept.
+ */
+export function saveEnrolment(db: Db, e: Omit<SyncEnrolmentRow, 'last_synced_at' | 'last_error_code' | 'last_error_message' | 'last_error_at'>): void {
+  db.raw
+    .transaction(() => {
+      db.raw.prepare('DELETE FROM sync_enrolment').run();
+      db.raw
+        .prepare(
+          `INSERT INTO sync_enrolment (id, hq_url, device_id, device_name, org_id, org_name, user_id, user_email, user_role, token_sealed, token_hint, token_expires_at, enrolled_at)
+           VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          e.hq_url,
+          e.device_id,
+          e.device_name,
+          e.org_id,
+          e.org_name,
+          e.user_id,
+          e.user_email,
+          e.user_role,
+          e.token_sealed,
+          e.token_hint,
+          e.token_expires_at,
+          e.enrolled_at,
+        );
+      db.raw.prepare('DELETE FROM sync_shape').run();
+      db.raw.prepare('DELETE FROM sync_seen_txid').run();
+    })
+    .immediate();
+}
+
+/** Record the end of a sync pass: success (clears the last error) or a typed error. */
+export function recordSyncOutcome(db: Db, outcome: { ok: true; at: string } | { ok: false; at: string; code: string; message: string }): void {
+  if (outcome.ok) {
+    db.raw
+      .prepare('UPDATE sync_enrolment SET last_synced_at = ?, last_error_code = NULL, last_error_message = NULL, last_error_at = NULL WHERE id = 1')
+      .run(outcome.at);
+  } else {
+    db.raw
+      .prepare('UPDATE sync_enrolment SET last_error_code = ?, last_error_message = ?, last_error_at = ? WHERE id = 1')
+      .run(outcome.code, outcome.message, outcome.at);
+  }
+}
+
+/** Outbox changesets not yet accepted or refused by HQ, and conflicts (rejected, not discarded). */
+export function syncCounts(db: Db): { pending: number; conflicts: number } {
+  const pending = (db.raw.prepare(`SELECT count(*) AS n FROM outbox WHERE status = 'pending'`).get() as { n: number }).n;
+  const conflicts = (db.raw.prepare(`SELECT count(*) AS n FROM sync_upload WHERE state = 'rejected'`).get() as { n: number }).n;
+  return { pending, conflicts };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes (read path)
+
+interface ShapeRow {
+  tbl: string;
+  handle: string | null;
+  shape_offset: string;
+  needs_reset: number;
+  forbidden: number;
+  rows_applied: number;
+  up_to_date_at: string | null;
+}
+const toState = (r: ShapeRow): ShapeState => ({
+  tbl: r.tbl,
+  handle: r.handle,
+  offset: r.shape_offset,
+  needs_reset: r.needs_reset === 1,
+  forbidden: r.forbidden === 1,
+  rows_applied: r.rows_applied,
+  up_to_date_at: r.up_to_date_at,
+});
+
+/** The shape state of `tbl` (created, from scratch, when missing). */
+export function shapeState(db: Db, tbl: string): ShapeState {
+  db.raw.prepare(`INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(tbl, new Date().toISOString());
+  return toState(db.raw.prepare('SELECT * FROM sync_shape WHERE tbl = ?').get(tbl) as ShapeRow);
+}
+
+/** Every shape's state. */
+export function listShapeStates(db: Db): ShapeState[] {
+  return (db.raw.prepare('SELECT * FROM sync_shape ORDER BY tbl').all() as ShapeRow[]).map(toState);
+}
+
+/**
+ * `must-refetch`: forget the handle and offset; the next batch starts from scratch and replaces
+ * the table's synced rows (local optimistic rows are kept).
+ */
+export function resetShape(db: Db, tbl: string): void {
+  db.raw.prepare(`UPDATE sync_shape SET handle = NULL, shape_offset = '-1', needs_reset = 1, updated_at = ? WHERE tbl = ?`).run(new Date().toISOString(), tbl);
+}
+
+const columnCache = new WeakMap<Db, Map<string, Set<string>>>();
+/** Writable (non-generated) columns of a local table. */
+function tableColumns(db: Db, tbl: string): Set<string> {
+  let m = columnCache.get(db);
+  if (!m) columnCache.set(db, (m = new Map()));
+  let cols = m.get(tbl);
+  if (!cols) {
+    cols = new Set((db.raw.prepare(`SELECT name FROM pragma_table_info(?)`).all(tbl) as { name: string }[]).map((r) => r.name));
+    if (cols.size === 0) throw new AppError({ code: 'Internal', message: `The local database has no table ${tbl}.` });
+    m.set(tbl, cols);
+  }
+  return cols;
+}
+
+/** A value in SQLite's encoding: boolean → 0/1, bigint → number, object → JSON text. */
+function sqliteValue(v: unknown): unknown {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'object') return JSON.stringify(v);
+  return v;
+}
+
+const stmtCache = new WeakMap<Db, Map<string, Database.Statement<unknown[]>>>();
+function stmt(db: Db, sql: string): Database.Statement<unknown[]> {
+  let m = stmtCache.get(db);
+  if (!m) stmtCache.set(db, (m = new Map()));
+  let s = m.get(sql);
+  if (!s) m.set(sql, (s = db.raw.prepare(sql)));
+  return s;
+}
+
+/** Upsert `row` (only the columns it carries and the table has) into the live table. */
+function upsertLive(db: Db, tbl: string, row: Record<string, unknown>): void {
+  const cols = tableColumns(db, tbl);
+  const present = Object.keys(row).filter((c) => cols.has(c));
+  if (!present.includes('id')) throw new AppError({ code: 'Internal', message: `A ${tbl} row arrived without its id.` });
+  const updates = present.filter((c) => c !== 'id');
+  const sql = `INSERT INTO "${tbl}" (${present.map((c) => `"${c}"`).join(', ')}) VALUES (${present.map(() => '?').join(', ')}) ON CONFLICT (id) DO ${
+    updates.length ? `UPDATE SET ${updates.map((c) => `"${c}" = excluded."${c}"`).join(', ')}` : 'NOTHING'
+  }`;
+  stmt(db, sql).run(...present.map((c) => sqliteValue(row[c])));
+}
+
+function deleteLive(db: Db, tbl: string, id: string): number {
+  tableColumns(db, tbl);
+  return stmt(db, `DELETE FROM "${tbl}" WHERE id = ?`).run(id).changes;
+}
+
+/** Run `fn` in one IMMEDIATE transaction with foreign keys off (replica writes; see the module doc). */
+function replicaTransaction<T>(db: Db, fn: () => T): T {
+  const wasOn = db.raw.pragma('foreign_keys', { simple: true }) === 1;
+  if (wasOn) db.raw.pragma('foreign_keys = OFF');
+  try {
+    return db.raw.transaction(fn).immediate();
+  } finally {
+    if (wasOn) db.raw.pragma('foreign_keys = ON');
+  }
+}
+
+function shadowOf(db: Db, tbl: string, id: string): { row_json: string | null } | undefined {
+  return stmt(db, 'SELECT row_json FROM sync_server_row WHERE tbl = ? AND id = ?').get(tbl, id) as { row_json: string | null } | undefined;
+}
+
+/**
+ * Apply one bounded slice of a shape's messages to `tbl` in one transaction. With `commit`, the
+ * same transaction stores the shape's new handle and offset (the slice that ends an up-to-date
+ * batch), records the txids delivered, settles changesets whose txids have now been seen on every
+ * table, and — after a reset — deletes the table's rows that the fresh snapshot did not deliver
+ * (`keepIds`: every id delivered since the reset). Rows under optimistic local changes only
+ * update the stored server row.
+ * @returns rows written or deleted in the live table, and changesets settled.
+ */
+export function applyShapeBatch(
+  db: Db,
+  tbl: string,
+  ops: readonly ReplicaOp[],
+  commit: { handle: string; offset: string; txids: readonly string[]; keepIds: ReadonlySet<string> | null; at: string } | null,
+): { written: number; settled: string[] } {
+  return replicaTransaction(db, () => {
+    let written = 0;
+    for (const op of ops) {
+      const shadow = shadowOf(db, tbl, op.id);
+      if (shadow) {
+        if (op.op === 'delete') stmt(db, 'UPDATE sync_server_row SET row_json = NULL WHERE tbl = ? AND id = ?').run(tbl, op.id);
+        else {
+          const prior = shadow.row_json ? (JSON.parse(shadow.row_json) as Record<string, unknown>) : {};
+          const merged: Record<string, unknown> = { ...prior };
+          for (const [k, v] of Object.entries(op.row)) merged[k] = sqliteValue(v);
+          stmt(db, 'UPDATE sync_server_row SET row_json = ? WHERE tbl = ? AND id = ?').run(JSON.stringify(merged), tbl, op.id);
+        }
+        continue;
+      }
+      if (op.op === 'delete') written += deleteLive(db, tbl, op.id);
+      else {
+        upsertLive(db, tbl, op.row);
+        written++;
+      }
+    }
+    let settled: string[] = [];
+    if (commit) {
+      if (commit.keepIds) written += sweepAfterReset(db, tbl, commit.keepIds);
+      const seen = stmt(db, 'INSERT OR IGNORE INTO sync_seen_txid (txid, tbl, seen_at) VALUES (?, ?, ?)');
+      for (const t of commit.txids) seen.run(t, tbl, commit.at);
+      stmt(
+        db,
+        `UPDATE sync_shape SET handle = ?, shape_offset = ?, needs_reset = 0, rows_applied = rows_applied + ?, up_to_date_at = ?, updated_at = ? WHERE tbl = ?`,
+      ).run(commit.handle, commit.offset, written, commit.at, commit.at, tbl);
+      settled = settleSynced(db);
+    } else if (written) {
+      stmt(db, 'UPDATE sync_shape SET rows_applied = rows_applied + ? WHERE tbl = ?').run(written, tbl);
+    }
+    return { written, settled };
+  });
+}
+
+/** After a fresh snapshot: rows HQ no longer has go (live rows, or the stored server row of optimistic ones). */
+function sweepAfterReset(db: Db, tbl: string, keepIds: ReadonlySet<string>): number {
+  let n = 0;
+  const ids = db.raw.prepare(`SELECT id FROM "${tbl}"`).pluck().all() as string[];
+  for (const id of ids) {
+    if (keepIds.has(id)) continue;
+    if (shadowOf(db, tbl, id)) stmt(db, 'UPDATE sync_server_row SET row_json = NULL WHERE tbl = ? AND id = ?').run(tbl, id);
+    else n += deleteLive(db, tbl, id);
+  }
+  return n;
+}
+
+/**
+ * The role may no longer read `tbl` (HQ answers 403): mark the shape and remove its synced rows
+ * (optimistic local rows stay until their changesets are settled). Returns rows removed.
+ */
+export function markShapeForbidden(db: Db, tbl: string, forbidden: boolean): number {
+  return replicaTransaction(db, () => {
+    db.raw.prepare(`INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(tbl, new Date().toISOString());
+    const was = (db.raw.prepare('SELECT forbidden FROM sync_shape WHERE tbl = ?').get(tbl) as { forbidden: number }).forbidden === 1;
+    if (was === forbidden) return 0;
+    db.raw
+      .prepare(`UPDATE sync_shape SET forbidden = ?, handle = NULL, shape_offset = '-1', needs_reset = 1, updated_at = ? WHERE tbl = ?`)
+      .run(forbidden ? 1 : 0, new Date().toISOString(), tbl);
+    if (!forbidden) return 0;
+    const removed = sweepAfterReset(db, tbl, new Set());
+    settleSynced(db);
+    return removed;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Optimistic rows
+
+/**
+ * Called by the changeset writer inside its transaction, before the rows change: remember the
+ * server's row (the row as it stands, unless an earlier unsynced changeset already did) and link
+ * the row to changeset `changesetId`. Does nothing on a file that is not enrolled.
+ */
+export function recordOptimisticWrite(db: Db, changesetId: string, changes: readonly RowChange[]): void {
+  if (!stmt(db, 'SELECT 1 FROM sync_enrolment WHERE id = 1').get()) return;
+  for (const c of changes) {
+    if (!shadowOf(db, c.table, c.id)) {
+      const row = db.raw.prepare(`SELECT * FROM "${c.table}" WHERE id = ?`).get(c.id) as Record<string, unknown> | undefined;
+      stmt(db, 'INSERT INTO sync_server_row (tbl, id, row_json) VALUES (?, ?, ?)').run(c.table, c.id, row ? JSON.stringify(row) : null);
+    }
+    stmt(db, 'INSERT OR IGNORE INTO sync_optimistic (changeset_id, tbl, id) VALUES (?, ?, ?)').run(changesetId, c.table, c.id);
+  }
+}
+
+/** Drop `changesetId`'s hold on its rows; rows no other changeset holds become the server's row. */
+function releaseChangeset(db: Db, changesetId: string): void {
+  const rows = db.raw.prepare('SELECT tbl, id FROM sync_optimistic WHERE changeset_id = ?').all(changesetId) as { tbl: string; id: string }[];
+  db.raw.prepare('DELETE FROM sync_optimistic WHERE changeset_id = ?').run(changesetId);
+  for (const { tbl, id } of rows) {
+    if (stmt(db, 'SELECT 1 FROM sync_optimistic WHERE tbl = ? AND id = ? LIMIT 1').get(tbl, id)) continue;
+    const shadow = shadowOf(db, tbl, id);
+    if (!shadow) continue;
+    if (shadow.row_json === null) deleteLive(db, tbl, id);
+    else {
+      const row = JSON.parse(shadow.row_json) as Record<string, unknown>;
+      upsertLive(db, tbl, row);
+    }
+    stmt(db, 'DELETE FROM sync_server_row WHERE tbl = ? AND id = ?').run(tbl, id);
+  }
+}
+
+/**
+ * Applied changesets whose txid every table they touched has delivered (tables this device does
+ * not sync count as delivered) become `synced` and release their rows. Returns their ids.
+ */
+function settleSynced(db: Db): string[] {
+  const ids = db.raw
+    .prepare(
+      `SELECT u.changeset_id FROM sync_upload u WHERE u.state = 'applied' AND NOT EXISTS (
+         SELECT 1 FROM sync_optimistic o WHERE o.changeset_id = u.changeset_id
+           AND NOT EXISTS (SELECT 1 FROM sync_seen_txid s WHERE s.txid = u.txid AND s.tbl = o.tbl)
+           AND NOT EXISTS (SELECT 1 FROM sync_shape f WHERE f.tbl = o.tbl AND f.forbidden = 1))`,
+    )
+    .pluck()
+    .all() as string[];
+  for (const id of ids) {
+    db.raw.prepare(`UPDATE sync_upload SET state = 'synced' WHERE changeset_id = ?`).run(id);
+    db.raw.prepare(`UPDATE outbox SET status = 'synced' WHERE changeset_id = ?`).run(id);
+    releaseChangeset(db, id);
+  }
+  return ids;
+}
+
+/** Forget delivered txids older than `before` (ISO); they only matter until their upload settles. */
+export function pruneSeenTxids(db: Db, before: string): void {
+  db.raw.prepare('DELETE FROM sync_seen_txid WHERE seen_at < ?').run(before);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Uploads (write path)
+
+interface OutboxJoin {
+  seq: number;
+  changeset_id: string;
+  org_id: string;
+  user_id: string;
+  payload_json: string;
+  created_at: string;
+  summary: string | null;
+  run_id: string | null;
+  applied_at: string | null;
+  activity_id: string | null;
+  actor_name: string | null;
+  via_assistant: number | null;
+  approved_by: string | null;
+}
+
+const resolveNow = (v: unknown, at: string): unknown => (v === NOW_PLACEHOLDER ? at : v);
+
+/**
+ * The next pending outbox changesets of `userId`, oldest first, in the wire format HQ accepts
+ * (models/sync.ts UploadedChangeset): the summary, who prepared it (`via`), the run, the device's
+ * activity row id, the owner who approved it (policy *needs owner*), when it was made; an Undo's
+ * `__NOW__` placeholder is replaced by the time the change was applied on this device.
+ */
+export function pendingUploads(db: Db, userId: string, limit: number): UploadedChangeset[] {
+  const rows = db.raw
+    .prepare(
+      `SELECT o.seq, o.changeset_id, o.org_id, o.user_id, o.payload_json, o.created_at,
+              c.summary, c.run_id, c.applied_at,
+              a.id AS activity_id, a.actor_name, a.via_assistant,
+              (SELECT p.decided_by FROM changeset_proposal p WHERE p.id = o.changeset_id AND p.verdict = 'needs_owner' AND p.status = 'applied') AS approved_by
+         FROM outbox o
+         LEFT JOIN changeset c ON c.id = o.changeset_id
+         LEFT JOIN activity a ON a.changeset_id = o.changeset_id
+        WHERE o.status = 'pending' AND o.user_id = ?
+        ORDER BY o.seq LIMIT ?`,
+    )
+    .all(userId, limit) as OutboxJoin[];
+  return rows.map((r) => {
+    const payload = JSON.parse(r.payload_json) as { changeset_id: string; verb: string; changes: RowChange[] };
+    const at = r.applied_at ?? r.created_at;
+    const changes = payload.changes.map((c) =>
+      c.op === 'delete' ? c : { ...c, after: Object.fromEntries(Object.entries(c.after).map(([k, v]) => [k, resolveNow(v, at)])) },
+    ) as UploadedRowChange[];
+    const via = r.via_assistant ? (r.actor_name?.endsWith('via MCP client') ? 'MCP client' : 'Assistant') : null;
+    const cs: UploadedChangeset = {
+      changeset_id: r.changeset_id,
+      verb: payload.verb,
+      changes,
+      org_id: r.org_id,
+      user_id: r.user_id,
+      created_at: r.created_at,
+      via,
+      run_id: r.run_id,
+      approved_by: r.approved_by,
+    };
+    if (r.summary) cs.summary = r.summary.slice(0, 500);
+    if (r.activity_id) cs.activity_id = r.activity_id;
+    return cs;
+  });
+}
+
+/** Users (other than the enrolled one) with pending outbox changesets: they need their own enrolment to upload. */
+export function pendingOfOtherUsers(db: Db, userId: string): number {
+  return (db.raw.prepare(`SELECT count(*) AS n FROM outbox WHERE status = 'pending' AND user_id <> ?`).get(userId) as { n: number }).n;
+}
+
+/** Store one upload outcome (HQ's answer for changeset `outcome.changeset_id`), atomically with its effects. */
+export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: string): void {
+  replicaTransaction(db, () => {
+    const status = (db.raw.prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(outcome.changeset_id) as { status: string } | undefined)?.status;
+    if (status !== 'pending') return; // already recorded (a retried request), or discarded meanwhile
+    if (outcome.status === 'applied') {
+      db.raw
+        .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, txid, versions_json, hq_applied_at, decided_at) VALUES (?, 'applied', ?, ?, ?, ?)`)
+        .run(outcome.changeset_id, outcome.txid, JSON.stringify(outcome.versions), outcome.applied_at, at);
+      db.raw.prepare(`UPDATE outbox SET status = 'applied', attempts = attempts + 1, last_error = NULL WHERE changeset_id = ?`).run(outcome.changeset_id);
+      settleSynced(db);
+      return;
+    }
+    db.raw
+      .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, reason, message, current_json, decided_at) VALUES (?, 'rejected', ?, ?, ?, ?)`)
+      .run(outcome.changeset_id, outcome.reason, outcome.message, JSON.stringify(outcome.current ?? []), at);
+    db.raw
+      .prepare(`UPDATE outbox SET status = 'rejected', attempts = attempts + 1, last_error = ? WHERE changeset_id = ?`)
+      .run(outcome.reason, outcome.changeset_id);
+    // HQ's current rows are the server's truth for those rows (when newer than what we hold).
+    for (const cur of outcome.current ?? []) {
+      const shadow = shadowOf(db, cur.table, cur.id);
+      if (!shadow) continue;
+      const held = shadow.row_json ? (JSON.parse(shadow.row_json) as { version?: number }) : null;
+      if (cur.row === null) stmt(db, 'UPDATE sync_server_row SET row_json = NULL WHERE tbl = ? AND id = ?').run(cur.table, cur.id);
+      else if (!held || (held.version ?? 0) <= (cur.actual_version ?? 0)) {
+        const encoded = Object.fromEntries(Object.entries(cur.row).map(([k, v]) => [k, sqliteValue(v)]));
+        stmt(db, 'UPDATE sync_server_row SET row_json = ? WHERE tbl = ? AND id = ?').run(JSON.stringify(encoded), cur.table, cur.id);
+      }
+    }
+    // The change did not happen at HQ: the local activity line for it goes; the rows show the server's truth.
+    db.raw.prepare('DELETE FROM activity WHERE changeset_id = ?').run(outcome.changeset_id);
+    releaseChangeset(db, outcome.changeset_id);
+  });
+}
+
+/** Count a failed upload attempt of these changesets (network, HQ unavailable); they stay pending. */
+export function recordUploadAttemptFailed(db: Db, changesetIds: readonly string[], error: string): void {
+  const s = db.raw.prepare(`UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE changeset_id = ? AND status = 'pending'`);
+  db.raw.transaction(() => changesetIds.forEach((id) => s.run(error.slice(0, 500), id)))();
+}
+
+interface ConflictJoin {
+  changeset_id: string;
+  reason: string;
+  message: string;
+  current_json: string | null;
+  decided_at: string;
+  payload_json: string;
+  created_at: string;
+  summary: string | null;
+}
+
+/** Changesets HQ rejected and the user has not discarded, oldest first. */
+export function listConflicts(db: Db): SyncConflict[] {
+  const rows = db.raw
+    .prepare(
+      `SELECT u.changeset_id, u.reason, u.message, u.current_json, u.decided_at, o.payload_json, o.created_at, c.summary
+         FROM sync_upload u JOIN outbox o ON o.changeset_id = u.changeset_id LEFT JOIN changeset c ON c.id = u.changeset_id
+        WHERE u.state = 'rejected' ORDER BY o.seq`,
+    )
+    .all() as ConflictJoin[];
+  return rows.map((r) => {
+    const payload = JSON.parse(r.payload_json) as { verb: string; changes: UploadedRowChange[] };
+    return {
+      changeset_id: r.changeset_id,
+      verb: payload.verb,
+      summary: r.summary ?? payload.verb,
+      reason: r.reason as RejectionReason,
+      message: r.message,
+      created_at: r.created_at,
+      rejected_at: r.decided_at,
+      changes: payload.changes,
+      current: r.current_json ? (JSON.parse(r.current_json) as CurrentRow[]) : [],
+    };
+  });
+}
+
+/**
+ * Discard a pending or rejected changeset: it is never uploaded, and its optimistic rows return to
+ * the server's last known rows (where no other pending changeset holds them).
+ * @throws NotFound (no such outbox changeset), Conflict (HQ already applied it: undo it instead)
+ */
+export function discardChangeset(db: Db, changesetId: string, at: string): void {
+  replicaTransaction(db, () => {
+    const row = db.raw.prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(changesetId) as { status: string } | undefined;
+    if (!row || row.status === 'discarded') throw new NotFound(`Outbox changeset ${changesetId}`);
+    if (row.status !== 'pending' && row.status !== 'rejected') {
+      throw new Conflict('HQ already applied this change, so it cannot be discarded; undo it instead.');
+    }
+    db.raw
+      .prepare(
+        `INSERT INTO sync_upload (changeset_id, state, decided_at) VALUES (?, 'discarded', ?)
+         ON CONFLICT (changeset_id) DO UPDATE SET state = 'discarded', decided_at = excluded.decided_at`,
+      )
+      .run(changesetId, at);
+    db.raw.prepare(`UPDATE outbox SET status = 'discarded' WHERE changeset_id = ?`).run(changesetId);
+    if (row.status === 'pending') db.raw.prepare('DELETE FROM activity WHERE changeset_id = ?').run(changesetId);
+    releaseChangeset(db, changesetId);
+  });
+}
+
+/** Upload state of one outbox changeset (tests, diagnostics). */
+export function uploadState(db: Db, changesetId: string): { outbox: string | null; state: string | null; txid: string | null; reason: string | null } {
+  const o = db.raw.prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(changesetId) as { status: string } | undefined;
+  const u = db.raw.prepare('SELECT state, txid, reason FROM sync_upload WHERE changeset_id = ?').get(changesetId) as
+    { state: string; txid: string | null; reason: string | null } | undefined;
+  return { outbox: o?.status ?? null, state: u?.state ?? null, txid: u?.txid ?? null, reason: u?.reason ?? null };
+}
+
+/** Rows currently held optimistically (under a not-yet-synced local changeset). */
+export function optimisticRowCount(db: Db): number {
+  return (db.raw.prepare('SELECT count(*) AS n FROM sync_server_row').get() as { n: number }).n;
+}

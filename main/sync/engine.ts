@@ -1,0 +1,714 @@
+/**
+ * The device side of sync (shared/design/sync.md, issue 12): this SQLite file as a local-first
+ * replica of the club's HQ.
+ *
+ * - Enrol: `DeviceSync.enrol` signs the device in at HQ (`POST /v1/devices`, email + PIN) and
+ *   stores the device token sealed under the machine key (main/security/secret-box.ts), never in
+ *   a log line or an error.
+ * - Read path: one `@electric-sql/client` ShapeStream per synced table through HQ's proxy
+ *   (`GET /v1/shape`, device token in `Authorization`). Messages are buffered and applied at each
+ *   `up-to-date` in bounded transactions (`applySliceRows` rows each, yielding to the event loop
+ *   in between); the last one stores the shape's handle and offset with the rows, so a restart
+ *   resumes there. A kill between slices re-applies at most that batch: every message carries the
+ *   whole row (`replica=full`), so re-applying converges to the same rows. `must-refetch`
+ *   replaces the table's synced rows with a fresh snapshot; optimistic local rows are kept.
+ * - Write path: the uploader sends the outbox in order (`POST /v1/changesets`), records each
+ *   outcome (applied with HQ's txid / rejected with reason and HQ's rows) and keeps optimistic rows
+ *   until the shapes deliver that txid (main/data/sync.ts). Failures back off exponentially and
+ *   retry on their own.
+ *
+ * Errors are typed (models/errors.ts): `NotConfigured` (not enrolled), `Unavailable` (HQ not
+ * reachable or not ready), `Unauthenticated` (token revoked or expired: sync stops), `Forbidden`.
+ */
+import { FetchError, ShapeStream, isChangeMessage, isControlMessage, type Message, type Offset, type Row } from '@electric-sql/client';
+import { AppError, NotConfigured, type ErrorPayload } from '../../models/errors';
+import { hasPermission, SELF_SCOPED_ROLES } from '../../models/roles';
+import type { ChangesetOutcome, ChangesetUploadResult, DeviceSyncStatus, SyncConflict, SyncReport, UploadedChangeset } from '../../models/sync';
+import { HQ_SHAPE_PARSER, int8ToNumber, MAX_CHANGESETS_PER_UPLOAD } from '../../models/sync';
+import { TABLE_NAMES, TABLES } from '../../models/tables';
+import type { Db } from '../data/db';
+import {
+  applyShapeBatch,
+  discardChangeset,
+  getEnrolment,
+  listConflicts,
+  markShapeForbidden,
+  pendingUploads,
+  pruneSeenTxids,
+  recordSyncOutcome,
+  recordUploadAttemptFailed,
+  recordUploadOutcome,
+  resetShape,
+  saveEnrolment,
+  shapeState,
+  syncCounts,
+  type ReplicaOp,
+  type SyncEnrolmentRow,
+} from '../data/sync';
+import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
+import { findUserById } from '../data/identity';
+
+/** Options of the engine. Defaults suit the app; tests shorten the delays. */
+export interface DeviceSyncOptions {
+  /** Machine key for the device token. @default ATHLETE_SECRET_KEY or machine.key next to the database */
+  box?: SecretBox;
+  /** Rows per apply transaction (the event loop runs between them). @default 500 */
+  applySliceRows?: number;
+  /** Uploader back-off after a failure, ms: doubles from `initialMs` to `maxMs` (full jitter). @default 500..30000 */
+  backoff?: { initialMs: number; maxMs: number };
+  /** Live mode: how often the uploader looks for new outbox entries, ms. @default 500 */
+  pollMs?: number;
+  /** Live shape requests: the client's retry delays, ms. @default 500..10000 */
+  streamBackoff?: { initialMs: number; maxMs: number };
+  /** Shapes fetched at once by `syncOnce`. @default 4 */
+  concurrency?: number;
+  /** Changesets per upload request (≤ 100). @default 50 */
+  uploadBatch?: number;
+  /** Diagnostics (never a token). */
+  log?: (line: string) => void;
+}
+
+/** Enrolment input: HQ's base URL, the user's email and PIN, a name for this device. */
+export interface EnrolInput {
+  hqUrl: string;
+  email: string;
+  pin: string;
+  deviceName: string;
+}
+
+type Listener = (status: DeviceSyncStatus) => void;
+
+/** What POST /v1/devices answers (sync/auth/devices.ts IssuedDevice). */
+interface IssuedDevice {
+  device_id: string;
+  token: string;
+  token_hint: string;
+  expires_at: string;
+  user: { id: string; display_name: string; role: string; email: string; linked_athlete_id: string | null };
+  org: { id: string; name: string };
+}
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+function normaliseUrl(u: string): string {
+  let url: URL;
+  try {
+    url = new URL(u);
+  } catch {
+    throw new AppError({
+      code: 'Validation',
+      message: `"${u}" is not a URL. Give the HQ address, e.g. http://hq.local:5180.`,
+      issues: [{ path: 'hqUrl', message: 'not a URL' }],
+    });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new AppError({
+      code: 'Validation',
+      message: 'The HQ address must start with http:// or https://.',
+      issues: [{ path: 'hqUrl', message: 'not http(s)' }],
+    });
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** An HTTP error answer of HQ as a typed error (its `{error: {code, message}}` body when present). */
+async function errorFromResponse(res: Response, what: string): Promise<AppError> {
+  let payload: Partial<ErrorPayload> | undefined;
+  try {
+    payload = ((await res.json()) as { error?: Partial<ErrorPayload> }).error;
+  } catch {
+    payload = undefined;
+  }
+  if (res.status >= 500 || res.status === 404 || !payload?.code) {
+    if (res.status >= 500)
+      return new AppError({ code: 'Unavailable', message: `HQ could not ${what} right now (HTTP ${res.status}); local changes are kept and sync retries.` });
+  }
+  const code =
+    payload?.code && payload.code !== 'Internal' ? payload.code : res.status === 401 ? 'Unauthenticated' : res.status === 403 ? 'Forbidden' : 'Internal';
+  return new AppError({
+    ...(payload ?? {}),
+    code,
+    message: payload?.message ?? `HQ refused to ${what} (HTTP ${res.status}).`,
+  } as ErrorPayload);
+}
+
+function unreachable(hqUrl: string, e: unknown): AppError {
+  const reason = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name;
+  return new AppError({ code: 'Unavailable', message: `HQ at ${hqUrl} cannot be reached (${reason}); local changes are kept and sync retries.` });
+}
+
+/**
+ * The tables this device syncs for `role`, parents before children: the org row, users, then
+ * models/tables.ts in its order, then the activity log. Athlete accounts sync only tables with an
+ * athlete column (their own rows); a table the role may not read is not requested at all.
+ */
+export function syncedTables(role: string): string[] {
+  const selfScoped = SELF_SCOPED_ROLES.has(role as never);
+  const out = ['organization', 'app_user'];
+  for (const t of TABLE_NAMES) {
+    const def = TABLES[t];
+    if (hasPermission(role, def.read) && (!selfScoped || def.athleteColumn)) out.push(t);
+  }
+  if (hasPermission(role, 'activity.read')) out.push('activity');
+  return out;
+}
+const ALL_TABLES = ['organization', 'app_user', ...TABLE_NAMES, 'activity'];
+
+/** The device sync engine for one database file. */
+export class DeviceSync {
+  private readonly box: SecretBox;
+  private readonly sliceRows: number;
+  private readonly listeners = new Set<Listener>();
+  private readonly inFlight = new Set<string>();
+  private lastEmitted = '';
+  private online = false;
+  private syncing = false;
+  private passChain: Promise<unknown> = Promise.resolve();
+  private live: { ctrl: AbortController; done: Promise<void>; streams: Map<string, AbortController> } | null = null;
+  private wake: (() => void) | null = null;
+  private stopped = true;
+  private readonly log: (line: string) => void;
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: DeviceSyncOptions = {},
+  ) {
+    this.box = opts.box ?? machineSecretBox(db.path);
+    this.sliceRows = Math.max(1, opts.applySliceRows ?? 500);
+    this.log = opts.log ?? (() => undefined);
+  }
+
+  /**
+   * Sign this device in at HQ with a user's email and PIN and store the enrolment (replacing an
+   * earlier one; every shape then starts from scratch).
+   * @throws Validation (bad URL), Unauthenticated (unknown email, wrong PIN, inactive user),
+   *   RateLimited (locked after wrong PINs), Forbidden, Unavailable (HQ unreachable)
+   */
+  static async enrol(db: Db, input: EnrolInput, opts: DeviceSyncOptions = {}): Promise<DeviceSync> {
+    const hqUrl = normaliseUrl(input.hqUrl);
+    let res: Response;
+    try {
+      res = await fetch(`${hqUrl}/v1/devices`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: input.email, pin: input.pin, name: input.deviceName }),
+        signal: AbortSignal.timeout(20_000),
+      });
+    } catch (e) {
+      throw unreachable(hqUrl, e);
+    }
+    if (!res.ok) throw await errorFromResponse(res, 'sign this device in');
+    const issued = (await res.json()) as IssuedDevice;
+    const engine = new DeviceSync(db, opts);
+    saveEnrolment(db, {
+      hq_url: hqUrl,
+      device_id: issued.device_id,
+      device_name: input.deviceName,
+      org_id: issued.org.id,
+      org_name: issued.org.name,
+      user_id: issued.user.id,
+      user_email: issued.user.email,
+      user_role: issued.user.role,
+      token_sealed: JSON.stringify(engine.box.seal(issued.token)),
+      token_hint: issued.token_hint,
+      token_expires_at: issued.expires_at,
+      enrolled_at: new Date().toISOString(),
+    });
+    engine.emit();
+    return engine;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Status
+
+  /** The device's sync state now (cheap: two counts and the enrolment row). */
+  status(): DeviceSyncStatus {
+    const e = getEnrolment(this.db);
+    const { pending, conflicts } = syncCounts(this.db);
+    return {
+      enrolled: !!e,
+      hq_url: e?.hq_url ?? null,
+      device_id: e?.device_id ?? null,
+      online: !!e && this.online,
+      syncing: this.syncing,
+      pending_uploads: pending,
+      conflicts,
+      last_synced_at: e?.last_synced_at ?? null,
+      last_error: e?.last_error_code ? { code: e.last_error_code, message: e.last_error_message ?? '' } : null,
+    };
+  }
+
+  /** Call `listener` with the new status whenever it changes. Returns the unsubscribe function. */
+  onChange(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(): void {
+    if (this.listeners.size === 0) return;
+    const s = this.status();
+    const key = JSON.stringify(s);
+    if (key === this.lastEmitted) return;
+    this.lastEmitted = key;
+    for (const l of this.listeners) {
+      try {
+        l(s);
+      } catch (e) {
+        this.log(`sync: a status listener failed: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /** Changesets HQ rejected, kept until discarded or re-planned. */
+  conflicts(): SyncConflict[] {
+    return listConflicts(this.db);
+  }
+
+  /**
+   * Drop a pending or rejected changeset and its optimistic rows (the rows show the server's).
+   * @throws NotFound, Conflict (being uploaded right now, or already applied at HQ)
+   */
+  discard(changesetId: string): void {
+    if (this.inFlight.has(changesetId)) throw new AppError({ code: 'Conflict', message: 'This change is being uploaded right now; try again in a moment.' });
+    discardChangeset(this.db, changesetId, new Date().toISOString());
+    this.emit();
+  }
+
+  /** A local write happened: upload soon (live mode). */
+  nudge(): void {
+    this.wake?.();
+  }
+
+  private enrolment(): SyncEnrolmentRow & { token: string } {
+    const e = getEnrolment(this.db);
+    if (!e) throw new NotConfigured('This device is not enrolled with an HQ server. Enrol it first (Settings → Sync, or `npm run cli -- enrol`).');
+    let token: string;
+    try {
+      token = this.box.open(JSON.parse(e.token_sealed) as SealedSecret);
+    } catch {
+      throw new AppError({
+        code: 'Unauthenticated',
+        message: 'The stored device token cannot be decrypted with this machine key (ATHLETE_SECRET_KEY or machine.key changed). Enrol the device again.',
+      });
+    }
+    return { ...e, token };
+  }
+
+  /** The role to sync for: the enrolled user's row as HQ last sent it, else the role at enrolment. */
+  private currentRole(e: SyncEnrolmentRow): string {
+    return findUserById(this.db, e.user_id)?.role ?? e.user_role;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // One pass
+
+  /**
+   * Upload the outbox, then pull every shape to up-to-date. Passes never overlap (a second call
+   * waits for the first).
+   * @throws NotConfigured, Unavailable, Unauthenticated, Forbidden — after recording it as the last error
+   */
+  syncOnce(): Promise<SyncReport> {
+    const run = this.passChain.then(() => this.pass());
+    this.passChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async pass(): Promise<SyncReport> {
+    const t0 = performance.now();
+    const e = this.enrolment();
+    const report: SyncReport = { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], ms: 0 };
+    this.syncing = true;
+    this.emit();
+    try {
+      await this.uploadAll(e, report);
+      await this.pullAll(e, report, false, new AbortController().signal);
+      recordSyncOutcome(this.db, { ok: true, at: new Date().toISOString() });
+      pruneSeenTxids(this.db, new Date(Date.now() - 7 * 86_400_000).toISOString());
+      this.online = true;
+      report.pending = syncCounts(this.db).pending;
+      report.ms = Math.round(performance.now() - t0);
+      return report;
+    } catch (err) {
+      this.fail(err);
+      throw err;
+    } finally {
+      this.syncing = false;
+      this.emit();
+    }
+  }
+
+  private fail(err: unknown): void {
+    const p = err instanceof AppError ? err : new AppError({ code: 'Internal', message: `Sync failed: ${(err as Error).message}` });
+    if (p.code === 'Unavailable') this.online = false;
+    try {
+      recordSyncOutcome(this.db, { ok: false, at: new Date().toISOString(), code: p.code, message: p.message });
+    } catch {
+      /* the database is closing */
+    }
+    this.log(`sync: ${p.code}: ${p.message}`);
+    this.emit();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Write path
+
+  private async post(e: { hq_url: string; token: string }, path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+    try {
+      return await fetch(`${e.hq_url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${e.token}` },
+        body: JSON.stringify(body),
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(60_000)]) : AbortSignal.timeout(60_000),
+      });
+    } catch (err) {
+      throw unreachable(e.hq_url, err);
+    }
+  }
+
+  /** Upload every pending changeset of the enrolled user, in outbox order. */
+  private async uploadAll(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
+    const perRequest = Math.min(MAX_CHANGESETS_PER_UPLOAD, Math.max(1, this.opts.uploadBatch ?? 50));
+    for (;;) {
+      if (signal?.aborted) return;
+      let batch = pendingUploads(this.db, e.user_id, perRequest);
+      if (batch.length === 0) return;
+      // Stay well under HQ's 4 MiB body limit.
+      let size = 0;
+      const cut = batch.findIndex((cs) => (size += JSON.stringify(cs).length) > 3 * 1024 * 1024);
+      if (cut > 0) batch = batch.slice(0, cut);
+      else if (cut === 0) batch = batch.slice(0, 1);
+      await this.uploadBatch(e, batch, report, signal);
+      this.emit();
+    }
+  }
+
+  private async uploadBatch(e: SyncEnrolmentRow & { token: string }, batch: UploadedChangeset[], report: SyncReport, signal?: AbortSignal): Promise<void> {
+    const ids = batch.map((c) => c.changeset_id);
+    ids.forEach((id) => this.inFlight.add(id));
+    try {
+      let res: Response;
+      try {
+        res = await this.post(e, '/v1/changesets', { changesets: batch }, signal);
+      } catch (err) {
+        recordUploadAttemptFailed(this.db, ids, (err as Error).message);
+        throw err;
+      }
+      if (res.ok) {
+        this.online = true;
+        const { results } = (await res.json()) as ChangesetUploadResult;
+        const at = new Date().toISOString();
+        for (const outcome of results) {
+          recordUploadOutcome(this.db, outcome, at);
+          if (outcome.status === 'applied') report.uploaded++;
+          else report.rejected++;
+        }
+        return;
+      }
+      const err = await errorFromResponse(res, 'accept these changes');
+      recordUploadAttemptFailed(this.db, ids, `${err.code}: ${err.message}`);
+      // The whole request was refused (400/403/413: a changeset HQ cannot take at all). Isolate it so
+      // one bad changeset becomes a visible conflict instead of blocking the queue for ever.
+      if ((res.status === 400 || res.status === 403 || res.status === 413) && err.code !== 'Unauthenticated') {
+        if (batch.length > 1) {
+          for (const cs of batch) await this.uploadBatch(e, [cs], report, signal);
+          return;
+        }
+        const outcome: ChangesetOutcome = {
+          changeset_id: batch[0]!.changeset_id,
+          status: 'rejected',
+          reason: err.code === 'Forbidden' ? 'forbidden' : 'validation',
+          message: err.message,
+          replayed: false,
+        };
+        recordUploadOutcome(this.db, outcome, new Date().toISOString());
+        report.rejected++;
+        return;
+      }
+      if (res.status < 500) this.online = true;
+      throw err;
+    } finally {
+      ids.forEach((id) => this.inFlight.delete(id));
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Read path
+
+  private tablesFor(e: SyncEnrolmentRow, report: SyncReport | null): string[] {
+    const tables = syncedTables(this.currentRole(e));
+    for (const t of ALL_TABLES) {
+      if (tables.includes(t)) continue;
+      if (!shapeState(this.db, t).forbidden) {
+        markShapeForbidden(this.db, t, true);
+      }
+      report?.forbidden.push(t);
+    }
+    return tables;
+  }
+
+  private async pullAll(e: SyncEnrolmentRow & { token: string }, report: SyncReport, live: boolean, signal: AbortSignal): Promise<void> {
+    const queue = this.tablesFor(e, report);
+    const workers = Array.from({ length: Math.min(queue.length, this.opts.concurrency ?? 4) }, async () => {
+      for (let t = queue.shift(); t !== undefined; t = queue.shift()) await this.follow(e, t, report, live, signal);
+    });
+    await Promise.all(workers);
+  }
+
+  /**
+   * Follow `tbl`'s shape: until its first up-to-date (`live` false) or until `signal` aborts.
+   * Resolves when done; rejects with a typed error (401 → Unauthenticated, network → Unavailable).
+   */
+  private follow(e: SyncEnrolmentRow & { token: string }, tbl: string, report: SyncReport | null, live: boolean, signal: AbortSignal): Promise<void> {
+    if (shapeState(this.db, tbl).forbidden) markShapeForbidden(this.db, tbl, false);
+    const state = shapeState(this.db, tbl);
+    const ctrl = new AbortController();
+    const onAbort = (): void => ctrl.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let buffer: ReplicaOp[] = [];
+    let txids = new Set<string>();
+    let resetting = state.needs_reset;
+    let keepIds: Set<string> | null = resetting ? new Set() : null;
+    let lastOffset = state.offset;
+    const backoff = live ? (this.opts.streamBackoff ?? { initialMs: 500, maxMs: 10_000 }) : { initialMs: 200, maxMs: 2_000 };
+
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const finish = (err?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        ctrl.abort();
+        if (err) reject(err);
+        else resolve();
+      };
+      if (signal.aborted) return finish();
+      const stream = new ShapeStream<Row>({
+        url: `${e.hq_url}/v1/shape`,
+        params: { table: tbl, replica: 'full' },
+        ...(state.handle && state.offset !== '-1' ? { offset: state.offset as Offset, handle: state.handle } : {}),
+        headers: { Authorization: `Bearer ${e.token}` },
+        parser: { ...HQ_SHAPE_PARSER, int8: int8ToNumber },
+        subscribe: live,
+        signal: ctrl.signal,
+        backoffOptions: {
+          initialDelay: backoff.initialMs,
+          maxDelay: backoff.maxMs,
+          multiplier: 2,
+          maxRetries: live ? Infinity : 3,
+          onFailedAttempt: () => {
+            if (this.online) {
+              this.online = false;
+              this.emit();
+            }
+          },
+        },
+        onError: (err) => {
+          if (ctrl.signal.aborted) return;
+          if (err instanceof FetchError && err.status === 401) {
+            finish(new AppError({ code: 'Unauthenticated', message: 'HQ no longer accepts this device token (revoked or expired). Enrol the device again.' }));
+            return;
+          }
+          if (err instanceof FetchError && err.status === 403) {
+            try {
+              markShapeForbidden(this.db, tbl, true);
+            } catch {
+              /* closing */
+            }
+            report?.forbidden.push(tbl);
+            finish();
+            return;
+          }
+          if (live && !(err instanceof FetchError && err.status >= 400 && err.status < 500)) return {}; // retry (with back-off)
+          finish(
+            err instanceof FetchError && err.status >= 400 && err.status < 500
+              ? new AppError({
+                  code: err.status === 400 ? 'Validation' : 'Internal',
+                  message: `HQ refused the ${tbl} shape request (HTTP ${err.status}): ${err.message}`,
+                })
+              : unreachable(e.hq_url, err),
+          );
+          return;
+        },
+      });
+
+      const onBatch = async (messages: Message<Row>[]): Promise<void> => {
+        if (settled) return;
+        let upToDate = false;
+        for (const m of messages) {
+          if (isChangeMessage(m)) {
+            const id = (m.value.id as string | undefined) ?? /\/"?([^"/]+)"?$/.exec(m.key)?.[1];
+            if (!id) continue;
+            if (m.headers.operation === 'delete') buffer.push({ op: 'delete', id });
+            else {
+              buffer.push({ op: 'upsert', id, row: m.value as Record<string, unknown> });
+              keepIds?.add(id);
+            }
+            for (const t of (m.headers as { txids?: (number | string)[] }).txids ?? []) txids.add(String(t));
+          } else if (isControlMessage(m)) {
+            if (m.headers.control === 'must-refetch') {
+              buffer = [];
+              txids = new Set();
+              resetting = true;
+              keepIds = new Set();
+              resetShape(this.db, tbl);
+              if (report && !report.refetched.includes(tbl)) report.refetched.push(tbl);
+            } else if (m.headers.control === 'up-to-date') upToDate = true;
+          }
+        }
+        if (!upToDate) return;
+        this.online = true;
+        const handle = stream.shapeHandle;
+        const offset = stream.lastOffset;
+        if (buffer.length === 0 && offset === lastOffset && !resetting) {
+          if (!live) finish();
+          return;
+        }
+        if (resetting && report && !report.refetched.includes(tbl)) report.refetched.push(tbl);
+        const ops = buffer;
+        const seen = [...txids];
+        const keep = keepIds;
+        buffer = [];
+        txids = new Set();
+        let written = 0;
+        for (let i = 0; i < ops.length || i === 0; i += this.sliceRows) {
+          const slice = ops.slice(i, i + this.sliceRows);
+          const last = i + this.sliceRows >= ops.length;
+          const r = applyShapeBatch(
+            this.db,
+            tbl,
+            slice,
+            last && handle ? { handle, offset, txids: seen, keepIds: resetting ? keep : null, at: new Date().toISOString() } : null,
+          );
+          written += r.written;
+          if (!last) await yieldToLoop();
+          if (ctrl.signal.aborted) return;
+        }
+        resetting = false;
+        keepIds = null;
+        lastOffset = offset;
+        if (report) report.pulled[tbl] = (report.pulled[tbl] ?? 0) + written;
+        if (live) this.markLiveSynced();
+        this.emit();
+        if (!live) finish();
+      };
+
+      stream.subscribe(
+        async (messages) => {
+          try {
+            await onBatch(messages);
+          } catch (err) {
+            finish(err);
+          }
+        },
+        (err) => finish(err),
+      );
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Live
+
+  /**
+   * Stay live: follow every shape with long-polls and run the uploader, which retries with
+   * exponential back-off on its own. Errors are recorded in the status; a revoked token
+   * (Unauthenticated) stops everything until `start()` is called again.
+   */
+  start(): void {
+    if (this.live) return;
+    const e = this.enrolment();
+    const ctrl = new AbortController();
+    this.stopped = false;
+    const streams = new Map<string, AbortController>();
+    const stopAll = (err: unknown): void => {
+      this.fail(err);
+      ctrl.abort();
+    };
+    const shapes = (async () => {
+      const tables = this.tablesFor(e, null);
+      await Promise.all(
+        tables.map(async (t) => {
+          try {
+            await this.follow(e, t, null, true, ctrl.signal);
+          } catch (err) {
+            if (!ctrl.signal.aborted) stopAll(err);
+          }
+        }),
+      );
+    })();
+    const uploader = this.uploaderLoop(e, ctrl.signal, stopAll);
+    const done = Promise.all([shapes, uploader]).then(() => undefined);
+    this.live = { ctrl, done, streams };
+    this.emit();
+  }
+
+  private async uploaderLoop(e: SyncEnrolmentRow & { token: string }, signal: AbortSignal, stopAll: (err: unknown) => void): Promise<void> {
+    const b = this.opts.backoff ?? { initialMs: 500, maxMs: 30_000 };
+    let delay = b.initialMs;
+    while (!signal.aborted) {
+      try {
+        if (syncCounts(this.db).pending > 0) {
+          this.syncing = true;
+          this.emit();
+          await this.uploadAll(e, { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], ms: 0 }, signal);
+          recordSyncOutcome(this.db, { ok: true, at: new Date().toISOString() });
+        } else if (this.online && getEnrolment(this.db)?.last_error_code) {
+          recordSyncOutcome(this.db, { ok: true, at: new Date().toISOString() });
+        }
+        this.syncing = false;
+        this.emit();
+        delay = b.initialMs;
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          void sleep(this.opts.pollMs ?? 500, signal).then(resolve);
+        });
+      } catch (err) {
+        this.syncing = false;
+        if (signal.aborted) return;
+        if (err instanceof AppError && (err.code === 'Unauthenticated' || err.code === 'NotConfigured')) {
+          stopAll(err);
+          return;
+        }
+        this.fail(err);
+        await sleep(Math.random() * delay, signal);
+        delay = Math.min(delay * 2, b.maxMs);
+      }
+    }
+  }
+
+  private lastLiveMark = 0;
+  /** Live mode: a shape batch committed; with nothing left to upload the device is in sync now. */
+  private markLiveSynced(): void {
+    const now = Date.now();
+    if (now - this.lastLiveMark < 1000 || syncCounts(this.db).pending > 0) return;
+    this.lastLiveMark = now;
+    recordSyncOutcome(this.db, { ok: true, at: new Date(now).toISOString() });
+  }
+
+  /** Stop live mode and wait until in-flight applies have finished. */
+  async stop(): Promise<void> {
+    const l = this.live;
+    if (!l) return;
+    this.live = null;
+    this.stopped = true;
+    l.ctrl.abort();
+    this.wake?.();
+    await l.done;
+    this.syncing = false;
+    this.emit();
+  }
+
+  /** True while `start()` is in effect (and not stopped by a revoked token). */
+  get isLive(): boolean {
+    return !!this.live && !this.live.ctrl.signal.aborted && !this.stopped;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Test and benchmark fixture: the real HQ stack for device-sync tests — a real Postgres cluster
+ * with the HQ database set up as in production (sync/testing/hqdb.ts), the demo club seeded, the
+ * embedded shape service reading as the replication role, and the HQ server in front of it.
+ * The HQ server can be stopped and started again on the same port (an HQ restart), and device
+ * tokens revoked, as in production.
+ *
+ *   const hq = useHqStack();                 // top of a vitest file
+ *   it('…', async () => { await DeviceSync.enrol(db, { hqUrl: hq.url, … }) });
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import type { SeedSummary } from '../../../models/seed/demo';
+import { HQ_PUBLICATION } from '../../../sync/pg/roles';
+import { initialiseHq } from '../../../sync/seed';
+import { startHqServer, type HqServer } from '../../../sync/server';
+import { startShapeServer, type ShapeServer } from '../../../sync/shape/server';
+import { havePg, useHqDatabase, type TestHqDb } from '../../../sync/testing/hqdb';
+
+export { havePg };
+
+const SECRET = 'device-sync-test-secret';
+
+/** The running stack; fields are valid inside tests. */
+export interface HqStack {
+  readonly db: TestHqDb;
+  readonly url: string;
+  readonly summary: SeedSummary;
+  readonly today: string;
+  /** Stop the HQ HTTP server (devices see connection errors). */
+  stopHq(): Promise<void>;
+  /** Start it again on the same port. */
+  startHq(): Promise<void>;
+  /** One statement as the owner role with the tenant set to `orgId` (RLS binds the owner too). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(orgId: string, sql: string, params?: unknown[]): Promise<R[]>;
+  /** One statement as the cluster's superuser (no RLS). */
+  adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
+}
+
+/** Start Postgres + shape service + HQ for this test file; see the module doc. */
+export function useHqStack(opts: { longPollMs?: number } = {}): HqStack {
+  const db = useHqDatabase();
+  const today = new Date().toISOString().slice(0, 10);
+  let shapes: ShapeServer | null = null;
+  let server: HqServer | null = null;
+  let port = 0;
+  let storage = '';
+  let summary: SeedSummary | null = null;
+  const startHq = async (): Promise<void> => {
+    server = await startHqServer({ appUrl: db.appUrl, shapeUrl: shapes!.url, shapeSecret: SECRET, maxLongPollMs: 15_000, poolSize: 6, port });
+    port = server.port;
+  };
+  beforeAll(async () => {
+    if (!havePg) return;
+    const init = await initialiseHq(db.ownerUrl, { seed: 1, today });
+    if (!init.initialised || !init.seeded) throw new Error('useHqStack: seeding HQ failed');
+    summary = init.summary;
+    storage = mkdtempSync(join(tmpdir(), 'ai-device-sync-shapes-'));
+    shapes = await startShapeServer({
+      databaseUrl: db.replicationUrl,
+      storageDir: storage,
+      port: 0,
+      secret: SECRET,
+      slot: 'hq_shapes',
+      publication: HQ_PUBLICATION,
+      longPollTimeoutMs: opts.longPollMs ?? 5_000,
+    });
+    await startHq();
+  }, 120_000);
+  afterAll(async () => {
+    await server?.close().catch(() => undefined);
+    await shapes?.close().catch(() => undefined);
+    if (storage) rmSync(storage, { recursive: true, force: true });
+  });
+  const run = async <R extends pg.QueryResultRow>(url: string, orgId: string | null, sql: string, params: unknown[] = []): Promise<R[]> => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      if (!orgId) return (await c.query<R>(sql, params)).rows;
+      await c.query('BEGIN');
+      await c.query("SELECT set_config('hq.org_id', $1, true)", [orgId]);
+      const r = await c.query<R>(sql, params);
+      await c.query('COMMIT');
+      return r.rows;
+    } finally {
+      await c.end();
+    }
+  };
+  return {
+    db,
+    today,
+    get url() {
+      if (!server) throw new Error('useHqStack: HQ is not running');
+      return server.url;
+    },
+    get summary() {
+      if (!summary) throw new Error('useHqStack: not started');
+      return summary;
+    },
+    async stopHq() {
+      await server?.close();
+      server = null;
+    },
+    startHq,
+    query: (orgId, sql, params) => run(db.ownerUrl, orgId, sql, params),
+    adminQuery: (sql, params) => run(db.adminUrl, null, sql, params),
+  };
+}

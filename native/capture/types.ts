@@ -1,0 +1,141 @@
+/**
+ * Typings of the multi-camera capture addon (`build/Release/capture.node`, Debian libopencv-dev 4.x).
+ * Loaded only through `main/capture/native/index.ts` (`captureAddon()`), which re-types its errors.
+ * Timestamps: µs on `std::chrono::steady_clock`, counted from the session's creation.
+ */
+
+/** A source as the addon takes it (the TypeScript layer fills in names and defaults). */
+export interface NativeSourceSpec {
+  kind: 'device' | 'file';
+  /** Device index (kind device, when `path` is absent). */
+  device?: number;
+  /** Device path (`/dev/video0`) or video file. */
+  path?: string;
+  width?: number;
+  height?: number;
+  fps?: number;
+  /** FOURCC to ask a device for (default "MJPG"). */
+  pixelFormat?: string;
+  /** Files only: "realtime" (default) or "fast". */
+  pace?: 'realtime' | 'fast';
+  /** Files only: start again at the end. */
+  loop?: boolean;
+  name: string;
+}
+
+/** Recording set-up: the addon writes `<dir>/<name>.avi` (MJPEG) and `<dir>/<name>.timestamps.csv` per camera. */
+export interface NativeRecordConfig {
+  dir: string;
+  /** Stop after this many seconds of the synchronised timeline (0 or absent: until stopRecording). */
+  seconds?: number;
+  /** MJPEG quality 1–100 (default 90). */
+  quality?: number;
+}
+
+export interface NativeSessionOptions {
+  /** Frames held per camera for the live consumer (default 4, 1–256). */
+  ringFrames?: number;
+  /** Frames queued per camera between capture and the synchroniser while recording (default 8, 1–256). */
+  recordQueueFrames?: number;
+  /** Synchronised timeline rate (fps); default the lowest source rate. */
+  fps?: number;
+  /** Start recording before the first frame is captured (nothing is missed, e.g. from files). */
+  record?: NativeRecordConfig;
+}
+
+export interface NativeNegotiated {
+  index: number;
+  name: string;
+  kind: 'device' | 'file';
+  source: string;
+  width: number;
+  height: number;
+  fps: number;
+  pixelFormat: string;
+  backend: string;
+}
+
+export interface NativeCounts {
+  index: number;
+  name: string;
+  state: 'running' | 'ended' | 'failed' | 'closed';
+  /** Why it ended or failed ("" while running). */
+  message: string;
+  captured: number;
+  ringDropped: number;
+  /** −1 before the first frame. */
+  lastTimestampUs: number;
+  measuredFps: number;
+  written: number;
+  dropped: number;
+  duplicated: number;
+}
+
+export interface NativeFrame {
+  /** RGB (channels 3), row-major. */
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: number;
+  timestampUs: number;
+  frameIndex: number;
+}
+
+export interface NativeJpeg {
+  jpeg: Uint8Array;
+  width: number;
+  height: number;
+  timestampUs: number;
+  frameIndex: number;
+}
+
+export interface NativeRecordingStatus {
+  state: 'idle' | 'recording' | 'finished';
+  frames: number;
+  fps: number;
+  /** "stopped", "seconds" or "source_ended" once finished; "" before. */
+  reason: string;
+  /** The camera whose end stopped it, −1 when none. */
+  failedCamera: number;
+  /** Timestamp of the first synchronised slot (µs), −1 before it. */
+  startUs: number;
+  cameras: { video: string; timestamps: string; written: number; dropped: number; duplicated: number }[];
+}
+
+export interface NativeCaptureSession {
+  sources(): NativeNegotiated[];
+  fps(): number;
+  counts(): NativeCounts[];
+  /** Oldest frame in the camera's ring (removed), RGB, downscaled to at most maxWidth when given; null when empty. */
+  read(camera: number, maxWidth?: number): NativeFrame | null;
+  /** Newest frame as JPEG (older ring frames are skipped and counted in ringDropped); null when empty. */
+  latestJpeg(camera: number, maxWidth: number, quality: number): NativeJpeg | null;
+  startRecording(cfg: NativeRecordConfig): void;
+  /** Ask the recording to stop; poll `recording()` until "finished". */
+  stopRecording(): void;
+  recording(): NativeRecordingStatus;
+  /** Stop all threads (joins them); finishes a running recording first. Idempotent. */
+  close(): void;
+}
+
+export interface NativeCameraMode {
+  width: number;
+  height: number;
+  fps: number[];
+  pixelFormat: string;
+}
+
+export interface NativeCameraDevice {
+  index: number;
+  path: string | null;
+  label: string;
+  backend: string;
+  modes: NativeCameraMode[];
+}
+
+export interface CaptureAddon {
+  /** Attached cameras (Linux: V4L2 ioctls on /dev/video*; macOS/Windows: OpenCV probe of indices 0–9). */
+  listDevices(): NativeCameraDevice[];
+  /** Opens every source (throws when one cannot be opened), then starts one capture thread per source. */
+  CaptureSession: new (sources: NativeSourceSpec[], options?: NativeSessionOptions) => NativeCaptureSession;
+}
