@@ -32,6 +32,7 @@ const OPS = [
   'capture.process',
   'capture.job',
   'capture.cancel',
+  'admin.setPin',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
 const STREAMS = ['assistant.events'] as const satisfies readonly StreamName[];

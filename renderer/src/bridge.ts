@@ -179,6 +179,7 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'capture.process': true,
   'capture.job': true,
   'capture.cancel': true,
+  'admin.setPin': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {
   return Object.prototype.hasOwnProperty.call(OPERATIONS, name);
