@@ -7,6 +7,7 @@
  */
 import { useEffect } from 'react';
 import type { CallOutput } from '../../../../models/contract';
+import { POSE_JOINTS } from '../../../../models/capture/metrics';
 import { call } from '../../bridge';
 import { LineChart } from '../../components/Charts';
 import { ErrorNote } from '../../components/Page';
@@ -235,7 +236,8 @@ export function ResultsView({ id, onState, onTitle }: { id: string; onState: (s:
   if (data.state === 'error') return <ErrorNote error={data.error} />;
   if (data.state !== 'ready') return null;
   const { r, athlete } = data.data;
-  const joints = [...new Set(r.metrics.map((m) => m.joint))];
+  // Clinical order (knee, hip, shoulder, elbow, ankle, then the frontal-plane angles), not alphabetical.
+  const joints = [...new Set(r.metrics.map((m) => m.joint))].sort((a, b) => POSE_JOINTS.indexOf(a) - POSE_JOINTS.indexOf(b));
   return (
     <div className="stack results" data-session={r.session.id}>
       <p className="muted small">
