@@ -57,6 +57,7 @@ export function canOpen(role: Role, route: Route): boolean {
       if (route.tab === 'sessions' || route.tab === 'results') return hasPermission(role, 'pose.read');
       return (CAPTURE_RUN_TABS as readonly string[]).includes(route.tab) && hasPermission(role, 'capture.run');
     case 'help':
+    case 'sync':
     case 'notfound':
       return true;
   }

@@ -179,6 +179,11 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'capture.process': true,
   'capture.job': true,
   'capture.cancel': true,
+  'sync.status': true,
+  'sync.enrol': true,
+  'sync.now': true,
+  'sync.conflicts': true,
+  'sync.discard': true,
   'admin.setPin': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {

@@ -22,6 +22,7 @@ export type Route =
   | { page: 'trace'; runId: string }
   | { page: 'settings' }
   | { page: 'capture'; tab: CaptureTab; id?: string }
+  | { page: 'sync' }
   | { page: 'help'; slug?: string; anchor?: string }
   | { page: 'notfound'; path: string };
 
@@ -52,6 +53,8 @@ export function parseHash(hash: string): Route {
       // An unknown section is kept as given; the page then says it is not available.
       if (b === 'results' && c) return { page: 'capture', tab: 'results', id: c };
       return { page: 'capture', tab: (b ?? 'sessions') as CaptureTab };
+    case 'sync':
+      return { page: 'sync' };
     case 'help':
       // `/help/<slug>#<anchor>` links (help pages, citations) arrive as `/help/<slug>/<anchor>` or with `#`.
       if (!b) return { page: 'help' };
@@ -87,6 +90,8 @@ export function href(r: Route): string {
     case 'capture':
       if (r.tab === 'results' && r.id) return `#/capture/results/${encodeURIComponent(r.id)}`;
       return r.tab === 'sessions' ? '#/capture' : `#/capture/${r.tab}`;
+    case 'sync':
+      return '#/sync';
     case 'help':
       return r.slug ? `#/help/${encodeURIComponent(r.slug)}${r.anchor ? `/${encodeURIComponent(r.anchor)}` : ''}` : '#/help';
     case 'notfound':
