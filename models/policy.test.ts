@@ -72,7 +72,7 @@ describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
       {
         code: 'numeric_change_needs_owner',
         effect: 'needs_owner',
-        reason: 'rate_item.price_cents $100.00 → $120.01 is a 20.01% rise (over 20%); an owner must approve this change in the app.',
+        reason: 'The price $100.00 → $120.01 is a 20.01% rise (over 20%); an owner must approve this change in the app.',
         rule: 'kinetix.md §3 Policy engine: a change of more than 20% to a numeric value needs an owner',
         table: 'rate_item',
         rowId: 'r1',
@@ -98,7 +98,7 @@ describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
       ['numeric_change_by_owner', 'allow', 'r1'],
       ['numeric_change_by_owner', 'allow', 'r2'],
     ]);
-    expect(o.decisions[0]!.reason).toBe('rate_item.price_cents $80.00 → $100.00 is a 25% rise (over 20%); you are an owner, so no further approval is needed.');
+    expect(o.decisions[0]!.reason).toBe('The price $80.00 → $100.00 is a 25% rise (over 20%); you are an owner, so no further approval is needed.');
   });
 
   it('judges each listed field; a cut counts like a rise; from 0 is over the limit; unlisted fields and inserts are not judged', () => {
@@ -120,7 +120,7 @@ describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
       ['session_load', 's1', 'duration_min', 25],
       ['training_session', 't1', 'duration_min', null],
     ]);
-    expect(r.decisions[0]!.reason).toBe('session_load.load_au 400 → 300 is a 25% cut (over 20%); an owner must approve this change in the app.');
+    expect(r.decisions[0]!.reason).toBe('The session load (AU) 400 → 300 is a 25% cut (over 20%); an owner must approve this change in the app.');
     expect(r.decisions[2]!.reason).toContain('a change from 0');
   });
 });
@@ -217,7 +217,7 @@ describe('evaluatePolicy: scales and dates', () => {
       {
         code: 'date_in_future',
         effect: 'deny',
-        reason: 'injury.onset_date 2026-11-30 is after today (2026-11-29); clinical events are recorded on or before the day they happen.',
+        reason: 'The injury onset date 2026-11-30 is after today (2026-11-29); clinical events are recorded on or before the day they happen.',
         rule: 'kinetix.md §3 Policy engine: dates not in the future for clinical events',
         table: 'injury',
         rowId: 'i1',
@@ -257,7 +257,7 @@ describe('evaluatePolicy: RTP sign-offs only by the holder of that permission', 
       {
         code: 'signoff_not_holder',
         effect: 'deny',
-        reason: 'Only a holder of rtp.signoff_doctor may give or withdraw the doctor sign-off; your role (physio) does not hold it.',
+        reason: 'Only the doctor may give or withdraw the doctor sign-off; your role (physiotherapist) does not hold it.',
         rule: 'kinetix.md §3 Policy engine: RTP sign-offs only by the holder of that sign-off permission',
         table: 'rtp_entry',
         rowId: 'e1',
@@ -336,5 +336,41 @@ describe('canApprove', () => {
     for (const role of ['admin', 'physio', 'doctor', 'super_admin', 'athlete'] as const) expect(canApprove(role, 'needs_owner')).toBe(false);
     expect(canApprove('owner', 'deny')).toBe(false);
     expect(canApprove('physio', 'allow')).toBe(true);
+  });
+});
+
+describe('reasons in clinician words', () => {
+  it('name the field as the forms do (no table.column, no permission id), with units and money as money', () => {
+    const future = '2026-12-03';
+    const changes: RowChange[] = [
+      price('p1', 10_000, 15_000),
+      {
+        op: 'update',
+        table: 'session_load',
+        id: 'l1',
+        version: 1,
+        before: { rpe: 5, duration_min: 60, load_au: 300 },
+        after: { rpe: 9, duration_min: 90, load_au: 810 },
+      },
+      { op: 'update', table: 'app_user', id: 'u1', version: 1, before: { budget_cap_usd: 50 }, after: { budget_cap_usd: 100 } },
+      { op: 'insert', table: 'screening', id: 's1', after: { athlete_id: 'a-1', date: future } },
+      { op: 'insert', table: 'wellness', id: 'w1', after: { athlete_id: 'a-1', date: '2026-13-01', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 } },
+      { op: 'update', table: 'rtp_entry', id: 'r1', version: 1, before: { coach_signoff_by: null }, after: { coach_signoff_by: 'u-physio' } },
+    ];
+    const reasons = evaluatePolicy(physio, cs(changes), ctx).decisions.map((d) => d.reason);
+    expect(reasons.length).toBeGreaterThanOrEqual(8);
+    for (const r of reasons) {
+      expect(r).not.toMatch(/\b[a-z]+_[a-z_]+\b|\b[a-z_]+\.[a-z_]+\b/);
+    }
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        'The price $100.00 → $150.00 is a 50% rise (over 20%); an owner must approve this change in the app.',
+        'The session RPE 5 → 9 is a 80% rise (over 20%); an owner must approve this change in the app.',
+        'The monthly assistant budget cap $50.00 → $100.00 is a 100% rise (over 20%); an owner must approve this change in the app.',
+        `The screening date ${future} is after today (${TODAY}); clinical events are recorded on or before the day they happen.`,
+        'The wellness date "2026-13-01" is not a real calendar date.',
+        'Only the coach may give or withdraw the coach sign-off; your role (physiotherapist) does not hold it.',
+      ]),
+    );
   });
 });

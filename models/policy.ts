@@ -145,8 +145,46 @@ function money(cents: number): string {
 }
 
 function fmt(table: TableName, field: string, v: number): string {
-  return table === 'rate_item' && field === 'price_cents' ? money(v) : String(v);
+  if (table === 'rate_item' && field === 'price_cents') return money(v);
+  if (table === 'app_user' && field === 'budget_cap_usd') return money(Math.round(v * 100));
+  return String(v);
 }
+
+/**
+ * The fields a policy reason names, in the words a clinician reads on the forms (never the
+ * column name): what the value is, with its unit. Fields not listed fall back to the column name
+ * with spaces ("start date").
+ */
+export const POLICY_FIELD_WORDS: Readonly<Partial<Record<TableName, Readonly<Record<string, string>>>>> = {
+  rate_item: { price_cents: 'The price' },
+  session_load: { load_au: 'The session load (AU)', duration_min: 'The session duration (minutes)', rpe: 'The session RPE', date: 'The session date' },
+  training_session: { duration_min: 'The training session duration (minutes)' },
+  app_user: { budget_cap_usd: 'The monthly assistant budget cap' },
+  injury: { onset_date: 'The injury onset date' },
+  screening: { date: 'The screening date' },
+  wellness: { date: 'The wellness date' },
+  vitals: { date: 'The vitals date' },
+  capture_session: { recorded_at: 'The capture date' },
+};
+
+/** "The injury onset date" for `injury.onset_date` (see {@link POLICY_FIELD_WORDS}). */
+export function policyFieldWords(table: TableName, field: string): string {
+  return POLICY_FIELD_WORDS[table]?.[field] ?? `The ${field.replace(/_/g, ' ')}`;
+}
+
+/** Role names as the app shows them. */
+const ROLE_WORDS: Readonly<Record<string, string>> = {
+  owner: 'owner',
+  admin: 'administrator',
+  doctor: 'doctor',
+  physio: 'physiotherapist',
+  sports_scientist: 'sports scientist',
+  strength_coach: 'strength coach',
+  coach: 'coach',
+  analyst: 'analyst',
+  athlete: 'athlete',
+  super_admin: 'super admin',
+};
 
 /** Relative change |after − before| / |before| (Infinity from 0). */
 function relativeChange(before: number, after: number): number {
@@ -194,7 +232,7 @@ function numericChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
     if (!isNum(before) || !isNum(after) || !overNumericLimit(before, after)) continue;
     const r = relativeChange(before, after);
     const dir = after > before ? 'rise' : 'cut';
-    const what = `${change.table}.${field} ${fmt(change.table, field, before)} → ${fmt(change.table, field, after)}`;
+    const what = `${policyFieldWords(change.table, field)} ${fmt(change.table, field, before)} → ${fmt(change.table, field, after)}`;
     const detail = { before, after, change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null, limit_pct: MAX_NUMERIC_CHANGE_FRACTION * 100 };
     if (actor.role === NEEDS_OWNER_APPROVER) {
       out.push({
@@ -262,7 +300,7 @@ function dateChecks(change: RowChange, today: string, out: PolicyDecision[]): vo
       out.push({
         code: 'date_invalid',
         effect: 'deny',
-        reason: `${change.table}.${field} ${JSON.stringify(raw ?? null)} is not a real calendar date.`,
+        reason: `${policyFieldWords(change.table, field)} ${JSON.stringify(raw ?? null)} is not a real calendar date.`,
         rule: `${SRC}: dates within their ranges`,
         ...at(change, field),
         detail: { value: typeof raw === 'string' ? raw : null },
@@ -271,7 +309,7 @@ function dateChecks(change: RowChange, today: string, out: PolicyDecision[]): vo
       out.push({
         code: 'date_in_future',
         effect: 'deny',
-        reason: `${change.table}.${field} ${d} is after today (${today}); clinical events are recorded on or before the day they happen.`,
+        reason: `${policyFieldWords(change.table, field)} ${d} is after today (${today}); clinical events are recorded on or before the day they happen.`,
         rule: `${SRC}: dates not in the future for clinical events`,
         ...at(change, field),
         detail: { value: d, today },
@@ -296,7 +334,7 @@ function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
       out.push({
         code: 'signoff_not_holder',
         effect: 'deny',
-        reason: `Only a holder of ${perm} may give or withdraw the ${who} sign-off; your role (${actor.role}) does not hold it.`,
+        reason: `Only the ${who === 'physio' ? 'physiotherapist' : who} may give or withdraw the ${who} sign-off; your role (${ROLE_WORDS[actor.role] ?? actor.role}) does not hold it.`,
         rule: `${SRC}: RTP sign-offs only by the holder of that sign-off permission`,
         ...at(change, field),
         detail: { permission: perm, role: actor.role },
