@@ -32,8 +32,9 @@ function indexFrame(i: number, w: number, h: number): RawImage {
 /** Read the index back from the centre of each half. */
 function frameIndexOf(f: RawImage): number {
   const px = (x: number) => f.data[(Math.floor(f.height / 2) * f.width + x) * 3]!;
-  const a = Math.round((px(Math.floor(f.width / 4)) - 8) / 16),
-    b = Math.round((px(Math.floor((3 * f.width) / 4)) - 8) / 16);
+  // Math.max: a level of 8 decoded as 5 must read 0, not −0
+  const a = Math.max(0, Math.round((px(Math.floor(f.width / 4)) - 8) / 16)),
+    b = Math.max(0, Math.round((px(Math.floor((3 * f.width) / 4)) - 8) / 16));
   return a + 16 * b;
 }
 function synthVideo(dir: string, name: string, frames: number, fps: number, w = 96, h = 64): string {
