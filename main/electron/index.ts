@@ -76,7 +76,7 @@ const refused = { ok: false, error: { code: 'Forbidden', message: 'Calls are acc
 function registerContract(db: Db): void {
   const log = (l: string) => console.log(`ipc: ${l}`);
   const tools = defaultToolRegistry();
-  const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
+  const kinetix = Kinetix.open({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
   const deps = { db, log, kinetix, tools };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);

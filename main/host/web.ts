@@ -465,7 +465,7 @@ async function main(): Promise<void> {
     console.log(`web: seeded ${large} synthetic athletes (users ${Object.values(s.emails).join(', ')})`);
   }
   const tools = defaultToolRegistry();
-  const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
+  const kinetix = Kinetix.open({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
   const host = await createWebHost({ db, rendererDir, port, kinetix, tools, log: (l) => console.log(`web: ${l}`) });
   console.log(`web: database ${dbPath}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);
   console.log(`web: Athlete Intelligence is running at ${host.url}`);
