@@ -15,6 +15,9 @@ import type { RowChange } from './changeset';
 import { ROLES } from './roles';
 import type { AppliedChangesetOut, HelpPassageOut, PoseMetricOut, WriteOutput } from './outputs';
 import type { VerbInput, VerbName, VerbOutput } from './verbs';
+import type { JobView, RecordingView } from './capture/jobs';
+import { CAPTURE_TESTS } from './capture/series';
+import type { DeviceSyncStatus, SyncConflict } from './sync';
 
 const Empty = z.object({}).strict();
 
@@ -168,7 +171,82 @@ export const CONTRACT = {
       .strict(),
     output: z.custom<FormSubmitResultView>(),
   },
+  // ---- Capture room (needs capture.run; main/ipc/capture.ts, main/capture/workspace.ts) ----
+  /** Recorded trials of the signed-in user's organisation, newest first. */
+  'capture.recordings': { input: Empty, output: z.custom<{ recordings: CaptureRecordingView[] }>() },
+  /**
+   * Copy a recorded trial folder (its `videos/`, and its `pose-associated/` 2D keypoint folders when
+   * present) and its calibration TOML into the workspace as a recording of `athlete_id` doing `test`.
+   */
+  'capture.importTrial': {
+    input: z
+      .object({
+        trial_dir: z.string().min(1).max(1000).describe('Folder on this computer holding videos/ (and optionally pose-associated/).'),
+        calibration_path: z.string().min(1).max(1000).describe('Calibration TOML (Pose2Sim layout).'),
+        athlete_id: Id,
+        test: z.enum(CAPTURE_TESTS),
+      })
+      .strict(),
+    output: z.custom<CaptureRecordingView>(),
+  },
+  /** Start processing a recording off the UI thread; poll `capture.job` for its stages. */
+  'capture.process': {
+    input: z
+      .object({
+        recording_id: z.string().min(8).max(64),
+        input: z
+          .enum(['video', 'keypoints'])
+          .optional()
+          .describe('2D pose from the videos (default when there are videos) or from the recording’s keypoint files.'),
+        max_frames: z.number().int().min(1).max(100_000).optional().describe('Process only the first N frames (a quick check).'),
+      })
+      .strict(),
+    output: z.custom<CaptureJobView>(),
+  },
+  /** A processing job: status, each stage's progress, the error with its stage, the session id when done. */
+  'capture.job': { input: z.object({ job_id: z.string().min(8).max(64) }).strict(), output: z.custom<CaptureJobView>() },
+  /** Cancel a processing job (its process is killed; the recording is kept). */
+  'capture.cancel': { input: z.object({ job_id: z.string().min(8).max(64) }).strict(), output: z.custom<CaptureJobView>() },
+  /**
+   * Device sync (shared/design/sync.md): this device's state as the app shell shows it — enrolled,
+   * HQ address, device id, online, pending uploads, conflicts, last successful sync, last error.
+   * Any signed-in user (never the device token).
+   */
+  'sync.status': { input: Empty, output: z.custom<DeviceSyncStatus>() },
+  /**
+   * Enrol this device with the club's HQ server (email + PIN of an HQ account; the PIN is sent
+   * to HQ once and never stored; the device token is stored encrypted and never returned). Needs
+   * `settings.manage` (an org device: it receives every account of the club with PIN hashes), or
+   * an athlete account enrolling its own device with its own email (it receives that athlete's
+   * rows only). Background sync starts at once. Errors: Validation (bad address), Unauthenticated
+   * (wrong email or PIN at HQ), RateLimited, Forbidden, Unavailable (HQ not reachable).
+   */
+  'sync.enrol': {
+    input: z
+      .object({
+        hqUrl: z.string().trim().min(8).max(300).describe('HQ base URL, e.g. http://hq.local:5180'),
+        email: z.string().trim().min(3).max(200),
+        pin: z.string().min(1).max(64),
+        deviceName: z.string().trim().min(1).max(100).optional().describe("This device's name in HQ's activity log (default: the computer's name)"),
+      })
+      .strict(),
+    output: z.custom<DeviceSyncStatus>(),
+  },
+  /** Run one sync pass now (upload the outbox, pull every shape to up-to-date); returns the status after it. */
+  'sync.now': { input: Empty, output: z.custom<DeviceSyncStatus>() },
+  /**
+   * Changesets HQ rejected, kept until re-planned or discarded, with our values and the server's.
+   * A user sees the conflicts whose rows their role may read (athletes: their own).
+   */
+  'sync.conflicts': { input: Empty, output: z.object({ conflicts: z.array(z.custom<SyncConflict>()), hidden: z.number().int() }) },
+  /** Discard a rejected changeset (its optimistic rows go; the rows show the server's values). Same visibility as `sync.conflicts`. */
+  'sync.discard': { input: z.object({ changesetId: Id }).strict(), output: z.custom<DeviceSyncStatus>() },
 } as const;
+
+/** A recorded trial in the capture workspace (models/capture/jobs.ts). */
+export type CaptureRecordingView = RecordingView;
+/** A processing job (models/capture/jobs.ts). */
+export type CaptureJobView = JobView;
 
 /** A proposed change as the Approvals page shows it (checked against main/kinetix/proposals.ts). */
 export interface ProposalItemView {
@@ -215,6 +293,8 @@ export interface AssistantSettingsView {
  */
 export const STREAMS = {
   'assistant.events': { input: z.object({ run_id: z.string().min(1).max(100), last_event_id: z.string().max(20).optional() }).strict() },
+  /** The device's sync status: the current one at once, then each change (the app shell's indicator). */
+  'sync.events': { input: Empty },
 } as const;
 /** Stream names. */
 export type StreamName = keyof typeof STREAMS;
@@ -225,6 +305,7 @@ export type StreamInput<K extends StreamName> = z.input<(typeof STREAMS)[K]['inp
 /** Event type of each stream. */
 export interface StreamEvents {
   'assistant.events': RunEventEnvelope;
+  'sync.events': DeviceSyncStatus;
 }
 /** True when `name` is a stream of the contract. */
 export function isStreamName(name: unknown): name is StreamName {

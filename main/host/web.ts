@@ -32,7 +32,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAdaptorServer } from '@hono/node-server';
 import type { HttpBindings } from '@hono/node-server';
@@ -49,10 +49,14 @@ import { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
 import type { CallContext, WindowSession } from '../ipc/handlers';
 import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
+import { createCaptureWorkspace } from '../ipc/capture';
+import type { CaptureWorkspace } from '../capture/workspace';
 import { findUserByEmail, setUserPinHash } from '../data/identity';
 import { DEMO_PIN, seedLarge } from '../data/seed';
 import { hashPin } from '../services/pin';
 import { openAppDatabaseWithInfo } from '../app/bootstrap';
+import { startAppSync } from '../app/device-sync';
+import type { AppSync } from '../app/sync-runner';
 import { CSP } from './csp';
 
 /** Default port of `npm run web`. */
@@ -86,6 +90,10 @@ export interface WebHostOptions {
   kinetix?: Kinetix | null;
   /** The harness's tool catalogue (the Settings page's tool switches). */
   tools?: ToolRegistry | null;
+  /** The capture workspace (the Capture page's recordings and processing jobs). */
+  capture?: CaptureWorkspace | null;
+  /** Background device sync (main/app/sync-runner.ts); omit to run as a device that is never enrolled. */
+  sync?: AppSync | null;
 }
 
 /** A running web host. `token` is for tests and the e2e driver; never print it. */
@@ -188,7 +196,7 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
   const { rendererDir, token } = opts;
   const indexPath = join(rendererDir, 'index.html');
   const log = opts.log ?? (() => {});
-  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null, tools: opts.tools ?? null };
+  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null, tools: opts.tools ?? null, sync: opts.sync ?? null, capture: opts.capture ?? null };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const sessions = new Map<string, WindowSession & { seen: number }>();
@@ -327,7 +335,9 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
           const next = await it.next();
           if (next.done || closed) break;
           const e = next.value;
-          await stream.write(`${e.ephemeral ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e)}\n\n`);
+          // Run events carry an id to resume from; a status event (sync.events) is a snapshot, resumed by the next one.
+          const id = 'runId' in e && !e.ephemeral ? `id: ${e.id}\n` : '';
+          await stream.write(`${id}data: ${JSON.stringify(e)}\n\n`);
         }
         if (!closed) await stream.write('event: end\ndata: {}\n\n');
       } catch (e) {
@@ -466,14 +476,22 @@ async function main(): Promise<void> {
   }
   const tools = defaultToolRegistry();
   const kinetix = Kinetix.open({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
-  const host = await createWebHost({ db, rendererDir, port, kinetix, tools, log: (l) => console.log(`web: ${l}`) });
+  // Recordings live next to the database (ATHLETE_CAPTURE_DIR overrides), one folder per trial.
+  const capture = createCaptureWorkspace(db, resolve(process.env.ATHLETE_CAPTURE_DIR ?? join(dirname(dbPath), 'captures')), (l) => console.log(`web: ${l}`));
+  // Device sync runs in the background when this database is enrolled with an HQ server.
+  const sync = startAppSync(db, (l) => console.log(`web: ${l}`));
+  const host = await createWebHost({ db, rendererDir, port, kinetix, tools, sync, capture, log: (l) => console.log(`web: ${l}`) });
   console.log(`web: database ${dbPath}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);
   console.log(`web: Athlete Intelligence is running at ${host.url}`);
   const stop = () => {
-    void host.close().then(() => {
-      db.close();
-      process.exit(0);
-    });
+    capture.close();
+    void host
+      .close()
+      .then(() => sync.close())
+      .then(() => {
+        db.close();
+        process.exit(0);
+      });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -9,12 +9,16 @@ import { Activity } from './pages/Activity';
 import { Approvals } from './pages/Approvals';
 import { AthleteDetail } from './pages/AthleteDetail';
 import { Athletes } from './pages/Athletes';
+import { Capture } from './pages/Capture';
 import { Fees } from './pages/Fees';
 import { Help } from './pages/Help';
 import { RunTrace } from './pages/RunTrace';
 import { Settings } from './pages/Settings';
 import { SignIn } from './pages/SignIn';
 import { Squads } from './pages/Squads';
+import { SyncIndicator } from './sync/SyncIndicator';
+import { SyncPage } from './sync/SyncPage';
+import { followSyncStatus } from './sync/store';
 import type { Route } from './router';
 import { href, navigate, useRoute } from './router';
 import { useSession } from './store';
@@ -37,6 +41,10 @@ function CurrentPage({ route }: { route: Route }) {
       return <RunTrace runId={route.runId} />;
     case 'settings':
       return <Settings />;
+    case 'capture':
+      return <Capture key={`${route.tab}/${route.id ?? ''}`} tab={route.tab} id={route.id} />;
+    case 'sync':
+      return <SyncPage />;
     case 'help':
       return <Help key={route.slug ?? ''} slug={route.slug} anchor={route.anchor} />;
     case 'notfound':
@@ -64,6 +72,8 @@ export function App() {
   useEffect(() => {
     if (me) resumeRemembered(me.user_id);
   }, [me]);
+  // The sync indicator follows the device's status while someone is signed in.
+  useEffect(() => (status === 'signedIn' ? followSyncStatus() : undefined), [status]);
   // An athlete's home is their own record.
   useEffect(() => {
     if (me?.role === 'athlete' && route.page === 'athletes' && me.linked_athlete_id) navigate({ page: 'athlete', id: me.linked_athlete_id, tab: 'overview' });
@@ -116,6 +126,7 @@ export function App() {
             </li>
           ))}
         </ul>
+        <SyncIndicator />
         <div className="whoami">
           <div>{me.display_name}</div>
           <div className="muted small">
@@ -127,7 +138,11 @@ export function App() {
         </div>
       </nav>
       <div className="content">
-        {allowed ? <CurrentPage route={route} /> : <Denied page={route.page === 'athlete' ? `athlete-${route.tab}` : route.page} />}
+        {allowed ? (
+          <CurrentPage route={route} />
+        ) : (
+          <Denied page={route.page === 'athlete' ? `athlete-${route.tab}` : route.page === 'capture' ? `capture-${route.tab}` : route.page} />
+        )}
       </div>
       <AssistantPanel />
     </div>
