@@ -7,12 +7,14 @@
  * Then, for each tab of the record (overview, injuries, screenings, wellness, workload), reloads
  * `#/athletes/:id/<tab>` N times and reads navigation start → the page's `ai:athlete-<tab>:ready`
  * performance mark (session check, the tab's calls, first render). Median, min and max per tab.
- * Writes the "Athlete record" section of BENCHMARKS.md (use --no-write to only print). The
+ * Writes the "Athlete record" section of BENCHMARKS.md (`BENCH_MD` names another file; use
+ * --no-write to only print). The
  * issue's goal: under 1 s with a year of data.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import type { Page } from 'playwright-core';
+import { DEMO_DAYS } from '../../models/seed/demo';
 import setup from '../fixtures/global-setup';
 import { launchBrowser, newPage, startApp } from '../fixtures/app';
 import { SignInPage, contractCall, waitForPage } from '../pages/app';
@@ -85,7 +87,8 @@ async function main(): Promise<void> {
         'wellness.submit',
         { athlete_id: athlete.id, date, sleep: 1 + k, soreness: 1 + ((k + 2) % 5), stress: 1 + ((k + 1) % 5), mood: 5 - k, fatigue: 1 + ((k + 3) % 5) },
       ]);
-      calls.push(['vitals.record', { athlete_id: athlete.id, date, resting_hr_bpm: 48 + (d % 9), hrv_rmssd_ms: 70 + ((d * 13) % 40) }]);
+      // The demo already holds the last DEMO_DAYS days of vitals; a second row a day is not wanted.
+      if (d >= DEMO_DAYS) calls.push(['vitals.record', { athlete_id: athlete.id, date, resting_hr_bpm: 48 + (d % 9), hrv_rmssd_ms: 70 + ((d * 13) % 40) }]);
       calls.push(['workload.logSessionLoads', { athlete_id: athlete.id, date, duration_min: 45 + (d % 6) * 10, rpe: 3 + (d % 6) }]);
       if (d % 14 === 0)
         calls.push([
@@ -101,9 +104,7 @@ async function main(): Promise<void> {
     }
     const t0 = Date.now();
     const failed = await callAll(page, calls);
-    // Vitals for days the demo already holds are refused as duplicates; everything else must land.
-    const unexpected = failed.filter((f) => !/^vitals\.record:/.test(f));
-    if (unexpected.length) throw new Error(`seeding the year failed:\n${unexpected.slice(0, 5).join('\n')}`);
+    if (failed.length) throw new Error(`seeding the year failed:\n${failed.slice(0, 5).join('\n')}`);
     const seedMs = Date.now() - t0;
     const counts = {
       wellness: (await contractCall<{ wellness: unknown[] }>(page, 'verb.call', { verb: 'wellness.list', input: { athlete_id: athlete.id, limit: 5000 } }))
@@ -161,13 +162,13 @@ function writeSection(
 
 Time to interactive of one athlete's record holding a year of data, in the built renderer (\`out/renderer\`) served by the web host, headless Debian Chromium (playwright-core) at 1280×800, signed in as a physio. The athlete is given ${r.days} days through the service verbs (${r.counts.wellness} wellness days, ${r.counts.vitals} days of vitals, ${r.counts.loads} session loads, a screening every two weeks, three injuries). Time to interactive = navigation start → the tab's \`ai:athlete-<tab>:ready\` mark (session check, the tab's calls over HTTP, first render), on reload with a signed-in tab, median of ${r.reloads} reloads per tab. Goal (issue 13): under 1 s. Host, browser and other engineers' jobs share the machine, so single figures are noisy.
 
-Run: \`npm run bench:record\`. Measured ${new Date().toISOString().slice(0, 10)} on ${cpu}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, ${browserName} headless.
+Run: \`npm run bench:record\`. Measured ${new Date().toISOString().slice(0, 10)} on ${cpu}, ${cpus().length} cores (load average ${loadavg()[0]!.toFixed(1)} while measuring: other engineers' builds and tests), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, ${browserName} headless.
 
 | tab | time to interactive (median) | min–max | |
 | --- | ---: | ---: | --- |
 ${rows}
 `;
-  const path = 'BENCHMARKS.md';
+  const path = process.env.BENCH_MD ?? 'BENCHMARKS.md';
   const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
   const start = text.indexOf(`${HEADING}\n`);
   let next: string;
