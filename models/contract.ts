@@ -144,6 +144,14 @@ export const CONTRACT = {
     output: z.custom<ProposalItemView>(),
   },
   /**
+   * Set another user's sign-in PIN (4–8 digits): `user.manage`, an account of this organisation
+   * whose role the signed-in role may grant. Not a changeset (credentials never travel in diffs).
+   */
+  'admin.setPin': {
+    input: z.object({ user_id: Id, pin: z.string().regex(/^\d{4,8}$/, 'A PIN is 4 to 8 digits.') }).strict(),
+    output: z.object({ pin_set: z.literal(true) }),
+  },
+  /**
    * Submit an entry form: plan the write verb as the signed-in user (the same plan the assistant
    * would propose), refuse it with Conflict when a row moved on from `expected_versions` (row id →
    * version the form showed), run the policy, then apply at once or return it for review

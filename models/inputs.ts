@@ -49,6 +49,12 @@ export const UpdateAthlete = z
 export const DeactivateAthlete = z.object({ id: R.Id, reason: z.string().max(500).default('') }).strict();
 export const CreateSquad = z.object({ name: R.Squad.shape.name, season: R.Squad.shape.season }).strict();
 export const UpdateSquad = z.object({ id: R.Id, name: R.Squad.shape.name.optional(), season: R.Squad.shape.season.optional() }).strict();
+export const MoveAthletes = z
+  .object({
+    athlete_ids: z.array(R.Id).min(1).max(500).describe('The athletes to move (1–500).'),
+    squad_id: R.Id.nullable().describe('The squad they move to; null = no squad.'),
+  })
+  .strict();
 
 // Clinical
 export const ListByAthlete = z.object({ athlete_id: R.Id.optional().describe('Only records of this athlete.'), ...Page }).strict();
@@ -272,6 +278,7 @@ export const GetPoseMetrics = z
 // Devices, reports, users, activity
 export const RegisterDevice = z.object({ name: R.Device.shape.name, kind: R.Device.shape.kind, athlete_id: R.Id.nullable().optional() }).strict();
 export const RotateDeviceKey = z.object({ id: R.Id.describe('Device id.') }).strict();
+export const RevokeDevice = z.object({ id: R.Id.describe('Device id.') }).strict();
 export const GenerateReport = z
   .object({
     kind: R.Report.shape.kind.describe('athlete_summary and rtp_status need athlete_id; squad_workload needs squad_id.'),

@@ -149,7 +149,9 @@ export const DeviceOut = R.Device.omit({ api_key_hash: true });
 export const DeviceList = z.object({ devices: z.array(DeviceOut).describe('Devices by name (never their keys).') });
 export const ReportSummary = R.Report.omit({ markdown: true });
 export const ReportList = z.object({ reports: z.array(ReportSummary).describe('Reports this role may read (without their Markdown).') });
-export const UserOut = R.User.omit({ pin_hash: true });
+export const UserOut = R.User.omit({ pin_hash: true }).extend({
+  has_pin: z.boolean().describe('True when a sign-in PIN is set (the PIN itself and its hash are never returned).'),
+});
 export const UserList = z.object({ users: z.array(UserOut).describe('Users by name (never credentials).') });
 export const ActivityList = z.object({ activity: z.array(R.Activity).describe('Changes, newest first.') });
 

@@ -49,6 +49,11 @@ export const VERB_SPECS = {
   'squads.get': read('athlete.read', 'One squad by id.', I.ById, R.Squad),
   'squads.create': write('athlete.write', 'Create a squad.', I.CreateSquad),
   'squads.update': write('athlete.write', 'Rename a squad or change its season.', I.UpdateSquad),
+  'squads.moveAthletes': write(
+    'athlete.write',
+    'Move athletes into a squad (or out of every squad), as one changeset; athletes already there are left as they are.',
+    I.MoveAthletes,
+  ),
   // ---- clinical ----
   'injuries.list': read('injury.read', 'List injuries (optionally one athlete, open/closed).', I.ListInjuries, O.InjuryList),
   'injuries.get': read('injury.read', 'One injury with its RTP entries.', I.ById, O.InjuryWithRtp),
@@ -125,6 +130,11 @@ export const VERB_SPECS = {
   'devices.list': read('device.manage', 'Registered capture and wearable devices (never their keys).', I.Empty, O.DeviceList),
   'devices.register': write('device.manage', 'Register a device; its API key is shown once after approval and only its hash is stored.', I.RegisterDevice),
   'devices.rotateKey': write('device.manage', "Replace a device's API key; the new key is shown once, the old one stops working.", I.RotateDeviceKey),
+  'devices.revoke': write(
+    'device.manage',
+    "Revoke a device's API key: it stops working at once and the device keeps no key until one is issued again (Replace key).",
+    I.RevokeDevice,
+  ),
   'reports.list': read('report.generate', 'Generated reports your role may read, newest first.', I.ListByAthlete, O.ReportList),
   'reports.get': read('report.generate', 'One generated report with its Markdown.', I.ById, R.Report),
   'reports.generate': write(

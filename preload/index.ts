@@ -27,6 +27,7 @@ const OPS = [
   'proposals.decline',
   'proposals.narrow',
   'forms.submit',
+  'admin.setPin',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
 const STREAMS = ['assistant.events'] as const satisfies readonly StreamName[];

@@ -1,7 +1,10 @@
 /**
- * `npm run capture:bench [-- --points N] [--pose-frames N] [--skip-e2e]`
+ * `npm run capture:bench [-- --points N] [--pose-frames N] [--skip-e2e] [--models] [--e2e-model NAME]`
  * Prints: triangulation points/s (native vs TypeScript, one thread), 2D pose frames/s per core
- * (one worker = one core), end-to-end seconds for the 4 × 100-frame demo trial from video.
+ * (one worker = one core), end-to-end seconds for the 4 × 100-frame demo trial from video
+ * (`--e2e-model`: which 2D model, default the pipeline's). `--models`: the 2D model comparison
+ * against the demo's OpenPose (px per joint, frames/s/core, decode separately) and the person-detector
+ * comparison (pose/compare-models.ts); models whose weights are not in the weights folder are skipped.
  */
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -14,9 +17,21 @@ import { processTrial } from './pipeline';
 import { estimateVideoPoses, lastPoseRunStats } from './pose/run';
 import { findVideos, probeVideos } from './sources';
 import { BALANCING, DEMO_CALIB, hasBodyPix, hasDemo } from './testing/paths';
+import { compareDetectors, compareModel, comparisonTable, openPoseAthlete, sampleFrames, type ModelComparison } from './pose/compare-models';
+import { parsePoseModel, type PoseEstimatorSpec } from './pose/types';
 
-const { values } = parseArgs({ options: { points: { type: 'string' }, 'pose-frames': { type: 'string' }, 'skip-e2e': { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: {
+    points: { type: 'string' },
+    'pose-frames': { type: 'string' },
+    'skip-e2e': { type: 'boolean' },
+    models: { type: 'boolean' },
+    'e2e-model': { type: 'string' },
+  },
+});
 const log = (s = '') => process.stdout.write(`${s}\n`);
+const e2eSpec = parsePoseModel(values['e2e-model']);
+if (!e2eSpec) throw new Error(`--e2e-model: unknown model "${values['e2e-model']}"`);
 /** CPU seconds used by this process (user + system): per-core figures that do not depend on other load. */
 function cpuSeconds(): number {
   const u = process.cpuUsage();
@@ -56,17 +71,46 @@ for (const [name, obs] of [
   );
 }
 
+if (values.models && hasDemo && hasBodyPix && hasAddon('opencv')) {
+  // the frames of shared/data/models/README.md's comparison: 13 per camera, 52 images
+  const idx = [0, 10, 20, 25, 30, 40, 50, 60, 70, 75, 80, 90, 99];
+  const { frames: imgs, decodeMsPerFrame } = sampleFrames(idx);
+  const ref = openPoseAthlete(idx);
+  log();
+  log(`## 2D pose models vs the demo's OpenPose BODY_25B (BalancingTrial, 4 cameras × ${idx.length} frames; median px per joint, left and right pooled)`);
+  log(`video decode (OpenCV FFmpeg backend, 1080/1088 × 1920, H.264 + VP9), not counted below: ${decodeMsPerFrame.toFixed(1)} CPU-ms/frame`);
+  const rows: ModelComparison[] = [];
+  for (const spec of [
+    { kind: 'movenet', variant: 'lightning' },
+    { kind: 'movenet', variant: 'thunder' },
+    { kind: 'blazepose', variant: 'full' },
+    { kind: 'blazepose', variant: 'lite' },
+    { kind: 'bodypix' },
+  ] as PoseEstimatorSpec[]) {
+    try {
+      rows.push(await compareModel(spec, imgs, ref));
+    } catch (e) {
+      log(`${JSON.stringify(spec)}: not run (${e instanceof Error ? e.message : String(e)})`);
+    }
+  }
+  log(comparisonTable(rows).join('\n'));
+  log();
+  log('## Person detectors (does a box cover the athlete?)');
+  log((await compareDetectors(imgs, ref)).join('\n'));
+  log();
+}
+
 if (hasDemo && hasBodyPix && hasAddon('opencv')) {
   const F = Number(values['pose-frames'] ?? 30);
   const videos = probeVideos(loadTomlCalibration(DEMO_CALIB), findVideos(BALANCING)).slice(0, 1);
-  await estimateVideoPoses(videos, F, { kind: 'movenet' }, undefined, 1);
+  await estimateVideoPoses(videos, F, e2eSpec, undefined, 1);
   const s = lastPoseRunStats!;
   log(
     `2D pose (${s.estimator}), one worker = one core, ${F} frames of ${videos[0]!.width}×${videos[0]!.height}: ${(F / (s.inferMs / 1000)).toFixed(2)} frames/s inference (detector + keypoints, 2 passes when the box disagrees); decode ${(s.decodeMs / F).toFixed(1)} ms/frame`,
   );
   if (!values['skip-e2e']) {
     const t = performance.now();
-    const r = await processTrial({ trialDir: BALANCING, calibPath: DEMO_CALIB });
+    const r = await processTrial({ trialDir: BALANCING, calibPath: DEMO_CALIB, pose: e2eSpec });
     log(
       `end-to-end, demo BalancingTrial from video (${r.cameras.length} × ${r.frames} frames, ${lastPoseRunStats?.workers} pose workers): ${((performance.now() - t) / 1000).toFixed(1)} s ${JSON.stringify(Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, Number(v.toFixed(2))])))}`,
     );

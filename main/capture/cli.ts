@@ -12,7 +12,7 @@ import { DeclaredLayout } from '../../models/capture/obliquity';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { CaptureInputError } from './errors';
 import { processTrial, type ProcessOptions } from './pipeline';
-import type { PoseEstimatorSpec } from './pose/types';
+import { parsePoseModel, POSE_MODEL_NAMES, type PoseEstimatorSpec } from './pose/types';
 import { openCaptureStore } from './store';
 
 export const HELP = `Athlete Intelligence capture
@@ -32,7 +32,7 @@ Athlete and rig:
   --layout JSON         declared layout, e.g. '[{"camera":"cam_01","label":"front","yaw_deg":0}]'
   --drift-deg N         layout drift tolerance in degrees (default 15)
 Processing:
-  --model NAME|FILE     movenet (default, Lightning) | movenet-thunder | bodypix | path to a SimCC .onnx (e.g. RTMPose)
+  --model NAME|FILE     movenet (default, Lightning) | blazepose (33 points: heels, foot tips) | blazepose-lite | bodypix | path to a SimCC .onnx (e.g. RTMPose)
   --cutoff HZ           Butterworth cut-off (default 6)      --max-gap N  longest gap filled, frames (default 10)
   --frames N            process only the first N frames
   --sync check|auto|off camera synchronisation (default check: estimate each camera's frame offset and
@@ -81,11 +81,9 @@ function parseTap(s: string): ProcessOptions['tap'] {
 }
 
 function parseModel(s: string | undefined): PoseEstimatorSpec {
-  if (!s || s === 'movenet' || s === 'movenet-lightning') return { kind: 'movenet', variant: 'lightning' };
-  if (s === 'movenet-thunder') return { kind: 'movenet', variant: 'thunder' };
-  if (s === 'bodypix') return { kind: 'bodypix' };
-  if (s.endsWith('.onnx')) return { kind: 'onnx-simcc', modelPath: path.resolve(s) };
-  throw new CaptureInputError('bad_argument', `--model must be movenet, movenet-thunder, bodypix or a .onnx file; got "${s}"`);
+  const spec = parsePoseModel(s, (p) => path.resolve(p));
+  if (!spec) throw new CaptureInputError('bad_argument', `--model must be one of ${POSE_MODEL_NAMES.join(', ')} or a .onnx file; got "${s}"`);
+  return spec;
 }
 
 function num(v: string | undefined, name: string): number | undefined {

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { associateAthlete, defaultTap, type Tap } from '../../models/capture/association';
 import { type CameraCalibration, hasDistortion, projectionMatrix, undistortObservations } from '../../models/capture/camera';
-import { BODY25B, COCO17, type KeypointSet } from '../../models/capture/keypoints';
+import { BODY25B, type KeypointSet } from '../../models/capture/keypoints';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { assessRigDrift, athleteHeading, viewMatchesDeclared, viewObliquity, type DeclaredLayout, type RigDriftReport } from '../../models/capture/obliquity';
 import { buildPoseMetrics, postProcess, type JointOutcome } from '../../models/capture/summary';
@@ -21,7 +21,7 @@ import { loadTomlCalibration, CalibrationError } from './calibration';
 import { CaptureInputError } from './errors';
 import { hasAddon, triangulationAddon } from './native/index';
 import { findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
-import type { PoseEstimatorSpec } from './pose/types';
+import { DEFAULT_POSE, poseKeypointSet, type PoseEstimatorSpec } from './pose/types';
 import { estimateVideoPoses } from './pose/run';
 
 /** Progress callback: stage name, units done, units total. */
@@ -45,7 +45,7 @@ export interface ProcessOptions {
   layout?: DeclaredLayout | null;
   driftToleranceDeg?: number;
   driftToleranceM?: number;
-  /** 2D pose model for video input. @default MoveNet Lightning on BodyPix person boxes */
+  /** 2D pose model for video input. @default DEFAULT_POSE (pose/types.ts) */
   pose?: PoseEstimatorSpec;
   /** Process only the first N frames. */
   maxFrames?: number;
@@ -151,9 +151,10 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     timings.probe_s = (performance.now() - t0) / 1000;
     fps = videos[0]!.fps;
     frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity);
-    set = COCO17;
+    const spec = o.pose ?? DEFAULT_POSE;
+    set = poseKeypointSet(spec);
     const t1 = performance.now();
-    const est = await estimateVideoPoses(videos, frames, o.pose ?? { kind: 'movenet' }, o.onProgress);
+    const est = await estimateVideoPoses(videos, frames, spec, o.onProgress);
     timings.pose_s = (performance.now() - t1) / 1000;
     const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(est);
     if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
@@ -250,7 +251,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   const usedCams = new Set<number>();
   for (const m of tri.viewMask) for (let c = 0; c < C; c++) if (m & (1 << c)) usedCams.add(c);
   // Say how it was measured: cameras that contributed, where the 2D came from, how the athlete was chosen.
-  const poseLabel = keypointDirs ? 'keypoint JSON' : poseModelLabel(o.pose ?? { kind: 'movenet' });
+  const poseLabel = keypointDirs ? 'keypoint JSON' : poseModelLabel(o.pose ?? DEFAULT_POSE);
   const cameraMode = `${usedCams.size} of ${C} calibrated cameras · 2D from ${poseLabel} · athlete ${o.tap ? 'tapped' : 'auto-selected (largest person)'}`;
   const { rows, outcomes } = buildPoseMetrics(filtered.points, set, {
     cameraCount: Math.max(1, usedCams.size),
@@ -295,6 +296,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
 /** A short human label for the 2D pose model used on video. */
 function poseModelLabel(spec: PoseEstimatorSpec): string {
   switch (spec.kind) {
+    case 'blazepose':
+      return `BlazePose ${spec.variant === 'lite' ? 'Lite' : 'Full'}`;
     case 'movenet':
       return `MoveNet ${spec.variant === 'thunder' ? 'Thunder' : 'Lightning'}`;
     case 'bodypix':

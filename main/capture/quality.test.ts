@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { processTrial } from './pipeline';
-import { inventLegs, shiftCameraFiles } from './testing/demo-cases';
+import { inventLegs, misplaceHips, shiftCameraFiles } from './testing/demo-cases';
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const ci = process.env.CI === 'true';
@@ -60,6 +60,27 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
       expect(row(r.rows, 'shoulder_flexion', side)!.trustworthy).toBe(true);
     }
     expect(row(r.rows, 'knee_flexion', 'left')!.conditions.find((c) => c.code === 'low_2d_confidence')!.detail).toMatch(/left knee \(0\.35\)/);
+  });
+
+  it('hip points misplaced the way a second 2D model placed them (hip line turned ≤ 40° against the shoulders): hip-based readings flagged hip_centres_implausible, arms not', async () => {
+    const [clean, moved] = [await run(BALANCING), await run(misplaceHips(BALANCING, DEMO_CALIB, 40))];
+    // triangulation accepts the moved hips (they are consistent between views): nothing else notices
+    expect(moved.trialConditions).toEqual([]);
+    expect(moved.triangulation.excludedCounts[1]).toBeLessThan(clean.triangulation.excludedCounts[1]! + 20);
+    for (const side of ['left', 'right']) {
+      for (const joint of ['hip_flexion', 'knee_flexion', 'hip_abduction', 'knee_frontal_projection_angle']) {
+        expect(codes(row(clean.rows, joint, side))).not.toContain('hip_centres_implausible');
+        const m = row(moved.rows, joint, side)!;
+        expect([joint, side, m.trustworthy, codes(m)]).toEqual([joint, side, false, expect.arrayContaining(['hip_centres_implausible'])]);
+      }
+      for (const joint of ['shoulder_flexion', 'elbow_flexion']) {
+        expect(codes(row(moved.rows, joint, side))).not.toContain('hip_centres_implausible');
+        expect(row(moved.rows, joint, side)!.trustworthy).toBe(true);
+      }
+    }
+    expect(row(moved.rows, 'hip_flexion', 'left')!.conditions.find((c) => c.code === 'hip_centres_implausible')!.detail).toMatch(
+      /hip line turned \d+° against the shoulder line \(95th percentile; max \d+°; limit 30°\)/,
+    );
   });
 
   it('the static trial (12 frames) is reported as static and unfiltered', async () => {

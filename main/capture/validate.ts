@@ -1,33 +1,34 @@
 /**
- * `npm run capture:validate [-- --frames N] [--skip-video] [--model movenet|movenet-thunder|bodypix|FILE.onnx]`
+ * `npm run capture:validate [-- --frames N] [--skip-video] [--model blazepose|blazepose-lite|movenet|bodypix|FILE.onnx]`
  *
  * Accuracy tables, one per configuration (never one averaged number):
  *  1. synthetic rigs with known motion: 2/3/4 cameras × 0/1/3 px noise × frontal/oblique layouts →
  *     angle MAE per joint, share of readings omitted by the observability gate, shoulder/elbow
  *     error with and without the gate;
  *  2. checkerboard intrinsics on the demo photos vs Calib_qualisys.toml;
- *  3. the Pose2Sim demo BalancingTrial: our 3D from their 2D JSON vs their TRC (per marker);
- *  4. our 3D from our own 2D pose on their videos vs their TRC, and our 2D vs their OpenPose per joint;
- *  5. the figure a clinician should read: per joint, our angles from video vs our angles from the
- *     trial's OpenPose 2D (same triangulation, filter and definitions; mean and p95 |difference|),
+ *  3. the Pose2Sim demo BalancingTrial: our 3D from their 2D JSON vs their TRC (per marker, regression);
+ *  4. our 3D per joint vs their TRC from both 2D sources (their OpenPose JSON; our 2D model on their
+ *     videos), mean / p95 mm; and our 2D vs their OpenPose per joint and camera (px);
+ *  5. the figure a clinician should read: per joint angle, our angles from video vs from the trial's
+ *     OpenPose 2D, and each vs the same definitions on Pose2Sim's filtered TRC (mean / p95 degrees),
  *     with each reading's trustworthy verdict and failed conditions from both sources.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { computeJointSeries, FLEXION_OBSERVABILITY_GATE } from '../../models/capture/angles';
+import { computeJointSeries, FLEXION_OBSERVABILITY_GATE, type JointSeries } from '../../models/capture/angles';
 import { projectionMatrix } from '../../models/capture/camera';
-import { COCO17 } from '../../models/capture/keypoints';
+import { COCO17, POSE2SIM_TRC_MARKERS, type KeypointSet } from '../../models/capture/keypoints';
 import { postProcess } from '../../models/capture/summary';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose, type SyntheticAngles } from '../../models/capture/synthetic';
-import { parseTrc } from '../../models/capture/trc';
+import { parseTrc, type TrcData } from '../../models/capture/trc';
 import { median, quantile } from '../../models/capture/vec';
 import { calibrateIntrinsics, loadTomlCalibration } from './calibration';
 import { compareWithTrc } from './compare';
 import { hasAddon, triangulationAddon } from './native/index';
 import { processTrial } from './pipeline';
 import { lastPoseRunStats } from './pose/run';
-import type { PoseEstimatorSpec } from './pose/types';
+import { parsePoseModel } from './pose/types';
 import { BALANCING, DEMO, DEMO_CALIB, hasBodyPix, hasDemo, NO_DEMO } from './testing/paths';
 
 const { values } = parseArgs({ options: { frames: { type: 'string' }, 'skip-video': { type: 'boolean' }, model: { type: 'string' } } });
@@ -157,7 +158,7 @@ function intrinsics(): void {
   tableOut(['camera', 'boards found', 'RMS px', 'fx ours', 'fx TOML', 'fx diff', 'fy diff', 'cx diff px', 'cy diff px'], rows);
 }
 
-// ---------------------------------------------------------------- 3/4. demo
+// ---------------------------------------------------------------- 3/4/5. demo
 function markerTable(title: string, c: ReturnType<typeof compareWithTrc>): void {
   log(title);
   tableOut(
@@ -166,12 +167,54 @@ function markerTable(title: string, c: ReturnType<typeof compareWithTrc>): void 
   );
 }
 
+/** Our name of a BODY_25B keypoint in `set`: the same name, or the foot index (BlazePose) for a big toe; '' when absent. */
+function inSet(set: KeypointSet, name: string): string {
+  if (set.includes(name)) return name;
+  const alias = name.replace('big_toe', 'foot_index');
+  return set.includes(alias) ? alias : '';
+}
+
+/** A Pose2Sim TRC as F×K×3 points in `set` (markers mapped by `POSE2SIM_TRC_MARKERS`, big toe → foot index for BlazePose; keypoints it lacks are NaN). */
+function trcAsPoints(trc: TrcData, set: KeypointSet): Float64Array {
+  const K = set.length,
+    M = trc.markers.length;
+  const out = new Float64Array(trc.frames * K * 3).fill(NaN);
+  trc.markers.forEach((name, m) => {
+    const k = set.indexOf(inSet(set, POSE2SIM_TRC_MARKERS[name] ?? ''));
+    if (k < 0) return;
+    for (let f = 0; f < trc.frames; f++) for (let d = 0; d < 3; d++) out[(f * K + k) * 3 + d] = trc.points[(f * M + m) * 3 + d]!;
+  });
+  return out;
+}
+
+/** Per-keypoint 3D distance (mm) between two F×K×3 arrays in different sets, over the names both have: mean and p95 per name. */
+function jointDistances(a: Float64Array, sa: KeypointSet, b: Float64Array, sb: KeypointSet, frames: number): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const name of sa) {
+    const i = sa.indexOf(name),
+      j = sb.indexOf(name);
+    if (j < 0) continue;
+    const d: number[] = [];
+    for (let f = 0; f < frames; f++) {
+      const p = (f * sa.length + i) * 3,
+        q = (f * sb.length + j) * 3;
+      const x = Math.hypot(a[p]! - b[q]!, a[p + 1]! - b[q + 1]!, a[p + 2]! - b[q + 2]!);
+      if (Number.isFinite(x)) d.push(x * 1000);
+    }
+    if (d.length) out.set(name, d);
+  }
+  return out;
+}
+const meanOf = (d: number[]) => (d.length ? d.reduce((s, x) => s + x, 0) / d.length : NaN);
+const mp95 = (d: number[] | undefined) => (d && d.length ? `${f1(meanOf(d))} / ${f1(quantile(d, 0.95))}` : '-');
+
 async function demo(): Promise<void> {
   if (!hasDemo) {
-    log(`## 3–4. Pose2Sim demo: ${NO_DEMO}`);
+    log(`## 3–5. Pose2Sim demo: ${NO_DEMO}`);
     return;
   }
   const trc = parseTrc(readFileSync(path.join(BALANCING, 'pose-3d', 'S00_P00_T01_BalancingTrial_0-100.trc'), 'utf8'));
+  const trcFilt = parseTrc(readFileSync(path.join(BALANCING, 'pose-3d', 'S00_P00_T01_BalancingTrial_0-100_filt_butterworth.trc'), 'utf8'));
   const fromJson = await processTrial({ trialDir: BALANCING, calibPath: DEMO_CALIB, useTrialKeypoints: true });
   markerTable(
     '## 3. BalancingTrial: our 3D from their 2D JSON (pose-associated) vs their raw TRC (_0-100.trc), gap-filled, unfiltered',
@@ -182,22 +225,16 @@ async function demo(): Promise<void> {
   );
   log();
   if (values['skip-video']) {
-    log('## 4. skipped (--skip-video)');
+    log('## 4–5. skipped (--skip-video)');
     return;
   }
   if (!hasAddon('opencv') || !hasBodyPix) {
-    log('## 4. skipped: OpenCV addon or BodyPix model missing');
+    log('## 4–5. skipped: OpenCV addon or BodyPix model missing');
     return;
   }
   const frames = values.frames ? Number(values.frames) : 100;
-  const spec: PoseEstimatorSpec =
-    !values.model || values.model === 'movenet'
-      ? { kind: 'movenet' }
-      : values.model === 'movenet-thunder'
-        ? { kind: 'movenet', variant: 'thunder' }
-        : values.model === 'bodypix'
-          ? { kind: 'bodypix' }
-          : { kind: 'onnx-simcc', modelPath: path.resolve(values.model) };
+  const spec = parsePoseModel(values.model, (p) => path.resolve(p));
+  if (!spec) throw new Error(`--model: unknown model "${values.model}"`);
   // tap: centre of the OpenPose athlete in cam01, frame 0 (what a clinician would tap)
   const ref0 = fromJson.observations;
   const K25 = fromJson.keypointSet.length,
@@ -221,72 +258,98 @@ async function demo(): Promise<void> {
     pose: spec,
     maxFrames: frames,
     tap: { camera: 0, x: tx / tn, y: ty / tn },
-    onProgress: (s, d, n) => {
-      const q = `${s} ${Math.floor((d / n) * 10)}`;
+    onProgress: (st, d, n) => {
+      const q = `${st} ${Math.floor((d / n) * 10)}`;
       if (q !== last) {
-        process.stderr.write(`${s} ${d}/${n}\n`);
+        process.stderr.write(`${st} ${d}/${n}\n`);
         last = q;
       }
     },
   });
   const secs = (performance.now() - t0) / 1000;
+  const Kv = r.keypointSet.length;
+  // 4. our 3D per joint vs their TRC, from both 2D sources
   const trcSub = { ...trc, frames: Math.min(trc.frames, frames) };
-  markerTable(
-    `## 4. BalancingTrial: our 3D from OUR 2D pose (${lastPoseRunStats?.estimator ?? spec.kind}) on their videos (${frames} frames × 4 cameras) vs their raw TRC`,
-    compareWithTrc(r.filled, r.keypointSet, trcSub),
-  );
   log(
-    `views excluded (> 15 px) per camera: ${r.cameras.map((c, i) => `${c.name} ${r.triangulation.excludedCounts[i]}`).join(', ')}; missing point-frames ${Array.from(r.triangulation.points).filter((x, i) => i % 3 === 0 && Number.isNaN(x)).length} of ${r.frames * 17}`,
+    `## 4. Our 3D per joint vs Pose2Sim's raw TRC (their triangulation of OpenPose), from both 2D sources: their OpenPose JSON, and ${lastPoseRunStats?.estimator ?? spec.kind} on their videos (${r.frames} frames × ${C} cameras) — mean / p95 distance, mm (gap-filled, unfiltered)`,
+  );
+  const trcJ = trcAsPoints(trcSub, fromJson.keypointSet),
+    trcV = trcAsPoints(trcSub, r.keypointSet);
+  const dJ = jointDistances(fromJson.filled, fromJson.keypointSet, trcJ, fromJson.keypointSet, trcSub.frames),
+    dV = jointDistances(r.filled, r.keypointSet, trcV, r.keypointSet, trcSub.frames);
+  const jointRows: (string | number)[][] = [];
+  for (const m of trc.markers) {
+    const name = POSE2SIM_TRC_MARKERS[m];
+    if (!name) continue;
+    const vname = inSet(r.keypointSet, name);
+    jointRows.push([m, mp95(dJ.get(name)), `${mp95(dV.get(vname))}${vname && vname !== name ? ' (foot index)' : ''}`]);
+  }
+  const all = (d: Map<string, number[]>) => [...d.values()].flat();
+  jointRows.push(['ALL joints', mp95(all(dJ)), mp95(all(dV))]);
+  tableOut(['TRC marker', 'from OpenPose JSON', `from video (${lastPoseRunStats?.estimator ?? spec.kind})`], jointRows);
+  log(
+    `video: views excluded (> 15 px) per camera: ${r.cameras.map((c, i) => `${c.name} ${r.triangulation.excludedCounts[i]}`).join(', ')}; missing point-frames ${Array.from(r.triangulation.points).filter((x, i) => i % 3 === 0 && Number.isNaN(x)).length} of ${r.frames * Kv}`,
   );
   log(`end-to-end ${secs.toFixed(1)} s (${JSON.stringify(Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, Number(v.toFixed(2))])))})`);
   log();
-  // 2D agreement with OpenPose, per joint and camera (COCO 5–16), on frames where OpenPose conf ≥ 0.3
+  // 2D agreement with OpenPose, per joint and camera, on frames where OpenPose conf ≥ 0.3
   log("### 2D agreement with the demo's OpenPose (pose-associated) keypoints, median px (p90) per joint");
-  const names = ['shoulder', 'elbow', 'wrist', 'hip', 'knee', 'ankle'];
+  const names = ['shoulder', 'elbow', 'wrist', 'hip', 'knee', 'ankle', 'heel', 'big_toe'];
   const rows: (string | number)[][] = [];
   const allCam: number[][] = r.cameras.map(() => []);
-  for (const [gi, g] of names.entries()) {
+  for (const g of names) {
     const row: (string | number)[] = [g];
-    const all: number[] = [];
+    const allG: number[] = [];
     for (let c = 0; c < C; c++) {
       const d: number[] = [];
-      for (let f = 0; f < r.frames; f++)
-        for (const k of [5 + gi * 2, 6 + gi * 2]) {
-          const o = ((f * K25 + k) * C + c) * 3,
-            m = ((f * 17 + k) * C + c) * 3;
+      for (const side of ['left', 'right']) {
+        const kj = fromJson.keypointSet.indexOf(`${side}_${g}`);
+        const ours = g === 'big_toe' && !r.keypointSet.includes(`${side}_big_toe`) ? `${side}_foot_index` : `${side}_${g}`;
+        const kv = r.keypointSet.indexOf(ours);
+        if (kj < 0 || kv < 0) continue;
+        for (let f = 0; f < r.frames; f++) {
+          const o = ((f * K25 + kj) * C + c) * 3,
+            m = ((f * Kv + kv) * C + c) * 3;
           if (ref0[o + 2]! < 0.3 || !(r.observations[m + 2]! > 0)) continue;
           d.push(Math.hypot(ref0[o]! - r.observations[m]!, ref0[o + 1]! - r.observations[m + 1]!));
         }
-      row.push(`${f1(median(d))} (${f1(quantile(d, 0.9))})`);
-      all.push(...d);
-      allCam[c]!.push(...d);
+      }
+      row.push(d.length ? `${f1(median(d))} (${f1(quantile(d, 0.9))})` : '-');
+      allG.push(...d);
+      if (g !== 'heel' && g !== 'big_toe') allCam[c]!.push(...d);
     }
-    row.push(`${f1(median(all))} (${f1(quantile(all, 0.9))})`);
+    if (!allG.length) continue;
+    row.push(`${f1(median(allG))} (${f1(quantile(allG, 0.9))})`);
     rows.push(row);
   }
   rows.push([
-    'ALL joints',
+    'ALL body joints (no feet)',
     ...allCam.map((d) => `${f1(median(d))} (${f1(quantile(d, 0.9))})`),
     `${f1(median(allCam.flat()))} (${f1(quantile(allCam.flat(), 0.9))})`,
   ]);
   tableOut(['joint (L+R)', ...r.cameras.map((c) => c.name), 'all cameras'], rows);
-  angleAgreement(r, fromJson);
+  angleAgreement(r, fromJson, trcFilt);
 }
 
 /**
- * Section 5: per joint and side, |angle from video − angle from OpenPose JSON| per frame (filtered
- * 3D, frames where both exist): mean, p95 and max in degrees, with the trustworthy verdict and the
- * failed conditions each source stored. This is the real-data figure a clinician should read: how
- * far the number moves when only the 2D model changes.
+ * Section 5: per joint and side, per-frame |Δ angle| (filtered 3D, frames where both exist):
+ * our video pipeline vs our pipeline on the OpenPose JSON, and each vs the same angle definitions
+ * applied to Pose2Sim's filtered TRC (their triangulation of OpenPose + their 4th-order 6 Hz
+ * Butterworth) — mean and p95 in degrees — with the trustworthy verdict and failed conditions each
+ * source stored. The first column is the figure a clinician should read (README).
  */
-function angleAgreement(video: Awaited<ReturnType<typeof processTrial>>, json: Awaited<ReturnType<typeof processTrial>>): void {
-  log(`## 5. Joint angles: our pipeline on video (${video.frames} frames) vs on the trial's OpenPose 2D JSON — |difference| in degrees per frame`);
+function angleAgreement(video: Awaited<ReturnType<typeof processTrial>>, json: Awaited<ReturnType<typeof processTrial>>, trcFilt: TrcData): void {
   log(
-    'Same calibration, triangulation, filter and angle definitions; only the 2D source differs. Not ground truth: it bounds how much the 2D model alone moves each number.',
+    `## 5. Joint angles per joint (the figure to read): |difference| per frame in degrees, mean / p95 — our pipeline on video (${video.frames} frames) vs on the trial's OpenPose 2D JSON, and each vs the same definitions on Pose2Sim's filtered TRC`,
+  );
+  log(
+    "Same calibration, triangulation, filter and angle definitions for ours; the TRC is Pose2Sim's own triangulation and filter of the same OpenPose 2D. Not ground truth: it shows how far each number moves when only the 2D model (or the 3D tool) changes.",
   );
   log();
+  const trcPts = trcAsPoints(trcFilt, json.keypointSet);
   const sv = computeJointSeries(video.filtered, video.keypointSet),
-    sj = computeJointSeries(json.filtered, json.keypointSet);
+    sj = computeJointSeries(json.filtered, json.keypointSet),
+    st = computeJointSeries(trcPts, json.keypointSet);
   const rows: (string | number)[][] = [];
   const verdict = (r: Awaited<ReturnType<typeof processTrial>>, joint: string, side: string) => {
     const m = r.rows.find((x) => x.joint === joint && x.side === side && x.statistic === 'mean');
@@ -295,28 +358,27 @@ function angleAgreement(video: Awaited<ReturnType<typeof processTrial>>, json: A
     const failed = m.conditions.filter((c) => c.code !== 'static_trial' && c.code !== 'camera_offset_corrected').map((c) => c.code);
     return m.trustworthy ? 'yes' : `no: ${failed.join(', ')}`;
   };
-  for (const a of sv) {
-    const b = sj.find((x) => x.joint === a.joint && x.side === a.side);
-    if (!b || !a.measurable || !b.measurable) continue;
+  const diff = (a: JointSeries | undefined, b: JointSeries | undefined, F: number) => {
     const d: number[] = [];
-    for (let f = 0; f < Math.min(video.frames, json.frames); f++) {
+    if (!a || !b || !a.measurable || !b.measurable) return d;
+    for (let f = 0; f < F; f++) {
       const x = a.angleDeg[f] ?? NaN,
         y = b.angleDeg[f] ?? NaN;
       if (Number.isFinite(x) && Number.isFinite(y)) d.push(Math.abs(x - y));
     }
-    const mean = d.length ? d.reduce((s, x) => s + x, 0) / d.length : NaN;
-    rows.push([
-      a.joint,
-      a.side,
-      d.length,
-      f1(mean),
-      f1(quantile(d, 0.95)),
-      f1(d.length ? Math.max(...d) : NaN),
-      verdict(video, a.joint, a.side),
-      verdict(json, a.joint, a.side),
-    ]);
+    return d;
+  };
+  const F = Math.min(video.frames, json.frames, trcFilt.frames);
+  for (const b of sj) {
+    const a = sv.find((x) => x.joint === b.joint && x.side === b.side),
+      t = st.find((x) => x.joint === b.joint && x.side === b.side);
+    const vj = diff(a, b, F),
+      vt = diff(a, t, F),
+      jt = diff(b, t, F);
+    if (!vj.length && !jt.length) continue;
+    rows.push([b.joint, b.side, vj.length, mp95(vj), mp95(vt), mp95(jt), verdict(video, b.joint, b.side), verdict(json, b.joint, b.side)]);
   }
-  tableOut(['joint', 'side', 'frames', 'mean |Δ|°', 'p95 |Δ|°', 'max |Δ|°', 'trustworthy from video', 'trustworthy from JSON'], rows);
+  tableOut(['joint', 'side', 'frames', 'video vs JSON', 'video vs TRC', 'JSON vs TRC', 'trustworthy from video', 'trustworthy from JSON'], rows);
   log(
     `trial conditions from video: ${video.trialConditions.map((c) => c.code).join(', ') || 'none'}; from JSON: ${json.trialConditions.map((c) => c.code).join(', ') || 'none'}`,
   );

@@ -15,6 +15,7 @@ import { findOrganization, findUserById, listAllUsers } from '../data/identity';
 import { isVerbName } from '../../models/verbs';
 import { VERBS, callVerb, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
+import { setUserPin } from '../services/admin';
 import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
 import { readAssistantSettings, updateAssistantSettings } from '../kinetix/settings';
@@ -162,6 +163,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'proposals.decline': (ctx, { changeset_id }) => harness(deps).declineProposal(signedInUser(ctx), changeset_id),
     'proposals.narrow': (ctx, input) => narrowProposal(deps.db, signedInUser(ctx), input, new Date(now())),
     'forms.submit': (ctx, input) => submitForm(deps.db, signedInUser(ctx), input, new Date(now())),
+    'admin.setPin': (ctx, input) => setUserPin({ db: deps.db, userId: signedInUser(ctx) }, input),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
     'settings.updateAssistant': (ctx, input) => {
       const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};

@@ -64,6 +64,8 @@ export const VERB_TOOL_META: Readonly<Record<string, VerbToolMeta>> = {
   'capture.recordSession': { name: 'record_capture_session', title: 'Store capture trial and its joint-angle readings' },
   'devices.register': { name: 'register_device', title: 'Register device (creates an API key)' },
   'devices.rotateKey': { name: 'rotate_device_key', title: 'Replace device API key (the old key stops working)' },
+  'devices.revoke': { name: 'revoke_device', title: 'Revoke device API key (it stops working at once)' },
+  'squads.moveAthletes': { name: 'move_athletes_to_squad', title: 'Move athletes to another squad' },
   'reports.generate': { name: 'generate_report', title: 'Generate and save report' },
   'users.create': { name: 'create_user', title: 'Add user account' },
   'users.update': { name: 'update_user', title: 'Change user account (role, active, budget)' },

@@ -4,13 +4,15 @@ import { Conflict, Forbidden, NotFound, ValidationError } from '../../models/err
 import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
 import type { Role } from '../../models/roles';
-import { hasPermission } from '../../models/roles';
+import { canManageRole, hasPermission } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
-import { findUserByEmail } from '../data/identity';
+import { findUserByEmail, findUserById, setUserPinHash } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
 import { orgSquad, visibleAthlete } from './scope';
-import { isSelfScoped, scopeAthleteId } from './context';
+import type { ServiceContext } from './context';
+import { isSelfScoped, requirePermission, resolveActor, scopeAthleteId } from './context';
+import { hashPin } from './pin';
 import { defined, insertRow, updateRow } from './plan';
 import { today } from './scope';
 import type { VerbContext } from './verb';
@@ -63,6 +65,15 @@ export const rotateDeviceKey = writeVerb('devices.rotateKey', {
     const k = newDeviceKey();
     const change = updateRow('device', d, { api_key_hash: k.hash, api_key_last4: k.last4, key_rotated_at: vc.now.toISOString() })!;
     return { planned: { verb: 'devices.rotateKey', summary: `Rotate API key of ${d.name}`, changes: [change] }, reveal: { api_key: k.key } };
+  },
+});
+
+export const revokeDevice = writeVerb('devices.revoke', {
+  plan(vc, i) {
+    const d = visibleDevice(vc, i.id);
+    if (!d.api_key_hash) throw new Conflict(`${d.name} has no key to revoke (already revoked).`);
+    const change = updateRow('device', d, { api_key_hash: null, api_key_last4: null, key_rotated_at: vc.now.toISOString() })!;
+    return { planned: { verb: 'devices.revoke', summary: `Revoke API key of ${d.name}`, changes: [change] } };
   },
 });
 
@@ -185,7 +196,12 @@ export const generateReport = writeVerb('reports.generate', {
 // ---- Users ----
 export const listUsers = readVerb('users.list', {
   run(vc) {
-    return { users: listRows<User>(vc.db, 'app_user', vc.actor.orgId, { orderBy: [{ column: 'display_name' }] }).map(({ pin_hash: _p, ...u }) => u) };
+    return {
+      users: listRows<User>(vc.db, 'app_user', vc.actor.orgId, { orderBy: [{ column: 'display_name' }] }).map(({ pin_hash, ...u }) => ({
+        ...u,
+        has_pin: pin_hash !== null,
+      })),
+    };
   },
 });
 
@@ -220,6 +236,24 @@ export const updateUser = writeVerb('users.update', {
     return { planned: { verb: 'users.update', summary: `Update user ${u.display_name}`, changes: change ? [change] : [] } };
   },
 });
+
+/**
+ * Set (or replace) another user's sign-in PIN: `user.manage`, an account of this organisation
+ * whose role the actor may grant (models/roles.ts GRANTABLE_ROLES). Not a changeset and not in the
+ * activity diff: credentials never travel in diffs; only the scrypt hash is stored. An account
+ * added in Settings can sign in once a PIN is set.
+ * @throws Forbidden (permission, role rule, one's own PIN here), NotFound (another org's or unknown user)
+ */
+export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: string }): { pin_set: true } {
+  const actor = resolveActor(ctx);
+  requirePermission(ctx, actor, 'user.manage');
+  const u = findUserById(ctx.db, input.user_id);
+  if (!u || u.org_id !== actor.orgId) throw new NotFound('User');
+  if (!canManageRole(actor.role, u.role)) throw new Forbidden(`Your role (${actor.role}) cannot change a ${u.role} account.`);
+  if (u.id === actor.userId) throw new Forbidden('Your own PIN is not changed here.');
+  setUserPinHash(ctx.db, u.id, hashPin(input.pin));
+  return { pin_set: true };
+}
 
 // ---- Activity, changesets, Undo ----
 function notForAthletes(vc: VerbContext): void {

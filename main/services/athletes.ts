@@ -85,3 +85,18 @@ export const updateSquad = writeVerb('squads.update', {
     return { planned: { verb: 'squads.update', summary: `Update squad ${s.name}`, changes: change ? [change] : [] } };
   },
 });
+
+export const moveAthletes = writeVerb('squads.moveAthletes', {
+  plan(vc, i) {
+    const target = i.squad_id ? orgSquad(vc, i.squad_id) : null;
+    const ids = [...new Set(i.athlete_ids)];
+    const changes = ids.flatMap((id) => {
+      const change = updateRow('athlete', visibleAthlete(vc, id), { squad_id: target?.id ?? null });
+      return change ? [change] : [];
+    });
+    const where = target ? `to ${target.name}` : 'out of their squad';
+    return {
+      planned: { verb: 'squads.moveAthletes', summary: `Move ${changes.length} athlete${changes.length === 1 ? '' : 's'} ${where}`, changes },
+    };
+  },
+});

@@ -13,6 +13,8 @@ import type { ClinicFixture } from '../testing/clinic-fixture';
 import { createClinicFixture, fixtureNow } from '../testing/clinic-fixture';
 import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
 import { VERBS, applyPlanned, callVerb, planWrite, resolveActor, runRead } from './index';
+import { setUserPin } from './admin';
+import { verifyPin } from './pin';
 
 function errorOf(fn: () => unknown): AppError {
   try {
@@ -45,7 +47,7 @@ describe('tenant isolation', () => {
       const ctx = f.as(f.a.users[role]);
       const foreign = inputFor(verbName, f.b, role) as Record<string, unknown>;
       const run = () => (verb.kind === 'read' ? runRead(ctx, verb, foreign) : planWrite(ctx, verb, foreign));
-      if (ID_KEYS.some((k) => typeof foreign[k] === 'string')) {
+      if (ID_KEYS.some((k) => typeof foreign[k] === 'string') || Array.isArray(foreign.athlete_ids)) {
         expect(errorOf(run).code).toBe('NotFound');
       } else {
         const out = JSON.stringify(run());
@@ -499,5 +501,49 @@ describe('who is calling', () => {
     };
     const act = f.call(f.a.users.owner, 'activity.list', {}).activity.find((a: { changeset_id: string }) => a.changeset_id === r.changeset.id);
     expect(act).toMatchObject({ actor_name: 'Northbridge physio via Assistant', via_assistant: true, run_id: 'run-123' });
+  });
+});
+
+describe('squads.moveAthletes and devices.revoke', () => {
+  it('moves athletes into a new squad as one changeset; one already there is left out; another org’s athlete is NotFound', () => {
+    const owner = f.a.users.owner;
+    const squad = f.call(owner, 'squads.create', { name: 'Move target', season: '2026/27' }).changeset.changes[0].id as string;
+    const r = f.call(f.a.users.physio, 'squads.moveAthletes', { athlete_ids: [f.a.athleteId, f.a.otherAthleteId], squad_id: squad });
+    expect(r.changeset.changes).toHaveLength(2);
+    expect(r.changeset.summary).toBe('Move 2 athletes to Move target');
+    expect(getRow<{ squad_id: string }>(f.db, 'athlete', f.a.orgId, f.a.athleteId)!.squad_id).toBe(squad);
+    const again = errorOf(() => f.call(f.a.users.physio, 'squads.moveAthletes', { athlete_ids: [f.a.athleteId], squad_id: squad }));
+    expect(again.code).toBe('Validation');
+    expect(errorOf(() => f.call(f.a.users.physio, 'squads.moveAthletes', { athlete_ids: [f.b.athleteId], squad_id: squad })).code).toBe('NotFound');
+    expect(errorOf(() => f.call(f.a.users.physio, 'squads.moveAthletes', { athlete_ids: [], squad_id: squad })).issues?.[0]?.path).toBe('athlete_ids');
+    expect(errorOf(() => f.call(f.a.users.coach, 'squads.moveAthletes', { athlete_ids: [f.a.athleteId], squad_id: null })).code).toBe('Forbidden');
+  });
+  it('a revoked device key is gone (hash and last 4 cleared); revoking again is a Conflict; Replace key issues a new one', () => {
+    const owner = f.a.users.owner;
+    const made = f.call(owner, 'devices.register', { name: 'Revoke me', kind: 'tablet' });
+    const id = made.changeset.changes[0].id as string;
+    f.call(owner, 'devices.revoke', { id });
+    const row = getRow<{ api_key_hash: string | null; api_key_last4: string | null }>(f.db, 'device', f.a.orgId, id)!;
+    expect(row.api_key_hash).toBeNull();
+    expect(row.api_key_last4).toBeNull();
+    expect(errorOf(() => f.call(owner, 'devices.revoke', { id })).code).toBe('Conflict');
+    const rotated = f.call(owner, 'devices.rotateKey', { id });
+    expect(rotated.reveal.api_key).toMatch(/^aik_/);
+    expect(errorOf(() => f.call(f.a.users.physio, 'devices.revoke', { id })).code).toBe('Forbidden');
+  });
+});
+
+describe('setUserPin (admin.setPin)', () => {
+  it('an owner sets a PIN on an account of the org; the hash is stored, never the PIN; role rules and tenancy hold', () => {
+    const ctx = (u: string) => ({ db: f.db, userId: u });
+    expect(setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.coach, pin: '735519' })).toEqual({ pin_set: true });
+    const stored = (f.db.raw.prepare('SELECT pin_hash FROM app_user WHERE id = ?').get(f.a.users.coach) as { pin_hash: string }).pin_hash;
+    expect(stored).not.toContain('735519');
+    expect(verifyPin('735519', stored)).toBe(true);
+    // An admin manages admin and athlete accounts only; a physio holds no user.manage; another org's user is NotFound.
+    expect(errorOf(() => setUserPin(ctx(f.a.users.admin), { user_id: f.a.users.doctor, pin: '1111' })).code).toBe('Forbidden');
+    expect(errorOf(() => setUserPin(ctx(f.a.users.physio), { user_id: f.a.users.coach, pin: '1111' })).code).toBe('Forbidden');
+    expect(errorOf(() => setUserPin(ctx(f.a.users.owner), { user_id: f.b.users.physio, pin: '1111' })).code).toBe('NotFound');
+    expect(errorOf(() => setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.owner, pin: '1111' })).code).toBe('Forbidden');
   });
 });

@@ -22,6 +22,7 @@ export const EXPECTED: Record<string, string> = {
   'squads.get': 'Y   Y   Y   Y   Y   Y   Y   Y   Y   N',
   'squads.create': 'Y   Y   Y   Y   N   N   N   N   N   N',
   'squads.update': 'Y   Y   Y   Y   N   N   N   N   N   N',
+  'squads.moveAthletes': 'Y   Y   Y   Y   N   N   N   N   N   N',
   'injuries.list': 'Y   N   Y   Y   Y   Y   Y   N   N   N',
   'injuries.get': 'Y   N   Y   Y   Y   Y   Y   N   N   N',
   'injuries.create': 'N   N   Y   Y   N   N   N   N   N   N',
@@ -61,6 +62,7 @@ export const EXPECTED: Record<string, string> = {
   'devices.list': 'Y   Y   N   N   N   N   N   N   Y   N',
   'devices.register': 'Y   Y   N   N   N   N   N   N   Y   N',
   'devices.rotateKey': 'Y   Y   N   N   N   N   N   N   Y   N',
+  'devices.revoke': 'Y   Y   N   N   N   N   N   N   Y   N',
   'reports.list': 'Y   N   Y   Y   Y   N   N   Y   N   N',
   'reports.get': 'Y   N   Y   Y   Y   N   N   N   N   N',
   'reports.generate': 'Y   N   Y   Y   Y   N   N   N   N   N',
@@ -112,6 +114,8 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
       return { name: 'U17', season: '2026/27' };
     case 'squads.update':
       return { id: o.squadId, season: '2027/28' };
+    case 'squads.moveAthletes':
+      return { athlete_ids: [o.athleteId], squad_id: null };
     case 'injuries.get':
       return { id: o.injuryId };
     case 'injuries.create':
@@ -163,6 +167,7 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
     case 'devices.register':
       return { name: 'Strap', kind: 'wearable' };
     case 'devices.rotateKey':
+    case 'devices.revoke':
       return { id: role === 'athlete' ? o.athleteDeviceId : o.deviceId };
     case 'reports.get':
       return { id: o.reportId };

@@ -23,8 +23,10 @@
  * - shoulder_flexion = θ(elbow − shoulder) in the thorax frame (humeral elevation in the sagittal
  *   plane; not the ISB Y-X-Y humerothoracic decomposition, which needs the humeral long-axis rotation).
  * - elbow_flexion = 3D angle between (elbow − shoulder) and (wrist − elbow) (0 = straight).
- * - ankle_dorsiflexion = 90° − angle(knee − ankle, big toe − heel): needs heel and toe points,
- *   which COCO-17 lacks → not measurable with COCO-17 (BODY_25B input has them).
+ * - ankle_dorsiflexion = 90° − angle(knee − ankle, toe − heel), toe = big toe (OpenPose BODY_25B)
+ *   or foot index (BlazePose): needs heel and toe points, which COCO-17 lacks → not measurable
+ *   with COCO-17 (BlazePose video and BODY_25B JSON input have them). 0 = foot at right angles to
+ *   the shank; positive = dorsiflexion.
  *
  * Frontal-plane angles (degrees; the frontal plane of the pelvis frame is the plane normal to X,
  * spanned by Y and Z; "lateral" is −Z on the left side and +Z on the right). For a vector v:
@@ -55,7 +57,7 @@
  * elbow flexion are 3D angles and need no sagittal view; their ratio is still reported.
  */
 import type { Vec3 } from './camera';
-import type { KeypointSet } from './keypoints';
+import { toeName, type KeypointSet } from './keypoints';
 import type { PoseJoint, PoseSide } from './metrics';
 import { cross, dot, length, median, mid, normalize, sub, isFiniteVec, RAD2DEG, scale } from './vec';
 
@@ -112,7 +114,7 @@ function angleBetween(a: Vec3, b: Vec3): number {
 
 /**
  * Compute every joint × side series from F frames of K 3D keypoints (`points` F×K×3, metres,
- * NaN = missing) laid out in `set` (COCO-17 or BODY_25B names).
+ * NaN = missing) laid out in `set` (COCO-17, BlazePose-33 or BODY_25B names).
  */
 export function computeJointSeries(points: Float64Array, set: KeypointSet): JointSeries[] {
   const K = set.length;
@@ -165,8 +167,9 @@ export function computeJointSeries(points: Float64Array, set: KeypointSet): Join
     const sh = idx(`${side}_shoulder`),
       el = idx(`${side}_elbow`),
       wr = idx(`${side}_wrist`);
+    const toeN = toeName(set, side);
     const heel = idx(`${side}_heel`),
-      toe = idx(`${side}_big_toe`);
+      toe = toeN ? idx(toeN) : -1;
     const hipS = mk('hip_flexion', side, hip >= 0 && knee >= 0);
     const kneeS = mk('knee_flexion', side, hip >= 0 && knee >= 0 && ankle >= 0);
     const shS = mk('shoulder_flexion', side, sh >= 0 && el >= 0);

@@ -42,6 +42,60 @@ export const BODY25B = [
 ] as const;
 export type Body25bName = (typeof BODY25B)[number];
 
+/**
+ * BlazePose 33 landmark names in index order (MediaPipe Pose, `pose_landmark` model card; the
+ * TF.js graph's first 33 of 39 outputs — the last 6 are ROI/auxiliary points, not landmarks),
+ * renamed to this module's snake_case convention. `*_foot_index` is MediaPipe's "foot index"
+ * (the tip of the foot, between the first and second toe): the toe point ankle dorsiflexion uses
+ * when a set has no `*_big_toe`.
+ */
+export const BLAZEPOSE33 = [
+  'nose',
+  'left_eye_inner',
+  'left_eye',
+  'left_eye_outer',
+  'right_eye_inner',
+  'right_eye',
+  'right_eye_outer',
+  'left_ear',
+  'right_ear',
+  'mouth_left',
+  'mouth_right',
+  'left_shoulder',
+  'right_shoulder',
+  'left_elbow',
+  'right_elbow',
+  'left_wrist',
+  'right_wrist',
+  'left_pinky',
+  'right_pinky',
+  'left_index',
+  'right_index',
+  'left_thumb',
+  'right_thumb',
+  'left_hip',
+  'right_hip',
+  'left_knee',
+  'right_knee',
+  'left_ankle',
+  'right_ankle',
+  'left_heel',
+  'right_heel',
+  'left_foot_index',
+  'right_foot_index',
+] as const;
+export type BlazePoseName = (typeof BLAZEPOSE33)[number];
+
+/**
+ * The toe point of `side` in `set`: `*_big_toe` (OpenPose BODY_25B) or else `*_foot_index`
+ * (BlazePose); null when the set has neither (COCO-17).
+ */
+export function toeName(set: KeypointSet, side: 'left' | 'right'): string | null {
+  if (set.includes(`${side}_big_toe`)) return `${side}_big_toe`;
+  if (set.includes(`${side}_foot_index`)) return `${side}_foot_index`;
+  return null;
+}
+
 /** A named keypoint set: the order in which per-frame arrays are laid out. */
 export type KeypointSet = readonly string[];
 

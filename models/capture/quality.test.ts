@@ -1,9 +1,69 @@
 import { describe, expect, it } from 'vitest';
 import { COCO17 } from './keypoints';
-import { cameraConditions, readingConditions, segmentLengths, SEGMENT_CV_MAX } from './quality';
+import { cameraConditions, hipPlacementCondition, pelvisStats, readingConditions, segmentLengths, SEGMENT_CV_MAX } from './quality';
 import { applySyncOffsets, estimateSync, SYNC_MAX_RATIO } from './sync';
 import { projectionMatrix } from './camera';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose } from './synthetic';
+
+describe('hip placement (pelvis axis against the shoulder line)', () => {
+  const frames = syntheticMotion(40).map((a) => syntheticPose(a));
+  const pts = Float64Array.from(frames.flat().flat());
+  const K = COCO17.length,
+    lh = COCO17.indexOf('left_hip'),
+    rh = COCO17.indexOf('right_hip');
+  /** Turn the hip line about the vertical (Z) through mid-hip by `deg(f)` degrees. */
+  const turnHips = (deg: (f: number) => number) => {
+    const out = Float64Array.from(pts);
+    for (let f = 0; f < 40; f++) {
+      const a = (deg(f) * Math.PI) / 180;
+      const o = (i: number) => (f * K + i) * 3;
+      const mx = (out[o(lh)]! + out[o(rh)]!) / 2,
+        my = (out[o(lh) + 1]! + out[o(rh) + 1]!) / 2;
+      for (const i of [lh, rh]) {
+        const dx = out[o(i)]! - mx,
+          dy = out[o(i) + 1]! - my;
+        out[o(i)] = mx + dx * Math.cos(a) - dy * Math.sin(a);
+        out[o(i) + 1] = my + dx * Math.sin(a) + dy * Math.cos(a);
+      }
+    }
+    return out;
+  };
+  it('a synthetic skeleton (hip line parallel to the shoulders) passes; hips turned 40° against the shoulders in a third of the frames fail', () => {
+    const ok = pelvisStats(pts, COCO17)!;
+    expect(ok.twistP95Deg).toBeLessThan(1e-6);
+    expect(hipPlacementCondition(ok)).toBeNull();
+    const st = pelvisStats(
+      turnHips((f) => (f >= 20 && f < 34 ? 40 : 0)),
+      COCO17,
+    )!;
+    expect(st.twistP95Deg).toBeCloseTo(40, 3);
+    expect(hipPlacementCondition(st)!.code).toBe('hip_centres_implausible');
+    // 25° everywhere stays within the limit (pelvis–thorax rotation a task may really have)
+    expect(
+      hipPlacementCondition(
+        pelvisStats(
+          turnHips(() => 25),
+          COCO17,
+        ),
+      ),
+    ).toBeNull();
+  });
+  it('hips collapsed onto each other (width 0.1 × thigh) fail; the condition reaches hip- and knee-based readings only', () => {
+    const out = Float64Array.from(pts);
+    for (let f = 0; f < 40; f++)
+      for (let d = 0; d < 3; d++) {
+        const m = (out[(f * K + lh) * 3 + d]! + out[(f * K + rh) * 3 + d]!) / 2;
+        out[(f * K + lh) * 3 + d] = m + (out[(f * K + lh) * 3 + d]! - m) * 0.2;
+        out[(f * K + rh) * 3 + d] = m + (out[(f * K + rh) * 3 + d]! - m) * 0.2;
+      }
+    const cond = hipPlacementCondition(pelvisStats(out, COCO17))!;
+    expect(cond.detail).toMatch(/× thigh length \(plausible 0\.3–0\.8\)/);
+    const seg = segmentLengths(pts, COCO17);
+    const x = { segments: seg, values: [10, 20], confidence: () => 0.9, hipPlacement: cond };
+    expect(readingConditions('knee_flexion', 'left', x).map((c) => c.code)).toEqual(['hip_centres_implausible']);
+    expect(readingConditions('elbow_flexion', 'left', x)).toEqual([]);
+  });
+});
 
 describe('segment checks', () => {
   const frames = syntheticMotion(40).map((a) => syntheticPose(a));

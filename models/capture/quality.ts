@@ -5,9 +5,10 @@
  * is our own measurement on the Pose2Sim demo, it says so — these are quality-control limits, not
  * validated clinical thresholds.
  */
+import type { Vec3 } from './camera';
 import type { KeypointSet } from './keypoints';
 import type { PoseJoint, PoseSide } from './metrics';
-import { median } from './vec';
+import { dot, isFiniteVec, length, median, mid, normalize, quantile, RAD2DEG, scale, sub } from './vec';
 
 /**
  * A condition attached to a reading. `fails` conditions make the reading not trustworthy; `info`
@@ -26,6 +27,7 @@ export const CONDITION_CODES = [
   'segment_asymmetry',
   'implausible_range',
   'low_2d_confidence',
+  'hip_centres_implausible',
   'static_trial',
   // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
@@ -76,6 +78,109 @@ export const PLAUSIBLE_RANGE_DEG: Readonly<Record<PoseJoint, readonly [number, n
   trunk_lateral_lean: [-45, 45],
 };
 
+/**
+ * Hip joint-centre placement (`hip_centres_implausible`). 2D models place the "hip" keypoint where
+ * their training set's annotators did (COCO: the visible hip region; OpenPose BODY_25B: its own
+ * convention), not at the anatomical hip joint centre, and the placement wanders with the view and
+ * the pose. The two hip points are only ~20 cm apart, so a few centimetres of misplacement rotate
+ * the pelvis axis — the medio-lateral axis of every pelvis-frame angle — by tens of degrees, while
+ * triangulation, segment lengths and 2D confidence all still look normal. On the demo
+ * BalancingTrial the hips from MoveNet and from OpenPose sit 5–13 cm apart, and left hip flexion
+ * differs by 29° mean between the two. The check compares the hip line with the shoulder line,
+ * which the same model places reliably (shoulders are visible landmarks): the transverse-plane
+ * angle between them (pelvis–thorax axial rotation) stays within about ±10° in gait (Crosbie et al.
+ * 1997, Gait Posture 5:6) and small in squats, landings and balance tasks; a hip line that turns
+ * far beyond that against the shoulders is a misplaced hip, not a movement.
+ * Demo BalancingTrial, p95 of |pelvis–thorax angle| (filtered): OpenPose JSON 22°, MoveNet on the
+ * videos 40° (max 46°). A quality-control limit for non-rotational tasks, not a clinical threshold:
+ * in throwing, golf or other trunk-rotation tasks the real angle exceeds it.
+ */
+export const PELVIS_THORAX_TWIST_P95_MAX_DEG = 30;
+/** Hip width (between the hip points) over mean thigh length: outside this range the hip points are not at the hip joints. Demo: 0.48 (MoveNet) – 0.50 (OpenPose); adults' inter-hip-joint-centre distance ≈ 0.17–0.20 m against thighs of ≈ 0.40–0.45 m. */
+export const HIP_WIDTH_TO_THIGH_RANGE: readonly [number, number] = [0.3, 0.8];
+/** Coefficient of variation of the hip width over the trial above which the hip points are unstable (the pelvis is rigid). Demo: 5 % (MoveNet), 8 % (OpenPose). */
+export const HIP_WIDTH_CV_MAX = 0.15;
+/** Angles whose definition uses the hip points (the pelvis frame, or the hip as a thigh end). */
+export const HIP_DEPENDENT_JOINTS: readonly PoseJoint[] = [
+  'hip_flexion',
+  'knee_flexion',
+  'hip_abduction',
+  'knee_frontal_projection_angle',
+  'pelvic_obliquity',
+  'trunk_lateral_lean',
+];
+
+/** Hip-placement statistics over a trial (see {@link PELVIS_THORAX_TWIST_P95_MAX_DEG}). */
+export interface PelvisStats {
+  /** Frames with both hips and both shoulders. */
+  frames: number;
+  /** p95 and max over frames of |angle between hip line and shoulder line| in the plane normal to the trunk axis, degrees. */
+  twistP95Deg: number;
+  twistMaxDeg: number;
+  /** Median hip width (m), its coefficient of variation, and median hip width / mean thigh length. */
+  widthM: number;
+  widthCv: number;
+  widthToThigh: number;
+}
+
+/** Hip-placement statistics from F×K×3 points (metres, NaN missing); null when the set lacks hips or shoulders or fewer than 2 frames have them. */
+export function pelvisStats(points: Float64Array, set: KeypointSet): PelvisStats | null {
+  const K = set.length,
+    F = points.length / (K * 3);
+  const I = ['left_hip', 'right_hip', 'left_shoulder', 'right_shoulder', 'left_knee', 'right_knee'].map((n) => set.indexOf(n));
+  if (I.slice(0, 4).some((i) => i < 0)) return null;
+  const p = (f: number, i: number): Vec3 => (i < 0 ? [NaN, NaN, NaN] : [points[(f * K + i) * 3]!, points[(f * K + i) * 3 + 1]!, points[(f * K + i) * 3 + 2]!]);
+  const twist: number[] = [],
+    width: number[] = [],
+    thigh: number[] = [];
+  for (let f = 0; f < F; f++) {
+    const [lh, rh, ls, rs, lk, rk] = I.map((i) => p(f, i)) as [Vec3, Vec3, Vec3, Vec3, Vec3, Vec3];
+    if (![lh, rh, ls, rs].every(isFiniteVec)) continue;
+    const hipLine = sub(rh, lh),
+      shLine = sub(rs, ls),
+      up = sub(mid(ls, rs), mid(lh, rh));
+    if (!(length(up) > 1e-9)) continue;
+    const u = normalize(up);
+    const h = sub(hipLine, scale(u, dot(hipLine, u))),
+      s = sub(shLine, scale(u, dot(shLine, u)));
+    if (!(length(h) > 1e-9) || !(length(s) > 1e-9)) continue;
+    twist.push(Math.acos(Math.max(-1, Math.min(1, dot(normalize(h), normalize(s))))) * RAD2DEG);
+    width.push(length(hipLine));
+    const t = [sub(lk, lh), sub(rk, rh)].filter(isFiniteVec).map(length);
+    if (t.length) thigh.push(t.reduce((a, b) => a + b, 0) / t.length);
+  }
+  if (twist.length < 2) return null;
+  const mean = width.reduce((a, b) => a + b, 0) / width.length;
+  const sd = Math.sqrt(width.reduce((a, b) => a + (b - mean) ** 2, 0) / (width.length - 1));
+  return {
+    frames: twist.length,
+    twistP95Deg: quantile(twist, 0.95),
+    twistMaxDeg: Math.max(...twist),
+    widthM: median(width),
+    widthCv: mean > 0 ? sd / mean : Infinity,
+    widthToThigh: thigh.length ? median(width) / median(thigh) : NaN,
+  };
+}
+
+/** The `hip_centres_implausible` condition for a trial's pelvis statistics, or null when they pass. */
+export function hipPlacementCondition(st: PelvisStats | null): ReadingCondition | null {
+  if (!st) return null;
+  const why: string[] = [];
+  if (st.twistP95Deg > PELVIS_THORAX_TWIST_P95_MAX_DEG)
+    why.push(
+      `hip line turned ${st.twistP95Deg.toFixed(0)}° against the shoulder line (95th percentile; max ${st.twistMaxDeg.toFixed(0)}°; limit ${PELVIS_THORAX_TWIST_P95_MAX_DEG}°)`,
+    );
+  const [lo, hi] = HIP_WIDTH_TO_THIGH_RANGE;
+  if (Number.isFinite(st.widthToThigh) && (st.widthToThigh < lo || st.widthToThigh > hi))
+    why.push(`hips ${(100 * st.widthM).toFixed(1)} cm apart = ${st.widthToThigh.toFixed(2)} × thigh length (plausible ${lo}–${hi})`);
+  if (st.widthCv > HIP_WIDTH_CV_MAX) why.push(`hip width varied ${(100 * st.widthCv).toFixed(0)} % (limit ${100 * HIP_WIDTH_CV_MAX} %)`);
+  if (!why.length) return null;
+  return {
+    code: 'hip_centres_implausible',
+    detail: `hip points misplaced by the 2D model: ${why.join('; ')}. The pelvis axis turns with them, so pelvis-frame and hip-based angles are unreliable: keep the hips visible (no loose clothing, hands off the hips), add a camera with a clear view of the pelvis, or read these angles as estimates`,
+  };
+}
+
 /** Long-bone segments checked for length constancy and symmetry. */
 export const SEGMENTS = {
   thigh: ['hip', 'knee'],
@@ -91,7 +196,7 @@ export const JOINT_DEPENDS: Readonly<Record<PoseJoint, { segments: readonly Segm
   knee_flexion: { segments: ['thigh', 'shank'], keypoints: ['hip', 'knee', 'ankle'] },
   shoulder_flexion: { segments: ['upper_arm'], keypoints: ['shoulder', 'elbow', '#left_shoulder', '#right_shoulder', '#left_hip', '#right_hip'] },
   elbow_flexion: { segments: ['upper_arm', 'forearm'], keypoints: ['shoulder', 'elbow', 'wrist'] },
-  ankle_dorsiflexion: { segments: ['shank'], keypoints: ['knee', 'ankle', 'heel', 'big_toe'] },
+  ankle_dorsiflexion: { segments: ['shank'], keypoints: ['knee', 'ankle', 'heel', 'toe'] },
   hip_abduction: { segments: ['thigh'], keypoints: ['hip', 'knee', '#left_hip', '#right_hip', '#left_shoulder', '#right_shoulder'] },
   knee_frontal_projection_angle: { segments: ['thigh', 'shank'], keypoints: ['hip', 'knee', 'ankle', '#left_hip', '#right_hip'] },
   pelvic_obliquity: { segments: [], keypoints: ['#left_hip', '#right_hip'] },
@@ -194,9 +299,12 @@ export function readingConditions(
     values: readonly number[];
     /** Mean 2D confidence per keypoint name (full names, e.g. "left_knee"). */
     confidence: (name: string) => number;
+    /** The trial's hip-placement condition ({@link hipPlacementCondition}); applied to {@link HIP_DEPENDENT_JOINTS}. */
+    hipPlacement?: ReadingCondition | null;
   },
 ): ReadingCondition[] {
   const out: ReadingCondition[] = [];
+  if (x.hipPlacement && HIP_DEPENDENT_JOINTS.includes(joint)) out.push(x.hipPlacement);
   const dep = JOINT_DEPENDS[joint];
   const other: PoseSide = side === 'left' ? 'right' : 'left';
   const label = (s: SegmentName) => s.replace('_', ' ');
@@ -227,7 +335,8 @@ export function readingConditions(
         detail: `values reach ${mn.toFixed(0)}° to ${mx.toFixed(0)}°, outside the plausible ${lo}° to ${hi}° for this joint: a measurement failure, not a movement`,
       });
   }
-  const names = dep.keypoints.map((k) => (k.startsWith('#') ? k.slice(1) : `${side}_${k}`));
+  // 'toe' is the big toe (BODY_25B) or the foot index (BlazePose), whichever the set has
+  const names = dep.keypoints.flatMap((k) => (k.startsWith('#') ? [k.slice(1)] : k === 'toe' ? [`${side}_big_toe`, `${side}_foot_index`] : [`${side}_${k}`]));
   const conf = names.map((n) => [n, x.confidence(n)] as const).filter(([, c]) => Number.isFinite(c));
   const low = conf.filter(([, c]) => c < MIN_MEAN_2D_CONFIDENCE);
   if (low.length)

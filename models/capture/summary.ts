@@ -4,7 +4,7 @@
  */
 import { computeJointSeries, FLEXION_OBSERVABILITY_GATE, type JointSeries } from './angles';
 import { butterworthFiltfilt, interpolateGaps, DEFAULT_MAX_GAP_FRAMES } from './filters';
-import { conditionsPass, readingConditions, segmentLengths, type ReadingCondition } from './quality';
+import { conditionsPass, hipPlacementCondition, pelvisStats, readingConditions, segmentLengths, type ReadingCondition } from './quality';
 import type { KeypointSet } from './keypoints';
 import { PoseMetricInput, POSE_STATISTICS, type ObliquityBand, type OmittedReason, type PoseJoint } from './metrics';
 import { median } from './vec';
@@ -190,10 +190,11 @@ export function buildPoseMetrics(
   const frames = points.length / (set.length * 3);
   const outcomes = series.map((s) => jointOutcome(s, opts));
   const segments = segmentLengths(points, set);
+  const hipPlacement = hipPlacementCondition(pelvisStats(points, set));
   const rows: PoseMetricInput[] = [];
   for (const o of outcomes) {
     const own = o.series.measurable
-      ? readingConditions(o.series.joint, o.series.side, { segments, values: o.samples, confidence: cond.confidence ?? (() => NaN) })
+      ? readingConditions(o.series.joint, o.series.side, { segments, values: o.samples, confidence: cond.confidence ?? (() => NaN), hipPlacement })
       : [];
     const conditions = conditionsFor(cond, o.series.joint, o.coverage, own);
     for (const statistic of POSE_STATISTICS) {

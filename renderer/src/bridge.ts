@@ -174,6 +174,7 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'proposals.decline': true,
   'proposals.narrow': true,
   'forms.submit': true,
+  'admin.setPin': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {
   return Object.prototype.hasOwnProperty.call(OPERATIONS, name);

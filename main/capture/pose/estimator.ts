@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import * as ort from 'onnxruntime-node';
 import { personBox } from '../../../models/capture/openpose';
 import { openCvAddon } from '../native/index';
+import { BlazePose } from './blazepose';
 import { BodyPixDetector } from './bodypix';
 import { cropBox, fromCrop, iou } from './geometry';
 import { MoveNet } from './movenet';
@@ -51,6 +52,23 @@ export async function createPoseEstimator(spec: PoseEstimatorSpec): Promise<Pose
         return (await detector.detect(frame)).keypoints;
       },
       async dispose() {
+        await detector.dispose();
+      },
+    };
+  }
+  if (spec.kind === 'blazepose') {
+    const bp = await BlazePose.load(cv, spec.variant ?? 'full');
+    return {
+      name: `blazepose-${spec.variant ?? 'full'}+bodypix-box`,
+      async estimate(frame) {
+        const { boxes } = await detector.detect(frame);
+        const out: Keypoints2D[] = [];
+        // BlazePose re-crops on its own ROI (aux points 33/34) instead of the keypoint-box second pass
+        for (const b of boxes) out.push(await bp.estimate(frame, b));
+        return out;
+      },
+      async dispose() {
+        bp.dispose();
         await detector.dispose();
       },
     };

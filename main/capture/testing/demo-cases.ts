@@ -5,7 +5,11 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { projectPoint, type Vec3 } from '../../../models/capture/camera';
 import { prng } from '../../../models/capture/synthetic';
+import { parseTrc } from '../../../models/capture/trc';
+import { add, cross, dot, mid, normalize, scale, sub } from '../../../models/capture/vec';
+import { loadTomlCalibration } from '../calibration';
 
 /** The trial's keypoint folders (pose-associated/, else pose/) copied to a temp trial dir; `edit` may rewrite one camera's frame list. */
 function copyTrial(trialDir: string, edit: (cam: string, files: string[], read: (f: string) => unknown) => (unknown | null)[] | null): string {
@@ -70,4 +74,54 @@ export function inventLegs(trialDir: string, jitterPx = 60, seed = 7): string {
       return doc;
     }),
   );
+}
+
+/**
+ * Misplaced hip points, the way a different 2D model places them: in every camera the athlete's
+ * hip keypoints (BODY_25B 11, 12) are moved by the image displacement of the hips when the hip line
+ * turns about the trunk axis by up to `maxDeg` (a sin² bump over frames 30–75, as the hip line
+ * from MoveNet on the demo videos turned against OpenPose's). The displacement is computed from
+ * Pose2Sim's own 3D (`pose-3d/*_0-100.trc`, raw) and the calibration, so the moved hips stay
+ * consistent between views (triangulation does not reject them) and keep OpenPose's 2D noise.
+ * The other keypoints and every confidence are untouched. Needs the BalancingTrial (TRC + pose-associated).
+ */
+export function misplaceHips(trialDir: string, calibPath: string, maxDeg = 40): string {
+  const cams = loadTomlCalibration(calibPath);
+  const trcFile = readdirSync(path.join(trialDir, 'pose-3d')).find((f) => /_0-\d+\.trc$/.test(f));
+  if (!trcFile) throw new Error(`${trialDir}/pose-3d has no raw TRC`);
+  const trc = parseTrc(readFileSync(path.join(trialDir, 'pose-3d', trcFile), 'utf8'));
+  const M = trc.markers.length;
+  const at = (f: number, name: string): Vec3 => {
+    const m = trc.markers.indexOf(name);
+    return [trc.points[(f * M + m) * 3]!, trc.points[(f * M + m) * 3 + 1]!, trc.points[(f * M + m) * 3 + 2]!];
+  };
+  // Rodrigues rotation of v about unit axis u by a radians
+  const rot = (v: Vec3, u: Vec3, a: number): Vec3 => add(add(scale(v, Math.cos(a)), scale(cross(u, v), Math.sin(a))), scale(u, dot(u, v) * (1 - Math.cos(a))));
+  return copyTrial(trialDir, (cam, files, read) => {
+    const c = cams.find((k) => k.name.replace(/\D/g, '') === cam.replace(/\D/g, ''));
+    if (!c) throw new Error(`no calibrated camera for ${cam}`);
+    return files.map((file, f) => {
+      const doc = read(file) as { people: { pose_keypoints_2d?: number[] }[] };
+      const k = doc.people[0]?.pose_keypoints_2d;
+      const a = f >= 30 && f <= 75 ? ((maxDeg * Math.PI) / 180) * Math.sin((Math.PI * (f - 30)) / 45) ** 2 : 0;
+      if (!k || k.length < 25 * 3 || f >= trc.frames || a === 0) return doc;
+      const lh = at(f, 'LHip'),
+        rh = at(f, 'RHip');
+      const midHip = mid(lh, rh),
+        up = normalize(sub(mid(at(f, 'LShoulder'), at(f, 'RShoulder')), midHip));
+      for (const [j, h] of [
+        [11, lh],
+        [12, rh],
+      ] as const) {
+        if (!((k[j * 3 + 2] ?? 0) > 0) || !h.every(Number.isFinite)) continue;
+        const moved = add(midHip, rot(sub(h, midHip), up, a));
+        const p0 = projectPoint(c, h),
+          p1 = projectPoint(c, moved);
+        if (!p0 || !p1) continue;
+        k[j * 3] = k[j * 3]! + p1[0] - p0[0];
+        k[j * 3 + 1] = k[j * 3 + 1]! + p1[1] - p0[1];
+      }
+      return doc;
+    });
+  });
 }

@@ -306,6 +306,8 @@ export function FormDialog(props: {
   intro?: ReactNode;
   wide?: boolean;
   danger?: boolean;
+  /** Hide the submit/cancel row (e.g. while a one-time key is shown with its own close button). */
+  hideActions?: boolean;
   children?: ReactNode;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -339,14 +341,16 @@ export function FormDialog(props: {
         {props.intro}
         <div className="fields">{props.children}</div>
         <FormMessages form={form} />
-        <div className="form-actions">
-          <button type="submit" className={props.danger ? 'danger' : 'primary'} disabled={busy}>
-            {busy ? 'Saving…' : props.submitLabel}
-          </button>
-          <button type="button" onClick={props.onClose}>
-            Cancel
-          </button>
-        </div>
+        {props.hideActions ? null : (
+          <div className="form-actions">
+            <button type="submit" className={props.danger ? 'danger' : 'primary'} disabled={busy}>
+              {busy ? 'Saving…' : props.submitLabel}
+            </button>
+            <button type="button" onClick={props.onClose}>
+              Cancel
+            </button>
+          </div>
+        )}
       </form>
       {form.review ? <ReviewDialog form={form} /> : null}
     </dialog>

@@ -1,7 +1,8 @@
 /**
  * Settings (settings.manage): the organisation, the assistant's model key (set or clear; never
- * shown), monthly budgets with month-to-date spend, the tools that can be switched off, and the
- * users.
+ * shown), monthly budgets with month-to-date spend, the tools that can be switched off; the users
+ * (settings/Users.tsx, user.manage) and devices (settings/Devices.tsx, device.manage) with their
+ * entry forms, each in its own component.
  */
 import { useState } from 'react';
 import type { AssistantSettingsView } from '../../../models/contract';
@@ -12,16 +13,16 @@ import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDate, roleLabel } from '../format';
 import { useSession } from '../store';
+import { DevicesSection } from './settings/Devices';
+import { UsersSection } from './settings/Users';
 
 const usd = (n: number | null) => (n === null ? 'no cap' : n.toLocaleString('en-US', { style: 'currency', currency: 'USD' }));
 
 export function Settings() {
   const me = useSession((s) => s.me)!;
   const canUsers = hasPermission(me.role, 'user.manage');
-  const data = useLoad(async () => {
-    const [assistant, users] = await Promise.all([call('settings.assistant', {}), canUsers ? call('users.list', {}) : Promise.resolve({ users: [] })]);
-    return { assistant, users: users.users };
-  }, 'settings');
+  const canDevices = hasPermission(me.role, 'device.manage');
+  const data = useLoad(async () => ({ assistant: await call('settings.assistant', {}) }), 'settings');
   // The loaded settings, replaced by the server's answer after a save on this page.
   const [saved, setAssistant] = useState<AssistantSettingsView | null>(null);
   const assistant = saved ?? (data.state === 'ready' ? data.data.assistant : null);
@@ -40,37 +41,8 @@ export function Settings() {
         </dl>
       </section>
       {assistant ? <AssistantSettings s={assistant} onChange={setAssistant} /> : null}
-      {canUsers && data.state === 'ready' ? (
-        <section className="card">
-          <h2>Users</h2>
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col" className="num">
-                  Monthly assistant cap
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.users.map((u) => (
-                <tr key={u.id}>
-                  <th scope="row">{u.display_name}</th>
-                  <td>{u.email}</td>
-                  <td>{roleLabel(u.role)}</td>
-                  <td>
-                    <span className={`badge ${u.active ? 'ok' : 'muted'}`}>{u.active ? 'active' : 'deactivated'}</span>
-                  </td>
-                  <td className="num">{usd(u.budget_cap_usd)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </section>
-      ) : null}
+      {canUsers ? <UsersSection /> : null}
+      {canDevices ? <DevicesSection /> : null}
     </Page>
   );
 }

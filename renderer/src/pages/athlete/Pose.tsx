@@ -42,6 +42,7 @@ const CONDITION: Record<string, string> = {
   segment_asymmetry: 'left/right limb lengths differ',
   implausible_range: 'implausible angle',
   low_2d_confidence: 'low 2D confidence',
+  hip_centres_implausible: 'hip points misplaced',
   static_trial: 'static trial (unfiltered)',
   not_checked: 'recorded before quality checks',
 };

@@ -1,0 +1,313 @@
+/**
+ * Settings → Users (user.manage): the organisation's accounts, Add user, Change role (only the
+ * roles the signed-in role may grant, models/roles.ts GRANTABLE_ROLES), Deactivate / Reactivate,
+ * and Set PIN (an added account signs in once a PIN is set). Role changes and (de)activation go
+ * through `forms.submit` (`users.create` / `users.update`), like every other form; the PIN through
+ * `admin.setPin` (credentials never travel in a changeset). Accounts whose role the signed-in role
+ * cannot manage, and one's own account, show no actions.
+ */
+import { useState } from 'react';
+import type { Role } from '../../../../models/roles';
+import { GRANTABLE_ROLES, canManageRole } from '../../../../models/roles';
+import type { VerbOutput } from '../../../../models/verbs';
+import type { ErrorPayload } from '../../../../models/errors';
+import { CallError, call } from '../../bridge';
+import { Field, FormDialog, SavedNote, friendlyIssue, useEntryForm } from '../../components/Form';
+import { ErrorNote } from '../../components/Page';
+import { useLoad } from '../../components/useLoad';
+import { roleLabel } from '../../format';
+import { useSession } from '../../store';
+
+type UserRow = VerbOutput<'users.list'>['users'][number];
+type AthleteOption = { id: string; name: string };
+
+const usd = (n: number | null) => (n === null ? 'no cap' : n.toLocaleString('en-US', { style: 'currency', currency: 'USD' }));
+
+type Open = { kind: 'add' } | { kind: 'role'; user: UserRow } | { kind: 'active'; user: UserRow } | { kind: 'pin'; user: UserRow } | null;
+
+/** The Users card of Settings. */
+export function UsersSection() {
+  const me = useSession((s) => s.me)!;
+  const data = useLoad(() => call('users.list', {}), 'settings-users');
+  const athletes = useLoad(
+    () =>
+      call('athletes.list', { status: 'active', limit: 5000 })
+        .then((r) => r.athletes.map((a) => ({ id: a.id, name: a.name })))
+        .catch(() => [] as AthleteOption[]),
+    'settings-users-athletes',
+  );
+  const [open, setOpen] = useState<Open>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  const grantable = GRANTABLE_ROLES[me.role];
+  const done = (s: string) => {
+    setOpen(null);
+    setSaved(s);
+  };
+  const athleteList = athletes.state === 'ready' ? athletes.data : [];
+  const athleteName = (id: string | null) => athleteList.find((a) => a.id === id)?.name ?? null;
+  return (
+    <section className="card" aria-labelledby="users-settings" data-section="users">
+      <div className="card-head">
+        <h2 id="users-settings">Users</h2>
+        {grantable.length > 0 ? (
+          <button
+            type="button"
+            className="primary"
+            data-action="add-user"
+            onClick={() => {
+              setSaved(null);
+              setOpen({ kind: 'add' });
+            }}
+          >
+            Add user
+          </button>
+        ) : null}
+      </div>
+      <p className="small muted">
+        As {roleLabel(me.role)} you can add and change {grantable.length ? grantable.map(roleLabel).join(', ') : 'no'} accounts. A new account signs in on this
+        device once you set its PIN.
+      </p>
+      <SavedNote text={saved} />
+      {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
+      {open?.kind === 'add' ? <AddUserDialog grantable={grantable} athletes={athleteList} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'role' ? <RoleDialog user={open.user} grantable={grantable} athletes={athleteList} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'active' ? <ActiveDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'pin' ? <PinDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {data.state === 'ready' ? (
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">PIN</th>
+              <th scope="col" className="num">
+                Monthly assistant cap
+              </th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.data.users.map((u) => {
+              const manageable = u.id !== me.user_id && canManageRole(me.role, u.role);
+              const linked = u.role === 'athlete' ? athleteName(u.linked_athlete_id) : null;
+              return (
+                <tr key={u.id} data-user={u.email}>
+                  <th scope="row">{u.display_name}</th>
+                  <td>{u.email}</td>
+                  <td data-user-role>
+                    {roleLabel(u.role)}
+                    {linked ? <span className="small muted"> ({linked})</span> : null}
+                  </td>
+                  <td>
+                    <span className={`badge ${u.active ? 'ok' : 'muted'}`} data-user-status>
+                      {u.active ? 'active' : 'deactivated'}
+                    </span>
+                  </td>
+                  <td>{u.has_pin ? 'set' : <span className="badge warn">not set</span>}</td>
+                  <td className="num">{usd(u.budget_cap_usd)}</td>
+                  <td className="row-actions">
+                    {manageable ? (
+                      <>
+                        <button type="button" className="link" data-action="change-role" onClick={() => setOpen({ kind: 'role', user: u })}>
+                          Change role…
+                        </button>
+                        <button
+                          type="button"
+                          className="link"
+                          data-action={u.active ? 'deactivate-user' : 'reactivate-user'}
+                          onClick={() => setOpen({ kind: 'active', user: u })}
+                        >
+                          {u.active ? 'Deactivate…' : 'Reactivate…'}
+                        </button>
+                        <button type="button" className="link" data-action="set-pin" onClick={() => setOpen({ kind: 'pin', user: u })}>
+                          {u.has_pin ? 'Reset PIN…' : 'Set PIN…'}
+                        </button>
+                      </>
+                    ) : null}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      ) : null}
+    </section>
+  );
+}
+
+function RoleSelect({ value, grantable, onChange }: { value: Role | ''; grantable: readonly Role[]; onChange(r: Role | ''): void }) {
+  return (
+    <select value={value} onChange={(e) => onChange(e.target.value as Role | '')} required>
+      <option value="">Choose…</option>
+      {grantable.map((r) => (
+        <option key={r} value={r}>
+          {roleLabel(r)}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+function AthleteSelect({ value, athletes, onChange }: { value: string; athletes: readonly AthleteOption[]; onChange(id: string): void }) {
+  return (
+    <select value={value} onChange={(e) => onChange(e.target.value)}>
+      <option value="">Choose the athlete…</option>
+      {athletes.map((a) => (
+        <option key={a.id} value={a.id}>
+          {a.name}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** Add user: email, name, a role this role may grant, the athlete record for an athlete account. */
+function AddUserDialog({
+  grantable,
+  athletes,
+  onClose,
+  onSaved,
+}: {
+  grantable: readonly Role[];
+  athletes: readonly AthleteOption[];
+  onClose(): void;
+  onSaved(s: string): void;
+}) {
+  const [v, setV] = useState({ email: '', display_name: '', role: '' as Role | '', linked_athlete_id: '' });
+  const form = useEntryForm('user-add', { onSaved: (s) => onSaved(`${s}. Set a PIN so they can sign in.`) });
+  function submit() {
+    void form.submit('users.create', {
+      email: v.email.trim(),
+      display_name: v.display_name.trim(),
+      ...(v.role ? { role: v.role } : {}),
+      linked_athlete_id: v.role === 'athlete' && v.linked_athlete_id ? v.linked_athlete_id : null,
+    });
+  }
+  return (
+    <FormDialog form={form} title="Add user" submitLabel="Add user" onSubmit={submit} onClose={onClose}>
+      <Field label="Email" name="email" form={form} hint="Used to sign in">
+        <input type="email" value={v.email} onChange={(e) => setV((x) => ({ ...x, email: e.target.value }))} maxLength={200} autoComplete="off" required />
+      </Field>
+      <Field label="Full name" name="display_name" form={form}>
+        <input type="text" value={v.display_name} onChange={(e) => setV((x) => ({ ...x, display_name: e.target.value }))} maxLength={200} required />
+      </Field>
+      <Field label="Role" name="role" form={form} hint="Only the roles you may grant are listed">
+        <RoleSelect value={v.role} grantable={grantable} onChange={(role) => setV((x) => ({ ...x, role }))} />
+      </Field>
+      {v.role === 'athlete' ? (
+        <Field label="Athlete record" name="linked_athlete_id" form={form} hint="An athlete account sees only this record">
+          <AthleteSelect value={v.linked_athlete_id} athletes={athletes} onChange={(id) => setV((x) => ({ ...x, linked_athlete_id: id }))} />
+        </Field>
+      ) : null}
+    </FormDialog>
+  );
+}
+
+/** Change role: the roles this role may grant; an athlete account needs its athlete record. */
+function RoleDialog({
+  user,
+  grantable,
+  athletes,
+  onClose,
+  onSaved,
+}: {
+  user: UserRow;
+  grantable: readonly Role[];
+  athletes: readonly AthleteOption[];
+  onClose(): void;
+  onSaved(s: string): void;
+}) {
+  const [role, setRole] = useState<Role | ''>(user.role);
+  const [linked, setLinked] = useState(user.linked_athlete_id ?? '');
+  const form = useEntryForm('user-role', { onSaved });
+  function submit() {
+    const input: Record<string, unknown> = { id: user.id };
+    if (role !== user.role) input.role = role;
+    if (role === 'athlete' && (linked || null) !== user.linked_athlete_id) input.linked_athlete_id = linked || null;
+    if (role === 'athlete' && !linked) input.linked_athlete_id = null;
+    void form.submit('users.update', input, { [user.id]: user.version });
+  }
+  return (
+    <FormDialog form={form} title={`Change role of ${user.display_name}`} submitLabel="Save role" onSubmit={submit} onClose={onClose}>
+      <Field label="Role" name="role" form={form} hint={`Now: ${roleLabel(user.role)}`}>
+        <RoleSelect value={role} grantable={grantable} onChange={setRole} />
+      </Field>
+      {role === 'athlete' ? (
+        <Field label="Athlete record" name="linked_athlete_id" form={form} hint="An athlete account sees only this record">
+          <AthleteSelect value={linked} athletes={athletes} onChange={setLinked} />
+        </Field>
+      ) : null}
+    </FormDialog>
+  );
+}
+
+/** Deactivate (signs the account out of the picker and refuses every call) or reactivate. */
+function ActiveDialog({ user, onClose, onSaved }: { user: UserRow; onClose(): void; onSaved(s: string): void }) {
+  const form = useEntryForm(user.active ? 'user-deactivate' : 'user-reactivate', { onSaved });
+  return (
+    <FormDialog
+      form={form}
+      title={user.active ? `Deactivate ${user.display_name}?` : `Reactivate ${user.display_name}?`}
+      submitLabel={user.active ? 'Deactivate user' : 'Reactivate user'}
+      danger={user.active}
+      onSubmit={() => void form.submit('users.update', { id: user.id, active: !user.active }, { [user.id]: user.version })}
+      onClose={onClose}
+      intro={
+        user.active ? (
+          <p>
+            {user.display_name} can no longer sign in, and every call they make from now on is refused. <strong>Nothing is deleted:</strong> what they recorded
+            stays, with their name on it. Reactivate them here at any time.
+          </p>
+        ) : (
+          <p>{user.display_name} can sign in again with their PIN, with the role they had.</p>
+        )
+      }
+    />
+  );
+}
+
+/** Set or reset a PIN (4–8 digits). Never shown again; only its hash is stored. */
+function PinDialog({ user, onClose, onSaved }: { user: UserRow; onClose(): void; onSaved(s: string): void }) {
+  const [pin, setPin] = useState('');
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  const [busy, setBusy] = useState(false);
+  // A small local form (not a changeset), with the same field markup and states as the others.
+  const form = useEntryForm('user-pin');
+  const issue = error?.issues?.find((i) => i.path === 'pin');
+  const pinForm = {
+    ...form,
+    state: busy ? ('saving' as const) : error ? ('error' as const) : ('idle' as const),
+    error,
+    issueFor: (f: string) => (f === 'pin' && issue ? friendlyIssue(issue.message) : null),
+  };
+  async function submit() {
+    setBusy(true);
+    setError(null);
+    try {
+      await call('admin.setPin', { user_id: user.id, pin });
+      onSaved(`PIN set for ${user.display_name}`);
+    } catch (e) {
+      setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'The PIN could not be set.' });
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <FormDialog
+      form={pinForm}
+      title={`${user.has_pin ? 'Reset' : 'Set'} PIN for ${user.display_name}`}
+      submitLabel="Set PIN"
+      onSubmit={() => void submit()}
+      onClose={onClose}
+      intro={<p className="small muted">Tell them the PIN in person. It is not shown again; only a hash of it is stored.</p>}
+    >
+      <Field label="New PIN" unit="4–8 digits" name="pin" form={pinForm}>
+        <input type="password" inputMode="numeric" autoComplete="new-password" value={pin} onChange={(e) => setPin(e.target.value)} maxLength={8} />
+      </Field>
+    </FormDialog>
+  );
+}
