@@ -67,6 +67,13 @@ export interface DeviceSyncOptions {
   uploadBatch?: number;
   /** Diagnostics (never a token). */
   log?: (line: string) => void;
+  /**
+   * Called at the engine's durable steps, synchronously: `upload:response` (HQ answered, nothing
+   * recorded yet), `upload:recorded` (a batch's outcomes committed), `apply:slice` (a non-final
+   * slice of a shape batch committed), `apply:commit` (a batch committed with its offset). The
+   * kill -9 tests end the process at these points.
+   */
+  trace?: (point: 'upload:response' | 'upload:recorded' | 'apply:slice' | 'apply:commit', detail: string) => void;
 }
 
 /** Enrolment input: HQ's base URL, the user's email and PIN, a name for this device. */
@@ -427,12 +434,14 @@ export class DeviceSync {
       if (res.ok) {
         this.online = true;
         const { results } = (await res.json()) as ChangesetUploadResult;
+        this.opts.trace?.('upload:response', `${results.length}`);
         const at = new Date().toISOString();
         for (const outcome of results) {
           recordUploadOutcome(this.db, outcome, at);
           if (outcome.status === 'applied') report.uploaded++;
           else report.rejected++;
         }
+        this.opts.trace?.('upload:recorded', `${results.length}`);
         return;
       }
       const err = await errorFromResponse(res, 'accept these changes');
@@ -607,6 +616,7 @@ export class DeviceSync {
             last && handle ? { handle, offset, txids: seen, keepIds: resetting ? keep : null, at: new Date().toISOString() } : null,
           );
           written += r.written;
+          this.opts.trace?.(last ? 'apply:commit' : 'apply:slice', tbl);
           if (!last) await yieldToLoop();
           if (ctrl.signal.aborted) return;
         }
