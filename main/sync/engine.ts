@@ -401,8 +401,16 @@ export class DeviceSync {
     }
   }
 
-  /** Upload every pending changeset of the enrolled user, in outbox order. */
-  private async uploadAll(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
+  private uploadLock: Promise<unknown> = Promise.resolve();
+
+  /** Upload every pending changeset, in outbox order; one upload run at a time (live uploader and `syncOnce`). */
+  private uploadAll(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
+    const run = this.uploadLock.then(() => this.uploadQueue(e, report, signal));
+    this.uploadLock = run.catch(() => undefined);
+    return run;
+  }
+
+  private async uploadQueue(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
     const perRequest = Math.min(MAX_CHANGESETS_PER_UPLOAD, Math.max(1, this.opts.uploadBatch ?? 50));
     for (;;) {
       if (signal?.aborted) return;
