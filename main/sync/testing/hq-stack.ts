@@ -73,7 +73,7 @@ export function useHqStack(opts: { longPollMs?: number } = {}): HqStack {
       longPollTimeoutMs: opts.longPollMs ?? 5_000,
     });
     await startHq();
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await server?.close().catch(() => undefined);
     await shapes?.close().catch(() => undefined);
