@@ -13,7 +13,7 @@
  * 3. a backlog of `--backlog` changesets written offline on A, then uploaded by one pass.
  * Prints a JSON summary (machine, date, figures) for BENCHMARKS.md.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -41,6 +41,7 @@ async function main(): Promise<void> {
   const samples = arg('samples', 40);
   const backlog = arg('backlog', 1000);
   const dir = mkdtempSync(join(tmpdir(), 'ai-sync-bench-'));
+  chmodSync(dir, 0o711); // the Postgres OS user must pass through to its data dir
   const quiet = (): void => undefined;
   const hq = await startHq({ dataDir: join(dir, 'hq'), port: 0, demo: true, env: {}, log: quiet });
   const engines: DeviceSync[] = [];
