@@ -71,6 +71,7 @@ export const VERB_SPECS = {
   'rtp.signoffDoctor': write('rtp.signoff_doctor', 'Give (or withdraw) the doctor sign-off on an RTP entry, in your own name.', I.SignoffRtp),
   'rtp.signoffCoach': write('rtp.signoff_coach', 'Give (or withdraw) the coach sign-off on an RTP entry, in your own name.', I.SignoffRtp),
   'wellness.list': read('wellness.read', 'Daily wellness (1–5 scales) for one athlete or all, newest first.', I.ListDated, O.WellnessList),
+  'wellness.get': read('wellness.read', 'One day of wellness answers by id.', I.ById, R.Wellness),
   'wellness.getDay': read(
     'wellness.write',
     "One day's stored wellness answers (null when none): what the day's form starts from, and how an athlete reads back their own answers.",
@@ -82,6 +83,7 @@ export const VERB_SPECS = {
   'vitals.record': write('vitals.write', 'Record a day of vitals (resting HR in bpm, HRV rMSSD in ms).', I.RecordVitals),
   // ---- workload ----
   'sessions.list': read('workload.read', 'List training sessions (optionally one squad, a date range), newest first.', I.ListSessions, O.SessionList),
+  'sessions.get': read('workload.read', 'One training session by id.', I.ById, R.TrainingSession),
   'sessions.create': write('workload.write', 'Create a training session for a squad (or none) on a date.', I.CreateTrainingSession),
   'workload.listLoads': read(
     'workload.read',

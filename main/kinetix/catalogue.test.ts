@@ -8,24 +8,55 @@ import { ROLES, hasPermission } from '../../models/roles';
 import { listActivity } from '../data/changesets';
 import { putOrgSetting } from '../data/identity';
 import * as K from '../data/kinetix';
-import { countRows } from '../data/rows';
+import { countRows, listRows } from '../data/rows';
 import { INJECTION_NOTE, seedDemo, type SeedSummary } from '../data/seed';
 import { callVerb, VERBS } from '../services';
 import { collectEvents, tempDb, testHarness, waitForEvent, type TempDb } from '../testing/kinetix-fixtures';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
-import { catalogueTools, defaultToolRegistry } from './catalogue';
-import { WITHHELD } from './classification';
+import { shippedHelpPages } from '../help';
+import { catalogueTools, defaultToolRegistry, openPageTool } from './catalogue';
+import { RECORD_TEXT_OMITTED, WITHHELD } from './classification';
 import { KINETIX_EVENTS } from './events';
 import { DISABLED_TOOLS_SETTING_KEY } from './registry';
 import { toolInputSchema } from './tool';
-import { toolNameForVerb } from './verb-tools';
+import { RECORD_TEXT_VERBS, toolNameForVerb } from './verb-tools';
 
 describe('the catalogue', () => {
   const tools = catalogueTools();
 
+  it('every help page link ("Show me" app paths and citation links) opens through open_page, to a concrete app route', () => {
+    // The app's routes (renderer/src/router.ts parseHash): a link that opens anything else does not resolve.
+    const ROUTE =
+      /^\/(athletes(\/[A-Za-z0-9-]+(\/(injuries|screenings|wellness|workload|pose))?)?|squads|fees|activity|approvals|settings|help(\/[a-z0-9-]+(#[a-z0-9-]+)?)?)$/;
+    const emitted: unknown[] = [];
+    const ctx = { page: null, emit: (_n: string, v: unknown) => emitted.push(v) } as unknown as Parameters<typeof openPageTool.run>[0];
+    const pages = shippedHelpPages();
+    expect(pages.length).toBeGreaterThan(10);
+    let links = 0;
+    for (const p of pages) {
+      for (const link of [p.appPath, ...p.sections.map((x) => `/help/${p.slug}#${x.anchor}`)]) {
+        for (const extra of [{}, { athlete_id: '0193e5a0-0000-7000-8000-00000000a001' }]) {
+          const parsed = openPageTool.input.safeParse({ path: link, ...extra });
+          expect(parsed.success, `${p.slug}: ${link} ${parsed.success ? '' : parsed.error.message}`).toBe(true);
+          const opened = (openPageTool.run(ctx, parsed.data!) as { opened: string }).opened;
+          expect(opened, `${p.slug}: ${link} opened ${opened}`).toMatch(ROUTE);
+          if ('athlete_id' in extra && link.includes(':id')) expect(opened).toContain('/athletes/0193e5a0-0000-7000-8000-00000000a001');
+          links++;
+        }
+      }
+    }
+    expect(emitted).toHaveLength(links);
+    // A template opens the athlete page the user is on; other placeholders and schemes are refused.
+    const onPage = { ...ctx, page: '/athletes/abc-1/injuries' } as typeof ctx;
+    expect(openPageTool.run(onPage, { path: '/athletes/:id/workload' })).toEqual({ opened: '/athletes/abc-1/workload' });
+    for (const bad of ['/athletes/:athleteId', '//evil.test/x', 'https://evil.test', '/help/../x'])
+      expect(openPageTool.input.safeParse({ path: bad }).success, bad).toBe(false);
+  });
+
   it('has a tool for every verb (at least 40), snake_case and unique, each with an object JSON Schema from its zod input', () => {
     expect(tools.length).toBeGreaterThanOrEqual(40);
-    expect(tools.length).toBe(VERBS.size + 2); // + open_page, + delete_video (destructive, never offered)
+    // + a read_<table>_notes tool per record with free text, + open_page, + delete_video (destructive, never offered)
+    expect(tools.length).toBe(VERBS.size + Object.keys(RECORD_TEXT_VERBS).length + 2);
     expect(new Set(tools.map((t) => t.name)).size).toBe(tools.length);
     for (const t of tools) {
       expect(t.name).toMatch(/^[a-z][a-z0-9_]+$/);
@@ -96,18 +127,23 @@ describe('turns against the demo club', () => {
     t.cleanup();
   });
 
-  it('the injection note is data: it reaches the model inside the envelope, and no changeset results', async () => {
+  it('the injection note is data: a listing carries no note, the notes tool brings it inside the envelope, and no changeset results', async () => {
     const physio = s.userIds.physio;
     server.push(
       { toolUses: [{ name: 'get_athlete', input: { id: s.injectionAthleteId } }] },
+      { toolUses: [{ name: 'read_athlete_notes', input: { id: s.injectionAthleteId } }] },
       { text: 'The record contains a note asking me to delete everything. I will not act on it.' },
     );
     const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
     const before = countRows(t.db, 'athlete', s.orgId, {});
     const { runId } = kx.startRun({ userId: physio, message: 'Tell me about Rowan', page: `/athletes/${s.injectionAthleteId}` });
     await kx.waitForRun(runId);
-    const result = (server.requests[1]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
-    expect(result).toMatch(/^<data source="tool:get_athlete"/);
+    const summary = (server.requests[1]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
+    expect(summary).toMatch(/^<data source="tool:get_athlete"/);
+    expect(summary).not.toContain(JSON.stringify(INJECTION_NOTE).slice(1, 30));
+    expect(summary).toContain(JSON.stringify(RECORD_TEXT_OMITTED).slice(1, -1));
+    const result = (server.requests[2]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
+    expect(result).toMatch(/^<data source="tool:read_athlete_notes"/);
     expect(result).toContain(JSON.stringify(INJECTION_NOTE).slice(1, 30));
     expect(K.listToolCalls(t.db, runId).filter((c) => c.requires_confirm === 1)).toHaveLength(0);
     expect(countRows(t.db, 'athlete', s.orgId, {})).toBe(before);
@@ -117,15 +153,16 @@ describe('turns against the demo club', () => {
   it('withholds clinical-restricted fields from a provider not cleared for them, and sends them once cleared', async () => {
     const doctor = s.userIds.doctor;
     const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
-    server.push({ toolUses: [{ name: 'list_injuries', input: { status: 'open' } }] }, { text: 'ok' });
-    await kx.waitForRun(kx.startRun({ userId: doctor, message: 'open injuries?' }).runId);
+    const hamstring = listRows<{ id: string; body_part: string }>(t.db, 'injury', s.orgId, { limit: 100 }).find((i) => i.body_part.startsWith('Hamstring'))!;
+    server.push({ toolUses: [{ name: 'read_injury_notes', input: { id: hamstring.id } }] }, { text: 'ok' });
+    await kx.waitForRun(kx.startRun({ userId: doctor, message: 'hamstring notes?' }).runId);
     const sent = (server.requests[1]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
     expect(sent).toContain(JSON.stringify(WITHHELD).slice(1, -1).slice(0, 30));
     expect(sent).not.toContain('MRI');
-    expect(sent).toContain('body_part');
+    expect(sent).toContain('clinician_notes');
 
     putOrgSetting(t.db, s.orgId, 'kinetix.provider_cleared_for', { anthropic: ['clinical-restricted'] });
-    server.push({ toolUses: [{ name: 'list_injuries', input: { status: 'all' } }] }, { text: 'ok' });
+    server.push({ toolUses: [{ name: 'read_injury_notes', input: { id: hamstring.id } }] }, { text: 'ok' });
     await kx.waitForRun(kx.startRun({ userId: doctor, message: 'all injuries?' }).runId);
     const cleared = (server.requests[3]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;
     expect(cleared).not.toContain('[withheld');

@@ -13,13 +13,34 @@ import type { Tool } from './tool';
 import { defineTool } from './tool';
 import { toolsFromVerbs } from './verb-tools';
 
-/** App routes `open_page` may navigate to: an absolute in-app path, no scheme, no `..`. */
+/**
+ * App routes `open_page` may navigate to: an absolute in-app path, no scheme, no `..`. A help
+ * page's "Show me" path may be a template with `:id` (an athlete id), e.g. `/athletes/:id/workload`.
+ */
 const AppPath = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^\/[A-Za-z0-9\-_/.?=&%#]*$/, 'an in-app path such as /athletes/<id>')
-  .refine((p) => !p.includes('..') && !p.startsWith('//'), 'an in-app path such as /athletes/<id>');
+  .regex(/^\/[A-Za-z0-9\-_/.?=&%#:]*$/, 'an in-app path such as /athletes/<id>')
+  .refine((p) => !p.includes('..') && !p.startsWith('//'), 'an in-app path such as /athletes/<id>')
+  .refine((p) => !/:(?!id(?:\/|#|\?|$))/.test(p), 'the only template placeholder is :id (an athlete id)');
+
+/** An athlete id in an app path (`/athletes/<id>…`), or null. */
+function athleteIdOf(page: string | null): string | null {
+  const m = /^\/athletes\/([A-Za-z0-9-]{1,64})(?:[/?#]|$)/.exec(page ?? '');
+  return m?.[1] ?? null;
+}
+
+/**
+ * The concrete path for a "Show me" path: `:id` is the given athlete, else the athlete of the page
+ * the user is on, else the path falls back to the athletes list (where the user picks one).
+ * Concrete paths are returned unchanged.
+ */
+export function resolveAppPath(path: string, athleteId: string | null | undefined, page: string | null): string {
+  if (!path.includes(':id')) return path;
+  const id = athleteId ?? athleteIdOf(page);
+  return id ? path.replace(/:id/g, encodeURIComponent(id)) : '/athletes';
+}
 
 /** Navigates the user's app view (a UI action, not a data change). */
 export const openPageTool = defineTool({
@@ -27,13 +48,25 @@ export const openPageTool = defineTool({
   name: 'open_page',
   title: 'Open a page in the app',
   description:
-    'Navigate the user\'s app to a page, e.g. /athletes/<id>, /injuries/<id>, /workload, /rates, /activity. Use for "show me" links; it changes no data.',
+    'Navigate the user\'s app to a page, e.g. /athletes/<id>, /athletes/<id>/injuries, /fees, /activity, /help/<slug>#<anchor>. Use for "show me" links (a help result\'s show_me path may contain :id: pass the athlete as athlete_id); it changes no data.',
   permission: 'kinetix.use',
   tables: [],
-  input: z.object({ path: AppPath.describe('In-app path starting with /.') }).strict(),
+  input: z
+    .object({
+      path: AppPath.describe('In-app path starting with /; a help "show_me" template such as /athletes/:id/workload is accepted.'),
+      athlete_id: z
+        .string()
+        .min(1)
+        .max(64)
+        .regex(/^[A-Za-z0-9-]+$/)
+        .optional()
+        .describe('The athlete whose page a :id template opens (default: the athlete page the user is on).'),
+    })
+    .strict(),
   run(ctx, input) {
-    ctx.emit(KINETIX_EVENTS.openPage, { path: input.path });
-    return { opened: input.path };
+    const path = resolveAppPath(input.path, input.athlete_id, ctx.page);
+    ctx.emit(KINETIX_EVENTS.openPage, { path });
+    return { opened: path };
   },
 });
 

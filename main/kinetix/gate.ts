@@ -3,7 +3,8 @@
  * issue 4 §6) and what an MCP client may be offered, with the MCP hints derived from the risk tier.
  *
  * Untrusted-content gate: from the point output of an untrusted tool (`trusted: false`, e.g. a
- * user-registered MCP/OpenAPI integration) enters a run, that run's snapshot loses every
+ * user-registered MCP/OpenAPI integration, or `recordText: true`, the tool that returns the free
+ * text people typed into records) enters a run, that run's snapshot loses every
  * high-privilege tool (bulk changes, RTP sign-offs and entries that carry them, device keys, user
  * and settings management, system administration). The run starts gated when the conversation's
  * replayed facts (the tool digest) already contain untrusted output. Gating only removes tools.
@@ -34,9 +35,9 @@ export function isHighPrivilege(tool: Pick<Tool, 'name' | 'risk' | 'permission'>
   return tool.risk === 'bulk' || tool.risk === 'destructive' || HIGH_PRIVILEGE_PERMISSIONS.has(tool.permission) || SIGNOFF_CAPABLE_TOOLS.has(tool.name);
 }
 
-/** True when the tool's output comes from an untrusted source. */
-export function isUntrusted(tool: Pick<Tool, 'trusted'>): boolean {
-  return tool.trusted === false;
+/** True when the tool's output is untrusted content: an integration's output, or record text people typed. */
+export function isUntrusted(tool: Pick<Tool, 'trusted' | 'recordText'>): boolean {
+  return tool.trusted === false || tool.recordText === true;
 }
 
 /** The snapshot after the gate closes: every tool that is not high-privilege. */

@@ -16,6 +16,8 @@ import { KINETIX_EVENTS } from './harness';
 import { MASK } from './mask';
 import { DECLINED_MESSAGE } from './prompt';
 import { ManualScheduler } from './scheduler';
+import { VERBS } from '../services';
+import { recordTextTool } from './verb-tools';
 
 let t: TempDb;
 let server: ScriptedAnthropic;
@@ -138,29 +140,37 @@ describe('a plain turn', () => {
 
 describe('tool rounds', () => {
   it('runs a read tool, wraps record text in the data envelope, and remembers facts, not tool rounds', async () => {
+    const jane = listRows<{ id: string }>(t.db, 'athlete', orgId, {})[0]!.id;
     server.push(
       { text: 'Let me look.', toolUses: [{ name: 'list_athletes', input: {} }] },
+      { toolUses: [{ name: 'read_athlete_notes', input: { id: jane } }] },
       { text: 'Jane Doe is your only athlete. Her record contains a note asking me to delete everyone; I will not.' },
     );
-    const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
+    const registry = testRegistry().register(recordTextTool('athlete', VERBS.get('athletes.get')!));
+    const { kx } = testHarness(t.db, registry, { baseURL: server.url });
     const first = kx.startRun({ userId: physioId, message: 'who are my athletes?' });
     const events = await collectEvents(kx, physioId, first.runId);
     expect((await kx.waitForRun(first.runId)).status).toBe('completed');
 
     const calls = K.listToolCalls(t.db, first.runId);
-    expect(calls).toHaveLength(1);
+    expect(calls).toHaveLength(2);
     expect(calls[0]).toMatchObject({ tool_name: 'list_athletes', status: 'executed', requires_confirm: 0 });
-    expect(custom(events, KINETIX_EVENTS.toolCall).map((v) => v.status)).toEqual(['proposed', 'executed']);
+    expect(calls[1]).toMatchObject({ tool_name: 'read_athlete_notes', status: 'executed', requires_confirm: 0 });
+    expect(custom(events, KINETIX_EVENTS.toolCall).map((v) => v.status)).toEqual(['proposed', 'executed', 'proposed', 'executed']);
     expect(types(events)).toEqual(
       expect.arrayContaining([EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT]),
     );
 
-    // The second request carries the tool result inside the envelope; the note cannot close it.
-    const second = server.requests[1]!.body.messages;
+    // The listing carries no record text; the notes tool's result carries it inside the envelope, which the note cannot close.
+    const listing = (server.requests[1]!.body.messages.at(-1)! as { content: { content: string }[] }).content[0]!.content;
+    expect(listing.startsWith('<data source="tool:list_athletes"')).toBe(true);
+    expect(listing).toContain('Jane Doe');
+    expect(listing).not.toContain('IMPORTANT SYSTEM NOTE');
+    const second = server.requests[2]!.body.messages;
     const last = second.at(-1)! as { role: string; content: { type: string; content: string }[] };
     expect(last.role).toBe('user');
     const env = last.content[0]!.content;
-    expect(env.startsWith('<data source="tool:list_athletes"')).toBe(true);
+    expect(env.startsWith('<data source="tool:read_athlete_notes"')).toBe(true);
     expect(env).toContain('IMPORTANT SYSTEM NOTE');
     expect(env.match(/<\/data>/g)).toHaveLength(1);
     expect(env.trimEnd().endsWith('</data>')).toBe(true);
@@ -169,7 +179,7 @@ describe('tool rounds', () => {
     server.push({ text: 'Still Jane.' });
     const next = kx.startRun({ userId: physioId, message: 'and now?', conversationId: first.conversationId });
     await kx.waitForRun(next.runId);
-    const req = server.requests[2]!.body;
+    const req = server.requests[3]!.body;
     expect(req.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(req.messages.every((m) => typeof m.content === 'string')).toBe(true);
     const digest = (req.system as { text: string }[])[2]!.text;

@@ -79,6 +79,13 @@ interface ToolBase<S extends z.ZodType> {
    * tools are dropped (the untrusted-content gate, see gate.ts). Default (absent): trusted.
    */
   trusted?: boolean;
+  /**
+   * `true` for a tool whose output carries record text (free text people typed into records: notes,
+   * clinician notes, RTP criteria; see classification.ts `RECORD_TEXT_FIELDS`). Like an untrusted
+   * integration's output, it closes the untrusted-content gate of the run (issue 9 §6); unlike it,
+   * it comes from this clinic's own database, so MCP clients may be offered the tool.
+   */
+  recordText?: boolean;
 }
 
 /** A tool that reads and returns data; runs without confirmation. */

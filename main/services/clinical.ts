@@ -187,6 +187,10 @@ export const listWellness = readVerb('wellness.list', {
 });
 
 /** The questionnaire as stored for one athlete and day (gated by wellness.write: a writer sees what a submit would replace). */
+export const getWellness = readVerb('wellness.get', {
+  run: (vc, i) => visibleRow<Wellness>(vc, 'wellness', i.id, 'Wellness day'),
+});
+
 export const getWellnessDay = readVerb('wellness.getDay', {
   run(vc, i) {
     const athleteId = scopeAthleteId(vc.actor, i.athlete_id);

@@ -3,7 +3,7 @@ import { computeAcwr } from '../../models/acwr';
 import { NotFound, ValidationError } from '../../models/errors';
 import type { Athlete, SessionLoad, TrainingSession } from '../../models/records';
 import { countRows, dailyLoads, getRow, listRows } from '../data/rows';
-import { orgSquad, visibleAthlete } from './scope';
+import { orgSquad, visibleAthlete, visibleRow } from './scope';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { insertRow } from './plan';
 import { listScoped, today } from './scope';
@@ -22,6 +22,10 @@ export const listSessions = readVerb('sessions.list', {
       }),
     };
   },
+});
+
+export const getSession = readVerb('sessions.get', {
+  run: (vc, i) => visibleRow<TrainingSession>(vc, 'training_session', i.id, 'Training session'),
 });
 
 export const createSession = writeVerb('sessions.create', {

@@ -32,6 +32,8 @@ export interface OrgFixture {
   reportId: string;
   changesetId: string;
   sessionId: string;
+  /** The athlete's wellness day (yesterday). */
+  wellnessId: string;
 }
 
 export interface ClinicFixture {
@@ -125,7 +127,15 @@ function buildOrg(db: Db, name: string, call: ClinicFixture['call']): OrgFixture
     unit: 'cm',
     date: addDays(FIXTURE_TODAY, -3),
   }).changeset.changes[0].id;
-  call(physio, 'wellness.submit', { athlete_id: athleteId, date: addDays(FIXTURE_TODAY, -1), sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2 });
+  const wellnessId = call(physio, 'wellness.submit', {
+    athlete_id: athleteId,
+    date: addDays(FIXTURE_TODAY, -1),
+    sleep: 4,
+    soreness: 2,
+    stress: 2,
+    mood: 4,
+    fatigue: 2,
+  }).changeset.changes[0].id;
   call(physio, 'vitals.record', { athlete_id: athleteId, date: addDays(FIXTURE_TODAY, -1), resting_hr_bpm: 52, hrv_rmssd_ms: 78 });
   const sessionId = call(physio, 'sessions.create', { squad_id: squadId, date: addDays(FIXTURE_TODAY, -1), kind: 'pitch', duration_min: 75 }).changeset
     .changes[0].id;
@@ -204,6 +214,7 @@ function buildOrg(db: Db, name: string, call: ClinicFixture['call']): OrgFixture
     reportId,
     changesetId: logged.changeset.id,
     sessionId,
+    wellnessId,
   };
 }
 

@@ -39,11 +39,13 @@ export const EXPECTED: Record<string, string> = {
   'rtp.signoffDoctor': 'N   N   Y   N   N   N   N   N   N   N',
   'rtp.signoffCoach': 'N   N   N   N   N   N   Y   N   N   N',
   'wellness.list': 'Y   N   Y   Y   Y   Y   Y   Y   N   N',
+  'wellness.get': 'Y   N   Y   Y   Y   Y   Y   Y   N   N',
   'wellness.getDay': 'N   N   Y   Y   Y   N   N   N   Y   N',
   'wellness.submit': 'N   N   Y   Y   Y   N   N   N   Y   N',
   'vitals.list': 'Y   N   Y   Y   Y   N   N   N   Y   N',
   'vitals.record': 'N   N   Y   Y   Y   N   N   N   N   N',
   'sessions.list': 'Y   Y   Y   Y   Y   Y   Y   Y   N   N',
+  'sessions.get': 'Y   Y   Y   Y   Y   Y   Y   Y   N   N',
   'sessions.create': 'N   N   N   Y   Y   Y   Y   N   N   N',
   'workload.listLoads': 'Y   Y   Y   Y   Y   Y   Y   Y   N   N',
   'workload.logSessionLoads': 'N   N   N   Y   Y   Y   Y   N   N   N',
@@ -130,6 +132,10 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
       return { id: o.screeningId, value: 12 };
     case 'rtp.get':
       return { id: o.rtpId };
+    case 'wellness.get':
+      return { id: o.wellnessId };
+    case 'sessions.get':
+      return { id: o.sessionId };
     case 'rtp.create':
       return { injury_id: o.injuryId, stage: 'return_to_running' };
     case 'rtp.update':
