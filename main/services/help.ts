@@ -36,25 +36,46 @@ const STOPWORDS = new Set(
     'me my of on or our please should so some than that the their them then there these this those to too us was we were what when ' +
     'where which who whom why will with would you your yours about after again also any before both each few further here just more ' +
     'most no nor not now off once only other out over own same such under until up very am get got tell show explain help want ' +
-    'need know way something thing things let lets whats hi hello thanks thank kinetix app vs versus many much does mean means meaning work works use using used anyone someone near'
+    'need know way something thing things let lets whats hi hello thanks thank kinetix app vs versus many much does mean means meaning work works use using used anyone someone near ' +
+    'go goes going nobody everyone every happens happen one percent per cent'
   ).split(/\s+/),
 );
+
+/**
+ * Everyday words for what the help pages name otherwise (a clinician says "GPS vest", the pages say
+ * "device"). Each query word listed here is searched as the help centre's word.
+ */
+const SYNONYMS: Readonly<Record<string, string>> = {
+  gps: 'device',
+  vest: 'device',
+  vests: 'device',
+  tracker: 'device',
+  trackers: 'device',
+  wearable: 'device',
+  wearables: 'device',
+  internet: 'offline',
+  wifi: 'offline',
+  network: 'offline',
+  connection: 'offline',
+};
 
 /** Minimum share of the query's topic weight (idf) a passage must contain to count as relevant. */
 export const MIN_TERM_COVERAGE = 0.6;
 /** Minimum bm25 relevance (negated FTS5 rank) for a passage to count as relevant. */
 export const MIN_SCORE = 1.0;
 
-/** Topic words of a query: lowercase letters/digits runs, stopwords and 1-letter words dropped, deduplicated, at most 12. */
+/** Topic words of a query: lowercase letter/digit runs; stopwords, bare numbers and 1-letter words dropped; everyday words mapped to the help centre's ({@link SYNONYMS}); deduplicated, at most 12. */
 export function queryTerms(query: string): string[] {
   const out: string[] = [];
   for (const w of query
     .toLowerCase()
     .normalize('NFKC')
     .split(/[^\p{L}\p{N}]+/u)) {
-    if (w.length < 2 && !/^\d$/.test(w)) continue;
-    if (!w || STOPWORDS.has(w) || out.includes(w)) continue;
-    out.push(w);
+    // Bare numbers ("1.6", "10 percent") match figures on unrelated pages: they carry no topic.
+    if (!w || /^\d+$/.test(w) || STOPWORDS.has(w)) continue;
+    const term = SYNONYMS[w] ?? w;
+    if (term.length < 2 || out.includes(term)) continue;
+    out.push(term);
     if (out.length === 12) break;
   }
   return out;
