@@ -15,6 +15,7 @@ import type { RowChange } from './changeset';
 import { ROLES } from './roles';
 import type { AppliedChangesetOut, HelpPassageOut, PoseMetricOut, WriteOutput } from './outputs';
 import type { VerbInput, VerbName, VerbOutput } from './verbs';
+import type { DeviceSyncStatus, SyncConflict } from './sync';
 
 const Empty = z.object({}).strict();
 
@@ -168,6 +169,40 @@ export const CONTRACT = {
       .strict(),
     output: z.custom<FormSubmitResultView>(),
   },
+  /**
+   * Device sync (shared/design/sync.md): this device's state as the app shell shows it — enrolled,
+   * HQ address, device id, online, pending uploads, conflicts, last successful sync, last error.
+   * Any signed-in user (never the device token).
+   */
+  'sync.status': { input: Empty, output: z.custom<DeviceSyncStatus>() },
+  /**
+   * Enrol this device with the club's HQ server (email + PIN of an HQ account; the PIN is sent
+   * to HQ once and never stored; the device token is stored encrypted and never returned). Needs
+   * `settings.manage` (an org device: it receives every account of the club with PIN hashes), or
+   * an athlete account enrolling its own device with its own email (it receives that athlete's
+   * rows only). Background sync starts at once. Errors: Validation (bad address), Unauthenticated
+   * (wrong email or PIN at HQ), RateLimited, Forbidden, Unavailable (HQ not reachable).
+   */
+  'sync.enrol': {
+    input: z
+      .object({
+        hqUrl: z.string().trim().min(8).max(300).describe('HQ base URL, e.g. http://hq.local:5180'),
+        email: z.string().trim().min(3).max(200),
+        pin: z.string().min(1).max(64),
+        deviceName: z.string().trim().min(1).max(100).optional().describe("This device's name in HQ's activity log (default: the computer's name)"),
+      })
+      .strict(),
+    output: z.custom<DeviceSyncStatus>(),
+  },
+  /** Run one sync pass now (upload the outbox, pull every shape to up-to-date); returns the status after it. */
+  'sync.now': { input: Empty, output: z.custom<DeviceSyncStatus>() },
+  /**
+   * Changesets HQ rejected, kept until re-planned or discarded, with our values and the server's.
+   * A user sees the conflicts whose rows their role may read (athletes: their own).
+   */
+  'sync.conflicts': { input: Empty, output: z.object({ conflicts: z.array(z.custom<SyncConflict>()), hidden: z.number().int() }) },
+  /** Discard a rejected changeset (its optimistic rows go; the rows show the server's values). Same visibility as `sync.conflicts`. */
+  'sync.discard': { input: z.object({ changesetId: Id }).strict(), output: z.custom<DeviceSyncStatus>() },
 } as const;
 
 /** A proposed change as the Approvals page shows it (checked against main/kinetix/proposals.ts). */
@@ -215,6 +250,8 @@ export interface AssistantSettingsView {
  */
 export const STREAMS = {
   'assistant.events': { input: z.object({ run_id: z.string().min(1).max(100), last_event_id: z.string().max(20).optional() }).strict() },
+  /** The device's sync status: the current one at once, then each change (the app shell's indicator). */
+  'sync.events': { input: Empty },
 } as const;
 /** Stream names. */
 export type StreamName = keyof typeof STREAMS;
@@ -225,6 +262,7 @@ export type StreamInput<K extends StreamName> = z.input<(typeof STREAMS)[K]['inp
 /** Event type of each stream. */
 export interface StreamEvents {
   'assistant.events': RunEventEnvelope;
+  'sync.events': DeviceSyncStatus;
 }
 /** True when `name` is a stream of the contract. */
 export function isStreamName(name: unknown): name is StreamName {

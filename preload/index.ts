@@ -27,10 +27,15 @@ const OPS = [
   'proposals.decline',
   'proposals.narrow',
   'forms.submit',
+  'sync.status',
+  'sync.enrol',
+  'sync.now',
+  'sync.conflicts',
+  'sync.discard',
   'admin.setPin',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
-const STREAMS = ['assistant.events'] as const satisfies readonly StreamName[];
+const STREAMS = ['assistant.events', 'sync.events'] as const satisfies readonly StreamName[];
 type Exhaustive<T extends true> = T;
 export type PreloadCoversContract = [
   Exhaustive<OpName extends (typeof OPS)[number] ? true : false>,

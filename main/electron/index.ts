@@ -12,6 +12,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Db } from '../data/db';
 import { CSP } from '../host/csp';
 import { openAppDatabase } from '../app/bootstrap';
+import { startAppSync } from '../app/device-sync';
+import type { AppSync } from '../app/sync-runner';
 import type { WindowSession } from '../ipc/handlers';
 import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
 import { defaultToolRegistry } from '../kinetix/catalogue';
@@ -73,11 +75,11 @@ function createWindow(): BrowserWindow {
 
 const refused = { ok: false, error: { code: 'Forbidden', message: 'Calls are accepted only from the app window.' } } as const;
 
-function registerContract(db: Db): void {
+function registerContract(db: Db, sync: AppSync): void {
   const log = (l: string) => console.log(`ipc: ${l}`);
   const tools = defaultToolRegistry();
   const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
-  const deps = { db, log, kinetix, tools };
+  const deps = { db, log, kinetix, tools, sync };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const open = new Map<string, { cancel(): void }>();
@@ -137,9 +139,21 @@ app.whenReady().then(() => {
   // Nothing but camera/microphone access (capture previews) for our own page; everything else is refused.
   session.defaultSession.setPermissionRequestHandler((wc, permission, callback) => callback(permission === 'media' && isAppUrl(wc.getURL())));
   const db = openAppDatabase(undefined, { userDataDir: app.getPath('userData') });
-  registerContract(db);
+  // Device sync runs in the background when this database is enrolled with an HQ server.
+  const sync = startAppSync(db, (l) => console.log(`sync: ${l}`));
+  registerContract(db, sync);
   createWindow();
-  app.on('before-quit', () => db.close());
+  // Stop syncing (live shape requests, the uploader) before the database closes.
+  let quitting = false;
+  app.on('before-quit', (e) => {
+    if (quitting) return;
+    quitting = true;
+    e.preventDefault();
+    void sync.close().finally(() => {
+      db.close();
+      app.quit();
+    });
+  });
 });
 app.on('window-all-closed', () => app.quit());
 app.on('web-contents-created', (_e, contents) => {

@@ -53,6 +53,8 @@ import { findUserByEmail, setUserPinHash } from '../data/identity';
 import { DEMO_PIN, seedLarge } from '../data/seed';
 import { hashPin } from '../services/pin';
 import { openAppDatabaseWithInfo } from '../app/bootstrap';
+import { startAppSync } from '../app/device-sync';
+import type { AppSync } from '../app/sync-runner';
 import { CSP } from './csp';
 
 /** Default port of `npm run web`. */
@@ -86,6 +88,8 @@ export interface WebHostOptions {
   kinetix?: Kinetix | null;
   /** The harness's tool catalogue (the Settings page's tool switches). */
   tools?: ToolRegistry | null;
+  /** Background device sync (main/app/sync-runner.ts); omit to run as a device that is never enrolled. */
+  sync?: AppSync | null;
 }
 
 /** A running web host. `token` is for tests and the e2e driver; never print it. */
@@ -188,7 +192,7 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
   const { rendererDir, token } = opts;
   const indexPath = join(rendererDir, 'index.html');
   const log = opts.log ?? (() => {});
-  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null, tools: opts.tools ?? null };
+  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null, tools: opts.tools ?? null, sync: opts.sync ?? null };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const sessions = new Map<string, WindowSession & { seen: number }>();
@@ -327,7 +331,9 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
           const next = await it.next();
           if (next.done || closed) break;
           const e = next.value;
-          await stream.write(`${e.ephemeral ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e)}\n\n`);
+          // Run events carry an id to resume from; a status event (sync.events) is a snapshot, resumed by the next one.
+          const id = 'runId' in e && !e.ephemeral ? `id: ${e.id}\n` : '';
+          await stream.write(`${id}data: ${JSON.stringify(e)}\n\n`);
         }
         if (!closed) await stream.write('event: end\ndata: {}\n\n');
       } catch (e) {
@@ -466,14 +472,19 @@ async function main(): Promise<void> {
   }
   const tools = defaultToolRegistry();
   const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
-  const host = await createWebHost({ db, rendererDir, port, kinetix, tools, log: (l) => console.log(`web: ${l}`) });
+  // Device sync runs in the background when this database is enrolled with an HQ server.
+  const sync = startAppSync(db, (l) => console.log(`web: ${l}`));
+  const host = await createWebHost({ db, rendererDir, port, kinetix, tools, sync, log: (l) => console.log(`web: ${l}`) });
   console.log(`web: database ${dbPath}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);
   console.log(`web: Athlete Intelligence is running at ${host.url}`);
   const stop = () => {
-    void host.close().then(() => {
-      db.close();
-      process.exit(0);
-    });
+    void host
+      .close()
+      .then(() => sync.close())
+      .then(() => {
+        db.close();
+        process.exit(0);
+      });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -19,7 +19,10 @@ import { setUserPin } from '../services/admin';
 import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
 import { readAssistantSettings, updateAssistantSettings } from '../kinetix/settings';
+import type { AppSync } from '../app/sync-runner';
+import { statusStream } from '../app/sync-runner';
 import { narrowProposal, submitForm } from './forms';
+import { syncConflicts, syncDiscard, syncEnrol, syncStatus } from './sync';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {
@@ -45,6 +48,8 @@ export interface HandlerDeps {
   kinetix?: Kinetix | null;
   /** The tool catalogue (settings: tools that can be switched off). */
   tools?: ToolRegistry | null;
+  /** Background device sync (main/app/sync-runner.ts); without it the device reads as not enrolled. */
+  sync?: AppSync | null;
 }
 
 function tools(deps: HandlerDeps): ToolRegistry {
@@ -172,6 +177,18 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       if (input.budget_cap_usd !== undefined) patch.budget_cap_usd = input.budget_cap_usd;
       return updateAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx), patch);
     },
+    'sync.status': (ctx) => {
+      signedInUser(ctx);
+      return syncStatus(deps.sync);
+    },
+    'sync.enrol': (ctx, input) => syncEnrol(deps.db, deps.sync, signedInUser(ctx), input),
+    'sync.now': (ctx) => {
+      signedInUser(ctx);
+      if (!deps.sync) throw new NotConfigured('Device sync is not available in this app host.');
+      return deps.sync.syncNow();
+    },
+    'sync.conflicts': (ctx) => syncConflicts(deps.db, deps.sync, signedInUser(ctx)),
+    'sync.discard': (ctx, { changesetId }) => syncDiscard(deps.db, deps.sync, signedInUser(ctx), changesetId),
   };
 }
 
@@ -179,6 +196,10 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
 export function createStreamHandlers(deps: HandlerDeps): StreamHandlers<CallContext> {
   return {
     'assistant.events': (ctx, { run_id, last_event_id }) => harness(deps).subscribe(signedInUser(ctx), run_id, last_event_id ?? null),
+    'sync.events': (ctx) => {
+      signedInUser(ctx);
+      return statusStream(deps.sync ?? { status: () => syncStatus(null), onChange: () => () => undefined });
+    },
   };
 }
 
@@ -195,7 +216,8 @@ export function openStream(
   try {
     if (!isStreamName(name)) throw new NotFound(`Stream "${String(name).slice(0, 60)}"`);
     const input = parseInput(STREAMS[name].input, rawInput ?? {});
-    return { ok: true, events: streams[name](ctx, input) };
+    const open = streams[name] as (c: CallContext, i: unknown) => AsyncIterable<StreamEvents[StreamName]>;
+    return { ok: true, events: open(ctx, input) };
   } catch (e) {
     return { ok: false, error: toErrorPayload(e) };
   }

@@ -15,6 +15,9 @@ import { RunTrace } from './pages/RunTrace';
 import { Settings } from './pages/Settings';
 import { SignIn } from './pages/SignIn';
 import { Squads } from './pages/Squads';
+import { SyncIndicator } from './sync/SyncIndicator';
+import { SyncPage } from './sync/SyncPage';
+import { followSyncStatus } from './sync/store';
 import type { Route } from './router';
 import { href, navigate, useRoute } from './router';
 import { useSession } from './store';
@@ -37,6 +40,8 @@ function CurrentPage({ route }: { route: Route }) {
       return <RunTrace runId={route.runId} />;
     case 'settings':
       return <Settings />;
+    case 'sync':
+      return <SyncPage />;
     case 'help':
       return <Help key={route.slug ?? ''} slug={route.slug} anchor={route.anchor} />;
     case 'notfound':
@@ -64,6 +69,8 @@ export function App() {
   useEffect(() => {
     if (me) resumeRemembered(me.user_id);
   }, [me]);
+  // The sync indicator follows the device's status while someone is signed in.
+  useEffect(() => (status === 'signedIn' ? followSyncStatus() : undefined), [status]);
   // An athlete's home is their own record.
   useEffect(() => {
     if (me?.role === 'athlete' && route.page === 'athletes' && me.linked_athlete_id) navigate({ page: 'athlete', id: me.linked_athlete_id, tab: 'overview' });
@@ -116,6 +123,7 @@ export function App() {
             </li>
           ))}
         </ul>
+        <SyncIndicator />
         <div className="whoami">
           <div>{me.display_name}</div>
           <div className="muted small">

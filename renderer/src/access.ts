@@ -50,6 +50,7 @@ export function canOpen(role: Role, route: Route): boolean {
     case 'settings':
       return hasPermission(role, 'settings.manage');
     case 'help':
+    case 'sync':
     case 'notfound':
       return true;
   }

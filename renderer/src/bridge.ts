@@ -174,6 +174,11 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'proposals.decline': true,
   'proposals.narrow': true,
   'forms.submit': true,
+  'sync.status': true,
+  'sync.enrol': true,
+  'sync.now': true,
+  'sync.conflicts': true,
+  'sync.discard': true,
   'admin.setPin': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {

@@ -17,6 +17,7 @@ export type Route =
   | { page: 'approvals' }
   | { page: 'trace'; runId: string }
   | { page: 'settings' }
+  | { page: 'sync' }
   | { page: 'help'; slug?: string; anchor?: string }
   | { page: 'notfound'; path: string };
 
@@ -43,6 +44,8 @@ export function parseHash(hash: string): Route {
       return b ? { page: 'trace', runId: b } : { page: 'activity' };
     case 'settings':
       return { page: 'settings' };
+    case 'sync':
+      return { page: 'sync' };
     case 'help':
       // `/help/<slug>#<anchor>` links (help pages, citations) arrive as `/help/<slug>/<anchor>` or with `#`.
       if (!b) return { page: 'help' };
@@ -75,6 +78,8 @@ export function href(r: Route): string {
       return `#/runs/${encodeURIComponent(r.runId)}`;
     case 'settings':
       return '#/settings';
+    case 'sync':
+      return '#/sync';
     case 'help':
       return r.slug ? `#/help/${encodeURIComponent(r.slug)}${r.anchor ? `/${encodeURIComponent(r.anchor)}` : ''}` : '#/help';
     case 'notfound':

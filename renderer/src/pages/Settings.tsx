@@ -1,5 +1,6 @@
 /**
- * Settings (settings.manage): the organisation, the assistant's model key (set or clear; never
+ * Settings (settings.manage): the organisation, device sync with the club's HQ (enrol, status,
+ * sync now: renderer/src/sync/SyncSettings.tsx), the assistant's model key (set or clear; never
  * shown), monthly budgets with month-to-date spend, the tools that can be switched off; the users
  * (settings/Users.tsx, user.manage) and devices (settings/Devices.tsx, device.manage) with their
  * entry forms, each in its own component.
@@ -13,6 +14,7 @@ import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDate, roleLabel } from '../format';
 import { useSession } from '../store';
+import { SyncSettings } from '../sync/SyncSettings';
 import { DevicesSection } from './settings/Devices';
 import { UsersSection } from './settings/Users';
 
@@ -40,6 +42,7 @@ export function Settings() {
           </dd>
         </dl>
       </section>
+      <SyncSettings />
       {assistant ? <AssistantSettings s={assistant} onChange={setAssistant} /> : null}
       {canUsers ? <UsersSection /> : null}
       {canDevices ? <DevicesSection /> : null}

@@ -54,17 +54,20 @@ function toInput(v: AthleteValues): Record<string, unknown> {
 export function AthleteFormDialog({
   athlete,
   squads,
+  initial,
   onClose,
   onSaved,
 }: {
   athlete: Athlete | null;
   squads: readonly SquadOption[];
+  /** Values to start from instead of the row's (re-planning a rejected sync change on the current row). */
+  initial?: Partial<Athlete> | undefined;
   onClose(): void;
   onSaved(summary: string): void;
 }) {
   const [opened, setOpened] = useState<Athlete | null>(athlete);
   const [current, setCurrent] = useState<Athlete | null>(null);
-  const [v, setV] = useState<AthleteValues>(() => valuesOf(athlete));
+  const [v, setV] = useState<AthleteValues>(() => valuesOf(initial ? ({ ...athlete, ...initial } as Athlete) : athlete));
   const form = useEntryForm(athlete ? 'athlete-edit' : 'athlete-add', {
     onSaved,
     onConflict: () => {

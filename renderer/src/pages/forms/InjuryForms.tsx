@@ -54,17 +54,20 @@ function injuryValues(i: Injury | null): InjuryValues {
 export function InjuryFormDialog({
   athleteId,
   injury,
+  initial,
   onClose,
   onSaved,
 }: {
   athleteId: string;
   injury: Injury | null;
+  /** Values to start from instead of the row's (re-planning a rejected sync change on the current row). */
+  initial?: Partial<Injury> | undefined;
   onClose(): void;
   onSaved(s: string): void;
 }) {
   const [opened, setOpened] = useState<Injury | null>(injury);
   const [current, setCurrent] = useState<Injury | null>(null);
-  const [v, setV] = useState<InjuryValues>(() => injuryValues(injury));
+  const [v, setV] = useState<InjuryValues>(() => injuryValues(initial ? ({ ...injury, ...initial } as Injury) : injury));
   const form = useEntryForm(injury ? 'injury-edit' : 'injury-add', {
     onSaved,
     onConflict: () => {

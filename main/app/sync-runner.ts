@@ -1,0 +1,243 @@
+/**
+ * Background device sync for the app hosts (the Electron main and the web host): one engine per
+ * database (main/sync/engine.ts `DeviceSync`), started when the database is enrolled with an HQ
+ * server, swapped on a new enrolment, stopped on shutdown. It relays the engine's status to every
+ * listener (the app shell's indicator, through the `sync.events` stream) and re-reads it on a
+ * slow tick, so a local write's new pending upload shows without waiting for the engine.
+ *
+ * The device token stays inside the engine: nothing here reads, logs or returns it.
+ */
+import { hostname } from 'node:os';
+import { NotConfigured } from '../../models/errors';
+import type { DeviceSyncStatus, SyncConflict } from '../../models/sync';
+import type { Db } from '../data/db';
+
+/** What the app needs of the device sync engine (`DeviceSync` in main/sync/engine.ts). */
+export interface SyncEngine {
+  status(): DeviceSyncStatus;
+  conflicts(): SyncConflict[];
+  /** @throws NotFound, Conflict (being uploaded, or already applied) */
+  discard(changesetId: string): void;
+  syncOnce(): Promise<unknown>;
+  start(): void;
+  stop(): Promise<void>;
+  onChange(listener: (s: DeviceSyncStatus) => void): () => void;
+}
+
+/** How to make an engine: open the one a database holds, or enrol it anew at HQ. */
+export interface SyncEngineFactory {
+  open(db: Db): SyncEngine;
+  /** @throws Validation, Unauthenticated, RateLimited, Forbidden, Unavailable (from HQ) */
+  enrol(db: Db, input: { hqUrl: string; email: string; pin: string; deviceName: string }): Promise<SyncEngine>;
+}
+
+/** Options of {@link AppSync}. */
+export interface AppSyncOptions {
+  /** Diagnostics (never a token, PIN or record content). */
+  log?: (line: string) => void;
+  /** How often the status is re-read for listeners, ms (0: never). @default 2000 */
+  tickMs?: number;
+  /** Longest wait for the engine to stop (shutdown, re-enrolment), ms. @default 5000 */
+  stopTimeoutMs?: number;
+}
+
+/** The status of a database that has no engine (not enrolled). */
+export const NOT_ENROLLED: DeviceSyncStatus = Object.freeze({
+  enrolled: false,
+  hq_url: null,
+  device_id: null,
+  online: false,
+  syncing: false,
+  pending_uploads: 0,
+  conflicts: 0,
+  last_synced_at: null,
+  last_error: null,
+});
+
+/** Background sync of one app database (see the module comment). */
+export class AppSync {
+  private engine: SyncEngine;
+  private offEngine: () => void;
+  private readonly listeners = new Set<(s: DeviceSyncStatus) => void>();
+  private lastKey = '';
+  private readonly timer: NodeJS.Timeout | null;
+  private readonly log: (line: string) => void;
+  private readonly stopTimeoutMs: number;
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly factory: SyncEngineFactory,
+    opts: AppSyncOptions = {},
+  ) {
+    this.log = opts.log ?? (() => undefined);
+    this.stopTimeoutMs = opts.stopTimeoutMs ?? 5000;
+    this.engine = factory.open(db);
+    this.offEngine = this.engine.onChange(() => this.emit());
+    const tick = opts.tickMs ?? 2000;
+    this.timer = tick > 0 ? setInterval(() => this.emit(), tick) : null;
+    this.timer?.unref();
+  }
+
+  /** Start the engine in the background when this database is enrolled; a no-op otherwise. */
+  startIfEnrolled(): boolean {
+    if (this.closed || !this.engine.status().enrolled) return false;
+    this.engine.start();
+    this.log('sync: background sync started');
+    return true;
+  }
+
+  /** The device's sync status now. */
+  status(): DeviceSyncStatus {
+    return this.engine.status();
+  }
+
+  /**
+   * Enrol this database at HQ (replacing an earlier enrolment) and start syncing.
+   * `deviceName` defaults to the computer's name.
+   */
+  async enrol(input: { hqUrl: string; email: string; pin: string; deviceName?: string | undefined }): Promise<DeviceSyncStatus> {
+    const next = await this.factory.enrol(this.db, {
+      hqUrl: input.hqUrl,
+      email: input.email,
+      pin: input.pin,
+      deviceName: input.deviceName?.trim() || hostname() || 'Clinic device',
+    });
+    await this.stopEngine(this.engine);
+    this.offEngine();
+    this.engine = next;
+    this.offEngine = next.onChange(() => this.emit());
+    this.log('sync: device enrolled');
+    if (!this.closed) next.start();
+    this.emit();
+    return next.status();
+  }
+
+  /**
+   * One sync pass now (upload, then pull to up-to-date); resolves with the status after it.
+   * @throws NotConfigured (not enrolled), and the pass's typed error (e.g. Unavailable, Unauthenticated)
+   */
+  async syncNow(): Promise<DeviceSyncStatus> {
+    this.requireEnrolled();
+    try {
+      await this.engine.syncOnce();
+    } finally {
+      this.emit();
+    }
+    return this.engine.status();
+  }
+
+  /** Changesets HQ rejected, kept until re-planned or discarded. */
+  conflicts(): SyncConflict[] {
+    if (!this.engine.status().enrolled) return [];
+    return this.engine.conflicts();
+  }
+
+  /** Discard a rejected changeset. @throws NotConfigured, NotFound, Conflict */
+  discard(changesetId: string): DeviceSyncStatus {
+    this.requireEnrolled();
+    this.engine.discard(changesetId);
+    this.emit();
+    return this.engine.status();
+  }
+
+  /** Call `listener` with each new status. Returns the unsubscribe function. */
+  onChange(listener: (s: DeviceSyncStatus) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stop syncing (shutdown). Safe to call twice. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.offEngine();
+    this.listeners.clear();
+    await this.stopEngine(this.engine);
+  }
+
+  /**
+   * Stop an engine, waiting at most `stopTimeoutMs`: a stop that does not settle (a live shape
+   * request that ignores its abort) must not hold the app's shutdown or a re-enrolment.
+   */
+  private async stopEngine(engine: SyncEngine): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      engine.stop().then(
+        () => 'stopped' as const,
+        (e: unknown) => (this.log(`sync: stop failed: ${e instanceof Error ? e.name : typeof e}`), 'failed' as const),
+      ),
+      new Promise<'timeout'>((r) => {
+        timer = setTimeout(() => r('timeout'), this.stopTimeoutMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.log(`sync: the engine did not stop within ${this.stopTimeoutMs} ms; going on without waiting`);
+  }
+
+  private requireEnrolled(): void {
+    if (!this.engine.status().enrolled)
+      throw new NotConfigured('This device is not enrolled with an HQ server. Enrol it in Settings → Sync (HQ address, email and PIN).');
+  }
+
+  private emit(): void {
+    if (this.listeners.size === 0 || this.closed) return;
+    let s: DeviceSyncStatus;
+    try {
+      s = this.engine.status();
+    } catch {
+      return; // the database is closing
+    }
+    const key = JSON.stringify(s);
+    if (key === this.lastKey) return;
+    this.lastKey = key;
+    for (const l of this.listeners) {
+      try {
+        l(s);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+}
+
+/**
+ * The status as a stream: the current status at once, then each change, until the consumer
+ * returns (which unsubscribes at once, even while waiting).
+ */
+export function statusStream(sync: Pick<AppSync, 'status' | 'onChange'>): AsyncIterable<DeviceSyncStatus> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<DeviceSyncStatus> {
+      let pending: DeviceSyncStatus | null = sync.status();
+      let waiter: ((r: IteratorResult<DeviceSyncStatus>) => void) | null = null;
+      let done = false;
+      const off = sync.onChange((s) => {
+        if (waiter) {
+          const w = waiter;
+          waiter = null;
+          w({ value: s, done: false });
+        } else pending = s;
+      });
+      const finish = (): Promise<IteratorResult<DeviceSyncStatus>> => {
+        done = true;
+        off();
+        if (waiter) waiter({ value: undefined, done: true });
+        waiter = null;
+        return Promise.resolve({ value: undefined, done: true });
+      };
+      return {
+        next: () => {
+          if (done) return Promise.resolve({ value: undefined, done: true });
+          if (pending) {
+            const v = pending;
+            pending = null;
+            return Promise.resolve({ value: v, done: false });
+          }
+          return new Promise((r) => (waiter = r));
+        },
+        return: finish,
+      };
+    },
+  };
+}

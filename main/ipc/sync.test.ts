@@ -1,0 +1,97 @@
+/**
+ * The contract's sync.* operations on a real SQLite file (the two-org clinic fixture), through
+ * `dispatch` as the transports call it: who may enrol a device, which rejected changesets a role
+ * sees, and a host without device sync reading as "not enrolled". The engine itself against a
+ * real HQ is covered by main/sync/ and e2e/sync.e2e.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SyncConflict } from '../../models/sync';
+import { findUserById } from '../data/identity';
+import { createClinicFixture, type ClinicFixture } from '../testing/clinic-fixture';
+import { createHandlers, dispatch, type CallContext } from './handlers';
+import { checkMayEnrol, mayView } from './sync';
+
+let f: ClinicFixture;
+beforeEach(() => {
+  f = createClinicFixture();
+});
+afterEach(() => f.close());
+
+const actor = (id: string) => {
+  const u = findUserById(f.db, id)!;
+  return { id: u.id, email: u.email, role: u.role as never, linkedAthleteId: u.linked_athlete_id };
+};
+
+function conflict(table: string, after: Record<string, unknown>, current: Record<string, unknown> | null = null): SyncConflict {
+  const id = '0190c6f1-0000-7000-8000-000000000001';
+  return {
+    changeset_id: '0190c6f1-0000-7000-8000-0000000000ff',
+    verb: `${table}.update`,
+    summary: 'x',
+    reason: 'stale',
+    message: 'changed at HQ',
+    created_at: '2026-11-20T10:00:00.000Z',
+    rejected_at: '2026-11-20T11:00:00.000Z',
+    changes: [{ op: 'update', table, id, version: 1, before: {}, after }],
+    current: current ? [{ table, id, expected_version: 1, actual_version: 2, row: current }] : [],
+  };
+}
+
+describe('who may enrol this device', () => {
+  it('is owners and admins (settings.manage), and an athlete for their own device only', () => {
+    expect(() => checkMayEnrol(actor(f.a.users.owner), 'physio@elsewhere.test')).not.toThrow();
+    expect(() => checkMayEnrol(actor(f.a.users.admin), 'admin@x.test')).not.toThrow();
+    for (const role of ['physio', 'doctor', 'coach', 'analyst'] as const) {
+      expect(() => checkMayEnrol(actor(f.a.users[role]), 'owner@x.test'), role).toThrow(/settings\.manage/);
+    }
+    const ath = actor(f.a.users.athlete);
+    expect(() => checkMayEnrol(ath, ath.email.toUpperCase())).not.toThrow();
+    expect(() => checkMayEnrol(ath, 'owner@x.test')).toThrow(/own email/);
+    expect(() => checkMayEnrol(actor(f.a.users.athlete_unlinked), actor(f.a.users.athlete_unlinked).email)).toThrow(/settings\.manage/);
+  });
+});
+
+describe('which conflicts a user sees', () => {
+  it("follows the role's table permissions, and an athlete's own rows", () => {
+    const injury = conflict('injury', { clinician_notes: 'ours' }, { athlete_id: f.a.athleteId, clinician_notes: 'theirs' });
+    expect(mayView(actor(f.a.users.physio), injury)).toBe(true);
+    expect(mayView(actor(f.a.users.analyst), injury)).toBe(false); // no injury.read
+    expect(mayView(actor(f.a.users.athlete), injury)).toBe(false);
+    const ownWellness = conflict('wellness', { athlete_id: f.a.athleteId, sleep: 3 });
+    const otherWellness = conflict('wellness', { athlete_id: f.a.otherAthleteId, sleep: 3 });
+    expect(mayView(actor(f.a.users.athlete), ownWellness)).toBe(true); // writes wellness, sees their own rejected entry
+    expect(mayView(actor(f.a.users.athlete), otherWellness)).toBe(false);
+    expect(mayView(actor(f.a.users.physio), conflict('no_such_table', {}))).toBe(false);
+  });
+});
+
+describe('sync operations through dispatch', () => {
+  it('reads as not enrolled without device sync, refuses enrolment by role first, and needs a signed-in user', async () => {
+    const handlers = createHandlers({ db: f.db });
+    const anon: CallContext = { session: { userId: null } };
+    expect(await dispatch(handlers, anon, 'sync.status', {})).toMatchObject({ ok: false, error: { code: 'Unauthenticated' } });
+    const physio: CallContext = { session: { userId: f.a.users.physio } };
+    expect(await dispatch(handlers, physio, 'sync.status', {})).toEqual({
+      ok: true,
+      value: {
+        enrolled: false,
+        hq_url: null,
+        device_id: null,
+        online: false,
+        syncing: false,
+        pending_uploads: 0,
+        conflicts: 0,
+        last_synced_at: null,
+        last_error: null,
+      },
+    });
+    const enrol = { hqUrl: 'http://127.0.0.1:9', email: 'owner@x.test', pin: '1234' };
+    expect(await dispatch(handlers, physio, 'sync.enrol', enrol)).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+    const owner: CallContext = { session: { userId: f.a.users.owner } };
+    expect(await dispatch(handlers, owner, 'sync.enrol', enrol)).toMatchObject({ ok: false, error: { code: 'NotConfigured' } });
+    expect(await dispatch(handlers, owner, 'sync.enrol', { ...enrol, pin: '' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    expect(await dispatch(handlers, physio, 'sync.conflicts', {})).toEqual({ ok: true, value: { conflicts: [], hidden: 0 } });
+    expect(await dispatch(handlers, physio, 'sync.now', {})).toMatchObject({ ok: false, error: { code: 'NotConfigured' } });
+    expect(await dispatch(handlers, physio, 'sync.discard', { changesetId: 'not-an-id' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
+  });
+});

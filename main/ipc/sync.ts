@@ -1,0 +1,114 @@
+/**
+ * The contract's `sync.*` operations (models/contract.ts) over the app's background sync
+ * (main/app/sync-runner.ts): who may enrol this device, and which rejected changesets a user may
+ * see and discard.
+ *
+ * Who may enrol (decided here, documented in README "Device sync"): enrolling makes this device
+ * hold what the HQ account may read — for a staff account, every account of the club with its PIN
+ * hash — so it is for roles that administer the org's settings (`settings.manage`: owner, admin,
+ * super_admin). An athlete may enrol their own device with their own email; HQ then sends that
+ * athlete's rows only. Anyone signed in sees the status and may ask for a sync now.
+ *
+ * Which conflicts a user sees: those whose every row is of a table their role may read or write
+ * (athletes: rows of their own athlete only). The others are counted (`hidden`), never shown.
+ */
+import { AppError, Forbidden, NotConfigured, NotFound } from '../../models/errors';
+import type { Role } from '../../models/roles';
+import { hasPermission, SELF_SCOPED_ROLES } from '../../models/roles';
+import type { DeviceSyncStatus, SyncConflict } from '../../models/sync';
+import { isTableName, TABLES } from '../../models/tables';
+import type { AppSync } from '../app/sync-runner';
+import { NOT_ENROLLED } from '../app/sync-runner';
+import type { Db } from '../data/db';
+import { findUserById } from '../data/identity';
+
+/** The signed-in actor as these operations need it. */
+interface Actor {
+  id: string;
+  email: string;
+  role: Role;
+  linkedAthleteId: string | null;
+}
+
+function actorOf(db: Db, userId: string): Actor {
+  const u = findUserById(db, userId);
+  if (!u || !u.active) throw new AppError({ code: 'Unauthenticated', message: 'You are not signed in. Choose your name and enter your PIN.' });
+  return { id: u.id, email: u.email, role: u.role as Role, linkedAthleteId: u.linked_athlete_id };
+}
+
+function engine(sync: AppSync | null | undefined): AppSync {
+  if (!sync) throw new NotConfigured('Device sync is not available in this app host.');
+  return sync;
+}
+
+/**
+ * May `actor` enrol this device with the HQ account `email`?
+ * @throws Forbidden with the reason
+ */
+export function checkMayEnrol(actor: Actor, email: string): void {
+  if (hasPermission(actor.role, 'settings.manage')) return;
+  if (SELF_SCOPED_ROLES.has(actor.role) && actor.linkedAthleteId) {
+    if (email.trim().toLowerCase() === actor.email.toLowerCase()) return;
+    throw new Forbidden("An athlete account may enrol its own device with its own email only; this device would then hold that athlete's records only.");
+  }
+  throw new Forbidden(
+    `Enrolling this device with HQ needs settings.manage (owner or admin): the device then holds the club's accounts for offline sign-in. Your role (${actor.role}) does not have it; ask a club administrator.`,
+  );
+}
+
+/** True when `actor` may see every row of `conflict` (tables their role reads; athletes: own rows). */
+export function mayView(actor: Actor, conflict: SyncConflict): boolean {
+  const selfScoped = SELF_SCOPED_ROLES.has(actor.role);
+  const rows: { table: string; athlete: unknown }[] = [];
+  for (const ch of conflict.changes) {
+    const cur = conflict.current.find((c) => c.table === ch.table && c.id === ch.id)?.row ?? null;
+    const col = isTableName(ch.table) ? TABLES[ch.table].athleteColumn : undefined;
+    const after = ch.op === 'delete' ? {} : (ch.after as Record<string, unknown>);
+    rows.push({ table: ch.table, athlete: col ? (after[col] ?? cur?.[col]) : undefined });
+  }
+  for (const c of conflict.current) {
+    const col = isTableName(c.table) ? TABLES[c.table].athleteColumn : undefined;
+    rows.push({ table: c.table, athlete: col ? c.row?.[col] : undefined });
+  }
+  return rows.every(({ table, athlete }) => {
+    if (!isTableName(table)) return false;
+    const def = TABLES[table];
+    // Read, or write: an athlete writes wellness without reading it, and sees their own rejected entry.
+    if (!hasPermission(actor.role, def.read) && !hasPermission(actor.role, def.write)) return false;
+    if (!selfScoped) return true;
+    return Boolean(def.athleteColumn) && athlete !== undefined && athlete === actor.linkedAthleteId;
+  });
+}
+
+/** `sync.status`: the device's state (not enrolled when this host runs without sync). */
+export function syncStatus(sync: AppSync | null | undefined): DeviceSyncStatus {
+  return sync ? sync.status() : NOT_ENROLLED;
+}
+
+/** `sync.enrol`, after {@link checkMayEnrol}. */
+export async function syncEnrol(
+  db: Db,
+  sync: AppSync | null | undefined,
+  userId: string,
+  input: { hqUrl: string; email: string; pin: string; deviceName?: string | undefined },
+): Promise<DeviceSyncStatus> {
+  checkMayEnrol(actorOf(db, userId), input.email);
+  return engine(sync).enrol(input);
+}
+
+/** `sync.conflicts`: what this user may see, and how many others there are. */
+export function syncConflicts(db: Db, sync: AppSync | null | undefined, userId: string): { conflicts: SyncConflict[]; hidden: number } {
+  const actor = actorOf(db, userId);
+  const all = sync ? sync.conflicts() : [];
+  const conflicts = all.filter((c) => mayView(actor, c));
+  return { conflicts, hidden: all.length - conflicts.length };
+}
+
+/** `sync.discard`: only a conflict this user may see. @throws NotFound, NotConfigured, Conflict */
+export function syncDiscard(db: Db, sync: AppSync | null | undefined, userId: string, changesetId: string): DeviceSyncStatus {
+  const s = engine(sync);
+  const actor = actorOf(db, userId);
+  const c = s.conflicts().find((x) => x.changeset_id === changesetId);
+  if (!c || !mayView(actor, c)) throw new NotFound(`Sync conflict ${changesetId}`);
+  return s.discard(changesetId);
+}

@@ -1,0 +1,160 @@
+/**
+ * Settings → Sync: enrol this device with the club's HQ server (HQ address, email and PIN of an HQ
+ * account; the PIN goes to HQ once and is never stored), and once enrolled: the device id, the HQ
+ * address, the last successful sync, the last problem, and "Sync now".
+ */
+import { useState } from 'react';
+import type { ErrorPayload } from '../../../models/errors';
+import { CallError, call } from '../bridge';
+import { ErrorNote } from '../components/Page';
+import { formatDateTime } from '../format';
+import { useSync } from './store';
+
+const errorOf = (e: unknown): ErrorPayload => (e instanceof CallError ? e.payload : { code: 'Internal', message: 'The request failed.' });
+
+export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
+  const status = useSync((s) => s.status);
+  const setStatus = useSync((s) => s.set);
+  const [hqUrl, setHqUrl] = useState(status?.hq_url ?? '');
+  const [email, setEmail] = useState(defaultEmail ?? '');
+  const [pin, setPin] = useState('');
+  const [deviceName, setDeviceName] = useState('');
+  const [busy, setBusy] = useState<'enrol' | 'sync' | null>(null);
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const [reenrol, setReenrol] = useState(false);
+
+  async function enrol() {
+    setBusy('enrol');
+    setError(null);
+    setNote(null);
+    try {
+      const s = await call('sync.enrol', { hqUrl: hqUrl.trim(), email: email.trim(), pin, ...(deviceName.trim() ? { deviceName: deviceName.trim() } : {}) });
+      setStatus(s);
+      setReenrol(false);
+      setNote('This device is enrolled; it syncs in the background from now on.');
+    } catch (e) {
+      setError(errorOf(e));
+    } finally {
+      setPin('');
+      setBusy(null);
+    }
+  }
+  async function syncNow() {
+    setBusy('sync');
+    setError(null);
+    setNote(null);
+    try {
+      setStatus(await call('sync.now', {}));
+      setNote('Synced with HQ.');
+    } catch (e) {
+      setError(errorOf(e));
+      void useSync.getState().refresh();
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  const enrolled = status?.enrolled === true;
+  return (
+    <section className="card" aria-labelledby="sync-settings" data-sync-settings={enrolled ? 'enrolled' : 'local'}>
+      <h2 id="sync-settings">Sync</h2>
+      {error ? <ErrorNote error={error} /> : null}
+      {note ? (
+        <p className="ok-note" role="status">
+          {note}
+        </p>
+      ) : null}
+      {enrolled && status ? (
+        <>
+          <dl className="facts">
+            <dt>HQ server</dt>
+            <dd data-field="hq-url">{status.hq_url}</dd>
+            <dt>Device id</dt>
+            <dd>
+              <code data-field="device-id">{status.device_id}</code>
+            </dd>
+            <dt>Connection</dt>
+            <dd>{status.online ? 'Online' : 'Offline (changes wait on this device)'}</dd>
+            <dt>Last successful sync</dt>
+            <dd data-field="last-sync">{status.last_synced_at ? formatDateTime(status.last_synced_at) : 'Not yet'}</dd>
+            <dt>Waiting to upload</dt>
+            <dd>{status.pending_uploads}</dd>
+            <dt>Conflicts</dt>
+            <dd>
+              {status.conflicts} {status.conflicts > 0 ? <a href="#/sync">Review them</a> : null}
+            </dd>
+            {status.last_error ? (
+              <>
+                <dt>Last problem</dt>
+                <dd data-field="last-error" data-code={status.last_error.code}>
+                  {status.last_error.message}
+                </dd>
+              </>
+            ) : null}
+          </dl>
+          <div className="row-actions">
+            <button type="button" className="primary" data-action="sync-now" disabled={busy !== null} onClick={() => void syncNow()}>
+              {busy === 'sync' ? 'Syncing…' : 'Sync now'}
+            </button>
+            {!reenrol ? (
+              <button type="button" onClick={() => setReenrol(true)}>
+                Enrol again…
+              </button>
+            ) : null}
+          </div>
+        </>
+      ) : (
+        <p className="small muted">
+          This device keeps its records locally. Enrol it with your club&apos;s HQ server to upload what is recorded here and receive everyone else&apos;s
+          changes. Sign in with an HQ account&apos;s email and PIN: the device then holds what that account may see (a staff account: the whole club, so anyone
+          in the club can sign in here offline; an athlete account: that athlete&apos;s records only).
+        </p>
+      )}
+      {!enrolled || reenrol ? (
+        <form
+          className="filters"
+          data-form="sync-enrol"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void enrol();
+          }}
+        >
+          <label>
+            HQ address
+            <input type="url" name="hqUrl" required placeholder="http://hq.local:5180" value={hqUrl} onChange={(e) => setHqUrl(e.target.value)} />
+          </label>
+          <label>
+            Email
+            <input type="email" name="email" required autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} />
+          </label>
+          <label>
+            PIN
+            <input type="password" name="pin" required inputMode="numeric" autoComplete="off" value={pin} onChange={(e) => setPin(e.target.value)} />
+          </label>
+          <label>
+            Device name <span className="small muted">(optional)</span>
+            <input
+              type="text"
+              name="deviceName"
+              maxLength={100}
+              placeholder="Pitch laptop"
+              value={deviceName}
+              onChange={(e) => setDeviceName(e.target.value)}
+            />
+          </label>
+          <div className="row-actions">
+            <button type="submit" className="primary" data-action="enrol" disabled={busy !== null || !hqUrl.trim() || !email.trim() || !pin}>
+              {busy === 'enrol' ? 'Enrolling…' : 'Enrol this device'}
+            </button>
+            {reenrol ? (
+              <button type="button" onClick={() => setReenrol(false)}>
+                Cancel
+              </button>
+            ) : null}
+          </div>
+        </form>
+      ) : null}
+    </section>
+  );
+}
