@@ -3,6 +3,7 @@
 // - triangulation: plain C++ (node-addon-api); must build.
 // - opencv: links Debian's libopencv-dev (pkg-config opencv4); required where OpenCV is installed,
 //   skipped with a warning where it is not (calibration and video decoding then report it missing).
+// - capture: multi-camera capture (threads, sync, recording), same OpenCV condition as opencv.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -34,11 +35,15 @@ if (!nodeGyp(path.join(here, 'triangulation'))) {
   process.exit(1);
 }
 if (hasOpenCv()) {
-  if (!nodeGyp(path.join(here, 'opencv'))) {
-    console.error('native: opencv addon failed to build (libopencv-dev is installed)');
-    process.exit(1);
+  for (const name of ['opencv', 'capture']) {
+    if (!nodeGyp(path.join(here, name))) {
+      console.error(`native: ${name} addon failed to build (libopencv-dev is installed)`);
+      process.exit(1);
+    }
   }
 } else {
-  console.warn('native: pkg-config opencv4 not found; skipped the opencv addon (install libopencv-dev for calibration and video input)');
+  console.warn(
+    'native: pkg-config opencv4 not found; skipped the opencv and capture addons (install libopencv-dev for calibration, video input and live capture)',
+  );
 }
 console.log(`native: addons built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

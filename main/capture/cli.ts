@@ -1,5 +1,6 @@
 /**
  * `npm run capture -- process <trial folder> --calib <toml> [--keypoints <json folders>] --db PATH --athlete ID`
+ * `npm run capture -- devices` / `npm run capture -- record --source SPEC,... --seconds N --out DIR` (see `live/commands.ts`)
  *
  * Videos (or 2D keypoint JSON) in; `pose_metric` rows (through the service layer) and a
  * per-frame 3D TRC out. Exit codes: 0 ok, 2 bad input (message on stderr), 1 other error.
@@ -14,12 +15,13 @@ import { CaptureInputError } from './errors';
 import { processTrial, type ProcessOptions } from './pipeline';
 import { parsePoseModel, POSE_MODEL_NAMES, type PoseEstimatorSpec } from './pose/types';
 import { openCaptureStore } from './store';
+import { devicesCommand, LIVE_HELP, recordCommand } from './live/commands';
 
 export const HELP = `Athlete Intelligence capture
 
 Usage:
   npm run capture -- process <trial folder> --calib <toml> [options]
-
+${LIVE_HELP}
 Inputs:
   <trial folder>        holds one video per calibrated camera (videos/*.mp4 or *.mp4)
   --calib FILE          calibration TOML (one table per camera: size, matrix, distortions, rotation, translation)
@@ -119,6 +121,8 @@ function table(rows: PoseMetricInput[]): string {
 /** Run the command with `argv` (after `npm run capture --`). Returns the exit code. */
 export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promise<number> {
   try {
+    if (argv[0] === 'devices') return devicesCommand(argv.slice(1), io);
+    if (argv[0] === 'record') return await recordCommand(argv.slice(1), io);
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
@@ -149,7 +153,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       io.out(HELP);
       return command || values.help ? 0 : 2;
     }
-    if (command !== 'process') throw new CaptureInputError('bad_argument', `unknown command "${command}" (only "process")`);
+    if (command !== 'process') throw new CaptureInputError('bad_argument', `unknown command "${command}" (process, devices or record)`);
     if (!trial) throw new CaptureInputError('bad_argument', 'give the trial folder: npm run capture -- process <trial folder> --calib <toml>');
     if (extra.length) throw new CaptureInputError('bad_argument', `unexpected arguments: ${extra.join(' ')}`);
     if (!values.calib) throw new CaptureInputError('bad_argument', '--calib <toml> is required');
@@ -245,7 +249,11 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       io.err(`capture: ${e.message}\n`);
       return 2;
     }
-    if (e instanceof Error && 'code' in e && (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    if (
+      e instanceof Error &&
+      'code' in e &&
+      ['ERR_PARSE_ARGS_UNKNOWN_OPTION', 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'].includes(String((e as { code?: string }).code))
+    ) {
       io.err(`capture: ${e.message}\n${HELP}`);
       return 2;
     }

@@ -282,7 +282,11 @@ class CaptureRig implements CaptureRigApi {
 
   /** Write `Config.toml` (and copy the calibration) next to the videos the addon closed. */
   #finish(rec: RecState, st: NativeRecordingStatus, raw: NativeCounts[]): RecordingResult {
-    const cams = raw.map((c, i) => ({ ...counts(c), video: st.cameras[i]!.video, timestamps: st.cameras[i]!.timestamps }));
+    // The status was read after the writers closed: its per-camera numbers are final.
+    const cams = raw.map((c, i) => {
+      const w = st.cameras[i]!;
+      return { ...counts(c), written: w.written, dropped: w.dropped, duplicated: w.duplicated, video: w.video, timestamps: w.timestamps };
+    });
     const failedRaw = st.failedCamera >= 0 ? raw[st.failedCamera] : undefined;
     const failure = st.reason === 'source_ended' && failedRaw ? this.#failure(failedRaw, true) : null;
     let calibration: string | null = null;

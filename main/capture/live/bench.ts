@@ -1,0 +1,127 @@
+/**
+ * `npm run capture:bench:live [-- --seconds S]` — multi-camera capture throughput (issue 15), for BENCHMARKS.md.
+ *
+ * 1. Frames/s captured per camera and in total with 4 file sources at 720p and 1080p (portrait
+ *    720×1280 and 1080×1920, MPEG-4 Part 2 re-encodes of the demo trial's frames so both sizes
+ *    share a codec; plus the demo's own H.264/VP9 files), decoded as fast as they go (`pace: fast`,
+ *    looped), live only and while recording (MJPEG + sidecars).
+ * 2. Drop rate under a slow consumer: 4 sources at their real 60 fps, the consumer reads each
+ *    camera every 100 ms (10 Hz): dropped / captured from the bounded rings.
+ * 3. Real-time recording at 60 fps: the synchroniser's dropped and duplicated frames per camera.
+ * Prints a Markdown table; the demo data must be present (shared/data/pose2sim-demo).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { openCvAddon } from '../native/index';
+import { BALANCING, hasDemo, NO_DEMO } from '../testing/paths';
+import { openRig, type CaptureSourceSpec } from './rig';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string' } } });
+const SECONDS = Number(values.seconds ?? 4);
+if (!hasDemo) {
+  console.error(NO_DEMO);
+  process.exit(2);
+}
+const dir = mkdtempSync(path.join(os.tmpdir(), 'capture-bench-'));
+const cv = openCvAddon();
+const demo = [1, 2, 3, 4].map((i) => path.join(BALANCING, 'videos', `cam0${i}.mp4`));
+
+/** 60 frames of each demo video resized to w×h, written as MPEG-4 Part 2 (`mp4v`). */
+function resized(w: number, h: number): string[] {
+  return demo.map((f, i) => {
+    const r = new cv.VideoReader(f);
+    const frames = [];
+    for (let k = 0; k < 60; k++) {
+      const fr = r.read();
+      if (!fr) break;
+      frames.push(cv.cropResize(fr, 0, 0, fr.width - 1, fr.height - 1, w, h));
+    }
+    r.close();
+    const out = path.join(dir, `${w}x${h}-cam0${i + 1}.mp4`);
+    cv.writeVideo(out, 'mp4v', 60, frames);
+    return out;
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function throughput(label: string, files: string[], record: boolean) {
+  const specs: CaptureSourceSpec[] = files.map((f) => ({ kind: 'file', path: f, pace: 'fast', loop: true }));
+  const out = path.join(dir, `rec-${label}-${record}`.replace(/[^a-z0-9-]/gi, '_'));
+  const rig = await openRig(specs, record ? { record: { outDir: out } } : {});
+  const t0 = performance.now();
+  const c0 = rig.counts().map((c) => c.captured);
+  await sleep(SECONDS * 1000);
+  const dt = (performance.now() - t0) / 1000;
+  const c1 = record ? rig.counts().map((c) => c.written) : rig.counts().map((c) => c.captured);
+  const per = c1.map((n, i) => (n - (record ? 0 : c0[i]!)) / dt);
+  await rig.close();
+  rmSync(out, { recursive: true, force: true });
+  const s = rig.sources[0]!;
+  return `| ${label} | ${s.width}×${s.height} | ${record ? 'live + recording (MJPEG)' : 'live only'} | ${per.map((p) => p.toFixed(1)).join(' / ')} | ${per.reduce((a, b) => a + b, 0).toFixed(1)} |`;
+}
+
+async function slowConsumer(label: string, files: string[]) {
+  const rig = await openRig(
+    files.map((f) => ({ kind: 'file' as const, path: f, loop: true })),
+    { ringFrames: 4 },
+  );
+  const t0 = performance.now();
+  let read = 0;
+  while (performance.now() - t0 < SECONDS * 1000) {
+    for (let c = 0; c < rig.sources.length; c++) if (rig.snapshot(c, 320)) read++;
+    await sleep(100);
+  }
+  const counts = rig.counts();
+  await rig.close();
+  const captured = counts.reduce((a, c) => a + c.captured, 0),
+    dropped = counts.reduce((a, c) => a + c.ringDropped, 0);
+  return `| ${label} | ${counts.map((c) => c.measuredFps.toFixed(1)).join(' / ')} | ${captured} | ${read} | ${dropped} | ${((100 * dropped) / captured).toFixed(1)} % |`;
+}
+
+async function realtimeRecording(label: string, files: string[]) {
+  const out = path.join(dir, `rt-${label}`.replace(/[^a-z0-9-]/gi, '_'));
+  const rig = await openRig(
+    files.map((f) => ({ kind: 'file' as const, path: f, loop: true })),
+    { record: { outDir: out, seconds: SECONDS } },
+  );
+  const r = await rig.recordingDone();
+  await rig.close();
+  rmSync(out, { recursive: true, force: true });
+  return `| ${label} | ${r.frames} | ${r.cameras.map((c) => `${c.dropped}/${c.duplicated}`).join(' · ')} | ${((100 * r.cameras.reduce((a, c) => a + c.duplicated, 0)) / (r.frames * r.cameras.length)).toFixed(1)} % |`;
+}
+
+const p720 = resized(720, 1280),
+  p1080 = resized(1080, 1920);
+const rows: string[] = [];
+console.log(
+  `machine: ${os.cpus()[0]?.model ?? '?'} × ${os.cpus().length}, load average ${os.loadavg()[0]!.toFixed(1)}; ${new Date().toISOString()}; OpenCV ${cv.version}; ${SECONDS} s per run\n`,
+);
+console.log('| sources | size | mode | frames/s per camera | total frames/s |\n|---|---|---|---|---|');
+for (const [label, files] of [
+  ['4 × 720p mp4v', p720],
+  ['4 × 1080p mp4v', p1080],
+  ['demo 4 × 1080p (H.264, VP9, H.264, H.264)', demo],
+] as const)
+  for (const record of [false, true]) {
+    const row = await throughput(label, [...files], record);
+    rows.push(row);
+    console.log(row);
+  }
+console.log(
+  '\n| sources (real-time 60 fps, ring 4, consumer every 100 ms) | measured fps per camera | captured | read | dropped | drop rate |\n|---|---|---|---|---|---|',
+);
+for (const [label, files] of [
+  ['4 × 720p', p720],
+  ['4 × 1080p', p1080],
+] as const)
+  console.log(await slowConsumer(label, [...files]));
+console.log('\n| real-time recording at 60 fps | frames | dropped/duplicated per camera | duplicated share |\n|---|---|---|---|');
+for (const [label, files] of [
+  ['4 × 720p', p720],
+  ['4 × 1080p', p1080],
+] as const)
+  console.log(await realtimeRecording(label, [...files]));
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,128 @@
+/**
+ * `npm run capture -- devices` and `npm run capture -- record` (issue 15), dispatched from
+ * `main/capture/cli.ts`. Exit codes: 0 ok (an empty camera list is not an error), 2 bad input,
+ * 3 the recording was cut short by a camera that failed (what was captured is kept), 1 other error.
+ */
+import { parseArgs } from 'node:util';
+import { CaptureInputError } from '../errors';
+import { listCameras, openRig, parseSourceSpec, type CaptureSourceSpec, type RecordingResult } from './rig';
+
+/** Where the command writes (the capture CLI's `CaptureIo`). */
+export interface LiveIo {
+  out(t: string): void;
+  err(t: string): void;
+}
+
+export const LIVE_HELP = `  npm run capture -- devices [--json]
+      attached cameras with their modes (size, fps, pixel format); an empty list is not an error
+  npm run capture -- record --source SPEC,SPEC,... --seconds N --out DIR [options]
+      record N seconds from every source at once into the trial folder DIR (videos/camNN.avi,
+      videos/camNN.timestamps.csv, Config.toml, calibration/); prints frames, drops and duplicates
+      per camera. SPEC: a camera index (0), a device path (/dev/video2) or a video file.
+      --width W --height H --fps F   mode to ask the cameras for (they report what they grant)
+      --pixel-format CC              FOURCC to ask for (default MJPG)
+      --pace realtime|fast           video files: as a camera would deliver them (default) or as fast as they decode
+      --calib FILE                   calibration TOML copied into DIR/calibration/
+      --json                         print the result as JSON
+      exit 3: a camera failed mid-recording (the recording stops; what was captured is kept)
+`;
+
+function positive(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new CaptureInputError('bad_argument', `--${name} must be a positive number; got "${v}"`);
+  return n;
+}
+
+/** `devices`: every camera and mode. */
+export function devicesCommand(argv: string[], io: LiveIo): number {
+  const { values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { json: { type: 'boolean' } } });
+  const cams = listCameras();
+  if (values.json) {
+    io.out(`${JSON.stringify(cams, null, 2)}\n`);
+    return 0;
+  }
+  if (cams.length === 0) {
+    io.out('no cameras found\n');
+    return 0;
+  }
+  for (const c of cams) {
+    io.out(`${c.index}  ${c.path ?? '-'}  ${c.label}  (${c.backend})\n`);
+    for (const m of c.modes)
+      io.out(
+        `    ${m.pixelFormat.padEnd(4)} ${`${m.width}×${m.height}`.padEnd(10)} ${m.fps.length ? m.fps.map((f) => Number(f.toFixed(2))).join(', ') + ' fps' : ''}\n`,
+      );
+  }
+  return 0;
+}
+
+/** A per-camera table of the recording. */
+export function recordingTable(r: RecordingResult): string {
+  const lines = [`${r.frames} synchronised frames per camera at ${r.fps} fps (${r.seconds.toFixed(2)} s) in ${r.outDir}`];
+  lines.push('camera  state    captured  written  dropped  duplicated  video');
+  for (const c of r.cameras)
+    lines.push(
+      `${c.name.padEnd(7)} ${c.state.padEnd(8)} ${String(c.captured).padStart(8)} ${String(c.written).padStart(8)} ${String(c.dropped).padStart(8)} ${String(c.duplicated).padStart(11)}  ${c.video}`,
+    );
+  if (r.failure) lines.push(`stopped at ${r.frames} frames: ${r.failure.name} ${r.failure.state}: ${r.failure.message}; everything written is kept`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** `record`: open every source, record, print the counts. */
+export async function recordCommand(argv: string[], io: LiveIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      source: { type: 'string', multiple: true },
+      seconds: { type: 'string' },
+      out: { type: 'string' },
+      calib: { type: 'string' },
+      width: { type: 'string' },
+      height: { type: 'string' },
+      fps: { type: 'string' },
+      'pixel-format': { type: 'string' },
+      pace: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (positionals.length) throw new CaptureInputError('bad_argument', `unexpected arguments: ${positionals.join(' ')}`);
+  const specs = (values.source ?? []).flatMap((s) => s.split(',')).filter((s) => s.trim());
+  if (!specs.length) throw new CaptureInputError('bad_argument', '--source SPEC,SPEC,... is required (a camera index, /dev/videoN or a video file)');
+  const seconds = positive(values.seconds, 'seconds');
+  if (!seconds) throw new CaptureInputError('bad_argument', '--seconds N is required');
+  if (!values.out) throw new CaptureInputError('bad_argument', '--out DIR is required (a new trial folder)');
+  const pace = values.pace ?? 'realtime';
+  if (pace !== 'realtime' && pace !== 'fast') throw new CaptureInputError('bad_argument', `--pace must be realtime or fast; got "${pace}"`);
+  const pf = values['pixel-format'];
+  if (pf !== undefined && !/^[ -~]{4}$/.test(pf))
+    throw new CaptureInputError('bad_argument', `--pixel-format must be a 4-character FOURCC such as MJPG; got "${pf}"`);
+  const width = positive(values.width, 'width'),
+    height = positive(values.height, 'height'),
+    fps = positive(values.fps, 'fps');
+  const sources: CaptureSourceSpec[] = specs.map((s) => {
+    const p = parseSourceSpec(s, pace);
+    if (p.kind === 'device')
+      return { ...p, ...(width ? { width } : {}), ...(height ? { height } : {}), ...(fps ? { fps } : {}), ...(pf ? { pixelFormat: pf } : {}) };
+    return p;
+  });
+  const rig = await openRig(sources, { record: { outDir: values.out, seconds, ...(values.calib ? { calibrationPath: values.calib } : {}) } });
+  for (const s of rig.sources)
+    io.err(`${s.name}: ${s.kind} ${s.source} → ${s.width}×${s.height} @ ${Number(s.fps.toFixed(2))} fps ${s.pixelFormat} (${s.backend})\n`);
+  rig.on('device-failure', (f) => io.err(`${f.name} ${f.state}: ${f.message}\n`));
+  const onSigint = () => {
+    io.err('stopping…\n');
+    void rig.stopRecording().catch(() => undefined);
+  };
+  process.once('SIGINT', onSigint);
+  try {
+    const r = await rig.recordingDone();
+    if (values.json) io.out(`${JSON.stringify(r, null, 2)}\n`);
+    else io.out(recordingTable(r));
+    return r.failure?.state === 'failed' ? 3 : 0;
+  } finally {
+    process.off('SIGINT', onSigint);
+    await rig.close();
+  }
+}

@@ -1,0 +1,338 @@
+/**
+ * Multi-camera capture (issue 15) on the same code path as cameras, with video files as sources:
+ * the demo trial's four videos, and small synthetic videos whose frames carry their own index
+ * (so the recorded videos can be checked frame by frame against their timestamp sidecars).
+ * Device tests run where /dev/video* exists and say why they skip where it does not.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTomlCalibration } from '../calibration';
+import { runCaptureCli, type CaptureIo } from '../cli';
+import { CaptureInputError } from '../errors';
+import { hasAddon, OpenCvError, openCvAddon, type RawImage } from '../native/index';
+import { findVideos, frameRateFromConfig, probeVideos } from '../sources';
+import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO } from '../testing/paths';
+import { listCameras, openRig, parseSourceSpec, type DeviceFailure, type RecordingResult } from './rig';
+
+const ci = process.env.CI === 'true';
+const built = hasAddon('capture') && hasAddon('opencv');
+const tmp = () => mkdtempSync(path.join(tmpdir(), 'capture-live-'));
+
+/** A frame whose left half encodes i mod 16 and right half ⌊i/16⌋ mod 16 as grey levels (robust to MJPEG). */
+function indexFrame(i: number, w: number, h: number): RawImage {
+  const data = new Uint8Array(w * h * 3);
+  const a = (i % 16) * 16 + 8,
+    b = (Math.floor(i / 16) % 16) * 16 + 8;
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) data.fill(x < w / 2 ? a : b, (y * w + x) * 3, (y * w + x) * 3 + 3);
+  return { data, width: w, height: h, channels: 3 };
+}
+/** Read the index back from the centre of each half. */
+function frameIndexOf(f: RawImage): number {
+  const px = (x: number) => f.data[(Math.floor(f.height / 2) * f.width + x) * 3]!;
+  const a = Math.round((px(Math.floor(f.width / 4)) - 8) / 16),
+    b = Math.round((px(Math.floor((3 * f.width) / 4)) - 8) / 16);
+  return a + 16 * b;
+}
+function synthVideo(dir: string, name: string, frames: number, fps: number, w = 96, h = 64): string {
+  const file = path.join(dir, `${name}.avi`);
+  openCvAddon().writeVideo(
+    file,
+    'MJPG',
+    fps,
+    Array.from({ length: frames }, (_, i) => indexFrame(i, w, h)),
+  );
+  return file;
+}
+interface SidecarRow {
+  frame: number;
+  timestampUs: number;
+  slotUs: number;
+  sourceFrame: number;
+  status: string;
+}
+function sidecar(file: string): SidecarRow[] {
+  const [head, ...rows] = readFileSync(file, 'utf8').trim().split('\n');
+  expect(head).toBe('frame,timestamp_us,slot_us,source_frame,status');
+  return rows.map((r) => {
+    const [frame, t, slot, src, status] = r.split(',');
+    return { frame: Number(frame), timestampUs: Number(t), slotUs: Number(slot), sourceFrame: Number(src), status: status! };
+  });
+}
+function decodeAll(file: string): RawImage[] {
+  const r = new (openCvAddon().VideoReader)(file);
+  const out: RawImage[] = [];
+  for (let f = r.read(); f; f = r.read()) out.push(f);
+  r.close();
+  return out;
+}
+/** Every camera's video holds exactly its sidecar's rows, each frame the source frame the sidecar names. */
+function checkRecording(r: RecordingResult): void {
+  for (const c of r.cameras) {
+    const rows = sidecar(c.timestamps);
+    expect(rows.length, c.name).toBe(r.frames);
+    expect(c.written, c.name).toBe(r.frames);
+    rows.forEach((row, i) => expect(row.frame).toBe(i));
+    for (let i = 1; i < rows.length; i++) {
+      expect(rows[i]!.slotUs, `${c.name} slot ${i}`).toBeGreaterThan(rows[i - 1]!.slotUs);
+      // a written frame is never older than the previous one; a duplicate repeats it
+      if (rows[i]!.status === 'captured') expect(rows[i]!.timestampUs, `${c.name} frame ${i}`).toBeGreaterThan(rows[i - 1]!.timestampUs);
+      else expect(rows[i]!.timestampUs).toBe(rows[i - 1]!.timestampUs);
+      // ±half a frame interval around the slot
+      if (rows[i]!.status === 'captured') expect(Math.abs(rows[i]!.timestampUs - rows[i]!.slotUs)).toBeLessThanOrEqual(1e6 / r.fps / 2);
+    }
+    expect(rows.filter((x) => x.status === 'duplicated').length, c.name).toBe(c.duplicated);
+    const frames = decodeAll(c.video);
+    expect(frames.length, c.name).toBe(r.frames);
+    frames.forEach((f, i) => expect(frameIndexOf(f), `${c.name} frame ${i}`).toBe(rows[i]!.sourceFrame % 256));
+  }
+}
+
+describe.skipIf(!built && !ci)(
+  `capture rig from video files${built ? '' : ' (skipped: native capture addon not built; needs libopencv-dev and npm run build:native)'}`,
+  () => {
+    let dir: string;
+    beforeAll(() => {
+      dir = tmp();
+    });
+
+    it.skipIf(!hasDemo && !ci)(
+      `records the demo trial's four videos into a trial folder the pipeline reads${hasDemo ? '' : ` (${NO_DEMO})`}`,
+      async () => {
+        const out = path.join(dir, 'demo-trial');
+        const files = [1, 2, 3, 4].map((i) => path.join(BALANCING, 'videos', `cam0${i}.mp4`));
+        const rig = await openRig(
+          files.map((f) => ({ kind: 'file' as const, path: f, pace: 'fast' as const })),
+          { record: { outDir: out, seconds: 0.5, calibrationPath: DEMO_CALIB, metadata: { test: 'balancing' } } },
+        );
+        expect(rig.sources.map((s) => [s.name, s.width, s.height, s.fps, s.backend])).toEqual([
+          ['cam01', 1080, 1920, 60, 'FFMPEG'],
+          ['cam02', 1080, 1920, 60, 'FFMPEG'],
+          ['cam03', 1088, 1920, 60, 'FFMPEG'],
+          ['cam04', 1088, 1920, 60, 'FFMPEG'],
+        ]);
+        expect(rig.fps).toBe(60);
+        const r = await rig.recordingDone();
+        await rig.close();
+        expect(r.frames).toBe(30);
+        expect(r.reason).toBe('stopped');
+        expect(r.failure).toBeNull();
+        for (const c of r.cameras) expect([c.name, c.written, c.dropped, c.duplicated]).toEqual([c.name, 30, 0, 0]);
+        for (const c of r.cameras) {
+          const rows = sidecar(c.timestamps);
+          expect(rows.map((x) => x.sourceFrame)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+          for (let i = 1; i < rows.length; i++) expect(rows[i]!.timestampUs).toBeGreaterThan(rows[i - 1]!.timestampUs);
+        }
+        // The pipeline's own reader accepts the folder: one video per calibrated camera, equal frame counts, sizes within tolerance.
+        expect(frameRateFromConfig(out)).toBe(60);
+        const cams = loadTomlCalibration(path.join(out, 'calibration', 'Calib_qualisys.toml'));
+        const probed = probeVideos(cams, findVideos(out));
+        expect(probed.map((v) => [v.camera, v.frames, v.width])).toEqual([
+          ['cam_01', 30, 1080],
+          ['cam_02', 30, 1080],
+          ['cam_03', 30, 1088],
+          ['cam_04', 30, 1088],
+        ]);
+        const config = parseToml(readFileSync(r.config, 'utf8')) as { capture: { camera: { name: string; written: number }[]; metadata: { test: string } } };
+        expect(config.capture.camera.map((c) => c.written)).toEqual([30, 30, 30, 30]);
+        expect(config.capture.metadata.test).toBe('balancing');
+      },
+      180_000,
+    );
+
+    it('realtime sources: monotonic timestamps, frames grouped within ±half an interval, every written frame the one its sidecar names', async () => {
+      const files = [0, 1, 2, 3].map((i) => synthVideo(dir, `rt${i}`, 45, 30));
+      const out = path.join(dir, 'rt-trial');
+      const rig = await openRig(
+        files.map((f) => ({ kind: 'file' as const, path: f })),
+        { record: { outDir: out, seconds: 1 } },
+      );
+      const r = await rig.recordingDone();
+      await rig.close();
+      expect(r.reason).toBe('stopped');
+      expect(r.frames).toBe(30);
+      checkRecording(r);
+      for (const c of r.cameras) expect(c.captured).toBeGreaterThanOrEqual(30);
+    }, 60_000);
+
+    it('a source that ends early (an unplugged camera) stops the recording cleanly, names it, and keeps what was written', async () => {
+      const files = [synthVideo(dir, 'long0', 90, 30), synthVideo(dir, 'long1', 90, 30), synthVideo(dir, 'short', 20, 30)];
+      const out = path.join(dir, 'early-trial');
+      const rig = await openRig(
+        files.map((f, i) => ({ kind: 'file' as const, path: f, name: ['front', 'side', 'oblique'][i] })),
+        { record: { outDir: out, seconds: 10 } },
+      );
+      const failures: DeviceFailure[] = [];
+      rig.on('device-failure', (f) => failures.push(f));
+      const r = await rig.recordingDone();
+      const stateAtEnd = rig.counts().map((c) => c.state);
+      await rig.close();
+      expect(r.reason).toBe('source_ended');
+      expect(r.failure).toMatchObject({ camera: 2, name: 'oblique', state: 'ended', stoppedRecording: true });
+      expect(r.failure!.message).toMatch(/end of file after 20 frames/);
+      expect(r.frames).toBeGreaterThanOrEqual(18);
+      expect(r.frames).toBeLessThanOrEqual(20);
+      // the other cameras were still running when it stopped
+      expect(stateAtEnd.slice(0, 2)).toEqual(['running', 'running']);
+      expect(failures[0]).toMatchObject({ name: 'oblique', stoppedRecording: true });
+      checkRecording(r);
+      const config = parseToml(readFileSync(r.config, 'utf8')) as { capture: { failed_camera: string; reason: string } };
+      expect(config.capture).toMatchObject({ failed_camera: 'oblique', reason: 'source_ended' });
+    }, 60_000);
+
+    it('a slow consumer drops frames and counts them; capture neither blocks nor grows the ring', async () => {
+      const file = synthVideo(dir, 'slow', 60, 30);
+      const rig = await openRig([{ kind: 'file', path: file }], { ringFrames: 3 });
+      let read = 0,
+        lastIndex = -1;
+      const t0 = Date.now();
+      // read one frame every 150 ms while the source delivers one every 33 ms
+      while (rig.counts()[0]!.state === 'running' && Date.now() - t0 < 10_000) {
+        const f = rig.snapshot(0, 48);
+        if (f) {
+          read++;
+          expect(f.frameIndex).toBeGreaterThan(lastIndex);
+          lastIndex = f.frameIndex;
+          expect(f.width).toBe(48);
+          expect([f.jpeg[0], f.jpeg[1]]).toEqual([0xff, 0xd8]);
+        }
+        await new Promise((res) => setTimeout(res, 150));
+      }
+      const c = rig.counts()[0]!;
+      expect(c.state).toBe('ended');
+      expect(c.captured).toBe(60);
+      expect(c.ringDropped).toBeGreaterThan(30);
+      // conservation: every captured frame was read, dropped, or is still in the 3-frame ring
+      const left = c.captured - read - c.ringDropped;
+      expect(left).toBeGreaterThanOrEqual(0);
+      expect(left).toBeLessThanOrEqual(3);
+      await rig.close();
+    }, 30_000);
+
+    it('a one-frame recorder queue: whatever it drops or duplicates, it still writes equal-length, frame-accurate videos', async () => {
+      // recordQueueFrames 1 with 4 sources: the synchroniser cannot always take every frame in time.
+      const files = [0, 1, 2, 3].map((i) => synthVideo(dir, `q${i}`, 60, 60));
+      const rig = await openRig(
+        files.map((f) => ({ kind: 'file' as const, path: f })),
+        { recordQueueFrames: 1, record: { outDir: path.join(dir, 'q-trial') } },
+      );
+      const r = await rig.recordingDone();
+      await rig.close();
+      checkRecording(r);
+      for (const c of r.cameras) expect(c.captured).toBe(60);
+    }, 60_000);
+
+    it('no leak over 10,000 frames (64×48 source looped, read and recorded)', async () => {
+      const file = synthVideo(dir, 'tiny', 250, 100, 64, 48);
+      const rig = await openRig([{ kind: 'file', path: file, pace: 'fast', loop: true }], { record: { outDir: path.join(dir, 'leak-trial'), seconds: 100 } });
+      const rss: number[] = [];
+      let frames = 0;
+      while (frames < 10_000) {
+        await new Promise((res) => setTimeout(res, 20));
+        rig.snapshot(0, 32);
+        frames = rig.counts()[0]!.captured;
+        if (frames >= 2000 && rss.length === 0) rss.push(process.memoryUsage().rss);
+      }
+      const r = await rig.recordingDone();
+      rss.push(process.memoryUsage().rss);
+      await rig.close();
+      expect(r.frames).toBe(10_000);
+      expect(r.cameras[0]!.dropped).toBe(0); // fast sources apply back-pressure instead of dropping
+      const growthMiB = (rss[1]! - rss[0]!) / 2 ** 20;
+      expect(growthMiB).toBeLessThan(24);
+      expect(sidecar(r.cameras[0]!.timestamps).length).toBe(10_000);
+    }, 120_000);
+
+    it('bad input: typed errors, nothing half-written', async () => {
+      await expect(openRig([{ kind: 'file', path: path.join(dir, 'missing.mp4') }])).rejects.toMatchObject({
+        name: 'OpenCvError',
+        code: 'ERR_OPENCV',
+        message: expect.stringMatching(/cannot open video .*missing\.mp4/),
+      });
+      await expect(openRig([])).rejects.toBeInstanceOf(CaptureInputError);
+      const f = synthVideo(dir, 'bad', 10, 30);
+      await expect(openRig([{ kind: 'file', path: f, name: 'a/b' }])).rejects.toMatchObject({ code: 'bad_argument' });
+      await expect(
+        openRig([
+          { kind: 'file', path: f, name: 'x' },
+          { kind: 'file', path: f, name: 'x' },
+        ]),
+      ).rejects.toMatchObject({ code: 'bad_argument' });
+      const full = path.join(dir, 'not-empty');
+      await openRig([{ kind: 'file', path: f }], { record: { outDir: path.join(full, 'x') } }).then((r) => r.close());
+      await expect(openRig([{ kind: 'file', path: f }], { record: { outDir: full } })).rejects.toMatchObject({
+        code: 'bad_argument',
+        message: expect.stringMatching(/not an empty folder/),
+      });
+      const rig = await openRig([{ kind: 'file', path: f }]);
+      expect(() => rig.snapshot(5)).toThrow(RangeError);
+      await rig.close();
+      await rig.close(); // idempotent
+      expect(() => rig.snapshot(0)).toThrow(OpenCvError);
+      try {
+        rig.snapshot(0);
+      } catch (e) {
+        expect((e as OpenCvError).code).toBe('ERR_CAPTURE_STATE');
+      }
+      expect(() => parseSourceSpec(path.join(dir, 'nope.avi'))).toThrow(/neither a camera/);
+      expect(parseSourceSpec('2')).toEqual({ kind: 'device', device: 2 });
+      expect(parseSourceSpec('/dev/video3')).toEqual({ kind: 'device', device: '/dev/video3' });
+    }, 30_000);
+
+    describe('npm run capture -- devices / record', () => {
+      function io(): CaptureIo & { stdout: string; stderr: string } {
+        const o = { stdout: '', stderr: '', isTTY: false, out: (t: string) => void (o.stdout += t), err: (t: string) => void (o.stderr += t) };
+        return o;
+      }
+      it('devices lists what is attached; an empty list is not an error', async () => {
+        const i = io();
+        expect(await runCaptureCli(['devices', '--json'], i)).toBe(0);
+        expect(JSON.parse(i.stdout)).toEqual(listCameras());
+        if (!existsSync('/dev') || !readdirSync('/dev').some((d) => /^video\d+$/.test(d))) expect(JSON.parse(i.stdout)).toEqual([]);
+      });
+      it('record prints frames, drops and duplicates per camera; bad arguments exit 2', async () => {
+        const files = [0, 1].map((k) => synthVideo(dir, `cli${k}`, 40, 30));
+        const out = path.join(dir, 'cli-trial');
+        const i = io();
+        expect(await runCaptureCli(['record', '--source', files.join(','), '--seconds', '0.5', '--out', out], i)).toBe(0);
+        expect(i.stdout).toMatch(/^15 synchronised frames per camera at 30 fps/);
+        expect(i.stdout).toMatch(/camera\s+state\s+captured\s+written\s+dropped\s+duplicated/);
+        expect(i.stdout).toMatch(/cam01\s+\w+\s+\d+\s+15\s+\d+\s+\d+/);
+        expect(i.stderr).toMatch(/cam02: file .*cli1\.avi → 96×64 @ 30 fps MJPG \(FFMPEG\)/);
+        expect(readdirSync(path.join(out, 'videos')).sort()).toEqual(['cam01.avi', 'cam01.timestamps.csv', 'cam02.avi', 'cam02.timestamps.csv']);
+        const bad = io();
+        expect(await runCaptureCli(['record', '--source', files[0]!, '--out', path.join(dir, 'x')], bad)).toBe(2);
+        expect(bad.stderr).toMatch(/--seconds N is required/);
+        expect(await runCaptureCli(['record', '--source', 'nope.mp4', '--seconds', '1', '--out', path.join(dir, 'y')], bad)).toBe(2);
+        expect(await runCaptureCli(['record', '--source', files[0]!, '--seconds', '1', '--out', out], bad)).toBe(2);
+        expect(bad.stderr).toMatch(/not an empty folder/);
+      }, 30_000);
+    });
+
+    afterAll(() => {
+      writeFileSync(path.join(dir, 'done'), '');
+    });
+  },
+);
+
+const videoNodes = existsSync('/dev') ? readdirSync('/dev').filter((d) => /^video\d+$/.test(d)) : [];
+describe.skipIf(!built || videoNodes.length === 0)(
+  `capture from attached cameras${videoNodes.length ? '' : ' (skipped: no /dev/video* on this machine, so no camera to open)'}`,
+  () => {
+    it('lists the cameras with their modes and records one second from the first', async () => {
+      const cams = listCameras();
+      expect(cams.length).toBeGreaterThan(0);
+      const cam = cams[0]!;
+      expect(cam.backend).toBe('V4L2');
+      expect(cam.modes.length).toBeGreaterThan(0);
+      const rig = await openRig([{ kind: 'device', device: cam.path ?? cam.index }], { record: { outDir: path.join(tmp(), 'dev'), seconds: 1 } });
+      expect(rig.sources[0]!.width).toBeGreaterThan(0);
+      const r = await rig.recordingDone();
+      await rig.close();
+      expect(r.frames).toBeGreaterThan(0);
+      checkRecording(r);
+    }, 30_000);
+  },
+);

@@ -1,0 +1,16 @@
+{
+  "targets": [
+    {
+      "target_name": "capture",
+      "sources": ["src/capture.cc"],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "<!@(pkg-config --cflags-only-I opencv4 | sed s/-I//g)"
+      ],
+      "libraries": ["-lopencv_core", "-lopencv_imgproc", "-lopencv_imgcodecs", "-lopencv_videoio", "-lpthread"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
+      "cflags_cc": ["-O2", "-std=c++17", "-fexceptions", "-pthread"],
+      "cflags_cc!": ["-fno-exceptions", "-fno-rtti"]
+    }
+  ]
+}

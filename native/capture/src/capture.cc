@@ -1,0 +1,988 @@
+// Multi-camera capture (issue 15) on Debian's libopencv-dev (pkg-config opencv4).
+//
+// CaptureSession opens N sources (cameras through OpenCV's platform backend: V4L2 on Linux,
+// AVFoundation on macOS, Media Foundation on Windows; or video files through FFmpeg: the open is
+// the only difference) and runs one capture thread per source. Every frame gets a monotonic
+// timestamp (steady_clock, µs since the session was created) and goes into
+//   - a bounded ring per camera for the live consumer (full: the oldest frame is discarded and
+//     counted in ringDropped; capture never waits for the consumer), and
+//   - while recording, a bounded queue per camera to the synchroniser thread, which groups frames
+//     onto one timeline of slots T = 1/fps apart (a frame belongs to the slot whose centre is within
+//     ±T/2), writes the nearest frame per camera and slot, counts surplus frames as dropped and fills
+//     a slot without a frame by repeating the camera's previous frame (duplicated) — FFmpeg's
+//     "-vsync cfr" drop/dup terms — and hands each camera's frames to its own writer thread
+//     (MJPEG .avi + a CSV sidecar with every written frame's timestamp).
+// A source that ends (end of file) or fails (read failure: an unplugged camera; an OpenCV
+// exception) closes its queue; the synchroniser writes every slot the remaining frames complete,
+// then closes every file, so what was captured is kept and the failed camera is named.
+//
+// Every JS entry point runs inside Guarded(): no C++ exception reaches std::terminate.
+#include <napi.h>
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifdef __linux__
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/videodev2.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Napi::Error codedError(Napi::Env env, const std::string& message, const char* code, int cvCode = 0, const std::string& func = "") {
+  auto e = Napi::Error::New(env, message);
+  e.Set("code", Napi::String::New(env, code));
+  e.Set("cvCode", Napi::Number::New(env, cvCode));
+  e.Set("cvFunction", Napi::String::New(env, func));
+  return e;
+}
+
+template <typename F>
+auto Guarded(Napi::Env env, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const cv::Exception& e) {
+    throw codedError(env, "OpenCV " + e.func + ": " + e.err, "ERR_OPENCV", e.code, e.func);
+  } catch (const std::exception& e) {
+    throw codedError(env, std::string("capture addon: ") + e.what(), "ERR_OPENCV");
+  } catch (...) {
+    throw codedError(env, "capture addon: unknown native exception", "ERR_OPENCV");
+  }
+}
+
+int platformApi() {
+#if defined(__APPLE__)
+  return cv::CAP_AVFOUNDATION;
+#elif defined(_WIN32)
+  return cv::CAP_MSMF;
+#elif defined(__linux__)
+  return cv::CAP_V4L2;
+#else
+  return cv::CAP_ANY;
+#endif
+}
+
+std::string fourccString(double v) {
+  const int c = static_cast<int>(v);
+  if (c <= 0) return "";
+  std::string s;
+  for (int i = 0; i < 4; i++) {
+    const char ch = static_cast<char>((c >> (8 * i)) & 0xff);
+    if (ch > 32 && ch < 127) s.push_back(ch);
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- device enumeration
+struct Mode {
+  int width, height;
+  std::vector<double> fps;
+  std::string pixelFormat;
+};
+struct Device {
+  int index;
+  std::string path, label, backend;
+  std::vector<Mode> modes;
+};
+
+#ifdef __linux__
+int xioctl(int fd, unsigned long req, void* arg) {
+  int r;
+  do r = ioctl(fd, req, arg);
+  while (r == -1 && errno == EINTR);
+  return r;
+}
+
+// V4L2 capture nodes with every format × discrete size × discrete interval the driver lists.
+std::vector<Device> listLinux() {
+  std::vector<int> nums;
+  if (DIR* d = opendir("/dev")) {
+    while (dirent* e = readdir(d)) {
+      int n;
+      char tail;
+      if (std::sscanf(e->d_name, "video%d%c", &n, &tail) == 1) nums.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(nums.begin(), nums.end());
+  std::vector<Device> out;
+  for (int n : nums) {
+    const std::string path = "/dev/video" + std::to_string(n);
+    const int fd = open(path.c_str(), O_RDWR | O_NONBLOCK);
+    if (fd < 0) continue;
+    v4l2_capability cap{};
+    if (xioctl(fd, VIDIOC_QUERYCAP, &cap) == 0) {
+      const unsigned caps = (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps : cap.capabilities;
+      if (caps & V4L2_CAP_VIDEO_CAPTURE) {  // metadata and output nodes are left out
+        Device dev{n, path, reinterpret_cast<const char*>(cap.card), "V4L2", {}};
+        v4l2_fmtdesc fmt{};
+        fmt.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+        for (fmt.index = 0; xioctl(fd, VIDIOC_ENUM_FMT, &fmt) == 0; fmt.index++) {
+          const std::string cc = fourccString(fmt.pixelformat);
+          v4l2_frmsizeenum fs{};
+          fs.pixel_format = fmt.pixelformat;
+          for (fs.index = 0; xioctl(fd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0; fs.index++) {
+            if (fs.type != V4L2_FRMSIZE_TYPE_DISCRETE) {  // stepwise: report the largest size
+              dev.modes.push_back({static_cast<int>(fs.stepwise.max_width), static_cast<int>(fs.stepwise.max_height), {}, cc});
+              break;
+            }
+            Mode m{static_cast<int>(fs.discrete.width), static_cast<int>(fs.discrete.height), {}, cc};
+            v4l2_frmivalenum fi{};
+            fi.pixel_format = fmt.pixelformat;
+            fi.width = fs.discrete.width;
+            fi.height = fs.discrete.height;
+            for (fi.index = 0; xioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &fi) == 0; fi.index++) {
+              if (fi.type == V4L2_FRMIVAL_TYPE_DISCRETE && fi.discrete.numerator > 0) m.fps.push_back(double(fi.discrete.denominator) / fi.discrete.numerator);
+              else if (fi.type != V4L2_FRMIVAL_TYPE_DISCRETE && fi.stepwise.min.numerator > 0) {
+                m.fps.push_back(double(fi.stepwise.min.denominator) / fi.stepwise.min.numerator);
+                break;
+              }
+            }
+            std::sort(m.fps.rbegin(), m.fps.rend());
+            dev.modes.push_back(m);
+          }
+        }
+        out.push_back(dev);
+      }
+    }
+    close(fd);
+  }
+  return out;
+}
+#endif
+
+// Elsewhere OpenCV has no enumeration API: probe indices 0–9 with the platform backend.
+[[maybe_unused]] std::vector<Device> listByProbe() {
+  std::vector<Device> out;
+  for (int i = 0; i < 10; i++) {
+    cv::VideoCapture cap;
+    try {
+      if (!cap.open(i, platformApi())) continue;
+    } catch (const cv::Exception&) {
+      continue;
+    }
+    Mode m{static_cast<int>(cap.get(cv::CAP_PROP_FRAME_WIDTH)), static_cast<int>(cap.get(cv::CAP_PROP_FRAME_HEIGHT)), {}, fourccString(cap.get(cv::CAP_PROP_FOURCC))};
+    const double f = cap.get(cv::CAP_PROP_FPS);
+    if (f > 0) m.fps.push_back(f);
+    out.push_back({i, "", "Camera " + std::to_string(i), cap.getBackendName(), {m}});
+    cap.release();
+  }
+  return out;
+}
+
+Napi::Value ListDevices(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#ifdef __linux__
+  auto devs = listLinux();
+#else
+  auto devs = listByProbe();
+#endif
+  auto arr = Napi::Array::New(env, devs.size());
+  for (size_t i = 0; i < devs.size(); i++) {
+    auto o = Napi::Object::New(env);
+    o.Set("index", devs[i].index);
+    o.Set("path", devs[i].path.empty() ? env.Null() : Napi::String::New(env, devs[i].path));
+    o.Set("label", devs[i].label);
+    o.Set("backend", devs[i].backend);
+    auto modes = Napi::Array::New(env, devs[i].modes.size());
+    for (size_t k = 0; k < devs[i].modes.size(); k++) {
+      const Mode& m = devs[i].modes[k];
+      auto mo = Napi::Object::New(env);
+      mo.Set("width", m.width);
+      mo.Set("height", m.height);
+      auto fps = Napi::Array::New(env, m.fps.size());
+      for (size_t j = 0; j < m.fps.size(); j++) fps.Set(j, m.fps[j]);
+      mo.Set("fps", fps);
+      mo.Set("pixelFormat", m.pixelFormat);
+      modes.Set(k, mo);
+    }
+    o.Set("modes", modes);
+    arr.Set(i, o);
+  }
+  return arr;
+}
+
+// ---------------------------------------------------------------- session
+struct Frame {
+  cv::Mat bgr;
+  int64_t t = 0;      // µs since session start
+  int64_t index = 0;  // among this source's captured frames
+};
+
+struct Spec {
+  bool device = false;
+  int deviceIndex = -1;
+  std::string path, name, pixelFormat = "MJPG";
+  int width = 0, height = 0;
+  double fps = 0;
+  bool fast = false, loop = false;
+};
+
+enum class State { Running, Ended, Failed, Closed };
+const char* stateName(State s) {
+  switch (s) {
+    case State::Running: return "running";
+    case State::Ended: return "ended";
+    case State::Failed: return "failed";
+    default: return "closed";
+  }
+}
+
+// Bounded queue of frames; push never blocks unless `block` is set (fast file sources while recording).
+struct FrameQueue {
+  std::deque<Frame> q;
+  size_t cap = 8;
+  bool closed = false;
+};
+
+struct Writer {
+  std::string video, timestamps;
+  cv::VideoWriter vw;
+  std::ofstream csv;
+  std::mutex m;
+  std::condition_variable cv;
+  struct Item {
+    Frame f;
+    int64_t slot;
+    bool dup;
+  };
+  std::deque<Item> q;
+  bool done = false;
+  int width = 0, height = 0;
+  std::atomic<int64_t> written{0};
+  std::thread th;
+};
+
+struct Recording {
+  std::string dir;
+  double seconds = 0;
+  int quality = 90;
+  std::vector<std::unique_ptr<Writer>> writers;
+  std::thread sync;
+  std::atomic<bool> stopAsked{false};
+  std::atomic<bool> finished{false};
+  std::atomic<int64_t> frames{0};
+  std::atomic<int64_t> startUs{-1};
+  std::string reason;
+  int failedCamera = -1;
+};
+
+struct Source {
+  Spec spec;
+  cv::VideoCapture cap;
+  int width = 0, height = 0;
+  double fps = 0;
+  std::string pixelFormat, backend;
+  std::thread th;
+  std::mutex m;
+  std::condition_variable cv;  // signals ring/record queue changes
+  std::deque<Frame> ring;
+  FrameQueue rq;
+  bool recording = false;  // frames go to rq
+  State state = State::Running;
+  std::string message;
+  int64_t captured = 0, ringDropped = 0, lastT = -1;
+  int64_t recDropped = 0, recDuplicated = 0;  // recording counters (synchroniser + queue overflow)
+  std::deque<int64_t> recent;                 // timestamps over the last second, for measuredFps
+};
+
+class Session : public Napi::ObjectWrap<Session> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "CaptureSession", {
+      InstanceMethod("sources", &Session::G<&Session::Sources>),
+      InstanceMethod("fps", &Session::G<&Session::Fps>),
+      InstanceMethod("counts", &Session::G<&Session::Counts>),
+      InstanceMethod("read", &Session::G<&Session::Read>),
+      InstanceMethod("latestJpeg", &Session::G<&Session::LatestJpeg>),
+      InstanceMethod("startRecording", &Session::G<&Session::StartRecording>),
+      InstanceMethod("stopRecording", &Session::G<&Session::StopRecording>),
+      InstanceMethod("recording", &Session::G<&Session::RecordingStatus>),
+      InstanceMethod("close", &Session::G<&Session::Close>),
+    });
+  }
+
+  explicit Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {
+    Guarded(info.Env(), [&] {
+      Construct(info);
+      return 0;
+    });
+  }
+
+  ~Session() override { Shutdown(); }
+
+ private:
+  template <Napi::Value (Session::*M)(const Napi::CallbackInfo&)>
+  Napi::Value G(const Napi::CallbackInfo& info) {
+    return Guarded(info.Env(), [&] { return (this->*M)(info); });
+  }
+
+  int64_t now() const { return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0_).count(); }
+
+  static int optInt(const Napi::Object& o, const char* k, int def, int lo, int hi) {
+    if (!o.Has(k) || o.Get(k).IsUndefined()) return def;
+    if (!o.Get(k).IsNumber()) throw Napi::TypeError::New(o.Env(), std::string(k) + " must be a number");
+    const int v = o.Get(k).As<Napi::Number>().Int32Value();
+    if (v < lo || v > hi) throw Napi::RangeError::New(o.Env(), std::string(k) + " must be " + std::to_string(lo) + ".." + std::to_string(hi));
+    return v;
+  }
+  static double optNum(const Napi::Object& o, const char* k, double def) {
+    if (!o.Has(k) || o.Get(k).IsUndefined()) return def;
+    if (!o.Get(k).IsNumber()) throw Napi::TypeError::New(o.Env(), std::string(k) + " must be a number");
+    const double v = o.Get(k).As<Napi::Number>().DoubleValue();
+    if (!(v >= 0) || !std::isfinite(v)) throw Napi::RangeError::New(o.Env(), std::string(k) + " must be a non-negative number");
+    return v;
+  }
+  static std::string optStr(const Napi::Object& o, const char* k, const std::string& def) {
+    if (!o.Has(k) || o.Get(k).IsUndefined()) return def;
+    if (!o.Get(k).IsString()) throw Napi::TypeError::New(o.Env(), std::string(k) + " must be a string");
+    return o.Get(k).As<Napi::String>().Utf8Value();
+  }
+
+  void Construct(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(env, "CaptureSession(sources: array, options?)");
+    auto arr = info[0].As<Napi::Array>();
+    if (arr.Length() == 0 || arr.Length() > 16) throw Napi::RangeError::New(env, "CaptureSession needs 1–16 sources");
+    Napi::Object opts = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
+    ringCap_ = optInt(opts, "ringFrames", 4, 1, 256);
+    const int rqCap = optInt(opts, "recordQueueFrames", 8, 1, 256);
+    double fps = optNum(opts, "fps", 0);
+    t0_ = Clock::now();
+    for (uint32_t i = 0; i < arr.Length(); i++) {
+      if (!arr.Get(i).IsObject()) throw Napi::TypeError::New(env, "sources[i] must be an object");
+      auto o = arr.Get(i).As<Napi::Object>();
+      auto s = std::make_unique<Source>();
+      Spec& sp = s->spec;
+      const std::string kind = optStr(o, "kind", "");
+      if (kind != "device" && kind != "file") throw Napi::TypeError::New(env, "sources[i].kind must be \"device\" or \"file\"");
+      sp.device = kind == "device";
+      sp.name = optStr(o, "name", "cam" + std::to_string(i + 1));
+      sp.path = optStr(o, "path", "");
+      sp.deviceIndex = optInt(o, "device", -1, -1, 1 << 20);
+      sp.width = optInt(o, "width", 0, 0, 16384);
+      sp.height = optInt(o, "height", 0, 0, 16384);
+      sp.fps = optNum(o, "fps", 0);
+      sp.pixelFormat = optStr(o, "pixelFormat", "MJPG");
+      sp.fast = optStr(o, "pace", "realtime") == "fast";
+      sp.loop = o.Has("loop") && o.Get("loop").ToBoolean().Value();
+      if (!sp.device && sp.path.empty()) throw Napi::TypeError::New(env, "a file source needs a path");
+      if (sp.device && sp.path.empty() && sp.deviceIndex < 0) throw Napi::TypeError::New(env, "a device source needs a device index or path");
+      if (sp.pixelFormat.size() != 4) throw Napi::RangeError::New(env, "pixelFormat must be a 4-character FOURCC");
+      s->rq.cap = rqCap;
+      Open(env, *s);
+      sources_.push_back(std::move(s));
+    }
+    if (fps <= 0) {
+      fps = 1e9;
+      for (auto& s : sources_) fps = std::min(fps, s->fps > 0 ? s->fps : 30.0);
+    }
+    fps_ = fps;
+    if (opts.Has("record") && opts.Get("record").IsObject()) BeginRecording(env, opts.Get("record").As<Napi::Object>());
+    // Paced file sources release frame n at start + n/fps: a common start a little ahead lets every source open first.
+    start_ = now() + 20000;
+    for (size_t i = 0; i < sources_.size(); i++) sources_[i]->th = std::thread([this, i] { CaptureLoop(*sources_[i]); });
+  }
+
+  void Open(Napi::Env env, Source& s) {
+    const Spec& sp = s.spec;
+    const std::string what = sp.device ? (sp.path.empty() ? "camera " + std::to_string(sp.deviceIndex) : "camera " + sp.path) : "video " + sp.path;
+    bool ok;
+    if (sp.device) {
+      ok = sp.path.empty() ? s.cap.open(sp.deviceIndex, platformApi()) : s.cap.open(sp.path, platformApi());
+      if (ok) {
+        // Negotiation: ask, then read back what the driver granted.
+        s.cap.set(cv::CAP_PROP_FOURCC, cv::VideoWriter::fourcc(sp.pixelFormat[0], sp.pixelFormat[1], sp.pixelFormat[2], sp.pixelFormat[3]));
+        if (sp.width > 0) s.cap.set(cv::CAP_PROP_FRAME_WIDTH, sp.width);
+        if (sp.height > 0) s.cap.set(cv::CAP_PROP_FRAME_HEIGHT, sp.height);
+        if (sp.fps > 0) s.cap.set(cv::CAP_PROP_FPS, sp.fps);
+      }
+    } else {
+      ok = s.cap.open(sp.path, cv::CAP_FFMPEG);
+    }
+    if (!ok || !s.cap.isOpened()) throw codedError(env, "cannot open " + what + (sp.device ? " (not attached, busy, or no permission)" : " (missing, corrupt or unsupported codec)"), "ERR_OPENCV");
+    s.width = static_cast<int>(s.cap.get(cv::CAP_PROP_FRAME_WIDTH));
+    s.height = static_cast<int>(s.cap.get(cv::CAP_PROP_FRAME_HEIGHT));
+    s.fps = s.cap.get(cv::CAP_PROP_FPS);
+    if (!(s.fps > 0) || s.fps > 1000) s.fps = sp.device ? 30 : 25;
+    s.pixelFormat = fourccString(s.cap.get(cv::CAP_PROP_FOURCC));
+    s.backend = s.cap.getBackendName();
+  }
+
+  // ------------------------------------------------------------ capture thread
+  void CaptureLoop(Source& s) {
+    const Spec& sp = s.spec;
+    int64_t n = 0;          // frames delivered
+    int64_t fileFrame = 0;  // frames since the file (re)started, for pacing
+    int64_t fileBase = 0;   // frames delivered before the current loop of the file
+    State end = State::Ended;
+    std::string why;
+    try {
+      while (!stop_.load()) {
+        Frame f;
+        bool ok;
+        if (sp.device) {
+          ok = s.cap.grab();
+          f.t = now();
+          ok = ok && s.cap.retrieve(f.bgr) && !f.bgr.empty();
+          if (!ok) {
+            end = State::Failed;
+            why = "read failed: the camera stopped delivering frames (unplugged?)";
+            break;
+          }
+        } else {
+          ok = s.cap.read(f.bgr) && !f.bgr.empty();
+          if (!ok && sp.loop && fileFrame > 0) {
+            s.cap.release();
+            if (!s.cap.open(sp.path, cv::CAP_FFMPEG)) {
+              end = State::Failed;
+              why = "cannot reopen " + sp.path + " to loop";
+              break;
+            }
+            fileBase += fileFrame;
+            fileFrame = 0;
+            continue;
+          }
+          if (!ok) {
+            why = "end of file after " + std::to_string(n) + " frames";
+            break;
+          }
+          const int64_t due = start_ + static_cast<int64_t>(std::llround(double(fileBase + fileFrame) * 1e6 / s.fps));
+          fileFrame++;
+          if (sp.fast) {
+            f.t = due;  // media clock: presentation time on the session clock
+          } else {
+            const int64_t wait = due - now();
+            if (wait > 0) {
+              std::unique_lock<std::mutex> lk(stopM_);
+              stopCv_.wait_for(lk, std::chrono::microseconds(wait), [&] { return stop_.load(); });
+            }
+            f.t = now();
+          }
+        }
+        Deliver(s, std::move(f), n);
+      }
+    } catch (const cv::Exception& e) {
+      end = State::Failed;
+      why = "OpenCV " + e.func + ": " + e.err;
+    } catch (const std::exception& e) {
+      end = State::Failed;
+      why = e.what();
+    }
+    s.cap.release();
+    std::unique_lock<std::mutex> lk(s.m);
+    s.state = stop_.load() ? State::Closed : end;
+    s.message = stop_.load() ? "closed" : why;
+    s.rq.closed = true;
+    s.cv.notify_all();
+    lk.unlock();
+    WakeSync();
+  }
+
+  void Deliver(Source& s, Frame&& f, int64_t& n) {
+    if (DeliverLocked(s, std::move(f), n)) WakeSync();
+  }
+
+  // Wake the synchroniser without a lost wake-up: taking syncM_ (with no source lock held) orders
+  // this after its predicate check or before it.
+  void WakeSync() {
+    { std::lock_guard<std::mutex> g(syncM_); }
+    syncCv_.notify_all();
+  }
+
+  // Returns true when the frame went to the recording queue.
+  bool DeliverLocked(Source& s, Frame&& f, int64_t& n) {
+    bool queued = false;
+    std::unique_lock<std::mutex> lk(s.m);
+    if (s.lastT >= 0 && f.t <= s.lastT) f.t = s.lastT + 1;  // strictly monotonic per camera
+    f.index = n++;
+    s.lastT = f.t;
+    s.captured++;
+    s.recent.push_back(f.t);
+    while (!s.recent.empty() && s.recent.front() < f.t - 1000000) s.recent.pop_front();
+    if (s.recording && !s.rq.closed) {
+      if (s.spec.fast) {
+        // Offline source: back-pressure instead of loss.
+        s.cv.wait(lk, [&] { return s.rq.q.size() < s.rq.cap || s.rq.closed || stop_.load(); });
+      } else if (s.rq.q.size() >= s.rq.cap) {
+        s.rq.q.pop_front();
+        s.recDropped++;
+      }
+      if (!s.rq.closed) {
+        s.rq.q.push_back(Frame{f.bgr, f.t, f.index});
+        queued = true;
+      }
+    }
+    if (s.ring.size() >= ringCap_) {
+      s.ring.pop_front();
+      s.ringDropped++;
+    }
+    s.ring.push_back(std::move(f));
+    return queued;
+  }
+
+  // ------------------------------------------------------------ recording
+  void BeginRecording(Napi::Env env, const Napi::Object& cfg) {
+    if (rec_ && !rec_->finished.load()) throw codedError(env, "a recording is already running", "ERR_CAPTURE_STATE");
+    if (rec_) FinishJoin();
+    auto r = std::make_unique<Recording>();
+    r->dir = optStr(cfg, "dir", "");
+    if (r->dir.empty()) throw Napi::TypeError::New(env, "record.dir is required");
+    r->seconds = optNum(cfg, "seconds", 0);
+    r->quality = optInt(cfg, "quality", 90, 1, 100);
+    for (auto& s : sources_) {
+      auto w = std::make_unique<Writer>();
+      w->video = r->dir + "/" + s->spec.name + ".avi";
+      w->timestamps = r->dir + "/" + s->spec.name + ".timestamps.csv";
+      if (!w->vw.open(w->video, cv::CAP_OPENCV_MJPEG, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps_, cv::Size(s->width, s->height), true))
+        throw codedError(env, "cannot open " + w->video + " for writing", "ERR_OPENCV");
+      w->vw.set(cv::VIDEOWRITER_PROP_QUALITY, r->quality);
+      w->width = s->width;
+      w->height = s->height;
+      w->csv.open(w->timestamps);
+      if (!w->csv) throw codedError(env, "cannot open " + w->timestamps + " for writing", "ERR_OPENCV");
+      w->csv << "frame,timestamp_us,slot_us,source_frame,status\n";
+      r->writers.push_back(std::move(w));
+    }
+    for (auto& s : sources_) {
+      std::lock_guard<std::mutex> lk(s->m);
+      s->rq.q.clear();
+      s->rq.closed = s->state != State::Running;
+      s->recDropped = s->recDuplicated = 0;
+      s->recording = true;
+    }
+    rec_ = std::move(r);
+    Recording* rp = rec_.get();
+    for (size_t i = 0; i < rp->writers.size(); i++) rp->writers[i]->th = std::thread([rp, i] { WriterLoop(*rp->writers[i]); });
+    rp->sync = std::thread([this, rp] { SyncLoop(*rp); });
+  }
+
+  static void WriterLoop(Writer& w) {
+    for (;;) {
+      Writer::Item it;
+      {
+        std::unique_lock<std::mutex> lk(w.m);
+        w.cv.wait(lk, [&] { return !w.q.empty() || w.done; });
+        if (w.q.empty()) break;
+        it = std::move(w.q.front());
+        w.q.pop_front();
+        w.cv.notify_all();
+      }
+      try {
+        if (it.f.bgr.empty()) it.f.bgr = cv::Mat::zeros(w.height, w.width, CV_8UC3);  // a camera with no frame yet
+        if (it.f.bgr.cols != w.width || it.f.bgr.rows != w.height) {
+          cv::Mat r;
+          cv::resize(it.f.bgr, r, cv::Size(w.width, w.height));
+          it.f.bgr = r;
+        }
+        w.vw.write(it.f.bgr);
+      } catch (const cv::Exception&) {
+        // keep the sidecar consistent with what was attempted; the video keeps what it could take
+      }
+      w.csv << w.written.load() << ',' << it.f.t << ',' << it.slot << ',' << it.f.index << ',' << (it.dup ? "duplicated" : "captured") << '\n';
+      if (++w.written % 60 == 0) w.csv.flush();
+    }
+    w.vw.release();
+    w.csv.flush();
+    w.csv.close();
+  }
+
+  static void Enqueue(Writer& w, Writer::Item&& it) {
+    std::unique_lock<std::mutex> lk(w.m);
+    w.cv.wait(lk, [&] { return w.q.size() < 4; });  // the synchroniser waits; capture never does
+    w.q.push_back(std::move(it));
+    w.cv.notify_all();
+  }
+
+  // Groups frames onto slots c_k = c_0 + k·T (T = 1/fps); a frame belongs to slot k when
+  // |t − c_k| < T/2. Slot k is decided once every camera has a frame at or past c_k + T/2, or has
+  // closed. c_0 = the latest first frame among the cameras (before it not every camera ran).
+  void SyncLoop(Recording& r) {
+    const size_t N = sources_.size();
+    const double T = 1e6 / fps_;
+    std::vector<Frame> last(N);
+    std::vector<bool> have(N, false);
+    const int64_t maxSlots = r.seconds > 0 ? static_cast<int64_t>(std::llround(r.seconds * fps_)) : -1;
+    std::string reason = "stopped";
+    int failed = -1;
+    double c0 = -1;
+    int64_t k = 0;
+    bool closedForStop = false;
+    for (;;) {
+      if (maxSlots >= 0 && k >= maxSlots) {
+        reason = "seconds";
+        break;
+      }
+      if (r.stopAsked.load() && !closedForStop) {
+        // Stop: no new frames; what is queued still completes slots.
+        closedForStop = true;
+        for (auto& s : sources_) {
+          std::lock_guard<std::mutex> g(s->m);
+          s->recording = false;
+          s->rq.closed = true;
+          s->cv.notify_all();
+        }
+      }
+      // Wait until the slot can be decided.
+      bool decidable = false;
+      {
+        std::unique_lock<std::mutex> lk(syncM_);
+        syncCv_.wait_for(lk, std::chrono::milliseconds(20), [&] { return Decidable(c0, k, T) || (r.stopAsked.load() && !closedForStop); });
+        decidable = Decidable(c0, k, T);
+      }
+      if (!decidable) continue;
+      if (c0 < 0) {
+        // First slot: every camera's first frame.
+        double latest = -1;
+        bool all = true;
+        for (size_t i = 0; i < N; i++) {
+          std::lock_guard<std::mutex> g(sources_[i]->m);
+          if (sources_[i]->rq.q.empty()) {
+            all = false;
+            if (failed < 0) failed = static_cast<int>(i);
+          } else latest = std::max(latest, double(sources_[i]->rq.q.front().t));
+        }
+        if (!all) {
+          reason = r.stopAsked.load() ? "stopped" : "source_ended";
+          if (reason == "stopped") failed = -1;
+          break;
+        }
+        c0 = latest;
+        r.startUs = static_cast<int64_t>(c0);
+      }
+      const double c = c0 + k * T, lo = c - T / 2, hi = c + T / 2;
+      std::vector<Frame> pick(N);
+      std::vector<bool> got(N, false);
+      bool end = false;
+      // A camera whose queue is closed and empty ends the recording (after the slots it completed).
+      for (size_t i = 0; i < N && !end; i++) {
+        Source& s = *sources_[i];
+        std::lock_guard<std::mutex> g(s.m);
+        auto& q = s.rq.q;
+        while (!q.empty() && q.front().t < lo) {  // surplus of an earlier slot (or before c_0)
+          q.pop_front();
+          s.recDropped++;
+        }
+        if (q.empty() && s.rq.closed) {
+          end = true;
+          if (!r.stopAsked.load() && s.state != State::Running) {
+            reason = "source_ended";
+            failed = static_cast<int>(i);
+          }
+        }
+      }
+      if (end) break;
+      for (size_t i = 0; i < N; i++) {
+        Source& s = *sources_[i];
+        std::lock_guard<std::mutex> g(s.m);
+        auto& q = s.rq.q;
+        size_t best = SIZE_MAX;
+        double bestD = 1e300;
+        size_t inWin = 0;
+        for (size_t j = 0; j < q.size() && q[j].t < hi; j++, inWin++) {
+          const double d = std::abs(q[j].t - c);
+          if (d < bestD) bestD = d, best = j;
+        }
+        if (best != SIZE_MAX) {
+          pick[i] = q[best];
+          got[i] = true;
+          s.recDropped += static_cast<int64_t>(inWin) - 1;
+          q.erase(q.begin(), q.begin() + inWin);
+        }
+        s.cv.notify_all();  // room in the queue for a waiting fast source
+      }
+      // A camera with no frame in this slot repeats its previous one (black before its first).
+      for (size_t i = 0; i < N; i++) {
+        Writer::Item it;
+        it.slot = static_cast<int64_t>(std::llround(c));
+        if (got[i]) {
+          last[i] = pick[i];
+          have[i] = true;
+          it.f = pick[i];
+          it.dup = false;
+        } else {
+          it.f = last[i];
+          it.dup = true;
+          std::lock_guard<std::mutex> g(sources_[i]->m);
+          sources_[i]->recDuplicated++;
+        }
+        Enqueue(*r.writers[i], std::move(it));
+      }
+      k++;
+      r.frames.store(k);
+    }
+    // Finish: stop feeding, drain the writers, close every file.
+    for (auto& s : sources_) {
+      std::lock_guard<std::mutex> g(s->m);
+      s->recording = false;
+      s->rq.closed = true;
+      // frames still queued lie at or after the next slot: past the end of the recording, not dropped
+      s->rq.q.clear();
+      s->cv.notify_all();
+    }
+    for (auto& w : r.writers) {
+      {
+        std::lock_guard<std::mutex> g(w->m);
+        w->done = true;
+      }
+      w->cv.notify_all();
+      if (w->th.joinable()) w->th.join();
+    }
+    r.reason = reason;
+    r.failedCamera = reason == "source_ended" ? failed : -1;
+    r.finished.store(true);
+  }
+
+  bool Decidable(double c0, int64_t k, double T) {
+    const double hi = c0 < 0 ? -1 : c0 + k * T + T / 2;
+    for (auto& sp : sources_) {
+      std::lock_guard<std::mutex> g(sp->m);
+      if (sp->rq.closed) continue;
+      if (sp->rq.q.empty() || (c0 >= 0 && sp->rq.q.back().t < hi)) return false;
+    }
+    return true;
+  }
+
+  void FinishJoin() {
+    if (!rec_) return;
+    rec_->stopAsked.store(true);
+    syncCv_.notify_all();
+    if (rec_->sync.joinable()) rec_->sync.join();
+  }
+
+  void Shutdown() {
+    if (closed_) return;
+    closed_ = true;
+    FinishJoin();
+    {
+      std::lock_guard<std::mutex> lk(stopM_);
+      stop_.store(true);
+    }
+    stopCv_.notify_all();
+    for (auto& s : sources_) {
+      {
+        std::lock_guard<std::mutex> g(s->m);
+        s->cv.notify_all();
+      }
+      if (s->th.joinable()) s->th.join();
+    }
+  }
+
+  // ------------------------------------------------------------ JS methods
+  void requireOpen(Napi::Env env) {
+    if (closed_) throw codedError(env, "the capture session is closed: open a new one", "ERR_CAPTURE_STATE");
+  }
+  Source& cam(const Napi::CallbackInfo& info) {
+    if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(info.Env(), "camera must be a number");
+    const int c = info[0].As<Napi::Number>().Int32Value();
+    if (c < 0 || c >= static_cast<int>(sources_.size())) throw Napi::RangeError::New(info.Env(), "camera " + std::to_string(c) + " is not in this session (0.." + std::to_string(sources_.size() - 1) + ")");
+    return *sources_[c];
+  }
+
+  Napi::Value Sources(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto arr = Napi::Array::New(env, sources_.size());
+    for (size_t i = 0; i < sources_.size(); i++) {
+      const Source& s = *sources_[i];
+      auto o = Napi::Object::New(env);
+      o.Set("index", static_cast<double>(i));
+      o.Set("name", s.spec.name);
+      o.Set("kind", s.spec.device ? "device" : "file");
+      o.Set("source", s.spec.device ? (s.spec.path.empty() ? std::to_string(s.spec.deviceIndex) : s.spec.path) : s.spec.path);
+      o.Set("width", s.width);
+      o.Set("height", s.height);
+      o.Set("fps", s.fps);
+      o.Set("pixelFormat", s.pixelFormat);
+      o.Set("backend", s.backend);
+      arr.Set(i, o);
+    }
+    return arr;
+  }
+
+  Napi::Value Fps(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), fps_); }
+
+  Napi::Value Counts(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto arr = Napi::Array::New(env, sources_.size());
+    for (size_t i = 0; i < sources_.size(); i++) {
+      Source& s = *sources_[i];
+      std::lock_guard<std::mutex> g(s.m);
+      auto o = Napi::Object::New(env);
+      o.Set("index", static_cast<double>(i));
+      o.Set("name", s.spec.name);
+      o.Set("state", stateName(s.state));
+      o.Set("message", s.message);
+      o.Set("captured", static_cast<double>(s.captured));
+      o.Set("ringDropped", static_cast<double>(s.ringDropped));
+      o.Set("lastTimestampUs", static_cast<double>(s.lastT));
+      double mf = 0;
+      if (s.recent.size() >= 2) mf = (s.recent.size() - 1) * 1e6 / double(s.recent.back() - s.recent.front());
+      o.Set("measuredFps", mf);
+      o.Set("written", static_cast<double>(rec_ ? rec_->writers[i]->written.load() : 0));
+      o.Set("dropped", static_cast<double>(s.recDropped));
+      o.Set("duplicated", static_cast<double>(s.recDuplicated));
+      arr.Set(i, o);
+    }
+    return arr;
+  }
+
+  static cv::Mat downscale(const cv::Mat& bgr, int maxWidth) {
+    if (maxWidth <= 0 || bgr.cols <= maxWidth) return bgr;
+    const int h = std::max(1, static_cast<int>(std::lround(double(bgr.rows) * maxWidth / bgr.cols)));
+    cv::Mat out;
+    cv::resize(bgr, out, cv::Size(maxWidth, h), 0, 0, cv::INTER_AREA);
+    return out;
+  }
+
+  Napi::Value Read(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    requireOpen(env);
+    Source& s = cam(info);
+    const int maxWidth = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
+    Frame f;
+    {
+      std::lock_guard<std::mutex> g(s.m);
+      if (s.ring.empty()) return env.Null();
+      f = std::move(s.ring.front());
+      s.ring.pop_front();
+    }
+    cv::Mat rgb;
+    cv::cvtColor(downscale(f.bgr, maxWidth), rgb, cv::COLOR_BGR2RGB);
+    auto o = Napi::Object::New(env);
+    auto buf = Napi::Uint8Array::New(env, rgb.total() * rgb.elemSize());
+    std::memcpy(buf.Data(), rgb.data, rgb.total() * rgb.elemSize());
+    o.Set("data", buf);
+    o.Set("width", rgb.cols);
+    o.Set("height", rgb.rows);
+    o.Set("channels", 3);
+    o.Set("timestampUs", static_cast<double>(f.t));
+    o.Set("frameIndex", static_cast<double>(f.index));
+    return o;
+  }
+
+  Napi::Value LatestJpeg(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    requireOpen(env);
+    Source& s = cam(info);
+    const int maxWidth = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 480;
+    const int quality = info.Length() > 2 && info[2].IsNumber() ? std::clamp(info[2].As<Napi::Number>().Int32Value(), 1, 100) : 70;
+    Frame f;
+    {
+      std::lock_guard<std::mutex> g(s.m);
+      if (s.ring.empty()) return env.Null();
+      f = std::move(s.ring.back());
+      s.ringDropped += static_cast<int64_t>(s.ring.size()) - 1;  // older frames the consumer skipped
+      s.ring.clear();
+    }
+    std::vector<uchar> jpg;
+    cv::Mat small = downscale(f.bgr, maxWidth);
+    cv::imencode(".jpg", small, jpg, {cv::IMWRITE_JPEG_QUALITY, quality});
+    auto o = Napi::Object::New(env);
+    auto buf = Napi::Uint8Array::New(env, jpg.size());
+    std::memcpy(buf.Data(), jpg.data(), jpg.size());
+    o.Set("jpeg", buf);
+    o.Set("width", small.cols);
+    o.Set("height", small.rows);
+    o.Set("timestampUs", static_cast<double>(f.t));
+    o.Set("frameIndex", static_cast<double>(f.index));
+    return o;
+  }
+
+  Napi::Value StartRecording(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    requireOpen(env);
+    if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "startRecording({ dir, seconds? })");
+    BeginRecording(env, info[0].As<Napi::Object>());
+    return env.Undefined();
+  }
+
+  Napi::Value StopRecording(const Napi::CallbackInfo& info) {
+    requireOpen(info.Env());
+    if (rec_) {
+      rec_->stopAsked.store(true);
+      syncCv_.notify_all();
+    }
+    return info.Env().Undefined();
+  }
+
+  Napi::Value RecordingStatus(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto o = Napi::Object::New(env);
+    const bool fin = rec_ && rec_->finished.load();
+    if (fin && rec_->sync.joinable()) rec_->sync.join();
+    o.Set("state", !rec_ ? "idle" : fin ? "finished" : "recording");
+    o.Set("frames", static_cast<double>(rec_ ? rec_->frames.load() : 0));
+    o.Set("fps", fps_);
+    o.Set("reason", fin ? rec_->reason : "");
+    o.Set("failedCamera", fin ? rec_->failedCamera : -1);
+    o.Set("startUs", static_cast<double>(rec_ ? rec_->startUs.load() : -1));
+    auto cams = Napi::Array::New(env, sources_.size());
+    for (size_t i = 0; i < sources_.size(); i++) {
+      auto c = Napi::Object::New(env);
+      if (rec_) {
+        c.Set("video", rec_->writers[i]->video);
+        c.Set("timestamps", rec_->writers[i]->timestamps);
+        c.Set("written", static_cast<double>(rec_->writers[i]->written.load()));
+      } else {
+        c.Set("video", "");
+        c.Set("timestamps", "");
+        c.Set("written", 0);
+      }
+      std::lock_guard<std::mutex> g(sources_[i]->m);
+      c.Set("dropped", static_cast<double>(sources_[i]->recDropped));
+      c.Set("duplicated", static_cast<double>(sources_[i]->recDuplicated));
+      cams.Set(i, c);
+    }
+    o.Set("cameras", cams);
+    return o;
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Shutdown();
+    return info.Env().Undefined();
+  }
+
+  std::vector<std::unique_ptr<Source>> sources_;
+  std::unique_ptr<Recording> rec_;
+  Clock::time_point t0_;
+  int64_t start_ = 0;
+  size_t ringCap_ = 4;
+  double fps_ = 30;
+  bool closed_ = false;
+  std::atomic<bool> stop_{false};
+  std::mutex stopM_, syncM_;
+  std::condition_variable stopCv_, syncCv_;
+};
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("listDevices", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return ListDevices(i); }); }));
+  exports.Set("CaptureSession", Session::Define(env));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(capture, Init)
