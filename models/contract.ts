@@ -15,6 +15,8 @@ import type { RowChange } from './changeset';
 import { ROLES } from './roles';
 import type { AppliedChangesetOut, HelpPassageOut, PoseMetricOut, WriteOutput } from './outputs';
 import type { VerbInput, VerbName, VerbOutput } from './verbs';
+import type { JobView, RecordingView } from './capture/jobs';
+import { CAPTURE_TESTS } from './capture/series';
 import type { DeviceSyncStatus, SyncConflict } from './sync';
 
 const Empty = z.object({}).strict();
@@ -169,6 +171,42 @@ export const CONTRACT = {
       .strict(),
     output: z.custom<FormSubmitResultView>(),
   },
+  // ---- Capture room (needs capture.run; main/ipc/capture.ts, main/capture/workspace.ts) ----
+  /** Recorded trials of the signed-in user's organisation, newest first. */
+  'capture.recordings': { input: Empty, output: z.custom<{ recordings: CaptureRecordingView[] }>() },
+  /**
+   * Copy a recorded trial folder (its `videos/`, and its `pose-associated/` 2D keypoint folders when
+   * present) and its calibration TOML into the workspace as a recording of `athlete_id` doing `test`.
+   */
+  'capture.importTrial': {
+    input: z
+      .object({
+        trial_dir: z.string().min(1).max(1000).describe('Folder on this computer holding videos/ (and optionally pose-associated/).'),
+        calibration_path: z.string().min(1).max(1000).describe('Calibration TOML (Pose2Sim layout).'),
+        athlete_id: Id,
+        test: z.enum(CAPTURE_TESTS),
+      })
+      .strict(),
+    output: z.custom<CaptureRecordingView>(),
+  },
+  /** Start processing a recording off the UI thread; poll `capture.job` for its stages. */
+  'capture.process': {
+    input: z
+      .object({
+        recording_id: z.string().min(8).max(64),
+        input: z
+          .enum(['video', 'keypoints'])
+          .optional()
+          .describe('2D pose from the videos (default when there are videos) or from the recording’s keypoint files.'),
+        max_frames: z.number().int().min(1).max(100_000).optional().describe('Process only the first N frames (a quick check).'),
+      })
+      .strict(),
+    output: z.custom<CaptureJobView>(),
+  },
+  /** A processing job: status, each stage's progress, the error with its stage, the session id when done. */
+  'capture.job': { input: z.object({ job_id: z.string().min(8).max(64) }).strict(), output: z.custom<CaptureJobView>() },
+  /** Cancel a processing job (its process is killed; the recording is kept). */
+  'capture.cancel': { input: z.object({ job_id: z.string().min(8).max(64) }).strict(), output: z.custom<CaptureJobView>() },
   /**
    * Device sync (shared/design/sync.md): this device's state as the app shell shows it — enrolled,
    * HQ address, device id, online, pending uploads, conflicts, last successful sync, last error.
@@ -204,6 +242,11 @@ export const CONTRACT = {
   /** Discard a rejected changeset (its optimistic rows go; the rows show the server's values). Same visibility as `sync.conflicts`. */
   'sync.discard': { input: z.object({ changesetId: Id }).strict(), output: z.custom<DeviceSyncStatus>() },
 } as const;
+
+/** A recorded trial in the capture workspace (models/capture/jobs.ts). */
+export type CaptureRecordingView = RecordingView;
+/** A processing job (models/capture/jobs.ts). */
+export type CaptureJobView = JobView;
 
 /** A proposed change as the Approvals page shows it (checked against main/kinetix/proposals.ts). */
 export interface ProposalItemView {

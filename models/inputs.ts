@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PoseMetricInput } from './capture/metrics';
+import { AngleSeries } from './capture/series';
 import * as R from './records';
 
 const Page = {
@@ -324,6 +325,8 @@ export const RecordCaptureSession = z
     source: z.enum(['video', 'keypoints_json', 'live']),
     trc_path: z.string().nullable().default(null),
     notes: z.string().max(5000).default(''),
+    test: R.CaptureSession.shape.test.default(''),
+    angle_series: AngleSeries.nullable().default(null).describe('Per-frame joint angles (degrees) the statistics were computed from; stored as JSON.'),
     metrics: z.array(PoseMetricInput).max(500),
   })
   .strict();

@@ -8,6 +8,8 @@
  */
 import { z } from 'zod';
 import * as R from './records';
+import { POSE_JOINTS, POSE_SIDES } from './capture/metrics';
+import { AngleSeries } from './capture/series';
 import { TABLE_NAMES } from './tables';
 
 const total = z.number().int().min(0).describe('Rows matching the filter (all pages).');
@@ -142,7 +144,45 @@ export const PoseMetricsOut = z.object({
     ),
   caveats: z.array(z.string()).describe('What has not been measured about these readings; show them with the numbers.'),
 });
-export const CaptureSessionList = z.object({ total, sessions: z.array(R.CaptureSession).describe('Capture sessions, newest first.') });
+/** A capture session without its angle time series (which only `capture.getResults` returns). */
+export const CaptureSessionOut = R.CaptureSession.omit({ angle_series: true });
+export const CaptureSessionList = z.object({
+  total,
+  sessions: z.array(CaptureSessionOut).describe('Capture sessions, newest first (without their time series).'),
+});
+const PeakOut = z.object({
+  joint: z.enum(POSE_JOINTS),
+  side: z.enum(POSE_SIDES),
+  peak_deg: z.number().nullable().describe('Degrees; null when the joint had no valid frame in the repetition.'),
+});
+/** What `capture.getResults` returns. */
+export const CaptureResultsOut = z.object({
+  session: CaptureSessionOut,
+  metrics: z.array(PoseMetricOut).describe('Readings of this session with their conditions; value_deg null when omitted (omitted_reason says why).'),
+  series: AngleSeries.nullable().describe('Joint angles per frame (degrees); null when the session stored none.'),
+  repetitions: z.object({
+    basis: z
+      .object({ joint: z.enum(POSE_JOINTS), side: z.enum(POSE_SIDES) })
+      .nullable()
+      .describe('The series the repetitions were found in.'),
+    repetitions: z
+      .array(
+        z.object({
+          index: z.number().int(),
+          start_frame: z.number().int(),
+          peak_frame: z.number().int(),
+          end_frame: z.number().int(),
+          peaks: z.array(PeakOut),
+        }),
+      )
+      .describe('Repetitions (peaks of at least 20° prominence, 0.4 s apart) with each joint’s peak in them.'),
+  }),
+  previous: z
+    .object({ session: CaptureSessionOut, metrics: z.array(PoseMetricOut) })
+    .nullable()
+    .describe("The athlete's previous complete session of the same test, or null."),
+  caveats: z.array(z.string()).describe('What has not been measured about these readings; show them with the numbers.'),
+});
 
 // ---- Admin ----
 export const DeviceOut = R.Device.omit({ api_key_hash: true });

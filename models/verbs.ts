@@ -122,7 +122,13 @@ export const VERB_SPECS = {
     O.PoseMetricsOut,
   ),
   'capture.listSessions': read('pose.read', 'Capture sessions (trials) of an athlete, newest first.', I.ListByAthlete, O.CaptureSessionList),
-  'capture.getSession': read('pose.read', 'One capture session.', I.ById, R.CaptureSession),
+  'capture.getSession': read('pose.read', 'One capture session (without its angle time series).', I.ById, O.CaptureSessionOut),
+  'capture.getResults': read(
+    'pose.read',
+    "One capture session's results: its readings with their conditions, the joint-angle time series (degrees per frame), the repetitions found and each joint's peak per repetition, and the athlete's previous session of the same test for comparison.",
+    I.ById,
+    O.CaptureResultsOut,
+  ),
   'capture.recordSession': write(
     'capture.run',
     'Store a processed capture trial and its pose metrics (every reading with its conditions).',

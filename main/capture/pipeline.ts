@@ -11,6 +11,7 @@ import { BODY25B, type KeypointSet } from '../../models/capture/keypoints';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { assessRigDrift, athleteHeading, viewMatchesDeclared, viewObliquity, type DeclaredLayout, type RigDriftReport } from '../../models/capture/obliquity';
 import { buildPoseMetrics, postProcess, type JointOutcome } from '../../models/capture/summary';
+import { makeAngleSeries, type AngleSeries } from '../../models/capture/series';
 import { DEFAULT_TRIANGULATION, triangulateBatch, type TriangulationOptions, type TriangulationResult } from '../../models/capture/triangulation';
 import { formatTrc } from '../../models/capture/trc';
 import { filterPad } from '../../models/capture/filters';
@@ -50,6 +51,8 @@ export interface ProcessOptions {
   /** Process only the first N frames. */
   maxFrames?: number;
   onProgress?: Progress;
+  /** Per-camera 2D pose progress (video input): camera name, frames done, frames total. */
+  onCameraProgress?: (camera: string, done: number, total: number) => void;
   /** Use the TypeScript reference triangulation instead of the native addon. */
   referenceTriangulation?: boolean;
   /**
@@ -127,6 +130,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   let observations: Float64Array, set: KeypointSet, frames: number, fps: number, tap: Tap;
   let videos: VideoSource[] | null = null;
   const keypointDirs = o.keypointDirs?.length ? o.keypointDirs : o.useTrialKeypoints ? findKeypointFolders(o.trialDir) : null;
+  o.onProgress?.('decode', 0, 1);
   if (keypointDirs) {
     if (keypointDirs.length === 0) throw new CaptureInputError('no_input', `${o.trialDir} has no pose-associated/ or pose/ keypoint folders`);
     set = BODY25B;
@@ -142,6 +146,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     tap = tp;
     observations = associateAthlete(people, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
     timings.load_s = (performance.now() - t0) / 1000;
+    o.onProgress?.('decode', 1, 1);
   } else {
     if (!existsSync(o.trialDir)) throw new CaptureInputError('bad_argument', `trial folder ${o.trialDir} does not exist; check the path`);
     const files = findVideos(o.trialDir);
@@ -149,12 +154,21 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
       throw new CaptureInputError('no_input', `${o.trialDir} has no videos (videos/*.mp4, …); pass --keypoints <folders> for 2D keypoint JSON`);
     videos = probeVideos(cams, files);
     timings.probe_s = (performance.now() - t0) / 1000;
+    o.onProgress?.('decode', 1, 1);
     fps = videos[0]!.fps;
     frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity);
     const spec = o.pose ?? DEFAULT_POSE;
     set = poseKeypointSet(spec);
     const t1 = performance.now();
-    const est = await estimateVideoPoses(videos, frames, spec, o.onProgress);
+    const vs = videos;
+    const est = await estimateVideoPoses(
+      videos,
+      frames,
+      spec,
+      o.onProgress,
+      undefined,
+      o.onCameraProgress ? (c, d, n) => o.onCameraProgress?.(vs[c]!.camera, d, n) : undefined,
+    );
     timings.pose_s = (performance.now() - t1) / 1000;
     const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(est);
     if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
@@ -253,6 +267,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   // Say how it was measured: cameras that contributed, where the 2D came from, how the athlete was chosen.
   const poseLabel = keypointDirs ? 'keypoint JSON' : poseModelLabel(o.pose ?? DEFAULT_POSE);
   const cameraMode = `${usedCams.size} of ${C} calibrated cameras · 2D from ${poseLabel} · athlete ${o.tap ? 'tapped' : 'auto-selected (largest person)'}`;
+  o.onProgress?.('angles', 0, 1);
   const { rows, outcomes } = buildPoseMetrics(filtered.points, set, {
     cameraCount: Math.max(1, usedCams.size),
     cameraMode,
@@ -266,6 +281,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     frontalObliquityDeg: ob.obliquityDeg === null ? null : Math.min(...ob.yawsDeg.map((y) => Math.min(Math.abs(y), 180 - Math.abs(y)))),
   });
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
+  o.onProgress?.('angles', 1, 1);
   timings.total_s = (performance.now() - t0) / 1000;
   return {
     cameras: cams,
@@ -307,4 +323,17 @@ function poseModelLabel(spec: PoseEstimatorSpec): string {
     default:
       return 'a 2D pose model';
   }
+}
+
+/**
+ * The session's joint-angle time series (models/capture/series.ts) from a processed trial: one
+ * series per reported (not omitted) joint and side, degrees per frame (null where missing or
+ * gated), the values the statistics were computed from.
+ */
+export function angleSeriesOf(r: ProcessResult): AngleSeries {
+  return makeAngleSeries(
+    r.fps,
+    r.sync?.firstFrame ?? 0,
+    r.outcomes.filter((o) => o.omitted === null).map((o) => ({ joint: o.series.joint, side: o.series.side, values: o.perFrame })),
+  );
 }

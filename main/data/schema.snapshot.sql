@@ -194,7 +194,7 @@ CREATE TABLE capture_session (id TEXT PRIMARY KEY,
   trc_path TEXT,
   status TEXT NOT NULL,
   notes TEXT NOT NULL DEFAULT ''
-);
+, test TEXT NOT NULL DEFAULT '', angle_series TEXT NOT NULL DEFAULT '');
 
 -- table changeset
 CREATE TABLE changeset (

@@ -57,10 +57,21 @@ function seededPinHash(pin: string, salt: Uint8Array): string {
 /** Buffered inserts through cached prepared statements (one per table and column list). */
 class Writer {
   private readonly stmts = new Map<string, { run(...params: unknown[]): unknown }>();
+  private readonly columns = new Map<string, Set<string>>();
   readonly counts: Record<string, number> = {};
   constructor(private readonly db: Db) {}
+  /**
+   * Insert one row. Columns the file's schema does not have yet are left out, so the current demo
+   * can seed a file at an older migration (the upgrade tests in db.test.ts do), and the migration
+   * that adds the column then fills its default.
+   */
   insert(table: string, row: Record<string, unknown>): void {
-    const cols = Object.keys(row);
+    let have = this.columns.get(table);
+    if (!have) {
+      have = new Set((this.db.raw.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+      this.columns.set(table, have);
+    }
+    const cols = Object.keys(row).filter((c) => have.has(c));
     const key = `${table}(${cols.join(',')})`;
     let stmt = this.stmts.get(key);
     if (!stmt) {

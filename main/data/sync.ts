@@ -1,6 +1,6 @@
 /**
  * Device sync state and the replica writes of the sync engine (main/sync/): the only SQL of
- * device sync. Tables from migration 0009 (see its header): enrolment, per-shape state, per-outbox
+ * device sync. Tables from migration 0010 (see its header): enrolment, per-shape state, per-outbox
  * upload outcomes, the server's last known rows under optimistic local changes, seen txids.
  *
  * Rules kept here:

@@ -16,6 +16,7 @@ import { startAppSync } from '../app/device-sync';
 import type { AppSync } from '../app/sync-runner';
 import type { WindowSession } from '../ipc/handlers';
 import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
+import { createCaptureWorkspace } from '../ipc/capture';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { Kinetix } from '../kinetix/harness';
 
@@ -75,11 +76,13 @@ function createWindow(): BrowserWindow {
 
 const refused = { ok: false, error: { code: 'Forbidden', message: 'Calls are accepted only from the app window.' } } as const;
 
-function registerContract(db: Db, sync: AppSync): void {
+function registerContract(db: Db, sync: AppSync, captureDir: string): void {
   const log = (l: string) => console.log(`ipc: ${l}`);
   const tools = defaultToolRegistry();
   const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
-  const deps = { db, log, kinetix, tools, sync };
+  const capture = createCaptureWorkspace(db, captureDir, log);
+  app.on('will-quit', () => capture.close());
+  const deps = { db, log, kinetix, tools, sync, capture };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const open = new Map<string, { cancel(): void }>();
@@ -141,7 +144,7 @@ app.whenReady().then(() => {
   const db = openAppDatabase(undefined, { userDataDir: app.getPath('userData') });
   // Device sync runs in the background when this database is enrolled with an HQ server.
   const sync = startAppSync(db, (l) => console.log(`sync: ${l}`));
-  registerContract(db, sync);
+  registerContract(db, sync, process.env.ATHLETE_CAPTURE_DIR ?? join(app.getPath('userData'), 'captures'));
   createWindow();
   // Stop syncing (live shape requests, the uploader) before the database closes.
   let quitting = false;

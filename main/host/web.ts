@@ -32,7 +32,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAdaptorServer } from '@hono/node-server';
 import type { HttpBindings } from '@hono/node-server';
@@ -49,6 +49,8 @@ import { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
 import type { CallContext, WindowSession } from '../ipc/handlers';
 import { createHandlers, createStreamHandlers, dispatch, openStream } from '../ipc/handlers';
+import { createCaptureWorkspace } from '../ipc/capture';
+import type { CaptureWorkspace } from '../capture/workspace';
 import { findUserByEmail, setUserPinHash } from '../data/identity';
 import { DEMO_PIN, seedLarge } from '../data/seed';
 import { hashPin } from '../services/pin';
@@ -88,6 +90,8 @@ export interface WebHostOptions {
   kinetix?: Kinetix | null;
   /** The harness's tool catalogue (the Settings page's tool switches). */
   tools?: ToolRegistry | null;
+  /** The capture workspace (the Capture page's recordings and processing jobs). */
+  capture?: CaptureWorkspace | null;
   /** Background device sync (main/app/sync-runner.ts); omit to run as a device that is never enrolled. */
   sync?: AppSync | null;
 }
@@ -192,7 +196,7 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
   const { rendererDir, token } = opts;
   const indexPath = join(rendererDir, 'index.html');
   const log = opts.log ?? (() => {});
-  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null, tools: opts.tools ?? null, sync: opts.sync ?? null };
+  const deps = { db: opts.db, log, kinetix: opts.kinetix ?? null, tools: opts.tools ?? null, sync: opts.sync ?? null, capture: opts.capture ?? null };
   const handlers = createHandlers(deps);
   const streams = createStreamHandlers(deps);
   const sessions = new Map<string, WindowSession & { seen: number }>();
@@ -472,12 +476,15 @@ async function main(): Promise<void> {
   }
   const tools = defaultToolRegistry();
   const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
+  // Recordings live next to the database (ATHLETE_CAPTURE_DIR overrides), one folder per trial.
+  const capture = createCaptureWorkspace(db, resolve(process.env.ATHLETE_CAPTURE_DIR ?? join(dirname(dbPath), 'captures')), (l) => console.log(`web: ${l}`));
   // Device sync runs in the background when this database is enrolled with an HQ server.
   const sync = startAppSync(db, (l) => console.log(`web: ${l}`));
-  const host = await createWebHost({ db, rendererDir, port, kinetix, tools, sync, log: (l) => console.log(`web: ${l}`) });
+  const host = await createWebHost({ db, rendererDir, port, kinetix, tools, sync, capture, log: (l) => console.log(`web: ${l}`) });
   console.log(`web: database ${dbPath}${seeded ? ` (created and seeded with the demo club; every demo PIN is ${DEMO_PIN})` : ''}`);
   console.log(`web: Athlete Intelligence is running at ${host.url}`);
   const stop = () => {
+    capture.close();
     void host
       .close()
       .then(() => sync.close())

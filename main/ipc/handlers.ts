@@ -22,6 +22,8 @@ import { readAssistantSettings, updateAssistantSettings } from '../kinetix/setti
 import type { AppSync } from '../app/sync-runner';
 import { statusStream } from '../app/sync-runner';
 import { narrowProposal, submitForm } from './forms';
+import { captureHandlers } from './capture';
+import type { CaptureWorkspace } from '../capture/workspace';
 import { syncConflicts, syncDiscard, syncEnrol, syncStatus } from './sync';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
@@ -48,6 +50,8 @@ export interface HandlerDeps {
   kinetix?: Kinetix | null;
   /** The tool catalogue (settings: tools that can be switched off). */
   tools?: ToolRegistry | null;
+  /** The capture workspace (recordings and processing jobs); without it the `capture.*` operations answer NotConfigured. */
+  capture?: CaptureWorkspace | null;
   /** Background device sync (main/app/sync-runner.ts); without it the device reads as not enrolled. */
   sync?: AppSync | null;
 }
@@ -170,6 +174,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'forms.submit': (ctx, input) => submitForm(deps.db, signedInUser(ctx), input, new Date(now())),
     'admin.setPin': (ctx, input) => setUserPin({ db: deps.db, userId: signedInUser(ctx) }, input),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
+    ...captureHandlers<CallContext>(deps.db, deps.capture, signedInUser),
     'settings.updateAssistant': (ctx, input) => {
       const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};
       if (input.api_key !== undefined) patch.api_key = input.api_key;

@@ -1,5 +1,7 @@
 /** Capture sessions and pose metrics: every reading with the conditions it was measured under. */
 import * as I from '../../models/inputs';
+import { ValidationError } from '../../models/errors';
+import { parseAngleSeries, repetitionPeaks, type AngleSeries } from '../../models/capture/series';
 import type { CaptureSession, PoseMetric } from '../../models/records';
 import { listRows } from '../data/rows';
 import { visibleAthlete } from './scope';
@@ -56,6 +58,12 @@ export const getPoseMetrics = readVerb('pose.getMetrics', {
   },
 });
 
+/** A session without its time series (lists and the assistant read the summary; the results page reads the series). */
+function withoutSeries(s: CaptureSession): Omit<CaptureSession, 'angle_series'> {
+  const { angle_series: _series, ...rest } = s;
+  return rest;
+}
+
 export const listCaptureSessions = readVerb('capture.listSessions', {
   run(vc, i) {
     const r = listScoped<CaptureSession>(vc, 'capture_session', i.athlete_id, {
@@ -63,12 +71,62 @@ export const listCaptureSessions = readVerb('capture.listSessions', {
       limit: i.limit,
       offset: i.offset,
     });
-    return { total: r.total, sessions: r.rows };
+    return { total: r.total, sessions: r.rows.map(withoutSeries) };
   },
 });
 
 export const getCaptureSession = readVerb('capture.getSession', {
-  run: (vc, i) => visibleRow<CaptureSession>(vc, 'capture_session', i.id, 'Capture session'),
+  run: (vc, i) => withoutSeries(visibleRow<CaptureSession>(vc, 'capture_session', i.id, 'Capture session')),
+});
+
+/** The stored series of a session, or null; a malformed stored value is a Validation error naming the session. */
+function seriesOf(s: CaptureSession): AngleSeries | null {
+  try {
+    return parseAngleSeries(s.angle_series);
+  } catch {
+    throw new ValidationError(`Capture session ${s.id} has a malformed angle_series; re-process the trial.`);
+  }
+}
+
+function metricsOf(vc: Parameters<typeof visibleAthlete>[0], s: CaptureSession) {
+  return listRows<PoseMetric>(vc.db, 'pose_metric', vc.actor.orgId, {
+    eq: { athlete_id: s.athlete_id, capture_session_id: s.id },
+    orderBy: [{ column: 'joint' }, { column: 'side' }, { column: 'statistic' }],
+    limit: 500,
+  }).map((r) => pick(r, POSE_METRIC_FIELDS));
+}
+
+/**
+ * One session's results: the session, its readings with their conditions, its angle time series,
+ * the repetitions found in them with every joint's peak per repetition, and the athlete's previous
+ * session of the same test (recorded earlier) with its readings, for comparison. Self-scoped like
+ * every athlete read: another athlete's session is NotFound.
+ */
+export const getCaptureResults = readVerb('capture.getResults', {
+  run(vc, i) {
+    const s = visibleRow<CaptureSession>(vc, 'capture_session', i.id, 'Capture session');
+    const series = seriesOf(s);
+    let previous: { session: Omit<CaptureSession, 'angle_series'>; metrics: ReturnType<typeof metricsOf> } | null = null;
+    if (s.test) {
+      const earlier = listRows<CaptureSession>(vc.db, 'capture_session', vc.actor.orgId, {
+        eq: { athlete_id: s.athlete_id, test: s.test, status: 'complete' },
+        orderBy: [{ column: 'recorded_at', desc: true }],
+        limit: 500,
+      }).find((x) => x.id !== s.id && (x.recorded_at < s.recorded_at || (x.recorded_at === s.recorded_at && x.id < s.id)));
+      if (earlier) previous = { session: withoutSeries(earlier), metrics: metricsOf(vc, earlier) };
+    }
+    return {
+      session: withoutSeries(s),
+      metrics: metricsOf(vc, s),
+      series,
+      repetitions: series ? repetitionPeaks(series, s.test) : { basis: null, repetitions: [] },
+      previous,
+      caveats: [
+        'Test-retest reliability and minimum detectable change have not been measured; a difference from the previous session is not an improvement or a decline until they are.',
+        'Readings from different camera configurations are not comparable as one figure.',
+      ],
+    };
+  },
 });
 
 /** Input of `capture.recordSession` (models/inputs.ts). */
@@ -77,8 +135,8 @@ export const RecordCaptureSession = I.RecordCaptureSession;
 export const recordSession = writeVerb('capture.recordSession', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.athlete_id);
-    const { metrics, ...session } = i;
-    const s = insertRow('capture_session', { ...session, status: 'complete' });
+    const { metrics, angle_series, ...session } = i;
+    const s = insertRow('capture_session', { ...session, angle_series: angle_series ? JSON.stringify(angle_series) : '', status: 'complete' });
     const rows = metrics.map((m) => insertRow('pose_metric', { ...m, athlete_id: a.id, capture_session_id: s.id }));
     return {
       planned: {

@@ -67,6 +67,7 @@ export const VERB_IMPLS: { readonly [K in VerbName]: VerbImpl<K> } = {
   'pose.getMetrics': capture.getPoseMetrics,
   'capture.listSessions': capture.listCaptureSessions,
   'capture.getSession': capture.getCaptureSession,
+  'capture.getResults': capture.getCaptureResults,
   'capture.recordSession': capture.recordSession,
   'devices.list': admin.listDevices,
   'devices.register': admin.registerDevice,

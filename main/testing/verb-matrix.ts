@@ -60,6 +60,7 @@ export const EXPECTED: Record<string, string> = {
   'pose.getMetrics': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
   'capture.listSessions': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
   'capture.getSession': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
+  'capture.getResults': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
   'capture.recordSession': 'N   N   Y   Y   Y   N   N   N   N   N',
   'devices.list': 'Y   Y   N   N   N   N   N   N   Y   N',
   'devices.register': 'Y   Y   N   N   N   N   N   N   Y   N',
@@ -167,6 +168,7 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
     case 'pose.getMetrics':
       return { athlete_id: o.athleteId };
     case 'capture.getSession':
+    case 'capture.getResults':
       return { id: o.captureSessionId };
     case 'capture.recordSession':
       return { athlete_id: o.athleteId, recorded_at: `${day}T09:00:00.000Z`, fps: 30, frame_count: 10, camera_count: 2, source: 'video', metrics: [] };

@@ -126,6 +126,8 @@ export interface JointOutcome {
   values: { peak: number; min: number; mean: number; range: number } | null;
   /** The reported per-frame values (ungated frames), degrees. */
   samples: number[];
+  /** Per frame: the angle (degrees) where it was reported, NaN where it was missing or gated. */
+  perFrame: Float64Array;
 }
 
 /**
@@ -141,6 +143,7 @@ export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?
   const minCov = opts.minCoverage ?? MIN_COVERAGE;
   const F = s.angleDeg.length;
   const vals: number[] = [];
+  const perFrame = new Float64Array(F).fill(NaN);
   let gated = 0;
   for (let f = 0; f < F; f++) {
     const a = s.angleDeg[f] ?? NaN,
@@ -151,6 +154,7 @@ export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?
       continue;
     }
     vals.push(a);
+    perFrame[f] = a;
   }
   const coverage = F > 0 ? vals.length / F : 0;
   const medRatio = median(s.sagittalRatio);
@@ -173,7 +177,7 @@ export function jointOutcome(s: JointSeries, opts: { gate?: number; minCoverage?
     }
     values = { peak: mx, min: mn, mean: sum / vals.length, range: mx - mn };
   }
-  return { series: s, coverage, sagittalRatio, omitted, gatedFrames: gated, values, samples: vals };
+  return { series: s, coverage, sagittalRatio, omitted, gatedFrames: gated, values, samples: vals, perFrame };
 }
 
 /**

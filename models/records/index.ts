@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ROLES } from '../roles';
+import { CAPTURE_TESTS } from '../capture/series';
 import { Id, IsoDate, IsoDateTime, RowMeta } from './common';
 
 export { Id, IsoDate, IsoDateTime, RowMeta, META_COLUMNS, isRealDate } from './common';
@@ -191,6 +192,10 @@ export const CaptureSession = z.object({
   trc_path: z.string().nullable(),
   status: z.enum(['processing', 'complete', 'failed']),
   notes: z.string().max(5000),
+  /** Movement test recorded ('' when not said, e.g. sessions stored before tests were recorded). */
+  test: z.enum(['', ...CAPTURE_TESTS]).describe("Movement test recorded: single_leg_squat, drop_jump, gait, balance; '' when not said."),
+  /** JSON `AngleSeries` (models/capture/series.ts): per-frame joint angles in degrees; '' when none stored. */
+  angle_series: z.string().max(4_000_000).describe('JSON joint-angle time series (models/capture/series.ts AngleSeries); empty when none was stored.'),
 });
 export type CaptureSession = z.infer<typeof CaptureSession>;
 

@@ -11,6 +11,7 @@
  * schedule, a user for each of the ten roles) and a second, fictional netball club for tenancy
  * checks. All names are invented. Boolean columns are written as 0/1 (SQLite's form).
  */
+import { DEMO_CAPTURE } from './demo-capture.generated';
 import type { Role } from '../roles';
 import { ROLES } from '../roles';
 
@@ -1033,6 +1034,44 @@ export function generateDemo(
       price_cents: cents,
     });
   });
+
+  // --- Capture: the demo room's rig and one processed session (the Pose2Sim demo balancing trial,
+  // processed once by the pipeline into demo-capture.generated.ts; see main/capture/demo-fixture.ts).
+  const captureAt = at(addDays(today, -7), 10);
+  const rig = meta(orgId, captureAt);
+  w.insert('rig', { ...rig, name: DEMO_CAPTURE.rig.name, declared_layout: '[]', drift_tolerance_deg: 15, drift_tolerance_m: 0.1 });
+  for (const c of DEMO_CAPTURE.rig.cameras) {
+    w.insert('camera', {
+      ...meta(orgId, captureAt),
+      rig_id: rig.id,
+      name: c.name,
+      width: c.width,
+      height: c.height,
+      calibration: JSON.stringify({ K: c.K, dist: c.dist, rvec: c.rvec, tvec: c.tvec }),
+      reprojection_rms_px: null,
+      calibrated_at: captureAt,
+    });
+  }
+  const capture = meta(orgId, captureAt);
+  w.insert('capture_session', {
+    ...capture,
+    athlete_id: linked.id,
+    rig_id: rig.id,
+    recorded_at: captureAt,
+    ...DEMO_CAPTURE.session,
+    trc_path: null,
+    status: 'complete',
+    angle_series: JSON.stringify(DEMO_CAPTURE.angle_series),
+  });
+  for (const m of DEMO_CAPTURE.metrics) {
+    w.insert('pose_metric', {
+      ...meta(orgId, captureAt),
+      athlete_id: linked.id,
+      capture_session_id: capture.id,
+      ...m,
+      conditions: JSON.stringify(m.conditions),
+    });
+  }
 
   const injectionAthlete = athletes.find((a) => a.name === INJECTION_ATHLETE_NAME);
   return {

@@ -9,6 +9,7 @@ import { Activity } from './pages/Activity';
 import { Approvals } from './pages/Approvals';
 import { AthleteDetail } from './pages/AthleteDetail';
 import { Athletes } from './pages/Athletes';
+import { Capture } from './pages/Capture';
 import { Fees } from './pages/Fees';
 import { Help } from './pages/Help';
 import { RunTrace } from './pages/RunTrace';
@@ -40,6 +41,8 @@ function CurrentPage({ route }: { route: Route }) {
       return <RunTrace runId={route.runId} />;
     case 'settings':
       return <Settings />;
+    case 'capture':
+      return <Capture key={`${route.tab}/${route.id ?? ''}`} tab={route.tab} id={route.id} />;
     case 'sync':
       return <SyncPage />;
     case 'help':
@@ -135,7 +138,11 @@ export function App() {
         </div>
       </nav>
       <div className="content">
-        {allowed ? <CurrentPage route={route} /> : <Denied page={route.page === 'athlete' ? `athlete-${route.tab}` : route.page} />}
+        {allowed ? (
+          <CurrentPage route={route} />
+        ) : (
+          <Denied page={route.page === 'athlete' ? `athlete-${route.tab}` : route.page === 'capture' ? `capture-${route.tab}` : route.page} />
+        )}
       </div>
       <AssistantPanel />
     </div>

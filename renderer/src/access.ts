@@ -29,6 +29,9 @@ export function canOpenTab(role: Role, tab: string): boolean {
   return need !== undefined && (need.length === 0 || need.some((p) => hasPermission(role, p)));
 }
 
+/** Capture sections that record, process or change the rig (need `capture.run`). */
+export const CAPTURE_RUN_TABS = ['record', 'process', 'rig'] as const;
+
 /** True when `role` may open `route`. */
 export function canOpen(role: Role, route: Route): boolean {
   switch (route.page) {
@@ -49,6 +52,10 @@ export function canOpen(role: Role, route: Route): boolean {
       return hasPermission(role, 'kinetix.use');
     case 'settings':
       return hasPermission(role, 'settings.manage');
+    case 'capture':
+      // Results need pose.read; recording, processing and the rig need capture.run.
+      if (route.tab === 'sessions' || route.tab === 'results') return hasPermission(role, 'pose.read');
+      return (CAPTURE_RUN_TABS as readonly string[]).includes(route.tab) && hasPermission(role, 'capture.run');
     case 'help':
     case 'sync':
     case 'notfound':
@@ -66,6 +73,7 @@ export function navFor(role: Role, linkedAthleteId: string | null): NavItem[] {
   }
   const rest: NavItem[] = [
     { label: 'Squads', route: { page: 'squads' }, page: 'squads' },
+    { label: 'Capture', route: { page: 'capture', tab: 'sessions' }, page: 'capture' },
     { label: 'Fee schedule', route: { page: 'fees' }, page: 'fees' },
     { label: 'Activity', route: { page: 'activity' }, page: 'activity' },
     { label: 'Approvals', route: { page: 'approvals' }, page: 'approvals' },

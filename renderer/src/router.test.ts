@@ -34,7 +34,7 @@ describe('routes', () => {
 
 describe('navigation by role', () => {
   it('shows a role only the pages it can open', () => {
-    expect(navFor('physio', null).map((n) => n.label)).toEqual(['Athletes', 'Squads', 'Fee schedule', 'Activity', 'Approvals', 'Help']);
+    expect(navFor('physio', null).map((n) => n.label)).toEqual(['Athletes', 'Squads', 'Capture', 'Fee schedule', 'Activity', 'Approvals', 'Help']);
     expect(navFor('owner', null).map((n) => n.label)).toContain('Settings');
     expect(navFor('athlete', 'a1').map((n) => n.label)).toEqual(['My record', 'Approvals', 'Help']);
     expect(navFor('super_admin', null).map((n) => n.label)).toEqual(['Approvals', 'Settings', 'Help']);
@@ -45,6 +45,15 @@ describe('navigation by role', () => {
     expect(canOpen('athlete', parseHash('#/athletes/a1/wellness'))).toBe(true); // vitals.read
     expect(canOpen('athlete', parseHash('#/athletes/a1/workload'))).toBe(false);
     expect(canOpen('physio', parseHash('#/athletes/a1/injuries'))).toBe(true);
+    // Capture: results need pose.read; record, process and rig need capture.run.
+    expect(parseHash('#/capture/results/s1')).toEqual({ page: 'capture', tab: 'results', id: 's1' });
+    expect(href(parseHash('#/capture/results/s1'))).toBe('#/capture/results/s1');
+    expect(canOpen('analyst', parseHash('#/capture/results/s1'))).toBe(true);
+    expect(canOpen('analyst', parseHash('#/capture/record'))).toBe(false);
+    expect(canOpen('physio', parseHash('#/capture/rig'))).toBe(true);
+    expect(canOpen('physio', parseHash('#/capture/nonsense'))).toBe(false);
+    expect(canOpen('coach', parseHash('#/capture'))).toBe(false);
+    expect(canOpen('athlete', parseHash('#/capture'))).toBe(false);
     expect(canOpen('admin', parseHash('#/athletes/a1/injuries'))).toBe(false);
     expect(canOpen('physio', parseHash('#/athletes/a1/secrets'))).toBe(false);
   });

@@ -8,6 +8,10 @@ import { useSyncExternalStore } from 'react';
 export const ATHLETE_TABS = ['overview', 'injuries', 'screenings', 'wellness', 'workload', 'pose'] as const;
 export type AthleteTab = (typeof ATHLETE_TABS)[number];
 
+/** Sections of the Capture page: sessions (results list), record, process, rig (set-up and calibration), one session's results. */
+export const CAPTURE_TABS = ['sessions', 'record', 'process', 'rig', 'results'] as const;
+export type CaptureTab = (typeof CAPTURE_TABS)[number];
+
 export type Route =
   | { page: 'athletes' }
   | { page: 'athlete'; id: string; tab: AthleteTab }
@@ -17,6 +21,7 @@ export type Route =
   | { page: 'approvals' }
   | { page: 'trace'; runId: string }
   | { page: 'settings' }
+  | { page: 'capture'; tab: CaptureTab; id?: string }
   | { page: 'sync' }
   | { page: 'help'; slug?: string; anchor?: string }
   | { page: 'notfound'; path: string };
@@ -44,6 +49,10 @@ export function parseHash(hash: string): Route {
       return b ? { page: 'trace', runId: b } : { page: 'activity' };
     case 'settings':
       return { page: 'settings' };
+    case 'capture':
+      // An unknown section is kept as given; the page then says it is not available.
+      if (b === 'results' && c) return { page: 'capture', tab: 'results', id: c };
+      return { page: 'capture', tab: (b ?? 'sessions') as CaptureTab };
     case 'sync':
       return { page: 'sync' };
     case 'help':
@@ -78,6 +87,9 @@ export function href(r: Route): string {
       return `#/runs/${encodeURIComponent(r.runId)}`;
     case 'settings':
       return '#/settings';
+    case 'capture':
+      if (r.tab === 'results' && r.id) return `#/capture/results/${encodeURIComponent(r.id)}`;
+      return r.tab === 'sessions' ? '#/capture' : `#/capture/${r.tab}`;
     case 'sync':
       return '#/sync';
     case 'help':

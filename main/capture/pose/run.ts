@@ -47,6 +47,7 @@ export async function estimateVideoPoses(
   spec: PoseEstimatorSpec,
   onProgress?: (stage: string, done: number, total: number) => void,
   maxWorkers = availableParallelism(),
+  onCamera?: (camera: number, done: number, total: number) => void,
 ): Promise<Keypoints2D[][][]> {
   const total = videos.length * frames;
   let done = 0;
@@ -61,7 +62,12 @@ export async function estimateVideoPoses(
     Array.from({ length: workers }, async () => {
       while (next < videos.length) {
         const i = next++;
-        const r = await runWorker({ videoPath: videos[i]!.path, frames, spec }, () => onProgress?.('pose', ++done, total));
+        let camDone = 0;
+        onCamera?.(i, 0, frames);
+        const r = await runWorker({ videoPath: videos[i]!.path, frames, spec }, () => {
+          onProgress?.('pose', ++done, total);
+          onCamera?.(i, ++camDone, frames);
+        });
         results[i] = r.people.map((fr) => fr.map((p) => Float64Array.from(p)));
         decodeMs += r.decodeMs;
         inferMs += r.inferMs;

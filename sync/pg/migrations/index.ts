@@ -5,6 +5,7 @@
 import { sql as schema } from './0001_schema';
 import { sql as tenancy } from './0002_tenancy';
 import { sql as poseConditions } from './0003_pose_conditions';
+import { sql as captureResults } from './0004_capture_results';
 
 export interface HqMigration {
   id: number;
@@ -16,4 +17,5 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 1, name: '0001_schema', sql: schema },
   { id: 2, name: '0002_tenancy', sql: tenancy },
   { id: 3, name: '0003_pose_conditions', sql: poseConditions },
+  { id: 4, name: '0004_capture_results', sql: captureResults },
 ];

@@ -9,43 +9,9 @@ import type { PoseMetricView } from '../../../../models/contract';
 import { call } from '../../bridge';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
+import { href } from '../../router';
 import { formatDateTime, humanize } from '../../format';
-
-/** Why a reading was omitted: a short label beside the number, the full reason under the table. */
-const OMITTED: Record<string, { short: string; long: string }> = {
-  flexion_observability_gate: {
-    short: 'limb not side-on',
-    long: 'The limb was not seen side-on enough (sagittal ratio below 0.45), so flexion cannot be measured from this view.',
-  },
-  frontal_observability_gate: {
-    short: 'limb not in the frontal plane',
-    long: 'The limb pointed too far forward or back (frontal ratio below 0.45, e.g. a thigh flexed near 90°), so its frontal-plane angle is not defined.',
-  },
-  not_measurable_with_coco17: {
-    short: 'needs a point the model lacks',
-    long: 'The 17-point body model has no point this angle needs (e.g. a foot point for dorsiflexion).',
-  },
-  low_coverage: { short: 'too few valid frames', long: 'Too few frames had a valid 3D reading (athlete out of view or too few cameras).' },
-};
-
-/** Short labels of the conditions a reading can carry (full sentence with the numbers: `detail`; all listed on the help page "Pose metrics"). */
-const CONDITION: Record<string, string> = {
-  rig_drift: 'rig moved since calibration',
-  view_not_sagittal: 'no side view',
-  view_not_frontal: 'no front or back view',
-  low_coverage: 'too few valid frames',
-  camera_offset: 'cameras out of step',
-  camera_offset_corrected: 'camera timing corrected',
-  camera_exclusion_imbalance: 'one camera disagrees',
-  reprojection_imbalance: 'one camera reprojects badly',
-  segment_length_unstable: 'limb length unstable',
-  segment_asymmetry: 'left/right limb lengths differ',
-  implausible_range: 'implausible angle',
-  low_2d_confidence: 'low 2D confidence',
-  hip_centres_implausible: 'hip points misplaced',
-  static_trial: 'static trial (unfiltered)',
-  not_checked: 'recorded before quality checks',
-};
+import { CONDITION, OMITTED } from '../capture/labels';
 
 export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {
   const data = useLoad(async () => {
@@ -76,7 +42,7 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
           <section key={s.id} className="card" data-capture={s.id}>
             <header className="card-head">
               <h2>
-                {s.trial_name || 'Capture'} — {formatDateTime(s.recorded_at)}
+                <a href={href({ page: 'capture', tab: 'results', id: s.id })}>{s.trial_name || 'Capture'}</a> — {formatDateTime(s.recorded_at)}
               </h2>
               <span className="muted small">
                 {s.camera_count} camera{s.camera_count === 1 ? '' : 's'} · {s.fps} fps · {s.frame_count} frames · {humanize(s.source)}

@@ -1,0 +1,139 @@
+/**
+ * The Capture page in Chromium against the real web host: the demo club's seeded session on the
+ * results page (charts per joint with each side's conditions, repetitions, comparison) at 1024 px;
+ * the demo trial imported and processed from the app with a progress bar per stage; the new
+ * session's results compared with the seeded one; cancel keeps the recording. Processing reads the
+ * trial's 2D keypoint files (seconds), and the cancelled run is a video run stopped after its first stage.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningApp } from './fixtures/app';
+import { launchBrowser, screenshot, startApp } from './fixtures/app';
+import { contractCall, goTo } from './pages/app';
+import { signedIn } from './pages/forms';
+
+const DEMO = resolve(process.env.ATHLETE_SHARED_DATA ?? '../shared/data', 'pose2sim-demo');
+const TRIAL = resolve(DEMO, 'S00_P00_SingleParticipant/S00_P00_T01_BalancingTrial');
+const CALIB = resolve(DEMO, 'S00_Calibration/Calib_qualisys.toml');
+const hasDemo = existsSync(TRIAL) && existsSync(CALIB);
+
+let app: RunningApp;
+let browser: Browser;
+
+beforeAll(async () => {
+  app = await startApp();
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+async function noHorizontalOverflow(page: Page): Promise<void> {
+  const o = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
+  expect(o.sw, 'page wider than the window').toBeLessThanOrEqual(o.cw);
+}
+
+interface Sessions {
+  sessions: { id: string; athlete_id: string; test: string }[];
+}
+
+describe('capture results', () => {
+  it('the seeded demo session shows each joint over time with its conditions, at 1024 px', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await goTo(page, '#/capture', 'capture-sessions');
+    const row = page.locator('tr[data-capture-session]').first();
+    expect(await row.textContent()).toContain('Balance');
+    await row.locator('a').click();
+    await page.locator('main[data-page="capture-results"][data-state="ready"]').waitFor();
+    const joints = page.locator('section.joint-card');
+    expect(await joints.count()).toBeGreaterThanOrEqual(5);
+    const knee = page.locator('section.joint-card[data-joint="knee_flexion"]');
+    expect(await knee.locator('figure.chart svg path.line').count()).toBe(2);
+    // Each side's conditions beside its chart: trustworthy or not, cameras, view, coverage.
+    for (const side of ['left', 'right']) {
+      const c = knee.locator(`.side-cond[data-side="${side}"]`);
+      expect(await c.getAttribute('data-trustworthy')).toMatch(/true|false/);
+      expect(await c.textContent()).toMatch(/Cameras.*calibrated cameras.*View.*Coverage\d+ % of frames/s);
+    }
+    expect(await page.locator('[data-repetitions]').count()).toBe(1);
+    expect(await page.locator('[data-comparison="none"]').textContent()).toMatch(/No earlier balance session/);
+    await noHorizontalOverflow(page);
+    await screenshot(page, 'capture-results-1024');
+    await page.context().close();
+  });
+
+  it('a coach (no pose.read) has no Capture page', async () => {
+    const page = await signedIn(browser, app, 'coach');
+    expect(await page.locator('nav.sidenav a[data-nav="capture"]').count()).toBe(0);
+    await goTo(page, '#/capture', 'capture-sessions', 'denied');
+    await page.context().close();
+  });
+});
+
+describe.skipIf(!hasDemo && process.env.CI !== 'true')(`capture processing${hasDemo ? '' : ` (skipped: ${DEMO} is absent)`}`, () => {
+  it('imports the demo trial, processes it with a progress bar per stage, and compares it with the seeded session', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    const seeded = (await contractCall<Sessions>(page, 'verb.call', { verb: 'capture.listSessions', input: {} })).value!.sessions[0]!;
+    const imported = await contractCall<{ id: string }>(page, 'capture.importTrial', {
+      trial_dir: TRIAL,
+      calibration_path: CALIB,
+      athlete_id: seeded.athlete_id,
+      test: 'balance',
+    });
+    expect(imported.ok).toBe(true);
+    await goTo(page, '#/capture/process', 'capture-process');
+    const rec = page.locator(`li[data-recording="${imported.value!.id}"]`);
+    await rec.locator('select[name="input"]').selectOption('keypoints');
+    await rec.locator('[data-action="process"]').click();
+    const job = page.locator('section[data-job]');
+    await job.waitFor();
+    expect(await job.locator('li[data-stage]').evaluateAll((xs) => xs.map((x) => x.getAttribute('data-stage')))).toEqual([
+      'decode',
+      'pose:cam_01',
+      'pose:cam_02',
+      'pose:cam_03',
+      'pose:cam_04',
+      'triangulate',
+      'angles',
+    ]);
+    expect(await job.locator('progress').count()).toBe(7);
+    await page.locator('section[data-job][data-job-status="complete"]').waitFor({ timeout: 90_000 });
+    expect(await job.locator('li[data-stage][data-done="false"]').count()).toBe(0);
+    await noHorizontalOverflow(page);
+    await screenshot(page, 'capture-process-done');
+    await job.getByRole('link', { name: 'View the results' }).click();
+    await page.locator('main[data-page="capture-results"][data-state="ready"]').waitFor();
+    // Compared with the seeded session of the same test.
+    expect(await page.locator(`table[data-comparison="${seeded.id}"]`).count()).toBe(1);
+    expect(await page.locator('tr[data-compare="knee_flexion-left"]').textContent()).toMatch(/°.*°/);
+    await noHorizontalOverflow(page);
+    await screenshot(page, 'capture-results-compared');
+    await page.context().close();
+  });
+
+  it('cancelling a video run keeps the recording to be processed again', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    const seeded = (await contractCall<Sessions>(page, 'verb.call', { verb: 'capture.listSessions', input: {} })).value!.sessions[0]!;
+    const imported = await contractCall<{ id: string }>(page, 'capture.importTrial', {
+      trial_dir: TRIAL,
+      calibration_path: CALIB,
+      athlete_id: seeded.athlete_id,
+      test: 'gait',
+    });
+    await goTo(page, '#/capture/process', 'capture-process');
+    const rec = page.locator(`li[data-recording="${imported.value!.id}"]`);
+    await rec.locator('select[name="input"]').selectOption('video');
+    await rec.locator('input[name="max_frames"]').fill('3');
+    await rec.locator('[data-action="process"]').click();
+    await page.locator('section[data-job] li[data-stage="decode"][data-done="true"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-action="cancel-job"]').click();
+    await page.locator('section[data-job][data-job-status="cancelled"]').waitFor();
+    await page.locator(`li[data-recording="${imported.value!.id}"][data-recording-status="recorded"]`).waitFor();
+    await page.context().close();
+  });
+});

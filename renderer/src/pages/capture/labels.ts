@@ -1,0 +1,59 @@
+/** Labels of the capture results: why a reading was refused, and each condition a reading can carry (shared by the athlete's pose tab and the Capture page). */
+
+/** Why a reading was omitted: a short label beside the number, the full reason under the table. */
+export const OMITTED: Record<string, { short: string; long: string }> = {
+  flexion_observability_gate: {
+    short: 'limb not side-on',
+    long: 'The limb was not seen side-on enough (sagittal ratio below 0.45), so flexion cannot be measured from this view.',
+  },
+  frontal_observability_gate: {
+    short: 'limb not in the frontal plane',
+    long: 'The limb pointed too far forward or back (frontal ratio below 0.45, e.g. a thigh flexed near 90°), so its frontal-plane angle is not defined.',
+  },
+  not_measurable_with_coco17: {
+    short: 'needs a point the model lacks',
+    long: 'The 17-point body model has no point this angle needs (e.g. a foot point for dorsiflexion).',
+  },
+  low_coverage: { short: 'too few valid frames', long: 'Too few frames had a valid 3D reading (athlete out of view or too few cameras).' },
+};
+
+/** Short labels of the conditions a reading can carry (full sentence with the numbers: `detail`; all listed on the help page "Pose metrics"). */
+export const CONDITION: Record<string, string> = {
+  rig_drift: 'rig moved since calibration',
+  view_not_sagittal: 'no side view',
+  view_not_frontal: 'no front or back view',
+  low_coverage: 'too few valid frames',
+  camera_offset: 'cameras out of step',
+  camera_offset_corrected: 'camera timing corrected',
+  camera_exclusion_imbalance: 'one camera disagrees',
+  reprojection_imbalance: 'one camera reprojects badly',
+  segment_length_unstable: 'limb length unstable',
+  segment_asymmetry: 'left/right limb lengths differ',
+  implausible_range: 'implausible angle',
+  low_2d_confidence: 'low 2D confidence',
+  hip_centres_implausible: 'hip points misplaced',
+  static_trial: 'static trial (unfiltered)',
+  not_checked: 'recorded before quality checks',
+};
+
+/** Movement tests as the clinician reads them. */
+export const TEST_LABEL: Record<string, string> = {
+  single_leg_squat: 'Single-leg squat',
+  drop_jump: 'Drop jump',
+  gait: 'Gait',
+  balance: 'Balance',
+  '': 'Test not recorded',
+};
+
+/** Joint names as the clinician reads them (definitions: help page "Pose metrics"). */
+export const JOINT_LABEL: Record<string, string> = {
+  knee_flexion: 'Knee flexion',
+  hip_flexion: 'Hip flexion',
+  shoulder_flexion: 'Shoulder flexion',
+  elbow_flexion: 'Elbow flexion',
+  ankle_dorsiflexion: 'Ankle dorsiflexion',
+  hip_abduction: 'Hip abduction',
+  knee_frontal_projection_angle: 'Knee frontal-plane projection angle (valgus +)',
+  pelvic_obliquity: 'Pelvic obliquity',
+  trunk_lateral_lean: 'Trunk lateral lean',
+};
