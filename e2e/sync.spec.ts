@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from './fixtures/app';
 import { DEMO_PIN, launchBrowser, screenshot, startApp } from './fixtures/app';
 import type { NetLink, RunningHq } from './fixtures/hq';
-import { startHq, startLink } from './fixtures/hq';
+import { havePostgres, startHq, startLink } from './fixtures/hq';
 import { contractCall, goTo, waitForPage } from './pages/app';
 import { EMAIL, field, form, pageErrors, signedIn, waitForForm } from './pages/forms';
 
@@ -65,6 +65,7 @@ async function athlete(p: Page, id: string): Promise<{ version: number; position
 }
 
 beforeAll(async () => {
+  if (!havePostgres) return;
   hq = await startHq();
   link = await startLink(hq.url);
   app = await startApp();
@@ -84,7 +85,7 @@ afterAll(async () => {
   await hq?.stop();
 });
 
-describe('device sync in the app', () => {
+describe.skipIf(!havePostgres)('device sync in the app', () => {
   it('an owner enrols the device in Settings → Sync; the shell shows online, then offline with a pending change', async () => {
     page = await signedIn(browser, app, 'owner');
     await waitForPage(page, 'athletes');

@@ -169,6 +169,7 @@ export function SyncPage() {
           athlete={replan.athlete}
           squads={replan.squads}
           initial={replan.initial}
+          intro={<ReplanIntro />}
           onClose={() => setReplan(null)}
           onSaved={(s) => {
             setReplan(null);
@@ -181,6 +182,7 @@ export function SyncPage() {
           athleteId={replan.athleteId}
           injury={replan.injury}
           initial={replan.initial}
+          intro={<ReplanIntro />}
           onClose={() => setReplan(null)}
           onSaved={(s) => {
             setReplan(null);
@@ -189,6 +191,15 @@ export function SyncPage() {
         />
       ) : null}
     </Page>
+  );
+}
+
+function ReplanIntro() {
+  return (
+    <p className="small muted" data-replan="true">
+      Re-planning a change HQ refused: your values are filled in on the record as HQ holds it now. Check them against HQ&apos;s, then save; the refused change
+      is then discarded.
+    </p>
   );
 }
 
@@ -253,7 +264,7 @@ function ConflictCard({ c, onReplan, onAsk, onDiscard }: { c: SyncConflict; onRe
         const fields = [...new Set([...Object.keys(ours), ...(ch.op === 'update' ? Object.keys(ch.before as Record<string, unknown>) : [])])].filter(
           (k) => !HIDDEN.has(k),
         );
-        const record = names.records.get(ch.id);
+        const record = ch.table === 'athlete' ? names.athletes.get(ch.id) : names.records.get(ch.id);
         return (
           <table className="table compare" key={`${ch.table}:${ch.id}`} data-row={ch.id}>
             <caption>

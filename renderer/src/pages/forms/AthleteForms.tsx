@@ -4,6 +4,7 @@
  * They submit `athletes.create` / `athletes.update` / `athletes.deactivate` through the one form
  * path (components/Form.tsx).
  */
+import type { ReactNode } from 'react';
 import { useState } from 'react';
 import type { Athlete, Squad } from '../../../../models/records';
 import { call } from '../../bridge';
@@ -55,6 +56,7 @@ export function AthleteFormDialog({
   athlete,
   squads,
   initial,
+  intro,
   onClose,
   onSaved,
 }: {
@@ -62,6 +64,8 @@ export function AthleteFormDialog({
   squads: readonly SquadOption[];
   /** Values to start from instead of the row's (re-planning a rejected sync change on the current row). */
   initial?: Partial<Athlete> | undefined;
+  /** A note above the fields (why the form is open, e.g. re-planning a refused sync change). */
+  intro?: ReactNode;
   onClose(): void;
   onSaved(summary: string): void;
 }) {
@@ -102,6 +106,7 @@ export function AthleteFormDialog({
     <FormDialog
       form={form}
       title={athlete ? `Edit ${athlete.name}` : 'Add athlete'}
+      intro={intro}
       submitLabel={athlete ? 'Save changes' : 'Add athlete'}
       onSubmit={submit}
       onClose={onClose}

@@ -5,6 +5,7 @@
  * signing a stage the doctor has not cleared is told so by the service). All go through the one
  * form path (components/Form.tsx).
  */
+import type { ReactNode } from 'react';
 import { useState } from 'react';
 import type { Injury, RtpEntry } from '../../../../models/records';
 import { call } from '../../bridge';
@@ -55,6 +56,7 @@ export function InjuryFormDialog({
   athleteId,
   injury,
   initial,
+  intro,
   onClose,
   onSaved,
 }: {
@@ -62,6 +64,8 @@ export function InjuryFormDialog({
   injury: Injury | null;
   /** Values to start from instead of the row's (re-planning a rejected sync change on the current row). */
   initial?: Partial<Injury> | undefined;
+  /** A note above the fields (why the form is open, e.g. re-planning a refused sync change). */
+  intro?: ReactNode;
   onClose(): void;
   onSaved(s: string): void;
 }) {
@@ -106,6 +110,7 @@ export function InjuryFormDialog({
     <FormDialog
       form={form}
       title={injury ? 'Update injury' : 'Record injury'}
+      intro={intro}
       submitLabel={injury ? 'Save injury' : 'Record injury'}
       onSubmit={submit}
       onClose={onClose}
