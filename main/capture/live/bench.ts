@@ -52,15 +52,20 @@ async function throughput(label: string, files: string[], record: boolean) {
   const out = path.join(dir, `rec-${label}-${record}`.replace(/[^a-z0-9-]/gi, '_'));
   const rig = await openRig(specs, record ? { record: { outDir: out } } : {});
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const c0 = rig.counts().map((c) => c.captured);
   await sleep(SECONDS * 1000);
   const dt = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   const c1 = record ? rig.counts().map((c) => c.written) : rig.counts().map((c) => c.captured);
   const per = c1.map((n, i) => (n - (record ? 0 : c0[i]!)) / dt);
+  const frames = per.reduce((a, b) => a + b, 0) * dt;
+  // CPU time of the whole process per frame (all threads): a load-independent cost figure
+  const cpuMs = (cpu.user + cpu.system) / 1000 / Math.max(frames, 1);
   await rig.close();
   rmSync(out, { recursive: true, force: true });
   const s = rig.sources[0]!;
-  return `| ${label} | ${s.width}×${s.height} | ${record ? 'live + recording (MJPEG)' : 'live only'} | ${per.map((p) => p.toFixed(1)).join(' / ')} | ${per.reduce((a, b) => a + b, 0).toFixed(1)} |`;
+  return `| ${label} | ${s.width}×${s.height} | ${record ? 'live + recording (MJPEG)' : 'live only'} | ${per.map((p) => p.toFixed(1)).join(' / ')} | ${per.reduce((a, b) => a + b, 0).toFixed(1)} | ${cpuMs.toFixed(1)} |`;
 }
 
 async function slowConsumer(label: string, files: string[]) {
@@ -99,7 +104,7 @@ const rows: string[] = [];
 console.log(
   `machine: ${os.cpus()[0]?.model ?? '?'} × ${os.cpus().length}, load average ${os.loadavg()[0]!.toFixed(1)}; ${new Date().toISOString()}; OpenCV ${cv.version}; ${SECONDS} s per run\n`,
 );
-console.log('| sources | size | mode | frames/s per camera | total frames/s |\n|---|---|---|---|---|');
+console.log('| sources | size | mode | frames/s per camera | total frames/s | CPU ms per frame |\n|---|---|---|---|---|---|');
 for (const [label, files] of [
   ['4 × 720p mp4v', p720],
   ['4 × 1080p mp4v', p1080],

@@ -32,8 +32,9 @@ function indexFrame(i: number, w: number, h: number): RawImage {
 /** Read the index back from the centre of each half. */
 function frameIndexOf(f: RawImage): number {
   const px = (x: number) => f.data[(Math.floor(f.height / 2) * f.width + x) * 3]!;
-  const a = Math.round((px(Math.floor(f.width / 4)) - 8) / 16),
-    b = Math.round((px(Math.floor((3 * f.width) / 4)) - 8) / 16);
+  // Math.max: a level of 8 decoded as 5 must read 0, not −0
+  const a = Math.max(0, Math.round((px(Math.floor(f.width / 4)) - 8) / 16)),
+    b = Math.max(0, Math.round((px(Math.floor((3 * f.width) / 4)) - 8) / 16));
   return a + 16 * b;
 }
 function synthVideo(dir: string, name: string, frames: number, fps: number, w = 96, h = 64): string {
@@ -68,8 +69,8 @@ function decodeAll(file: string): RawImage[] {
   r.close();
   return out;
 }
-/** Every camera's video holds exactly its sidecar's rows, each frame the source frame the sidecar names. */
-function checkRecording(r: RecordingResult): void {
+/** Every camera's video holds exactly its sidecar's rows, each frame the source frame the sidecar names (`loopFrames`: length of a looped source). */
+function checkRecording(r: RecordingResult, loopFrames = Infinity): void {
   for (const c of r.cameras) {
     const rows = sidecar(c.timestamps);
     expect(rows.length, c.name).toBe(r.frames);
@@ -86,7 +87,7 @@ function checkRecording(r: RecordingResult): void {
     expect(rows.filter((x) => x.status === 'duplicated').length, c.name).toBe(c.duplicated);
     const frames = decodeAll(c.video);
     expect(frames.length, c.name).toBe(r.frames);
-    frames.forEach((f, i) => expect(frameIndexOf(f), `${c.name} frame ${i}`).toBe(rows[i]!.sourceFrame % 256));
+    frames.forEach((f, i) => expect(frameIndexOf(f), `${c.name} frame ${i}`).toBe((rows[i]!.sourceFrame % loopFrames) % 256));
   }
 }
 
@@ -181,6 +182,36 @@ describe.skipIf(!built && !ci)(
       const config = parseToml(readFileSync(r.config, 'utf8')) as { capture: { failed_camera: string; reason: string } };
       expect(config.capture).toMatchObject({ failed_camera: 'oblique', reason: 'source_ended' });
     }, 60_000);
+
+    it('the Capture page path: preview events, start/stop recording with progress, a second recording on the same rig', async () => {
+      const files = [0, 1].map((i) => synthVideo(dir, `ui${i}`, 30, 30));
+      const rig = await openRig(files.map((f) => ({ kind: 'file' as const, path: f, loop: true })));
+      const previews: number[] = [];
+      let progress = 0,
+        finished = 0;
+      rig.on('preview', (f) => previews.push(f.camera));
+      rig.on('progress', () => progress++);
+      rig.on('recording-finished', () => finished++);
+      rig.startPreview({ fps: 20, maxWidth: 64 });
+      await new Promise((res) => setTimeout(res, 300));
+      rig.startRecording({ outDir: path.join(dir, 'ui-1'), metadata: { athlete: 'A1' } });
+      expect(() => rig.startRecording({ outDir: path.join(dir, 'ui-x') })).toThrow(/a recording into .* is running/);
+      await new Promise((res) => setTimeout(res, 1200));
+      const r1 = await rig.stopRecording();
+      expect(r1.reason).toBe('stopped');
+      expect(r1.frames).toBeGreaterThan(10);
+      checkRecording(r1, 30);
+      expect(progress).toBeGreaterThan(0);
+      expect(previews.filter((c) => c === 0).length).toBeGreaterThan(3);
+      expect(previews.filter((c) => c === 1).length).toBeGreaterThan(3);
+      rig.stopPreview();
+      rig.startRecording({ outDir: path.join(dir, 'ui-2'), seconds: 0.5 });
+      const r2 = await rig.recordingDone();
+      expect([r2.reason, r2.frames]).toEqual(['stopped', 15]);
+      checkRecording(r2, 30);
+      expect(finished).toBe(2);
+      await rig.close();
+    }, 30_000);
 
     it('a slow consumer drops frames and counts them; capture neither blocks nor grows the ring', async () => {
       const file = synthVideo(dir, 'slow', 60, 30);
