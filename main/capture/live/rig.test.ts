@@ -144,7 +144,7 @@ describe.skipIf(!built && !ci)(
     );
 
     it('realtime sources: monotonic timestamps, frames grouped within ±half an interval, every written frame the one its sidecar names', async () => {
-      const files = [0, 1, 2, 3].map((i) => synthVideo(dir, `rt${i}`, 45, 30));
+      const files = [0, 1, 2, 3].map((i) => synthVideo(dir, `rt${i}`, 60, 30));
       const out = path.join(dir, 'rt-trial');
       const rig = await openRig(
         files.map((f) => ({ kind: 'file' as const, path: f })),
@@ -173,7 +173,8 @@ describe.skipIf(!built && !ci)(
       expect(r.reason).toBe('source_ended');
       expect(r.failure).toMatchObject({ camera: 2, name: 'oblique', state: 'ended', stoppedRecording: true });
       expect(r.failure!.message).toMatch(/end of file after 20 frames/);
-      expect(r.frames).toBeGreaterThanOrEqual(18);
+      // up to 20 (its length); fewer when another camera's first frame came late (the timeline starts at the latest first frame)
+      expect(r.frames).toBeGreaterThanOrEqual(10);
       expect(r.frames).toBeLessThanOrEqual(20);
       // the other cameras were still running when it stopped
       expect(stateAtEnd.slice(0, 2)).toEqual(['running', 'running']);
