@@ -226,6 +226,17 @@ describe('clinic UI in Chromium', () => {
     await page.locator('.ok-note', { hasText: 'tool switches' }).waitFor();
     const s = await contractCall<{ tools: { name: string; disabled: boolean }[] }>(page, 'settings.assistant', {});
     expect(s.value!.tools.find((t) => t.name === 'bulk_update_rates')?.disabled).toBe(true);
+    // Set the organisation's monthly assistant budget (settings.manage) and see it stored.
+    await page.locator('[data-testid="budget-cap"]').fill('125.5');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await page.locator('.ok-note', { hasText: 'monthly budget' }).waitFor();
+    const b = await contractCall<{ org: { cap_usd: number | null } }>(page, 'settings.assistant', {});
+    expect(b.value!.org.cap_usd).toBe(125.5);
+    // An amount out of range is refused with the field named, and the stored cap stays.
+    await page.locator('[data-testid="budget-cap"]').fill('-3');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await page.locator('.error-note, [role="alert"]').first().waitFor();
+    expect((await contractCall<{ org: { cap_usd: number | null } }>(page, 'settings.assistant', {})).value!.org.cap_usd).toBe(125.5);
     await page.context().close();
   });
 });

@@ -1,4 +1,6 @@
-/** Bad input to the capture command: the message says what is wrong and how to fix it. */
+import { AppError } from '../../models/errors';
+
+/** Which check of the capture input failed (the message says what is wrong and how to fix it). */
 export type CaptureInputErrorCode =
   | 'missing_camera'
   | 'frame_count_mismatch'
@@ -12,12 +14,16 @@ export type CaptureInputErrorCode =
   | 'bad_argument'
   | 'no_athlete';
 
-export class CaptureInputError extends Error {
+/**
+ * Bad capture input: an {@link AppError} with code `Validation` (HTTP 422: fix the input and
+ * resend); `kind` says which check failed.
+ */
+export class CaptureInputError extends AppError {
   constructor(
-    readonly code: CaptureInputErrorCode,
+    readonly kind: CaptureInputErrorCode,
     message: string,
   ) {
-    super(message);
+    super({ code: 'Validation', message });
     this.name = 'CaptureInputError';
   }
 }

@@ -16,7 +16,7 @@ const code = (f: () => unknown) => {
     f();
     return null;
   } catch (e) {
-    return e instanceof CaptureInputError ? e.code : String(e);
+    return e instanceof CaptureInputError ? e.kind : String(e);
   }
 };
 
@@ -59,7 +59,8 @@ describe.skipIf(!hasDemo)(`JSON keypoints are checked against the calibration's 
     writeFileSync(path.join(d, 'calib.toml'), formatTomlCalibration(swapped));
     const err = await processTrial({ trialDir: STATIC_TRIAL, calibPath: path.join(d, 'calib.toml'), useTrialKeypoints: true }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CaptureInputError);
-    expect((err as CaptureInputError).code).toBe('size_mismatch');
+    expect((err as CaptureInputError).kind).toBe('size_mismatch');
+    expect((err as CaptureInputError).code).toBe('Validation');
     expect((err as Error).message).toMatch(/cam01_json: \d+ of \d+ keypoints .* outside camera cam_01's calibrated image of 1920×1088 px/);
   });
   it('refuses a keypoint folder whose name matches no calibrated camera', async () => {
@@ -76,7 +77,7 @@ describe.skipIf(!hasDemo)(`JSON keypoints are checked against the calibration's 
     }
     const dirs = ['cam01', 'cam02', 'cam03', 'side'].map((c) => path.join(d, `${c}_json`));
     const err = await processTrial({ trialDir: d, calibPath: DEMO_CALIB, keypointDirs: dirs, fps: 60 }).catch((e: unknown) => e);
-    expect((err as CaptureInputError).code).toBe('bad_calibration');
+    expect((err as CaptureInputError).kind).toBe('bad_calibration');
     expect((err as Error).message).toMatch(/side_json matches no camera/);
   });
 });

@@ -81,7 +81,7 @@ export async function askCommand(argv: string[], sink: AskIo = STD_IO, overrides
   try {
     const user = findUserByEmail(db, values.as);
     if (!user) return fail(io, { code: 'NotFound', message: `No user with email ${values.as}. List them with: npm run cli -- users --db ${values.db}` });
-    const kx = new Kinetix({
+    const kx = Kinetix.open({
       db,
       tools: overrides.tools ?? defaultToolRegistry(),
       log: (line) => io.err(JSON.stringify({ level: 'warn', msg: line })),

@@ -79,7 +79,7 @@ const refused = { ok: false, error: { code: 'Forbidden', message: 'Calls are acc
 function registerContract(db: Db, sync: AppSync, captureDir: string): void {
   const log = (l: string) => console.log(`ipc: ${l}`);
   const tools = defaultToolRegistry();
-  const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
+  const kinetix = Kinetix.open({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
   const capture = createCaptureWorkspace(db, captureDir, log);
   app.on('will-quit', () => capture.close());
   const deps = { db, log, kinetix, tools, sync, capture };

@@ -151,7 +151,7 @@ export async function runCase(c: EvalCase, mode: Mode, opts: RunOptions = {}): P
           stream: (req, h, signal) => (liveSent.push(JSON.stringify(req.messages)), inner.stream(req, h, signal)),
         };
       };
-      kx = new Kinetix({ db: w.db, tools: registry, env, secretBox: null, scheduler: evalClock(), log: () => {}, providerFactory });
+      kx = Kinetix.open({ db: w.db, tools: registry, env, secretBox: null, scheduler: evalClock(), log: () => {}, providerFactory });
     } else {
       // The adversary acts in the turn where it read the hostile text (the follow-up turn when the case says so).
       const inFollowUp = !!c.followUp && c.injection?.turn === 2;

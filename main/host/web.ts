@@ -475,7 +475,7 @@ async function main(): Promise<void> {
     console.log(`web: seeded ${large} synthetic athletes (users ${Object.values(s.emails).join(', ')})`);
   }
   const tools = defaultToolRegistry();
-  const kinetix = new Kinetix({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
+  const kinetix = Kinetix.open({ db, tools, log: (l) => console.log(`kinetix: ${l}`) });
   // Recordings live next to the database (ATHLETE_CAPTURE_DIR overrides), one folder per trial.
   const capture = createCaptureWorkspace(db, resolve(process.env.ATHLETE_CAPTURE_DIR ?? join(dirname(dbPath), 'captures')), (l) => console.log(`web: ${l}`));
   // Device sync runs in the background when this database is enrolled with an HQ server.

@@ -87,9 +87,6 @@ export const deleteVideoTool = defineTool({
   plan() {
     throw new Forbidden('Deleting videos is not available to the assistant or to MCP clients; nothing was changed.');
   },
-  apply() {
-    throw new Forbidden('Deleting videos is not available to the assistant or to MCP clients; nothing was changed.');
-  },
 });
 
 /** Every tool for a verb registry (default: the service layer's VERBS) plus `open_page` and the never-offered `delete_video`. */

@@ -12,7 +12,9 @@ import { addOrg, addRecord, addUser, collectEvents, tempDb, testHarness, updateU
 import { received, testRegistry } from '../testing/kinetix-tools';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
 import type { RunEventEnvelope } from './bus';
-import { KINETIX_EVENTS } from './harness';
+import { Kinetix, KINETIX_EVENTS } from './harness';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { MASK } from './mask';
 import { DECLINED_MESSAGE } from './prompt';
 import { ManualScheduler } from './scheduler';
@@ -408,6 +410,27 @@ describe('the confirm pause', () => {
     const replay = await collectEvents(next, physioId, runId);
     expect(replay.at(-1)!.event).toMatchObject({ type: EventType.RUN_ERROR, code: 'Interrupted' });
     expect(listRows(t.db, 'athlete', orgId, {})).toHaveLength(1);
+    kx.stop(physioId, runId);
+  });
+
+  it('constructing a harness has no side effects: recovery (database writes) and telemetry wait for start(); the key file is read on first need', async () => {
+    server.push({ toolUses: [{ name: 'create_athlete', input: createInput }] });
+    const { kx } = testHarness(t.db, testRegistry(), { baseURL: server.url });
+    const { runId, confirm } = await proposeAndWait(kx);
+    const events = K.listRunEvents(t.db, runId, 0).length;
+    const keyFile = join(dirname(t.db.path), 'machine.key');
+    expect(existsSync(keyFile)).toBe(false);
+    const idle = new Kinetix({ db: t.db, tools: testRegistry(), env: {}, log: () => {} });
+    expect(K.getRun(t.db, runId)!.status).toBe('waiting_confirm');
+    expect(K.getToolCall(t.db, confirm.toolCallId)!.status).toBe('proposed');
+    expect(K.listRunEvents(t.db, runId, 0)).toHaveLength(events);
+    expect(idle.start()).toBe(idle);
+    expect(K.getRun(t.db, runId)!.status).toBe('interrupted');
+    expect(K.getToolCall(t.db, confirm.toolCallId)!.status).toBe('skipped');
+    expect(existsSync(keyFile)).toBe(false);
+    // The machine key is read (here: created) when a provider key is first needed.
+    expect(() => idle.startRun({ userId: physioId, message: 'hi' })).toThrow(expect.objectContaining({ code: 'NotConfigured' }));
+    expect(existsSync(keyFile)).toBe(true);
     kx.stop(physioId, runId);
   });
 });

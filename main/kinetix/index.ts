@@ -2,7 +2,7 @@
  * Kinetix, the assistant harness: the public surface for the app hosts (IPC, web/SSE), the MCP
  * server and the eval harness.
  *
- *   const kx = new Kinetix({ db, tools: defaultToolRegistry() });
+ *   const kx = Kinetix.open({ db, tools: defaultToolRegistry() });
  *   const { runId, conversationId } = kx.startRun({ userId, message, conversationId?, page? });
  *   for await (const e of kx.subscribe(userId, runId, lastEventId)) send(e.id, e.event); // AG-UI
  *   kx.confirm(userId, toolCallId, { approve: true, argsHash, contentHash }); // from kinetix.confirm_required

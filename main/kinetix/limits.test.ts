@@ -220,7 +220,7 @@ describe('usage rows', () => {
 
 describe('provider key', () => {
   it('with no key: a clear refusal, no request, and the rest of the app keeps working', () => {
-    const kx = new Kinetix({ db: t.db, tools: testRegistry(), env: {}, secretBox: null, log: () => {} });
+    const kx = Kinetix.open({ db: t.db, tools: testRegistry(), env: {}, secretBox: null, log: () => {} });
     expect(() => kx.startRun({ userId, message: 'hi' })).toThrow(
       expect.objectContaining({ code: 'NotConfigured', message: expect.stringMatching(/no Anthropic API key is configured/) }),
     );
@@ -245,7 +245,7 @@ describe('provider key', () => {
 
     const srv = await startScriptedAnthropic([{ text: 'ok' }], { expectedKey: key });
     try {
-      const kx = new Kinetix({
+      const kx = Kinetix.open({
         db: t.db,
         tools: testRegistry(),
         env: {},
@@ -264,7 +264,7 @@ describe('provider key', () => {
     const prev = process.env.ANTHROPIC_BASE_URL;
     process.env.ANTHROPIC_BASE_URL = server.url;
     try {
-      const kx = new Kinetix({
+      const kx = Kinetix.open({
         db: t.db,
         tools: testRegistry(),
         env: { ANTHROPIC_API_KEY: 'sk-ant-env-key-123456', ANTHROPIC_BASE_URL: server.url },

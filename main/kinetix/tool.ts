@@ -43,13 +43,6 @@ export interface Proposal {
   state?: unknown;
 }
 
-/** What `apply` returns: the result for the model and the audit, plus a one-time reveal. */
-export interface ApplyResult {
-  result: unknown;
-  reveal?: Record<string, string>;
-  changesetId?: string;
-}
-
 interface ToolBase<S extends z.ZodType> {
   /** snake_case verb name the model calls (`list_athletes`). */
   name: string;
@@ -94,11 +87,13 @@ export interface ReadTool<S extends z.ZodType = z.ZodType> extends ToolBase<S> {
   run(ctx: ToolContext, input: z.infer<S>): unknown;
 }
 
-/** A tool that changes data: `plan` writes nothing; `apply` runs only after approval. */
+/**
+ * A tool that changes data: `plan` writes nothing and returns the changeset; after a human
+ * approves, the harness applies that stored changeset (proposals.ts), never the tool.
+ */
 export interface WriteTool<S extends z.ZodType = z.ZodType> extends ToolBase<S> {
   kind: 'write';
   plan(ctx: ToolContext, input: z.infer<S>): Proposal;
-  apply(ctx: ToolContext, proposal: Proposal, opts: { changesetId: string }): ApplyResult;
 }
 
 /** Any tool of the registry. */

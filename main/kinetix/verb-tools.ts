@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { TableName } from '../../models/tables';
 import type { ReadVerb, Verb, WriteVerb } from '../services/verb';
-import { applyPlanned, planWrite, runRead } from '../services/verb';
+import { planWrite, runRead } from '../services/verb';
 import type { Risk, Tool } from './tool';
 import { defineTool } from './tool';
 import { omitRecordText, RECORD_TEXT_FIELDS } from './classification';
@@ -176,12 +176,6 @@ export function toolFromVerb(verb: Verb): Tool {
     plan(ctx, input) {
       const { planned, reveal } = planWrite(ctx.service, wv, input);
       return reveal ? { summary: planned.summary, changeset: planned, reveal } : { summary: planned.summary, changeset: planned };
-    },
-    apply(ctx, proposal, opts) {
-      if (!proposal.changeset) throw new Error(`Tool ${base.name}: proposal has no changeset.`);
-      const applied = applyPlanned(ctx.service, proposal.changeset, { changesetId: opts.changesetId });
-      const result = { changeset_id: applied.id, summary: applied.summary, rows_changed: applied.changes.length, versions: applied.versions };
-      return proposal.reveal ? { result, reveal: proposal.reveal, changesetId: applied.id } : { result, changesetId: applied.id };
     },
   });
 }

@@ -128,7 +128,7 @@ export function testHarness(db: Db, tools: ToolRegistry, o: TestHarnessOptions):
   const logs: string[] = [];
   const apiKey = o.apiKey ?? 'sk-ant-test-0123456789abcdef';
   const { baseURL, apiKey: _k, ...rest } = o;
-  const kx = new Kinetix({
+  const kx = Kinetix.open({
     db,
     tools,
     env: { ANTHROPIC_API_KEY: apiKey },

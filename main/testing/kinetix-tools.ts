@@ -83,7 +83,6 @@ export const purgeVideos = defineTool({
   permission: 'video.delete',
   input: z.object({}).strict(),
   plan: () => ({ summary: 'Delete videos' }),
-  apply: () => ({ result: null }),
 });
 
 /** The registry the harness tests use. */

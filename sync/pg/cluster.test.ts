@@ -25,7 +25,8 @@ describe('findPgBinDir', () => {
       err = e;
     }
     expect(err).toBeInstanceOf(PgBinariesMissingError);
-    expect((err as PgClusterError).code).toBe('binaries_missing');
+    expect((err as PgClusterError).kind).toBe('binaries_missing');
+    expect((err as PgClusterError).code).toBe('NotConfigured');
     expect((err as Error).message).toMatch(/apt-get install postgresql-15/);
     expect((err as Error).message).toContain('/nonexistent/pg/bin');
   });
@@ -83,7 +84,8 @@ describe.skipIf(!havePg)('startPgCluster', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(dir, 'notes.txt'), 'hello');
     await expect(startPgCluster({ dataDir: dir })).rejects.toMatchObject({
-      code: 'data_dir',
+      kind: 'data_dir',
+      code: 'NotConfigured',
       message: expect.stringMatching(/neither empty nor a PostgreSQL data directory/),
     });
     expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('hello');

@@ -23,14 +23,22 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { AppError } from '../../models/errors';
 
-/** Base class of every error this module throws; `code` says which kind. */
-export class PgClusterError extends Error {
+/** What went wrong starting or stopping a cluster. */
+export type PgClusterErrorKind = 'binaries_missing' | 'unsupported_version' | 'os_user' | 'data_dir' | 'initdb_failed' | 'start_failed' | 'stop_failed';
+
+/**
+ * Base class of every error this module throws, an {@link AppError}: `NotConfigured` (HTTP 503)
+ * when this machine is not set up for it (binaries, version, OS user, data directory),
+ * `Unavailable` when the server would not initialise, start or stop; `kind` says which.
+ */
+export class PgClusterError extends AppError {
   constructor(
-    readonly code: 'binaries_missing' | 'unsupported_version' | 'os_user' | 'data_dir' | 'initdb_failed' | 'start_failed' | 'stop_failed',
+    readonly kind: PgClusterErrorKind,
     message: string,
   ) {
-    super(message);
+    super({ code: kind === 'initdb_failed' || kind === 'start_failed' || kind === 'stop_failed' ? 'Unavailable' : 'NotConfigured', message });
     this.name = 'PgClusterError';
   }
 }

@@ -70,19 +70,20 @@ export function triangulationAddon(): TriangulationAddon {
  * An OpenCV failure inside the addon (a `cv::Exception`, e.g. an assertion on a 2×7 board, six
  * distortion coefficients or fewer than 4 points per view), or use of a closed video reader.
  * The addon catches every native exception so none can abort the process; this is the typed
- * form callers see. `code`: `ERR_OPENCV` (OpenCV refused the input; `cvCode` is OpenCV's error
+ * form callers see, an {@link AppError}. `kind`: `ERR_OPENCV` (OpenCV refused the input; `cvCode` is OpenCV's error
  * code, e.g. -215 for a failed assertion, and `cvFunction` the function that raised it) or
  * `ERR_VIDEO_CLOSED` (a reader used after `close()`), or `ERR_CAPTURE_STATE` (a capture session
  * used after `close()`, or a recording started while one runs).
  */
-export class OpenCvError extends Error {
+export class OpenCvError extends AppError {
   constructor(
     message: string,
-    readonly code: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED' | 'ERR_CAPTURE_STATE',
+    /** Which failure (the addon's code); the {@link AppError} `code` is `Validation` for ERR_OPENCV, `Conflict` for a closed reader or session. */
+    readonly kind: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED' | 'ERR_CAPTURE_STATE',
     readonly cvCode: number | null,
     readonly cvFunction: string | null,
   ) {
-    super(message);
+    super({ code: kind === 'ERR_OPENCV' ? 'Validation' : 'Conflict', message });
     this.name = 'OpenCvError';
   }
 }

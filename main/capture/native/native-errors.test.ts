@@ -42,13 +42,13 @@ describe.skipIf(!cvBuilt && !ci)(`no input can kill the process (native addons${
   it('six distortion coefficients are an OpenCvError naming the assertion', () => {
     const r = runCase('dist6');
     expect([r.status, r.signal]).toEqual([0, null]);
-    expect(r.out?.error).toMatchObject({ name: 'OpenCvError', code: 'ERR_OPENCV', cvCode: -215 });
+    expect(r.out?.error).toMatchObject({ name: 'OpenCvError', code: 'Validation', kind: 'ERR_OPENCV', cvCode: -215 });
     expect(r.out?.error?.message).toMatch(/distCoeffs/);
   });
   it('fewer than 4 points per view is an OpenCvError', () => {
     const r = runCase('calib3pts');
     expect([r.status, r.signal]).toEqual([0, null]);
-    expect(r.out?.error).toMatchObject({ name: 'OpenCvError', code: 'ERR_OPENCV' });
+    expect(r.out?.error).toMatchObject({ name: 'OpenCvError', code: 'Validation', kind: 'ERR_OPENCV' });
     expect(r.out?.error?.message).toMatch(/number of points in the view #0 is < 4/);
   });
   it('a zero output size is a RangeError', () => {
@@ -66,7 +66,7 @@ describe.skipIf(!cvBuilt && !ci)(`no input can kill the process (native addons${
     for (const c of ['closedInfo', 'closedRead', 'closedSkip']) {
       const r = runCase(c);
       expect([c, r.status, r.signal]).toEqual([c, 0, null]);
-      expect(r.out?.error).toMatchObject({ name: 'OpenCvError', code: 'ERR_VIDEO_CLOSED' });
+      expect(r.out?.error).toMatchObject({ name: 'OpenCvError', code: 'Conflict', kind: 'ERR_VIDEO_CLOSED' });
     }
   });
   it('minViews < 2 is refused by the native triangulation (one view cannot give depth)', () => {

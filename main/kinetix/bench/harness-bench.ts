@@ -111,7 +111,7 @@ async function toolCallOverhead(opts: { calls: number; log: (l: string) => void 
       const perBatch = MAX_TOOL_CALLS_PER_RESPONSE; // the per-response cap (issue 9 §4)
       const batches = Math.ceil(opts.calls / perBatch);
       const registry = new ToolRegistry([tool as typeof trivial]);
-      const kx = new Kinetix({
+      const kx = Kinetix.open({
         db: t.db,
         tools: registry,
         env: { ANTHROPIC_API_KEY: 'sk-ant-bench-000000' },

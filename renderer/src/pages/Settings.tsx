@@ -52,10 +52,11 @@ export function Settings() {
 
 function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange(s: AssistantSettingsView): void }) {
   const [key, setKey] = useState('');
+  const [cap, setCap] = useState(s.org.cap_usd === null ? '' : String(s.org.cap_usd));
   const [off, setOff] = useState<Set<string>>(() => new Set(s.tools.filter((t) => t.disabled).map((t) => t.name)));
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  async function save(patch: { api_key?: string | null; disabled_tools?: string[] }, what: string) {
+  async function save(patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null }, what: string) {
     setError(null);
     setSaved(null);
     try {
@@ -119,6 +120,34 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
         <dt>Your spend</dt>
         <dd>{s.my_spend_mtd_usd === null ? 'unknown' : usd(s.my_spend_mtd_usd)}</dd>
       </dl>
+      {/* The org cap through settings.updateAssistant (settings.manage, checked by the service); per-user caps are set on each user account. */}
+      <form
+        className="filters"
+        data-form="budget"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save({ budget_cap_usd: cap.trim() === '' ? null : Number(cap) }, cap.trim() === '' ? 'monthly budget removed' : 'monthly budget');
+        }}
+      >
+        <label>
+          Organisation monthly cap (USD)
+          <input
+            type="number"
+            inputMode="decimal"
+            min={0}
+            max={1_000_000}
+            step="0.01"
+            value={cap}
+            onChange={(e) => setCap(e.target.value)}
+            placeholder="no cap"
+            data-testid="budget-cap"
+          />
+        </label>
+        <button type="submit" className="primary">
+          Save budget
+        </button>
+      </form>
       <h3>Tools</h3>
       <p className="small muted">
         Switch off tools the assistant should not be offered in this organisation. A switch only removes a tool: nobody is offered a tool their role lacks.

@@ -45,6 +45,6 @@ try {
   const r = run();
   console.log(JSON.stringify({ ok: r === null ? null : typeof r }));
 } catch (e) {
-  const x = e as Error & { code?: unknown; cvCode?: unknown };
-  console.log(JSON.stringify({ error: { name: x.name, code: x.code ?? null, cvCode: x.cvCode ?? null, message: x.message } }));
+  const x = e as Error & { code?: unknown; kind?: unknown; cvCode?: unknown };
+  console.log(JSON.stringify({ error: { name: x.name, code: x.code ?? null, kind: x.kind ?? null, cvCode: x.cvCode ?? null, message: x.message } }));
 }
