@@ -16,6 +16,7 @@ import { ROLES } from './roles';
 import type { AppliedChangesetOut, HelpPassageOut, PoseMetricOut, WriteOutput } from './outputs';
 import type { VerbInput, VerbName, VerbOutput } from './verbs';
 import type { JobView, RecordingView } from './capture/jobs';
+import type { CameraCounts, DeviceFailure, NegotiatedSource } from './capture/live';
 import { CAPTURE_TESTS } from './capture/series';
 import type { DeviceSyncStatus, SyncConflict } from './sync';
 
@@ -205,6 +206,43 @@ export const CONTRACT = {
   },
   /** A processing job: status, each stage's progress, the error with its stage, the session id when done. */
   'capture.job': { input: z.object({ job_id: z.string().min(8).max(64) }).strict(), output: z.custom<CaptureJobView>() },
+  /** Cameras attached to this machine and the video files configured to stand in for cameras (ATHLETE_CAPTURE_FILE_SOURCES); `note` says why no camera could be listed. */
+  'capture.sources': { input: Empty, output: z.custom<{ sources: { id: string; label: string }[]; note: string | null }>() },
+  /** Open the chosen sources (ids from `capture.sources`) as one rig, each captured on its own thread; closes a rig already open. */
+  'capture.openRig': {
+    input: z.object({ source_ids: z.array(z.string().min(3).max(40)).min(1).max(8) }).strict(),
+    output: z.custom<{ sources: NegotiatedSource[]; fps: number }>(),
+  },
+  /** Close the open rig (releases the cameras). */
+  'capture.closeRig': { input: Empty, output: z.object({ closed: z.literal(true) }) },
+  /** The newest frame of one open camera as a downscaled JPEG (base64), or null before its first frame. */
+  'capture.preview': {
+    input: z.object({ camera: z.number().int().min(0).max(7), max_width: z.number().int().min(64).max(1920).optional() }).strict(),
+    output: z.custom<{ camera: number; name: string; width: number; height: number; frame_index: number; jpeg_base64: string } | null>(),
+  },
+  /** The open rig: sources, per-camera counts, the running recording, cameras that failed. */
+  'capture.rigStatus': { input: Empty, output: z.custom<CaptureRigStatusView>() },
+  /** Start recording the open rig for `athlete_id` doing `test`, with `rig_id`'s calibration. */
+  'capture.startRecording': {
+    input: z.object({ athlete_id: Id, test: z.enum(CAPTURE_TESTS), rig_id: Id }).strict(),
+    output: z.custom<CaptureRecordingView>(),
+  },
+  /** Stop the running recording; every file is closed before it answers (what was written is kept even when a camera failed). */
+  'capture.stopRecording': { input: Empty, output: z.custom<CaptureStopView>() },
+  /** The frame of the first camera at the start of a live recording (JPEG base64), to tap the athlete on. */
+  'capture.tapFrame': { input: z.object({ recording_id: z.string().min(8).max(64) }).strict(), output: z.custom<{ camera: string; jpeg_base64: string }>() },
+  /** Mark the athlete: one tap (pixels of that camera's full-size frame). */
+  'capture.tap': {
+    input: z
+      .object({
+        recording_id: z.string().min(8).max(64),
+        camera: z.string().min(1).max(40),
+        x: z.number().min(0).max(10_000),
+        y: z.number().min(0).max(10_000),
+      })
+      .strict(),
+    output: z.custom<CaptureRecordingView>(),
+  },
   /** Cancel a processing job (its process is killed; the recording is kept). */
   'capture.cancel': { input: z.object({ job_id: z.string().min(8).max(64) }).strict(), output: z.custom<CaptureJobView>() },
   /**
@@ -245,6 +283,26 @@ export const CONTRACT = {
 
 /** A recorded trial in the capture workspace (models/capture/jobs.ts). */
 export type CaptureRecordingView = RecordingView;
+/** The open rig as the Record section shows it. */
+export type CaptureRigStatusView =
+  | { open: false }
+  | {
+      open: true;
+      sources: NegotiatedSource[];
+      fps: number;
+      counts: CameraCounts[];
+      recording: { recording_id: string; seconds: number } | null;
+      failures: DeviceFailure[];
+    };
+/** What stopping a recording returns. */
+export interface CaptureStopView {
+  recording: RecordingView;
+  frames: number;
+  seconds: number;
+  reason: 'stopped' | 'source_ended';
+  failure: DeviceFailure | null;
+  cameras: { name: string; written: number; dropped: number; duplicated: number }[];
+}
 /** A processing job (models/capture/jobs.ts). */
 export type CaptureJobView = JobView;
 

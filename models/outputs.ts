@@ -155,6 +155,10 @@ const PeakOut = z.object({
   side: z.enum(POSE_SIDES),
   peak_deg: z.number().nullable().describe('Degrees; null when the joint had no valid frame in the repetition.'),
 });
+/** What `capture.listRigs` returns. */
+export const RigList = z.object({
+  rigs: z.array(R.Rig.extend({ cameras: z.array(R.Camera).describe("The rig's cameras by name.") })).describe('Rigs by name.'),
+});
 /** What `capture.getResults` returns. */
 export const CaptureResultsOut = z.object({
   session: CaptureSessionOut,

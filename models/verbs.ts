@@ -129,6 +129,12 @@ export const VERB_SPECS = {
     I.ById,
     O.CaptureResultsOut,
   ),
+  'capture.listRigs': read(
+    'pose.read',
+    "The club's camera rigs (rooms) with each camera's calibration (K in pixels, distortion, Rodrigues rotation, translation in metres).",
+    I.Empty,
+    O.RigList,
+  ),
   'capture.recordSession': write(
     'capture.run',
     'Store a processed capture trial and its pose metrics (every reading with its conditions).',

@@ -133,6 +133,49 @@ export class CaptureWorkspace {
     return this.view(m);
   }
 
+  /**
+   * A live recording: `start(outDir)` starts the recorder on a new, empty recording folder (the
+   * recorder writes `videos/`, `Config.toml`, `calibration/`), then the metadata and calibration
+   * are written beside it. @throws ValidationError (calibration) or what `start` throws
+   */
+  createLive(
+    meta: Omit<RecordingMeta, 'id' | 'status' | 'session_id' | 'last_error' | 'origin'>,
+    calibrationToml: string,
+    start: (outDir: string) => void,
+  ): RecordingView {
+    try {
+      parseTomlCalibration(calibrationToml, 'the rig calibration');
+    } catch (e) {
+      if (e instanceof CalibrationError) throw new ValidationError(e.message);
+      throw e;
+    }
+    const id = randomUUID();
+    const d = path.join(this.root, id);
+    start(d);
+    mkdirSync(d, { recursive: true });
+    writeFileSync(path.join(d, 'calibration.toml'), calibrationToml);
+    const m: RecordingMeta = { ...meta, origin: 'live', id, status: 'recording', session_id: null, last_error: null };
+    this.writeMeta(m);
+    return this.view(m);
+  }
+
+  /** Mark a live recording finished (`failure`: a camera that stopped it; what was written is kept). */
+  finishLive(orgId: string, id: string, failure: RecordingMeta['last_error']): RecordingView {
+    const m = this.readMeta(id);
+    if (m.org_id !== orgId) throw new NotFound('Recording');
+    this.writeMeta({ ...m, status: 'recorded', last_error: failure });
+    return this.get(orgId, id);
+  }
+
+  /** Set the one tap that marks the athlete (camera name, pixels of its first frame). @throws NotFound, ValidationError */
+  setTap(orgId: string, id: string, tap: { camera: string; x: number; y: number }): RecordingView {
+    const m = this.readMeta(id);
+    if (m.org_id !== orgId) throw new NotFound('Recording');
+    if (!m.cameras.includes(tap.camera)) throw new ValidationError(`Camera ${tap.camera} is not one of this recording's cameras (${m.cameras.join(', ')}).`);
+    this.writeMeta({ ...m, tap });
+    return this.get(orgId, id);
+  }
+
   /** The folder the recorder writes a recording's videos to. */
   videosDir(orgId: string, id: string): string {
     this.get(orgId, id);
@@ -187,6 +230,7 @@ export class CaptureWorkspace {
    */
   start(orgId: string, userId: string, recordingId: string, o: { input?: 'video' | 'keypoints'; maxFrames?: number | null } = {}): JobView {
     const rec = this.get(orgId, recordingId);
+    if (rec.status === 'recording') throw new Conflict('This recording is still being recorded: stop it first.');
     for (const j of this.jobs.values())
       if (j.view.recording_id === recordingId && j.view.status === 'running') throw new Conflict('This recording is already being processed.');
     const useKeypoints = o.input ? o.input === 'keypoints' : rec.videos.length === 0;

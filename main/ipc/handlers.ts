@@ -23,6 +23,7 @@ import type { AppSync } from '../app/sync-runner';
 import { statusStream } from '../app/sync-runner';
 import { narrowProposal, submitForm } from './forms';
 import { captureHandlers } from './capture';
+import { LiveRoom, liveHandlers } from './capture-live';
 import type { CaptureWorkspace } from '../capture/workspace';
 import { syncConflicts, syncDiscard, syncEnrol, syncStatus } from './sync';
 
@@ -52,6 +53,8 @@ export interface HandlerDeps {
   tools?: ToolRegistry | null;
   /** The capture workspace (recordings and processing jobs); without it the `capture.*` operations answer NotConfigured. */
   capture?: CaptureWorkspace | null;
+  /** The open camera rig of this app (one per host; created on first use). */
+  liveRoom?: LiveRoom;
   /** Background device sync (main/app/sync-runner.ts); without it the device reads as not enrolled. */
   sync?: AppSync | null;
 }
@@ -175,6 +178,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'admin.setPin': (ctx, input) => setUserPin({ db: deps.db, userId: signedInUser(ctx) }, input),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
     ...captureHandlers<CallContext>(deps.db, deps.capture, signedInUser),
+    ...liveHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom ?? (deps.liveRoom = new LiveRoom()), signedInUser),
     'settings.updateAssistant': (ctx, input) => {
       const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};
       if (input.api_key !== undefined) patch.api_key = input.api_key;

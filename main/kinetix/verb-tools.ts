@@ -67,6 +67,7 @@ export const VERB_TOOL_META: Readonly<Record<string, VerbToolMeta>> = {
   'capture.listSessions': { name: 'list_capture_sessions' },
   'capture.getSession': { name: 'get_capture_session' },
   'capture.getResults': { name: 'get_capture_results' },
+  'capture.listRigs': { name: 'list_capture_rigs' },
   'capture.recordSession': { name: 'record_capture_session', title: 'Store capture trial and its joint-angle readings' },
   'devices.register': { name: 'register_device', title: 'Register device (creates an API key)' },
   'devices.rotateKey': { name: 'rotate_device_key', title: 'Replace device API key (the old key stops working)' },

@@ -2,7 +2,7 @@
 import * as I from '../../models/inputs';
 import { ValidationError } from '../../models/errors';
 import { parseAngleSeries, repetitionPeaks, type AngleSeries } from '../../models/capture/series';
-import type { CaptureSession, PoseMetric } from '../../models/records';
+import type { Camera, CaptureSession, PoseMetric, Rig } from '../../models/records';
 import { listRows } from '../data/rows';
 import { visibleAthlete } from './scope';
 import { insertRow } from './plan';
@@ -126,6 +126,14 @@ export const getCaptureResults = readVerb('capture.getResults', {
         'Readings from different camera configurations are not comparable as one figure.',
       ],
     };
+  },
+});
+
+export const listRigs = readVerb('capture.listRigs', {
+  run(vc) {
+    const rigs = listRows<Rig>(vc.db, 'rig', vc.actor.orgId, { orderBy: [{ column: 'name' }], limit: 200 });
+    const cams = listRows<Camera>(vc.db, 'camera', vc.actor.orgId, { orderBy: [{ column: 'name' }], limit: 2000 });
+    return { rigs: rigs.map((r) => ({ ...r, cameras: cams.filter((c) => c.rig_id === r.id) })) };
   },
 });
 

@@ -68,6 +68,7 @@ export const VERB_IMPLS: { readonly [K in VerbName]: VerbImpl<K> } = {
   'capture.listSessions': capture.listCaptureSessions,
   'capture.getSession': capture.getCaptureSession,
   'capture.getResults': capture.getCaptureResults,
+  'capture.listRigs': capture.listRigs,
   'capture.recordSession': capture.recordSession,
   'devices.list': admin.listDevices,
   'devices.register': admin.registerDevice,

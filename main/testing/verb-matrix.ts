@@ -61,6 +61,7 @@ export const EXPECTED: Record<string, string> = {
   'capture.listSessions': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
   'capture.getSession': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
   'capture.getResults': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
+  'capture.listRigs': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
   'capture.recordSession': 'N   N   Y   Y   Y   N   N   N   N   N',
   'devices.list': 'Y   Y   N   N   N   N   N   N   Y   N',
   'devices.register': 'Y   Y   N   N   N   N   N   N   Y   N',
@@ -165,6 +166,8 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
       return { id: o.itemId, price_cents: 9500 };
     case 'rates.bulkUpdate':
       return { folder_id: o.folderId, pct: 5 };
+    case 'capture.listRigs':
+      return {};
     case 'pose.getMetrics':
       return { athlete_id: o.athleteId };
     case 'capture.getSession':

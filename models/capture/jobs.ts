@@ -19,7 +19,7 @@ export const RecordingMeta = z.object({
   /** The one tap that marks the athlete (camera name, pixels in its first frame); null = the largest person. */
   tap: z.object({ camera: z.string(), x: z.number(), y: z.number() }).nullable(),
   rig_id: z.string().nullable(),
-  status: z.enum(['recorded', 'processing', 'processed', 'failed']),
+  status: z.enum(['recording', 'recorded', 'processing', 'processed', 'failed']),
   session_id: z.string().nullable(),
   last_error: z.object({ stage: z.string(), code: z.string(), message: z.string() }).nullable(),
 });

@@ -16,6 +16,7 @@ import { href } from '../router';
 import { useSession } from '../store';
 import { TEST_LABEL } from './capture/labels';
 import { ProcessView } from './capture/Process';
+import { RecordView } from './capture/Record';
 import { ResultsView } from './capture/Results';
 
 const TAB_LABEL: Record<Exclude<CaptureTab, 'results'>, string> = {
@@ -24,7 +25,7 @@ const TAB_LABEL: Record<Exclude<CaptureTab, 'results'>, string> = {
   process: 'Process',
   rig: 'Rig & calibration',
 };
-const TABS = ['sessions', 'process'] as const satisfies readonly Exclude<CaptureTab, 'results'>[];
+const TABS = ['sessions', 'record', 'process'] as const satisfies readonly Exclude<CaptureTab, 'results'>[];
 
 function Sessions({ onState }: { onState: (s: 'loading' | 'ready' | 'error') => void }) {
   const data = useLoad(async () => {
@@ -95,6 +96,8 @@ export function Capture({ tab, id }: { tab: CaptureTab; id?: string }) {
         </div>
       ) : tab === 'results' && id ? (
         <ResultsView id={id} onState={setInner} onTitle={setTitle} />
+      ) : tab === 'record' ? (
+        <RecordView onState={setInner} />
       ) : tab === 'process' ? (
         <ProcessView onState={setInner} canRun={hasPermission(me.role, 'capture.run')} />
       ) : (

@@ -1,0 +1,96 @@
+/**
+ * The Capture page's live room with the native capture addon and the demo trial's four videos
+ * standing in for cameras (the same code path as USB cameras; only the open differs): open, preview,
+ * record → stop into the workspace with the demo rig's calibration, the first-frame tap, and the
+ * recording then accepted for processing. Needs the built addon and the shared demo data.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppError } from '../../models/errors';
+import type { CaptureStopView } from '../../models/contract';
+import { VERBS, callVerb } from '../services';
+import { hasAddon } from '../capture/native/index';
+import { BALANCING, hasDemo, NO_DEMO } from '../capture/testing/paths';
+import type { CaptureWorkspace } from '../capture/workspace';
+import { openDb, type Db } from '../data/db';
+import { seedDemo, type SeedSummary } from '../data/seed';
+import { createCaptureWorkspace } from './capture';
+import { LiveRoom, liveHandlers } from './capture-live';
+
+type Ctx = { session: { userId: string | null } };
+const ready = hasDemo && hasAddon('capture');
+let dir: string, db: Db, seed: SeedSummary, ws: CaptureWorkspace, room: LiveRoom, h: ReturnType<typeof liveHandlers<Ctx>>;
+const as = (userId: string): Ctx => ({ session: { userId } });
+
+describe.skipIf(!ready && process.env.CI !== 'true')(`live room${ready ? '' : ` (skipped: ${hasDemo ? 'the capture addon is not built' : NO_DEMO})`}`, () => {
+  beforeAll(() => {
+    process.env.ATHLETE_CAPTURE_FILE_SOURCES = ['cam01', 'cam02', 'cam03', 'cam04'].map((c) => path.join(BALANCING, 'videos', `${c}.mp4`)).join(',');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-capture-live-'));
+    db = openDb(path.join(dir, 'demo.sqlite'));
+    seed = seedDemo(db, { seed: 1, today: '2026-11-20' });
+    ws = createCaptureWorkspace(db, path.join(dir, 'captures'));
+    room = new LiveRoom();
+    h = liveHandlers<Ctx>(db, ws, room, (c) => c.session.userId!);
+  });
+  afterAll(async () => {
+    await room.close();
+    ws.close();
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('opens the four demo videos as cameras, previews, records, stops, and takes the tap', async () => {
+    const physio = as(seed.userIds.physio);
+    const { sources } = (await h['capture.sources'](physio, {})) as { sources: { id: string }[] };
+    const files = sources.filter((s) => s.id.startsWith('file:')).map((s) => s.id);
+    expect(files).toEqual(['file:0', 'file:1', 'file:2', 'file:3']);
+    const opened = (await h['capture.openRig'](physio, { source_ids: files })) as { sources: { name: string; width: number }[] };
+    expect(opened.sources.map((s) => s.name)).toEqual(['cam01', 'cam02', 'cam03', 'cam04']);
+    let preview = null;
+    for (let i = 0; i < 50 && !preview; i++) {
+      preview = (await h['capture.preview'](physio, { camera: 0 })) as { jpeg_base64: string } | null;
+      if (!preview) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(Buffer.from(preview!.jpeg_base64, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    const rigs = callVerb({ db, userId: seed.userIds.physio }, VERBS, 'capture.listRigs', {}) as { rigs: { id: string; cameras: unknown[] }[] };
+    expect(rigs.rigs[0]!.cameras).toHaveLength(4);
+    const rec = (await h['capture.startRecording'](physio, { athlete_id: seed.linkedAthleteId, test: 'single_leg_squat', rig_id: rigs.rigs[0]!.id })) as {
+      id: string;
+    };
+    expect(((await h['capture.rigStatus'](physio, {})) as { recording: { recording_id: string } | null }).recording?.recording_id).toBe(rec.id);
+    expect(() => ws.start(seed.orgId, seed.userIds.physio, rec.id)).toThrow(/still being recorded/);
+    // A short take: each 1080×1920 frame is MJPEG-encoded for four cameras, which is slow on a shared CPU.
+    await new Promise((r) => setTimeout(r, 150));
+    const stop = (await h['capture.stopRecording'](physio, {})) as CaptureStopView;
+    expect(stop.frames).toBeGreaterThan(0);
+    expect(stop.cameras.map((c) => c.written)).toEqual([stop.frames, stop.frames, stop.frames, stop.frames]);
+    expect(stop.recording).toMatchObject({ status: 'recorded', origin: 'live', cameras: ['cam01', 'cam02', 'cam03', 'cam04'] });
+    expect(stop.recording.videos).toHaveLength(4);
+    const frame = (await h['capture.tapFrame'](physio, { recording_id: rec.id })) as { camera: string; jpeg_base64: string };
+    expect(frame.camera).toBe('cam01');
+    const tapped = (await h['capture.tap'](physio, { recording_id: rec.id, camera: 'cam01', x: 540, y: 960 })) as { tap: unknown };
+    expect(tapped.tap).toEqual({ camera: 'cam01', x: 540, y: 960 });
+    // A tap on a camera the recording does not have is refused.
+    try {
+      await h['capture.tap'](physio, { recording_id: rec.id, camera: 'cam09', x: 1, y: 1 });
+      throw new Error('accepted');
+    } catch (e) {
+      expect((e as AppError).code).toBe('Validation');
+    }
+    // The recording is accepted for processing (cancelled at once: processing is tested elsewhere).
+    const job = ws.start(seed.orgId, seed.userIds.physio, rec.id, { maxFrames: 2 });
+    expect(job.stages.map((s) => s.name)).toContain('pose:cam01');
+    ws.cancel(seed.orgId, job.id);
+  }, 240_000);
+
+  it('needs capture.run', async () => {
+    try {
+      await h['capture.sources'](as(seed.userIds.analyst), {});
+      throw new Error('allowed');
+    } catch (e) {
+      expect((e as AppError).code).toBe('Forbidden');
+    }
+  });
+});

@@ -1,0 +1,335 @@
+/**
+ * Record a trial: choose the cameras (attached cameras, or video files standing in for them) and see
+ * a live preview grid; choose the athlete, the test and the rig (its calibration); a 3-second
+ * countdown, record, stop (every file closed; a camera that failed is named and what it wrote is
+ * kept); then one tap on the athlete in the first camera's frame, and process. The cameras are
+ * captured in main by the native addon on their own threads; this page only shows snapshots.
+ */
+import { useEffect, useRef, useState } from 'react';
+import type { CallOutput, CaptureJobView, CaptureStopView } from '../../../../models/contract';
+import { CAPTURE_TESTS } from '../../../../models/capture/series';
+import type { ErrorPayload } from '../../../../models/errors';
+import { CallError, call } from '../../bridge';
+import { ErrorNote } from '../../components/Page';
+import { useLoad } from '../../components/useLoad';
+import { JobProgress } from './Process';
+import { TEST_LABEL } from './labels';
+
+type Opened = CallOutput<'capture.openRig'>;
+const asError = (e: unknown): ErrorPayload => (e instanceof CallError ? e.payload : { code: 'Internal', message: e instanceof Error ? e.message : String(e) });
+
+/** Live preview of every open camera (a snapshot per camera every 400 ms). */
+function PreviewGrid({ opened }: { opened: Opened }) {
+  const [frames, setFrames] = useState<Record<number, string>>({});
+  useEffect(() => {
+    let live = true;
+    const tick = () =>
+      Promise.all(opened.sources.map((s) => call('capture.preview', { camera: s.index, max_width: 320 }).catch(() => null))).then((fs) => {
+        if (!live) return;
+        const next: Record<number, string> = {};
+        fs.forEach((f) => {
+          if (f) next[f.camera] = `data:image/jpeg;base64,${f.jpeg_base64}`;
+        });
+        setFrames(next);
+      });
+    void tick();
+    const t = setInterval(() => void tick(), 400);
+    return () => {
+      live = false;
+      clearInterval(t);
+    };
+  }, [opened]);
+  return (
+    <div className="preview-grid" aria-label="Live preview">
+      {opened.sources.map((s) => (
+        <figure key={s.index} data-preview={s.name} data-has-frame={frames[s.index] ? 'true' : 'false'}>
+          {frames[s.index] ? <img src={frames[s.index]} alt={`Live view of ${s.name}`} /> : <div className="muted small">waiting for a frame…</div>}
+          <figcaption className="small">
+            {s.name} · {s.width}×{s.height} · {s.fps} fps · {s.pixelFormat} ({s.backend})
+          </figcaption>
+        </figure>
+      ))}
+    </div>
+  );
+}
+
+/** One tap on the athlete in the recording's first-camera frame. */
+function TapFrame({ recordingId, fullWidth, onTapped }: { recordingId: string; fullWidth: number; onTapped: (t: { x: number; y: number }) => void }) {
+  const frame = useLoad(() => call('capture.tapFrame', { recording_id: recordingId }), recordingId);
+  const [tap, setTap] = useState<{ x: number; y: number; px: number; py: number } | null>(null);
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  if (frame.state === 'error') return <ErrorNote error={frame.error} />;
+  if (frame.state !== 'ready') return null;
+  return (
+    <div className="tap-frame">
+      <p>Tap the athlete once (others in view are ignored).</p>
+      <div className="tap-wrap">
+        <img
+          src={`data:image/jpeg;base64,${frame.data.jpeg_base64}`}
+          alt={`First frame of ${frame.data.camera}: tap the athlete`}
+          data-tap-image={frame.data.camera}
+          onClick={(e) => {
+            const r = e.currentTarget.getBoundingClientRect();
+            const scale = fullWidth / e.currentTarget.naturalWidth;
+            const x = ((e.clientX - r.left) / r.width) * e.currentTarget.naturalWidth * scale;
+            const y = ((e.clientY - r.top) / r.height) * e.currentTarget.naturalHeight * scale;
+            setError(null);
+            call('capture.tap', { recording_id: recordingId, camera: frame.data.camera, x, y }).then(
+              () => {
+                setTap({ x, y, px: ((e.clientX - r.left) / r.width) * 100, py: ((e.clientY - r.top) / r.height) * 100 });
+                onTapped({ x, y });
+              },
+              (err: unknown) => setError(asError(err)),
+            );
+          }}
+        />
+        {tap ? <span className="tap-mark" style={{ left: `${tap.px}%`, top: `${tap.py}%` }} aria-hidden="true" /> : null}
+      </div>
+      {tap ? (
+        <p className="small" data-tapped="true">
+          Athlete marked at ({Math.round(tap.x)}, {Math.round(tap.y)}) px in {frame.data.camera}.
+        </p>
+      ) : null}
+      {error ? <ErrorNote error={error} /> : null}
+    </div>
+  );
+}
+
+export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'error') => void }) {
+  const data = useLoad(async () => {
+    const [s, a, r] = await Promise.all([call('capture.sources', {}), call('athletes.list', { limit: 5000 }), call('capture.listRigs', {})]);
+    return { sources: s, athletes: a.athletes, rigs: r.rigs };
+  }, 'record');
+  useEffect(() => onState(data.state), [data.state, onState]);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [opened, setOpened] = useState<Opened | null>(null);
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  const [countdown, setCountdown] = useState<number | null>(null);
+  const [recording, setRecording] = useState<{ id: string; t0: number } | null>(null);
+  const [elapsed, setElapsed] = useState(0);
+  const [stopped, setStopped] = useState<CaptureStopView | null>(null);
+  const [tapped, setTapped] = useState(false);
+  const [job, setJob] = useState<CaptureJobView | null>(null);
+  const [frames, setFrames] = useState('');
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    if (!recording) return;
+    const t = setInterval(() => setElapsed((Date.now() - recording.t0) / 1000), 200);
+    return () => clearInterval(t);
+  }, [recording]);
+  const running = job?.status === 'running';
+  const jobId = job?.id;
+  useEffect(() => {
+    if (!running || !jobId) return;
+    const t = setInterval(() => void call('capture.job', { job_id: jobId }).then(setJob), 250);
+    return () => clearInterval(t);
+  }, [running, jobId]);
+  if (data.state === 'error') return <ErrorNote error={data.error} />;
+  if (data.state !== 'ready') return null;
+  const { sources, athletes, rigs } = data.data;
+
+  const start = () => {
+    const f = new FormData(form.current!);
+    setError(null);
+    setStopped(null);
+    setTapped(false);
+    setJob(null);
+    let n = 3;
+    setCountdown(n);
+    const t = setInterval(() => {
+      n -= 1;
+      if (n > 0) return setCountdown(n);
+      clearInterval(t);
+      setCountdown(null);
+      call('capture.startRecording', {
+        athlete_id: String(f.get('athlete_id')),
+        test: String(f.get('test')) as (typeof CAPTURE_TESTS)[number],
+        rig_id: String(f.get('rig_id')),
+      }).then(
+        (rec) => setRecording({ id: rec.id, t0: Date.now() }),
+        (e: unknown) => setError(asError(e)),
+      );
+    }, 1000);
+  };
+
+  return (
+    <div className="stack record">
+      <section className="card">
+        <h2>1. Cameras</h2>
+        {sources.sources.length === 0 ? (
+          <p className="muted">
+            No camera found{sources.note ? ` (${sources.note})` : ''}. Attach USB cameras, or set ATHLETE_CAPTURE_FILE_SOURCES to video files that stand in for
+            them.
+          </p>
+        ) : (
+          <fieldset className="check-list" aria-label="Cameras">
+            {sources.sources.map((s) => (
+              <label key={s.id} className="check">
+                <input
+                  type="checkbox"
+                  name="source"
+                  value={s.id}
+                  checked={chosen.includes(s.id)}
+                  onChange={(e) => setChosen(e.target.checked ? [...chosen, s.id] : chosen.filter((x) => x !== s.id))}
+                />
+                {s.label}
+              </label>
+            ))}
+          </fieldset>
+        )}
+        <div className="button-row">
+          <button
+            type="button"
+            data-action="open-cameras"
+            disabled={chosen.length === 0 || Boolean(recording)}
+            onClick={() => {
+              setError(null);
+              call('capture.openRig', { source_ids: chosen }).then(setOpened, (e: unknown) => setError(asError(e)));
+            }}
+          >
+            Open cameras
+          </button>
+          {opened && !recording ? (
+            <button type="button" onClick={() => void call('capture.closeRig', {}).then(() => setOpened(null))}>
+              Close cameras
+            </button>
+          ) : null}
+        </div>
+        {opened ? <PreviewGrid opened={opened} /> : null}
+      </section>
+      <section className="card">
+        <h2>2. Record</h2>
+        <form ref={form} className="capture-form" aria-label="Record a trial" onSubmit={(e) => e.preventDefault()}>
+          <label>
+            Athlete
+            <select name="athlete_id">
+              {athletes.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Test
+            <select name="test" defaultValue="single_leg_squat">
+              {CAPTURE_TESTS.map((t) => (
+                <option key={t} value={t}>
+                  {TEST_LABEL[t]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Rig (calibration)
+            <select name="rig_id">
+              {rigs.map((r) => (
+                <option key={r.id} value={r.id}>
+                  {r.name} · {r.cameras.length} cameras
+                </option>
+              ))}
+            </select>
+          </label>
+          {recording ? (
+            <button
+              type="button"
+              className="danger"
+              data-action="stop"
+              onClick={() => {
+                call('capture.stopRecording', {}).then(
+                  (s) => {
+                    setRecording(null);
+                    setStopped(s);
+                  },
+                  (e: unknown) => setError(asError(e)),
+                );
+              }}
+            >
+              Stop ({elapsed.toFixed(1)} s)
+            </button>
+          ) : (
+            <button type="button" className="primary" data-action="record" disabled={!opened || countdown !== null || rigs.length === 0} onClick={start}>
+              Record
+            </button>
+          )}
+        </form>
+        {countdown !== null ? (
+          <p className="big-number" data-countdown={countdown} role="status">
+            {countdown}
+          </p>
+        ) : null}
+        {recording ? (
+          <p role="status" data-recording="true">
+            Recording… {elapsed.toFixed(1)} s
+          </p>
+        ) : null}
+        {stopped ? (
+          <div data-stopped={stopped.recording.id} role="status">
+            <p>
+              Recorded {stopped.frames} frames ({stopped.seconds.toFixed(1)} s) per camera.
+            </p>
+            <table className="table small">
+              <thead>
+                <tr>
+                  <th scope="col">Camera</th>
+                  <th scope="col" className="num">
+                    Written
+                  </th>
+                  <th scope="col" className="num">
+                    Dropped
+                  </th>
+                  <th scope="col" className="num">
+                    Duplicated
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {stopped.cameras.map((c) => (
+                  <tr key={c.name}>
+                    <th scope="row">{c.name}</th>
+                    <td className="num">{c.written}</td>
+                    <td className="num">{c.dropped}</td>
+                    <td className="num">{c.duplicated}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {stopped.failure ? (
+              <div className="error-note" role="alert">
+                <strong>{stopped.failure.name} stopped the recording</strong>
+                <p>{stopped.failure.message}. What was written before is kept.</p>
+              </div>
+            ) : null}
+          </div>
+        ) : null}
+        {error ? <ErrorNote error={error} /> : null}
+      </section>
+      {stopped && opened ? (
+        <section className="card">
+          <h2>3. Mark the athlete and process</h2>
+          <TapFrame recordingId={stopped.recording.id} fullWidth={opened.sources[0]!.width} onTapped={() => setTapped(true)} />
+          <form
+            className="process-form"
+            aria-label="Process this recording"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const n = Number(frames);
+              call('capture.process', { recording_id: stopped.recording.id, ...(frames && n > 0 ? { max_frames: n } : {}) }).then(setJob, (err: unknown) =>
+                setError(asError(err)),
+              );
+            }}
+          >
+            <label>
+              Frames
+              <input name="max_frames" type="number" min={1} placeholder="all" value={frames} onChange={(e) => setFrames(e.target.value)} className="narrow" />
+            </label>
+            <button type="submit" className="primary" data-action="process-recording" disabled={!tapped || running}>
+              Process
+            </button>
+          </form>
+          {job ? <JobProgress job={job} onCancel={() => void call('capture.cancel', { job_id: job.id }).then(setJob)} /> : null}
+        </section>
+      ) : null}
+    </div>
+  );
+}
