@@ -15,7 +15,7 @@ describe('shipped help pages', () => {
       expect(p.slug).toMatch(/^[a-z0-9-]+$/);
       expect(p.version).toMatch(/^\d+\.\d+/);
       expect(p.title.length).toBeGreaterThan(3);
-      expect(p.appPath).toMatch(/^\/(athletes|squads|fees|activity|settings|sync|help)(\/|$)/);
+      expect(p.appPath).toMatch(/^\/(athletes|squads|fees|activity|settings|sync|capture|help)(\/|$)/);
       expect(p.sections.length).toBeGreaterThanOrEqual(1);
       for (const s of p.sections) {
         expect(s.anchor).toMatch(/^[a-z0-9-]+$/);

@@ -27,7 +27,7 @@ describe('the catalogue', () => {
   it('every help page link ("Show me" app paths and citation links) opens through open_page, to a concrete app route', () => {
     // The app's routes (renderer/src/router.ts parseHash): a link that opens anything else does not resolve.
     const ROUTE =
-      /^\/(athletes(\/[A-Za-z0-9-]+(\/(injuries|screenings|wellness|workload|pose))?)?|squads|fees|activity|approvals|settings|help(\/[a-z0-9-]+(#[a-z0-9-]+)?)?)$/;
+      /^\/(athletes(\/[A-Za-z0-9-]+(\/(injuries|screenings|wellness|workload|pose))?)?|squads|fees|activity|approvals|settings|sync|capture(\/(sessions|record|process|rig|results(\/[A-Za-z0-9-]+)?))?|help(\/[a-z0-9-]+(#[a-z0-9-]+)?)?)$/;
     const emitted: unknown[] = [];
     const ctx = { page: null, emit: (_n: string, v: unknown) => emitted.push(v) } as unknown as Parameters<typeof openPageTool.run>[0];
     const pages = shippedHelpPages();

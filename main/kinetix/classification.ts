@@ -131,6 +131,10 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     trc_path: 'internal',
     status: 'internal',
     notes: 'clinical',
+    /** The test performed (single-leg squat, drop jump, gait). */
+    test: 'internal',
+    /** Per-joint angle time series (degrees) with their conditions: a clinical measurement. */
+    angle_series: 'clinical',
   },
   pose_metric: {
     ...BOOKKEEPING,
