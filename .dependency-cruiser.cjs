@@ -154,7 +154,7 @@ module.exports = {
     {
       name: 'pg-only-on-hq-side',
       severity: 'error',
-      from: { pathNot: '^(sync|main/sync)/' },
+      from: { pathNot: '^(sync|main/sync)/|^main/bench/sync' },
       to: { path: '^node_modules/pg/' },
     },
     {

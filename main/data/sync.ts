@@ -341,25 +341,36 @@ function releaseChangeset(db: Db, changesetId: string): void {
 }
 
 /**
- * Applied changesets whose txid every table they touched has delivered (tables this device does
- * not sync count as delivered) become `synced` and release their rows. Returns their ids.
+ * Applied changesets whose every row the shapes have delivered become `synced` and release their
+ * rows. A row counts as delivered when its table's shape delivered the changeset's txid, when the
+ * server row held for it has reached the version HQ gave it (after a `must-refetch` the fresh
+ * snapshot carries the row but not the txid), or when this device does not sync that table.
+ * Returns the ids settled.
  */
 function settleSynced(db: Db): string[] {
-  const ids = db.raw
-    .prepare(
-      `SELECT u.changeset_id FROM sync_upload u WHERE u.state = 'applied' AND NOT EXISTS (
-         SELECT 1 FROM sync_optimistic o WHERE o.changeset_id = u.changeset_id
-           AND NOT EXISTS (SELECT 1 FROM sync_seen_txid s WHERE s.txid = u.txid AND s.tbl = o.tbl)
-           AND NOT EXISTS (SELECT 1 FROM sync_shape f WHERE f.tbl = o.tbl AND f.forbidden = 1))`,
-    )
-    .pluck()
-    .all() as string[];
-  for (const id of ids) {
-    db.raw.prepare(`UPDATE sync_upload SET state = 'synced' WHERE changeset_id = ?`).run(id);
-    db.raw.prepare(`UPDATE outbox SET status = 'synced' WHERE changeset_id = ?`).run(id);
-    releaseChangeset(db, id);
+  const applied = db.raw.prepare(`SELECT changeset_id, txid, versions_json FROM sync_upload WHERE state = 'applied'`).all() as {
+    changeset_id: string;
+    txid: string;
+    versions_json: string | null;
+  }[];
+  const settled: string[] = [];
+  for (const u of applied) {
+    const versions = u.versions_json ? (JSON.parse(u.versions_json) as Record<string, number>) : {};
+    const rows = stmt(db, 'SELECT tbl, id FROM sync_optimistic WHERE changeset_id = ?').all(u.changeset_id) as { tbl: string; id: string }[];
+    const delivered = rows.every(({ tbl, id }) => {
+      if (stmt(db, 'SELECT 1 FROM sync_seen_txid WHERE txid = ? AND tbl = ?').get(u.txid, tbl)) return true;
+      if (stmt(db, 'SELECT 1 FROM sync_shape WHERE tbl = ? AND forbidden = 1').get(tbl)) return true;
+      const held = shadowOf(db, tbl, id)?.row_json;
+      const v = held ? (JSON.parse(held) as { version?: number }).version : undefined;
+      return v !== undefined && versions[id] !== undefined && v >= versions[id];
+    });
+    if (!delivered) continue;
+    stmt(db, `UPDATE sync_upload SET state = 'synced' WHERE changeset_id = ?`).run(u.changeset_id);
+    stmt(db, `UPDATE outbox SET status = 'synced' WHERE changeset_id = ?`).run(u.changeset_id);
+    releaseChangeset(db, u.changeset_id);
+    settled.push(u.changeset_id);
   }
-  return ids;
+  return settled;
 }
 
 /** Forget delivered txids older than `before` (ISO); they only matter until their upload settles. */
@@ -389,12 +400,13 @@ interface OutboxJoin {
 const resolveNow = (v: unknown, at: string): unknown => (v === NOW_PLACEHOLDER ? at : v);
 
 /**
- * The next pending outbox changesets of `userId`, oldest first, in the wire format HQ accepts
+ * The next pending outbox changesets (of `userId` only, when given: an athlete's device; an org
+ * device uploads every signed-in user's changesets, each applied at HQ as its user), oldest first, in the wire format HQ accepts
  * (models/sync.ts UploadedChangeset): the summary, who prepared it (`via`), the run, the device's
  * activity row id, the owner who approved it (policy *needs owner*), when it was made; an Undo's
  * `__NOW__` placeholder is replaced by the time the change was applied on this device.
  */
-export function pendingUploads(db: Db, userId: string, limit: number): UploadedChangeset[] {
+export function pendingUploads(db: Db, userId: string | null, limit: number): UploadedChangeset[] {
   const rows = db.raw
     .prepare(
       `SELECT o.seq, o.changeset_id, o.org_id, o.user_id, o.payload_json, o.created_at,
@@ -404,10 +416,10 @@ export function pendingUploads(db: Db, userId: string, limit: number): UploadedC
          FROM outbox o
          LEFT JOIN changeset c ON c.id = o.changeset_id
          LEFT JOIN activity a ON a.changeset_id = o.changeset_id
-        WHERE o.status = 'pending' AND o.user_id = ?
+        WHERE o.status = 'pending' AND (? IS NULL OR o.user_id = ?)
         ORDER BY o.seq LIMIT ?`,
     )
-    .all(userId, limit) as OutboxJoin[];
+    .all(userId, userId, limit) as OutboxJoin[];
   return rows.map((r) => {
     const payload = JSON.parse(r.payload_json) as { changeset_id: string; verb: string; changes: RowChange[] };
     const at = r.applied_at ?? r.created_at;
@@ -430,11 +442,6 @@ export function pendingUploads(db: Db, userId: string, limit: number): UploadedC
     if (r.activity_id) cs.activity_id = r.activity_id;
     return cs;
   });
-}
-
-/** Users (other than the enrolled one) with pending outbox changesets: they need their own enrolment to upload. */
-export function pendingOfOtherUsers(db: Db, userId: string): number {
-  return (db.raw.prepare(`SELECT count(*) AS n FROM outbox WHERE status = 'pending' AND user_id <> ?`).get(userId) as { n: number }).n;
 }
 
 /** Store one upload outcome (HQ's answer for changeset `outcome.changeset_id`), atomically with its effects. */

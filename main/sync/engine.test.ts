@@ -12,17 +12,41 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
+import { getEnrolment, listShapeStates, uploadState } from '../data/sync';
+import { machineSecretBox, type SealedSecret } from '../security/secret-box';
 import { callVerb, VERBS } from '../services';
 import { DeviceSync } from './engine';
 import { havePg, useHqStack } from './testing/hq-stack';
 
-const FAST = { backoff: { initialMs: 50, maxMs: 500 }, streamBackoff: { initialMs: 100, maxMs: 500 }, pollMs: 50 };
+const FAST = {
+  log: (l: string) => {
+    if (process.env.SYNC_DEBUG) console.log(l);
+  },
+  backoff: { initialMs: 50, maxMs: 500 },
+  streamBackoff: { initialMs: 100, maxMs: 500 },
+  pollMs: 50,
+};
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 function devicePath(): string {
   const d = mkdtempSync(join(tmpdir(), 'ai-device-'));
   dirs.push(d);
   return join(d, 'device.sqlite');
+}
+
+async function waitFor<T>(what: string, fn: () => T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function uploadStateOf(db: Db, state: string): boolean {
+  const last = db.raw.prepare('SELECT changeset_id FROM outbox ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined;
+  return !!last && uploadState(db, last).state === state;
 }
 
 /** Rows of a table on a device, by id, with the columns the comparison uses. */
@@ -62,7 +86,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     };
     expect(user.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(user.active).toBe(1);
-    expect(user.pin_hash).toBeNull();
+    expect(user.pin_hash).toMatch(/^scrypt\$/); // org devices sign the club's users in offline
     const again = await sync.syncOnce();
     expect(Object.values(again.pulled).reduce((a, b) => a + b, 0)).toBe(0);
     expect(sync.status()).toMatchObject({ enrolled: true, online: true, pending_uploads: 0, conflicts: 0, last_error: null });
@@ -92,5 +116,183 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(expected[athletes[0]!.id]!.notes).toBe('edited on device A');
     expect(expected[athletes[1]!.id]!.notes).toBe('edited on device B');
     expect(a.sync.status().pending_uploads).toBe(0);
+  });
+
+  it('the same row edited on both devices offline: the first upload wins, the second is a conflict with both values; discard drops it', async () => {
+    const a = await enrol('physio');
+    const b = await enrol('doctor');
+    await a.sync.syncOnce();
+    await b.sync.syncOnce();
+    const id = (a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 1').get() as { id: string }).id;
+    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'A: hamstring tight' });
+    const bWrite = callVerb(as(b.db, DEMO_EMAILS.doctor), VERBS, 'athletes.update', { id, notes: 'B: cleared to train' }) as { changeset: { id: string } };
+    expect((await a.sync.syncOnce()).uploaded).toBe(1);
+    const rb = await b.sync.syncOnce();
+    expect(rb).toMatchObject({ uploaded: 0, rejected: 1 });
+    const [conflict] = b.sync.conflicts();
+    expect(conflict).toMatchObject({ changeset_id: bWrite.changeset.id, verb: 'athletes.update', reason: 'stale' });
+    // Both values: the device's change and HQ's current row.
+    expect(conflict!.changes[0]).toMatchObject({ op: 'update', table: 'athlete', id, after: { notes: 'B: cleared to train' } });
+    expect(conflict!.current[0]).toMatchObject({ table: 'athlete', id, row: { notes: 'A: hamstring tight' } });
+    // The local row shows the server's truth; the rejected value is kept in the conflict only.
+    const local = b.db.raw.prepare('SELECT notes, version FROM athlete WHERE id = ?').get(id) as { notes: string; version: number };
+    const [server] = await hq.query<{ notes: string; version: number }>(hq.summary.orgId, 'SELECT notes, version FROM athlete WHERE id = $1', [id]);
+    expect(local).toEqual(server);
+    expect(b.sync.status()).toMatchObject({ pending_uploads: 0, conflicts: 1 });
+    expect(uploadState(b.db, bWrite.changeset.id)).toMatchObject({ outbox: 'rejected', state: 'rejected', reason: 'stale' });
+    // The conflict stays across passes until the user decides.
+    await b.sync.syncOnce();
+    expect(b.sync.conflicts()).toHaveLength(1);
+    b.sync.discard(bWrite.changeset.id);
+    expect(b.sync.conflicts()).toHaveLength(0);
+    expect(b.sync.status().conflicts).toBe(0);
+    expect(() => b.sync.discard(bWrite.changeset.id)).toThrow(/not found/);
+  });
+
+  it('an RTP sign-off is never merged: a stale sign-off stays a conflict and the row keeps the server sign-offs', async () => {
+    const a = await enrol('physio');
+    const b = await enrol('doctor');
+    await a.sync.syncOnce();
+    await b.sync.syncOnce();
+    const rtp = a.db.raw.prepare('SELECT id FROM rtp_entry WHERE deleted_at IS NULL AND doctor_signoff_by IS NULL ORDER BY id LIMIT 1').get() as { id: string };
+    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'rtp.update', { id: rtp.id, notes: 'A: progressed to stage drills' });
+    const sign = callVerb(as(b.db, DEMO_EMAILS.doctor), VERBS, 'rtp.signoffDoctor', { id: rtp.id, signed: true }) as { changeset: { id: string } };
+    expect(b.db.raw.prepare('SELECT doctor_signoff_by FROM rtp_entry WHERE id = ?').pluck().get(rtp.id)).not.toBeNull();
+    await a.sync.syncOnce();
+    const rb = await b.sync.syncOnce();
+    expect(rb.rejected).toBe(1);
+    expect(b.sync.conflicts().map((c) => [c.changeset_id, c.reason])).toEqual([[sign.changeset.id, 'stale']]);
+    const [server] = await hq.query<{ doctor_signoff_by: string | null; notes: string }>(
+      hq.summary.orgId,
+      'SELECT doctor_signoff_by, notes FROM rtp_entry WHERE id = $1',
+      [rtp.id],
+    );
+    expect(server).toEqual({ doctor_signoff_by: null, notes: 'A: progressed to stage drills' });
+    expect(b.db.raw.prepare('SELECT doctor_signoff_by, notes FROM rtp_entry WHERE id = ?').get(rtp.id)).toEqual(server);
+  });
+
+  it('must-refetch replaces a table with a fresh snapshot and keeps the local change made before it', async () => {
+    const a = await enrol('physio');
+    await a.sync.syncOnce();
+    const id = (a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 3').get() as { id: string }).id;
+    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'made before the refetch' });
+    const handle = listShapeStates(a.db).find((s) => s.tbl === 'athlete')!.handle!;
+    // A row only the stale replica has: the fresh snapshot must remove it.
+    a.db.raw.pragma('foreign_keys = OFF');
+    a.db.raw
+      .prepare(
+        `INSERT INTO athlete (id, org_id, created_at, updated_at, name, date_of_birth, sex, dominant_side) SELECT '01900000-0000-7000-8000-000000000001', org_id, created_at, updated_at, 'Ghost', date_of_birth, sex, dominant_side FROM athlete WHERE id = ?`,
+      )
+      .run(id);
+    a.db.raw.pragma('foreign_keys = ON');
+    expect(await hq.deleteShape('athlete', handle, `org_id = '${hq.summary.orgId}'`)).toBe(202);
+    const r = await a.sync.syncOnce();
+    expect(r.refetched).toContain('athlete');
+    const orgId = hq.summary.orgId;
+    const hqRows = await hq.query<{ id: string; notes: string; version: number }>(orgId, 'SELECT id, notes, version FROM athlete WHERE org_id = $1', [orgId]);
+    expect(deviceRows(a.db, 'athlete', ['notes', 'version'])).toEqual(Object.fromEntries(hqRows.map((row) => [row.id, row])));
+    expect(a.db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id)).toBe('made before the refetch');
+    expect(a.sync.status().pending_uploads).toBe(0);
+  });
+
+  it('a Larchfield device receives no Kestrel Vale row, even when it hand-edits the shape request', async () => {
+    const l = await enrol('doctor', 'doctor@larchfield.test');
+    await l.sync.syncOnce();
+    const kestrel = hq.summary.orgId;
+    const larch = hq.summary.secondOrgId;
+    for (const table of ['organization', 'app_user', 'athlete', 'injury', 'rtp_entry', 'wellness', 'activity']) {
+      const col = table === 'organization' ? 'id' : 'org_id';
+      const orgs = l.db.raw.prepare(`SELECT DISTINCT ${col} FROM ${table}`).pluck().all();
+      expect(
+        orgs.every((o) => o === larch),
+        table,
+      ).toBe(true);
+    }
+    expect((l.db.raw.prepare('SELECT count(*) FROM athlete').pluck().get() as number) > 0).toBe(true);
+    // The device's own token, asking for Kestrel Vale's rows by hand.
+    const token = machineSecretBox(l.db.path).open(JSON.parse(getEnrolment(l.db)!.token_sealed) as SealedSecret);
+    for (const where of [`org_id = '${kestrel}'`, `org_id = '${kestrel}' OR true`, `true) OR (org_id = '${kestrel}'`]) {
+      const res = await fetch(`${hq.url}/v1/shape?table=athlete&offset=-1&where=${encodeURIComponent(where)}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const body = await res.text();
+      expect(body.includes(kestrel), where).toBe(false);
+    }
+  });
+
+  it('live: a write on device A is visible on device B; HQ restarting under live devices is survived', async () => {
+    const a = await enrol('physio');
+    const b = await enrol('doctor');
+    await a.sync.syncOnce();
+    await b.sync.syncOnce();
+    a.sync.start();
+    b.sync.start();
+    if (process.env.SYNC_DEBUG) a.sync.onChange((st) => console.log('A', JSON.stringify(st)));
+    const id = (a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 5').get() as { id: string }).id;
+    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'live 1' });
+    a.sync.nudge();
+    await waitFor('B to see live 1', () => b.db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id) === 'live 1');
+    await waitFor('A to settle', () => a.sync.status().pending_uploads === 0 && uploadStateOf(a.db, 'synced'));
+
+    await hq.stopHq();
+    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'written while HQ was down' });
+    await waitFor('A to see HQ gone', () => !a.sync.status().online && a.sync.status().last_error?.code === 'Unavailable');
+    expect(a.sync.status().pending_uploads).toBe(1);
+    await hq.startHq();
+    await waitFor(
+      'B to see the write made while HQ was down',
+      () => b.db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id) === 'written while HQ was down',
+      40_000,
+    );
+    await waitFor(
+      'A back online with nothing pending',
+      () => a.sync.status().online && a.sync.status().pending_uploads === 0 && a.sync.status().last_error === null,
+      20_000,
+    );
+    await a.sync.stop();
+    await b.sync.stop();
+  }, 120_000);
+
+  it('a revoked device token stops sync at the next request', async () => {
+    const a = await enrol('physio');
+    await a.sync.syncOnce();
+    const token = machineSecretBox(a.db.path).open(JSON.parse(getEnrolment(a.db)!.token_sealed) as SealedSecret);
+    a.sync.start();
+    await waitFor('live', () => a.sync.isLive);
+    expect(await hq.revokeDevice(a.sync.status().device_id!, token)).toBe(200);
+    const id = (a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').get() as { id: string }).id;
+    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'after revoke' });
+    await waitFor('sync to stop', () => !a.sync.isLive, 20_000);
+    expect(a.sync.status().last_error?.code).toBe('Unauthenticated');
+    expect(a.sync.status().pending_uploads).toBe(1); // kept, never lost
+    await expect(a.sync.syncOnce()).rejects.toMatchObject({ code: 'Unauthenticated' });
+    await a.sync.stop();
+  }, 60_000);
+
+  it('a role lowered at HQ while the device is offline: the pending clinical write is rejected and visible', async () => {
+    const p = await enrol('physio', 'physio@larchfield.test');
+    await p.sync.syncOnce();
+    const athlete = p.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
+    const made = callVerb(as(p.db, 'physio@larchfield.test'), VERBS, 'injuries.create', {
+      athlete_id: athlete,
+      body_part: 'ankle',
+      side: 'left',
+      mechanism: 'contact',
+      onset_date: hq.today,
+      severity: 'mild',
+    }) as { changeset: { id: string; changes: { id: string }[] } };
+    const injuryId = made.changeset.changes[0]!.id;
+    expect(p.db.raw.prepare('SELECT count(*) FROM injury WHERE id = ?').pluck().get(injuryId)).toBe(1);
+    await hq.query(
+      hq.summary.secondOrgId,
+      `UPDATE app_user SET role = 'coach', version = version + 1, updated_at = now() WHERE lower(email) = 'physio@larchfield.test'`,
+    );
+    const r = await p.sync.syncOnce();
+    expect(r.rejected).toBe(1);
+    expect(p.sync.conflicts()).toMatchObject([{ changeset_id: made.changeset.id, reason: 'forbidden', verb: 'injuries.create' }]);
+    expect(p.sync.conflicts()[0]!.changes[0]).toMatchObject({ op: 'insert', table: 'injury', id: injuryId, after: { body_part: 'ankle' } });
+    // Server truth locally: the injury does not exist at HQ, and the new role arrived.
+    expect(p.db.raw.prepare('SELECT count(*) FROM injury WHERE id = ?').pluck().get(injuryId)).toBe(0);
+    expect(p.db.raw.prepare(`SELECT role FROM app_user WHERE lower(email) = 'physio@larchfield.test'`).pluck().get()).toBe('coach');
   });
 });

@@ -20,6 +20,7 @@
  * Errors are typed (models/errors.ts): `NotConfigured` (not enrolled), `Unavailable` (HQ not
  * reachable or not ready), `Unauthenticated` (token revoked or expired: sync stops), `Forbidden`.
  */
+import { setMaxListeners } from 'node:events';
 import { FetchError, ShapeStream, isChangeMessage, isControlMessage, type Message, type Offset, type Row } from '@electric-sql/client';
 import { AppError, NotConfigured, type ErrorPayload } from '../../models/errors';
 import { hasPermission, SELF_SCOPED_ROLES } from '../../models/roles';
@@ -66,6 +67,13 @@ export interface DeviceSyncOptions {
   uploadBatch?: number;
   /** Diagnostics (never a token). */
   log?: (line: string) => void;
+  /**
+   * Called at the engine's durable steps, synchronously: `upload:response` (HQ answered, nothing
+   * recorded yet), `upload:recorded` (a batch's outcomes committed), `apply:slice` (a non-final
+   * slice of a shape batch committed), `apply:commit` (a batch committed with its offset). The
+   * kill -9 tests end the process at these points.
+   */
+  trace?: (point: 'upload:response' | 'upload:recorded' | 'apply:slice' | 'apply:commit', detail: string) => void;
 }
 
 /** Enrolment input: HQ's base URL, the user's email and PIN, a name for this device. */
@@ -309,6 +317,24 @@ export class DeviceSync {
     return findUserById(this.db, e.user_id)?.role ?? e.user_role;
   }
 
+  /** fetch that keeps `online` true while HQ answers (any HTTP status) and false when it cannot be reached. */
+  private readonly trackedFetch: typeof fetch = async (input, init) => {
+    try {
+      const res = await fetch(input, init);
+      this.setOnline(res.status < 502 || res.status > 504);
+      return res;
+    } catch (e) {
+      if (!init?.signal?.aborted) this.setOnline(false);
+      throw e;
+    }
+  };
+
+  private setOnline(online: boolean): void {
+    if (this.online === online) return;
+    this.online = online;
+    this.emit();
+  }
+
   // ------------------------------------------------------------------------------------------
   // One pass
 
@@ -364,7 +390,7 @@ export class DeviceSync {
 
   private async post(e: { hq_url: string; token: string }, path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
     try {
-      return await fetch(`${e.hq_url}${path}`, {
+      return await this.trackedFetch(`${e.hq_url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${e.token}` },
         body: JSON.stringify(body),
@@ -375,12 +401,22 @@ export class DeviceSync {
     }
   }
 
-  /** Upload every pending changeset of the enrolled user, in outbox order. */
-  private async uploadAll(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
+  private uploadLock: Promise<unknown> = Promise.resolve();
+
+  /** Upload every pending changeset, in outbox order; one upload run at a time (live uploader and `syncOnce`). */
+  private uploadAll(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
+    const run = this.uploadLock.then(() => this.uploadQueue(e, report, signal));
+    this.uploadLock = run.catch(() => undefined);
+    return run;
+  }
+
+  private async uploadQueue(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
     const perRequest = Math.min(MAX_CHANGESETS_PER_UPLOAD, Math.max(1, this.opts.uploadBatch ?? 50));
     for (;;) {
       if (signal?.aborted) return;
-      let batch = pendingUploads(this.db, e.user_id, perRequest);
+      // An athlete's device uploads that athlete's changesets; an org device everyone's who signed in on it.
+      const only = SELF_SCOPED_ROLES.has(this.currentRole(e) as never) ? e.user_id : null;
+      let batch = pendingUploads(this.db, only, perRequest);
       if (batch.length === 0) return;
       // Stay well under HQ's 4 MiB body limit.
       let size = 0;
@@ -406,12 +442,14 @@ export class DeviceSync {
       if (res.ok) {
         this.online = true;
         const { results } = (await res.json()) as ChangesetUploadResult;
+        this.opts.trace?.('upload:response', `${results.length}`);
         const at = new Date().toISOString();
         for (const outcome of results) {
           recordUploadOutcome(this.db, outcome, at);
           if (outcome.status === 'applied') report.uploaded++;
           else report.rejected++;
         }
+        this.opts.trace?.('upload:recorded', `${results.length}`);
         return;
       }
       const err = await errorFromResponse(res, 'accept these changes');
@@ -472,8 +510,7 @@ export class DeviceSync {
     if (shapeState(this.db, tbl).forbidden) markShapeForbidden(this.db, tbl, false);
     const state = shapeState(this.db, tbl);
     const ctrl = new AbortController();
-    const onAbort = (): void => ctrl.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    setMaxListeners(64, ctrl.signal);
     let buffer: ReplicaOp[] = [];
     let txids = new Set<string>();
     let resetting = state.needs_reset;
@@ -483,6 +520,7 @@ export class DeviceSync {
 
     return new Promise<void>((resolve, reject) => {
       let settled = false;
+      const onAbort = (): void => finish();
       const finish = (err?: unknown): void => {
         if (settled) return;
         settled = true;
@@ -492,6 +530,7 @@ export class DeviceSync {
         else resolve();
       };
       if (signal.aborted) return finish();
+      signal.addEventListener('abort', onAbort, { once: true });
       const stream = new ShapeStream<Row>({
         url: `${e.hq_url}/v1/shape`,
         params: { table: tbl, replica: 'full' },
@@ -500,17 +539,12 @@ export class DeviceSync {
         parser: { ...HQ_SHAPE_PARSER, int8: int8ToNumber },
         subscribe: live,
         signal: ctrl.signal,
+        fetchClient: this.trackedFetch,
         backoffOptions: {
           initialDelay: backoff.initialMs,
           maxDelay: backoff.maxMs,
           multiplier: 2,
           maxRetries: live ? Infinity : 3,
-          onFailedAttempt: () => {
-            if (this.online) {
-              this.online = false;
-              this.emit();
-            }
-          },
         },
         onError: (err) => {
           if (ctrl.signal.aborted) return;
@@ -590,6 +624,7 @@ export class DeviceSync {
             last && handle ? { handle, offset, txids: seen, keepIds: resetting ? keep : null, at: new Date().toISOString() } : null,
           );
           written += r.written;
+          this.opts.trace?.(last ? 'apply:commit' : 'apply:slice', tbl);
           if (!last) await yieldToLoop();
           if (ctrl.signal.aborted) return;
         }
@@ -627,6 +662,7 @@ export class DeviceSync {
     if (this.live) return;
     const e = this.enrolment();
     const ctrl = new AbortController();
+    setMaxListeners(256, ctrl.signal);
     this.stopped = false;
     const streams = new Map<string, AbortController>();
     const stopAll = (err: unknown): void => {

@@ -36,6 +36,10 @@ export interface HqStack {
   startHq(): Promise<void>;
   /** One statement as the owner role with the tenant set to `orgId` (RLS binds the owner too). */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(orgId: string, sql: string, params?: unknown[]): Promise<R[]>;
+  /** Delete a shape at the shape service (its clients get 409 must-refetch), as an operator would. */
+  deleteShape(table: string, handle: string, where: string): Promise<number>;
+  /** Revoke a device token at HQ (DELETE /v1/devices/:id with that token). */
+  revokeDevice(deviceId: string, token: string): Promise<number>;
   /** One statement as the cluster's superuser (no RLS). */
   adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
 }
@@ -69,7 +73,7 @@ export function useHqStack(opts: { longPollMs?: number } = {}): HqStack {
       longPollTimeoutMs: opts.longPollMs ?? 5_000,
     });
     await startHq();
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await server?.close().catch(() => undefined);
     await shapes?.close().catch(() => undefined);
@@ -105,6 +109,17 @@ export function useHqStack(opts: { longPollMs?: number } = {}): HqStack {
       server = null;
     },
     startHq,
+    async deleteShape(table, handle, where) {
+      const q = new URLSearchParams({ table, handle, where, replica: 'full', secret: SECRET });
+      const r = await fetch(`${shapes!.url}/v1/shape?${q.toString()}`, { method: 'DELETE' });
+      await r.arrayBuffer();
+      return r.status;
+    },
+    async revokeDevice(deviceId, token) {
+      const r = await fetch(`${server!.url}/v1/devices/${deviceId}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+      await r.arrayBuffer();
+      return r.status;
+    },
     query: (orgId, sql, params) => run(db.ownerUrl, orgId, sql, params),
     adminQuery: (sql, params) => run(db.adminUrl, null, sql, params),
   };
