@@ -109,10 +109,11 @@ if (hasDemo && hasBodyPix && hasAddon('opencv')) {
     `2D pose (${s.estimator}), one worker = one core, ${F} frames of ${videos[0]!.width}×${videos[0]!.height}: ${(F / (s.inferMs / 1000)).toFixed(2)} frames/s inference (detector + keypoints, 2 passes when the box disagrees); decode ${(s.decodeMs / F).toFixed(1)} ms/frame`,
   );
   if (!values['skip-e2e']) {
-    const t = performance.now();
+    const t = performance.now(),
+      c0 = cpuSeconds();
     const r = await processTrial({ trialDir: BALANCING, calibPath: DEMO_CALIB, pose: e2eSpec });
     log(
-      `end-to-end, demo BalancingTrial from video (${r.cameras.length} × ${r.frames} frames, ${lastPoseRunStats?.workers} pose workers): ${((performance.now() - t) / 1000).toFixed(1)} s ${JSON.stringify(Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, Number(v.toFixed(2))])))}`,
+      `end-to-end, demo BalancingTrial from video (${lastPoseRunStats?.estimator}, ${r.cameras.length} × ${r.frames} frames, ${lastPoseRunStats?.workers} pose workers): ${((performance.now() - t) / 1000).toFixed(1)} s wall, ${(cpuSeconds() - c0).toFixed(1)} CPU-s (all threads; wall on an idle machine with N free cores ≈ CPU-s / N) ${JSON.stringify(Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, Number(v.toFixed(2))])))}`,
     );
     const t2 = performance.now();
     await processTrial({ trialDir: BALANCING, calibPath: DEMO_CALIB, useTrialKeypoints: true });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { computeJointSeries } from './angles';
 import { cameraCenter, projectionMatrix, projectPoint, rodrigues, rodriguesInverse } from './camera';
 import { butterworthFiltfilt, butterworthLowpass, filtfilt, interpolateGaps } from './filters';
-import { COCO17, BODY25B } from './keypoints';
+import { COCO17, BODY25B, BLAZEPOSE33, toeName } from './keypoints';
 import { PoseMetricInput } from './metrics';
 import { assessRigDrift, athleteHeading, obliquityBand, viewMatchesDeclared, viewObliquity } from './obliquity';
 import { buildPoseMetrics } from './summary';
@@ -160,6 +160,25 @@ describe('joint angles and the observability gate', () => {
     // frame 0: the left shank points 13 − 8 = 5° anterior (ankle ahead of the knee), the foot is
     // horizontal → the tibia leans back over the foot: 5° of plantarflexion
     expect(s.angleDeg[0]).toBeCloseTo(-5, 9);
+  });
+
+  it('measures ankle dorsiflexion from BlazePose-33 points (heel and foot index), the same way', () => {
+    const pose = syntheticPose(syntheticMotion(3)[0]!);
+    const body = BLAZEPOSE33.map((n) => {
+      const i = COCO17.indexOf(n as (typeof COCO17)[number]);
+      if (i >= 0) return pose[i]!;
+      const side = n.startsWith('left') ? 'left' : 'right';
+      const ankle = pose[COCO17.indexOf(`${side}_ankle`)]!;
+      if (n.endsWith('heel')) return [ankle[0] - 0.05, ankle[1], ankle[2] - 0.05] as [number, number, number];
+      // foot tip 10° above the heel line's horizontal: 5° plantarflexion from the shank + 10° toe up = 5° dorsiflexion
+      if (n.endsWith('foot_index')) return [ankle[0] + 0.15, ankle[1], ankle[2] - 0.05 + 0.2 * Math.tan(Math.PI / 18)] as [number, number, number];
+      return [NaN, NaN, NaN] as [number, number, number];
+    });
+    expect(toeName(BLAZEPOSE33, 'left')).toBe('left_foot_index');
+    expect(toeName(COCO17, 'left')).toBeNull();
+    const s = computeJointSeries(Float64Array.from(body.flat()), BLAZEPOSE33).find((x) => x.joint === 'ankle_dorsiflexion' && x.side === 'left')!;
+    expect(s.measurable).toBe(true);
+    expect(s.angleDeg[0]).toBeCloseTo(5, 9);
   });
 
   it('reports low coverage (no numbers) when the athlete is mostly out of view', () => {
