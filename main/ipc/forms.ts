@@ -20,15 +20,14 @@ import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { ProposalItemView } from '../../models/contract';
 import { AppError, Conflict, Forbidden, NotFound, ValidationError } from '../../models/errors';
 import { evaluatePolicy } from '../../models/policy';
-import type { AppliedChangeset } from '../data/changesets';
-import { findByIdempotencyKey } from '../data/changesets';
 import type { Db } from '../data/db';
 import { inTransaction } from '../data/db';
-import { getRow } from '../data/rows';
 import type { ProposalView } from '../kinetix/proposals';
 import { declineProposal, getProposal, PolicyDenied, proposeChangeset } from '../kinetix/proposals';
 import { VERBS, applyPlanned, planWrite, requirePermission, resolveActor } from '../services';
-import type { ServiceContext } from '../services';
+import type { Actor, ServiceContext } from '../services';
+import type { AppliedChangeset } from '../services/review';
+import { priorChangeset, storedRtpEntry } from '../services/review';
 
 /** What a form submit returns. */
 export type FormSubmitResult =
@@ -74,11 +73,11 @@ export function proposalItem(p: ProposalView): ProposalItemView {
  * Plain-language notes a reviewer must see besides the diff (e.g. a coach signing a stage the
  * doctor has not cleared). Reads the stored rows the changes target.
  */
-function reviewNotes(db: Db, orgId: string, changes: readonly RowChange[]): string[] {
+function reviewNotes(ctx: ServiceContext, actor: Actor, changes: readonly RowChange[]): string[] {
   const notes: string[] = [];
   for (const c of changes) {
     if (c.table !== 'rtp_entry' || c.op === 'delete') continue;
-    const stored = c.op === 'update' ? getRow<Record<string, unknown>>(db, 'rtp_entry', orgId, c.id) : null;
+    const stored = c.op === 'update' ? storedRtpEntry(ctx, actor, c.id) : null;
     const value = (f: string) => (f in c.after ? c.after[f] : stored?.[f]);
     if (c.after.coach_signoff_by && !value('doctor_signoff_by')) {
       notes.push('The doctor has not cleared this stage yet: a coach sign-off records that the coach agrees, not that the athlete is medically cleared.');
@@ -127,7 +126,7 @@ export function submitForm(
     // A re-sent form (double click, retry after a lost reply) returns the first result.
     const actor = resolveActor(ctx);
     requirePermission(ctx, actor, verb.permission);
-    const prior = findByIdempotencyKey(db, actor.orgId, req.idempotency_key);
+    const prior = priorChangeset(ctx, actor, req.idempotency_key);
     if (prior) {
       if (prior.userId !== actor.userId || prior.verb !== verb.name)
         throw new Conflict('This form key was already used for a different change. Nothing was written; open the form again.');
@@ -142,7 +141,7 @@ export function submitForm(
   if (policy.verdict === 'needs_owner' || needsReview(planned.changes) || verb.name === 'changesets.undo') {
     if (reveal) throw new AppError({ code: 'Internal', message: 'A change that reveals a secret cannot wait for review. Nothing was written.' });
     const p = proposeChangeset(db, { userId, planned, source: 'page', toolName: verb.name, title: verb.description, permission: verb.permission, now });
-    return { status: 'review', proposal: proposalItem(p), notes: reviewNotes(db, actor.orgId, planned.changes) };
+    return { status: 'review', proposal: proposalItem(p), notes: reviewNotes(ctx, actor, planned.changes) };
   }
   const changeset = applyPlanned(ctx, planned, { idempotencyKey: req.idempotency_key ?? null });
   return reveal ? { status: 'applied', changeset, reveal } : { status: 'applied', changeset };
