@@ -64,7 +64,8 @@ describe('help.search', () => {
     ['does the app work offline, how does sync work', 'working-offline'],
     ['wellness questionnaire scales', 'wellness-questionnaire'],
     ['I forgot my PIN', 'signing-in'],
-    ['how many cameras', 'pose-metrics'],
+    ['how many cameras must see the athlete for a valid reading', 'pose-metrics'],
+    ['how many cameras does the capture room use', 'capture'],
   ])('"%s" → %s', (q, slug) => {
     const r = search(q, 5);
     expect(r.covered).toBe(true);

@@ -280,22 +280,22 @@ describe.skipIf(!built && !ci)(
     it('bad input: typed errors, nothing half-written', async () => {
       await expect(openRig([{ kind: 'file', path: path.join(dir, 'missing.mp4') }])).rejects.toMatchObject({
         name: 'OpenCvError',
-        code: 'ERR_OPENCV',
+        kind: 'ERR_OPENCV',
         message: expect.stringMatching(/cannot open video .*missing\.mp4/),
       });
       await expect(openRig([])).rejects.toBeInstanceOf(CaptureInputError);
       const f = synthVideo(dir, 'bad', 10, 30);
-      await expect(openRig([{ kind: 'file', path: f, name: 'a/b' }])).rejects.toMatchObject({ code: 'bad_argument' });
+      await expect(openRig([{ kind: 'file', path: f, name: 'a/b' }])).rejects.toMatchObject({ kind: 'bad_argument' });
       await expect(
         openRig([
           { kind: 'file', path: f, name: 'x' },
           { kind: 'file', path: f, name: 'x' },
         ]),
-      ).rejects.toMatchObject({ code: 'bad_argument' });
+      ).rejects.toMatchObject({ kind: 'bad_argument' });
       const full = path.join(dir, 'not-empty');
       await openRig([{ kind: 'file', path: f }], { record: { outDir: path.join(full, 'x') } }).then((r) => r.close());
       await expect(openRig([{ kind: 'file', path: f }], { record: { outDir: full } })).rejects.toMatchObject({
-        code: 'bad_argument',
+        kind: 'bad_argument',
         message: expect.stringMatching(/not an empty folder/),
       });
       const rig = await openRig([{ kind: 'file', path: f }]);
@@ -306,7 +306,7 @@ describe.skipIf(!built && !ci)(
       try {
         rig.snapshot(0);
       } catch (e) {
-        expect((e as OpenCvError).code).toBe('ERR_CAPTURE_STATE');
+        expect((e as OpenCvError).kind).toBe('ERR_CAPTURE_STATE');
       }
       expect(() => parseSourceSpec(path.join(dir, 'nope.avi'))).toThrow(/neither a camera/);
       expect(parseSourceSpec('2')).toEqual({ kind: 'device', device: 2 });
