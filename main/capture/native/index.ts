@@ -147,6 +147,7 @@ export function openCvAddon(): OpenCvAddon {
     calibrateCamera: guard(raw.calibrateCamera),
     solvePnP: guard(raw.solvePnP),
     readImage: guard(raw.readImage),
+    decodeImage: guard(raw.decodeImage),
     cropResize: guard(raw.cropResize),
     writeVideo: guard(raw.writeVideo),
     VideoReader,
