@@ -199,6 +199,13 @@ export function captureAddon(): CaptureAddon {
     close() {
       guard(() => this.#s.close())();
     }
+    async openAsync() {
+      try {
+        await guard(() => this.#s.openAsync())();
+      } catch (e) {
+        throw typed(e);
+      }
+    }
   }
   capture = { listDevices: guard(raw.listDevices), CaptureSession };
   return capture;
