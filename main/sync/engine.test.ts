@@ -17,6 +17,7 @@ import { getEnrolment, listShapeStates, uploadState } from '../data/sync';
 import { machineSecretBox, type SealedSecret } from '../security/secret-box';
 import { callVerb, VERBS } from '../services';
 import { DeviceSync } from './engine';
+import { HQ_ROLES } from '../../sync/pg/roles';
 import { havePg, useHqStack } from './testing/hq-stack';
 
 const FAST = {
@@ -317,4 +318,53 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(role()).toBe('coach');
     expect(p.sync.conflicts()).toHaveLength(1); // still visible after further syncs
   });
+  it('a pass waits for the shapes to deliver what it uploaded, though replication lags HQ; bounded, then a later pass settles it', async () => {
+    const { db, sync } = await enrol('physio');
+    await sync.syncOnce();
+    const orgId = hq.summary.orgId;
+    const me = as(db, DEMO_EMAILS.physio);
+    const [first, second] = db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 2').pluck().all() as string[];
+    // Replication stops (the shape service's WAL sender is cut and cannot log in again): HQ applies
+    // uploads, but their commits do not reach the shape log, so a pull's up-to-date predates them.
+    const stopReplication = async (): Promise<void> => {
+      await hq.adminQuery(`ALTER ROLE ${HQ_ROLES.replication} NOLOGIN`);
+      await hq.adminQuery(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'hq_shapes' AND active_pid IS NOT NULL`);
+    };
+    const resumeReplication = (): Promise<unknown> => hq.adminQuery(`ALTER ROLE ${HQ_ROLES.replication} LOGIN`);
+    try {
+      // 1. Bounded: with replication down for longer than the wait, the pass ends with the change
+      //    applied at HQ but not yet delivered; the row keeps the device's value (no flicker).
+      await stopReplication();
+      const a = callVerb(me, VERBS, 'athletes.update', { id: first, notes: 'lagging replication 1' }) as { changeset: { id: string } };
+      const short = new DeviceSync(db, { ...FAST, settleTimeoutMs: 300 });
+      const r1 = await short.syncOnce();
+      expect(r1).toMatchObject({ uploaded: 1, unsettled: 1 });
+      expect(uploadState(db, a.changeset.id)).toMatchObject({ outbox: 'applied', state: 'applied' });
+      expect(db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(first)).toBe('lagging replication 1');
+
+      // 2. Replication comes back while the next pass waits: that pass settles both changesets,
+      //    the one it uploaded and the one left over.
+      const b = callVerb(me, VERBS, 'athletes.update', { id: second, notes: 'lagging replication 2' }) as { changeset: { id: string } };
+      let resumed: Promise<unknown> | null = null;
+      const waiting = new DeviceSync(db, {
+        ...FAST,
+        trace: (point) => {
+          if (point === 'upload:recorded' && !resumed) resumed = new Promise((r) => setTimeout(r, 500)).then(resumeReplication);
+        },
+      });
+      const r2 = await waiting.syncOnce();
+      expect(resumed).not.toBeNull();
+      expect(r2).toMatchObject({ uploaded: 1, unsettled: 0 });
+      for (const id of [a.changeset.id, b.changeset.id]) expect(uploadState(db, id)).toMatchObject({ outbox: 'synced', state: 'synced' });
+      expect(db.raw.prepare('SELECT count(*) FROM sync_server_row').pluck().get()).toBe(0);
+      const hqRows = await hq.query<{ id: string; notes: string; version: number }>(
+        orgId,
+        'SELECT id::text, notes, version FROM athlete WHERE id = ANY($1::uuid[]) ORDER BY id',
+        [[first, second]],
+      );
+      expect(db.raw.prepare('SELECT id, notes, version FROM athlete WHERE id IN (?, ?) ORDER BY id').all(first, second)).toEqual(hqRows);
+    } finally {
+      await resumeReplication();
+    }
+  }, 120_000);
 });
