@@ -14,7 +14,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import type { Page } from 'playwright-core';
 import { DEMO_DAYS } from '../../models/seed/demo';
-import { median, percentile, updateBenchmarksSection } from '../../main/bench/report';
+import { median, updateBenchmarksSection } from '../../main/bench/report';
 import setup from '../fixtures/global-setup';
 import { launchBrowser, newPage, startApp } from '../fixtures/app';
 import { SignInPage, contractCall, waitForPage } from '../pages/app';
