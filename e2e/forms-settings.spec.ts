@@ -310,3 +310,58 @@ describe('settings: reports', () => {
     await admin.context().close();
   });
 });
+
+describe('settings: per-user assistant budget', () => {
+  it('an owner sets a coach’s monthly budget with the keyboard (out of range named at the field, nothing saved); an admin is refused a doctor’s', async () => {
+    const page = await signedIn(browser, app, 'owner');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await goTo(page, '#/settings', 'settings');
+    const row = page.locator('tr[data-user="coach@kestrelvale.test"]');
+    await row.waitFor();
+    expect(await row.locator('[data-user-budget]').textContent()).toBe('no cap');
+    await row.locator('[data-action="set-budget"]').focus();
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'user-budget', 'idle');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('budget_cap_usd');
+    expect(await field(page, 'user-budget', 'budget_cap_usd').locator('label').textContent()).toBe('Monthly assistant budget (USD)');
+    await page.keyboard.type('250000');
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'user-budget', 'error');
+    expect(await field(page, 'user-budget', 'budget_cap_usd').locator('.field-error').textContent()).toBe('Too large: at most 100000.');
+    expect(await form(page, 'user-budget').locator('[data-error-code="Validation"] li').allTextContents()).toEqual([
+      'Monthly assistant budget (USD): Too large: at most 100000.',
+    ]);
+    expect(await fitsWidth(page)).toBe(true);
+    await screenshot(page, 'form-30-user-budget-validation');
+    const settings = () =>
+      contractCall<{ users: { display_name: string; role: string; cap_usd: number | null }[] }>(page, 'settings.assistant', {}).then(
+        (r) => r.value!.users.find((u) => u.role === 'coach')!.cap_usd,
+      );
+    expect(await settings()).toBeNull();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('150');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-saved="true"]', { hasText: 'Update user' }).waitFor();
+    // Listed without a reload, and the cap the assistant's budget check reads.
+    await page.locator('tr[data-user="coach@kestrelvale.test"] [data-user-budget]', { hasText: '$150.00' }).waitFor();
+    expect(await settings()).toBe(150);
+    expect(await fitsWidth(page)).toBe(true);
+    // Emptying the field removes the personal cap.
+    await page.locator('tr[data-user="coach@kestrelvale.test"] [data-action="set-budget"]').click();
+    await waitForForm(page, 'user-budget', 'idle');
+    await field(page, 'user-budget', 'budget_cap_usd').locator('input').fill('');
+    await page.keyboard.press('Enter');
+    await page.locator('tr[data-user="coach@kestrelvale.test"] [data-user-budget]', { hasText: 'no cap' }).waitFor();
+    expect(pageErrors(page).filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
+    await page.context().close();
+
+    const admin = await signedIn(browser, app, 'admin');
+    const users = await contractCall<{ users: { id: string; email: string; version: number }[] }>(admin, 'verb.call', { verb: 'users.list', input: {} });
+    const doctor = users.value!.users.find((u) => u.email === 'doctor@kestrelvale.test')!;
+    expect(await contractCall(admin, 'forms.submit', { verb: 'users.update', input: { id: doctor.id, budget_cap_usd: 5 } })).toMatchObject({
+      ok: false,
+      error: { code: 'Forbidden' },
+    });
+    await admin.context().close();
+  });
+});

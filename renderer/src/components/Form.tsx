@@ -288,7 +288,7 @@ export function Field(props: {
   children: ReactElement<Record<string, unknown>>;
 }) {
   const id = useId();
-  useFieldLabel(props.form, props.name, props.label);
+  useFieldLabel(props.form, props.name, props.unit ? `${props.label} (${props.unit})` : props.label);
   const issue = props.form.issueFor(props.name);
   const described = [props.hint ? `${id}-hint` : '', issue ? `${id}-err` : '', props.current ? `${id}-cur` : ''].filter(Boolean).join(' ');
   return (
