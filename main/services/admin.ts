@@ -336,7 +336,20 @@ export const getChangesetVerb = readVerb('changesets.get', {
     if (!c) throw new NotFound('Changeset');
     const hidden = [...new Set(c.changes.map((ch) => ch.table))].filter((t) => !mayReadTable(vc, t));
     if (hidden.length > 0) throw new Forbidden(`This change touches records your role cannot read (${hidden.join(', ')}).`);
-    return c;
+    // Exactly the declared output (models/outputs.ts StoredChangesetOut): MCP clients validate it
+    // against the listed schema, which admits no other field (no org/user ids, no inverse).
+    return {
+      id: c.id,
+      verb: c.verb,
+      summary: c.summary,
+      changes: c.changes,
+      status: c.status,
+      run_id: c.run_id,
+      via_assistant: c.via_assistant,
+      applied_at: c.applied_at,
+      undo_of: c.undo_of,
+      undone_by: c.undone_by,
+    };
   },
 });
 
