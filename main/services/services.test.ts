@@ -13,7 +13,7 @@ import type { ClinicFixture } from '../testing/clinic-fixture';
 import { createClinicFixture, fixtureNow } from '../testing/clinic-fixture';
 import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
 import { VERBS, applyPlanned, callVerb, planWrite, resolveActor, runRead } from './index';
-import { setUserPin } from './admin';
+import { readOrganisation, setUserPin, updateOrganisation } from './admin';
 import { verifyPin } from './pin';
 
 function errorOf(fn: () => unknown): AppError {
@@ -545,5 +545,48 @@ describe('setUserPin (admin.setPin)', () => {
     expect(errorOf(() => setUserPin(ctx(f.a.users.physio), { user_id: f.a.users.coach, pin: '1111' })).code).toBe('Forbidden');
     expect(errorOf(() => setUserPin(ctx(f.a.users.owner), { user_id: f.b.users.physio, pin: '1111' })).code).toBe('NotFound');
     expect(errorOf(() => setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.owner, pin: '1111' })).code).toBe('Forbidden');
+  });
+});
+
+describe('reports.generate', () => {
+  it('a report as of a day lists only wellness stored for days up to it; a missing athlete or squad is named at its field', () => {
+    const physio = f.a.users.physio;
+    const md = (asOf: string) => {
+      const id = f.call(physio, 'reports.generate', { kind: 'athlete_summary', athlete_id: f.a.athleteId, as_of: asOf }).changeset.changes[0].id;
+      return (f.call(physio, 'reports.get', { id }) as { markdown: string }).markdown;
+    };
+    expect(md('2026-11-20')).toContain('- 2026-11-19: sleep 4');
+    const before = md('2026-11-18');
+    expect(before).not.toContain('2026-11-19');
+    expect(before).toContain('## Wellness (last 7 entries)\n\n- none recorded');
+    const noAthlete = errorOf(() => f.call(physio, 'reports.generate', { kind: 'rtp_status' }));
+    expect(noAthlete.code).toBe('Validation');
+    expect(noAthlete.issues).toEqual([{ path: 'athlete_id', message: 'Choose the athlete: an RTP status report is about one athlete.' }]);
+    const noSquad = errorOf(() => f.call(physio, 'reports.generate', { kind: 'squad_workload' }));
+    expect(noSquad.issues?.map((i) => i.path)).toEqual(['squad_id']);
+    // An analyst (no injury.read) may generate a squad report but not an athlete summary.
+    expect(errorOf(() => f.call(f.a.users.analyst, 'reports.generate', { kind: 'athlete_summary', athlete_id: f.a.athleteId })).code).toBe('Forbidden');
+  });
+});
+
+describe('organisation name (settings.updateOrganisation)', () => {
+  it('settings.manage renames its own org with the version it read; a stale version, an empty name and other roles are refused', () => {
+    const ctx = (u: string) => ({ db: f.db, userId: u });
+    const before = readOrganisation(ctx(f.a.users.physio));
+    const other = readOrganisation(ctx(f.b.users.owner));
+    const after = updateOrganisation(ctx(f.a.users.admin), { name: '  Kestrel Vale Football Club ', expected_version: before.version });
+    expect(after).toEqual({ id: before.id, name: 'Kestrel Vale Football Club', version: before.version + 1 });
+    expect(readOrganisation(ctx(f.a.users.coach)).name).toBe('Kestrel Vale Football Club');
+    expect(readOrganisation(ctx(f.b.users.owner))).toEqual(other);
+    const stale = errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: 'Kestrel Vale', expected_version: before.version }));
+    expect(stale.code).toBe('Conflict');
+    expect(stale.message).toContain('now called "Kestrel Vale Football Club"');
+    expect(stale.conflicts).toEqual([{ table: 'organization', id: before.id, expectedVersion: before.version, actualVersion: after.version }]);
+    const empty = errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: '   ', expected_version: after.version }));
+    expect(empty.code).toBe('Validation');
+    expect(empty.issues).toEqual([{ path: 'name', message: 'Enter the organisation’s name.' }]);
+    expect(errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: 'x'.repeat(201), expected_version: after.version })).issues![0]!.path).toBe('name');
+    expect(errorOf(() => updateOrganisation(ctx(f.a.users.physio), { name: 'Physio FC', expected_version: after.version })).code).toBe('Forbidden');
+    expect(readOrganisation(ctx(f.a.users.owner))).toEqual(after);
   });
 });

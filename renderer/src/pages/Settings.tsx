@@ -1,9 +1,11 @@
 /**
- * Settings (settings.manage): the organisation, device sync with the club's HQ (enrol, status,
+ * Settings (settings.manage): the organisation (its name, renamed here: settings/Organisation.tsx), device sync with the club's HQ (enrol, status,
  * sync now: renderer/src/sync/SyncSettings.tsx), the assistant's model key (set or clear; never
  * shown), monthly budgets with month-to-date spend, the tools that can be switched off; the users
- * (settings/Users.tsx, user.manage) and devices (settings/Devices.tsx, device.manage) with their
- * entry forms, each in its own component.
+ * (settings/Users.tsx, user.manage), devices (settings/Devices.tsx, device.manage) and reports
+ * (settings/Reports.tsx, report.generate) with their entry forms, each in its own component.
+ * Roles with report.generate but not settings.manage (clinicians, analysts) open this page for
+ * the Organisation and Reports cards only.
  */
 import { useState } from 'react';
 import type { AssistantSettingsView } from '../../../models/contract';
@@ -12,10 +14,12 @@ import { hasPermission } from '../../../models/roles';
 import { CallError, call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
-import { formatDate, roleLabel } from '../format';
+import { formatDate } from '../format';
 import { useSession } from '../store';
 import { SyncSettings } from '../sync/SyncSettings';
 import { DevicesSection } from './settings/Devices';
+import { OrganisationSection } from './settings/Organisation';
+import { ReportsSection } from './settings/Reports';
 import { UsersSection } from './settings/Users';
 
 const usd = (n: number | null) => (n === null ? 'no cap' : n.toLocaleString('en-US', { style: 'currency', currency: 'USD' }));
@@ -24,28 +28,22 @@ export function Settings() {
   const me = useSession((s) => s.me)!;
   const canUsers = hasPermission(me.role, 'user.manage');
   const canDevices = hasPermission(me.role, 'device.manage');
-  const data = useLoad(async () => ({ assistant: await call('settings.assistant', {}) }), 'settings');
+  const canReports = hasPermission(me.role, 'report.generate');
+  const canManage = hasPermission(me.role, 'settings.manage');
+  // Roles that only generate reports (clinicians, analysts) open Settings for its Reports card.
+  const data = useLoad(async () => ({ assistant: canManage ? await call('settings.assistant', {}) : null }), `settings-${canManage}`);
   // The loaded settings, replaced by the server's answer after a save on this page.
   const [saved, setAssistant] = useState<AssistantSettingsView | null>(null);
   const assistant = saved ?? (data.state === 'ready' ? data.data.assistant : null);
   return (
     <Page page="settings" state={data.state} title="Settings">
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
-      <section className="card">
-        <h2>Organisation</h2>
-        <dl className="facts">
-          <dt>Name</dt>
-          <dd>{me.org_name}</dd>
-          <dt>Signed in as</dt>
-          <dd>
-            {me.display_name} ({roleLabel(me.role)})
-          </dd>
-        </dl>
-      </section>
-      <SyncSettings />
+      <OrganisationSection />
+      {canManage ? <SyncSettings /> : null}
       {assistant ? <AssistantSettings s={assistant} onChange={setAssistant} /> : null}
       {canUsers ? <UsersSection /> : null}
       {canDevices ? <DevicesSection /> : null}
+      {canReports ? <ReportsSection /> : null}
     </Page>
   );
 }
