@@ -78,3 +78,21 @@ export function writeBoardFeeds(dir: string, o: { holdFrames?: number; floorFram
     return out;
   });
 }
+
+/**
+ * Command line (the e2e specs drive the app from outside, so they run this instead of importing it):
+ * `npx tsx main/capture/testing/board-feed.ts OUT_DIR [HOLD_FRAMES] [FLOOR_FRAMES] [FPS]` prints the
+ * feed paths as a JSON array.
+ */
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  const [out, hold, floor, fps] = process.argv.slice(2);
+  if (!out) {
+    console.error('usage: board-feed.ts OUT_DIR [HOLD_FRAMES] [FLOOR_FRAMES] [FPS]');
+    process.exit(2);
+  }
+  const o: { holdFrames?: number; floorFrames?: number; fps?: number } = {};
+  if (hold) o.holdFrames = Number(hold);
+  if (floor) o.floorFrames = Number(floor);
+  if (fps) o.fps = Number(fps);
+  console.log(JSON.stringify(writeBoardFeeds(out, o)));
+}
