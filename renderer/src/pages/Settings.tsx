@@ -1,12 +1,23 @@
 /**
  * Settings (settings.manage): the organisation, device sync with the club's HQ (enrol, status,
  * sync now: renderer/src/sync/SyncSettings.tsx), the assistant's model key (set or clear; never
- * shown), monthly budgets with month-to-date spend, the tools that can be switched off; the users
+ * shown), monthly budgets with month-to-date spend, the data each model provider may be sent
+ * (provider clearance: the in-app model and MCP clients, default internal only), the tools that can
+ * be switched off; the users
  * (settings/Users.tsx, user.manage) and devices (settings/Devices.tsx, device.manage) with their
  * entry forms, each in its own component.
  */
 import { useState } from 'react';
 import type { AssistantSettingsView } from '../../../models/contract';
+import {
+  CLASSIFICATION_LABELS,
+  CLASSIFICATIONS,
+  CLEARANCE_PROVIDERS,
+  clearanceUpTo,
+  type Classification,
+  type ClearanceProvider,
+  type ProviderClearance,
+} from '../../../models/classification';
 import type { ErrorPayload } from '../../../models/errors';
 import { hasPermission } from '../../../models/roles';
 import { CallError, call } from '../bridge';
@@ -50,13 +61,35 @@ export function Settings() {
   );
 }
 
+const PROVIDER_LABELS: Record<ClearanceProvider, string> = {
+  anthropic: "Kinetix's model (Anthropic)",
+  mcp: 'MCP clients (their own models)',
+};
+
+/** The most sensitive class of a clearance (it is a prefix of the class order). */
+function topOf(c: ProviderClearance): Classification {
+  return c[c.length - 1] ?? 'internal';
+}
+
 function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange(s: AssistantSettingsView): void }) {
   const [key, setKey] = useState('');
   const [cap, setCap] = useState(s.org.cap_usd === null ? '' : String(s.org.cap_usd));
   const [off, setOff] = useState<Set<string>>(() => new Set(s.tools.filter((t) => t.disabled).map((t) => t.name)));
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  async function save(patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null }, what: string) {
+  const [top, setTop] = useState<Record<ClearanceProvider, Classification>>(() => ({
+    anthropic: topOf(s.clearance.anthropic),
+    mcp: topOf(s.clearance.mcp),
+  }));
+  async function save(
+    patch: {
+      api_key?: string | null;
+      disabled_tools?: string[];
+      budget_cap_usd?: number | null;
+      provider_clearance?: Partial<Record<ClearanceProvider, Classification[]>>;
+    },
+    what: string,
+  ) {
     setError(null);
     setSaved(null);
     try {
@@ -148,6 +181,40 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
           Save budget
         </button>
       </form>
+      <h3>Data the assistant may see</h3>
+      <p className="small muted">
+        What each model provider may be sent. By default only internal data (ids, labels, workload figures, fees) leaves this device: names and health data are
+        personal and special-category data, so a provider sees them only once you have cleared it (for example under a data processing agreement with it).
+        Clearing a class clears every less sensitive one. A field the provider is not cleared for reaches it as &quot;[withheld: class — provider not
+        cleared]&quot;, and the assistant tells the user it cannot see it.
+      </p>
+      <form
+        className="filters"
+        data-form="clearance"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save({ provider_clearance: { anthropic: [...clearanceUpTo(top.anthropic)], mcp: [...clearanceUpTo(top.mcp)] } }, 'data clearance');
+        }}
+      >
+        {CLEARANCE_PROVIDERS.map((p) => (
+          <label key={p}>
+            {PROVIDER_LABELS[p]}
+            <select data-clearance={p} value={top[p]} onChange={(e) => setTop((prev) => ({ ...prev, [p]: e.target.value as Classification }))}>
+              {CLASSIFICATIONS.map((c) => (
+                <option key={c} value={c}>
+                  {c === 'internal' ? 'Internal only (default)' : `Up to ${CLASSIFICATION_LABELS[c]}`}
+                </option>
+              ))}
+            </select>
+          </label>
+        ))}
+        <button type="submit" className="primary">
+          Save data clearance
+        </button>
+      </form>
+      <p className="small muted" data-testid="clearance-status">
+        Now: Kinetix&apos;s model is cleared for {s.clearance.anthropic.join(', ')}; MCP clients for {s.clearance.mcp.join(', ')}.
+      </p>
       <h3>Tools</h3>
       <p className="small muted">
         Switch off tools the assistant should not be offered in this organisation. A switch only removes a tool: nobody is offered a tool their role lacks.
