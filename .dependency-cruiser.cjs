@@ -155,9 +155,9 @@ module.exports = {
       name: 'e2e-black-box',
       severity: 'error',
       comment:
-        'e2e drives the app from outside (a browser against the real web host): it imports e2e/, the shapes in models/, and the scripted model server (main/testing/scripted-anthropic.ts) only, never app code or the database.',
+        'e2e drives the app from outside (a browser against the real web host): it imports e2e/, the shapes in models/, the scripted model server (main/testing/scripted-anthropic.ts) and the benchmark report writer (main/bench/report.ts) only, never app code or the database.',
       from: { path: '^e2e/' },
-      to: { path: '^(main|renderer|preload|sync|native)/', pathNot: '^main/testing/scripted-anthropic\\.ts$' },
+      to: { path: '^(main|renderer|preload|sync|native)/', pathNot: '^main/testing/scripted-anthropic\\.ts$|^main/bench/report\\.ts$' },
     },
     {
       name: 'no-circular',

@@ -121,9 +121,10 @@ describe('clinic UI in Chromium', () => {
     await page.locator('section[data-covered="true"] li a').first().click();
     await waitForPage(page, 'help-page');
     await screenshot(page, '12b-help-page');
-    // Settings is not a physio page: absent from navigation, refused by URL.
-    expect(await page.locator('a[data-nav="settings"]').count()).toBe(0);
-    await goTo(page, '#/settings', 'settings', 'denied');
+    // A physio opens Settings for its Reports card only: none of the org's configuration.
+    await goTo(page, '#/settings', 'settings');
+    await page.locator('[data-section="reports"]').waitFor();
+    expect(await page.locator('[data-section="users"], [data-section="devices"], #assistant-settings, form[data-form="sync-enrol"]').count()).toBe(0);
     expect(pageErrors(page)).toEqual([]);
     await page.context().close();
   });

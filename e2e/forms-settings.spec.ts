@@ -5,6 +5,10 @@
  * accounts, and deactivates an admin account (gone from the sign-in picker). Devices: register
  * (the key shown once), Replace key (a new key, the old last four gone), Revoke. A physio (no
  * settings.manage, user.manage or device.manage) is offered none of it and refused by the service.
+ * Reports: a doctor generates an athlete summary (keyboard, a missing athlete named at its field,
+ * the report opened at once and listed without a reload, at 1024 px nothing cut off); an analyst
+ * is offered only the squad workload report and does not see the clinical one; an admin (no
+ * report.generate) sees no Reports card and is refused by the service.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,12 +193,13 @@ describe('settings: devices', () => {
     await page.context().close();
   });
 
-  it('a physio is offered no settings forms and is refused by the service', async () => {
+  it('a physio is offered only the Reports card of Settings and is refused the rest by the service', async () => {
     const page = await signedIn(browser, app, 'physio');
     await waitForPage(page, 'athletes');
-    expect(await page.locator('nav a', { hasText: 'Settings' }).count()).toBe(0);
-    await goTo(page, '#/settings', 'settings', 'denied');
-    expect(await page.locator('[data-action="add-user"], [data-action="register-device"]').count()).toBe(0);
+    await goTo(page, '#/settings', 'settings');
+    await page.locator('[data-section="reports"]').waitFor();
+    expect(await page.locator('[data-action="add-user"], [data-action="register-device"], [data-form="budget"], [data-action="edit-org"]').count()).toBe(0);
+    expect(await page.locator('[data-section="users"], [data-section="devices"], #assistant-settings').count()).toBe(0);
     for (const [verb, input] of [
       ['users.create', { email: 'x@kestrelvale.test', display_name: 'X', role: 'coach' }],
       ['devices.register', { name: 'Cam', kind: 'camera' }],
@@ -205,5 +210,158 @@ describe('settings: devices', () => {
     const coach = users.value!.users.find((u) => u.email === 'coach@kestrelvale.test')!;
     expect(await contractCall(page, 'admin.setPin', { user_id: coach.id, pin: '9999' })).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
     await page.context().close();
+  });
+});
+
+/** True when nothing on the page is wider than the viewport (no horizontal scroll: nothing cut off). */
+async function fitsWidth(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+}
+
+describe('settings: reports', () => {
+  it('a doctor generates an athlete summary with the keyboard (a missing athlete named at its field); it opens at once and is listed', async () => {
+    const page = await signedIn(browser, app, 'doctor');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await waitForPage(page, 'athletes');
+    await page.locator('nav a', { hasText: 'Settings' }).click();
+    await waitForPage(page, 'settings');
+    // A doctor holds report.generate but not user, device or settings management.
+    expect(await page.locator('[data-section="reports"]').count()).toBe(1);
+    expect(await page.locator('[data-section="users"], [data-section="devices"], #assistant-settings').count()).toBe(0);
+    await page.locator('[data-action="generate-report"]').focus();
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'report-generate', 'idle');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('kind');
+    const kinds = await field(page, 'report-generate', 'kind')
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(kinds).toEqual(['athlete_summary', 'rtp_status', 'squad_workload']);
+    // No athlete chosen: the service's typed error sits next to the Athlete field; nothing saved.
+    await field(page, 'report-generate', 'as_of').locator('input').focus();
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'report-generate', 'error');
+    expect(await field(page, 'report-generate', 'athlete_id').locator('.field-error').textContent()).toBe(
+      'Choose the athlete: an athlete summary report is about one athlete.',
+    );
+    expect(await form(page, 'report-generate').locator('[data-error-code="Validation"]').textContent()).toContain('Athlete: Choose the athlete');
+    await screenshot(page, 'form-28-generate-report-validation');
+    const athlete = field(page, 'report-generate', 'athlete_id').locator('select');
+    await athlete.selectOption({ index: 1 });
+    const name = (await athlete.locator('option:checked').textContent())!;
+    await field(page, 'report-generate', 'as_of').locator('input').fill('2026-11-30');
+    await field(page, 'report-generate', 'as_of').locator('input').focus();
+    await page.keyboard.press('Enter');
+    // Applied at once: the new report opens, from the stored Markdown.
+    const open = page.locator('dialog[data-report-open][open]');
+    await open.waitFor();
+    expect(await open.locator('h2').first().textContent()).toBe(`Athlete summary: ${name} (2026-11-30)`);
+    expect(await open.textContent()).toMatch(/Injuries[\s\S]*Return to play[\s\S]*Workload[\s\S]*Wellness/);
+    expect(await fitsWidth(page)).toBe(true);
+    await screenshot(page, 'form-29-report-open');
+    await page.keyboard.press('Escape');
+    await open.waitFor({ state: 'detached' });
+    await page.locator('[data-saved="true"]', { hasText: `Generate report: Athlete summary: ${name}` }).waitFor();
+    // Listed without a reload, newest first, and opens again from the list.
+    const row = page.locator(`tr[data-report="Athlete summary: ${name} (2026-11-30)"]`);
+    await row.waitFor();
+    expect(await page.locator('tr[data-report]').first().getAttribute('data-report')).toBe(`Athlete summary: ${name} (2026-11-30)`);
+    await row.locator('[data-action="open-report"]').click();
+    await open.waitFor();
+    expect(await open.textContent()).toContain('Injuries');
+    await open.locator('[data-action="close-report"]').click();
+    await open.waitFor({ state: 'detached' });
+    expect(pageErrors(page).filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
+    await page.context().close();
+  });
+
+  it('an analyst is offered only the squad workload report; an admin (no report.generate) sees no Reports card and is refused', async () => {
+    const page = await signedIn(browser, app, 'analyst');
+    await goTo(page, '#/settings', 'settings');
+    await page.locator('[data-action="generate-report"]').click();
+    await waitForForm(page, 'report-generate', 'idle');
+    const kinds = await field(page, 'report-generate', 'kind')
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(kinds).toEqual(['squad_workload']);
+    await field(page, 'report-generate', 'squad_id').locator('select').selectOption({ label: 'U19' });
+    await page.getByRole('button', { name: 'Generate report' }).last().click();
+    const open = page.locator('dialog[data-report-open][open]');
+    await open.waitFor();
+    expect(await open.locator('h2').first().textContent()).toMatch(/^U19 workload as of \d{4}-\d{2}-\d{2}$/);
+    expect(await open.locator('table th').allTextContents()).toContain('ACWR');
+    await open.locator('[data-action="close-report"]').click();
+    // The doctor's athlete summary (clinical detail) is not listed for an analyst.
+    const titles = await page.locator('tr[data-report]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-report')));
+    expect(titles.some((t) => t!.startsWith('U19 workload'))).toBe(true);
+    expect(titles.some((t) => t!.startsWith('Athlete summary'))).toBe(false);
+    await page.context().close();
+
+    const admin = await signedIn(browser, app, 'admin');
+    await goTo(admin, '#/settings', 'settings');
+    await admin.locator('[data-section="users"]').waitFor();
+    expect(await admin.locator('[data-section="reports"], [data-action="generate-report"]').count()).toBe(0);
+    const squads = await contractCall<{ id: string; name: string }[]>(admin, 'verb.call', { verb: 'squads.list', input: {} });
+    const u19 = squads.value!.find((s) => s.name === 'U19')!;
+    expect(await contractCall(admin, 'forms.submit', { verb: 'reports.generate', input: { kind: 'squad_workload', squad_id: u19.id } })).toMatchObject({
+      ok: false,
+      error: { code: 'Forbidden' },
+    });
+    expect(await contractCall(admin, 'verb.call', { verb: 'reports.list', input: {} })).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+    await admin.context().close();
+  });
+});
+
+describe('settings: per-user assistant budget', () => {
+  it('an owner sets a coach’s monthly budget with the keyboard (out of range named at the field, nothing saved); an admin is refused a doctor’s', async () => {
+    const page = await signedIn(browser, app, 'owner');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await goTo(page, '#/settings', 'settings');
+    const row = page.locator('tr[data-user="coach@kestrelvale.test"]');
+    await row.waitFor();
+    expect(await row.locator('[data-user-budget]').textContent()).toBe('no cap');
+    await row.locator('[data-action="set-budget"]').focus();
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'user-budget', 'idle');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('budget_cap_usd');
+    expect(await field(page, 'user-budget', 'budget_cap_usd').locator('label').textContent()).toBe('Monthly assistant budget (USD)');
+    await page.keyboard.type('250000');
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'user-budget', 'error');
+    expect(await field(page, 'user-budget', 'budget_cap_usd').locator('.field-error').textContent()).toBe('Too large: at most 100000.');
+    expect(await form(page, 'user-budget').locator('[data-error-code="Validation"] li').allTextContents()).toEqual([
+      'Monthly assistant budget (USD): Too large: at most 100000.',
+    ]);
+    expect(await fitsWidth(page)).toBe(true);
+    await screenshot(page, 'form-30-user-budget-validation');
+    const settings = () =>
+      contractCall<{ users: { display_name: string; role: string; cap_usd: number | null }[] }>(page, 'settings.assistant', {}).then(
+        (r) => r.value!.users.find((u) => u.role === 'coach')!.cap_usd,
+      );
+    expect(await settings()).toBeNull();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('150');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-saved="true"]', { hasText: 'Update user' }).waitFor();
+    // Listed without a reload, and the cap the assistant's budget check reads.
+    await page.locator('tr[data-user="coach@kestrelvale.test"] [data-user-budget]', { hasText: '$150.00' }).waitFor();
+    expect(await settings()).toBe(150);
+    expect(await fitsWidth(page)).toBe(true);
+    // Emptying the field removes the personal cap.
+    await page.locator('tr[data-user="coach@kestrelvale.test"] [data-action="set-budget"]').click();
+    await waitForForm(page, 'user-budget', 'idle');
+    await field(page, 'user-budget', 'budget_cap_usd').locator('input').fill('');
+    await page.keyboard.press('Enter');
+    await page.locator('tr[data-user="coach@kestrelvale.test"] [data-user-budget]', { hasText: 'no cap' }).waitFor();
+    expect(pageErrors(page).filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
+    await page.context().close();
+
+    const admin = await signedIn(browser, app, 'admin');
+    const users = await contractCall<{ users: { id: string; email: string; version: number }[] }>(admin, 'verb.call', { verb: 'users.list', input: {} });
+    const doctor = users.value!.users.find((u) => u.email === 'doctor@kestrelvale.test')!;
+    expect(await contractCall(admin, 'forms.submit', { verb: 'users.update', input: { id: doctor.id, budget_cap_usd: 5 } })).toMatchObject({
+      ok: false,
+      error: { code: 'Forbidden' },
+    });
+    await admin.context().close();
   });
 });

@@ -11,10 +11,10 @@
  * --no-write to only print). The
  * issue's goal: under 1 s with a year of data.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import type { Page } from 'playwright-core';
 import { DEMO_DAYS } from '../../models/seed/demo';
+import { median, updateBenchmarksSection } from '../../main/bench/report';
 import setup from '../fixtures/global-setup';
 import { launchBrowser, newPage, startApp } from '../fixtures/app';
 import { SignInPage, contractCall, waitForPage } from '../pages/app';
@@ -24,12 +24,6 @@ const DAYS = 365;
 const TABS = ['overview', 'injuries', 'screenings', 'wellness', 'workload'] as const;
 const HEADING = '## Athlete record';
 const GOAL_MS = 1000;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 /** Run `calls` ([verb, input]) through the page's own contract transport, 8 at a time; returns failures. */
 async function callAll(page: Page, calls: [string, Record<string, unknown>][]): Promise<string[]> {
@@ -169,15 +163,7 @@ Run: \`npm run bench:record\`. Measured ${new Date().toISOString().slice(0, 10)}
 ${rows}
 `;
   const path = process.env.BENCH_MD ?? 'BENCHMARKS.md';
-  const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
-  const start = text.indexOf(`${HEADING}\n`);
-  let next: string;
-  if (start < 0) next = `${text.trimEnd()}\n\n${section}`;
-  else {
-    const after = text.indexOf('\n## ', start + HEADING.length);
-    next = `${text.slice(0, start)}${section}${after < 0 ? '' : `\n${text.slice(after + 1)}`}`;
-  }
-  writeFileSync(path, next.endsWith('\n') ? next : `${next}\n`);
+  updateBenchmarksSection(path, HEADING.slice(3), section);
   console.log(`bench: wrote the "${HEADING.slice(3)}" section of ${path}`);
 }
 

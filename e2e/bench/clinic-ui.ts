@@ -9,10 +9,11 @@
  * - renderer bundle size (raw and gzip) from out/renderer.
  * Writes the "Clinic UI" section of BENCHMARKS.md (use --no-write to only print).
  */
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { median, percentile, updateBenchmarksSection } from '../../main/bench/report';
 import setup from '../fixtures/global-setup';
 import { launchBrowser, newPage, startApp } from '../fixtures/app';
 import { SignInPage, waitForPage } from '../pages/app';
@@ -20,16 +21,6 @@ import { SignInPage, waitForPage } from '../pages/app';
 const ATHLETES = Number(process.env.BENCH_ATHLETES ?? 5000);
 const RELOADS = Number(process.env.BENCH_RELOADS ?? 7);
 const HEADING = '## Clinic UI';
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
-}
 
 function bundle(): { file: string; raw: number; gzip: number }[] {
   const dir = join('out', 'renderer', 'assets');
@@ -119,7 +110,7 @@ async function main(): Promise<void> {
       scroll: {
         frames: frames.intervals.length,
         median_ms: median(frames.intervals),
-        p95_ms: pct(frames.intervals, 95),
+        p95_ms: percentile(frames.intervals, 95),
         max_ms: Math.max(...frames.intervals),
         rows_in_dom: frames.rowsInDom,
         reached_end: frames.atEnd,
@@ -163,15 +154,7 @@ Run: \`npm run bench:ui\`. Measured ${new Date().toISOString().slice(0, 10)} on 
 | renderer bundle, CSS | ${kb(r.bundle.css.raw)} (${kb(r.bundle.css.gzip)} gzip) | plain CSS, no framework |
 `;
   const path = 'BENCHMARKS.md';
-  const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
-  const start = text.indexOf(`${HEADING}\n`);
-  let next: string;
-  if (start < 0) next = `${text.trimEnd()}\n\n${section}`;
-  else {
-    const after = text.indexOf('\n## ', start + HEADING.length);
-    next = `${text.slice(0, start)}${section}${after < 0 ? '' : `\n${text.slice(after + 1)}`}`;
-  }
-  writeFileSync(path, next.endsWith('\n') ? next : `${next}\n`);
+  updateBenchmarksSection(path, HEADING.slice(3), section);
   console.log(`bench: wrote the "${HEADING.slice(3)}" section of ${path}`);
 }
 

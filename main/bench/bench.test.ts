@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { foundationMarkdown, runFoundationBench, stats } from './foundation';
-import { updateBenchmarksSection } from './report';
+import { median, percentile, updateBenchmarksSection } from './report';
 
 describe('foundation benchmark', () => {
   it('runs end to end through the services at small sizes', () => {
@@ -23,6 +23,17 @@ describe('foundation benchmark', () => {
       Array.from({ length: 100 }, (_, i) => 100 - i),
     );
     expect(s).toMatchObject({ median_ms: 50.5, p95_ms: 95, min_ms: 1, max_ms: 100, calls: 100 });
+  });
+
+  it('median and nearest-rank percentile on small lists', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+    const xs = Array.from({ length: 20 }, (_, i) => 20 - i);
+    expect(percentile(xs, 95)).toBe(19);
+    expect(percentile(xs, 100)).toBe(20);
+    expect(percentile([7], 50)).toBe(7);
+    expect(percentile([], 95)).toBeNaN();
   });
 
   it('updates only its own section of BENCHMARKS.md', () => {

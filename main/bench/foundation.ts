@@ -15,6 +15,7 @@ import { findUserByEmail } from '../data/identity';
 import { addDays, seedAthleteHistory, seedLarge } from '../data/seed';
 import type { ServiceContext } from '../services';
 import { callVerb, VERBS } from '../services';
+import { median, percentile } from './report';
 
 /** Sizes of one run. Defaults are the issue's figures. */
 export interface FoundationBenchOptions {
@@ -56,10 +57,14 @@ export interface FoundationBenchResult {
 
 /** Median, p95 (nearest rank) and extremes of `xs` (ms). */
 export function stats(name: string, xs: number[]): Measure {
-  const s = xs.slice().sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))] ?? NaN;
-  const mid = s.length % 2 === 1 ? (s[(s.length - 1) / 2] ?? NaN) : ((s[s.length / 2 - 1] ?? NaN) + (s[s.length / 2] ?? NaN)) / 2;
-  return { name, calls: s.length, median_ms: round(mid), p95_ms: round(q(0.95)), min_ms: round(s[0] ?? NaN), max_ms: round(s[s.length - 1] ?? NaN) };
+  return {
+    name,
+    calls: xs.length,
+    median_ms: round(median(xs)),
+    p95_ms: round(percentile(xs, 95)),
+    min_ms: round(xs.length ? xs.reduce((a, b) => Math.min(a, b)) : NaN),
+    max_ms: round(xs.length ? xs.reduce((a, b) => Math.max(a, b)) : NaN),
+  };
 }
 
 function round(v: number, dp = 3): number {

@@ -138,7 +138,13 @@ function renderReport(
     };
   }
   const acwr = computeAcwr(dailyLoads(vc.db, org, a.id, asOf), asOf, 'rolling');
-  const wellness = listRows<Wellness>(vc.db, 'wellness', org, { eq: { athlete_id: a.id }, orderBy: [{ column: 'date', desc: true }], limit: 7 });
+  // Only what was stored for days up to the report's date (a report as of a past day leaves out later entries).
+  const wellness = listRows<Wellness>(vc.db, 'wellness', org, {
+    eq: { athlete_id: a.id },
+    range: { column: 'date', to: asOf },
+    orderBy: [{ column: 'date', desc: true }],
+    limit: 7,
+  });
   const loads = listRows<SessionLoad>(vc.db, 'session_load', org, {
     eq: { athlete_id: a.id },
     range: { column: 'date', to: asOf },
@@ -170,10 +176,14 @@ export const generateReport = writeVerb('reports.generate', {
     const asOf = i.as_of ?? today(vc);
     if (i.kind === 'squad_workload') {
       if (!i.squad_id)
-        throw new ValidationError('A squad workload report needs squad_id.', [{ path: 'squad_id', message: 'required for kind squad_workload' }]);
+        throw new ValidationError('A squad workload report needs squad_id.', [
+          { path: 'squad_id', message: 'Choose the squad: a squad workload report is about one squad.' },
+        ]);
       if (!getRow(vc.db, 'squad', vc.actor.orgId, i.squad_id)) throw new NotFound('Squad');
     } else if (!i.athlete_id)
-      throw new ValidationError(`A ${i.kind} report needs athlete_id.`, [{ path: 'athlete_id', message: `required for kind ${i.kind}` }]);
+      throw new ValidationError(`A ${i.kind} report needs athlete_id.`, [
+        { path: 'athlete_id', message: `Choose the athlete: ${i.kind === 'rtp_status' ? 'an RTP status' : 'an athlete summary'} report is about one athlete.` },
+      ]);
     const athlete = i.athlete_id ? visibleAthlete(vc, i.athlete_id) : null;
     if (i.kind !== 'squad_workload' && athlete) {
       // Reports contain clinical detail: the reader must hold the clinical read permissions too.

@@ -547,3 +547,24 @@ describe('setUserPin (admin.setPin)', () => {
     expect(errorOf(() => setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.owner, pin: '1111' })).code).toBe('Forbidden');
   });
 });
+
+describe('reports.generate', () => {
+  it('a report as of a day lists only wellness stored for days up to it; a missing athlete or squad is named at its field', () => {
+    const physio = f.a.users.physio;
+    const md = (asOf: string) => {
+      const id = f.call(physio, 'reports.generate', { kind: 'athlete_summary', athlete_id: f.a.athleteId, as_of: asOf }).changeset.changes[0].id;
+      return (f.call(physio, 'reports.get', { id }) as { markdown: string }).markdown;
+    };
+    expect(md('2026-11-20')).toContain('- 2026-11-19: sleep 4');
+    const before = md('2026-11-18');
+    expect(before).not.toContain('2026-11-19');
+    expect(before).toContain('## Wellness (last 7 entries)\n\n- none recorded');
+    const noAthlete = errorOf(() => f.call(physio, 'reports.generate', { kind: 'rtp_status' }));
+    expect(noAthlete.code).toBe('Validation');
+    expect(noAthlete.issues).toEqual([{ path: 'athlete_id', message: 'Choose the athlete: an RTP status report is about one athlete.' }]);
+    const noSquad = errorOf(() => f.call(physio, 'reports.generate', { kind: 'squad_workload' }));
+    expect(noSquad.issues?.map((i) => i.path)).toEqual(['squad_id']);
+    // An analyst (no injury.read) may generate a squad report but not an athlete summary.
+    expect(errorOf(() => f.call(f.a.users.analyst, 'reports.generate', { kind: 'athlete_summary', athlete_id: f.a.athleteId })).code).toBe('Forbidden');
+  });
+});

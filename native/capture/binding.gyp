@@ -5,6 +5,7 @@
       "sources": ["src/capture.cc"],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
+        "../common",
         "<!@(pkg-config --cflags-only-I opencv4 | sed s/-I//g)"
       ],
       "libraries": ["-lopencv_core", "-lopencv_imgproc", "-lopencv_imgcodecs", "-lopencv_videoio", "-lpthread"],

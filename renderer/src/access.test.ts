@@ -14,3 +14,10 @@ describe('homeFor', () => {
     expect(homeFor('admin', null)).toEqual({ page: 'athletes' });
   });
 });
+
+describe('Settings', () => {
+  it('opens for the roles that manage settings or generate reports, and for no other', () => {
+    const open = ['owner', 'admin', 'doctor', 'physio', 'sports_scientist', 'analyst', 'super_admin'];
+    for (const role of ROLES) expect(canOpen(role, { page: 'settings' }), role).toBe(open.includes(role));
+  });
+});

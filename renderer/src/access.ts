@@ -51,7 +51,8 @@ export function canOpen(role: Role, route: Route): boolean {
     case 'approvals':
       return hasPermission(role, 'kinetix.use');
     case 'settings':
-      return hasPermission(role, 'settings.manage');
+      // Settings holds the org's configuration (settings.manage) and the Reports card (report.generate).
+      return hasPermission(role, 'settings.manage') || hasPermission(role, 'report.generate');
     case 'capture':
       // Results need pose.read; recording, processing and the rig need capture.run.
       if (route.tab === 'sessions' || route.tab === 'results') return hasPermission(role, 'pose.read');

@@ -23,6 +23,8 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
+#include "guarded.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -50,27 +52,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Napi::Error codedError(Napi::Env env, const std::string& message, const char* code, int cvCode = 0, const std::string& func = "") {
-  auto e = Napi::Error::New(env, message);
-  e.Set("code", Napi::String::New(env, code));
-  e.Set("cvCode", Napi::Number::New(env, cvCode));
-  e.Set("cvFunction", Napi::String::New(env, func));
-  return e;
-}
+using ai_native::codedError;
 
 template <typename F>
 auto Guarded(Napi::Env env, F&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const cv::Exception& e) {
-    throw codedError(env, "OpenCV " + e.func + ": " + e.err, "ERR_OPENCV", e.code, e.func);
-  } catch (const std::exception& e) {
-    throw codedError(env, std::string("capture addon: ") + e.what(), "ERR_OPENCV");
-  } catch (...) {
-    throw codedError(env, "capture addon: unknown native exception", "ERR_OPENCV");
-  }
+  return ai_native::Guarded(env, "capture addon", std::forward<F>(body));
 }
 
 int platformApi() {

@@ -8,37 +8,22 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
+
+#include "guarded.h"
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
 
-// Every entry point runs inside Guarded(): an OpenCV assertion (cv::Exception) or any other C++
-// exception becomes a JavaScript Error with code "ERR_OPENCV" (cv::Exception: also cvCode and
-// cvFunction) instead of escaping to std::terminate, which would abort the whole process (in
-// Electron, the main process). main/capture/native/index.ts turns these into typed OpenCvError.
-Napi::Error opencvError(Napi::Env env, const std::string& message, int cvCode, const std::string& func) {
-  auto e = Napi::Error::New(env, message);
-  e.Set("code", Napi::String::New(env, "ERR_OPENCV"));
-  e.Set("cvCode", Napi::Number::New(env, cvCode));
-  e.Set("cvFunction", Napi::String::New(env, func));
-  return e;
-}
+// Every entry point runs inside Guarded() (native/common/guarded.h): an OpenCV assertion or any
+// other C++ exception becomes a JavaScript Error with code "ERR_OPENCV".
+using ai_native::codedError;
 
 template <typename F>
 auto Guarded(Napi::Env env, F&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const Napi::Error&) {
-    throw;
-  } catch (const cv::Exception& e) {
-    throw opencvError(env, "OpenCV " + e.func + ": " + e.err, e.code, e.func);
-  } catch (const std::exception& e) {
-    throw opencvError(env, std::string("OpenCV addon: ") + e.what(), 0, "");
-  } catch (...) {
-    throw opencvError(env, "OpenCV addon: unknown native exception", 0, "");
-  }
+  return ai_native::Guarded(env, "OpenCV addon", std::forward<F>(body));
 }
 
 int intArg(const Napi::CallbackInfo& info, size_t i, const char* what) {

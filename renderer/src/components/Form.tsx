@@ -9,7 +9,10 @@
  *   `proposals.decline`. A stale form ends in state `conflict` with the service's message, and the
  *   page shows the current values next to the fields.
  * - {@link Field}: a labelled field with its unit and hint, and the service's typed validation
- *   message next to it (`aria-invalid`, `aria-describedby`).
+ *   message next to it (`aria-invalid`, `aria-describedby`). Each field enters its label in the
+ *   form's {@link LabelBook}, so the "Nothing was saved" summary names fields by the label the form
+ *   shows, never by column; a control that is not a `Field` (a fieldset of checkboxes) enters its
+ *   own with {@link useFieldLabel}.
  * - {@link FormDialog}: a modal `<dialog>` form (Escape closes, focus starts in the first field).
  * - {@link ReviewDialog}: the diff of a change awaiting review (see ChangeReview.tsx).
  *
@@ -18,7 +21,7 @@
  * pages showing the record load it again (the new row is visible without a reload).
  */
 import type { ReactElement, ReactNode } from 'react';
-import { cloneElement, useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from 'react';
+import { cloneElement, useCallback, useEffect, useId, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { FormSubmitResultView, ProposalItemView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError, call, newKey } from '../bridge';
@@ -38,8 +41,60 @@ export interface PendingReview {
   notes: string[];
 }
 
+/**
+ * The labels a form shows, by field name (the service's issue path segment): filled by each
+ * {@link Field} as it renders, read by the error summary. A tiny external store, so the summary
+ * follows it without state updates in effects.
+ */
+export class LabelBook {
+  private map: ReadonlyMap<string, string>;
+  private readonly listeners = new Set<() => void>();
+  constructor(initial: Readonly<Record<string, string>> = {}) {
+    this.map = new Map(Object.entries(initial));
+  }
+  /** Enter (or replace) the label of `field`. */
+  set(field: string, label: string): void {
+    if (this.map.get(field) === label) return;
+    this.map = new Map(this.map).set(field, label);
+    for (const l of this.listeners) l();
+  }
+  readonly subscribe = (l: () => void): (() => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  /** The labels now (a new map after each change). */
+  readonly snapshot = (): ReadonlyMap<string, string> => this.map;
+}
+
+/**
+ * The label the form shows for a service issue `path` ("athlete_id", "per_athlete.3.rpe"): the
+ * whole path, else (a nested path) the control holding it, e.g. the per-athlete table, else its
+ * last non-index segment; null when no field of the form shows it (the summary then gives the
+ * message alone, never a column name).
+ */
+export function issueLabel(path: string, labels: ReadonlyMap<string, string>): string | null {
+  const parts = path.split('.').filter((p) => p !== '' && !/^\d+$/.test(p));
+  for (const k of [path, parts.length > 1 ? parts[0] : undefined, parts[parts.length - 1]]) {
+    const hit = k === undefined ? undefined : labels.get(k);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+/** The "Nothing was saved" lines: each issue as "Label: message" (the message alone when no field shows it), repeats merged. */
+export function issueLines(issues: readonly { path: string; message: string }[], labels: ReadonlyMap<string, string>): string[] {
+  const lines = issues.map((i) => {
+    const label = issueLabel(i.path, labels);
+    const msg = friendlyIssue(i.message);
+    return label ? `${label}: ${msg}` : msg;
+  });
+  return [...new Set(lines)];
+}
+
 export interface EntryForm {
   name: string;
+  /** The labels its fields show (see {@link LabelBook}). */
+  labels: LabelBook;
   state: FormState;
   error: ErrorPayload | null;
   review: PendingReview | null;
@@ -88,7 +143,11 @@ function changed(): void {
  * A form's submit state. `onSaved` runs after a change was applied (directly or on approval);
  * `onConflict` runs when the service said the form is stale (load the current values there).
  */
-export function useEntryForm(name: string, opts: { onSaved?: (summary: string) => void; onConflict?: () => void } = {}): EntryForm {
+export function useEntryForm(
+  name: string,
+  opts: { onSaved?: (summary: string) => void; onConflict?: () => void; labels?: Readonly<Record<string, string>> } = {},
+): EntryForm {
+  const [labels] = useState(() => new LabelBook(opts.labels));
   const [state, setState] = useState<FormState>('idle');
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [review, setReview] = useState<PendingReview | null>(null);
@@ -204,7 +263,13 @@ export function useEntryForm(name: string, opts: { onSaved?: (summary: string) =
     [error],
   );
 
-  return { name, state, error, review, done, issueFor, submit, approve, cancelReview, reset };
+  return { name, labels, state, error, review, done, issueFor, submit, approve, cancelReview, reset };
+}
+
+/** Enter `label` as what the form shows for `field` (for a control that is not a {@link Field}). */
+export function useFieldLabel(form: EntryForm, field: string, label: string): void {
+  const book = form.labels;
+  useLayoutEffect(() => book.set(field, label), [book, field, label]);
 }
 
 /**
@@ -223,6 +288,7 @@ export function Field(props: {
   children: ReactElement<Record<string, unknown>>;
 }) {
   const id = useId();
+  useFieldLabel(props.form, props.name, props.unit ? `${props.label} (${props.unit})` : props.label);
   const issue = props.form.issueFor(props.name);
   const described = [props.hint ? `${id}-hint` : '', issue ? `${id}-err` : '', props.current ? `${id}-cur` : ''].filter(Boolean).join(' ');
   return (
@@ -254,6 +320,7 @@ export function Field(props: {
 /** The form's error: a stale form, a validation failure (the fields say which), or a refusal. */
 export function FormMessages({ form }: { form: EntryForm }) {
   const e = form.error;
+  const labels = useSyncExternalStore(form.labels.subscribe, form.labels.snapshot, form.labels.snapshot);
   if (form.state === 'waiting' && form.done)
     return (
       <p className="ok-note" role="status" data-waiting="true">
@@ -281,10 +348,8 @@ export function FormMessages({ form }: { form: EntryForm }) {
         <strong>Nothing was saved: check the fields marked</strong>
         {e.issues?.length ? (
           <ul className="small">
-            {e.issues.map((i) => (
-              <li key={i.path}>
-                {i.path.split('.').pop()!.replace(/_/g, ' ')}: {friendlyIssue(i.message)}
-              </li>
+            {issueLines(e.issues, labels).map((line) => (
+              <li key={line}>{line}</li>
             ))}
           </ul>
         ) : (

@@ -3,9 +3,10 @@
  * sync now: renderer/src/sync/SyncSettings.tsx), the assistant's model key (set or clear; never
  * shown), monthly budgets with month-to-date spend, the data each model provider may be sent
  * (provider clearance: the in-app model and MCP clients, default internal only), the tools that can
- * be switched off; the users
- * (settings/Users.tsx, user.manage) and devices (settings/Devices.tsx, device.manage) with their
- * entry forms, each in its own component.
+ * be switched off; the users (settings/Users.tsx, user.manage), devices (settings/Devices.tsx,
+ * device.manage) and reports (settings/Reports.tsx, report.generate) with their entry forms, each
+ * in its own component. Roles with report.generate but not settings.manage (clinicians, analysts)
+ * open this page for the Organisation and Reports cards only.
  */
 import { useState } from 'react';
 import type { AssistantSettingsView } from '../../../models/contract';
@@ -27,6 +28,7 @@ import { formatDate, roleLabel } from '../format';
 import { useSession } from '../store';
 import { SyncSettings } from '../sync/SyncSettings';
 import { DevicesSection } from './settings/Devices';
+import { ReportsSection } from './settings/Reports';
 import { UsersSection } from './settings/Users';
 
 const usd = (n: number | null) => (n === null ? 'no cap' : n.toLocaleString('en-US', { style: 'currency', currency: 'USD' }));
@@ -35,7 +37,10 @@ export function Settings() {
   const me = useSession((s) => s.me)!;
   const canUsers = hasPermission(me.role, 'user.manage');
   const canDevices = hasPermission(me.role, 'device.manage');
-  const data = useLoad(async () => ({ assistant: await call('settings.assistant', {}) }), 'settings');
+  const canReports = hasPermission(me.role, 'report.generate');
+  const canManage = hasPermission(me.role, 'settings.manage');
+  // Roles that only generate reports (clinicians, analysts) open Settings for its Reports card.
+  const data = useLoad(async () => ({ assistant: canManage ? await call('settings.assistant', {}) : null }), `settings-${canManage}`);
   // The loaded settings, replaced by the server's answer after a save on this page.
   const [saved, setAssistant] = useState<AssistantSettingsView | null>(null);
   const assistant = saved ?? (data.state === 'ready' ? data.data.assistant : null);
@@ -53,10 +58,11 @@ export function Settings() {
           </dd>
         </dl>
       </section>
-      <SyncSettings />
+      {canManage ? <SyncSettings /> : null}
       {assistant ? <AssistantSettings s={assistant} onChange={setAssistant} /> : null}
       {canUsers ? <UsersSection /> : null}
       {canDevices ? <DevicesSection /> : null}
+      {canReports ? <ReportsSection /> : null}
     </Page>
   );
 }

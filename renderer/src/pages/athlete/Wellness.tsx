@@ -221,7 +221,8 @@ function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string
   const [notes, setNotes] = useState(row?.notes ?? '');
   const [confirming, setConfirming] = useState(false);
   const [unchanged, setUnchanged] = useState(false);
-  const form = useEntryForm('wellness', { onSaved });
+  // The scales are fieldsets, not Fields: their labels enter the form's label book here.
+  const form = useEntryForm('wellness', { onSaved, labels: Object.fromEntries(SCALES.map((sc) => [sc.key, sc.label])) });
   const before = answersOf(row);
   const changes = row
     ? SCALES.filter((sc) => values[sc.key] !== before[sc.key]).map((sc) => ({ label: sc.label, from: before[sc.key], to: values[sc.key] }))

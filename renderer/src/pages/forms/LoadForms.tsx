@@ -60,7 +60,10 @@ export function LoadFormDialog({
   const [rows, setRows] = useState<Row[]>(() => (members ?? []).map((a) => ({ athlete: a, include: true, minutes: '', rpe: '' })));
   const [dupes, setDupes] = useState<Duplicate[] | null>(null);
   const [checking, setChecking] = useState(false);
-  const form = useEntryForm(squad ? 'load-squad' : 'load-athlete', { onSaved });
+  const form = useEntryForm(squad ? 'load-squad' : 'load-athlete', {
+    onSaved,
+    labels: { per_athlete: 'Athletes in this load', exclude_athlete_ids: 'Include' },
+  });
   const name = squad ? squad.name : athlete!.name;
 
   function input(): Record<string, unknown> {

@@ -87,7 +87,7 @@ export function MoveAthletesDialog({
   const [source, setSource] = useState<string>(from ?? NONE);
   const [target, setTarget] = useState<string>(() => squads.find((s) => s.id !== from)?.id ?? NONE);
   const [picked, setPicked] = useState<Set<string>>(new Set());
-  const form = useEntryForm('squad-move', { onSaved });
+  const form = useEntryForm('squad-move', { onSaved, labels: { athlete_ids: 'Athletes' } });
   const members = useMemo(() => athletes.filter((a) => (a.squad_id ?? NONE) === source), [athletes, source]);
   const nameOf = (id: string) => (id === NONE ? 'No squad' : (squads.find((s) => s.id === id)?.name ?? '—'));
   const issue = form.issueFor('athlete_ids');

@@ -1,8 +1,9 @@
 /**
  * Settings → Users (user.manage): the organisation's accounts, Add user, Change role (only the
- * roles the signed-in role may grant, models/roles.ts GRANTABLE_ROLES), Deactivate / Reactivate,
- * and Set PIN (an added account signs in once a PIN is set). Role changes and (de)activation go
- * through `forms.submit` (`users.create` / `users.update`), like every other form; the PIN through
+ * roles the signed-in role may grant, models/roles.ts GRANTABLE_ROLES), Budget (the user's own
+ * monthly assistant cap), Deactivate / Reactivate, and Set PIN (an added account signs in once a
+ * PIN is set). Role, budget and (de)activation go through `forms.submit` (`users.create` /
+ * `users.update`, the verbs the assistant uses too), like every other form; the PIN through
  * `admin.setPin` (credentials never travel in a changeset). Accounts whose role the signed-in role
  * cannot manage, and one's own account, show no actions.
  */
@@ -23,7 +24,13 @@ type AthleteOption = { id: string; name: string };
 
 const usd = (n: number | null) => (n === null ? 'no cap' : n.toLocaleString('en-US', { style: 'currency', currency: 'USD' }));
 
-type Open = { kind: 'add' } | { kind: 'role'; user: UserRow } | { kind: 'active'; user: UserRow } | { kind: 'pin'; user: UserRow } | null;
+type Open =
+  | { kind: 'add' }
+  | { kind: 'role'; user: UserRow }
+  | { kind: 'budget'; user: UserRow }
+  | { kind: 'active'; user: UserRow }
+  | { kind: 'pin'; user: UserRow }
+  | null;
 
 /** The Users card of Settings. */
 export function UsersSection() {
@@ -71,6 +78,7 @@ export function UsersSection() {
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
       {open?.kind === 'add' ? <AddUserDialog grantable={grantable} athletes={athleteList} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open?.kind === 'role' ? <RoleDialog user={open.user} grantable={grantable} athletes={athleteList} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'budget' ? <BudgetDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open?.kind === 'active' ? <ActiveDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open?.kind === 'pin' ? <PinDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {data.state === 'ready' ? (
@@ -108,12 +116,17 @@ export function UsersSection() {
                     </span>
                   </td>
                   <td>{u.has_pin ? 'set' : <span className="badge warn">not set</span>}</td>
-                  <td className="num">{usd(u.budget_cap_usd)}</td>
+                  <td className="num" data-user-budget>
+                    {usd(u.budget_cap_usd)}
+                  </td>
                   <td className="row-actions">
                     {manageable ? (
                       <>
                         <button type="button" className="link" data-action="change-role" onClick={() => setOpen({ kind: 'role', user: u })}>
                           Change role…
+                        </button>
+                        <button type="button" className="link" data-action="set-budget" onClick={() => setOpen({ kind: 'budget', user: u })}>
+                          Budget…
                         </button>
                         <button
                           type="button"
@@ -241,6 +254,41 @@ function RoleDialog({
           <AthleteSelect value={linked} athletes={athletes} onChange={setLinked} />
         </Field>
       ) : null}
+    </FormDialog>
+  );
+}
+
+/**
+ * The user's own monthly assistant budget (USD per calendar month, UTC; 0–100,000; empty = no
+ * personal cap, the organisation's cap still applies). Saved through `users.update`
+ * (`budget_cap_usd`), which the assistant uses too; a run is refused once the cap is reached.
+ */
+function BudgetDialog({ user, onClose, onSaved }: { user: UserRow; onClose(): void; onSaved(s: string): void }) {
+  const [cap, setCap] = useState(user.budget_cap_usd === null ? '' : String(user.budget_cap_usd));
+  const form = useEntryForm('user-budget', { onSaved });
+  function submit() {
+    const t = cap.trim();
+    // Sent as typed: the service's schema judges it (a number out of range comes back named at this field).
+    const value = t === '' ? null : Number(t);
+    void form.submit('users.update', { id: user.id, budget_cap_usd: value }, { [user.id]: user.version });
+  }
+  return (
+    <FormDialog
+      form={form}
+      title={`Assistant budget of ${user.display_name}`}
+      submitLabel="Save budget"
+      onSubmit={submit}
+      onClose={onClose}
+      intro={
+        <p className="small muted">
+          What Kinetix may spend on {user.display_name}'s questions each calendar month (UTC). Once it is reached their new runs are refused before any paid
+          call; the organisation's cap still applies to everyone.
+        </p>
+      }
+    >
+      <Field label="Monthly assistant budget" unit="USD" name="budget_cap_usd" form={form} hint={`Now: ${usd(user.budget_cap_usd)}. Empty for no personal cap`}>
+        <input type="number" inputMode="decimal" min={0} max={100_000} step="0.01" value={cap} onChange={(e) => setCap(e.target.value)} placeholder="no cap" />
+      </Field>
     </FormDialog>
   );
 }
