@@ -7,7 +7,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Classification } from './classification';
 import { ProviderError } from './errors';
-import { digestText, measureJsonText, type InputMeasure } from './bounds';
+import { digestText, measureJsonText, type InputMeasure } from '../services/bounds';
 import { scrubText } from './mask';
 import type { TokenCounts } from './pricing';
 import type { JsonSchemaObject } from './tool';

@@ -16,7 +16,7 @@
 import { uuidv7 } from 'uuidv7';
 import type { RowChange } from '../../models/changeset';
 import type { ErrorPayload } from '../../models/errors';
-import { AppError, toErrorPayload, ValidationError } from '../../models/errors';
+import { AppError, toErrorPayload } from '../../models/errors';
 import type { PolicyDecision } from '../../models/policy';
 import type { Db } from '../data/db';
 import { withholdRestricted } from '../kinetix/classification';
@@ -28,6 +28,7 @@ import type { Tool, ToolContext } from '../kinetix/tool';
 import { toolInputSchema, toolOutputSchema } from '../kinetix/tool';
 import type { Actor, Capability, ServiceContext } from '../services/context';
 import { resolveActor } from '../services/context';
+import { boundInput, parseInput } from '../services/verb';
 import type { KinetixPort, RiskAnnotations } from './kinetix-adapter';
 import { kinetixPort } from './kinetix-adapter';
 import type { McpBinding } from './tokens';
@@ -144,16 +145,13 @@ export class McpSession {
       const actor = this.actor();
       const tool = this.tools(actor).find((t) => t.name === name);
       if (!tool) throw new UnknownTool(name);
-      const parsed = tool.input.safeParse(args ?? {});
-      if (!parsed.success) {
-        const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(input)', message: i.message }));
-        throw new ValidationError(`Invalid input for ${tool.name}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
-      }
+      boundInput(tool.name, args);
+      const input: unknown = parseInput(tool.input, args, tool.name);
       if (tool.kind === 'read') {
-        const result = await Promise.resolve(tool.run(this.context(actor, tool), parsed.data));
+        const result = await Promise.resolve(tool.run(this.context(actor, tool), input));
         return ok(this.outbound(maskSecrets(result ?? null), tool.tables));
       }
-      const proposal = tool.plan(this.context(actor, tool), parsed.data);
+      const proposal = tool.plan(this.context(actor, tool), input);
       if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
       if (proposal.reveal) {
         // A new secret (device key) is shown once, to the person who approves, in the app; an
