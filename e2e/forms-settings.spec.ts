@@ -365,3 +365,65 @@ describe('settings: per-user assistant budget', () => {
     await admin.context().close();
   });
 });
+
+describe('settings: organisation name', () => {
+  it('an admin renames the organisation with the keyboard (an empty name named at its field); a stale form gets the name now stored; a physio is refused', async () => {
+    const page = await signedIn(browser, app, 'admin');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await goTo(page, '#/settings', 'settings');
+    const shown = page.locator('[data-org-name]');
+    expect(await shown.textContent()).toBe('Kestrel Vale FC');
+    await page.locator('[data-action="edit-org"]').focus();
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'org-name', 'idle');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('name');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'org-name', 'error');
+    expect(await field(page, 'org-name', 'name').locator('.field-error').textContent()).toBe('Enter the organisation’s name.');
+    expect(await form(page, 'org-name').locator('[data-error-code="Validation"] li').allTextContents()).toEqual([
+      'Organisation name: Enter the organisation’s name.',
+    ]);
+    await screenshot(page, 'form-31-org-name-validation');
+    await page.keyboard.type('Kestrel Vale Football Club');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-saved="true"]', { hasText: 'Organisation renamed to Kestrel Vale Football Club' }).waitFor();
+    expect(await shown.textContent()).toBe('Kestrel Vale Football Club');
+    // The shell shows it at once; the session and the sign-in picker read it from the database.
+    expect(await page.locator('.whoami').textContent()).toContain('· Kestrel Vale Football Club');
+    const me = await contractCall<{ org_name: string }>(page, 'session.me', {});
+    expect(me.value!.org_name).toBe('Kestrel Vale Football Club');
+
+    // Stale: renamed in another tab while this form is open.
+    await page.locator('[data-action="edit-org"]').click();
+    await waitForForm(page, 'org-name', 'idle');
+    const other = await signedIn(browser, app, 'owner');
+    const cur = await contractCall<{ version: number }>(other, 'settings.organisation', {});
+    expect(await contractCall(other, 'settings.updateOrganisation', { name: 'Kestrel Vale', expected_version: cur.value!.version })).toMatchObject({
+      ok: true,
+    });
+    await other.context().close();
+    await field(page, 'org-name', 'name').locator('input').fill('Kestrel Vale FC');
+    await page.keyboard.press('Enter');
+    await waitForForm(page, 'org-name', 'conflict');
+    expect(await form(page, 'org-name').textContent()).toContain('Changed since you opened this form');
+    await page.locator('[data-current="name"]', { hasText: 'Now stored: Kestrel Vale' }).waitFor();
+    expect(await fitsWidth(page)).toBe(true);
+    await screenshot(page, 'form-32-org-name-conflict');
+    // Saving again after checking applies against the name now stored.
+    await page.keyboard.press('Enter');
+    await page.locator('[data-saved="true"]', { hasText: 'Organisation renamed to Kestrel Vale FC' }).waitFor();
+    expect(await shown.textContent()).toBe('Kestrel Vale FC');
+    expect(pageErrors(page).filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
+    await page.context().close();
+
+    const physio = await signedIn(browser, app, 'physio');
+    const v = await contractCall<{ version: number }>(physio, 'settings.organisation', {});
+    expect(await contractCall(physio, 'settings.updateOrganisation', { name: 'Physio FC', expected_version: v.value!.version })).toMatchObject({
+      ok: false,
+      error: { code: 'Forbidden' },
+    });
+    await physio.context().close();
+  });
+});

@@ -125,6 +125,17 @@ export const CONTRACT = {
       .strict(),
     output: z.custom<AssistantSettingsView>(),
   },
+  /** The signed-in user's organisation: id, name and row version (any signed-in user). */
+  'settings.organisation': { input: Empty, output: z.custom<OrganisationView>() },
+  /**
+   * Rename the signed-in user's organisation (needs settings.manage): `name` 1–200 characters
+   * after trimming (checked by the service, which names the field), `expected_version` the version
+   * the form showed (a rename since then is a Conflict with the name now stored).
+   */
+  'settings.updateOrganisation': {
+    input: z.object({ name: z.string().max(1000), expected_version: z.number().int().min(0) }).strict(),
+    output: z.custom<OrganisationView>(),
+  },
   /** Proposed changes visible to this user (their own; for an owner also every needs-owner change), newest first. */
   'proposals.list': {
     input: z
@@ -333,6 +344,14 @@ export interface ProposalItemView {
  */
 export type FormSubmitResultView =
   { status: 'applied'; changeset: AppliedChangesetView; reveal?: Record<string, string> } | { status: 'review'; proposal: ProposalItemView; notes: string[] };
+
+/** What `settings.organisation` and `settings.updateOrganisation` return. */
+export interface OrganisationView {
+  id: string;
+  name: string;
+  /** Row version, quoted back as `expected_version` by a rename. */
+  version: number;
+}
 
 /** What `settings.assistant` returns. */
 export interface AssistantSettingsView {

@@ -47,6 +47,8 @@ const OPS = [
   'sync.conflicts',
   'sync.discard',
   'admin.setPin',
+  'settings.organisation',
+  'settings.updateOrganisation',
 ] as const satisfies readonly OpName[];
 /** The contract's streams. */
 const STREAMS = ['assistant.events', 'sync.events'] as const satisfies readonly StreamName[];

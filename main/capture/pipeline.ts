@@ -224,17 +224,22 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   o.onProgress?.('triangulate', 1, 1);
   timings.triangulate_s = (performance.now() - t2) / 1000;
 
-  // Per-camera exclusion and reprojection residuals (the imbalance checks).
+  // Per-camera exclusion and reprojection residuals (the imbalance checks); per point, the views
+  // confident enough to be used (the two_view_keypoints check tells hidden from excluded views).
   const validViews = new Array<number>(C).fill(0),
     residuals: number[][] = Array.from({ length: C }, () => []);
   const minConf = topt.minConfidence;
+  const confidentMask = new Uint32Array(tri.viewMask.length);
   for (let i = 0; i < tri.viewMask.length; i++) {
     const x = tri.points[i * 3] ?? NaN,
       y = tri.points[i * 3 + 1] ?? NaN,
       z = tri.points[i * 3 + 2] ?? NaN;
     for (let c = 0; c < C; c++) {
       const ob = (i * C + c) * 3;
-      if ((ideal[ob + 2] ?? 0) >= minConf && Number.isFinite(ideal[ob])) validViews[c]!++;
+      if ((ideal[ob + 2] ?? 0) >= minConf && Number.isFinite(ideal[ob])) {
+        validViews[c]!++;
+        confidentMask[i] = (confidentMask[i] ?? 0) | (1 << c);
+      }
       if (!((tri.viewMask[i] ?? 0) & (1 << c)) || !Number.isFinite(x)) continue;
       const p = P.subarray(c * 12, c * 12 + 12);
       const w = p[8]! * x + p[9]! * y + p[10]! * z + p[11]!;
@@ -279,6 +284,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     confidence,
     // a camera's angle from facing the athlete's front or back (yaw 0 or 180)
     frontalObliquityDeg: ob.obliquityDeg === null ? null : Math.min(...ob.yawsDeg.map((y) => Math.min(Math.abs(y), 180 - Math.abs(y)))),
+    views: { cameras: cams.map((c) => c.name), keypoints: set, viewMask: tri.viewMask, confidentMask },
   });
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   o.onProgress?.('angles', 1, 1);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { processTrial } from './pipeline';
-import { inventLegs, misplaceHips, shiftCameraFiles } from './testing/demo-cases';
+import { inventLegs, loseAthleteInView, misplaceHips, shiftCameraFiles } from './testing/demo-cases';
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const ci = process.env.CI === 'true';
@@ -19,6 +19,28 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
       expect([m.joint, m.side, m.trustworthy, codes(m)]).toEqual([m.joint, m.side, true, []]);
     // the OpenPose hip points tilt the hip line by up to ±20° in this trial: pelvic obliquity is flagged, not reported as trustworthy
     expect(codes(row(r.rows, 'pelvic_obliquity', 'left'))).toEqual(['implausible_range']);
+    // every reading's points were cross-checked by ≥ 3 cameras in ≥ 86 % of its frames (worst: right ankle dorsiflexion)
+    for (const m of r.rows) expect(codes(m)).not.toContain('two_view_keypoints');
+  });
+
+  it('the athlete lost in one camera for 50 frames: leg readings resting on two-camera points fail two_view_keypoints, alone; arms stay trustworthy', async () => {
+    const [clean, lost] = [await run(BALANCING), await run(loseAthleteInView(BALANCING, 'cam01_json', 20, 69))];
+    // the camera checks do not notice a camera that simply sees nobody
+    expect(lost.trialConditions).toEqual([]);
+    for (const joint of ['hip_flexion', 'knee_flexion']) {
+      const m = row(lost.rows, joint, 'left')!;
+      expect([joint, m.trustworthy, codes(m)]).toEqual([joint, false, ['two_view_keypoints']]);
+      expect(m.conditions[0]!.detail).toMatch(
+        /^in \d+ % of frames a point this angle uses was placed from only two cameras \(limit 20 %; left knee \d+ %.*most often cam_01, which did not see it confidently/,
+      );
+    }
+    // the left arm's points kept three views: still trustworthy
+    for (const joint of ['shoulder_flexion', 'elbow_flexion']) expect(row(lost.rows, joint, 'left')!.trustworthy).toBe(true);
+    // and the flag is earned: left hip flexion moved by several degrees from the clean trial's in those frames
+    const a = lost.outcomes.find((o) => o.series.joint === 'hip_flexion' && o.series.side === 'left')!,
+      b = clean.outcomes.find((o) => o.series.joint === 'hip_flexion' && o.series.side === 'left')!;
+    const d = Array.from(a.perFrame, (x, f) => Math.abs(x - b.perFrame[f]!)).filter(Number.isFinite);
+    expect(Math.max(...d)).toBeGreaterThan(15);
   });
 
   it('one camera whose JSON files are shifted by 5 frames: its offset is found, every reading is flagged camera_offset', async () => {

@@ -37,6 +37,26 @@ export function findOrganization(db: Db, id: string): Organization | null {
   return row ? ({ ...row, org_id: row.id } as Organization) : null;
 }
 
+/**
+ * Rename an organisation if it is still at `expectedVersion` (optimistic concurrency; bumps the
+ * version). Returns the row after the change, or `{ stale }` with the row as it now stands, or
+ * null when there is no such organisation.
+ */
+export function renameOrganization(
+  db: Db,
+  id: string,
+  name: string,
+  expectedVersion: number,
+  nowIso: string,
+): { renamed: Organization } | { stale: Organization } | null {
+  const r = db.raw
+    .prepare('UPDATE organization SET name = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ? AND deleted_at IS NULL')
+    .run(name, nowIso, id, expectedVersion);
+  const now = findOrganization(db, id);
+  if (!now) return null;
+  return r.changes === 1 ? { renamed: now } : { stale: now };
+}
+
 /** Insert an organisation (seeding and set-up only). */
 export function insertOrganization(db: Db, o: Omit<Organization, 'org_id' | 'deleted_at'>): void {
   db.raw

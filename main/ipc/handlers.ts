@@ -15,7 +15,7 @@ import { findOrganization, findUserById, listAllUsers } from '../data/identity';
 import { isVerbName } from '../../models/verbs';
 import { VERBS, callVerbByName, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
-import { setUserPin } from '../services/admin';
+import { readOrganisation, setUserPin, updateOrganisation } from '../services/admin';
 import { parseSignInOrgs, signInScope } from '../app/signin-scope';
 import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
@@ -200,6 +200,8 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'proposals.narrow': (ctx, input) => narrowProposal(deps.db, signedInUser(ctx), input, new Date(now())),
     'forms.submit': (ctx, input) => submitForm(deps.db, signedInUser(ctx), input, new Date(now())),
     'admin.setPin': (ctx, input) => setUserPin({ db: deps.db, userId: signedInUser(ctx) }, input),
+    'settings.organisation': (ctx) => readOrganisation({ db: deps.db, userId: signedInUser(ctx) }),
+    'settings.updateOrganisation': (ctx, input) => updateOrganisation({ db: deps.db, userId: signedInUser(ctx) }, input),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
     ...captureHandlers<CallContext>(deps.db, deps.capture, signedInUser),
     ...liveHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom ?? (deps.liveRoom = new LiveRoom()), signedInUser),

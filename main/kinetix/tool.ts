@@ -144,24 +144,66 @@ export function toolInputSchema(tool: Pick<Tool, 'input' | 'name'>): JsonSchemaO
   return out;
 }
 
-const outputCache = new WeakMap<z.ZodType, JsonSchemaObject>();
-/**
- * The JSON Schema of a read tool's result (output side), or null when it has none. A result that
- * is not an object travels as `{ result }` (MCP structured content is always an object), so its
- * schema is wrapped the same way.
- */
-export function toolOutputSchema(tool: Pick<Tool, 'output' | 'kind'>): JsonSchemaObject | null {
+/** A read tool's declared output as it travels in MCP structured content (always a JSON object). */
+interface OutputShape {
+  /** The JSON Schema listed as `outputSchema`. */
+  schema: JsonSchemaObject;
+  /** True when the result travels as `{ result: value }` (see {@link toolOutputWrapped}). */
+  wrapped: boolean;
+}
+
+const outputCache = new WeakMap<z.ZodType, OutputShape>();
+
+function outputShape(tool: Pick<Tool, 'output' | 'kind'>): OutputShape | null {
   if (tool.kind !== 'read' || !tool.output) return null;
   const hit = outputCache.get(tool.output);
   if (hit) return hit;
   const js = z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
   delete js.$schema;
-  const out: JsonSchemaObject = js.type === 'object' ? (js as JsonSchemaObject) : { type: 'object', properties: { result: js }, required: ['result'] };
-  outputCache.set(tool.output, out);
-  return out;
+  // The one rule: only a schema whose top level is `type: "object"` (and nothing else that could
+  // admit a non-object, such as a union or null) travels bare; every other shape — arrays, unions
+  // (oneOf/anyOf), nullable objects, scalars — is wrapped as `{ result }`.
+  const bare = js.type === 'object' && js.oneOf === undefined && js.anyOf === undefined && js.allOf === undefined;
+  let shape: OutputShape;
+  if (bare) shape = { schema: js as JsonSchemaObject, wrapped: false };
+  else {
+    // Definitions stay at the document root, where `#/$defs/…` references resolve.
+    const { $defs, ...inner } = js;
+    shape = {
+      schema: { type: 'object', properties: { result: inner }, required: ['result'], additionalProperties: false, ...($defs ? { $defs } : {}) },
+      wrapped: true,
+    };
+  }
+  outputCache.set(tool.output, shape);
+  return shape;
 }
 
-/** True when the tool pauses for a human before it changes anything. */
-export function requiresConfirm(tool: Tool): boolean {
-  return tool.kind === 'write';
+/**
+ * The JSON Schema of a read tool's result (output side) as listed to MCP clients (`outputSchema`),
+ * or null when it has none (writes, and reads without a declared output). MCP structured content
+ * is always an object, so a result whose schema is not a plain object schema is described as
+ * `{ result: <schema> }` ({@link toolOutputWrapped}).
+ */
+export function toolOutputSchema(tool: Pick<Tool, 'output' | 'kind'>): JsonSchemaObject | null {
+  return outputShape(tool)?.schema ?? null;
+}
+
+/**
+ * Whether a tool's result travels wrapped as `{ result }`: true exactly when its declared output
+ * schema is not a plain object schema. The one rule both the listed `outputSchema`
+ * ({@link toolOutputSchema}) and the structured content ({@link toolStructuredContent}) follow.
+ */
+export function toolOutputWrapped(tool: Pick<Tool, 'output' | 'kind'>): boolean {
+  return outputShape(tool)?.wrapped ?? false;
+}
+
+/**
+ * A tool result as MCP structured content: `{ result: value }` when {@link toolOutputWrapped},
+ * the value itself when it is a JSON object, and undefined otherwise (a tool without a declared
+ * output whose result is not an object: text content only).
+ */
+export function toolStructuredContent(tool: Pick<Tool, 'output' | 'kind'>, value: unknown): Record<string, unknown> | undefined {
+  if (toolOutputWrapped(tool)) return { result: value ?? null };
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  return undefined;
 }

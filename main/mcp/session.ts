@@ -25,7 +25,7 @@ import { maskSecrets } from '../kinetix/mask';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import type { LogFn, ToolRegistry } from '../kinetix/registry';
 import type { Tool, ToolContext } from '../kinetix/tool';
-import { toolInputSchema, toolOutputSchema } from '../kinetix/tool';
+import { toolInputSchema, toolOutputSchema, toolStructuredContent } from '../kinetix/tool';
 import type { Actor, Capability, ServiceContext } from '../services/context';
 import { resolveActor } from '../services/context';
 import { boundInput, parseInput } from '../services/verb';
@@ -149,7 +149,7 @@ export class McpSession {
       const input: unknown = parseInput(tool.input, args, tool.name);
       if (tool.kind === 'read') {
         const result = await Promise.resolve(tool.run(this.context(actor, tool), input));
-        return ok(this.outbound(maskSecrets(result ?? null), tool.tables));
+        return ok(tool, this.outbound(maskSecrets(result ?? null), tool.tables));
       }
       const proposal = tool.plan(this.context(actor, tool), input);
       if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
@@ -172,6 +172,7 @@ export class McpSession {
       });
       const needsOwner = stored.status === 'needs_owner';
       return ok(
+        tool,
         this.outbound(
           maskSecrets({
             status: 'waiting_for_approval',
@@ -229,8 +230,9 @@ function decisionView(d: PolicyDecision): Record<string, unknown> {
   };
 }
 
-function ok(value: unknown): McpCallResult {
+/** A tool's result as text and, shaped by the tool's declared output (kinetix/tool.ts toolStructuredContent), as structured content. */
+function ok(tool: Tool, value: unknown): McpCallResult {
   const text = JSON.stringify(value ?? null, null, 2);
-  const structured = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value ?? null };
-  return { content: [{ type: 'text', text }], structuredContent: structured };
+  const structured = toolStructuredContent(tool, value);
+  return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}) };
 }

@@ -3,11 +3,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Conflict, Forbidden, NotFound, ValidationError } from '../../models/errors';
 import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
+import { Organization } from '../../models/records';
 import type { Role } from '../../models/roles';
 import { canManageRole, hasPermission } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
-import { findUserByEmail, findUserById, setUserPinHash } from '../data/identity';
+import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHash } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
 import { orgSquad, visibleAthlete } from './scope';
 import type { ServiceContext } from './context';
@@ -265,6 +266,50 @@ export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: s
   return { pin_set: true };
 }
 
+// ---- Organisation ----
+/** The signed-in user's organisation as Settings shows it. */
+export interface OrganisationView {
+  id: string;
+  name: string;
+  /** Row version, quoted back by a rename (optimistic concurrency). */
+  version: number;
+}
+
+/** The signed-in user's organisation: id, name and row version. Any signed-in user. @throws NotFound */
+export function readOrganisation(ctx: ServiceContext): OrganisationView {
+  const actor = resolveActor(ctx);
+  const o = findOrganization(ctx.db, actor.orgId);
+  if (!o) throw new NotFound('Organisation');
+  return { id: o.id, name: o.name, version: o.version };
+}
+
+/**
+ * Rename the signed-in user's organisation (`settings.manage`: owner, admin, super admin). `name`
+ * is trimmed, 1–200 characters; `expected_version` is the version the form showed. Like the
+ * organisation's assistant budget, it is an org setting, not a changeset: the organisation is not
+ * one of the synced record tables (models/tables.ts), so the change stays on this database and is
+ * not in the activity log.
+ * @throws Forbidden (permission), Validation (`name`), Conflict (renamed since the form opened; the
+ *   conflict carries the version now stored, the message the name now stored), NotFound
+ */
+export function updateOrganisation(ctx: ServiceContext, input: { name: string; expected_version: number }): OrganisationView {
+  const actor = resolveActor(ctx);
+  requirePermission(ctx, actor, 'settings.manage');
+  const name = input.name.trim();
+  const parsed = Organization.shape.name.safeParse(name);
+  if (!parsed.success)
+    throw new ValidationError('The organisation name must be 1 to 200 characters.', [
+      { path: 'name', message: name === '' ? 'Enter the organisation’s name.' : 'At most 200 characters.' },
+    ]);
+  const r = renameOrganization(ctx.db, actor.orgId, name, input.expected_version, new Date().toISOString());
+  if (!r) throw new NotFound('Organisation');
+  if ('stale' in r)
+    throw new Conflict(`The organisation was renamed since you opened this form: it is now called "${r.stale.name}". Nothing was written.`, [
+      { table: 'organization', id: r.stale.id, expectedVersion: input.expected_version, actualVersion: r.stale.version },
+    ]);
+  return { id: r.renamed.id, name: r.renamed.name, version: r.renamed.version };
+}
+
 // ---- Activity, changesets, Undo ----
 function notForAthletes(vc: VerbContext): void {
   if (isSelfScoped(vc.actor)) throw new Forbidden('The activity log is not available to athlete accounts.');
@@ -291,7 +336,20 @@ export const getChangesetVerb = readVerb('changesets.get', {
     if (!c) throw new NotFound('Changeset');
     const hidden = [...new Set(c.changes.map((ch) => ch.table))].filter((t) => !mayReadTable(vc, t));
     if (hidden.length > 0) throw new Forbidden(`This change touches records your role cannot read (${hidden.join(', ')}).`);
-    return c;
+    // Exactly the declared output (models/outputs.ts StoredChangesetOut): MCP clients validate it
+    // against the listed schema, which admits no other field (no org/user ids, no inverse).
+    return {
+      id: c.id,
+      verb: c.verb,
+      summary: c.summary,
+      changes: c.changes,
+      status: c.status,
+      run_id: c.run_id,
+      via_assistant: c.via_assistant,
+      applied_at: c.applied_at,
+      undo_of: c.undo_of,
+      undone_by: c.undone_by,
+    };
   },
 });
 

@@ -13,7 +13,7 @@ import type { ClinicFixture } from '../testing/clinic-fixture';
 import { createClinicFixture, fixtureNow } from '../testing/clinic-fixture';
 import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
 import { VERBS, applyPlanned, callVerb, planWrite, resolveActor, runRead } from './index';
-import { setUserPin } from './admin';
+import { readOrganisation, setUserPin, updateOrganisation } from './admin';
 import { verifyPin } from './pin';
 
 function errorOf(fn: () => unknown): AppError {
@@ -615,5 +615,27 @@ describe('bounded input on every door', () => {
     expect(e.code).toBe('Validation');
     expect(e.message).toMatch(/larger than 65536 bytes/);
     expect(e.message).not.toMatch(/xxxx/);
+  });
+});
+
+describe('organisation name (settings.updateOrganisation)', () => {
+  it('settings.manage renames its own org with the version it read; a stale version, an empty name and other roles are refused', () => {
+    const ctx = (u: string) => ({ db: f.db, userId: u });
+    const before = readOrganisation(ctx(f.a.users.physio));
+    const other = readOrganisation(ctx(f.b.users.owner));
+    const after = updateOrganisation(ctx(f.a.users.admin), { name: '  Kestrel Vale Football Club ', expected_version: before.version });
+    expect(after).toEqual({ id: before.id, name: 'Kestrel Vale Football Club', version: before.version + 1 });
+    expect(readOrganisation(ctx(f.a.users.coach)).name).toBe('Kestrel Vale Football Club');
+    expect(readOrganisation(ctx(f.b.users.owner))).toEqual(other);
+    const stale = errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: 'Kestrel Vale', expected_version: before.version }));
+    expect(stale.code).toBe('Conflict');
+    expect(stale.message).toContain('now called "Kestrel Vale Football Club"');
+    expect(stale.conflicts).toEqual([{ table: 'organization', id: before.id, expectedVersion: before.version, actualVersion: after.version }]);
+    const empty = errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: '   ', expected_version: after.version }));
+    expect(empty.code).toBe('Validation');
+    expect(empty.issues).toEqual([{ path: 'name', message: 'Enter the organisation’s name.' }]);
+    expect(errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: 'x'.repeat(201), expected_version: after.version })).issues![0]!.path).toBe('name');
+    expect(errorOf(() => updateOrganisation(ctx(f.a.users.physio), { name: 'Physio FC', expected_version: after.version })).code).toBe('Forbidden');
+    expect(readOrganisation(ctx(f.a.users.owner))).toEqual(after);
   });
 });

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { COCO17 } from './keypoints';
-import { cameraConditions, hipPlacementCondition, pelvisStats, readingConditions, segmentLengths, SEGMENT_CV_MAX } from './quality';
+import {
+  cameraConditions,
+  crossCheckCondition,
+  hipPlacementCondition,
+  pelvisStats,
+  readingConditions,
+  segmentLengths,
+  SEGMENT_CV_MAX,
+  type ViewSupport,
+} from './quality';
 import { applySyncOffsets, estimateSync, SYNC_MAX_RATIO } from './sync';
 import { projectionMatrix } from './camera';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose } from './synthetic';
@@ -123,5 +132,71 @@ describe('synchronisation on a synthetic rig (3 and 4 cameras)', () => {
     const cams = [ringCamera('a', 0), ringCamera('b', 90)];
     const frames = syntheticMotion(60).map((a) => syntheticPose(a));
     expect(estimateSync(projectFrames(cams, frames), Float64Array.from(cams.flatMap(projectionMatrix)), frames[0]!.length, 2).estimable).toBe(false);
+  });
+});
+
+describe('cross-checked keypoints (two_view_keypoints)', () => {
+  const F = 40,
+    K = COCO17.length;
+  const ALL = 0b1111; // 4 cameras
+  /** A 4-camera trial where every point used all views, then `edit` changes some. */
+  const support = (edit: (viewMask: Uint32Array, confident: Uint32Array) => void = () => {}): ViewSupport => {
+    const viewMask = new Uint32Array(F * K).fill(ALL),
+      confidentMask = new Uint32Array(F * K).fill(ALL);
+    edit(viewMask, confidentMask);
+    return { cameras: ['cam_01', 'cam_02', 'cam_03', 'cam_04'], keypoints: COCO17, viewMask, confidentMask };
+  };
+  const knee = COCO17.indexOf('left_knee');
+  const reported = new Float64Array(F).fill(30);
+  it('passes when every point of the angle was seen by 3 or more cameras, and up to 20 % of frames from two', () => {
+    expect(crossCheckCondition('knee_flexion', 'left', reported, support())).toBeNull();
+    const eight = support((m, conf) => {
+      for (let f = 0; f < 8; f++) {
+        m[f * K + knee] = 0b0011; // cam_03 and cam_04 did not see it (8 of 40 frames = 20 %)
+        conf[f * K + knee] = 0b0011;
+      }
+    });
+    expect(crossCheckCondition('knee_flexion', 'left', reported, eight)).toBeNull();
+  });
+  it('fails when more than 20 % of the reported frames rest on a two-view point, naming the point and the camera missing and why', () => {
+    const s = support((m, conf) => {
+      for (let f = 0; f < 12; f++) {
+        m[f * K + knee] = 0b0011; // 12 of 40 frames = 30 %
+        conf[f * K + knee] = 0b0111; // cam_04 unsure; cam_03 confident but excluded for disagreeing
+        if (f < 4) conf[f * K + knee] = 0b0011;
+      }
+    });
+    const c = crossCheckCondition('knee_flexion', 'left', reported, s)!;
+    expect(c.code).toBe('two_view_keypoints');
+    expect(c.detail).toMatch(/^in 30 % of frames a point this angle uses was placed from only two cameras \(limit 20 %; left knee 30 %\)/);
+    // cam_03 missed 12 times (8 excluded, 4 unsure), cam_04 12 times (unsure): the first worst camera is named
+    expect(c.detail).toMatch(/most often cam_03, whose 2D point disagreed with the other cameras/);
+    // the knee is not a point of the right side or of the arms
+    expect(crossCheckCondition('knee_flexion', 'right', reported, s)).toBeNull();
+    expect(crossCheckCondition('elbow_flexion', 'left', reported, s)).toBeNull();
+    // hip flexion uses the knee too; the frames it did not report are not counted
+    expect(crossCheckCondition('hip_flexion', 'left', reported, s)?.code).toBe('two_view_keypoints');
+    const gated = Float64Array.from(reported, (x, f) => (f < 6 ? NaN : x)); // 6 of 34 reported frames = 18 %
+    expect(crossCheckCondition('hip_flexion', 'left', gated, s)).toBeNull();
+    // and it reaches the reading through readingConditions
+    const seg = segmentLengths(Float64Array.from(syntheticMotion(F).flatMap((a) => syntheticPose(a).flat())), COCO17);
+    expect(
+      readingConditions('knee_flexion', 'left', { segments: seg, values: [10, 60], confidence: () => 0.9, views: { support: s, reported } }).map((x) => x.code),
+    ).toEqual(['two_view_keypoints']);
+  });
+  it('counts a missing, gap-filled point as not cross-checked', () => {
+    const s = support((m, conf) => {
+      for (let f = 10; f < 20; f++) m[f * K + knee] = conf[f * K + knee] = 0; // seen by no camera in 10 frames, interpolated
+    });
+    expect(crossCheckCondition('knee_flexion', 'left', reported, s)!.detail).toMatch(/most often cam_01, which did not see it confidently/);
+  });
+  it('does not apply to a 2-camera rig (no point can be cross-checked there)', () => {
+    const two: ViewSupport = {
+      cameras: ['a', 'b'],
+      keypoints: COCO17,
+      viewMask: new Uint32Array(F * K).fill(3),
+      confidentMask: new Uint32Array(F * K).fill(3),
+    };
+    expect(crossCheckCondition('knee_flexion', 'left', reported, two)).toBeNull();
   });
 });

@@ -28,6 +28,7 @@ export const CONDITION_CODES = [
   'implausible_range',
   'low_2d_confidence',
   'hip_centres_implausible',
+  'two_view_keypoints',
   'static_trial',
   // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
@@ -181,6 +182,119 @@ export function hipPlacementCondition(st: PelvisStats | null): ReadingCondition 
   };
 }
 
+/**
+ * Cross-checked keypoints (`two_view_keypoints`). A keypoint triangulated from two views is not
+ * checked by anything: its two rays always meet up to the epipolar constraint, so the reprojection
+ * residual tests one direction per view and an error along the epipolar line (a 2D model placing
+ * the joint somewhere else in one view) moves the point in depth unseen (Hartley & Zisserman,
+ * "Multiple View Geometry", 2nd ed., §9.1 and §12.1: two views give one constraint beyond the
+ * point's three unknowns; a third view checks the point in both image directions, §15.1). With three
+ * or more cameras calibrated, a point left with two views means the others did not see it
+ * confidently (hidden, out of frame) or were excluded for disagreeing (> 15 px) — and a pair that
+ * agreed only by the epipolar test is kept. A reading is trustworthy only when the keypoints its
+ * angle uses were cross-checked by ≥ 3 views in at least {@link TRUST_MIN_CROSS_CHECKED} of its
+ * reported frames, the same 80 % share of frames the coverage condition asks for (summary.ts
+ * `TRUST_MIN_COVERAGE`): a frame resting on an unchecked point is not counted as a checked one.
+ * Frames whose point was missing and gap-filled count as not cross-checked. The check does not apply
+ * to a 2-camera rig (no point can ever be cross-checked there; the camera count says so).
+ *
+ * Measured on the Pose2Sim demo BalancingTrial (frames of each reported reading with a keypoint from
+ * < 3 views): OpenPose JSON 1–14 % (every other demo trial 0 %); MoveNet on the videos 11–55 %
+ * (left shoulder flexion 21 %, 18 of 86 frames); BlazePose, first 40 frames, 45–82 % (left hip
+ * flexion 65 %). In those runs the angle in frames resting on a 2-view point differs from the JSON's
+ * by 13.2° (MoveNet) and 14.8° (BlazePose) on average, against 9.1° and 8.6° in cross-checked frames.
+ * A quality-control limit, not a validated clinical threshold.
+ */
+export const TRUST_MIN_CROSS_CHECKED = 0.8;
+/** Fewest views that cross-check a triangulated point (see {@link TRUST_MIN_CROSS_CHECKED}). */
+export const CROSS_CHECK_MIN_VIEWS = 3;
+
+/** How a trial's keypoints were triangulated, for {@link crossCheckCondition}. */
+export interface ViewSupport {
+  /** Camera names, in calibration order (bit c of a mask = camera c). */
+  cameras: readonly string[];
+  /** Keypoint names of the set (index k). */
+  keypoints: KeypointSet;
+  /** F×K bitmasks of the views used for each point (0 = missing). */
+  viewMask: ArrayLike<number>;
+  /** F×K bitmasks of the views whose 2D point had confidence ≥ the triangulation threshold; a view in it but not in `viewMask` was excluded for reprojection error. */
+  confidentMask: ArrayLike<number>;
+}
+
+/** Number of set bits (views) in a view mask. */
+export function viewCount(mask: number): number {
+  let m = mask >>> 0,
+    n = 0;
+  while (m) {
+    n += m & 1;
+    m >>>= 1;
+  }
+  return n;
+}
+
+/** Full keypoint names an angle uses on `side` that exist in `set` ('toe' = big toe or foot index). */
+export function jointKeypoints(joint: PoseJoint, side: PoseSide, set: KeypointSet): string[] {
+  const names = JOINT_DEPENDS[joint].keypoints.flatMap((k) =>
+    k.startsWith('#') ? [k.slice(1)] : k === 'toe' ? [`${side}_big_toe`, `${side}_foot_index`] : [`${side}_${k}`],
+  );
+  return [...new Set(names)].filter((n) => set.includes(n));
+}
+
+/**
+ * The `two_view_keypoints` condition of one reading, or null when it passes or does not apply
+ * (fewer than 3 cameras, no reported frame). `reported` = the reading's per-frame values (NaN where
+ * missing or gated), length F. The detail names the keypoints, the share of frames, and the camera
+ * that most often failed to contribute and why (hidden/unsure vs disagreeing), so the clinician
+ * knows which view to fix.
+ */
+export function crossCheckCondition(joint: PoseJoint, side: PoseSide, reported: ArrayLike<number>, v: ViewSupport): ReadingCondition | null {
+  const C = v.cameras.length,
+    K = v.keypoints.length;
+  if (C < CROSS_CHECK_MIN_VIEWS) return null;
+  const names = jointKeypoints(joint, side, v.keypoints);
+  const idx = names.map((n) => v.keypoints.indexOf(n));
+  let frames = 0,
+    unchecked = 0;
+  const perKeypoint = new Array<number>(names.length).fill(0);
+  const hidden = new Array<number>(C).fill(0),
+    excluded = new Array<number>(C).fill(0);
+  for (let f = 0; f < reported.length; f++) {
+    if (!Number.isFinite(reported[f])) continue;
+    frames++;
+    let any = false;
+    idx.forEach((k, j) => {
+      const used = v.viewMask[f * K + k] ?? 0;
+      if (viewCount(used) >= CROSS_CHECK_MIN_VIEWS) return;
+      any = true;
+      perKeypoint[j]!++;
+      const conf = v.confidentMask[f * K + k] ?? 0;
+      for (let c = 0; c < C; c++) {
+        if (used & (1 << c)) continue;
+        if (conf & (1 << c)) excluded[c]!++;
+        else hidden[c]!++;
+      }
+    });
+    if (any) unchecked++;
+  }
+  if (!frames || (frames - unchecked) / frames >= TRUST_MIN_CROSS_CHECKED) return null;
+  const worst = names
+    .map((n, j) => [n, perKeypoint[j]! / frames] as const)
+    .filter(([, x]) => x > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([n, x]) => `${n.replace(/_/g, ' ')} ${Math.round(100 * x)} %`);
+  const missing = hidden.map((h, c) => h + excluded[c]!);
+  const c = missing.indexOf(Math.max(...missing));
+  const why =
+    hidden[c]! >= excluded[c]!
+      ? `most often ${v.cameras[c]}, which did not see it confidently (hidden, out of frame, or the 2D model lost the athlete in that view)`
+      : `most often ${v.cameras[c]}, whose 2D point disagreed with the other cameras (excluded for reprojection error)`;
+  return {
+    code: 'two_view_keypoints',
+    detail: `in ${Math.round((100 * unchecked) / frames)} % of frames a point this angle uses was placed from only two cameras (limit ${Math.round(100 * (1 - TRUST_MIN_CROSS_CHECKED))} %; ${worst.join(', ')}), so no third camera checked it; missing: ${why}. Place the cameras so at least three see these joints clearly`,
+  };
+}
+
 /** Long-bone segments checked for length constancy and symmetry. */
 export const SEGMENTS = {
   thigh: ['hip', 'knee'],
@@ -301,10 +415,14 @@ export function readingConditions(
     confidence: (name: string) => number;
     /** The trial's hip-placement condition ({@link hipPlacementCondition}); applied to {@link HIP_DEPENDENT_JOINTS}. */
     hipPlacement?: ReadingCondition | null;
+    /** How the points were triangulated, and the reading's per-frame reported values (NaN = not reported): the {@link crossCheckCondition}. Omitted = not checked. */
+    views?: { support: ViewSupport; reported: ArrayLike<number> };
   },
 ): ReadingCondition[] {
   const out: ReadingCondition[] = [];
   if (x.hipPlacement && HIP_DEPENDENT_JOINTS.includes(joint)) out.push(x.hipPlacement);
+  const cross = x.views ? crossCheckCondition(joint, side, x.views.reported, x.views.support) : null;
+  if (cross) out.push(cross);
   const dep = JOINT_DEPENDS[joint];
   const other: PoseSide = side === 'left' ? 'right' : 'left';
   const label = (s: SegmentName) => s.replace('_', ' ');

@@ -4,7 +4,7 @@
  */
 import { computeJointSeries, FLEXION_OBSERVABILITY_GATE, type JointSeries } from './angles';
 import { butterworthFiltfilt, interpolateGaps, DEFAULT_MAX_GAP_FRAMES } from './filters';
-import { conditionsPass, hipPlacementCondition, pelvisStats, readingConditions, segmentLengths, type ReadingCondition } from './quality';
+import { conditionsPass, hipPlacementCondition, pelvisStats, readingConditions, segmentLengths, type ReadingCondition, type ViewSupport } from './quality';
 import type { KeypointSet } from './keypoints';
 import { PoseMetricInput, POSE_STATISTICS, type ObliquityBand, type OmittedReason, type PoseJoint } from './metrics';
 import { median } from './vec';
@@ -61,6 +61,8 @@ export interface ReadingConditions {
   frontalObliquityDeg?: number | null;
   /** Mean 2D confidence of a keypoint (full name) over the views and frames that detected it; omitted = not checked. */
   confidence?: (keypoint: string) => number;
+  /** The views each point was triangulated from (F×K masks, frames as `points`): the `two_view_keypoints` check (quality.ts); omitted = not checked. */
+  views?: ViewSupport;
 }
 
 /** Coverage a reading needs to be called trustworthy (it is reported, with a value, from 0.5). */
@@ -198,7 +200,13 @@ export function buildPoseMetrics(
   const rows: PoseMetricInput[] = [];
   for (const o of outcomes) {
     const own = o.series.measurable
-      ? readingConditions(o.series.joint, o.series.side, { segments, values: o.samples, confidence: cond.confidence ?? (() => NaN), hipPlacement })
+      ? readingConditions(o.series.joint, o.series.side, {
+          segments,
+          values: o.samples,
+          confidence: cond.confidence ?? (() => NaN),
+          hipPlacement,
+          views: cond.views ? { support: cond.views, reported: o.perFrame } : undefined,
+        })
       : [];
     const conditions = conditionsFor(cond, o.series.joint, o.coverage, own);
     for (const statistic of POSE_STATISTICS) {

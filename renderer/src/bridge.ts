@@ -169,6 +169,8 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'assistant.trace': true,
   'settings.assistant': true,
   'settings.updateAssistant': true,
+  'settings.organisation': true,
+  'settings.updateOrganisation': true,
   'proposals.list': true,
   'proposals.approve': true,
   'proposals.decline': true,

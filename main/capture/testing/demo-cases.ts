@@ -125,3 +125,16 @@ export function misplaceHips(trialDir: string, calibPath: string, maxDeg = 40): 
     });
   });
 }
+
+/**
+ * The athlete lost in one view: `cam`'s 2D model finds nobody in frames `from`…`to` (inclusive;
+ * those files list no people), as when a passer-by or equipment hides the athlete from one camera,
+ * the athlete leaves its field of view, or the 2D model loses track in that view (BlazePose lost
+ * the demo athlete in cam_04 in 18 of 40 frames). The other cameras are untouched, so the points in
+ * those frames are triangulated from the remaining three views, or two where one of them is excluded.
+ */
+export function loseAthleteInView(trialDir: string, cam: string, from: number, to: number): string {
+  return copyTrial(trialDir, (c, files, read) =>
+    c === cam ? files.map((f, i) => (i >= from && i <= to ? { ...(read(f) as object), people: [] } : read(f))) : null,
+  );
+}

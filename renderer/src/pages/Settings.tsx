@@ -1,5 +1,5 @@
 /**
- * Settings (settings.manage): the organisation, device sync with the club's HQ (enrol, status,
+ * Settings (settings.manage): the organisation (its name, renamed here: settings/Organisation.tsx), device sync with the club's HQ (enrol, status,
  * sync now: renderer/src/sync/SyncSettings.tsx), the assistant's model key (set or clear; never
  * shown), monthly budgets with month-to-date spend, the tools that can be switched off; the users
  * (settings/Users.tsx, user.manage), devices (settings/Devices.tsx, device.manage) and reports
@@ -14,10 +14,11 @@ import { hasPermission } from '../../../models/roles';
 import { CallError, call } from '../bridge';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
-import { formatDate, roleLabel } from '../format';
+import { formatDate } from '../format';
 import { useSession } from '../store';
 import { SyncSettings } from '../sync/SyncSettings';
 import { DevicesSection } from './settings/Devices';
+import { OrganisationSection } from './settings/Organisation';
 import { ReportsSection } from './settings/Reports';
 import { UsersSection } from './settings/Users';
 
@@ -37,17 +38,7 @@ export function Settings() {
   return (
     <Page page="settings" state={data.state} title="Settings">
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
-      <section className="card">
-        <h2>Organisation</h2>
-        <dl className="facts">
-          <dt>Name</dt>
-          <dd>{me.org_name}</dd>
-          <dt>Signed in as</dt>
-          <dd>
-            {me.display_name} ({roleLabel(me.role)})
-          </dd>
-        </dl>
-      </section>
+      <OrganisationSection />
       {canManage ? <SyncSettings /> : null}
       {assistant ? <AssistantSettings s={assistant} onChange={setAssistant} /> : null}
       {canUsers ? <UsersSection /> : null}

@@ -32,6 +32,7 @@ export const CONDITION: Record<string, string> = {
   implausible_range: 'implausible angle',
   low_2d_confidence: 'low 2D confidence',
   hip_centres_implausible: 'hip points misplaced',
+  two_view_keypoints: 'joint seen by only two cameras',
   static_trial: 'static trial (unfiltered)',
   not_checked: 'recorded before quality checks',
 };
