@@ -213,9 +213,12 @@ describe('settings: devices', () => {
   });
 });
 
-/** True when nothing on the page is wider than the viewport (no horizontal scroll: nothing cut off). */
+/** True when nothing is wider than the viewport and no card is wider than itself (no hidden or scrolled-off column). */
 async function fitsWidth(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+  return page.evaluate(
+    () =>
+      document.documentElement.scrollWidth <= window.innerWidth && [...document.querySelectorAll('section.card')].every((c) => c.scrollWidth <= c.clientWidth),
+  );
 }
 
 describe('settings: reports', () => {

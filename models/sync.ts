@@ -185,6 +185,12 @@ export interface SyncReport {
   refetched: string[];
   /** Tables HQ refuses to this device's role (not synced). */
   forbidden: string[];
+  /**
+   * Changesets HQ applied whose change the shapes had not delivered when the pass ended (it waits,
+   * bounded, for them): their rows stay optimistic, showing the device's values, until a later pass
+   * or live mode delivers them. 0 normally.
+   */
+  unsettled: number;
   /** Wall time of the pass, ms. */
   ms: number;
 }

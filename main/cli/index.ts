@@ -324,13 +324,15 @@ export async function runCli(argv: string[], io: CliIo = STD_IO): Promise<number
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
-  runCli(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      process.stderr.write(`${JSON.stringify(toErrorPayload(e))}\n`);
-      process.exitCode = 1;
-    },
-  );
+  // Exit once the command is done and stdout/stderr are flushed, rather than when the event loop
+  // empties: @electric-sql/client 1.5.28 keeps a 60 s timer (UpToDateTracker's throttled save) after
+  // every shape up-to-date, which would hold `sync` open for a minute after its report.
+  const exit = (code: number): void => {
+    process.exitCode = code;
+    process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+  };
+  runCli(process.argv.slice(2)).then(exit, (e: unknown) => {
+    process.stderr.write(`${JSON.stringify(toErrorPayload(e))}\n`);
+    exit(1);
+  });
 }

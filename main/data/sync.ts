@@ -373,6 +373,25 @@ function settleSynced(db: Db): string[] {
   return settled;
 }
 
+/**
+ * Changesets HQ applied that the shapes have not delivered yet (state `applied`), with the tables
+ * whose shape must still deliver them. A sync pass waits on these tables (bounded) so that what it
+ * uploaded is settled before it ends: HQ's commit reaches the shape log through logical
+ * replication, which may lag HQ's answer to the upload.
+ */
+export function unsettledUploads(db: Db): { count: number; tables: string[] } {
+  const count = (db.raw.prepare(`SELECT count(*) AS n FROM sync_upload WHERE state = 'applied'`).get() as { n: number }).n;
+  if (count === 0) return { count, tables: [] };
+  const tables = db.raw
+    .prepare(
+      `SELECT DISTINCT o.tbl FROM sync_optimistic o JOIN sync_upload u ON u.changeset_id = o.changeset_id
+        WHERE u.state = 'applied' ORDER BY o.tbl`,
+    )
+    .pluck()
+    .all() as string[];
+  return { count, tables };
+}
+
 /** Forget delivered txids older than `before` (ISO); they only matter until their upload settles. */
 export function pruneSeenTxids(db: Db, before: string): void {
   db.raw.prepare('DELETE FROM sync_seen_txid WHERE seen_at < ?').run(before);

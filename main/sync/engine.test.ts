@@ -15,8 +15,10 @@ import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { getEnrolment, listShapeStates, uploadState } from '../data/sync';
 import { machineSecretBox, type SealedSecret } from '../security/secret-box';
-import { callVerb } from '../services';
+import { applyPlanned, callVerb } from '../services';
+import { getChangeset } from '../data/changesets';
 import { DeviceSync } from './engine';
+import { HQ_ROLES } from '../../sync/pg/roles';
 import { havePg, useHqStack } from './testing/hq-stack';
 
 const FAST = {
@@ -317,4 +319,109 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(role()).toBe('coach');
     expect(p.sync.conflicts()).toHaveLength(1); // still visible after further syncs
   });
+  it("an Undo's __NOW__ placeholder reaches HQ as the time the Undo was applied on the device", async () => {
+    const { db, sync } = await enrol('physio');
+    await sync.syncOnce();
+    const me = as(db, DEMO_EMAILS.physio);
+    const orgId = hq.summary.orgId;
+    const athlete = db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
+    const create = (bodyPart: string): { csId: string; injuryId: string } => {
+      const r = callVerb(me, 'injuries.create', {
+        athlete_id: athlete,
+        body_part: bodyPart,
+        side: 'right',
+        mechanism: 'non_contact',
+        onset_date: hq.today,
+        severity: 'mild',
+      }) as { changeset: { id: string; changes: { id: string }[] } };
+      return { csId: r.changeset.id, injuryId: r.changeset.changes[0]!.id };
+    };
+    const viaVerb = create('knee');
+    const viaProposal = create('hip');
+    expect((await sync.syncOnce()).uploaded).toBe(2);
+
+    // 1. Undo through the verb (the Activity page's Undo button).
+    const u1 = callVerb(me, 'changesets.undo', { changeset_id: viaVerb.csId }) as { changeset: { id: string } };
+    // 2. Undo as an approved proposal carries it: the stored inverse, placeholder and all, applied as planned.
+    const inverse = getChangeset(db, orgId, viaProposal.csId)!.inverse!;
+    expect(inverse[0]!.after).toEqual({ deleted_at: '__NOW__' });
+    const u2 = applyPlanned(
+      me,
+      { verb: 'changesets.undo', summary: 'Undo: hip injury', changes: inverse, undoOf: viaProposal.csId },
+      { undoOf: viaProposal.csId },
+    );
+    const payload = db.raw.prepare('SELECT payload_json FROM outbox WHERE changeset_id = ?').pluck().get(u2.id) as string;
+    expect(payload).toContain('"__NOW__"'); // the outbox keeps the placeholder; the uploader resolves it
+
+    const r = await sync.syncOnce();
+    expect(r).toMatchObject({ uploaded: 2, rejected: 0, unsettled: 0 });
+    const local = db.raw.prepare('SELECT id, deleted_at FROM injury WHERE id IN (?, ?)').all(viaVerb.injuryId, viaProposal.injuryId) as {
+      id: string;
+      deleted_at: string | null;
+    }[];
+    const hqRows = await hq.query<{ id: string; deleted_at: Date | null }>(orgId, 'SELECT id::text, deleted_at FROM injury WHERE id = ANY($1::uuid[])', [
+      [viaVerb.injuryId, viaProposal.injuryId],
+    ]);
+    expect(hqRows).toHaveLength(2);
+    const appliedAt = (id: string): string => db.raw.prepare('SELECT applied_at FROM changeset WHERE id = ?').pluck().get(id) as string;
+    const hqAt = (id: string): Date | null => hqRows.find((x) => x.id === id)!.deleted_at;
+    // HQ holds the device's time (never the placeholder, never HQ's clock), the same as the device.
+    for (const injuryId of [viaVerb.injuryId, viaProposal.injuryId]) {
+      expect(hqAt(injuryId), injuryId).toBeInstanceOf(Date);
+      expect(local.find((x) => x.id === injuryId)!.deleted_at).toBe(hqAt(injuryId)!.toISOString());
+    }
+    // The placeholder became the time the Undo was applied on the device.
+    expect(hqAt(viaProposal.injuryId)!.toISOString()).toBe(new Date(appliedAt(u2.id)).toISOString());
+    expect(u1.changeset.id).not.toBe(u2.id);
+  });
+
+  it('a pass waits for the shapes to deliver what it uploaded, though replication lags HQ; bounded, then a later pass settles it', async () => {
+    const { db, sync } = await enrol('physio');
+    await sync.syncOnce();
+    const orgId = hq.summary.orgId;
+    const me = as(db, DEMO_EMAILS.physio);
+    const [first, second] = db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 2').pluck().all() as [string, string];
+    // Replication stops (the shape service's WAL sender is cut and cannot log in again): HQ applies
+    // uploads, but their commits do not reach the shape log, so a pull's up-to-date predates them.
+    const stopReplication = async (): Promise<void> => {
+      await hq.adminQuery(`ALTER ROLE ${HQ_ROLES.replication} NOLOGIN`);
+      await hq.adminQuery(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'hq_shapes' AND active_pid IS NOT NULL`);
+    };
+    const resumeReplication = (): Promise<unknown> => hq.adminQuery(`ALTER ROLE ${HQ_ROLES.replication} LOGIN`);
+    try {
+      // 1. Bounded: with replication down for longer than the wait, the pass ends with the change
+      //    applied at HQ but not yet delivered; the row keeps the device's value (no flicker).
+      await stopReplication();
+      const a = callVerb(me, 'athletes.update', { id: first, notes: 'lagging replication 1' });
+      const short = new DeviceSync(db, { ...FAST, settleTimeoutMs: 300 });
+      const r1 = await short.syncOnce();
+      expect(r1).toMatchObject({ uploaded: 1, unsettled: 1 });
+      expect(uploadState(db, a.changeset.id)).toMatchObject({ outbox: 'applied', state: 'applied' });
+      expect(db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(first)).toBe('lagging replication 1');
+
+      // 2. Replication comes back while the next pass waits: that pass settles both changesets,
+      //    the one it uploaded and the one left over.
+      const b = callVerb(me, 'athletes.update', { id: second, notes: 'lagging replication 2' });
+      let resumed: Promise<unknown> | null = null;
+      const waiting = new DeviceSync(db, {
+        ...FAST,
+        trace: (point) => {
+          if (point === 'upload:recorded' && !resumed) resumed = new Promise((r) => setTimeout(r, 500)).then(resumeReplication);
+        },
+      });
+      const r2 = await waiting.syncOnce();
+      expect(resumed).not.toBeNull();
+      expect(r2).toMatchObject({ uploaded: 1, unsettled: 0 });
+      for (const id of [a.changeset.id, b.changeset.id]) expect(uploadState(db, id)).toMatchObject({ outbox: 'synced', state: 'synced' });
+      expect(db.raw.prepare('SELECT count(*) FROM sync_server_row').pluck().get()).toBe(0);
+      const hqRows = await hq.query<{ id: string; notes: string; version: number }>(
+        orgId,
+        'SELECT id::text, notes, version FROM athlete WHERE id = ANY($1::uuid[]) ORDER BY id',
+        [[first, second]],
+      );
+      expect(db.raw.prepare('SELECT id, notes, version FROM athlete WHERE id IN (?, ?) ORDER BY id').all(first, second)).toEqual(hqRows);
+    } finally {
+      await resumeReplication();
+    }
+  }, 120_000);
 });

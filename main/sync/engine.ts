@@ -43,6 +43,7 @@ import {
   saveEnrolment,
   shapeState,
   syncCounts,
+  unsettledUploads,
   type ReplicaOp,
   type SyncEnrolmentRow,
 } from '../data/sync';
@@ -63,6 +64,12 @@ export interface DeviceSyncOptions {
   streamBackoff?: { initialMs: number; maxMs: number };
   /** Shapes fetched at once by `syncOnce`. @default 4 */
   concurrency?: number;
+  /**
+   * How long a pass waits, after its pull, for the shapes to deliver the changesets HQ applied
+   * (HQ's commit reaches the shape log through logical replication, which can lag its answer), ms.
+   * Those still undelivered then stay optimistic and settle in a later pass. @default 10000
+   */
+  settleTimeoutMs?: number;
   /** Changesets per upload request (≤ 100). @default 50 */
   uploadBatch?: number;
   /** Diagnostics (never a token). */
@@ -352,12 +359,13 @@ export class DeviceSync {
   private async pass(): Promise<SyncReport> {
     const t0 = performance.now();
     const e = this.enrolment();
-    const report: SyncReport = { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], ms: 0 };
+    const report: SyncReport = { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], unsettled: 0, ms: 0 };
     this.syncing = true;
     this.emit();
     try {
       await this.uploadAll(e, report);
       await this.pullAll(e, report, false, new AbortController().signal);
+      report.unsettled = await this.awaitSettled(e, report);
       recordSyncOutcome(this.db, { ok: true, at: new Date().toISOString() });
       pruneSeenTxids(this.db, new Date(Date.now() - 7 * 86_400_000).toISOString());
       this.online = true;
@@ -500,6 +508,39 @@ export class DeviceSync {
       for (let t = queue.shift(); t !== undefined; t = queue.shift()) await this.follow(e, t, report, live, signal);
     });
     await Promise.all(workers);
+  }
+
+  /**
+   * After the pull: while changesets HQ applied are not yet delivered by the shapes (their txid, or
+   * their row at HQ's version), follow the tables they touched live until they are, or until
+   * `settleTimeoutMs`. An up-to-date only means "caught up with the shape log as it stands", and
+   * HQ's commit reaches that log through logical replication, which can lag HQ's answer; without
+   * this wait a pass could end with its own uploads unsettled (rows optimistic, outbox `applied`).
+   * @returns the changesets still unsettled (they settle in a later pass or in live mode).
+   */
+  private async awaitSettled(e: SyncEnrolmentRow & { token: string }, report: SyncReport): Promise<number> {
+    const first = unsettledUploads(this.db);
+    if (first.count === 0) return 0;
+    const synced = new Set(this.tablesFor(e, null));
+    const tables = first.tables.filter((t) => synced.has(t));
+    if (tables.length === 0) return first.count;
+    const ctrl = new AbortController();
+    setMaxListeners(64, ctrl.signal);
+    const deadline = Date.now() + (this.opts.settleTimeoutMs ?? 10_000);
+    const follows = Promise.all(tables.map((t) => this.follow(e, t, report, true, ctrl.signal)));
+    // A follow that fails (revoked token) ends the wait with its error.
+    let failed: unknown = null;
+    follows.catch((err: unknown) => {
+      failed = err;
+      ctrl.abort();
+    });
+    while (!ctrl.signal.aborted && Date.now() < deadline && unsettledUploads(this.db).count > 0) await sleep(50, ctrl.signal);
+    ctrl.abort();
+    await follows.catch(() => undefined);
+    if (failed) throw failed;
+    const left = unsettledUploads(this.db).count;
+    if (left > 0) this.log(`sync: ${left} applied changeset(s) not yet delivered by the shapes; they settle in a later pass`);
+    return left;
   }
 
   /**
@@ -695,7 +736,7 @@ export class DeviceSync {
         if (syncCounts(this.db).pending > 0) {
           this.syncing = true;
           this.emit();
-          await this.uploadAll(e, { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], ms: 0 }, signal);
+          await this.uploadAll(e, { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], unsettled: 0, ms: 0 }, signal);
           recordSyncOutcome(this.db, { ok: true, at: new Date().toISOString() });
         } else if (this.online && getEnrolment(this.db)?.last_error_code) {
           recordSyncOutcome(this.db, { ok: true, at: new Date().toISOString() });

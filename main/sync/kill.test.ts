@@ -48,11 +48,11 @@ function replica(db: Db, tables: string[]): Record<string, unknown[]> {
 describe.skipIf(!havePg)('kill -9 during sync', () => {
   const hq = useHqStack();
 
-  // Skipped (known engine fault, 2026-12-01): in a clean-clone CI run under load, a changeset whose
-  // HQ answer was lost to the kill stayed `applied` after restarts (its txid never settles it to
-  // `synced`), though HQ applied every changeset exactly once. Issue 12's note records it; un-skip
-  // with the fix in main/data/sync.ts settleSynced / the replayed outcome's txid.
-  it.skip('killed mid-upload (after HQ answered; between batches), restarted: every changeset applied once, nothing lost', async () => {
+  // Was skipped (2026-12-01): the last run's changesets stayed `applied`, not `synced`. The cause was
+  // not the replayed txid (HQ replays the original outcome, txid included) but the pass ending at the
+  // shapes' up-to-date before logical replication had brought HQ's last commits into the shape log;
+  // a pass now waits, bounded, for what HQ applied to be delivered (DeviceSync.awaitSettled).
+  it('killed mid-upload (after HQ answered; between batches), restarted: every changeset applied once, nothing lost', async () => {
     const path = devicePath();
     const db = openDb(path);
     const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'kill laptop' });

@@ -28,10 +28,12 @@ engine.syncOnce().then(
   (r) => {
     process.stdout.write(`${JSON.stringify(r)}\n`);
     db.close();
+    // Not waiting for the event loop to empty: the shape client keeps a 60 s timer (see main/cli/index.ts).
+    process.stdout.write('', () => process.exit(0));
   },
   (e: unknown) => {
     process.stderr.write(`${JSON.stringify({ error: String((e as Error).message) })}\n`);
     db.close();
-    process.exitCode = 1;
+    process.stderr.write('', () => process.exit(1));
   },
 );

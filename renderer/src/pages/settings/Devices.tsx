@@ -14,6 +14,7 @@ import { Field, FormDialog, SavedNote, useEntryForm } from '../../components/For
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
+import { RecordTable } from './RecordTable';
 
 type DeviceRow = VerbOutput<'devices.list'>['devices'][number];
 type Open = { kind: 'register' } | { kind: 'rotate'; device: DeviceRow } | { kind: 'revoke'; device: DeviceRow } | null;
@@ -53,39 +54,27 @@ export function DevicesSection() {
         data.data.devices.length === 0 ? (
           <p className="muted">No devices registered.</p>
         ) : (
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Device</th>
-                <th scope="col">Kind</th>
-                <th scope="col">API key</th>
-                <th scope="col">Key issued</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.devices.map((d) => (
-                <tr key={d.id} data-device={d.name}>
-                  <th scope="row">{d.name}</th>
-                  <td>{humanize(d.kind)}</td>
-                  <td data-device-key>{d.api_key_last4 ? <code>…{d.api_key_last4}</code> : <span className="badge muted">revoked</span>}</td>
-                  <td>{formatDateTime(d.key_rotated_at)}</td>
-                  <td className="row-actions">
-                    <button type="button" className="link" data-action="rotate-key" onClick={() => setOpen({ kind: 'rotate', device: d })}>
-                      {d.api_key_last4 ? 'Replace key…' : 'Issue key…'}
-                    </button>
-                    {d.api_key_last4 ? (
-                      <button type="button" className="link" data-action="revoke-device" onClick={() => setOpen({ kind: 'revoke', device: d })}>
-                        Revoke…
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <RecordTable
+            caption="Devices"
+            rows={data.data.devices}
+            rowKey={(d) => d.id}
+            rowAttr="device"
+            rowId={(d) => d.name}
+            name={{ label: 'Device', cell: (d) => d.name }}
+            columns={[
+              { label: 'Kind', cell: (d) => humanize(d.kind) },
+              {
+                label: 'API key',
+                attr: 'device-key',
+                cell: (d) => (d.api_key_last4 ? <code>…{d.api_key_last4}</code> : <span className="badge muted">revoked</span>),
+              },
+              { label: 'Key issued', cell: (d) => formatDateTime(d.key_rotated_at) },
+            ]}
+            actions={(d) => [
+              { id: 'rotate-key', label: d.api_key_last4 ? 'Replace key…' : 'Issue key…', onClick: () => setOpen({ kind: 'rotate', device: d }) },
+              ...(d.api_key_last4 ? [{ id: 'revoke-device', label: 'Revoke…', onClick: () => setOpen({ kind: 'revoke', device: d }) }] : []),
+            ]}
+          />
         )
       ) : null}
     </section>

@@ -19,6 +19,7 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime } from '../../format';
 import { useSession } from '../../store';
+import { RecordTable } from './RecordTable';
 
 type Kind = Report['kind'];
 
@@ -83,34 +84,19 @@ export function ReportsSection() {
         data.data.reports.length === 0 ? (
           <p className="muted">No reports generated yet.</p>
         ) : (
-          <div className="table-scroll">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Report</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Generated</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.data.reports.map((r) => (
-                  <tr key={r.id} data-report={r.title}>
-                    <th scope="row">{r.title}</th>
-                    <td>{REPORT_KINDS[r.kind]}</td>
-                    <td>{formatDateTime(r.created_at)}</td>
-                    <td className="row-actions">
-                      <button type="button" className="link" data-action="open-report" onClick={() => setOpenId(r.id)} aria-label={`Open ${r.title}`}>
-                        Open
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <RecordTable
+            caption="Reports"
+            rows={data.data.reports}
+            rowKey={(r) => r.id}
+            rowAttr="report"
+            rowId={(r) => r.title}
+            name={{ label: 'Report', cell: (r) => r.title }}
+            columns={[
+              { label: 'Kind', cell: (r) => REPORT_KINDS[r.kind] },
+              { label: 'Generated', cell: (r) => formatDateTime(r.created_at) },
+            ]}
+            actions={(r) => [{ id: 'open-report', label: 'Open', ariaLabel: `Open ${r.title}`, onClick: () => setOpenId(r.id) }]}
+          />
         )
       ) : null}
     </section>

@@ -18,6 +18,7 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { roleLabel } from '../../format';
 import { useSession } from '../../store';
+import { RecordTable } from './RecordTable';
 
 type UserRow = VerbOutput<'users.list'>['users'][number];
 type AthleteOption = { id: string; name: string };
@@ -82,71 +83,51 @@ export function UsersSection() {
       {open?.kind === 'active' ? <ActiveDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open?.kind === 'pin' ? <PinDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {data.state === 'ready' ? (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Email</th>
-              <th scope="col">Role</th>
-              <th scope="col">Status</th>
-              <th scope="col">PIN</th>
-              <th scope="col" className="num">
-                Monthly assistant cap
-              </th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.data.users.map((u) => {
-              const manageable = u.id !== me.user_id && canManageRole(me.role, u.role);
-              const linked = u.role === 'athlete' ? athleteName(u.linked_athlete_id) : null;
-              return (
-                <tr key={u.id} data-user={u.email}>
-                  <th scope="row">{u.display_name}</th>
-                  <td>{u.email}</td>
-                  <td data-user-role>
+        <RecordTable
+          caption="Users"
+          rows={data.data.users}
+          rowKey={(u) => u.id}
+          rowAttr="user"
+          rowId={(u) => u.email}
+          name={{ label: 'Name', cell: (u) => u.display_name }}
+          columns={[
+            { label: 'Email', cell: (u) => <span className="break">{u.email}</span> },
+            {
+              label: 'Role',
+              attr: 'user-role',
+              cell: (u) => {
+                const linked = u.role === 'athlete' ? athleteName(u.linked_athlete_id) : null;
+                return (
+                  <>
                     {roleLabel(u.role)}
                     {linked ? <span className="small muted"> ({linked})</span> : null}
-                  </td>
-                  <td>
-                    <span className={`badge ${u.active ? 'ok' : 'muted'}`} data-user-status>
-                      {u.active ? 'active' : 'deactivated'}
-                    </span>
-                  </td>
-                  <td>{u.has_pin ? 'set' : <span className="badge warn">not set</span>}</td>
-                  <td className="num" data-user-budget>
-                    {usd(u.budget_cap_usd)}
-                  </td>
-                  <td className="row-actions">
-                    {manageable ? (
-                      <>
-                        <button type="button" className="link" data-action="change-role" onClick={() => setOpen({ kind: 'role', user: u })}>
-                          Change role…
-                        </button>
-                        <button type="button" className="link" data-action="set-budget" onClick={() => setOpen({ kind: 'budget', user: u })}>
-                          Budget…
-                        </button>
-                        <button
-                          type="button"
-                          className="link"
-                          data-action={u.active ? 'deactivate-user' : 'reactivate-user'}
-                          onClick={() => setOpen({ kind: 'active', user: u })}
-                        >
-                          {u.active ? 'Deactivate…' : 'Reactivate…'}
-                        </button>
-                        <button type="button" className="link" data-action="set-pin" onClick={() => setOpen({ kind: 'pin', user: u })}>
-                          {u.has_pin ? 'Reset PIN…' : 'Set PIN…'}
-                        </button>
-                      </>
-                    ) : null}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+                  </>
+                );
+              },
+            },
+            {
+              label: 'Status',
+              attr: 'user-status',
+              cell: (u) => <span className={`badge ${u.active ? 'ok' : 'muted'}`}>{u.active ? 'active' : 'deactivated'}</span>,
+            },
+            { label: 'PIN', cell: (u) => (u.has_pin ? 'set' : <span className="badge warn">not set</span>) },
+            { label: 'Monthly assistant cap', num: true, attr: 'user-budget', cell: (u) => usd(u.budget_cap_usd) },
+          ]}
+          actions={(u) =>
+            u.id !== me.user_id && canManageRole(me.role, u.role)
+              ? [
+                  { id: 'change-role', label: 'Change role…', onClick: () => setOpen({ kind: 'role', user: u }) },
+                  { id: 'set-budget', label: 'Budget…', onClick: () => setOpen({ kind: 'budget', user: u }) },
+                  {
+                    id: u.active ? 'deactivate-user' : 'reactivate-user',
+                    label: u.active ? 'Deactivate…' : 'Reactivate…',
+                    onClick: () => setOpen({ kind: 'active', user: u }),
+                  },
+                  { id: 'set-pin', label: u.has_pin ? 'Reset PIN…' : 'Set PIN…', onClick: () => setOpen({ kind: 'pin', user: u }) },
+                ]
+              : []
+          }
+        />
       ) : null}
     </section>
   );
