@@ -146,10 +146,13 @@ export function getOwnConversation(db: Db, orgId: string, userId: string, id: st
   );
 }
 
-/** This user's conversations in this org, most recently active first. */
+/**
+ * This user's assistant conversations in this org, most recently active first. An MCP session's
+ * audit conversation (id `mcp:…`, kinetix/mcp-audit.ts) holds runs, not chat, and is not listed.
+ */
 export function listOwnConversations(db: Db, orgId: string, userId: string, limit = 50, offset = 0): ConversationRow[] {
   return db.raw
-    .prepare('SELECT * FROM kinetix_conversation WHERE org_id = ? AND user_id = ? ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?')
+    .prepare(`SELECT * FROM kinetix_conversation WHERE org_id = ? AND user_id = ? AND id NOT LIKE 'mcp:%' ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`)
     .all(orgId, userId, limit, offset) as ConversationRow[];
 }
 

@@ -8,18 +8,106 @@ import type { AGUIEvent } from '@ag-ui/core';
 import { EventType } from '@ag-ui/core';
 import { context as otelContext, SpanStatusCode, trace as otel } from '@opentelemetry/api';
 import { uuidv7 } from 'uuidv7';
+import type { ErrorPayload } from '../../models/errors';
 import type { PolicyDecision, PolicyVerdict } from '../../models/policy';
 import * as K from '../data/kinetix';
+import type { EventBus } from './bus';
 import { KINETIX_EVENTS } from './events';
 import { maskSecrets } from './mask';
 import { ceilingCostOf, costOf, PRICE_CEILING_PER_MTOK, PRICE_SOURCE, PRICE_VERSION, type TokenCounts } from './pricing';
 import type { ActiveRun, HarnessDeps } from './run';
 import { tracer } from './run';
+import type { Scheduler } from './scheduler';
 import type { Tool } from './tool';
 
-/** Writes a run's events, trace, usage and decisions. Failures to record are logged, never thrown. */
+/** What recording an event or a trace entry needs of a run: its id and its two sequence counters. */
+export type RecordedRun = Pick<ActiveRun, 'id' | 'seq' | 'traceSeq'>;
+
+/** What the recorder needs: the database, a clock, a log and the live-view bus (the harness passes its {@link HarnessDeps}). */
+export type RecorderDeps = Pick<HarnessDeps, 'db' | 'log'> & { scheduler: Pick<Scheduler, 'now'>; bus: Pick<EventBus, 'publish'> };
+
+/** The run a tool call belongs to, as its audit row names it. */
+export interface AuditRunRef {
+  id: string;
+  conversationId: string;
+  orgId: string;
+  userId: string;
+}
+
+/** What the audit row of one tool call says when it is written, before the call runs (kinetix.md §8). */
+export interface ToolCallStart {
+  /** The tool-call id (uuidv7). */
+  id: string;
+  run: AuditRunRef;
+  /** The caller's id for the call (the model's tool_use id), or null (an MCP client's call). */
+  toolUseId: string | null;
+  /** Model iteration of the call (the harness), or the call's number in its session (MCP). */
+  iteration: number;
+  /** The tool name as the caller sent it (cut to 100 characters). */
+  name: string;
+  /** The tool, when the name is one of the run's tools. */
+  tool: Pick<Tool, 'title' | 'risk' | 'kind'> | undefined;
+  /** The arguments with secrets masked, or a refused input's digest summary ({@link refusedInputSummary}); never the raw input. */
+  args: unknown;
+  /** The arguments' hash (`sha256:<hex>` digest, or the harness's keyed hash that an approval must carry). */
+  argsHash: string;
+  /** Set when the call is refused before anything runs (status `failed` from the start). */
+  refused?: ErrorPayload;
+  /** ISO-8601 UTC. */
+  at: string;
+}
+
+/** A refused tool input, recorded by identity only: its digest, size and depth, never its content. */
+export function refusedInputSummary(issue: { issue: string; bytes: number; depth: number; sha256: string }): Record<string, unknown> {
+  return { refused_input: issue.issue, bytes: issue.bytes, depth: issue.depth, sha256: issue.sha256 };
+}
+
+/** The `kinetix_tool_call` row of a call that is about to run (status `proposed`) or was refused before running (`failed`). */
+export function toolCallRow(s: ToolCallStart): K.ToolCallRow {
+  const name = s.name.slice(0, 100);
+  return {
+    id: s.id,
+    run_id: s.run.id,
+    conversation_id: s.run.conversationId,
+    org_id: s.run.orgId,
+    user_id: s.run.userId,
+    model_tool_use_id: s.toolUseId === null ? null : s.toolUseId.slice(0, 200),
+    iteration: s.iteration,
+    tool_name: name,
+    title: s.tool?.title ?? name,
+    risk: s.tool?.risk ?? null,
+    args_json: JSON.stringify(s.args ?? {}),
+    args_hash: s.argsHash,
+    requires_confirm: s.tool?.kind === 'write' ? 1 : 0,
+    status: s.refused ? 'failed' : 'proposed',
+    proposal_json: null,
+    changeset_id: null,
+    result_json: null,
+    error_json: s.refused ? JSON.stringify(s.refused) : null,
+    approver_user_id: null,
+    decided_at: null,
+    created_at: s.at,
+    updated_at: s.at,
+  };
+}
+
+/** Writes a run's events, trace, usage and decisions. Failures to record are logged, never thrown, except the audit row of a tool call. */
 export class RunRecorder {
-  constructor(private readonly d: HarnessDeps) {}
+  constructor(private readonly d: RecorderDeps) {}
+
+  /**
+   * The audit step of every tool call (kinetix.md §8), the assistant's and an MCP client's alike:
+   * the AG-UI start/args/end events, then the `kinetix_tool_call` row, written before anything
+   * runs, then its trace entry (`tool_call`, or the refusal's `decision`).
+   * @throws the database's error when the row cannot be written: a call that cannot be audited does not run
+   */
+  auditToolCall(run: RecordedRun, row: K.ToolCallRow, trace: { kind: string; data: unknown }): void {
+    this.emit(run, { type: EventType.TOOL_CALL_START, toolCallId: row.id, toolCallName: row.tool_name });
+    this.emit(run, { type: EventType.TOOL_CALL_ARGS, toolCallId: row.id, delta: row.args_json });
+    this.emit(run, { type: EventType.TOOL_CALL_END, toolCallId: row.id });
+    K.insertToolCall(this.d.db, row);
+    this.trace(run, trace.kind, trace.data);
+  }
 
   /** One usage row per model response (`partial` when cut short), its cost (unknown price: the ceiling), and a usage event. */
   recordUsage(run: ActiveRun, requestIndex: number, responseId: string | null, model: string, usage: TokenCounts, partial: boolean): void {
@@ -101,7 +189,7 @@ export class RunRecorder {
   }
 
   /** Persist an event with the run's next sequence number (redacted), then publish it to live views. */
-  emit(run: ActiveRun, event: AGUIEvent): void {
+  emit(run: RecordedRun, event: AGUIEvent): void {
     const seq = ++run.seq;
     // Every persisted and published event passes the one redactor (secret-named fields and credential-shaped text).
     const stamped = maskSecrets({ ...event, timestamp: this.d.scheduler.now() }) as AGUIEvent;
@@ -120,12 +208,12 @@ export class RunRecorder {
   }
 
   /** Publish a live-only event (a one-time reveal): never persisted. */
-  publishEphemeral(run: ActiveRun, event: AGUIEvent): void {
+  publishEphemeral(run: RecordedRun, event: AGUIEvent): void {
     this.d.bus.publish({ id: '', runId: run.id, seq: 0, event: { ...event, timestamp: this.d.scheduler.now() } as AGUIEvent, ephemeral: true });
   }
 
   /** Append a trace entry (masked) to the run's audit trail. */
-  trace(run: ActiveRun, kind: string, data: unknown): void {
+  trace(run: RecordedRun, kind: string, data: unknown): void {
     try {
       K.insertTrace(this.d.db, {
         run_id: run.id,

@@ -42,6 +42,7 @@ import { dataEnvelope, DECLINED_MESSAGE } from './prompt';
 import { approveProposal, declineProposal, expireProposal, getProposal, needsOwnerMessage, proposeChangeset, type ProposalView } from './proposals';
 import type { ModelBlock, ToolInputIssue } from './provider';
 import type { RunRecorder } from './recording';
+import { refusedInputSummary, toolCallRow } from './recording';
 import type { ActiveRun, Decision, HarnessDeps, PreCheck } from './run';
 import { tracer } from './run';
 import { telemetryCapturesContent } from '../telemetry/otel';
@@ -153,10 +154,9 @@ export class ToolCallPipeline {
    */
   private refuseInput(call: Call, issue: ToolInputIssue, truncated: boolean): ModelBlock {
     const { run, tu, iteration, id: callId } = call;
-    const nowIso = this.nowIso();
     const name = tu.name.slice(0, 100);
     const tool = run.tools.get(tu.name);
-    const summary = { refused_input: issue.issue, bytes: issue.bytes, depth: issue.depth, sha256: issue.sha256 };
+    const summary = refusedInputSummary(issue);
     const message =
       issue.issue === 'incomplete'
         ? `Your reply was cut off${truncated ? ' at the output limit (max_tokens)' : ''} before the input of ${name} was complete; the call was not run. Send it again with a shorter input.`
@@ -166,39 +166,25 @@ export class ToolCallPipeline {
         { path: '(input)', message: issue.issue === 'incomplete' ? 'incomplete' : `too ${issue.issue === 'depth' ? 'deep' : 'large'}` },
       ]),
     );
-    this.rec.emit(run, { type: EventType.TOOL_CALL_START, toolCallId: callId, toolCallName: name });
-    this.rec.emit(run, { type: EventType.TOOL_CALL_ARGS, toolCallId: callId, delta: JSON.stringify(summary) });
-    this.rec.emit(run, { type: EventType.TOOL_CALL_END, toolCallId: callId });
-    K.insertToolCall(this.d.db, {
-      id: callId,
-      run_id: run.id,
-      conversation_id: run.conversationId,
-      org_id: run.orgId,
-      user_id: run.userId,
-      model_tool_use_id: tu.id.slice(0, 200),
-      iteration,
-      tool_name: name,
-      title: tool?.title ?? name,
-      risk: tool?.risk ?? null,
-      args_json: JSON.stringify(summary),
-      args_hash: `sha256:${issue.sha256}`,
-      requires_confirm: tool?.kind === 'write' ? 1 : 0,
-      status: 'failed',
-      proposal_json: null,
-      changeset_id: null,
-      result_json: null,
-      error_json: JSON.stringify(payload),
-      approver_user_id: null,
-      decided_at: null,
-      created_at: nowIso,
-      updated_at: nowIso,
-    });
-    this.rec.trace(run, 'decision', {
-      toolCallId: callId,
-      tool: name,
-      decision: issue.issue === 'incomplete' ? 'incomplete_input' : 'input_out_of_bounds',
-      ...summary,
-    });
+    this.rec.auditToolCall(
+      run,
+      toolCallRow({
+        id: callId,
+        run,
+        toolUseId: tu.id,
+        iteration,
+        name,
+        tool,
+        args: summary,
+        argsHash: `sha256:${issue.sha256}`,
+        refused: payload,
+        at: this.nowIso(),
+      }),
+      {
+        kind: 'decision',
+        data: { toolCallId: callId, tool: name, decision: issue.issue === 'incomplete' ? 'incomplete_input' : 'input_out_of_bounds', ...summary },
+      },
+    );
     this.rec.emit(run, {
       type: EventType.CUSTOM,
       name: KINETIX_EVENTS.toolCall,
@@ -216,36 +202,18 @@ export class ToolCallPipeline {
     const { run, tu, iteration, id: callId } = call;
     const masked = maskSecrets(tu.input);
     const argsHash = this.argsHash(tu.name, tu.input);
-    const tool = run.tools.get(tu.name);
-    this.rec.emit(run, { type: EventType.TOOL_CALL_START, toolCallId: callId, toolCallName: tu.name.slice(0, 100) });
-    this.rec.emit(run, { type: EventType.TOOL_CALL_ARGS, toolCallId: callId, delta: JSON.stringify(masked ?? {}) });
-    this.rec.emit(run, { type: EventType.TOOL_CALL_END, toolCallId: callId });
-    const row: K.ToolCallRow = {
+    const row = toolCallRow({
       id: callId,
-      run_id: run.id,
-      conversation_id: run.conversationId,
-      org_id: run.orgId,
-      user_id: run.userId,
-      model_tool_use_id: tu.id,
+      run,
+      toolUseId: tu.id,
       iteration,
-      tool_name: tu.name.slice(0, 100),
-      title: tool?.title ?? tu.name.slice(0, 100),
-      risk: tool?.risk ?? null,
-      args_json: JSON.stringify(masked ?? {}),
-      args_hash: argsHash,
-      requires_confirm: tool?.kind === 'write' ? 1 : 0,
-      status: 'proposed',
-      proposal_json: null,
-      changeset_id: null,
-      result_json: null,
-      error_json: null,
-      approver_user_id: null,
-      decided_at: null,
-      created_at: this.nowIso(),
-      updated_at: this.nowIso(),
-    };
-    K.insertToolCall(this.d.db, row);
-    this.rec.trace(run, 'tool_call', { toolCallId: callId, tool: row.tool_name, args: masked, risk: row.risk });
+      name: tu.name,
+      tool: run.tools.get(tu.name),
+      args: masked,
+      argsHash,
+      at: this.nowIso(),
+    });
+    this.rec.auditToolCall(run, row, { kind: 'tool_call', data: { toolCallId: callId, tool: row.tool_name, args: masked, risk: row.risk } });
     const audited = { ...call, row, masked, argsHash };
     this.status(audited, 'proposed');
     return audited;

@@ -137,6 +137,13 @@ describe('MCP server over stdio (SDK client)', () => {
     expect(out.athlete_id).toBe(seed.linkedAthleteId);
     expect(out.results.length).toBe(2);
     expect(r.structuredContent).toEqual(out);
+    // Audited like an assistant tool call (kinetix.md §8): a run and a tool-call row in the server's database.
+    const row = db.raw
+      .prepare(
+        `SELECT t.status, t.args_json, r.status AS run_status FROM kinetix_tool_call t JOIN kinetix_run r ON r.id = t.run_id WHERE t.tool_name = 'get_workload_acwr' AND r.user_id = ?`,
+      )
+      .get(seed.userIds.physio);
+    expect(row).toEqual({ status: 'executed', args_json: JSON.stringify({ athlete_id: seed.linkedAthleteId }), run_status: 'completed' });
   });
 
   it('a write tool (log_session_load over a squad) returns a proposal id and the N-row diff, and writes nothing', async () => {

@@ -8,27 +8,33 @@
  *   client sends (arguments, `_meta`, client info) names the user or the org.
  * - Tools: the Kinetix registry, `available(role)` → `availableEnabled`, minus destructive and
  *   UI-only tools; annotations from the tool's behaviour (destructive unless additive); input JSON Schema from the zod input.
+ * - Audit (kinetix.md §8): every call is recorded before it runs, as one run (`mcp:<uuidv7>`) in
+ *   the session's conversation (`mcp:<session id>`) with its tool-call row (kinetix/mcp-audit.ts).
  * - Reads run with a five-minute capability narrowed to the tool's scopes,
- *   `via: { runId: 'mcp:<session id>', capability }`. Writes only plan: the changeset is stored
- *   as a proposal that waits for approval in the app, and the client gets its id and diff.
+ *   `via: { runId: <the call's run>, capability }`. Writes only plan: the changeset is stored
+ *   as a proposal (linked to the call's run) that waits for approval in the app, and the client
+ *   gets its id and diff.
  * - Errors: `{ error: { code, message, issues? } }` with `isError: true`; never a stack.
  */
 import { uuidv7 } from 'uuidv7';
 import type { RowChange } from '../../models/changeset';
 import type { ErrorPayload } from '../../models/errors';
-import { AppError, toErrorPayload } from '../../models/errors';
+import { AppError, toErrorPayload, ValidationError } from '../../models/errors';
 import type { PolicyDecision } from '../../models/policy';
 import type { Db } from '../data/db';
 import { withholdRestricted } from '../kinetix/classification';
 import { UnknownTool } from '../kinetix/errors';
+import { boundsMessage } from '../services/bounds';
 import { maskSecrets } from '../kinetix/mask';
+import type { McpAuditedCall, McpCallOutcome } from '../kinetix/mcp-audit';
+import { McpCallAudit } from '../kinetix/mcp-audit';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import type { LogFn, ToolRegistry } from '../kinetix/registry';
 import type { Tool, ToolContext } from '../kinetix/tool';
 import { toolInputSchema, toolOutputSchema, toolStructuredContent } from '../kinetix/tool';
 import type { Actor, Capability, ServiceContext } from '../services/context';
 import { resolveActor } from '../services/context';
-import { boundInput, parseInput } from '../services/verb';
+import { parseInput } from '../services/verb';
 import type { KinetixPort, RiskAnnotations } from './kinetix-adapter';
 import { kinetixPort } from './kinetix-adapter';
 import type { McpBinding } from './tokens';
@@ -75,8 +81,8 @@ const WRITE_NOTE =
 /** An MCP client's session, bound to one local user by its token. */
 export class McpSession {
   readonly sessionId: string;
-  /** `via.runId` of every service call this session makes. */
-  readonly runId: string;
+  /** The audit conversation of this session (`mcp:<session id>`); each call is one run in it (kinetix/mcp-audit.ts). */
+  readonly conversationId: string;
   /** The user and org the token bound this session to at start. */
   readonly binding: McpBinding;
   private readonly db: Db;
@@ -85,6 +91,7 @@ export class McpSession {
   private readonly port: KinetixPort;
   private readonly log: LogFn;
   private readonly now: () => Date;
+  private readonly audit: McpCallAudit;
 
   /** @throws McpTokenRefused when the token does not authenticate now. */
   constructor(opts: McpSessionOptions) {
@@ -95,8 +102,9 @@ export class McpSession {
     this.log = opts.log ?? (() => undefined);
     this.now = opts.now ?? (() => new Date());
     this.sessionId = opts.sessionId ?? uuidv7();
-    this.runId = `mcp:${this.sessionId}`;
+    this.conversationId = `mcp:${this.sessionId}`;
     this.binding = verifyMcpToken(this.db, this.token, this.now());
+    this.audit = new McpCallAudit(this.db, { sessionId: this.sessionId, now: this.now, log: this.log });
   }
 
   /** The bound user, re-read now (token still valid, user active). @throws McpTokenRefused, Forbidden */
@@ -127,7 +135,7 @@ export class McpSession {
     });
   }
 
-  private context(actor: Actor, tool: Tool): ToolContext {
+  private context(actor: Actor, tool: Tool, runId: string): ToolContext {
     const capability: Capability = {
       id: uuidv7(),
       userId: actor.userId,
@@ -135,63 +143,131 @@ export class McpSession {
       scopes: [...tool.scopes],
       expiresAt: this.now().getTime() + CAPABILITY_TTL_MS,
     };
-    const service: ServiceContext = { db: this.db, userId: actor.userId, via: { runId: this.runId, capability }, now: this.now };
-    return { service, runId: this.runId, conversationId: this.runId, orgId: actor.orgId, userId: actor.userId, page: null, emit: () => undefined };
+    const service: ServiceContext = { db: this.db, userId: actor.userId, via: { runId, capability }, now: this.now };
+    return { service, runId, conversationId: this.conversationId, orgId: actor.orgId, userId: actor.userId, page: null, emit: () => undefined };
   }
 
-  /** `tools/call`: run a read, or propose a write. Never throws; errors are tool errors. */
+  /**
+   * `tools/call`: run a read, or propose a write. Never throws; errors are tool errors. Every call
+   * is recorded before it runs (kinetix/mcp-audit.ts): its run, its audit row (arguments masked,
+   * digest), then its outcome.
+   */
   async callTool(name: string, args: unknown): Promise<McpCallResult> {
+    // Who calls: the token's user, re-verified now. A refused identity is recorded too (under the
+    // token's user), then returned as the call's error.
+    let actor: Actor | null = null;
+    let refused: unknown = null;
+    let tools: Tool[] = [];
     try {
-      const actor = this.actor();
-      const tool = this.tools(actor).find((t) => t.name === name);
-      if (!tool) throw new UnknownTool(name);
-      boundInput(tool.name, args);
-      const input: unknown = parseInput(tool.input, args, tool.name);
-      if (tool.kind === 'read') {
-        const result = await Promise.resolve(tool.run(this.context(actor, tool), input));
-        return ok(tool, this.outbound(maskSecrets(result ?? null), tool.tables));
-      }
-      const proposal = tool.plan(this.context(actor, tool), input);
-      if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
-      if (proposal.reveal) {
-        // A new secret (device key) is shown once, to the person who approves, in the app; an
-        // MCP proposal would lose it and lock the device out. Refused here, nothing stored.
-        throw new AppError({
-          code: 'Forbidden',
-          message: `"${tool.title}" creates a secret that is shown only once; do it in the Athlete Intelligence app, not through an MCP client. Nothing was proposed.`,
-        });
-      }
-      const stored = this.port.propose(this.db, {
-        userId: actor.userId,
-        planned: proposal.changeset,
-        runId: this.runId,
-        toolName: tool.name,
-        title: tool.title,
-        permission: tool.permission,
-        now: this.now(),
-      });
-      const needsOwner = stored.status === 'needs_owner';
-      return ok(
-        tool,
-        this.outbound(
-          maskSecrets({
-            status: 'waiting_for_approval',
-            proposal_id: stored.id,
-            approval: stored.status,
-            title: tool.title,
-            summary: stored.summary,
-            rows: stored.changes.length,
-            content_hash: stored.contentHash,
-            diff: stored.changes.map(diffRow),
-            policy: { verdict: stored.verdict, approver_role: stored.approverRole, decisions: stored.decisions.map(decisionView) },
-            message: `Nothing was changed. "${tool.title}" (${stored.changes.length} row${stored.changes.length === 1 ? '' : 's'}) waits for approval in the Athlete Intelligence app${needsOwner ? ' by an owner (the policy requires it)' : ''}. Do not call the tool again for the same change.`,
-          }),
-          'unknown',
-        ),
+      actor = this.actor();
+      tools = this.tools(actor);
+    } catch (e) {
+      refused = e;
+    }
+    let audited: McpAuditedCall;
+    try {
+      audited = this.audit.begin(
+        {
+          userId: this.binding.userId,
+          orgId: this.binding.orgId,
+          snapshot: actor
+            ? {
+                userId: actor.userId,
+                orgId: actor.orgId,
+                role: actor.role,
+                displayName: actor.displayName,
+                email: actor.email,
+                linkedAthleteId: actor.linkedAthleteId,
+                mcpTokenId: this.binding.tokenId,
+              }
+            : { userId: this.binding.userId, orgId: this.binding.orgId, mcpTokenId: this.binding.tokenId },
+          tools: tools.map((t) => t.name),
+        },
+        name,
+        args,
+        tools.find((t) => t.name === name),
       );
     } catch (e) {
+      // A call that cannot be audited does not run.
+      this.log('mcp: could not write the audit row; the call did not run', { tool: name.slice(0, 80), error: e instanceof Error ? e.name : 'unknown' });
+      return this.failure(new AppError({ code: 'Internal', message: 'The call could not be recorded, so it did not run. Try again.' }), name);
+    }
+    try {
+      if (audited.refusedInput) {
+        const r = audited.refusedInput;
+        throw new ValidationError(boundsMessage(name.slice(0, 100), { ok: false, bytes: r.bytes, depth: r.depth, reason: r.issue }), [
+          { path: '(input)', message: `too ${r.issue === 'depth' ? 'deep' : 'large'}` },
+        ]);
+      }
+      if (refused || !actor) throw refused;
+      const result = await this.run(actor, tools, name, args, audited.runId);
+      this.audit.finish(audited, result.outcome);
+      return result.response;
+    } catch (e) {
+      const payload = toErrorPayload(e);
+      this.audit.finish(audited, { status: 'failed', error: payload, ...(audited.refusedInput ? { decision: 'input_out_of_bounds' } : {}) });
       return this.failure(e, name);
     }
+  }
+
+  /** Validate, then run a read or store a write's proposal. @throws the call's typed error */
+  private async run(actor: Actor, tools: Tool[], name: string, args: unknown, runId: string): Promise<{ response: McpCallResult; outcome: McpCallOutcome }> {
+    const tool = tools.find((t) => t.name === name);
+    if (!tool) throw new UnknownTool(name);
+    const input: unknown = parseInput(tool.input, args, tool.name);
+    if (tool.kind === 'read') {
+      const result = maskSecrets((await Promise.resolve(tool.run(this.context(actor, tool, runId), input))) ?? null);
+      return { response: ok(tool, this.outbound(result, tool.tables)), outcome: { status: 'executed', result } };
+    }
+    const proposal = tool.plan(this.context(actor, tool, runId), input);
+    if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
+    if (proposal.reveal) {
+      // A new secret (device key) is shown once, to the person who approves, in the app; an
+      // MCP proposal would lose it and lock the device out. Refused here, nothing stored.
+      throw new AppError({
+        code: 'Forbidden',
+        message: `"${tool.title}" creates a secret that is shown only once; do it in the Athlete Intelligence app, not through an MCP client. Nothing was proposed.`,
+      });
+    }
+    const stored = this.port.propose(this.db, {
+      userId: actor.userId,
+      planned: proposal.changeset,
+      runId,
+      toolName: tool.name,
+      title: tool.title,
+      permission: tool.permission,
+      now: this.now(),
+    });
+    const needsOwner = stored.status === 'needs_owner';
+    const response = ok(
+      tool,
+      this.outbound(
+        maskSecrets({
+          status: 'waiting_for_approval',
+          proposal_id: stored.id,
+          approval: stored.status,
+          title: tool.title,
+          summary: stored.summary,
+          rows: stored.changes.length,
+          content_hash: stored.contentHash,
+          diff: stored.changes.map(diffRow),
+          policy: { verdict: stored.verdict, approver_role: stored.approverRole, decisions: stored.decisions.map(decisionView) },
+          message: `Nothing was changed. "${tool.title}" (${stored.changes.length} row${stored.changes.length === 1 ? '' : 's'}) waits for approval in the Athlete Intelligence app${needsOwner ? ' by an owner (the policy requires it)' : ''}. Do not call the tool again for the same change.`,
+        }),
+        'unknown',
+      ),
+    );
+    return {
+      response,
+      outcome: {
+        status: 'proposed',
+        changesetId: stored.id,
+        summary: stored.summary,
+        changeset: proposal.changeset,
+        contentHash: stored.contentHash,
+        policy: { verdict: stored.verdict, decisions: stored.decisions },
+      },
+    };
   }
 
   /** Restricted clinical fields never leave the device through MCP (the client's model is not a cleared provider). */
