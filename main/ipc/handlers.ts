@@ -25,6 +25,7 @@ import { statusStream } from '../app/sync-runner';
 import { narrowProposal, submitForm } from './forms';
 import { captureHandlers } from './capture';
 import { LiveRoom, liveHandlers } from './capture-live';
+import { rigHandlers } from './capture-rig';
 import type { CaptureWorkspace } from '../capture/workspace';
 import { syncConflicts, syncDiscard, syncEnrol, syncStatus } from './sync';
 
@@ -205,6 +206,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
     ...captureHandlers<CallContext>(deps.db, deps.capture, signedInUser),
     ...liveHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom ?? (deps.liveRoom = new LiveRoom()), signedInUser),
+    ...rigHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom, signedInUser),
     'settings.updateAssistant': (ctx, input) => {
       const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};
       if (input.api_key !== undefined) patch.api_key = input.api_key;

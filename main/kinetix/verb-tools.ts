@@ -69,6 +69,7 @@ export const VERB_TOOL_META: Readonly<Record<string, VerbToolMeta>> = {
   'capture.getResults': { name: 'get_capture_results' },
   'capture.listRigs': { name: 'list_capture_rigs' },
   'capture.recordSession': { name: 'record_capture_session', title: 'Store capture trial and its joint-angle readings' },
+  'capture.saveRig': { name: 'save_capture_rig', title: 'Save calibrated camera rig of a room' },
   'devices.register': { name: 'register_device', title: 'Register device (creates an API key)' },
   'devices.rotateKey': { name: 'rotate_device_key', title: 'Replace device API key (the old key stops working)' },
   'devices.revoke': { name: 'revoke_device', title: 'Revoke device API key (it stops working at once)' },

@@ -12,6 +12,8 @@ import type { AssistantSettingsView } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
 import { hasPermission } from '../../../models/roles';
 import { CallError, call } from '../bridge';
+import type { EntryForm } from '../components/Form';
+import { Field, FormMessages, friendlyIssue, useEntryForm } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDate } from '../format';
@@ -53,9 +55,21 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
   const [cap, setCap] = useState(s.org.cap_usd === null ? '' : String(s.org.cap_usd));
   const [off, setOff] = useState<Set<string>>(() => new Set(s.tools.filter((t) => t.disabled).map((t) => t.name)));
   const [error, setError] = useState<ErrorPayload | null>(null);
+  // A refused budget is told next to its field (the service names `budget_cap_usd`), not in the card's note.
+  const [capError, setCapError] = useState<ErrorPayload | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
+  const capBase = useEntryForm('budget');
+  const capIssue = capError?.issues?.find((i) => i.path === 'budget_cap_usd');
+  const capForm: EntryForm = {
+    ...capBase,
+    state: capError ? 'error' : 'idle',
+    error: capError,
+    issueFor: (f) => (f === 'budget_cap_usd' && capIssue ? friendlyIssue(capIssue.message) : null),
+  };
   async function save(patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null }, what: string) {
+    const budget = patch.budget_cap_usd !== undefined;
     setError(null);
+    setCapError(null);
     setSaved(null);
     try {
       const next = await call('settings.updateAssistant', patch);
@@ -63,7 +77,9 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
       setSaved(what);
       setKey('');
     } catch (e) {
-      setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Saving failed.' });
+      const p: ErrorPayload = e instanceof CallError ? e.payload : { code: 'Internal', message: 'Saving failed.' };
+      if (budget) setCapError(p);
+      else setError(p);
     }
   }
   const source = {
@@ -122,14 +138,14 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
       <form
         className="filters"
         data-form="budget"
+        data-state={capForm.state}
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
           void save({ budget_cap_usd: cap.trim() === '' ? null : Number(cap) }, cap.trim() === '' ? 'monthly budget removed' : 'monthly budget');
         }}
       >
-        <label>
-          Organisation monthly cap (USD)
+        <Field label="Organisation monthly cap" unit="USD" name="budget_cap_usd" form={capForm} hint="Empty for no cap">
           <input
             type="number"
             inputMode="decimal"
@@ -141,11 +157,12 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
             placeholder="no cap"
             data-testid="budget-cap"
           />
-        </label>
+        </Field>
         <button type="submit" className="primary">
           Save budget
         </button>
       </form>
+      <FormMessages form={capForm} />
       <h3>Tools</h3>
       <p className="small muted">
         Switch off tools the assistant should not be offered in this organisation. A switch only removes a tool: nobody is offered a tool their role lacks.
