@@ -208,10 +208,11 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     ...liveHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom ?? (deps.liveRoom = new LiveRoom()), signedInUser),
     ...rigHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom, signedInUser),
     'settings.updateAssistant': (ctx, input) => {
-      const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};
+      const patch: Parameters<typeof updateAssistantSettings>[2] = {};
       if (input.api_key !== undefined) patch.api_key = input.api_key;
       if (input.disabled_tools !== undefined) patch.disabled_tools = input.disabled_tools;
       if (input.budget_cap_usd !== undefined) patch.budget_cap_usd = input.budget_cap_usd;
+      if (input.provider_clearance !== undefined) patch.provider_clearance = input.provider_clearance;
       return updateAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx), patch);
     },
     'sync.status': (ctx) => {
