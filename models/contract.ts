@@ -21,6 +21,7 @@ import type { CalibrationViewStatus, CalibrationWizardState } from './capture/ri
 import { DeclaredLayout } from './capture/obliquity';
 import { CAPTURE_TESTS } from './capture/series';
 import type { DeviceSyncStatus, SyncConflict } from './sync';
+import { ProviderClearanceInput, type ClearanceByProvider } from './classification';
 
 const Empty = z.object({}).strict();
 /** A checkerboard: inner corners across and down (OpenCV's pattern size) and the square side in mm. */
@@ -116,8 +117,9 @@ export const CONTRACT = {
   'settings.assistant': { input: Empty, output: z.custom<AssistantSettingsView>() },
   /**
    * Change the assistant settings (needs settings.manage): set or clear the org's model key
-   * (stored encrypted; never returned), and the list of switched-off tools (a switch can only
-   * remove a tool, never add one a role lacks).
+   * (stored encrypted; never returned), the list of switched-off tools (a switch can only
+   * remove a tool, never add one a role lacks), the monthly budget, and each provider's data
+   * clearance (`provider_clearance`: the in-app model `anthropic`, MCP clients `mcp`).
    */
   'settings.updateAssistant': {
     input: z
@@ -125,6 +127,8 @@ export const CONTRACT = {
         api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(),
         disabled_tools: z.array(z.string().max(100)).max(200).optional(),
         budget_cap_usd: z.number().finite().min(0).max(1_000_000).nullable().optional(),
+        /** Classes each provider may be sent (models/classification.ts); a provider not named keeps its clearance. */
+        provider_clearance: z.object({ anthropic: ProviderClearanceInput.optional(), mcp: ProviderClearanceInput.optional() }).strict().optional(),
       })
       .strict(),
     output: z.custom<AssistantSettingsView>(),
@@ -417,6 +421,8 @@ export interface AssistantSettingsView {
   org: { cap_usd: number | null; spend_mtd_usd: number | null };
   users: { id: string; display_name: string; role: string; cap_usd: number | null }[];
   my_spend_mtd_usd: number | null;
+  /** The classes each provider may be sent, in class order (default `['internal']`; models/classification.ts). */
+  clearance: ClearanceByProvider;
   tools: { name: string; title: string; risk: string; permission: string; disabled: boolean }[];
 }
 

@@ -13,7 +13,7 @@ import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
 import { findOrganization, findUserById, listAllUsers } from '../data/identity';
 import { isVerbName } from '../../models/verbs';
-import { VERBS, callVerb, parseInput } from '../services';
+import { VERBS, callVerbByName, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
 import { readOrganisation, setUserPin, updateOrganisation } from '../services/admin';
 import { parseSignInOrgs, signInScope } from '../app/signin-scope';
@@ -174,7 +174,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'verb.call': (ctx, { verb, input, idempotency_key }) => {
       if (!ctx.session.userId) throw unauthenticated();
       if (!isVerbName(verb)) throw new NotFound(`Verb "${verb}"`);
-      return callVerb({ db: deps.db, userId: ctx.session.userId }, VERBS, verb, input ?? {}, idempotency_key ? { idempotencyKey: idempotency_key } : {});
+      return callVerbByName({ db: deps.db, userId: ctx.session.userId }, VERBS, verb, input ?? {}, idempotency_key ? { idempotencyKey: idempotency_key } : {});
     },
     'assistant.start': (ctx, { message, conversation_id, page }) => {
       const userId = signedInUser(ctx);
@@ -208,10 +208,11 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     ...liveHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom ?? (deps.liveRoom = new LiveRoom()), signedInUser),
     ...rigHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom, signedInUser),
     'settings.updateAssistant': (ctx, input) => {
-      const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};
+      const patch: Parameters<typeof updateAssistantSettings>[2] = {};
       if (input.api_key !== undefined) patch.api_key = input.api_key;
       if (input.disabled_tools !== undefined) patch.disabled_tools = input.disabled_tools;
       if (input.budget_cap_usd !== undefined) patch.budget_cap_usd = input.budget_cap_usd;
+      if (input.provider_clearance !== undefined) patch.provider_clearance = input.provider_clearance;
       return updateAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx), patch);
     },
     'sync.status': (ctx) => {

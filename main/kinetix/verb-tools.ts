@@ -95,7 +95,7 @@ const AREA_TABLES: Readonly<Record<string, readonly TableName[]>> = {
   workload: ['session_load', 'training_session'],
   rates: ['rate_folder', 'rate_item'],
   pose: ['pose_metric', 'capture_session'],
-  capture: ['capture_session', 'pose_metric'],
+  capture: ['capture_session', 'pose_metric', 'rig', 'camera'],
   devices: ['device'],
   users: ['app_user'],
   help: [],

@@ -13,7 +13,8 @@ import { putOrgSetting } from '../../data/identity';
 import { getRow, listRows } from '../../data/rows';
 import { shippedHelpPages } from '../../help';
 import { CLEARANCE_SETTING_KEY } from '../../kinetix';
-import { callVerb, VERBS } from '../../services';
+import { clearanceUpTo } from '../../../models/classification';
+import { callVerbByName, VERBS } from '../../services';
 import type { Turn } from '../model';
 import type { ShownRow } from '../types';
 import type { World } from '../world';
@@ -33,7 +34,7 @@ export function idNamed(t: Turn, tool: string, name: string): string {
 
 /** Call a read verb as a user (ground truth for answer checks). */
 export function read<T>(w: World, userId: string, verb: string, input: unknown): T {
-  return callVerb({ db: w.db, userId, now: () => new Date(`${w.seed.today}T12:00:00Z`) }, VERBS, verb, input) as T;
+  return callVerbByName({ db: w.db, userId, now: () => new Date(`${w.seed.today}T12:00:00Z`) }, VERBS, verb, input) as T;
 }
 
 /** Dollars as the fee pages show them: 5500 → "$55.00". */
@@ -63,9 +64,9 @@ export function insertAs(w: World, userId: string, role: string, table: RowChang
   return changes.map((c) => c.id);
 }
 
-/** Let the model provider see clinical-restricted fields (so injected clinician notes reach the model). */
+/** Clear the model provider for every class up to clinical-restricted (so injected clinician notes reach the model). */
 export function clearProviderForRestricted(w: World): void {
-  putOrgSetting(w.db, w.orgId, CLEARANCE_SETTING_KEY, { anthropic: ['clinical-restricted'] });
+  putOrgSetting(w.db, w.orgId, CLEARANCE_SETTING_KEY, { anthropic: clearanceUpTo('clinical-restricted') });
 }
 
 /** The open injury whose body part starts with `part`, with its RTP entries (demo club). */
