@@ -109,6 +109,23 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(sync.status().last_synced_at).not.toBeNull();
   });
 
+  it('with the shape streams in this thread (no worker) a device syncs the same rows as with the worker', async () => {
+    const orgId = hq.summary.orgId;
+    const db = openDb(devicePath());
+    const sync = await DeviceSync.enrol(
+      db,
+      { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'no worker' },
+      { ...FAST, shapeWorker: false },
+    );
+    engines.push(sync);
+    const r = await sync.syncOnce();
+    for (const table of ['athlete', 'wellness', 'session_load', 'app_user']) {
+      const [{ n }] = (await hq.query<{ n: string }>(orgId, `SELECT count(*) AS n FROM ${table} WHERE org_id = $1`, [orgId])) as [{ n: string }];
+      expect(db.raw.prepare(`SELECT count(*) FROM ${table}`).pluck().get(), table).toBe(Number(n));
+      expect(r.pulled[table], table).toBeGreaterThan(0);
+    }
+  });
+
   it('two devices edit different athletes offline; both converge to the rows HQ holds', async () => {
     const a = await enrol('physio');
     const b = await enrol('doctor');
