@@ -236,7 +236,11 @@ describe('clinic UI in Chromium', () => {
     // An amount out of range is refused with the field named, and the stored cap stays.
     await page.locator('[data-testid="budget-cap"]').fill('-3');
     await page.getByRole('button', { name: 'Save budget' }).click();
-    await page.locator('.error-note, [role="alert"]').first().waitFor();
+    await page.locator('form[data-form="budget"][data-state="error"]').waitFor();
+    expect(await page.locator('form[data-form="budget"] [data-field="budget_cap_usd"] .field-error').textContent()).toBe('Too small: at least 0.');
+    expect(await page.locator('[data-error-code="Validation"] li').allTextContents()).toEqual(['Organisation monthly cap (USD): Too small: at least 0.']);
+    await page.locator('form[data-form="budget"]').scrollIntoViewIfNeeded();
+    await screenshot(page, 'form-33-org-budget-validation');
     expect((await contractCall<{ org: { cap_usd: number | null } }>(page, 'settings.assistant', {})).value!.org.cap_usd).toBe(125.5);
     await page.context().close();
   });

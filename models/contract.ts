@@ -17,10 +17,15 @@ import type { AppliedChangesetOut, HelpPassageOut, PoseMetricOut, WriteOutput } 
 import type { VerbInput, VerbName, VerbOutput } from './verbs';
 import type { JobView, RecordingView } from './capture/jobs';
 import type { CameraCounts, DeviceFailure, NegotiatedSource } from './capture/live';
+import type { CalibrationViewStatus, CalibrationWizardState } from './capture/rig-wizard';
+import { DeclaredLayout } from './capture/obliquity';
 import { CAPTURE_TESTS } from './capture/series';
 import type { DeviceSyncStatus, SyncConflict } from './sync';
+import { ProviderClearanceInput, type ClearanceByProvider } from './classification';
 
 const Empty = z.object({}).strict();
+/** A checkerboard: inner corners across and down (OpenCV's pattern size) and the square side in mm. */
+const BoardInput = z.object({ cols: z.number().int().min(3).max(30), rows: z.number().int().min(3).max(30), square_mm: z.number().min(1).max(1000) }).strict();
 
 /** A user offered on the sign-in screen (never a credential). */
 export const SignInUser = z.object({
@@ -112,8 +117,9 @@ export const CONTRACT = {
   'settings.assistant': { input: Empty, output: z.custom<AssistantSettingsView>() },
   /**
    * Change the assistant settings (needs settings.manage): set or clear the org's model key
-   * (stored encrypted; never returned), and the list of switched-off tools (a switch can only
-   * remove a tool, never add one a role lacks).
+   * (stored encrypted; never returned), the list of switched-off tools (a switch can only
+   * remove a tool, never add one a role lacks), the monthly budget, and each provider's data
+   * clearance (`provider_clearance`: the in-app model `anthropic`, MCP clients `mcp`).
    */
   'settings.updateAssistant': {
     input: z
@@ -121,6 +127,8 @@ export const CONTRACT = {
         api_key: z.string().min(20).max(300).regex(/^\S+$/, 'no spaces').nullable().optional(),
         disabled_tools: z.array(z.string().max(100)).max(200).optional(),
         budget_cap_usd: z.number().finite().min(0).max(1_000_000).nullable().optional(),
+        /** Classes each provider may be sent (models/classification.ts); a provider not named keeps its clearance. */
+        provider_clearance: z.object({ anthropic: ProviderClearanceInput.optional(), mcp: ProviderClearanceInput.optional() }).strict().optional(),
       })
       .strict(),
     output: z.custom<AssistantSettingsView>(),
@@ -254,6 +262,58 @@ export const CONTRACT = {
       .strict(),
     output: z.custom<CaptureRecordingView>(),
   },
+  // ---- Rig set-up and calibration wizard (capture.run; main/ipc/capture-rig.ts, main/capture/live/wizard.ts) ----
+  /** Start the calibration wizard on the open cameras: live board detection on worker threads. Restarts a running one. */
+  'capture.calibStart': {
+    input: z.object({ intrinsic_board: BoardInput, extrinsic_board: BoardInput.optional() }).strict(),
+    output: z.custom<CalibrationWizardState>(),
+  },
+  /** The wizard's state (detections, views, coverage, RMS, poses, layout check), or null when none runs. */
+  'capture.calibState': { input: Empty, output: z.custom<CalibrationWizardState | null>() },
+  /** A camera's newest analysed frame (JPEG base64) with the detected board corners (full-size px); null when none newer than `after_frame`. */
+  'capture.calibFrame': {
+    input: z.object({ camera: z.number().int().min(0).max(7), after_frame: z.number().int().min(-1).optional() }).strict(),
+    output: z.custom<{ camera: number; frame_index: number; width: number; height: number; corners: number[] | null; jpeg_base64: string } | null>(),
+  },
+  /** Switch the board looked for (intrinsics: held in front; extrinsics: on the floor) and automatic capture of new views. */
+  'capture.calibSet': {
+    input: z.object({ phase: z.enum(['intrinsics', 'extrinsics']).optional(), auto_capture: z.boolean().optional() }).strict(),
+    output: z.custom<CalibrationWizardState>(),
+  },
+  /** Keep the current board detection of each camera (or of `cameras`) as an intrinsic view; says why one was not kept. */
+  'capture.calibCapture': {
+    input: z.object({ cameras: z.array(z.number().int().min(0).max(7)).max(8).optional() }).strict(),
+    output: z.custom<{ results: CalibrationViewStatus[]; state: CalibrationWizardState }>(),
+  },
+  /** Retake: drop one view (0-based) or all views of a camera, with its intrinsics and pose. */
+  'capture.calibRetake': {
+    input: z.object({ camera: z.number().int().min(0).max(7), view: z.number().int().min(0).max(500).optional() }).strict(),
+    output: z.custom<CalibrationWizardState>(),
+  },
+  /** Intrinsics (calibrateCamera, on a worker thread) of each camera with ≥ 3 views, or of `cameras`. */
+  'capture.calibIntrinsics': {
+    input: z.object({ cameras: z.array(z.number().int().min(0).max(7)).max(8).optional() }).strict(),
+    output: z.custom<CalibrationWizardState>(),
+  },
+  /** Camera poses from the board lying on the floor, as every camera sees it now (PnP on worker threads). */
+  'capture.calibExtrinsics': { input: Empty, output: z.custom<CalibrationWizardState>() },
+  /** Import an existing calibration (TOML, Pose2Sim layout) for the open cameras, in order. */
+  'capture.calibImport': {
+    input: z.object({ toml: z.string().min(1).max(1_000_000), file_name: z.string().max(200).optional() }).strict(),
+    output: z.custom<CalibrationWizardState>(),
+  },
+  /** Check the declared layout against the calibrated poses (yaw drift per camera, degrees). */
+  'capture.calibLayout': {
+    input: z.object({ layout: DeclaredLayout.min(1).max(8), tolerance_deg: z.number().min(1).max(90).optional() }).strict(),
+    output: z.custom<CalibrationWizardState>(),
+  },
+  /** Save the calibrated rig for a room (`capture.saveRig`) and its TOML (Pose2Sim layout) in the capture folder. */
+  'capture.calibSave': {
+    input: z.object({ name: z.string().trim().min(1).max(100), rig_id: Id.optional() }).strict(),
+    output: z.custom<{ rig_id: string; toml_path: string; toml: string }>(),
+  },
+  /** Stop the wizard (the cameras stay open). */
+  'capture.calibClose': { input: Empty, output: z.object({ closed: z.literal(true) }) },
   /** Cancel a processing job (its process is killed; the recording is kept). */
   'capture.cancel': { input: z.object({ job_id: z.string().min(8).max(64) }).strict(), output: z.custom<CaptureJobView>() },
   /**
@@ -361,6 +421,8 @@ export interface AssistantSettingsView {
   org: { cap_usd: number | null; spend_mtd_usd: number | null };
   users: { id: string; display_name: string; role: string; cap_usd: number | null }[];
   my_spend_mtd_usd: number | null;
+  /** The classes each provider may be sent, in class order (default `['internal']`; models/classification.ts). */
+  clearance: ClearanceByProvider;
   tools: { name: string; title: string; risk: string; permission: string; disabled: boolean }[];
 }
 

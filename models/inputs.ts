@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { PoseMetricInput } from './capture/metrics';
 import { AngleSeries } from './capture/series';
+import { DeclaredLayout } from './capture/obliquity';
 import * as R from './records';
 
 const Page = {
@@ -330,6 +331,39 @@ export const RecordCaptureSession = z
     metrics: z.array(PoseMetricInput).max(500),
   })
   .strict();
+
+/** One calibrated camera of `capture.saveRig` (OpenCV pinhole model, Pose2Sim TOML fields). */
+export const RigCameraInput = z
+  .object({
+    name: R.Camera.shape.name.regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ or -').describe('Camera name as in the trial folder (cam01 …).'),
+    width: z.number().int().min(1).max(16384).describe('Image width (px).'),
+    height: z.number().int().min(1).max(16384).describe('Image height (px).'),
+    K: z.array(z.number().finite()).length(9).describe('3×3 intrinsic matrix, row-major (px).'),
+    dist: z
+      .array(z.number().finite())
+      .refine((d) => d.length === 4 || d.length === 5 || d.length === 8, 'distortions must hold 4, 5 or 8 coefficients (OpenCV: k1 k2 p1 p2 [k3 [k4 k5 k6]])')
+      .describe('OpenCV distortion coefficients.'),
+    rvec: z.array(z.number().finite()).length(3).describe('World→camera rotation as a Rodrigues vector (rad).'),
+    tvec: z.array(z.number().finite()).length(3).describe('World→camera translation (m).'),
+    reprojection_rms_px: z.number().min(0).max(1000).nullable().default(null).describe('Intrinsic reprojection RMS (px); null when imported without one.'),
+  })
+  .strict();
+/** Input of `capture.saveRig`: a room's calibrated rig, new or replacing the calibration of `rig_id`. */
+export const SaveRig = z
+  .object({
+    rig_id: R.Id.optional().describe('Replace the calibration of this rig (its cameras by name); absent: a new rig.'),
+    name: R.Rig.shape.name.describe('The room the rig is in, e.g. "Clinic room 1".'),
+    declared_layout: DeclaredLayout.max(32).default([]).describe("Each camera's declared place: { camera, label, yaw_deg }."),
+    drift_tolerance_deg: R.Rig.shape.drift_tolerance_deg.default(15).describe('Yaw drift (deg) above which readings from this rig are not trustworthy.'),
+    drift_tolerance_m: R.Rig.shape.drift_tolerance_m.default(0.1).describe('Camera displacement (m) above which the rig counts as moved.'),
+    cameras: z.array(RigCameraInput).min(1).max(16),
+  })
+  .strict()
+  .refine((r) => new Set(r.cameras.map((c) => c.name)).size === r.cameras.length, { message: 'camera names must be unique', path: ['cameras'] })
+  .refine((r) => r.declared_layout.every((d) => r.cameras.some((c) => c.name === d.camera)), {
+    message: 'the declared layout names a camera the rig does not have',
+    path: ['declared_layout'],
+  });
 
 // Help
 export const SearchHelp = z

@@ -5,6 +5,10 @@ describe('HQ wire format', () => {
   it("turns Postgres timestamptz text into the device's ISO-8601 UTC", () => {
     expect(timestamptzToIso('2026-08-23 08:00:00+00')).toBe('2026-08-23T08:00:00.000Z');
     expect(timestamptzToIso('2026-08-23 08:00:00.123456+00')).toBe('2026-08-23T08:00:00.123Z');
+    // The UTC fast path agrees with the general parser for every precision Postgres sends.
+    for (const v of ['2026-08-23 08:00:00+00', '1999-12-31 23:59:59.9+00', '2026-02-28 00:00:00.05+00', '2026-08-23 08:00:00.999999+00']) {
+      expect(timestamptzToIso(v)).toBe(new Date(Date.parse(v.replace(' ', 'T').replace('+00', 'Z'))).toISOString());
+    }
     expect(timestamptzToIso('2026-08-23 10:30:00.5+02:30')).toBe('2026-08-23T08:00:00.500Z');
     expect(timestamptzToIso('2026-08-23T08:00:00.000Z')).toBe('2026-08-23T08:00:00.000Z');
     expect(timestamptzToIso('not a time')).toBe('not a time');

@@ -113,6 +113,14 @@ export interface ChangesetUploadResult {
  * in the device's form. Dates (`YYYY-MM-DD`) and numbers need nothing.
  */
 export function timestamptzToIso(value: string): string {
+  // Fast path for what Postgres sends with TimeZone=UTC: `YYYY-MM-DD HH:MM:SS[.f{1,6}]+00`.
+  if (value.length >= 22 && value.length <= 29 && value.endsWith('+00') && value.charCodeAt(10) === 32 && value.charCodeAt(4) === 45) {
+    const frac = value.slice(19, -3);
+    if (frac === '' || (frac.charCodeAt(0) === 46 && /^\.\d{1,6}$/.test(frac))) {
+      const iso = `${value.slice(0, 10)}T${value.slice(11, 19)}${(frac || '.000').slice(0, 4).padEnd(4, '0')}Z`;
+      if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(iso)) return iso;
+    }
+  }
   const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}(?::?\d{2})?)$/.exec(value);
   if (!m) return value;
   const zone = m[4] === 'Z' ? 'Z' : m[4]!.length === 3 ? `${m[4]}:00` : m[4]!.includes(':') ? m[4]! : `${m[4]!.slice(0, 3)}:${m[4]!.slice(3)}`;

@@ -135,6 +135,11 @@ export const VERB_SPECS = {
     I.Empty,
     O.RigList,
   ),
+  'capture.saveRig': write(
+    'capture.run',
+    "Save a room's calibrated camera rig (intrinsics, distortion, poses, the declared layout and its drift tolerance); with rig_id, replace that rig's calibration.",
+    I.SaveRig,
+  ),
   'capture.recordSession': write(
     'capture.run',
     'Store a processed capture trial and its pose metrics (every reading with its conditions).',

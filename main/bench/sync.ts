@@ -1,30 +1,31 @@
 /**
  * Benchmark: device sync against a real HQ (issue 12).
  *
- *   npm run bench:sync [-- --rows 100000 --samples 40 --backlog 1000]
+ *   npm run bench:sync [-- --rows 100000 --samples 40 --backlog 1000] [--only initial]
+ *   node --cpu-prof --cpu-prof-dir=DIR --import tsx main/bench/sync.ts --only initial   # device CPU profile
  *
- * HQ as `npm run hq` runs it (sync/hq.ts: a private PostgreSQL cluster with durable settings, the
- * demo club, the embedded shape service behind the HQ proxy) in a temp dir, padded with
- * session_load rows so that the physio's org holds `--rows` rows across the synced tables. Then:
+ * HQ runs in its own process (main/bench/sync-hq.child.ts: sync/hq.ts as `npm run hq` runs it, a
+ * private PostgreSQL cluster with durable settings, the demo club, the embedded shape service behind
+ * the HQ proxy, padded with session_load rows so that the physio's org holds `--rows` rows across
+ * the synced tables), so every figure below — and a `--cpu-prof` profile — is the device's own:
  * 1. initial sync of a fresh device file (`DeviceSync.syncOnce`: every shape to up-to-date),
  *    with the longest event-loop block during it (perf_hooks monitorEventLoopDelay, 1 ms resolution);
  * 2. write on device A → visible on device B, both live (`--samples` one-row edits; time from the
  *    local write until B's SQLite row has the value);
  * 3. a backlog of `--backlog` changesets written offline on A, then uploaded by one pass.
- * Prints a JSON summary (machine, date, figures) for BENCHMARKS.md.
+ * `--only initial` stops after 1. Prints a JSON summary (machine, date, figures) for BENCHMARKS.md.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import pg from 'pg';
-import { uuidv7 } from 'uuidv7';
+import { createInterface } from 'node:readline';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
-import { startHq } from '../../sync/hq';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { callVerb, VERBS } from '../services';
-import { DeviceSync, syncedTables } from '../sync/engine';
+import { DeviceSync } from '../sync/engine';
 import { sqlite } from '../data/sqlite';
 
 function arg(name: string, def: number): number {
@@ -37,46 +38,41 @@ const pct = (xs: number[], p: number): number => {
 };
 const r1 = (x: number): number => Math.round(x * 10) / 10;
 
+/** Start HQ in a child process; resolves once it is padded and serving. */
+function startHqProcess(dir: string, rows: number): Promise<{ proc: ChildProcess; url: string; rows_at_hq: number; athletes: string[] }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'sync-hq.child.ts'), '--dir', dir, '--rows', String(rows)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`bench:sync: the HQ process exited (${code}) before it was ready`)));
+    createInterface({ input: proc.stdout! }).once('line', (line) =>
+      resolve({ proc, ...(JSON.parse(line) as { url: string; rows_at_hq: number; athletes: string[] }) }),
+    );
+  });
+}
+
+async function stopHqProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
 async function main(): Promise<void> {
   const rows = arg('rows', 100_000);
   const samples = arg('samples', 40);
   const backlog = arg('backlog', 1000);
+  const onlyInitial = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'initial';
   const dir = mkdtempSync(join(tmpdir(), 'ai-sync-bench-'));
   chmodSync(dir, 0o711); // the Postgres OS user must pass through to its data dir
-  const quiet = (): void => undefined;
-  const hq = await startHq({ dataDir: join(dir, 'hq'), port: 0, demo: true, env: {}, log: quiet });
   const engines: DeviceSync[] = [];
   const dbs: Db[] = [];
+  let hqProc: ChildProcess | null = null;
   try {
-    const url = hq.server.url;
-    // Pad HQ with session loads (as the superuser: the bench's setup, not a device write).
-    const admin = new pg.Client({ connectionString: hq.cluster!.urlFor('athlete_hq') });
-    await admin.connect();
-    const org = (await admin.query<{ org_id: string }>(`SELECT org_id FROM app_user WHERE email = $1`, [DEMO_EMAILS.physio])).rows[0]!.org_id;
-    let existing = 0;
-    for (const t of syncedTables('physio')) {
-      const col = t === 'organization' ? 'id' : 'org_id';
-      existing += Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM ${t} WHERE ${col} = $1`, [org])).rows[0]!.n);
-    }
-    const athletes = (await admin.query<{ id: string }>(`SELECT id FROM athlete WHERE org_id = $1 AND deleted_at IS NULL`, [org])).rows.map((r) => r.id);
-    const pad = Math.max(0, rows - existing);
-    const now = new Date().toISOString();
-    for (let done = 0; done < pad; done += 1000) {
-      const n = Math.min(1000, pad - done);
-      const values: unknown[] = [];
-      const tuples: string[] = [];
-      for (let i = 0; i < n; i++) {
-        const b = values.length;
-        tuples.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 3}, 1, $${b + 4}, $${b + 5}, 60, 6, 360)`);
-        const day = new Date(Date.UTC(2024, 0, 1) + ((done + i) % 700) * 86_400_000).toISOString().slice(0, 10);
-        values.push(uuidv7(), org, now, athletes[(done + i) % athletes.length], day);
-      }
-      await admin.query(
-        `INSERT INTO session_load (id, org_id, created_at, updated_at, version, athlete_id, date, duration_min, rpe, load_au) VALUES ${tuples.join(', ')}`,
-        values,
-      );
-    }
-    await admin.end();
+    const hq = await startHqProcess(dir, rows);
+    hqProc = hq.proc;
+    const { url, athletes } = hq;
 
     const device = async (role: 'physio' | 'doctor'): Promise<{ db: Db; sync: DeviceSync; userId: string }> => {
       const db = openDb(join(dir, `${role}.sqlite`));
@@ -88,14 +84,50 @@ async function main(): Promise<void> {
 
     // 1. Initial sync of a fresh device.
     const a = await device('physio');
+    // Attribution of the longest block: the shape client parses each response with one
+    // JSON.parse(text, reviver) call (@electric-sql/client MessageParser); time the longest.
+    const jsonParse = JSON.parse;
+    let longestParse = { ms: 0, bytes: 0 };
+    JSON.parse = function timedParse(text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown): unknown {
+      const s = performance.now();
+      const v: unknown = jsonParse(text, reviver);
+      const ms = performance.now() - s;
+      if (reviver && ms > longestParse.ms) longestParse = { ms, bytes: text.length };
+      return v;
+    } as typeof JSON.parse;
     const h = monitorEventLoopDelay({ resolution: 1 });
     h.enable();
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const initial = await a.sync.syncOnce();
     const initialMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     h.disable();
+    JSON.parse = jsonParse;
     const synced = Object.values(initial.pulled).reduce((x, y) => x + y, 0);
     a.userId = findUserByEmail(a.db, DEMO_EMAILS.physio)!.id;
+    const initialOut = {
+      rows_at_hq: hq.rows_at_hq,
+      rows_applied: synced,
+      seconds: r1(initialMs / 100) / 10,
+      rows_per_s: Math.round(synced / (initialMs / 1000)),
+      // CPU the device process used (HQ runs in its own process): less sensitive to other load than wall time.
+      device_cpu_s: r1((cpu.user + cpu.system) / 1e5) / 10,
+      longest_event_loop_block_ms: r1(h.max / 1e6),
+      event_loop_p99_ms: r1(h.percentile(99) / 1e6),
+      longest_shape_response_parse: { ms: r1(longestParse.ms), bytes: longestParse.bytes },
+    };
+    const machine = {
+      cpu: cpus()[0]?.model,
+      cores: cpus().length,
+      memGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      loadavg: loadavg().map(r1),
+    };
+    if (onlyInitial) {
+      console.log(JSON.stringify({ date: new Date().toISOString(), machine, initial_sync: initialOut }, null, 2));
+      return;
+    }
 
     // 2. A → B, both live.
     const b = await device('doctor');
@@ -133,15 +165,8 @@ async function main(): Promise<void> {
 
     const out = {
       date: new Date().toISOString(),
-      machine: { cpu: cpus()[0]?.model, cores: cpus().length, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadavg: loadavg().map(r1) },
-      initial_sync: {
-        rows_at_hq: existing + pad,
-        rows_applied: synced,
-        seconds: r1(initialMs / 100) / 10,
-        rows_per_s: Math.round(synced / (initialMs / 1000)),
-        longest_event_loop_block_ms: r1(h.max / 1e6),
-        event_loop_p99_ms: r1(h.percentile(99) / 1e6),
-      },
+      machine: { ...machine, loadavg: loadavg().map(r1) },
+      initial_sync: initialOut,
       a_to_b: { samples: lat.length, p50_ms: r1(pct(lat, 50)), p95_ms: r1(pct(lat, 95)), max_ms: r1(Math.max(...lat)) },
       backlog: {
         changesets: pass.uploaded,
@@ -155,12 +180,16 @@ async function main(): Promise<void> {
   } finally {
     for (const e of engines) await e.stop().catch(() => undefined);
     for (const d of dbs) d.close();
-    await hq.stop();
+    if (hqProc) await stopHqProcess(hqProc);
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+// Exit when done (the shape client keeps a 60 s timer alive; see main/cli/index.ts).
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -185,17 +185,62 @@ export function calibrateIntrinsics(images: CalibrationImage[], board: Checkerbo
   if (op.length < 3 || !size)
     throw new CalibrationError(`the ${board.cols}×${board.rows} board was found in ${op.length} of ${images.length} images; need at least 3`);
   const { width, height } = size as { width: number; height: number };
+  const r = calibrateFromCorners(ip, width, height, board);
+  return { K: r.K, dist: r.dist, width, height, rmsPx: r.rmsPx, used: op.length, rejected };
+}
+
+/** Intrinsics from corners already found (one Float64Array of cols·rows·2 px per view), with each view's own RMS. */
+export interface CornerIntrinsics {
+  K: number[];
+  dist: number[];
+  /** Reprojection RMS over every corner of every view (px), as `cv::calibrateCamera` returns it. */
+  rmsPx: number;
+  /** RMS per view (px), in the order given: a view far above the others is the one to retake. */
+  perViewRmsPx: number[];
+}
+
+/**
+ * `cv::calibrateCamera` (Zhang 2000) over detected board corners; needs ≥ 3 views of
+ * `board.cols`×`board.rows` corners in a `width`×`height` px image. Per-view RMS is the reprojection
+ * of the board with the view's own pose (rvec, tvec) and the solved K, dist.
+ * Throws {@link CalibrationError} for too few views, wrong corner counts or an OpenCV refusal.
+ */
+export function calibrateFromCorners(views: Float64Array[], width: number, height: number, board: Checkerboard): CornerIntrinsics {
+  const n = board.cols * board.rows;
+  if (views.length < 3) throw new CalibrationError(`${views.length} board views; need at least 3 (different positions and tilts)`);
+  views.forEach((v, i) => {
+    if (v.length !== n * 2) throw new CalibrationError(`view ${i} has ${v.length / 2} corners; the ${board.cols}×${board.rows} board has ${n}`);
+  });
+  const obj = boardObjectPoints(board);
   let r;
   try {
-    r = cv.calibrateCamera(op, ip, width, height);
+    r = openCvAddon().calibrateCamera(
+      views.map(() => obj),
+      views,
+      width,
+      height,
+    );
   } catch (e) {
     if (e instanceof OpenCvError)
       throw new CalibrationError(
-        `OpenCV could not calibrate from these ${op.length} views (${e.message}); check the board size and take more photos of the whole board`,
+        `OpenCV could not calibrate from these ${views.length} views (${e.message}); check the board size and take more photos of the whole board`,
       );
     throw e;
   }
-  return { K: Array.from(r.K), dist: Array.from(r.dist), width, height, rmsPx: r.rms, used: op.length, rejected };
+  const K = Array.from(r.K),
+    dist = Array.from(r.dist);
+  const perViewRmsPx = views.map((v, i) => {
+    const rv = r.rvecs[i]!,
+      tv = r.tvecs[i]!;
+    const cam: CameraCalibration = { name: 'view', width, height, K, dist, rvec: [rv[0]!, rv[1]!, rv[2]!], tvec: [tv[0]!, tv[1]!, tv[2]!] };
+    let s = 0;
+    for (let j = 0; j < n; j++) {
+      const p = projectPoint(cam, [obj[j * 3]!, obj[j * 3 + 1]!, 0]);
+      s += p ? (p[0] - v[j * 2]!) ** 2 + (p[1] - v[j * 2 + 1]!) ** 2 : Infinity;
+    }
+    return Math.sqrt(s / n);
+  });
+  return { K, dist, rmsPx: r.rms, perViewRmsPx };
 }
 
 /**

@@ -11,7 +11,9 @@
  *     videos), mean / p95 mm; and our 2D vs their OpenPose per joint and camera (px);
  *  5. the figure a clinician should read: per joint angle, our angles from video vs from the trial's
  *     OpenPose 2D, and each vs the same definitions on Pose2Sim's filtered TRC (mean / p95 degrees),
- *     with each reading's trustworthy verdict and failed conditions from both sources.
+ *     with each reading's trustworthy verdict and failed conditions from both sources, the share of
+ *     its frames resting on a keypoint triangulated from only two cameras (`two_view_keypoints`),
+ *     and the video-vs-JSON difference in those frames vs in cross-checked frames.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +22,7 @@ import { computeJointSeries, FLEXION_OBSERVABILITY_GATE, type JointSeries } from
 import { projectionMatrix } from '../../models/capture/camera';
 import { COCO17, POSE2SIM_TRC_MARKERS, type KeypointSet } from '../../models/capture/keypoints';
 import { postProcess } from '../../models/capture/summary';
+import { uncheckedFrames } from '../../models/capture/quality';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose, type SyntheticAngles } from '../../models/capture/synthetic';
 import { parseTrc, type TrcData } from '../../models/capture/trc';
 import { median, quantile } from '../../models/capture/vec';
@@ -369,6 +372,26 @@ function angleAgreement(video: Awaited<ReturnType<typeof processTrial>>, json: A
     return d;
   };
   const F = Math.min(video.frames, json.frames, trcFilt.frames);
+  // share of a reading's reported frames resting on a keypoint triangulated from < 3 views (two_view_keypoints)
+  const twoView = (r: Awaited<ReturnType<typeof processTrial>>, joint: string, side: string) => {
+    const o = r.outcomes.find((x) => x.series.joint === joint && x.series.side === side);
+    if (!o || o.omitted) return '-';
+    const u = uncheckedFrames(o.series.joint, o.series.side, r.keypointSet, r.triangulation.viewMask);
+    const rep = Array.from(o.perFrame, (x, f) => [Number.isFinite(x), u[f] === 1] as const).filter(([ok]) => ok);
+    return rep.length ? `${Math.round((100 * rep.filter(([, x]) => x).length) / rep.length)} %` : '-';
+  };
+  // |video − JSON| per frame, split by whether the video reading's frame rests on a two-view point
+  const split: { unchecked: number[]; checked: number[] } = { unchecked: [], checked: [] };
+  for (const o of video.outcomes) {
+    const b = sj.find((x) => x.joint === o.series.joint && x.side === o.series.side);
+    if (o.omitted || !b?.measurable) continue;
+    const u = uncheckedFrames(o.series.joint, o.series.side, video.keypointSet, video.triangulation.viewMask);
+    for (let f = 0; f < F; f++) {
+      const x = o.perFrame[f] ?? NaN,
+        y = b.angleDeg[f] ?? NaN;
+      if (Number.isFinite(x) && Number.isFinite(y)) (u[f] ? split.unchecked : split.checked).push(Math.abs(x - y));
+    }
+  }
   for (const b of sj) {
     const a = sv.find((x) => x.joint === b.joint && x.side === b.side),
       t = st.find((x) => x.joint === b.joint && x.side === b.side);
@@ -376,9 +399,35 @@ function angleAgreement(video: Awaited<ReturnType<typeof processTrial>>, json: A
       vt = diff(a, t, F),
       jt = diff(b, t, F);
     if (!vj.length && !jt.length) continue;
-    rows.push([b.joint, b.side, vj.length, mp95(vj), mp95(vt), mp95(jt), verdict(video, b.joint, b.side), verdict(json, b.joint, b.side)]);
+    rows.push([
+      b.joint,
+      b.side,
+      vj.length,
+      mp95(vj),
+      mp95(vt),
+      mp95(jt),
+      `${twoView(video, b.joint, b.side)} / ${twoView(json, b.joint, b.side)}`,
+      verdict(video, b.joint, b.side),
+      verdict(json, b.joint, b.side),
+    ]);
   }
-  tableOut(['joint', 'side', 'frames', 'video vs JSON', 'video vs TRC', 'JSON vs TRC', 'trustworthy from video', 'trustworthy from JSON'], rows);
+  tableOut(
+    [
+      'joint',
+      'side',
+      'frames',
+      'video vs JSON',
+      'video vs TRC',
+      'JSON vs TRC',
+      '2-view frames video / JSON',
+      'trustworthy from video',
+      'trustworthy from JSON',
+    ],
+    rows,
+  );
+  log(
+    `video vs JSON over every reported reading, mean / p95 |Δ|: frames resting on a keypoint from only two cameras ${mp95(split.unchecked)} (n = ${split.unchecked.length}), cross-checked frames ${mp95(split.checked)} (n = ${split.checked.length})`,
+  );
   log(
     `trial conditions from video: ${video.trialConditions.map((c) => c.code).join(', ') || 'none'}; from JSON: ${json.trialConditions.map((c) => c.code).join(', ') || 'none'}`,
   );

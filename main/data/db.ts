@@ -60,9 +60,37 @@ export function openDb(path: string, opts: { migrateUpTo?: number } = {}): Db {
     raw.close();
     throw e;
   }
-  const db: Db = { path, close: () => raw.close() };
+  const closers: (() => void)[] = [];
+  const db: Db = {
+    path,
+    close: () => {
+      for (const c of closers.splice(0)) c();
+      raw.close();
+    },
+  };
+  closeHooks.set(db, closers);
   bindConnection(db, raw);
   return db;
+}
+
+const closeHooks = new WeakMap<Db, (() => void)[]>();
+
+/**
+ * Open a second connection to `db`'s file with foreign keys off, closed with `db`: the sync
+ * engine's replica writes (main/data/sync.ts). Turning `foreign_keys` off and on around each
+ * transaction on the one connection would expire every prepared statement each time (a flag
+ * pragma), which cost more than the rows themselves. Null for an in-memory database (a second
+ * connection would be a different database).
+ */
+export function openSiblingConnection(db: Db): Database.Database | null {
+  const closers = closeHooks.get(db);
+  if (db.path === ':memory:' || db.path === '' || !closers) return null;
+  const raw = new Database(db.path, { timeout: BUSY_TIMEOUT_MS });
+  raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  raw.pragma('foreign_keys = OFF');
+  raw.pragma('synchronous = NORMAL');
+  closers.push(() => raw.close());
+  return raw;
 }
 
 /**

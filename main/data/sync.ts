@@ -19,8 +19,8 @@ import { NOW_PLACEHOLDER } from '../../models/changeset';
 import { AppError, Conflict, NotFound } from '../../models/errors';
 import type { ChangesetOutcome, CurrentRow, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
 import type Database from 'better-sqlite3';
-import type { Db } from './db';
-import { sqlite } from './sqlite';
+import { openSiblingConnection, type Db } from './db';
+import { bindConnection, sqlite } from './sqlite';
 
 /** The enrolment of this device file (one HQ, one user). The token is sealed (AES-256-GCM JSON). */
 export interface SyncEnrolmentRow {
@@ -192,21 +192,61 @@ function stmt(db: Db, sql: string): Database.Statement<unknown[]> {
   return s;
 }
 
-/** Upsert `row` (only the columns it carries and the table has) into the live table. */
+interface UpsertPlan {
+  stmt: Database.Statement<unknown[]>;
+  /** The row's keys that are columns of the table, in statement order. */
+  cols: string[];
+}
+const upsertPlans = new WeakMap<Db, Map<string, UpsertPlan>>();
+
+/**
+ * Upsert `row` (only the columns it carries and the table has) into the live table. The prepared
+ * statement is cached per table and set of keys (a shape's rows all carry the same keys), so the
+ * per-row work is one key join and one `run`.
+ */
 function upsertLive(db: Db, tbl: string, row: Record<string, unknown>): void {
-  const cols = tableColumns(db, tbl);
-  const present = Object.keys(row).filter((c) => cols.has(c));
-  if (!present.includes('id')) throw new AppError({ code: 'Internal', message: `A ${tbl} row arrived without its id.` });
-  const updates = present.filter((c) => c !== 'id');
-  const sql = `INSERT INTO "${tbl}" (${present.map((c) => `"${c}"`).join(', ')}) VALUES (${present.map(() => '?').join(', ')}) ON CONFLICT (id) DO ${
-    updates.length ? `UPDATE SET ${updates.map((c) => `"${c}" = excluded."${c}"`).join(', ')}` : 'NOTHING'
-  }`;
-  stmt(db, sql).run(...present.map((c) => sqliteValue(row[c])));
+  let plans = upsertPlans.get(db);
+  if (!plans) upsertPlans.set(db, (plans = new Map()));
+  const keys = Object.keys(row);
+  const sig = `${tbl}\u0000${keys.join('\u0000')}`;
+  let plan = plans.get(sig);
+  if (!plan) {
+    const cols = tableColumns(db, tbl);
+    const present = keys.filter((c) => cols.has(c));
+    if (!present.includes('id')) throw new AppError({ code: 'Internal', message: `A ${tbl} row arrived without its id.` });
+    const updates = present.filter((c) => c !== 'id');
+    const sql = `INSERT INTO "${tbl}" (${present.map((c) => `"${c}"`).join(', ')}) VALUES (${present.map(() => '?').join(', ')}) ON CONFLICT (id) DO ${
+      updates.length ? `UPDATE SET ${updates.map((c) => `"${c}" = excluded."${c}"`).join(', ')}` : 'NOTHING'
+    }`;
+    plans.set(sig, (plan = { stmt: sqlite(db).prepare(sql), cols: present }));
+  }
+  const values = new Array<unknown>(plan.cols.length);
+  for (let i = 0; i < plan.cols.length; i++) values[i] = sqliteValue(row[plan.cols[i]!]);
+  plan.stmt.run(values);
 }
 
 function deleteLive(db: Db, tbl: string, id: string): number {
   tableColumns(db, tbl);
   return stmt(db, `DELETE FROM "${tbl}" WHERE id = ?`).run(id).changes;
+}
+
+const replicaDbs = new WeakMap<Db, Db>();
+/**
+ * The connection shape batches are written through: a sibling connection with foreign keys off
+ * for good (db.ts openSiblingConnection), so no pragma is toggled per transaction; `db` itself for
+ * an in-memory database. Its statement caches are its own (every cache here is keyed by Db).
+ */
+function replicaDb(db: Db): Db {
+  let r = replicaDbs.get(db);
+  if (!r) {
+    const conn = openSiblingConnection(db);
+    if (conn) {
+      r = { path: db.path, close: () => conn.close() };
+      bindConnection(r, conn);
+    } else r = db;
+    replicaDbs.set(db, r);
+  }
+  return r;
 }
 
 /** Run `fn` in one IMMEDIATE transaction with foreign keys off (replica writes; see the module doc). */
@@ -239,10 +279,13 @@ export function applyShapeBatch(
   ops: readonly ReplicaOp[],
   commit: { handle: string; offset: string; txids: readonly string[]; keepIds: ReadonlySet<string> | null; at: string } | null,
 ): { written: number; settled: string[] } {
+  db = replicaDb(db);
   return replicaTransaction(db, () => {
     let written = 0;
+    // Rows under optimistic local changes (few): looked up once per slice, not once per row.
+    const held = new Set(stmt(db, 'SELECT id FROM sync_server_row WHERE tbl = ?').pluck().all(tbl) as string[]);
     for (const op of ops) {
-      const shadow = shadowOf(db, tbl, op.id);
+      const shadow = held.size > 0 && held.has(op.id) ? shadowOf(db, tbl, op.id) : undefined;
       if (shadow) {
         if (op.op === 'delete') stmt(db, 'UPDATE sync_server_row SET row_json = NULL WHERE tbl = ? AND id = ?').run(tbl, op.id);
         else {

@@ -2,6 +2,14 @@
  * The eval's world: the seeded demo clubs in a real SQLite file. The demo is seeded once per
  * process into a template file; each case runs on its own copy (seeding takes far longer than a
  * file copy), so cases never see each other's writes.
+ *
+ * Provider clearance: the demo club's model provider is cleared up to `clinical` here
+ * ({@link EVAL_CLEARANCE}). The tasks are a clinic's real questions ("how is Jonah's workload?",
+ * "which U19 players have an open injury?"): they need athletes' names and their clinical records,
+ * which a club using the assistant for them has cleared its provider for (the product default is
+ * internal only, models/classification.ts). Clinician, RTP and wellness notes
+ * (`clinical-restricted`) stay withheld unless a case clears them (`clearProviderForRestricted`).
+ * Clearance itself is tested in main/kinetix/clearance.test.ts.
  */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +18,9 @@ import type { Role } from '../../models/roles';
 import type { Athlete, RateFolder, RateItem, Squad } from '../../models/records';
 import type { Db } from '../data/db';
 import { openDb } from '../data/db';
-import { findUserByEmail } from '../data/identity';
+import { findUserByEmail, putOrgSetting } from '../data/identity';
+import { clearanceUpTo } from '../../models/classification';
+import { CLEARANCE_SETTING_KEY } from '../kinetix/classification';
 import { listRows } from '../data/rows';
 import { DEMO_SECOND_EMAILS, seedDemo, type SeedSummary } from '../data/seed';
 import { ensureHelpIndexed } from '../services/help';
@@ -21,6 +31,9 @@ export const EVAL_TODAY = '2026-11-29';
 export const EVAL_CLOCK_START = Date.parse(`${EVAL_TODAY}T12:00:00.000Z`);
 /** `EVAL_TODAY` minus one day. */
 export const EVAL_YESTERDAY = '2026-11-28';
+
+/** The demo club's provider clearance in every eval case (see the module comment). */
+export const EVAL_CLEARANCE = clearanceUpTo('clinical');
 
 /** One case's database, with the ids the cases refer to. */
 export interface World {
@@ -56,6 +69,7 @@ function ensureTemplate(): { dir: string; file: string; seed: SeedSummary } {
   const file = join(dir, 'template.db');
   const db = openDb(file);
   const seed = seedDemo(db, { seed: 1, today: EVAL_TODAY });
+  putOrgSetting(db, seed.orgId, CLEARANCE_SETTING_KEY, { anthropic: EVAL_CLEARANCE });
   ensureHelpIndexed(db);
   db.close();
   template = { dir, file, seed };

@@ -57,6 +57,7 @@ export const HELP_QUERIES: readonly LabelledQuery[] = [
   { q: 'Generate an athlete summary report', page: 'reports' },
   { q: 'Does the app work without internet?', page: 'working-offline' },
   { q: 'What can I ask the assistant to do?', page: 'using-kinetix' },
+  { q: 'Why does the assistant say a field is withheld and it cannot see names?', page: 'using-kinetix' },
   // Not covered by the help centre: the answer must be "not covered".
   { q: 'How do I book a physio appointment with a patient?', page: null },
   { q: 'What is the weather forecast for Saturday?', page: null },

@@ -14,6 +14,7 @@ import type { Handlers } from '../../models/contract';
 import type { CaptureRigApi, DeviceFailure, RecordingResult } from '../../models/capture/live';
 import { formatTomlCalibration } from '../capture/calibration';
 import { listCameras, openRig } from '../capture/live/rig';
+import type { CalibrationWizard } from '../capture/live/wizard';
 import type { CaptureWorkspace } from '../capture/workspace';
 import type { Db } from '../data/db';
 import { VERBS, callVerb, requirePermission, resolveActor } from '../services';
@@ -44,7 +45,15 @@ export class LiveRoom {
   recording: { id: string; orgId: string; startedAt: number } | null = null;
   failures: DeviceFailure[] = [];
   last: RecordingResult | null = null;
+  /** The calibration wizard over the open rig (main/ipc/capture-rig.ts), closed with the rig. */
+  wizard: CalibrationWizard | null = null;
   private off: (() => void)[] = [];
+
+  async closeWizard(): Promise<void> {
+    const w = this.wizard;
+    this.wizard = null;
+    if (w) await w.close();
+  }
 
   async open(orgId: string, specs: Parameters<typeof openRig>[0]): Promise<CaptureRigApi> {
     await this.close();
@@ -57,6 +66,7 @@ export class LiveRoom {
   }
 
   async close(): Promise<void> {
+    await this.closeWizard();
     for (const f of this.off) f();
     this.off = [];
     const r = this.rig;
@@ -156,6 +166,8 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
       const { ws, actor, userId } = run(ctx);
       const rig = rigOf(actor.orgId);
       if (room.recording) throw new Conflict('A recording is already running: stop it first.');
+      // The calibration wizard reads the same preview rings: it stops when a recording starts.
+      if (room.wizard) void room.closeWizard();
       callVerb({ db, userId }, VERBS, 'athletes.get', { id: i.athlete_id });
       const rigs = callVerb({ db, userId }, VERBS, 'capture.listRigs', {}) as {
         rigs: { id: string; cameras: { name: string; width: number; height: number; calibration: string }[] }[];

@@ -25,6 +25,7 @@ import { statusStream } from '../app/sync-runner';
 import { narrowProposal, submitForm } from './forms';
 import { captureHandlers } from './capture';
 import { LiveRoom, liveHandlers } from './capture-live';
+import { rigHandlers } from './capture-rig';
 import type { CaptureWorkspace } from '../capture/workspace';
 import { syncConflicts, syncDiscard, syncEnrol, syncStatus } from './sync';
 
@@ -205,11 +206,13 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),
     ...captureHandlers<CallContext>(deps.db, deps.capture, signedInUser),
     ...liveHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom ?? (deps.liveRoom = new LiveRoom()), signedInUser),
+    ...rigHandlers<CallContext>(deps.db, deps.capture, deps.liveRoom, signedInUser),
     'settings.updateAssistant': (ctx, input) => {
-      const patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null } = {};
+      const patch: Parameters<typeof updateAssistantSettings>[2] = {};
       if (input.api_key !== undefined) patch.api_key = input.api_key;
       if (input.disabled_tools !== undefined) patch.disabled_tools = input.disabled_tools;
       if (input.budget_cap_usd !== undefined) patch.budget_cap_usd = input.budget_cap_usd;
+      if (input.provider_clearance !== undefined) patch.provider_clearance = input.provider_clearance;
       return updateAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx), patch);
     },
     'sync.status': (ctx) => {

@@ -15,7 +15,8 @@ import { collectEvents, tempDb, testHarness, waitForEvent, type TempDb } from '.
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
 import { shippedHelpPages } from '../help';
 import { catalogueTools, defaultToolRegistry, openPageTool } from './catalogue';
-import { RECORD_TEXT_OMITTED, WITHHELD } from './classification';
+import { clearanceUpTo } from '../../models/classification';
+import { CLEARANCE_SETTING_KEY, RECORD_TEXT_OMITTED, WITHHELD } from './classification';
 import { KINETIX_EVENTS } from './events';
 import { DISABLED_TOOLS_SETTING_KEY } from './registry';
 import { toolInputSchema } from './tool';
@@ -120,6 +121,8 @@ describe('turns against the demo club', () => {
   beforeEach(async () => {
     t = tempDb();
     s = seedDemo(t.db, { today: '2026-11-29' });
+    // These turns read names and clinical values; provider clearance itself is tested in clearance.test.ts.
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { anthropic: clearanceUpTo('clinical') });
     server = await startScriptedAnthropic();
   });
   afterEach(async () => {
@@ -161,7 +164,7 @@ describe('turns against the demo club', () => {
     expect(sent).not.toContain('MRI');
     expect(sent).toContain('clinician_notes');
 
-    putOrgSetting(t.db, s.orgId, 'kinetix.provider_cleared_for', { anthropic: ['clinical-restricted'] });
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { anthropic: clearanceUpTo('clinical-restricted') });
     server.push({ toolUses: [{ name: 'read_injury_notes', input: { id: hamstring.id } }] }, { text: 'ok' });
     await kx.waitForRun(kx.startRun({ userId: doctor, message: 'all injuries?' }).runId);
     const cleared = (server.requests[3]!.body.messages.at(-1)!.content as { content: string }[])[0]!.content;

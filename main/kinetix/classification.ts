@@ -1,21 +1,39 @@
 /**
- * Data classification, fail-closed (kinetix.md §9; frozen contract "tagged data must never reach
- * a provider not cleared for it"). Fields are tagged here per table; before any tool result
- * reaches a model provider, every field tagged `clinical-restricted` is replaced by a
- * "withheld" marker unless that provider is cleared for the class; a column with no tag at all is
- * withheld from every provider. Unknown tables, an unknown clearance or a failure reading it all
- * count as *not cleared*. Record text (free text people typed) is also listed here: listings omit
- * it, and only the untrusted `read_<table>_notes` tool returns it (issue 9 §6).
+ * Data classification, fail-closed (kinetix.md §9; issue 9 §12; frozen contract "tagged data must
+ * never reach a provider not cleared for it"). Every column of every table carries a class
+ * ({@link FIELD_CLASSIFICATION}), and so does every non-column field a tool returns
+ * ({@link RESULT_FIELD_CLASSIFICATION}). Before anything reaches a model provider (tool results,
+ * the memory digest, the identity block of the system prompt, MCP results), every field whose class
+ * the provider is not cleared for is replaced by a marker the model and the user can read
+ * ({@link withheldMarker}: "[withheld: clinical — provider not cleared; …]"); a column with no
+ * tag is withheld from every provider. The classes, their order, the clearance type and its
+ * default (`['internal']`: names and health data are sent nowhere until an administrator clears
+ * the provider in Settings → Assistant) are in models/classification.ts. Record text (free text
+ * people typed) is also listed here: listings omit it, and only the untrusted
+ * `read_<table>_notes` tool returns it (issue 9 §6).
  */
+import {
+  CLASSIFICATIONS,
+  DEFAULT_CLEARANCE,
+  classRank,
+  mostSensitive,
+  parseClearance,
+  type Classification,
+  type ClearanceProvider,
+  type ProviderClearance,
+} from '../../models/classification';
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 
+export { CLASSIFICATIONS, DEFAULT_CLEARANCE, parseClearance, type Classification, type ClearanceProvider, type ProviderClearance };
+
 const ALL_TABLES = Object.keys(TABLES) as TableName[];
 
-/** Sensitivity classes, least to most restricted. */
-export type Classification = 'internal' | 'personal' | 'clinical' | 'clinical-restricted';
-
-/** The org setting listing the classes the configured provider is cleared for (JSON array). */
+/**
+ * The org setting holding each provider's clearance: `{ anthropic: Classification[], mcp:
+ * Classification[] }` (a missing provider has {@link DEFAULT_CLEARANCE}). Written only by
+ * `updateAssistantSettings` (settings.manage).
+ */
 export const CLEARANCE_SETTING_KEY = 'kinetix.provider_cleared_for';
 
 /** Columns every synced table carries (ids, org, timestamps, version): bookkeeping, `internal`. */
@@ -30,12 +48,12 @@ const BOOKKEEPING: Readonly<Record<string, Classification>> = {
 
 /**
  * Field tags: every column of every table a tool can return carries one (a test walks them all;
- * an untagged column is withheld from every provider, see {@link withholdRestricted}). Free-text
+ * an untagged column is withheld from every provider, see {@link withholdForProvider}). Free-text
  * clinical narrative (clinician notes, RTP and screening notes, wellness notes) is
  * `clinical-restricted`: it is the text most likely to hold diagnoses and third-party health
- * details, and it never leaves the device unless an administrator cleared the provider.
- * Structured clinical values (body part, stage, scores) are `clinical` and may be sent. Names,
- * dates of birth and e-mail addresses are `personal`; ids, labels and bookkeeping `internal`.
+ * details. Structured clinical values (body part, stage, scores) are `clinical`. Names, dates of
+ * birth and e-mail addresses are `personal`; ids, labels and bookkeeping `internal`. Each class
+ * reaches only a provider cleared for it (models/classification.ts).
  */
 export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<string, Classification>>>> = {
   squad: { ...BOOKKEEPING, name: 'internal', season: 'internal' },
@@ -171,7 +189,9 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     athlete_id: 'internal',
     squad_id: 'internal',
     kind: 'internal',
-    title: 'internal',
+    /** "Athlete summary: <name> (<date>)": carries the athlete's name. */
+    title: 'personal',
+    /** The report body: names and clinical figures together. */
     markdown: 'clinical',
     pdf_path: 'internal',
     generated_by: 'internal',
@@ -269,11 +289,83 @@ function replaceFields(value: unknown, replace: (key: string, v: unknown) => unk
   return walk(value, 0);
 }
 
-/** What a withheld field reads as to the model. */
-export const WITHHELD = '[withheld: clinical-restricted field; the configured model provider is not cleared for it. The user can read it in the app.]';
+/**
+ * Fields tools return that are not columns of the tool's tables (derived or joined values, the
+ * apply result, activity and changeset rows, help passages), each with its class. Text that the
+ * app composes from record values takes the class of the most sensitive value it can hold:
+ * changeset and activity summaries name athletes and injuries ("Record left hamstring injury for
+ * …"), so `summary` is `clinical`. A test walks every tool's output schema and fails on a field
+ * that is neither a tagged column of its tables nor listed here.
+ */
+export const RESULT_FIELD_CLASSIFICATION: Readonly<Record<string, Classification>> = {
+  // Joined or derived from records
+  athlete_name: 'personal',
+  actor_name: 'personal',
+  summary: 'clinical',
+  // Write results and changesets (ids, counts, row values under before/after keyed by column)
+  changeset_id: 'internal',
+  rows_changed: 'internal',
+  versions: 'internal',
+  undo: 'internal',
+  tool: 'internal',
+  verb: 'internal',
+  table: 'internal',
+  before: 'internal',
+  after: 'internal',
+  op: 'internal',
+  applied_at: 'internal',
+  undo_of: 'internal',
+  undone_by: 'internal',
+  run_id: 'internal',
+  via_assistant: 'internal',
+  actor_user_id: 'internal',
+  record_table: 'internal',
+  record_id: 'internal',
+  record: 'internal',
+  total: 'internal',
+  /** A non-object result wrapped for MCP's structured content. */
+  result: 'internal',
+  status: 'internal',
+  version: 'internal',
+  title: 'internal',
+  // ACWR and pose caveats: computed by the app, no record values
+  as_of: 'internal',
+  method: 'internal',
+  coverage_rule: 'internal',
+  note: 'internal',
+  code: 'internal',
+  detail: 'internal',
+  // Capture rigs (configuration, no person)
+  declared_layout: 'internal',
+  calibration: 'internal',
+  calibrated_at: 'internal',
+  // Help centre passages (the shipped help pages)
+  query: 'internal',
+  slug: 'internal',
+  anchor: 'internal',
+  heading: 'internal',
+  snippet: 'internal',
+  link: 'internal',
+  show_me: 'internal',
+  app_path: 'internal',
+  body: 'internal',
+  opened: 'internal',
+};
+
+/**
+ * What a field withheld for its class reads as, to the model and (in the trace) to the user:
+ * `[withheld: personal — provider not cleared; the user can see it in the app]`.
+ */
+export function withheldMarker(c: Classification): string {
+  return `[withheld: ${c} — provider not cleared; the user can see it in the app]`;
+}
+
+/** What a `clinical-restricted` field reads as to a provider not cleared for it. */
+export const WITHHELD = withheldMarker('clinical-restricted');
 
 /** What a column without a classification tag reads as to the model (fail closed). */
-export const WITHHELD_UNTAGGED = '[withheld: this field has no data classification, so it is sent to no model provider. The user can read it in the app.]';
+export const WITHHELD_UNTAGGED =
+  '[withheld: unclassified — this field has no data classification, so it is sent to no model provider; the user can see it in the app]';
 
 /** Field tags per table (the shape of {@link FIELD_CLASSIFICATION}). */
 export type FieldTags = Readonly<Partial<Record<TableName, Readonly<Record<string, Classification>>>>>;
@@ -281,67 +373,149 @@ export type FieldTags = Readonly<Partial<Record<TableName, Readonly<Record<strin
 /** Field names tagged `clinical-restricted` in any of `tables`. */
 export function restrictedFields(tables: readonly TableName[] | 'unknown', tags: FieldTags = FIELD_CLASSIFICATION): ReadonlySet<string> {
   const out = new Set<string>();
-  for (const t of tables === 'unknown' ? ALL_TABLES : tables) {
-    for (const [f, c] of Object.entries(tags[t] ?? {})) if (c === 'clinical-restricted') out.add(f);
-  }
+  for (const [f, c] of fieldClasses(tables, tags).classes) if (c === 'clinical-restricted') out.add(f);
+  return out;
+}
+
+/** Per field name of `tables`: its class (the most sensitive of its column tags and its result tag), and the untagged columns. */
+interface FieldClasses {
+  classes: ReadonlyMap<string, Classification>;
+  untagged: ReadonlySet<string>;
+}
+
+const fieldClassCache = new Map<string, FieldClasses>();
+
+function fieldClasses(tables: readonly TableName[] | 'unknown', tags: FieldTags): FieldClasses {
+  const key = tables === 'unknown' ? '*' : tables.join(',');
+  const hit = tags === FIELD_CLASSIFICATION ? fieldClassCache.get(key) : undefined;
+  if (hit) return hit;
+  const classes = new Map<string, Classification>(Object.entries(RESULT_FIELD_CLASSIFICATION));
+  for (const t of tables === 'unknown' ? ALL_TABLES : tables)
+    for (const [f, c] of Object.entries(tags[t] ?? {})) {
+      const prior = classes.get(f);
+      classes.set(f, prior ? mostSensitive([prior, c]) : c);
+    }
+  const out: FieldClasses = { classes, untagged: new Set(untaggedColumns(tables, tags).map((c) => c.slice(c.indexOf('.') + 1))) };
+  if (tags === FIELD_CLASSIFICATION) fieldClassCache.set(key, out);
   return out;
 }
 
 /**
- * Parse a stored clearance value. Anything that is not an array of known classes yields the
- * empty set (fail closed).
+ * The class of field `name` in a result of `tables`: the most sensitive of its column tags in those
+ * tables and its {@link RESULT_FIELD_CLASSIFICATION} tag; `null` when it has none (an untagged
+ * column, or a field no tag names).
  */
-export function parseClearance(value: unknown): ReadonlySet<Classification> {
-  if (!Array.isArray(value)) return new Set();
-  const known: Classification[] = ['internal', 'personal', 'clinical', 'clinical-restricted'];
-  return new Set(value.filter((v): v is Classification => typeof v === 'string' && (known as string[]).includes(v)));
+export function fieldClass(name: string, tables: readonly TableName[] | 'unknown', tags: FieldTags = FIELD_CLASSIFICATION): Classification | null {
+  const f = fieldClasses(tables, tags);
+  return f.untagged.has(name) ? null : (f.classes.get(name) ?? null);
 }
 
-const EMPTY: ReadonlySet<string> = new Set();
-const fieldSetCache = new Map<string, { untagged: ReadonlySet<string>; restricted: ReadonlySet<string> }>();
+/** Whether `name` is a column of `tables` without a classification tag (withheld from every provider). */
+export function isUntaggedField(name: string, tables: readonly TableName[] | 'unknown', tags: FieldTags = FIELD_CLASSIFICATION): boolean {
+  return fieldClasses(tables, tags).untagged.has(name);
+}
 
-/** Untagged and restricted field names of `tables` (cached for the shipped tags). */
-function fieldSets(tables: readonly TableName[] | 'unknown', tags: FieldTags) {
-  const key = tables === 'unknown' ? '*' : tables.join(',');
-  const hit = tags === FIELD_CLASSIFICATION ? fieldSetCache.get(key) : undefined;
-  if (hit) return hit;
-  const sets = {
-    untagged: new Set(untaggedColumns(tables, tags).map((c) => c.slice(c.indexOf('.') + 1))) as ReadonlySet<string>,
-    restricted: restrictedFields(tables, tags),
-  };
-  if (tags === FIELD_CLASSIFICATION) fieldSetCache.set(key, sets);
-  return sets;
+/** What {@link withholdForProvider} returns: the copy to send, and what it withheld (counts, never values). */
+export interface Withheld<T> {
+  value: T;
+  /** Fields withheld, all classes together (untagged included). */
+  withheld: number;
+  /** Fields withheld per class (`unclassified`: untagged columns). */
+  byClass: Partial<Record<Classification | 'unclassified', number>>;
 }
 
 /**
- * A copy of `value` for a model provider, fail closed: every field (at any depth, by name) that
- * is a column of one of `tables` without a classification tag in `tags` is replaced by
- * {@link WITHHELD_UNTAGGED}, always; every field tagged `clinical-restricted` by {@link WITHHELD},
- * unless `cleared` holds `clinical-restricted`. `tables: 'unknown'` applies the tags of every
- * table. Returns the number of fields withheld (both kinds).
+ * A copy of `value` for a provider with `clearance`, fail closed: every field (at any depth, by
+ * name) whose class ({@link fieldClass} over `tables`) the provider is not cleared for is replaced
+ * by {@link withheldMarker} of that class; a column of `tables` without a tag by
+ * {@link WITHHELD_UNTAGGED}, whatever the clearance. Empty values (null, '') are left as they are
+ * (nothing to withhold). `tables: 'unknown'` applies the tags of every table. `clearance` is read
+ * with {@link parseClearance} (a set that is not a prefix of the class order counts only up to its
+ * first gap). Iterative depth is bounded (deeper than 64 levels reads as withheld).
  */
-export function withholdRestricted<T>(
+export function withholdForProvider<T>(
   value: T,
   tables: readonly TableName[] | 'unknown',
-  cleared: ReadonlySet<Classification>,
+  clearance: ProviderClearance | ReadonlySet<Classification>,
   tags: FieldTags = FIELD_CLASSIFICATION,
-): { value: T; withheld: number } {
-  const f = fieldSets(tables, tags);
-  const untagged = f.untagged;
-  const restricted = cleared.has('clinical-restricted') ? EMPTY : f.restricted;
-  if (untagged.size === 0 && restricted.size === 0) return { value, withheld: 0 };
+): Withheld<T> {
+  const cleared = parseClearance([...clearance]);
+  const top = cleared.length - 1;
+  const f = fieldClasses(tables, tags);
+  const byClass: Withheld<T>['byClass'] = {};
   let withheld = 0;
+  const count = (k: Classification | 'unclassified') => {
+    withheld++;
+    byClass[k] = (byClass[k] ?? 0) + 1;
+  };
   const out = replaceFields(value, (k, x) => {
     if (x === null || x === undefined || x === '') return undefined;
-    if (untagged.has(k)) {
-      withheld++;
+    if (f.untagged.has(k)) {
+      count('unclassified');
       return WITHHELD_UNTAGGED;
     }
-    if (restricted.has(k)) {
-      withheld++;
-      return WITHHELD;
+    const c = f.classes.get(k);
+    if (c && classRank(c) > top) {
+      count(c);
+      return withheldMarker(c);
     }
     return undefined;
   });
-  return { value: out as T, withheld };
+  return withheld === 0 ? { value, withheld: 0, byClass } : { value: out as T, withheld, byClass };
+}
+
+/** Whether `clearance` holds class `c` (read fail closed, as {@link withholdForProvider} does). */
+export function isCleared(clearance: ProviderClearance | ReadonlySet<Classification>, c: Classification): boolean {
+  return classRank(c) < parseClearance([...clearance]).length;
+}
+
+/**
+ * The page the user is on, as sent to a provider: an app route made only of route words, ids and
+ * help slugs passes (it is `internal`); anything else (free text, a query string) is withheld.
+ */
+export function pageContextFor(page: string | null): string | null {
+  if (!page) return null;
+  const path = page.split('#')[0] ?? '';
+  const segments = path.split('/').slice(1);
+  const ok =
+    /^\/[A-Za-z0-9\-_/#]*$/.test(page) &&
+    segments.length <= 4 &&
+    segments.every(
+      (s, i) => ROUTE_WORDS.has(s) || /^[0-9a-f]{8}-[0-9a-f-]{8,60}$/i.test(s) || (i === 1 && segments[0] === 'help' && /^[a-z0-9-]{1,60}$/.test(s)),
+    );
+  return ok ? page : '[withheld: unclassified — page context that is not an app route]';
+}
+
+const ROUTE_WORDS = new Set([
+  '',
+  'athletes',
+  'injuries',
+  'screenings',
+  'wellness',
+  'workload',
+  'pose',
+  'overview',
+  'squads',
+  'fees',
+  'activity',
+  'approvals',
+  'settings',
+  'sync',
+  'capture',
+  'sessions',
+  'record',
+  'process',
+  'rig',
+  'results',
+  'help',
+  'trace',
+]);
+
+/**
+ * Read one provider's clearance from the stored org setting value ({@link CLEARANCE_SETTING_KEY}):
+ * missing, malformed or partial reads fail closed to {@link DEFAULT_CLEARANCE}.
+ */
+export function clearanceFromSetting(setting: unknown, provider: ClearanceProvider): ProviderClearance {
+  if (!setting || typeof setting !== 'object' || Array.isArray(setting)) return DEFAULT_CLEARANCE;
+  return parseClearance((setting as Record<string, unknown>)[provider]);
 }

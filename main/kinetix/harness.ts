@@ -27,14 +27,15 @@ import { NotFound, ValidationError } from '../../models/errors';
 import { Forbidden } from '../../models/errors';
 import { hasPermission } from '../../models/roles';
 import type { Db } from '../data/db';
-import { findOrganization, findUserById, getOrgSetting } from '../data/identity';
+import { findOrganization, findUserById } from '../data/identity';
 import * as K from '../data/kinetix';
 import type { AppliedChangeset } from '../data/changesets';
 import { initTelemetry } from '../telemetry/otel';
 import { Approvals } from './approvals';
 import { EventBus, type RunEventEnvelope } from './bus';
-import type { Classification } from './classification';
-import { CLEARANCE_SETTING_KEY, parseClearance, withholdRestricted } from './classification';
+import type { ClearanceProvider, ProviderClearance } from './classification';
+import { withholdForProvider } from './classification';
+import { providerClearance } from './settings';
 import { BudgetExceeded, KinetixNotConfigured } from './errors';
 import { gateSnapshot, isUntrusted } from './gate';
 import type { KinetixLimits } from './limits';
@@ -64,7 +65,8 @@ export type { Decision, RunOutcome } from './run';
 export interface ProviderConfig {
   apiKey: string;
   orgId: string;
-  clearedFor: ReadonlySet<Classification>;
+  /** The classes this provider is cleared for (the org's `anthropic` clearance; default `['internal']`). */
+  clearedFor: ProviderClearance;
 }
 
 export interface KinetixOptions {
@@ -594,7 +596,7 @@ export class Kinetix {
       return {
         tool: r.tool_name,
         args: JSON.parse(r.args_json) as unknown,
-        result: withholdRestricted(result, tool?.tables ?? 'unknown', provider.clearedFor).value,
+        result: withholdForProvider(result, tool?.tables ?? 'unknown', provider.clearedFor).value,
       };
     });
     return buildDigest(entries);
@@ -608,14 +610,9 @@ export class Kinetix {
     return u;
   }
 
-  private clearance(orgId: string, providerId: string): ReadonlySet<Classification> {
-    try {
-      const v = getOrgSetting<Record<string, unknown>>(this.db, orgId, CLEARANCE_SETTING_KEY);
-      return parseClearance(v && typeof v === 'object' ? v[providerId] : undefined);
-    } catch {
-      this.log('kinetix: could not read provider clearance; treating the provider as not cleared');
-      return new Set();
-    }
+  /** The org's clearance for `provider` (fail closed: a failed read is the default, `['internal']`, and is logged). */
+  private clearance(orgId: string, provider: ClearanceProvider): ProviderClearance {
+    return providerClearance(this.db, orgId, provider, (l) => this.log(l));
   }
 
   private outcomeFromRow(row: K.RunRow): RunOutcome {

@@ -37,7 +37,7 @@ export { DEFAULT_LIMITS, BUDGET_STOP_MESSAGE, type KinetixLimits } from './limit
 export { DECLINED_MESSAGE, HARD_RULES } from './prompt';
 export { AnthropicProvider, type ModelProvider } from './provider';
 export { SecretBox, storeProviderKey, describeProviderKey, PROVIDER_KEY_SETTING } from './secrets';
-export { CLEARANCE_SETTING_KEY, FIELD_CLASSIFICATION, type Classification } from './classification';
+export { CLEARANCE_SETTING_KEY, DEFAULT_CLEARANCE, FIELD_CLASSIFICATION, type Classification, type ProviderClearance } from './classification';
 export { TooManyRuns, BudgetExceeded, UnknownTool, KinetixNotConfigured, ProviderError } from './errors';
 export { maskSecrets, MASK } from './mask';
 export {

@@ -28,7 +28,7 @@ Hard rules:
 6. Never average measurement configurations (camera count, mode) into one accuracy figure. Never answer "has this athlete improved?" with a threshold that was never measured: describe the two measurements and their conditions instead.
 7. How-to questions are answered only from the help centre (search_help) with numbered citations; if the help centre does not cover it, say so instead of guessing.
 8. Support clinical judgement; do not diagnose or prescribe. Clinical decisions and sign-offs stay with qualified staff.
-9. A field shown as "[withheld: …]" was not sent to you; do not guess its content.`;
+9. A field shown as "[withheld: <class> — provider not cleared; …]" was not sent to you: this model provider is not cleared for that class of data (personal, clinical, clinical-restricted). Do not guess its content. When the user asks about it, say plainly that you cannot see it (name the class), that they can read it in the app, and that an administrator can change what the assistant may see under Settings → Assistant.`;
 
 /** Who is asking and where they are, rebuilt every turn. */
 export interface Identity {

@@ -5,7 +5,8 @@
  * `ANTHROPIC_BASE_URL` honoured, errors re-worded without any key material.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import type { Classification } from './classification';
+import type { ProviderClearance } from './classification';
+import { DEFAULT_CLEARANCE } from './classification';
 import { ProviderError } from './errors';
 import { digestText, measureJsonText, type InputMeasure } from './bounds';
 import { scrubText } from './mask';
@@ -81,8 +82,8 @@ export interface StreamHandlers {
 export interface ModelProvider {
   /** Provider id used for pricing (`anthropic`). */
   readonly id: string;
-  /** Data classes this provider is cleared for (see classification.ts). */
-  readonly clearedFor: ReadonlySet<Classification>;
+  /** Data classes this provider is cleared for, in class order (models/classification.ts; default `['internal']`). */
+  readonly clearedFor: ProviderClearance;
   /**
    * Stream one response. Aborting `signal` ends it with a ProviderError.
    * @throws ProviderError (HTTP error, network, abort)
@@ -97,7 +98,8 @@ export interface AnthropicOptions {
   baseURL?: string;
   /** SDK retries on 429/5xx inside the 90-second per-call budget. @default 2 */
   maxRetries?: number;
-  clearedFor?: ReadonlySet<Classification>;
+  /** @default DEFAULT_CLEARANCE (`['internal']`) */
+  clearedFor?: ProviderClearance;
 }
 
 function zeroUsage(): TokenCounts {
@@ -107,13 +109,13 @@ function zeroUsage(): TokenCounts {
 /** Anthropic Messages API, streaming, through the official SDK. */
 export class AnthropicProvider implements ModelProvider {
   readonly id = 'anthropic';
-  readonly clearedFor: ReadonlySet<Classification>;
+  readonly clearedFor: ProviderClearance;
   private readonly client: Anthropic;
   private readonly key: string;
 
   constructor(opts: AnthropicOptions) {
     this.key = opts.apiKey;
-    this.clearedFor = opts.clearedFor ?? new Set();
+    this.clearedFor = opts.clearedFor ?? DEFAULT_CLEARANCE;
     const baseURL = opts.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? undefined;
     this.client = new Anthropic({
       apiKey: opts.apiKey,

@@ -16,6 +16,7 @@ import { BUDGET_STOP_MESSAGE } from './limits';
 import { maskSecrets, redactText, TextRedactor } from './mask';
 import { PRICE_CEILING_PER_MTOK } from './pricing';
 import { HARD_RULES, identityBlock } from './prompt';
+import { pageContextFor, withholdForProvider } from './classification';
 import type { ModelBlock, ModelResponse, ToolInputIssue } from './provider';
 import type { RunRecorder } from './recording';
 import type { ActiveRun, HarnessDeps } from './run';
@@ -150,14 +151,16 @@ export class RunLoop {
   /** One provider call under its own 90-second deadline; records usage even when cut short. */
   private async callModel(run: ActiveRun, requestIndex: number, u: NonNullable<ReturnType<typeof findUserById>>): Promise<ModelResponse> {
     const org = findOrganization(this.d.db, run.orgId);
+    // The signed-in user's name and e-mail are `personal` (app_user's tags); the page is sent only as an app route.
+    const who = withholdForProvider({ display_name: u.display_name, email: u.email }, ['app_user'], run.provider.clearedFor).value;
     const system = [
       HARD_RULES,
       identityBlock({
-        displayName: u.display_name,
-        email: u.email,
+        displayName: who.display_name,
+        email: who.email,
         role: u.role,
         orgName: org?.name ?? '',
-        page: run.page,
+        page: pageContextFor(run.page),
         now: new Date(this.d.scheduler.now()).toISOString(),
       }),
     ];

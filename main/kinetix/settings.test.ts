@@ -85,4 +85,29 @@ describe('assistant settings', () => {
     expect(updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: null }).org.cap_usd).toBeNull();
     expect(checkBudget(db, seed.orgId, seed.userIds.physio, Date.now(), () => {})).toMatchObject({ allowed: true, remainingUsd: Infinity });
   });
+
+  it('provider clearance: internal only by default; settings.manage sets an ordered prefix per provider; a gap or unknown name is refused, nothing saved', () => {
+    const logs: string[] = [];
+    expect(readAssistantSettings({ db, tools, env }, seed.userIds.owner).clearance).toEqual({ anthropic: ['internal'], mcp: ['internal'] });
+    expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.physio, { provider_clearance: { anthropic: ['internal', 'personal'] } })).toThrow(
+      expect.objectContaining({ code: 'Forbidden' }),
+    );
+    const s = updateAssistantSettings({ db, tools, env, log: (l) => logs.push(l) }, seed.userIds.admin, {
+      provider_clearance: { anthropic: ['clinical', 'personal', 'internal'] },
+    });
+    expect(s.clearance).toEqual({ anthropic: ['internal', 'personal', 'clinical'], mcp: ['internal'] });
+    expect(logs).toContain('settings: provider clearance changed (anthropic up to clinical, mcp up to internal)');
+    // A provider not named keeps its clearance.
+    expect(updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { provider_clearance: { mcp: ['internal', 'personal'] } }).clearance).toEqual({
+      anthropic: ['internal', 'personal', 'clinical'],
+      mcp: ['internal', 'personal'],
+    });
+    for (const bad of [{ anthropic: ['internal', 'clinical'] }, { anthropic: ['secret'] }, { anthropic: [] }, { openai: ['internal'] }] as const) {
+      expect(() => updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { provider_clearance: bad as never })).toThrow(
+        expect.objectContaining({ code: 'Validation' }),
+      );
+    }
+    expect(readAssistantSettings({ db, tools, env }, seed.userIds.owner).clearance.anthropic).toEqual(['internal', 'personal', 'clinical']);
+    updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { provider_clearance: { anthropic: ['internal'], mcp: ['internal'] } });
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * Assistant settings for the Settings page: the model key (set or clear; stored encrypted with
- * the machine key, never returned), budgets with month-to-date spend, and the tools an
- * administrator may switch off. Gated by `settings.manage` through the service layer's own
+ * the machine key, never returned), budgets with month-to-date spend, the tools an
+ * administrator may switch off, and each provider's data clearance (models/classification.ts:
+ * the in-app model and MCP clients; default `['internal']`, no names or health data). Gated by `settings.manage` through the service layer's own
  * check (resolveActor + requirePermission), re-read on every call.
  *
  * These are organisation settings, not business rows: they do not travel as changesets (like
@@ -9,6 +10,8 @@
  */
 import { dirname, join } from 'node:path';
 import type { AssistantSettingsView } from '../../models/contract';
+import { CLEARANCE_PROVIDERS, ProviderClearanceInput, type ClearanceProvider, type ProviderClearance } from '../../models/classification';
+import { CLEARANCE_SETTING_KEY, clearanceFromSetting, DEFAULT_CLEARANCE } from './classification';
 import { ValidationError } from '../../models/errors';
 import type { Db } from '../data/db';
 import { findOrganization, listAllUsers, putOrgSetting } from '../data/identity';
@@ -46,6 +49,26 @@ function disabledList(db: Db, orgId: string): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
+/**
+ * One provider's clearance for an org, read now: the harness (`anthropic`) and the MCP server
+ * (`mcp`) call it for every run / request. Fail closed: missing, malformed or unreadable is
+ * {@link DEFAULT_CLEARANCE} (`['internal']`), and a failed read is logged.
+ */
+export function providerClearance(db: Db, orgId: string, provider: ClearanceProvider, log?: (line: string) => void): ProviderClearance {
+  try {
+    return clearanceFromSetting(getOrgSetting<unknown>(db, orgId, CLEARANCE_SETTING_KEY), provider);
+  } catch {
+    log?.(`kinetix: could not read the ${provider} clearance; sending internal data only`);
+    return DEFAULT_CLEARANCE;
+  }
+}
+
+/** Each provider's clearance as stored (fail closed: missing or malformed reads as `['internal']`). */
+function clearances(db: Db, orgId: string): Record<ClearanceProvider, ProviderClearance> {
+  const stored = getOrgSetting<unknown>(db, orgId, CLEARANCE_SETTING_KEY);
+  return Object.fromEntries(CLEARANCE_PROVIDERS.map((p) => [p, clearanceFromSetting(stored, p)])) as Record<ClearanceProvider, ProviderClearance>;
+}
+
 /** Read the assistant settings of the caller's organisation. @throws Forbidden */
 export function readAssistantSettings(deps: SettingsDeps, userId: string): AssistantSettingsView {
   const env = deps.env ?? process.env;
@@ -71,6 +94,7 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
       .filter((u) => u.org_id === actor.orgId)
       .map((u) => ({ id: u.id, display_name: u.display_name, role: u.role, cap_usd: u.budget_cap_usd })),
     my_spend_mtd_usd: budget.userSpendUsd ?? null,
+    clearance: clearances(deps.db, actor.orgId),
     tools: offerable
       .map((t) => ({ name: t.name, title: t.title, risk: t.risk, permission: t.permission, disabled: off.has(t.name) }))
       .sort((a, b) => a.name.localeCompare(b.name)),
@@ -78,17 +102,48 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
 }
 
 /**
- * Change the key, the switched-off tools and/or the organisation's monthly assistant budget
- * (`budget_cap_usd`: USD per calendar month (UTC), 0–1,000,000; null removes the cap). Gated by
- * `settings.manage` (owner, admin, super-admin). @throws Forbidden, Validation
+ * Change the key, the switched-off tools, the organisation's monthly assistant budget
+ * (`budget_cap_usd`: USD per calendar month (UTC), 0–1,000,000; null removes the cap) and/or a
+ * provider's data clearance (`provider_clearance.anthropic` for the in-app model,
+ * `provider_clearance.mcp` for MCP clients: the classes it may be sent, a prefix of
+ * internal < personal < clinical < clinical-restricted, e.g. `['internal', 'personal']`; a
+ * provider not named keeps its clearance). Gated by `settings.manage` (owner, admin,
+ * super-admin). Everything is validated before anything is saved.
+ * @throws Forbidden, Validation (a clearance with a gap such as `['internal', 'clinical']`, an unknown class or provider)
  */
 export function updateAssistantSettings(
   deps: SettingsDeps,
   userId: string,
-  input: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null },
+  input: {
+    api_key?: string | null;
+    disabled_tools?: string[];
+    budget_cap_usd?: number | null;
+    provider_clearance?: Partial<Record<ClearanceProvider, readonly string[]>>;
+  },
 ): AssistantSettingsView {
   const env = deps.env ?? process.env;
   const actor = manager(deps.db, userId);
+  let clearance: Record<ClearanceProvider, ProviderClearance> | null = null;
+  if (input.provider_clearance !== undefined) {
+    const pc = input.provider_clearance;
+    if (!pc || typeof pc !== 'object' || Array.isArray(pc))
+      throw new ValidationError('The provider clearance must name providers (anthropic, mcp) and their classes.', [
+        { path: 'provider_clearance', message: 'expected an object' },
+      ]);
+    clearance = clearances(deps.db, actor.orgId);
+    for (const [provider, classes] of Object.entries(pc)) {
+      if (!(CLEARANCE_PROVIDERS as readonly string[]).includes(provider))
+        throw new ValidationError(`Unknown provider "${provider.slice(0, 40)}": the clearance is kept for ${CLEARANCE_PROVIDERS.join(' and ')}.`, [
+          { path: `provider_clearance.${provider.slice(0, 40)}`, message: 'unknown provider' },
+        ]);
+      const parsed = ProviderClearanceInput.safeParse(classes);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => ({ path: ['provider_clearance', provider, ...i.path.map(String)].join('.'), message: i.message }));
+        throw new ValidationError(`The ${provider} clearance is not valid: ${issues.map((i) => i.message).join('; ')}.`, issues);
+      }
+      clearance[provider as ClearanceProvider] = parsed.data;
+    }
+  }
   if (input.budget_cap_usd !== undefined) {
     const cap = input.budget_cap_usd;
     if (cap !== null && !(typeof cap === 'number' && Number.isFinite(cap) && cap >= 0 && cap <= 1_000_000)) {
@@ -105,6 +160,10 @@ export function updateAssistantSettings(
     if (unknown.length) throw new ValidationError(`Unknown tool(s): ${unknown.join(', ')}.`, [{ path: 'disabled_tools', message: 'unknown tool name' }]);
     putOrgSetting(deps.db, actor.orgId, DISABLED_TOOLS_SETTING_KEY, [...new Set(input.disabled_tools)].sort());
     deps.log?.(`settings: disabled tools changed (${input.disabled_tools.length} off)`);
+  }
+  if (clearance) {
+    putOrgSetting(deps.db, actor.orgId, CLEARANCE_SETTING_KEY, clearance);
+    deps.log?.(`settings: provider clearance changed (${CLEARANCE_PROVIDERS.map((p) => `${p} up to ${clearance[p][clearance[p].length - 1]}`).join(', ')})`);
   }
   if (input.api_key !== undefined) {
     storeProviderKey(deps.db, actor.orgId, input.api_key, secretBox(deps.db, env));

@@ -32,7 +32,7 @@ import * as K from '../data/kinetix';
 import type { Capability, ServiceContext } from '../services/context';
 import type { Approvals } from './approvals';
 import { boundsMessage, digestInput, measureInput } from './bounds';
-import { withholdRestricted } from './classification';
+import { isCleared, withheldMarker, withholdForProvider } from './classification';
 import { UnknownTool } from './errors';
 import { KINETIX_EVENTS } from './events';
 import { gateSnapshot, isUntrusted } from './gate';
@@ -358,7 +358,8 @@ export class ToolCallPipeline {
   /** Needs an owner: not blocking for an owner who may not be here; the change waits in the app, the run goes on. */
   private waitForOwner(call: AuditedCall, tool: WriteTool, { prop, masked }: Proposed): ModelBlock {
     const { run } = call;
-    const message = needsOwnerMessage(prop);
+    // The summary names records ("… for <athlete>"): it reaches only a provider cleared for it.
+    const message = needsOwnerMessage(isCleared(run.provider.clearedFor, 'clinical') ? prop : { ...prop, summary: withheldMarker('clinical') });
     this.rec.emit(run, {
       type: EventType.CUSTOM,
       name: KINETIX_EVENTS.needsOwner,
@@ -540,10 +541,22 @@ export class ToolCallPipeline {
 
   // -- record -------------------------------------------------------------------------------
 
-  /** A tool result as the model sees it: secrets masked, restricted and untagged fields withheld, inside the data envelope. */
+  /**
+   * A tool result as the model sees it: secrets masked, every field whose class the provider is not
+   * cleared for (and every untagged column) withheld, inside the data envelope. The trace records
+   * how many fields of which class were withheld, never their values.
+   */
   private toModel(call: Call, tool: Tool, maskedResult: unknown): ModelBlock {
-    const { value, withheld } = withholdRestricted(maskedResult, tool.tables, call.run.provider.clearedFor);
-    if (withheld > 0) this.rec.trace(call.run, 'decision', { tool: tool.name, decision: 'withheld_restricted_fields', count: withheld });
+    const { value, withheld, byClass } = withholdForProvider(maskedResult, tool.tables, call.run.provider.clearedFor);
+    if (withheld > 0)
+      this.rec.trace(call.run, 'decision', {
+        toolCallId: call.id,
+        tool: tool.name,
+        decision: 'withheld_fields',
+        count: withheld,
+        byClass,
+        clearedFor: call.run.provider.clearedFor,
+      });
     return { type: 'tool_result', tool_use_id: call.tu.id, content: dataEnvelope(`tool:${tool.name}`, value) };
   }
 

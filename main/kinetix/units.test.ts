@@ -14,10 +14,16 @@ import {
   RECORD_TEXT_OMITTED,
   tableColumns,
   untaggedColumns,
+  fieldClass,
+  RESULT_FIELD_CLASSIFICATION,
   WITHHELD,
   WITHHELD_UNTAGGED,
-  withholdRestricted,
+  withheldMarker,
+  withholdForProvider,
+  pageContextFor,
 } from './classification';
+import { CLASSIFICATIONS, DEFAULT_CLEARANCE, ProviderClearanceInput, clearanceUpTo } from '../../models/classification';
+import { toolOutputSchema } from './tool';
 import { isSecretKey, MASK, maskSecrets, scrubText } from './mask';
 import { buildDigest, dataEnvelope, DIGEST_RESULT_CHARS, DIGEST_TOTAL_CHARS, replayHistory, type ChatTurn } from './prompt';
 import { DISABLED_TOOLS_SETTING_KEY } from './registry';
@@ -73,11 +79,76 @@ describe('maskSecrets', () => {
 
 describe('classification (fail closed)', () => {
   const rows = { injuries: [{ body_part: 'hamstring', clinician_notes: 'Grade 2 on MRI' }] };
-  it('withholds restricted fields unless cleared; unknown tables use every tag', () => {
-    expect(withholdRestricted(rows, ['injury'], new Set()).value).toEqual({ injuries: [{ body_part: 'hamstring', clinician_notes: WITHHELD }] });
-    expect(withholdRestricted(rows, 'unknown', new Set()).withheld).toBe(1);
-    expect(withholdRestricted(rows, ['injury'], new Set(['clinical-restricted'])).value).toBe(rows);
-    expect(withholdRestricted({ notes: 'athlete note' }, ['athlete'], new Set()).withheld).toBe(0);
+  it('withholds each field whose class the provider is not cleared for; unknown tables use every tag', () => {
+    const personal = withheldMarker('personal');
+    const clinical = withheldMarker('clinical');
+    expect(clinical).toBe('[withheld: clinical — provider not cleared; the user can see it in the app]');
+    // Default clearance: internal only.
+    expect(withholdForProvider(rows, ['injury'], DEFAULT_CLEARANCE).value).toEqual({ injuries: [{ body_part: clinical, clinician_notes: WITHHELD }] });
+    expect(withholdForProvider(rows, 'unknown', DEFAULT_CLEARANCE).byClass).toEqual({ clinical: 1, 'clinical-restricted': 1 });
+    expect(withholdForProvider(rows, ['injury'], clearanceUpTo('clinical')).value).toEqual({
+      injuries: [{ body_part: 'hamstring', clinician_notes: WITHHELD }],
+    });
+    expect(withholdForProvider(rows, ['injury'], clearanceUpTo('clinical-restricted')).value).toBe(rows);
+    expect(withholdForProvider({ name: 'Jonah', notes: 'athlete note', position: 'FW' }, ['athlete'], DEFAULT_CLEARANCE).value).toEqual({
+      name: personal,
+      notes: personal,
+      position: 'FW',
+    });
+    expect(withholdForProvider({ name: 'Jonah', notes: 'athlete note' }, ['athlete'], clearanceUpTo('personal')).withheld).toBe(0);
+    // Non-column fields carry their own tags: a joined name is personal, a changeset summary clinical.
+    expect(
+      withholdForProvider({ athlete_name: 'Jonah', ratio: 1.2, summary: 'Record hamstring injury for Jonah' }, ['session_load'], clearanceUpTo('personal'))
+        .value,
+    ).toEqual({
+      athlete_name: 'Jonah',
+      ratio: 1.2,
+      summary: clinical,
+    });
+    // A field named in two tables takes the most sensitive tag (squad.name internal, athlete.name personal).
+    expect(fieldClass('name', ['squad'])).toBe('internal');
+    expect(fieldClass('name', ['athlete', 'squad'])).toBe('personal');
+    // Empty values have nothing to withhold.
+    expect(withholdForProvider({ name: '', date_of_birth: null }, ['athlete'], DEFAULT_CLEARANCE).withheld).toBe(0);
+  });
+  it("every field of every tool's output schema is a tagged column of its tables or a tagged result field", () => {
+    const unclassified: string[] = [];
+    const walk = (node: unknown, tool: string, tables: Parameters<typeof fieldClass>[1], depth: number) => {
+      if (depth > 40 || node === null || typeof node !== 'object') return;
+      if (Array.isArray(node)) return node.forEach((x) => walk(x, tool, tables, depth + 1));
+      for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+        if (k === 'properties' && v && typeof v === 'object')
+          for (const [name, sub] of Object.entries(v as Record<string, unknown>)) {
+            if (fieldClass(name, tables) === null && !isStructural(sub)) unclassified.push(`${tool}.${name}`);
+            walk(sub, tool, tables, depth + 1);
+          }
+        else walk(v, tool, tables, depth + 1);
+      }
+    };
+    // Containers (arrays and objects) hold classified fields; numbers and booleans are app figures.
+    const isStructural = (s: unknown): boolean => {
+      const { type: t, anyOf } = s as { type?: unknown; anyOf?: unknown[] };
+      if (Array.isArray(anyOf)) return anyOf.every((x) => (x as { type?: unknown }).type === 'null' || isStructural(x));
+      if (Array.isArray(t)) return t.every((x) => x === 'null' || isStructural({ type: x }));
+      return t === 'array' || t === 'object' || t === 'number' || t === 'integer' || t === 'boolean';
+    };
+    let tools = 0;
+    for (const t of catalogueTools()) {
+      const schema = toolOutputSchema(t);
+      if (!schema) continue;
+      tools++;
+      walk(schema, t.name, t.tables, 0);
+    }
+    expect(tools).toBeGreaterThan(25);
+    expect(unclassified).toEqual([]);
+    for (const c of Object.values(RESULT_FIELD_CLASSIFICATION)) expect(CLASSIFICATIONS).toContain(c);
+  });
+  it('the page context reaches a provider only as an app route', () => {
+    expect(pageContextFor('/athletes/0193e5a0-0000-7000-8000-00000000a001/injuries')).toBe('/athletes/0193e5a0-0000-7000-8000-00000000a001/injuries');
+    expect(pageContextFor('/help/using-kinetix#limits')).toBe('/help/using-kinetix#limits');
+    expect(pageContextFor(null)).toBeNull();
+    for (const bad of ['/athletes/Jonah Merrow', '/athletes?search=Jonah', '/notes/Grade-2-MRI', '/athletes/jonah-merrow'])
+      expect(pageContextFor(bad), bad).toMatch(/^\[withheld: unclassified/);
   });
   it('every column of every table a tool can return carries a classification (issue 9 §12)', () => {
     const tables = new Set<TableName>();
@@ -99,12 +170,12 @@ describe('classification (fail closed)', () => {
     const { notes: _untagged, ...rest } = FIELD_CLASSIFICATION.training_session;
     const tags = { ...FIELD_CLASSIFICATION, training_session: rest };
     expect(untaggedColumns(['training_session'], tags)).toEqual(['training_session.notes']);
-    const everything = new Set(['internal', 'personal', 'clinical', 'clinical-restricted'] as const);
-    const r = withholdRestricted({ sessions: [{ id: 's1', duration_min: 60, notes: 'Good intensity' }] }, ['training_session'], everything, tags);
+    const everything = clearanceUpTo('clinical-restricted');
+    const r = withholdForProvider({ sessions: [{ id: 's1', duration_min: 60, notes: 'Good intensity' }] }, ['training_session'], everything, tags);
     expect(r.value).toEqual({ sessions: [{ id: 's1', duration_min: 60, notes: WITHHELD_UNTAGGED }] });
     expect(r.withheld).toBe(1);
     // With the shipped tags the same row goes through whole to a cleared provider.
-    expect(withholdRestricted({ notes: 'Good intensity' }, ['training_session'], everything).value).toEqual({ notes: 'Good intensity' });
+    expect(withholdForProvider({ notes: 'Good intensity' }, ['training_session'], everything).value).toEqual({ notes: 'Good intensity' });
   });
   it('listings carry no record text: non-empty notes read as a pointer to the untrusted notes tools', () => {
     const rows = {
@@ -125,10 +196,19 @@ describe('classification (fail closed)', () => {
       changes: [{ after: { clinician_notes: RECORD_TEXT_OMITTED } }],
     });
   });
-  it('a malformed clearance is no clearance', () => {
-    expect(parseClearance('clinical-restricted').size).toBe(0);
-    expect(parseClearance(['bogus']).size).toBe(0);
-    expect([...parseClearance(['clinical-restricted'])]).toEqual(['clinical-restricted']);
+  it('a clearance is an ordered prefix of the classes; a malformed or gapped one reads fail closed as internal only', () => {
+    expect(DEFAULT_CLEARANCE).toEqual(['internal']);
+    expect(parseClearance('clinical-restricted')).toEqual(['internal']);
+    expect(parseClearance(['bogus'])).toEqual(['internal']);
+    expect(parseClearance(['clinical-restricted'])).toEqual(['internal']);
+    expect(parseClearance(['internal', 'clinical'])).toEqual(['internal']);
+    expect(parseClearance(['clinical', 'personal', 'internal'])).toEqual(['internal', 'personal', 'clinical']);
+    expect(parseClearance([...CLASSIFICATIONS])).toEqual([...CLASSIFICATIONS]);
+    // The settings verb's input: in any order, but with no gap.
+    expect(ProviderClearanceInput.parse(['personal', 'internal'])).toEqual(['internal', 'personal']);
+    expect(ProviderClearanceInput.safeParse(['internal', 'clinical']).success).toBe(false);
+    expect(ProviderClearanceInput.safeParse(['internal', 'internal']).success).toBe(false);
+    expect(ProviderClearanceInput.safeParse([]).success).toBe(false);
   });
 });
 

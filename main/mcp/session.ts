@@ -14,6 +14,10 @@
  *   `via: { runId: <the call's run>, capability }`. Writes only plan: the changeset is stored
  *   as a proposal (linked to the call's run) that waits for approval in the app, and the client
  *   gets its id and diff.
+ * - Data classification: the client's model is a provider like any other. Every result (reads and
+ *   proposals) goes out with each field whose class the org's `mcp` clearance does not hold
+ *   withheld (default `['internal']`: no names or health data; Settings → Assistant changes it),
+ *   and a read's output schema lets such a field be the withheld marker (a string).
  * - Errors: `{ error: { code, message, issues? } }` with `isError: true`; never a stack.
  */
 import { uuidv7 } from 'uuidv7';
@@ -22,7 +26,9 @@ import type { ErrorPayload } from '../../models/errors';
 import { AppError, toErrorPayload, ValidationError } from '../../models/errors';
 import type { PolicyDecision } from '../../models/policy';
 import type { Db } from '../data/db';
-import { withholdRestricted } from '../kinetix/classification';
+import type { ProviderClearance } from '../kinetix/classification';
+import { fieldClass, isCleared, isUntaggedField, withheldMarker, withholdForProvider } from '../kinetix/classification';
+import { providerClearance } from '../kinetix/settings';
 import { UnknownTool } from '../kinetix/errors';
 import { boundsMessage } from '../kinetix/bounds';
 import { maskSecrets } from '../kinetix/mask';
@@ -121,8 +127,11 @@ export class McpSession {
 
   /** `tools/list`: the user's tools now (recomputed on every call). @throws McpTokenRefused, Forbidden */
   listTools(): McpToolDescriptor[] {
-    return this.tools(this.actor()).map((t) => {
-      const outputSchema = toolOutputSchema(t);
+    const actor = this.actor();
+    const clearance = this.clearance(actor.orgId);
+    return this.tools(actor).map((t) => {
+      const full = toolOutputSchema(t);
+      const outputSchema = full ? allowWithheld(full, t.tables, clearance) : null;
       return {
         name: t.name,
         title: t.title,
@@ -218,9 +227,10 @@ export class McpSession {
       const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(input)', message: i.message }));
       throw new ValidationError(`Invalid input for ${tool.name}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
     }
+    const clearance = this.clearance(actor.orgId);
     if (tool.kind === 'read') {
       const result = maskSecrets((await Promise.resolve(tool.run(this.context(actor, tool, runId), parsed.data))) ?? null);
-      return { response: ok(tool, this.outbound(result, tool.tables)), outcome: { status: 'executed', result } };
+      return { response: ok(tool, this.outbound(result, tool.tables, clearance)), outcome: { status: 'executed', result } };
     }
     const proposal = tool.plan(this.context(actor, tool, runId), parsed.data);
     if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
@@ -242,23 +252,22 @@ export class McpSession {
       now: this.now(),
     });
     const needsOwner = stored.status === 'needs_owner';
+    // The envelope is the app's own words; the rows and the summary carry record values and are classified.
+    const changedTables = [...new Set(stored.changes.map((c) => c.table))];
     const response = ok(
       tool,
-      this.outbound(
-        maskSecrets({
-          status: 'waiting_for_approval',
-          proposal_id: stored.id,
-          approval: stored.status,
-          title: tool.title,
-          summary: stored.summary,
-          rows: stored.changes.length,
-          content_hash: stored.contentHash,
-          diff: stored.changes.map(diffRow),
-          policy: { verdict: stored.verdict, approver_role: stored.approverRole, decisions: stored.decisions.map(decisionView) },
-          message: `Nothing was changed. "${tool.title}" (${stored.changes.length} row${stored.changes.length === 1 ? '' : 's'}) waits for approval in the Athlete Intelligence app${needsOwner ? ' by an owner (the policy requires it)' : ''}. Do not call the tool again for the same change.`,
-        }),
-        'unknown',
-      ),
+      maskSecrets({
+        status: 'waiting_for_approval',
+        proposal_id: stored.id,
+        approval: stored.status,
+        title: tool.title,
+        summary: isCleared(clearance, 'clinical') ? stored.summary : withheldMarker('clinical'),
+        rows: stored.changes.length,
+        content_hash: stored.contentHash,
+        diff: this.outbound(stored.changes.map(diffRow), changedTables, clearance),
+        policy: { verdict: stored.verdict, approver_role: stored.approverRole, decisions: stored.decisions.map(decisionView) },
+        message: `Nothing was changed. "${tool.title}" (${stored.changes.length} row${stored.changes.length === 1 ? '' : 's'}) waits for approval in the Athlete Intelligence app${needsOwner ? ' by an owner (the policy requires it)' : ''}. Do not call the tool again for the same change.`,
+      }),
     );
     return {
       response,
@@ -273,9 +282,14 @@ export class McpSession {
     };
   }
 
-  /** Restricted clinical fields never leave the device through MCP (the client's model is not a cleared provider). */
-  private outbound<T>(value: T, tables: Tool['tables']): T {
-    return withholdRestricted(value, tables, new Set()).value;
+  /** A result for the client's model: every field its `mcp` clearance does not hold withheld (classification.ts). */
+  private outbound<T>(value: T, tables: Tool['tables'], clearance: ProviderClearance): T {
+    return withholdForProvider(value, tables, clearance).value;
+  }
+
+  /** The org's clearance for MCP clients' models, read now (fail closed to `['internal']`, logged). */
+  private clearance(orgId: string): ProviderClearance {
+    return providerClearance(this.db, orgId, 'mcp', (l) => this.log(l));
   }
 
   private failure(e: unknown, name: string): McpCallResult {
@@ -290,6 +304,38 @@ export class McpSession {
     // validate any structured content against it, error or not.
     return { content: [{ type: 'text', text: JSON.stringify({ error }, null, 2) }], isError: true };
   }
+}
+
+/**
+ * A read's output JSON Schema as the client may rely on it: each property (at any depth, `$defs`
+ * included) whose class `clearance` does not hold, or that is an untagged column, may also be the
+ * withheld marker string. Returns `schema` itself when nothing can be withheld.
+ */
+export function allowWithheld<S extends { type: 'object' }>(schema: S, tables: Tool['tables'], clearance: ProviderClearance): S {
+  let changed = false;
+  const walk = (node: unknown, depth: number): unknown => {
+    if (depth > 64 || node === null || typeof node !== 'object') return node;
+    if (Array.isArray(node)) return node.map((x) => walk(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+      if (k === 'properties' && v && typeof v === 'object' && !Array.isArray(v)) {
+        const props: Record<string, unknown> = {};
+        for (const [name, sub] of Object.entries(v as Record<string, unknown>)) {
+          const c = fieldClass(name, tables);
+          const inner = walk(sub, depth + 1);
+          if (!isUntaggedField(name, tables) && (c === null || isCleared(clearance, c))) props[name] = inner;
+          else {
+            changed = true;
+            props[name] = { anyOf: [inner, { type: 'string', description: "Withheld: this client is not cleared for the field's data class." }] };
+          }
+        }
+        out[k] = props;
+      } else out[k] = walk(v, depth + 1);
+    }
+    return out;
+  };
+  const next = walk(schema, 0) as S;
+  return changed ? next : schema;
 }
 
 function diffRow(c: RowChange): Record<string, unknown> {

@@ -5,7 +5,7 @@ import { parseAngleSeries, repetitionPeaks, type AngleSeries } from '../../model
 import type { Camera, CaptureSession, PoseMetric, Rig } from '../../models/records';
 import { listRows } from '../data/rows';
 import { visibleAthlete } from './scope';
-import { insertRow } from './plan';
+import { insertRow, updateRow } from './plan';
 import { athleteFilter, listScoped, visibleRow } from './scope';
 import { readVerb, writeVerb } from './verb';
 
@@ -153,5 +153,63 @@ export const recordSession = writeVerb('capture.recordSession', {
         changes: [s, ...rows],
       },
     };
+  },
+});
+
+/** Input of `capture.saveRig` (models/inputs.ts). */
+export const SaveRig = I.SaveRig;
+
+/**
+ * `capture.saveRig`: a rig row (the room) and one camera row per calibrated camera
+ * (`calibration` = JSON { K, dist, rvec, tvec }: px, Rodrigues rad, m). With `rig_id` the rig's
+ * settings are updated and its cameras matched by name get the new calibration; a stored camera
+ * missing from the input, or one too many, is a Validation error (save as a new rig instead).
+ */
+export const saveRig = writeVerb('capture.saveRig', {
+  plan(vc, i) {
+    const at = vc.now.toISOString();
+    const camRow = (c: (typeof i.cameras)[number]) => ({
+      name: c.name,
+      width: c.width,
+      height: c.height,
+      calibration: JSON.stringify({ K: c.K, dist: c.dist, rvec: c.rvec, tvec: c.tvec }),
+      reprojection_rms_px: c.reprojection_rms_px,
+      calibrated_at: at,
+    });
+    const rigFields = {
+      name: i.name,
+      declared_layout: JSON.stringify(i.declared_layout),
+      drift_tolerance_deg: i.drift_tolerance_deg,
+      drift_tolerance_m: i.drift_tolerance_m,
+    };
+    if (!i.rig_id) {
+      const rig = insertRow('rig', rigFields);
+      return {
+        planned: {
+          verb: 'capture.saveRig',
+          summary: `Save rig ${i.name} (${i.cameras.length} calibrated cameras)`,
+          changes: [rig, ...i.cameras.map((c) => insertRow('camera', { ...camRow(c), rig_id: rig.id }))],
+        },
+      };
+    }
+    const rig = visibleRow<Rig>(vc, 'rig', i.rig_id, 'Rig');
+    const stored = listRows<Camera>(vc.db, 'camera', vc.actor.orgId, { eq: { rig_id: rig.id }, limit: 2000 });
+    const names = new Set(i.cameras.map((c) => c.name));
+    const missing = stored.filter((c) => !names.has(c.name)).map((c) => c.name);
+    if (missing.length || stored.length !== i.cameras.length)
+      throw new ValidationError(
+        `Rig ${rig.name} has cameras ${stored.map((c) => c.name).join(', ')}; this calibration has ${i.cameras.map((c) => c.name).join(', ')}. Save it as a new rig instead.`,
+      );
+    const changes = [
+      updateRow('rig', rig, rigFields),
+      ...i.cameras.map((c) =>
+        updateRow(
+          'camera',
+          stored.find((s) => s.name === c.name)!,
+          camRow(c),
+        ),
+      ),
+    ].filter((x): x is NonNullable<typeof x> => x !== null);
+    return { planned: { verb: 'capture.saveRig', summary: `Recalibrate rig ${rig.name} (${i.cameras.length} cameras)`, changes } };
   },
 });

@@ -70,6 +70,7 @@ export const VERB_IMPLS: { readonly [K in VerbName]: VerbImpl<K> } = {
   'capture.getResults': capture.getCaptureResults,
   'capture.listRigs': capture.listRigs,
   'capture.recordSession': capture.recordSession,
+  'capture.saveRig': capture.saveRig,
   'devices.list': admin.listDevices,
   'devices.register': admin.registerDevice,
   'devices.rotateKey': admin.rotateDeviceKey,

@@ -52,6 +52,8 @@ export type ScriptStep = ScriptedMessage | ScriptedError | ScriptedHang;
 /** A request as the server received it. */
 export interface RecordedRequest {
   path: string;
+  /** The request body exactly as received (UTF-8), for checks on every byte sent. */
+  raw: string;
   headers: Record<string, string | string[] | undefined>;
   body: {
     model: string;
@@ -122,15 +124,16 @@ export async function startScriptedAnthropic(steps: ScriptEntry[] = [], opts: Sc
       return;
     }
     let body: RecordedRequest['body'];
+    const raw = Buffer.concat(chunks).toString('utf8');
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RecordedRequest['body'];
+      body = JSON.parse(raw) as RecordedRequest['body'];
     } catch {
       res
         .writeHead(400, { 'content-type': 'application/json' })
         .end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'Body is not JSON.' } }));
       return;
     }
-    const rec: RecordedRequest = { path: req.url, headers: { ...req.headers }, body };
+    const rec: RecordedRequest = { path: req.url, raw, headers: { ...req.headers }, body };
     requests.push(rec);
     for (const w of [...waiters])
       if (requests.length >= w.n) {

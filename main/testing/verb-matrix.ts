@@ -63,6 +63,7 @@ export const EXPECTED: Record<string, string> = {
   'capture.getResults': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
   'capture.listRigs': 'Y   N   Y   Y   Y   Y   N   Y   N   N',
   'capture.recordSession': 'N   N   Y   Y   Y   N   N   N   N   N',
+  'capture.saveRig': 'N   N   Y   Y   Y   N   N   N   N   N',
   'devices.list': 'Y   Y   N   N   N   N   N   N   Y   N',
   'devices.register': 'Y   Y   N   N   N   N   N   N   Y   N',
   'devices.rotateKey': 'Y   Y   N   N   N   N   N   N   Y   N',
@@ -175,6 +176,11 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
       return { id: o.captureSessionId };
     case 'capture.recordSession':
       return { athlete_id: o.athleteId, recorded_at: `${day}T09:00:00.000Z`, fps: 30, frame_count: 10, camera_count: 2, source: 'video', metrics: [] };
+    case 'capture.saveRig':
+      return {
+        name: 'Room 2',
+        cameras: [{ name: 'cam01', width: 1280, height: 720, K: [900, 0, 640, 0, 900, 360, 0, 0, 1], dist: [0, 0, 0, 0], rvec: [0, 0, 0], tvec: [0, 0, 3] }],
+      };
     case 'devices.register':
       return { name: 'Strap', kind: 'wearable' };
     case 'devices.rotateKey':

@@ -8,6 +8,7 @@ import {
   readingConditions,
   segmentLengths,
   SEGMENT_CV_MAX,
+  uncheckedFrames,
   type ViewSupport,
 } from './quality';
 import { applySyncOffsets, estimateSync, SYNC_MAX_RATIO } from './sync';
@@ -168,6 +169,7 @@ describe('cross-checked keypoints (two_view_keypoints)', () => {
     });
     const c = crossCheckCondition('knee_flexion', 'left', reported, s)!;
     expect(c.code).toBe('two_view_keypoints');
+    expect(Array.from(uncheckedFrames('knee_flexion', 'left', COCO17, s.viewMask))).toEqual(Array.from({ length: F }, (_, f) => (f < 12 ? 1 : 0)));
     expect(c.detail).toMatch(/^in 30 % of frames a point this angle uses was placed from only two cameras \(limit 20 %; left knee 30 %\)/);
     // cam_03 missed 12 times (8 excluded, 4 unsure), cam_04 12 times (unsure): the first worst camera is named
     expect(c.detail).toMatch(/most often cam_03, whose 2D point disagreed with the other cameras/);

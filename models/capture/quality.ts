@@ -241,6 +241,20 @@ export function jointKeypoints(joint: PoseJoint, side: PoseSide, set: KeypointSe
 }
 
 /**
+ * Per frame (F = viewMask.length / K): 1 when a keypoint the angle uses was triangulated from fewer
+ * than {@link CROSS_CHECK_MIN_VIEWS} views (two, or none: missing and gap-filled), else 0 — the
+ * frames {@link crossCheckCondition} counts as not cross-checked.
+ */
+export function uncheckedFrames(joint: PoseJoint, side: PoseSide, set: KeypointSet, viewMask: ArrayLike<number>): Uint8Array {
+  const K = set.length,
+    F = Math.floor(viewMask.length / K);
+  const idx = jointKeypoints(joint, side, set).map((n) => set.indexOf(n));
+  const out = new Uint8Array(F);
+  for (let f = 0; f < F; f++) out[f] = idx.some((k) => viewCount(viewMask[f * K + k] ?? 0) < CROSS_CHECK_MIN_VIEWS) ? 1 : 0;
+  return out;
+}
+
+/**
  * The `two_view_keypoints` condition of one reading, or null when it passes or does not apply
  * (fewer than 3 cameras, no reported frame). `reported` = the reading's per-frame values (NaN where
  * missing or gated), length F. The detail names the keypoints, the share of frames, and the camera

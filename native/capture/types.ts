@@ -41,6 +41,8 @@ export interface NativeSessionOptions {
   fps?: number;
   /** Start recording before the first frame is captured (nothing is missed, e.g. from files). */
   record?: NativeRecordConfig;
+  /** Do not open the sources in the constructor: `openAsync()` opens them on worker threads. */
+  deferOpen?: boolean;
 }
 
 export interface NativeNegotiated {
@@ -114,8 +116,14 @@ export interface NativeCaptureSession {
   /** Ask the recording to stop; poll `recording()` until "finished". */
   stopRecording(): void;
   recording(): NativeRecordingStatus;
-  /** Stop all threads (joins them); finishes a running recording first. Idempotent. */
+  /** Stop all threads (joins them); finishes a running recording first. Idempotent. Throws ERR_CAPTURE_STATE while `openAsync()` is in flight. */
   close(): void;
+  /**
+   * Sessions created with `deferOpen`: open every source on libuv worker threads (in parallel; a USB
+   * camera's open can take about a second), then start capturing. Rejects with ERR_OPENCV naming
+   * the source that could not be opened (the others are released); ERR_CAPTURE_STATE when called twice.
+   */
+  openAsync(): Promise<void>;
 }
 
 export interface NativeCameraMode {

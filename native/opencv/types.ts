@@ -52,8 +52,12 @@ export interface OpenCvAddon {
   /**
    * `cv::findChessboardCorners` + `cv::cornerSubPix` (11×11 window). `cols`×`rows` are inner corners.
    * Returns cols·rows·2 pixel coordinates in OpenCV's corner order, or null when not found.
+   * `maxWidth` (px, optional): detect on a copy downscaled to that width (fast, for a live overlay),
+   * then refine the corners sub-pixel on the full-resolution image.
    */
-  findChessboard(image: string | RawImage, cols: number, rows: number): Float64Array | null;
+  findChessboard(image: string | RawImage, cols: number, rows: number, maxWidth?: number): Float64Array | null;
+  /** `cv::imdecode` of JPEG/PNG bytes → RGB. Throws `ERR_OPENCV` when the bytes are not an image. */
+  decodeImage(bytes: Uint8Array): RawImage;
   /** `cv::calibrateCamera` over views of M×3 board points and M×2 pixel points. */
   calibrateCamera(objectPoints: Float64Array[], imagePoints: Float64Array[], width: number, height: number, flags?: number): ChessboardCalibration;
   /** `cv::solvePnP` (iterative) + reprojection RMS (px); null when it fails. */

@@ -34,7 +34,9 @@ describe('routes', () => {
 
 describe('navigation by role', () => {
   it('shows a role only the pages it can open', () => {
-    expect(navFor('physio', null).map((n) => n.label)).toEqual(['Athletes', 'Squads', 'Capture', 'Fee schedule', 'Activity', 'Approvals', 'Help']);
+    // Settings for its Reports card (report.generate).
+    expect(navFor('physio', null).map((n) => n.label)).toEqual(['Athletes', 'Squads', 'Capture', 'Fee schedule', 'Activity', 'Approvals', 'Settings', 'Help']);
+    expect(navFor('coach', null).map((n) => n.label)).not.toContain('Settings');
     expect(navFor('owner', null).map((n) => n.label)).toContain('Settings');
     expect(navFor('athlete', 'a1').map((n) => n.label)).toEqual(['My record', 'Approvals', 'Help']);
     expect(navFor('super_admin', null).map((n) => n.label)).toEqual(['Approvals', 'Settings', 'Help']);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTomlCalibration } from '../calibration';
 import { runCaptureCli, type CaptureIo } from '../cli';
 import { CaptureInputError } from '../errors';
-import { hasAddon, OpenCvError, openCvAddon, type RawImage } from '../native/index';
+import { captureAddon, hasAddon, OpenCvError, openCvAddon, type RawImage } from '../native/index';
 import { findVideos, frameRateFromConfig, probeVideos } from '../sources';
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO } from '../testing/paths';
 import { listCameras, openRig, parseSourceSpec, type DeviceFailure, type RecordingResult } from './rig';
@@ -341,6 +341,36 @@ describe.skipIf(!built && !ci)(
         expect(await runCaptureCli(['record', '--source', files[0]!, '--seconds', '1', '--out', out], bad)).toBe(2);
         expect(bad.stderr).toMatch(/not an empty folder/);
       }, 30_000);
+    });
+
+    it('opens the sources off the calling thread: a deferred session has nothing open until openAsync() settles', async () => {
+      const v = synthVideo(dir, 'defer', 10, 10);
+      const { CaptureSession } = captureAddon();
+      const s = new CaptureSession([{ kind: 'file', path: v, name: 'a' }], { deferOpen: true });
+      expect(s.sources()[0]!.width).toBe(0); // not opened yet
+      const opening = s.openAsync();
+      expect(() => s.close()).toThrow(/still opening/);
+      await opening;
+      expect(s.sources()[0]).toMatchObject({ width: 96, height: 64, backend: 'FFMPEG' });
+      await expect(s.openAsync()).rejects.toMatchObject({ kind: 'ERR_CAPTURE_STATE' });
+      s.close();
+      // A source that cannot be opened rejects, named, and the others are released.
+      const bad = new CaptureSession(
+        [
+          { kind: 'file', path: v, name: 'a' },
+          { kind: 'file', path: path.join(dir, 'missing.mp4'), name: 'b' },
+        ],
+        { deferOpen: true },
+      );
+      const e = await bad.openAsync().then(
+        () => null,
+        (x: unknown) => x,
+      );
+      expect(e).toBeInstanceOf(OpenCvError);
+      expect((e as OpenCvError).message).toMatch(/cannot open video .*missing\.mp4/);
+      bad.close();
+      // openRig goes through the same path.
+      await expect(openRig([{ kind: 'file', path: path.join(dir, 'missing.mp4') }])).rejects.toThrow(/cannot open video/);
     });
 
     afterAll(() => {

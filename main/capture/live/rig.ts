@@ -135,18 +135,25 @@ class CaptureRig implements CaptureRigApi {
   #lastProgress = 0;
   #rec: RecState | null = null;
 
-  constructor(specs: CaptureSourceSpec[], o: OpenRigOptions) {
+  /** Open the sources off the JS thread (see {@link openRig}), then wrap the running session. */
+  static async open(specs: CaptureSourceSpec[], o: OpenRigOptions): Promise<CaptureRig> {
     if (specs.length === 0) throw new CaptureInputError('no_input', 'give at least one source (a camera index/path or a video file)');
     const n = names(specs);
     const native = specs.map((s, i) => toNative(s, n[i]!));
     let outDir: string | null = null;
     if (o.record) outDir = prepareOutDir(o.record.outDir);
-    const opts: ConstructorParameters<ReturnType<typeof captureAddon>['CaptureSession']>[1] = {};
+    const opts: ConstructorParameters<ReturnType<typeof captureAddon>['CaptureSession']>[1] = { deferOpen: true };
     if (o.ringFrames) opts.ringFrames = o.ringFrames;
     if (o.recordQueueFrames) opts.recordQueueFrames = o.recordQueueFrames;
     if (o.fps) opts.fps = o.fps;
     if (o.record && outDir) opts.record = { dir: path.join(outDir, 'videos'), ...(o.record.seconds ? { seconds: o.record.seconds } : {}) };
-    this.#s = new (captureAddon().CaptureSession)(native, opts);
+    const s = new (captureAddon().CaptureSession)(native, opts);
+    await s.openAsync();
+    return new CaptureRig(s, o, outDir);
+  }
+
+  private constructor(session: NativeCaptureSession, o: OpenRigOptions, outDir: string | null) {
+    this.#s = session;
     this.sources = this.#s.sources();
     this.fps = this.#s.fps();
     if (o.record && outDir) this.#begin(o.record, outDir);
@@ -343,11 +350,14 @@ class CaptureRig implements CaptureRigApi {
 }
 
 /**
- * Open N sources at once (cameras and/or video files), each captured on its own native thread.
+ * Open N sources at once (cameras and/or video files), each captured on its own native thread. The
+ * sources are opened on libuv worker threads, in parallel (a USB camera's open and mode
+ * negotiation can take about a second each), so the calling thread — the Electron main process or
+ * the web host — is not blocked.
  * Throws `CaptureInputError` (`no_input`, `bad_argument`: bad names, an `outDir` that is not
  * empty) and `OpenCvError` (`ERR_OPENCV`: a source that cannot be opened, with the source named);
  * `NativeAddonMissingError` when the addon is not built.
  */
 export async function openRig(sources: CaptureSourceSpec[], o: OpenRigOptions = {}): Promise<CaptureRigApi> {
-  return new CaptureRig(sources, o);
+  return CaptureRig.open(sources, o);
 }

@@ -147,6 +147,7 @@ export function openCvAddon(): OpenCvAddon {
     calibrateCamera: guard(raw.calibrateCamera),
     solvePnP: guard(raw.solvePnP),
     readImage: guard(raw.readImage),
+    decodeImage: guard(raw.decodeImage),
     cropResize: guard(raw.cropResize),
     writeVideo: guard(raw.writeVideo),
     VideoReader,
@@ -197,6 +198,13 @@ export function captureAddon(): CaptureAddon {
     }
     close() {
       guard(() => this.#s.close())();
+    }
+    async openAsync() {
+      try {
+        await guard(() => this.#s.openAsync())();
+      } catch (e) {
+        throw typed(e);
+      }
     }
   }
   capture = { listDevices: guard(raw.listDevices), CaptureSession };

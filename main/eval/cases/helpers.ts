@@ -13,6 +13,7 @@ import { putOrgSetting } from '../../data/identity';
 import { getRow, listRows } from '../../data/rows';
 import { shippedHelpPages } from '../../help';
 import { CLEARANCE_SETTING_KEY } from '../../kinetix';
+import { clearanceUpTo } from '../../../models/classification';
 import { callVerb, VERBS } from '../../services';
 import type { Turn } from '../model';
 import type { ShownRow } from '../types';
@@ -63,9 +64,9 @@ export function insertAs(w: World, userId: string, role: string, table: RowChang
   return changes.map((c) => c.id);
 }
 
-/** Let the model provider see clinical-restricted fields (so injected clinician notes reach the model). */
+/** Clear the model provider for every class up to clinical-restricted (so injected clinician notes reach the model). */
 export function clearProviderForRestricted(w: World): void {
-  putOrgSetting(w.db, w.orgId, CLEARANCE_SETTING_KEY, { anthropic: ['clinical-restricted'] });
+  putOrgSetting(w.db, w.orgId, CLEARANCE_SETTING_KEY, { anthropic: clearanceUpTo('clinical-restricted') });
 }
 
 /** The open injury whose body part starts with `part`, with its RTP entries (demo club). */

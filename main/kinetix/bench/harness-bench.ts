@@ -18,6 +18,7 @@ import { z } from 'zod';
 import * as K from '../../data/kinetix';
 import { addOrg, addRecord, addUser, tempDb } from '../../testing/kinetix-fixtures';
 import { EventBus, type RunEventEnvelope } from '../bus';
+import { DEFAULT_CLEARANCE } from '../classification';
 import { Kinetix, MAX_TOOL_CALLS_PER_RESPONSE } from '../harness';
 import type { ModelProvider, ModelRequest, ModelResponse, StreamHandlers } from '../provider';
 import { ToolRegistry } from '../registry';
@@ -44,7 +45,7 @@ function quantile(xs: number[], q: number): number {
 /** A provider that answers at once: `batches` responses of `perBatch` calls of `tool`, then a text. */
 class InstantProvider implements ModelProvider {
   readonly id = 'anthropic';
-  readonly clearedFor = new Set<never>();
+  readonly clearedFor = DEFAULT_CLEARANCE;
   private n = 0;
   constructor(
     private readonly tool: string,

@@ -308,6 +308,7 @@ class Session : public Napi::ObjectWrap<Session> {
       InstanceMethod("stopRecording", &Session::G<&Session::StopRecording>),
       InstanceMethod("recording", &Session::G<&Session::RecordingStatus>),
       InstanceMethod("close", &Session::G<&Session::Close>),
+      InstanceMethod("openAsync", &Session::G<&Session::OpenAsync>),
     });
   }
 
@@ -379,21 +380,106 @@ class Session : public Napi::ObjectWrap<Session> {
       if (sp.device && sp.path.empty() && sp.deviceIndex < 0) throw Napi::TypeError::New(env, "a device source needs a device index or path");
       if (sp.pixelFormat.size() != 4) throw Napi::RangeError::New(env, "pixelFormat must be a 4-character FOURCC");
       s->rq.cap = rqCap;
-      Open(env, *s);
       sources_.push_back(std::move(s));
     }
+    requestedFps_ = fps;
+    if (opts.Has("deferOpen") && opts.Get("deferOpen").ToBoolean().Value()) {
+      // openAsync() opens the sources on a libuv worker thread (a camera open can take a second).
+      deferred_ = true;
+      if (opts.Has("record") && opts.Get("record").IsObject()) record_ = Napi::Persistent(opts.Get("record").As<Napi::Object>());
+      return;
+    }
+    for (auto& s : sources_) {
+      const std::string err = OpenSource(*s);
+      if (!err.empty()) throw codedError(env, err, "ERR_OPENCV");
+    }
+    Begin(env, opts.Has("record") && opts.Get("record").IsObject() ? opts.Get("record").As<Napi::Object>() : Napi::Object());
+  }
+
+  // After every source is open: the timeline rate, an initial recording, one capture thread per source.
+  void Begin(Napi::Env env, Napi::Object record) {
+    double fps = requestedFps_;
     if (fps <= 0) {
       fps = 1e9;
       for (auto& s : sources_) fps = std::min(fps, s->fps > 0 ? s->fps : 30.0);
     }
     fps_ = fps;
-    if (opts.Has("record") && opts.Get("record").IsObject()) BeginRecording(env, opts.Get("record").As<Napi::Object>());
+    if (!record.IsEmpty()) BeginRecording(env, record);
     // Paced file sources release frame n at start + n/fps: a common start a little ahead lets every source open first.
     start_ = now() + 20000;
     for (size_t i = 0; i < sources_.size(); i++) sources_[i]->th = std::thread([this, i] { CaptureLoop(*sources_[i]); });
+    opened_ = true;
   }
 
-  void Open(Napi::Env env, Source& s) {
+  // Opens every source on a libuv worker thread (each source on its own thread, in parallel), then
+  // starts capturing on the JS thread. Resolves with undefined; rejects with ERR_OPENCV naming the
+  // source that could not be opened (the others are released).
+  class OpenWorker : public Napi::AsyncWorker {
+   public:
+    OpenWorker(Napi::Env env, Session* s, Napi::Object self)
+        : Napi::AsyncWorker(env), s_(s), self_(Napi::Persistent(self)), deferred_(Napi::Promise::Deferred::New(env)) {}
+    Napi::Promise Promise() { return deferred_.Promise(); }
+    void Execute() override {
+      std::vector<std::string> errs(s_->sources_.size());
+      std::vector<std::thread> ts;
+      for (size_t i = 0; i < s_->sources_.size(); i++) ts.emplace_back([this, i, &errs] {
+        try {
+          errs[i] = s_->OpenSource(*s_->sources_[i]);
+        } catch (const std::exception& e) {
+          errs[i] = std::string("cannot open source: ") + e.what();
+        }
+      });
+      for (auto& t : ts) t.join();
+      for (auto& e : errs)
+        if (!e.empty()) {
+          err_ = e;
+          break;
+        }
+    }
+    void OnOK() override {
+      Napi::Env env = Env();
+      s_->opening_ = false;
+      if (!err_.empty()) {
+        for (auto& src : s_->sources_) src->cap.release();
+        deferred_.Reject(codedError(env, err_, "ERR_OPENCV").Value());
+        return;
+      }
+      try {
+        s_->Begin(env, s_->record_.IsEmpty() ? Napi::Object() : s_->record_.Value());
+        s_->record_.Reset();
+        deferred_.Resolve(env.Undefined());
+      } catch (const Napi::Error& e) {
+        deferred_.Reject(e.Value());
+      } catch (const std::exception& e) {
+        deferred_.Reject(codedError(env, std::string("capture addon: ") + e.what(), "ERR_OPENCV").Value());
+      }
+    }
+    void OnError(const Napi::Error& e) override {
+      s_->opening_ = false;
+      deferred_.Reject(e.Value());
+    }
+
+   private:
+    Session* s_;
+    Napi::ObjectReference self_;  // keeps the session alive while its sources open
+    Napi::Promise::Deferred deferred_;
+    std::string err_;
+  };
+
+  Napi::Value OpenAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    requireOpen(env);
+    if (!deferred_ || opened_ || opening_) throw codedError(env, "openAsync() is for a session created with deferOpen, once", "ERR_CAPTURE_STATE");
+    opening_ = true;
+    auto* w = new OpenWorker(env, this, info.This().As<Napi::Object>());
+    auto p = w->Promise();
+    w->Queue();
+    return p;
+  }
+
+  // Opens one source and reads back what it negotiated; returns "" or what went wrong. No JS here:
+  // it also runs on worker threads (openAsync).
+  std::string OpenSource(Source& s) {
     const Spec& sp = s.spec;
     const std::string what = sp.device ? (sp.path.empty() ? "camera " + std::to_string(sp.deviceIndex) : "camera " + sp.path) : "video " + sp.path;
     bool ok;
@@ -409,13 +495,14 @@ class Session : public Napi::ObjectWrap<Session> {
     } else {
       ok = s.cap.open(sp.path, cv::CAP_FFMPEG);
     }
-    if (!ok || !s.cap.isOpened()) throw codedError(env, "cannot open " + what + (sp.device ? " (not attached, busy, or no permission)" : " (missing, corrupt or unsupported codec)"), "ERR_OPENCV");
+    if (!ok || !s.cap.isOpened()) return "cannot open " + what + (sp.device ? " (not attached, busy, or no permission)" : " (missing, corrupt or unsupported codec)");
     s.width = static_cast<int>(s.cap.get(cv::CAP_PROP_FRAME_WIDTH));
     s.height = static_cast<int>(s.cap.get(cv::CAP_PROP_FRAME_HEIGHT));
     s.fps = s.cap.get(cv::CAP_PROP_FPS);
     if (!(s.fps > 0) || s.fps > 1000) s.fps = sp.device ? 30 : 25;
     s.pixelFormat = fourccString(s.cap.get(cv::CAP_PROP_FOURCC));
     s.backend = s.cap.getBackendName();
+    return "";
   }
 
   // ------------------------------------------------------------ capture thread
@@ -947,6 +1034,7 @@ class Session : public Napi::ObjectWrap<Session> {
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
+    if (opening_) throw codedError(info.Env(), "the sources are still opening: close after openAsync() settles", "ERR_CAPTURE_STATE");
     Shutdown();
     return info.Env().Undefined();
   }
@@ -958,6 +1046,11 @@ class Session : public Napi::ObjectWrap<Session> {
   size_t ringCap_ = 4;
   double fps_ = 30;
   bool closed_ = false;
+  bool deferred_ = false;  // created with deferOpen: sources open in openAsync()
+  bool opening_ = false;   // openAsync() in flight (close() waits for it to settle)
+  bool opened_ = false;    // capture threads started
+  double requestedFps_ = 0;
+  Napi::ObjectReference record_;  // deferOpen: the initial recording, begun once the sources are open
   std::atomic<bool> stop_{false};
   std::mutex stopM_, syncM_;
   std::condition_variable stopCv_, syncCv_;

@@ -102,15 +102,41 @@ Napi::Value FindChessboardImpl(const Napi::CallbackInfo& info) {
   cv::Mat gray = imageArg(info[0], true);
   const int cols = intArg(info, 1, "cols"), rows = intArg(info, 2, "rows");
   if (cols < 3 || rows < 3) throw Napi::RangeError::New(env, "a checkerboard needs at least 3×3 inner corners (got " + std::to_string(cols) + "×" + std::to_string(rows) + ")");
+  // Optional 4th argument: detect on a copy downscaled to at most maxWidth px wide (fast enough
+  // for a live overlay), then refine the corners sub-pixel on the full-resolution image.
+  const int maxWidth = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Int32Value() : 0;
+  double scale = 1.0;
+  cv::Mat detectOn = gray;
+  if (maxWidth > 0 && gray.cols > maxWidth) {
+    scale = double(gray.cols) / maxWidth;
+    cv::resize(gray, detectOn, cv::Size(maxWidth, std::max(1, static_cast<int>(std::lround(gray.rows / scale)))), 0, 0, cv::INTER_AREA);
+  }
   std::vector<cv::Point2f> corners;
-  const bool ok = cv::findChessboardCorners(gray, cv::Size(cols, rows), corners,
+  const bool ok = cv::findChessboardCorners(detectOn, cv::Size(cols, rows), corners,
                                             cv::CALIB_CB_ADAPTIVE_THRESH | cv::CALIB_CB_NORMALIZE_IMAGE | cv::CALIB_CB_FAST_CHECK);
   if (!ok) return env.Null();
+  if (scale != 1.0) {
+    // Corner centres: OpenCV pixel centres are at integer coordinates, so map (x + 0.5)·s − 0.5.
+    for (auto& c : corners) c = cv::Point2f(float((c.x + 0.5) * scale - 0.5), float((c.y + 0.5) * scale - 0.5));
+  }
   cv::cornerSubPix(gray, corners, cv::Size(11, 11), cv::Size(-1, -1),
                    cv::TermCriteria(cv::TermCriteria::EPS + cv::TermCriteria::COUNT, 30, 0.001));
   auto a = Napi::Float64Array::New(env, corners.size() * 2);
   for (size_t i = 0; i < corners.size(); i++) { a[2 * i] = corners[i].x; a[2 * i + 1] = corners[i].y; }
   return a;
+}
+
+// decodeImage(bytes: Uint8Array) → RGB image (cv::imdecode: JPEG, PNG, …)
+Napi::Value DecodeImageImpl(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    throw Napi::TypeError::New(env, "decodeImage(bytes) needs a Uint8Array");
+  auto u8 = info[0].As<Napi::Uint8Array>();
+  cv::Mat buf(1, static_cast<int>(u8.ElementLength()), CV_8UC1, u8.Data());
+  cv::Mat m = cv::imdecode(buf, cv::IMREAD_COLOR);
+  if (m.empty()) throw Napi::Error::New(env, "cannot decode image bytes (not a JPEG/PNG OpenCV reads)");
+  cv::cvtColor(m, m, cv::COLOR_BGR2RGB);
+  return imageToJs(env, m);
 }
 
 // calibrateCamera(objectPoints: Float64Array[] (M×3), imagePoints: Float64Array[] (M×2), width, height, flags?)
@@ -285,6 +311,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("findChessboard", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return FindChessboardImpl(i); }); }));
   exports.Set("calibrateCamera", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return CalibrateCameraImpl(i); }); }));
   exports.Set("solvePnP", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return SolvePnPImpl(i); }); }));
+  exports.Set("decodeImage", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return DecodeImageImpl(i); }); }));
   exports.Set("readImage", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return ReadImageImpl(i); }); }));
   exports.Set("cropResize", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return CropResizeImpl(i); }); }));
   exports.Set("VideoReader", VideoReader::Define(env));

@@ -17,6 +17,7 @@ import { useSession } from '../store';
 import { TEST_LABEL } from './capture/labels';
 import { ProcessView } from './capture/Process';
 import { RecordView } from './capture/Record';
+import { RigView } from './capture/Rig';
 import { ResultsView } from './capture/Results';
 
 const TAB_LABEL: Record<Exclude<CaptureTab, 'results'>, string> = {
@@ -25,7 +26,7 @@ const TAB_LABEL: Record<Exclude<CaptureTab, 'results'>, string> = {
   process: 'Process',
   rig: 'Rig & calibration',
 };
-const TABS = ['sessions', 'record', 'process'] as const satisfies readonly Exclude<CaptureTab, 'results'>[];
+const TABS = ['sessions', 'rig', 'record', 'process'] as const satisfies readonly Exclude<CaptureTab, 'results'>[];
 
 function Sessions({ onState }: { onState: (s: 'loading' | 'ready' | 'error') => void }) {
   const data = useLoad(async () => {
@@ -98,6 +99,8 @@ export function Capture({ tab, id }: { tab: CaptureTab; id?: string }) {
         <ResultsView id={id} onState={setInner} onTitle={setTitle} />
       ) : tab === 'record' ? (
         <RecordView onState={setInner} />
+      ) : tab === 'rig' ? (
+        <RigView onState={setInner} />
       ) : tab === 'process' ? (
         <ProcessView onState={setInner} canRun={hasPermission(me.role, 'capture.run')} />
       ) : (

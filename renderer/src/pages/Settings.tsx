@@ -1,17 +1,29 @@
 /**
  * Settings (settings.manage): the organisation (its name, renamed here: settings/Organisation.tsx), device sync with the club's HQ (enrol, status,
  * sync now: renderer/src/sync/SyncSettings.tsx), the assistant's model key (set or clear; never
- * shown), monthly budgets with month-to-date spend, the tools that can be switched off; the users
- * (settings/Users.tsx, user.manage), devices (settings/Devices.tsx, device.manage) and reports
- * (settings/Reports.tsx, report.generate) with their entry forms, each in its own component.
- * Roles with report.generate but not settings.manage (clinicians, analysts) open this page for
- * the Organisation and Reports cards only.
+ * shown), monthly budgets with month-to-date spend, the data each model provider may be sent
+ * (provider clearance: the in-app model and MCP clients, default internal only), the tools that can
+ * be switched off; the users (settings/Users.tsx, user.manage), devices (settings/Devices.tsx,
+ * device.manage) and reports (settings/Reports.tsx, report.generate) with their entry forms, each
+ * in its own component. Roles with report.generate but not settings.manage (clinicians, analysts)
+ * open this page for the Organisation and Reports cards only.
  */
 import { useState } from 'react';
 import type { AssistantSettingsView } from '../../../models/contract';
+import {
+  CLASSIFICATION_LABELS,
+  CLASSIFICATIONS,
+  CLEARANCE_PROVIDERS,
+  clearanceUpTo,
+  type Classification,
+  type ClearanceProvider,
+  type ProviderClearance,
+} from '../../../models/classification';
 import type { ErrorPayload } from '../../../models/errors';
 import { hasPermission } from '../../../models/roles';
 import { CallError, call } from '../bridge';
+import type { EntryForm } from '../components/Form';
+import { Field, FormMessages, friendlyIssue, useEntryForm } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatDate } from '../format';
@@ -48,14 +60,48 @@ export function Settings() {
   );
 }
 
+const PROVIDER_LABELS: Record<ClearanceProvider, string> = {
+  anthropic: "Kinetix's model (Anthropic)",
+  mcp: 'MCP clients (their own models)',
+};
+
+/** The most sensitive class of a clearance (it is a prefix of the class order). */
+function topOf(c: ProviderClearance): Classification {
+  return c[c.length - 1] ?? 'internal';
+}
+
 function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange(s: AssistantSettingsView): void }) {
   const [key, setKey] = useState('');
   const [cap, setCap] = useState(s.org.cap_usd === null ? '' : String(s.org.cap_usd));
   const [off, setOff] = useState<Set<string>>(() => new Set(s.tools.filter((t) => t.disabled).map((t) => t.name)));
   const [error, setError] = useState<ErrorPayload | null>(null);
+  // A refused budget is told next to its field (the service names `budget_cap_usd`), not in the card's note.
+  const [capError, setCapError] = useState<ErrorPayload | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  async function save(patch: { api_key?: string | null; disabled_tools?: string[]; budget_cap_usd?: number | null }, what: string) {
+  const [top, setTop] = useState<Record<ClearanceProvider, Classification>>(() => ({
+    anthropic: topOf(s.clearance.anthropic),
+    mcp: topOf(s.clearance.mcp),
+  }));
+  const capBase = useEntryForm('budget');
+  const capIssue = capError?.issues?.find((i) => i.path === 'budget_cap_usd');
+  const capForm: EntryForm = {
+    ...capBase,
+    state: capError ? 'error' : 'idle',
+    error: capError,
+    issueFor: (f) => (f === 'budget_cap_usd' && capIssue ? friendlyIssue(capIssue.message) : null),
+  };
+  async function save(
+    patch: {
+      api_key?: string | null;
+      disabled_tools?: string[];
+      budget_cap_usd?: number | null;
+      provider_clearance?: Partial<Record<ClearanceProvider, Classification[]>>;
+    },
+    what: string,
+  ) {
+    const budget = patch.budget_cap_usd !== undefined;
     setError(null);
+    setCapError(null);
     setSaved(null);
     try {
       const next = await call('settings.updateAssistant', patch);
@@ -63,7 +109,9 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
       setSaved(what);
       setKey('');
     } catch (e) {
-      setError(e instanceof CallError ? e.payload : { code: 'Internal', message: 'Saving failed.' });
+      const p: ErrorPayload = e instanceof CallError ? e.payload : { code: 'Internal', message: 'Saving failed.' };
+      if (budget) setCapError(p);
+      else setError(p);
     }
   }
   const source = {
@@ -122,14 +170,14 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
       <form
         className="filters"
         data-form="budget"
+        data-state={capForm.state}
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
           void save({ budget_cap_usd: cap.trim() === '' ? null : Number(cap) }, cap.trim() === '' ? 'monthly budget removed' : 'monthly budget');
         }}
       >
-        <label>
-          Organisation monthly cap (USD)
+        <Field label="Organisation monthly cap" unit="USD" name="budget_cap_usd" form={capForm} hint="Empty for no cap">
           <input
             type="number"
             inputMode="decimal"
@@ -141,11 +189,46 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
             placeholder="no cap"
             data-testid="budget-cap"
           />
-        </label>
+        </Field>
         <button type="submit" className="primary">
           Save budget
         </button>
       </form>
+      <FormMessages form={capForm} />
+      <h3>Data the assistant may see</h3>
+      <p className="small muted">
+        What each model provider may be sent. By default only internal data (ids, labels, workload figures, fees) leaves this device: names and health data are
+        personal and special-category data, so a provider sees them only once you have cleared it (for example under a data processing agreement with it).
+        Clearing a class clears every less sensitive one. A field the provider is not cleared for reaches it as &quot;[withheld: class — provider not
+        cleared]&quot;, and the assistant tells the user it cannot see it.
+      </p>
+      <form
+        className="filters"
+        data-form="clearance"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save({ provider_clearance: { anthropic: [...clearanceUpTo(top.anthropic)], mcp: [...clearanceUpTo(top.mcp)] } }, 'data clearance');
+        }}
+      >
+        {CLEARANCE_PROVIDERS.map((p) => (
+          <label key={p}>
+            {PROVIDER_LABELS[p]}
+            <select data-clearance={p} value={top[p]} onChange={(e) => setTop((prev) => ({ ...prev, [p]: e.target.value as Classification }))}>
+              {CLASSIFICATIONS.map((c) => (
+                <option key={c} value={c}>
+                  {c === 'internal' ? 'Internal only (default)' : `Up to ${CLASSIFICATION_LABELS[c]}`}
+                </option>
+              ))}
+            </select>
+          </label>
+        ))}
+        <button type="submit" className="primary">
+          Save data clearance
+        </button>
+      </form>
+      <p className="small muted" data-testid="clearance-status">
+        Now: Kinetix&apos;s model is cleared for {s.clearance.anthropic.join(', ')}; MCP clients for {s.clearance.mcp.join(', ')}.
+      </p>
       <h3>Tools</h3>
       <p className="small muted">
         Switch off tools the assistant should not be offered in this organisation. A switch only removes a tool: nobody is offered a tool their role lacks.

@@ -13,58 +13,9 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
 import { href } from '../../router';
+import { FramesInput, JobProgress, maxFrames, useCaptureJob } from './JobProgress';
 import { TEST_LABEL } from './labels';
 import type { ErrorPayload } from '../../../../models/errors';
-
-/** Poll interval of a running job (ms). */
-const POLL_MS = 250;
-
-/** One job's stages as progress bars, with Cancel while it runs. */
-export function JobProgress({ job, onCancel }: { job: CaptureJobView; onCancel: () => void }) {
-  const failedStage = job.error ? job.stages.find((s) => s.name === job.error!.stage) : undefined;
-  return (
-    <section className="card job" data-job={job.id} data-job-status={job.status} aria-live="polite">
-      <header className="card-head">
-        <h3>Processing</h3>
-        {job.status === 'running' ? (
-          <button type="button" onClick={onCancel} data-action="cancel-job">
-            Cancel
-          </button>
-        ) : null}
-      </header>
-      <ol className="stages">
-        {job.stages.map((s) => (
-          <li key={s.name} data-stage={s.name} data-done={s.done >= s.total ? 'true' : 'false'}>
-            <label>
-              <span>{s.label}</span>
-              <progress max={s.total} value={s.done} aria-label={s.label} />
-              <span className="small muted">
-                {s.total > 1 ? `${s.done}/${s.total} frames` : s.done >= s.total ? 'done' : job.status === 'running' ? '…' : ''}
-              </span>
-            </label>
-          </li>
-        ))}
-      </ol>
-      {job.status === 'complete' && job.session_id ? (
-        <p className="ok-note" role="status">
-          Done in {job.seconds?.toFixed(1)} s. <a href={href({ page: 'capture', tab: 'results', id: job.session_id })}>View the results</a>
-        </p>
-      ) : null}
-      {job.status === 'cancelled' ? (
-        <p className="muted" role="status">
-          Cancelled. The recording is kept; process it again when you are ready.
-        </p>
-      ) : null}
-      {job.status === 'failed' && job.error ? (
-        <div className="error-note" role="alert" data-error-code={job.error.code} data-failed-stage={job.error.stage}>
-          <strong>Failed at “{failedStage?.label ?? job.error.stage}”</strong>
-          <p>{job.error.message}</p>
-          <p className="small">The recording is kept: fix what the message says and process it again.</p>
-        </div>
-      ) : null}
-    </section>
-  );
-}
 
 function ImportForm({ athletes, onDone }: { athletes: { id: string; name: string }[]; onDone: () => void }) {
   const [error, setError] = useState<ErrorPayload | null>(null);
@@ -164,8 +115,7 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
         onSubmit={(e) => {
           e.preventDefault();
           setError(null);
-          const n = Number(frames);
-          call('capture.process', { recording_id: r.id, input, ...(frames && n > 0 ? { max_frames: n } : {}) }).then(onJob, (err: unknown) =>
+          call('capture.process', { recording_id: r.id, input, ...maxFrames(frames) }).then(onJob, (err: unknown) =>
             setError(err instanceof CallError ? err.payload : { code: 'Internal', message: String(err) }),
           );
         }}
@@ -179,10 +129,7 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
             </select>
           </label>
         ) : null}
-        <label>
-          Frames
-          <input name="max_frames" type="number" min={1} placeholder="all" value={frames} onChange={(e) => setFrames(e.target.value)} className="narrow" />
-        </label>
+        <FramesInput value={frames} onChange={setFrames} />
         <button type="submit" disabled={r.status === 'processing'} data-action="process">
           {r.status === 'processed' || r.status === 'failed' ? 'Process again' : 'Process'}
         </button>
@@ -197,43 +144,15 @@ export function ProcessView({ onState, canRun }: { onState: (s: 'loading' | 'rea
     const [r, a] = await Promise.all([call('capture.recordings', {}), call('athletes.list', { status: 'all', limit: 5000 })]);
     return { recordings: r.recordings, athletes: a.athletes.map((x) => ({ id: x.id, name: x.name })) };
   }, 'recordings');
-  const [job, setJob] = useState<CaptureJobView | null>(null);
   useEffect(() => onState(data.state), [data.state, onState]);
-  const running = job?.status === 'running';
-  const jobId = job?.id;
-  const reload = data.reload;
-  useEffect(() => {
-    if (!running || !jobId) return;
-    let live = true;
-    const t = setInterval(() => {
-      void call('capture.job', { job_id: jobId }).then((j) => {
-        if (!live) return;
-        setJob(j);
-        if (j.status !== 'running') reload();
-      });
-    }, POLL_MS);
-    return () => {
-      live = false;
-      clearInterval(t);
-    };
-  }, [running, jobId, reload]);
+  const { job, setJob, cancel } = useCaptureJob(data.reload);
   if (!canRun) return <p className="muted">Processing needs the capture.run permission.</p>;
   if (data.state === 'error') return <ErrorNote error={data.error} />;
   if (data.state !== 'ready') return null;
   const names = new Map(data.data.athletes.map((a) => [a.id, a.name]));
   return (
     <div className="stack">
-      {job ? (
-        <JobProgress
-          job={job}
-          onCancel={() => {
-            void call('capture.cancel', { job_id: job.id }).then((j) => {
-              setJob(j);
-              data.reload();
-            });
-          }}
-        />
-      ) : null}
+      {job ? <JobProgress job={job} onCancel={cancel} /> : null}
       <h2>Recordings</h2>
       {data.data.recordings.length === 0 ? <p className="muted">No recordings yet: record a trial, or import one below.</p> : null}
       <ul className="plain-list stack">

@@ -6,13 +6,13 @@
  * captured in main by the native addon on their own threads; this page only shows snapshots.
  */
 import { useEffect, useRef, useState } from 'react';
-import type { CallOutput, CaptureJobView, CaptureStopView } from '../../../../models/contract';
+import type { CallOutput, CaptureStopView } from '../../../../models/contract';
 import { CAPTURE_TESTS } from '../../../../models/capture/series';
 import type { ErrorPayload } from '../../../../models/errors';
 import { CallError, call } from '../../bridge';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
-import { JobProgress } from './Process';
+import { FramesInput, JobProgress, maxFrames, useCaptureJob } from './JobProgress';
 import { TEST_LABEL } from './labels';
 
 type Opened = CallOutput<'capture.openRig'>;
@@ -109,7 +109,7 @@ export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'er
   const [elapsed, setElapsed] = useState(0);
   const [stopped, setStopped] = useState<CaptureStopView | null>(null);
   const [tapped, setTapped] = useState(false);
-  const [job, setJob] = useState<CaptureJobView | null>(null);
+  const { job, setJob, cancel } = useCaptureJob();
   const [frames, setFrames] = useState('');
   const form = useRef<HTMLFormElement>(null);
   useEffect(() => {
@@ -118,12 +118,6 @@ export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'er
     return () => clearInterval(t);
   }, [recording]);
   const running = job?.status === 'running';
-  const jobId = job?.id;
-  useEffect(() => {
-    if (!running || !jobId) return;
-    const t = setInterval(() => void call('capture.job', { job_id: jobId }).then(setJob), 250);
-    return () => clearInterval(t);
-  }, [running, jobId]);
   if (data.state === 'error') return <ErrorNote error={data.error} />;
   if (data.state !== 'ready') return null;
   const { sources, athletes, rigs } = data.data;
@@ -313,21 +307,15 @@ export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'er
             aria-label="Process this recording"
             onSubmit={(e) => {
               e.preventDefault();
-              const n = Number(frames);
-              call('capture.process', { recording_id: stopped.recording.id, ...(frames && n > 0 ? { max_frames: n } : {}) }).then(setJob, (err: unknown) =>
-                setError(asError(err)),
-              );
+              call('capture.process', { recording_id: stopped.recording.id, ...maxFrames(frames) }).then(setJob, (err: unknown) => setError(asError(err)));
             }}
           >
-            <label>
-              Frames
-              <input name="max_frames" type="number" min={1} placeholder="all" value={frames} onChange={(e) => setFrames(e.target.value)} className="narrow" />
-            </label>
+            <FramesInput value={frames} onChange={setFrames} />
             <button type="submit" className="primary" data-action="process-recording" disabled={!tapped || running}>
               Process
             </button>
           </form>
-          {job ? <JobProgress job={job} onCancel={() => void call('capture.cancel', { job_id: job.id }).then(setJob)} /> : null}
+          {job ? <JobProgress job={job} onCancel={cancel} /> : null}
         </section>
       ) : null}
     </div>

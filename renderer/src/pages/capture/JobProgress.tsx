@@ -1,0 +1,113 @@
+/**
+ * A capture processing job as the Process and Record tabs show it: one progress bar per stage
+ * (open the videos, 2D pose per camera, triangulate, angles), Cancel while it runs, the link to the
+ * results when done, and which stage failed and why (the recording is kept). `useCaptureJob` polls
+ * the running job; `FramesInput` / `maxFrames` are the "first N frames" field both tabs offer.
+ */
+import { useCallback, useEffect, useState } from 'react';
+import type { CaptureJobView } from '../../../../models/contract';
+import { call } from '../../bridge';
+import { href } from '../../router';
+
+/** Poll interval of a running job (ms). */
+const POLL_MS = 250;
+
+/**
+ * The job the page started: polled while it runs; `onSettled` runs when it stops running
+ * (complete, failed or cancelled), e.g. to reload the recordings.
+ */
+export function useCaptureJob(onSettled?: () => void): {
+  job: CaptureJobView | null;
+  setJob: (j: CaptureJobView | null) => void;
+  cancel: () => void;
+} {
+  const [job, setJob] = useState<CaptureJobView | null>(null);
+  const running = job?.status === 'running';
+  const jobId = job?.id;
+  useEffect(() => {
+    if (!running || !jobId) return;
+    let live = true;
+    const t = setInterval(() => {
+      void call('capture.job', { job_id: jobId }).then((j) => {
+        if (!live) return;
+        setJob(j);
+        if (j.status !== 'running') onSettled?.();
+      });
+    }, POLL_MS);
+    return () => {
+      live = false;
+      clearInterval(t);
+    };
+  }, [running, jobId, onSettled]);
+  const cancel = useCallback(() => {
+    if (!jobId) return;
+    void call('capture.cancel', { job_id: jobId }).then((j) => {
+      setJob(j);
+      onSettled?.();
+    });
+  }, [jobId, onSettled]);
+  return { job, setJob, cancel };
+}
+
+/** `{ max_frames }` for a positive whole number typed in the Frames field, else nothing (all frames). */
+export function maxFrames(frames: string): { max_frames?: number } {
+  const n = Number(frames);
+  return frames && Number.isInteger(n) && n > 0 ? { max_frames: n } : {};
+}
+
+/** "Process only the first N frames" (empty: all). */
+export function FramesInput({ value, onChange }: { value: string; onChange: (v: string) => void }) {
+  return (
+    <label>
+      Frames
+      <input name="max_frames" type="number" min={1} placeholder="all" value={value} onChange={(e) => onChange(e.target.value)} className="narrow" />
+    </label>
+  );
+}
+
+/** One job's stages as progress bars, with Cancel while it runs. */
+export function JobProgress({ job, onCancel }: { job: CaptureJobView; onCancel: () => void }) {
+  const failedStage = job.error ? job.stages.find((s) => s.name === job.error!.stage) : undefined;
+  return (
+    <section className="card job" data-job={job.id} data-job-status={job.status} aria-live="polite">
+      <header className="card-head">
+        <h3>Processing</h3>
+        {job.status === 'running' ? (
+          <button type="button" onClick={onCancel} data-action="cancel-job">
+            Cancel
+          </button>
+        ) : null}
+      </header>
+      <ol className="stages">
+        {job.stages.map((s) => (
+          <li key={s.name} data-stage={s.name} data-done={s.done >= s.total ? 'true' : 'false'}>
+            <label>
+              <span>{s.label}</span>
+              <progress max={s.total} value={s.done} aria-label={s.label} />
+              <span className="small muted">
+                {s.total > 1 ? `${s.done}/${s.total} frames` : s.done >= s.total ? 'done' : job.status === 'running' ? '…' : ''}
+              </span>
+            </label>
+          </li>
+        ))}
+      </ol>
+      {job.status === 'complete' && job.session_id ? (
+        <p className="ok-note" role="status">
+          Done in {job.seconds?.toFixed(1)} s. <a href={href({ page: 'capture', tab: 'results', id: job.session_id })}>View the results</a>
+        </p>
+      ) : null}
+      {job.status === 'cancelled' ? (
+        <p className="muted" role="status">
+          Cancelled. The recording is kept; process it again when you are ready.
+        </p>
+      ) : null}
+      {job.status === 'failed' && job.error ? (
+        <div className="error-note" role="alert" data-error-code={job.error.code} data-failed-stage={job.error.stage}>
+          <strong>Failed at “{failedStage?.label ?? job.error.stage}”</strong>
+          <p>{job.error.message}</p>
+          <p className="small">The recording is kept: fix what the message says and process it again.</p>
+        </div>
+      ) : null}
+    </section>
+  );
+}
