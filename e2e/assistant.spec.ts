@@ -257,3 +257,57 @@ describe('changes that need an owner', () => {
     await owner.context().close();
   });
 });
+
+describe('data the assistant may see (provider clearance)', () => {
+  it('names reach the model only after an owner clears the provider for personal data in Settings → Assistant; a physio cannot change it', async () => {
+    const physio = await signedIn('physio');
+    await waitForPage(physio, 'athletes');
+    const panel = new AssistantPanel(physio);
+    // Default: internal only. The listing reaches the model with every name withheld.
+    model.push(
+      { toolUses: [{ name: 'list_athletes', input: { search: 'Jonah' } }] },
+      { text: 'I cannot see names: the provider is not cleared for personal data.' },
+    );
+    let sent = model.requests.length;
+    await panel.ask('Who is Jonah?');
+    await model.waitForRequests(sent + 2);
+    await panel.waitForStatus('finished');
+    const before = model.requests[sent + 1]!.raw;
+    expect(before).toContain('[withheld: personal');
+    expect(before).not.toContain('Merrow');
+    expect(await panel.answer()).toContain('cannot see names');
+    // A physio (no settings.manage) is refused by the service.
+    const refused = await contractCall(physio, 'settings.updateAssistant', { provider_clearance: { anthropic: ['internal', 'personal'] } });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+
+    // The owner clears Kinetix's model for personal data.
+    const owner = await signedIn('owner');
+    await goTo(owner, '#/settings', 'settings');
+    expect(await owner.locator('[data-testid="clearance-status"]').textContent()).toMatch(/Kinetix's model is cleared for internal;/);
+    await owner.locator('select[data-clearance="anthropic"]').selectOption('personal');
+    await owner.getByRole('button', { name: 'Save data clearance' }).click();
+    await owner.locator('.ok-note', { hasText: 'data clearance' }).waitFor();
+    expect(await owner.locator('[data-testid="clearance-status"]').textContent()).toMatch(
+      /Kinetix's model is cleared for internal, personal; MCP clients for internal\./,
+    );
+    await screenshot(owner, '26-settings-data-clearance');
+    const stored = await contractCall<{ clearance: { anthropic: string[]; mcp: string[] } }>(owner, 'settings.assistant', {});
+    expect(stored.value!.clearance).toEqual({ anthropic: ['internal', 'personal'], mcp: ['internal'] });
+
+    // The same question now sends the name; clinical fields stay withheld.
+    model.push({ toolUses: [{ name: 'list_athletes', input: { search: 'Jonah' } }] }, { text: 'Jonah Merrow.' });
+    sent = model.requests.length;
+    await panel.ask('Who is Jonah?');
+    await model.waitForRequests(sent + 2);
+    await panel.waitForStatus('finished');
+    expect(model.requests[sent + 1]!.raw).toContain('Jonah Merrow');
+    expect(model.requests[sent + 1]!.raw).not.toContain('[withheld: personal');
+
+    // Back to the default for the other specs of this app.
+    await owner.locator('select[data-clearance="anthropic"]').selectOption('internal');
+    await owner.getByRole('button', { name: 'Save data clearance' }).click();
+    await owner.locator('[data-testid="clearance-status"]', { hasText: "Kinetix's model is cleared for internal;" }).waitFor();
+    await owner.context().close();
+    await physio.context().close();
+  });
+});

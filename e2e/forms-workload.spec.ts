@@ -81,6 +81,17 @@ describe('workload forms', () => {
     await field(page, 'load-squad', 'duration_min').locator('input').fill('47');
     await field(page, 'load-squad', 'rpe').locator('input').fill('6');
     await page.locator(`tr[data-load-athlete="${excluded}"] input[type="checkbox"]`).uncheck();
+    // One row's RPE out of range: told at the per-athlete table (not at the session RPE) and by its label; nothing saved.
+    await page.getByLabel(`RPE for ${heavier}`).fill('12');
+    await form(page, 'load-squad').locator('button[type="submit"]').click();
+    await Promise.race([page.locator('[data-duplicate-warning]').waitFor(), waitForForm(page, 'load-squad', 'error')]);
+    if (await page.locator('[data-duplicate-warning]').count()) await form(page, 'load-squad').locator('button[type="submit"]').click();
+    await waitForForm(page, 'load-squad', 'error');
+    expect(await field(page, 'load-squad', 'per_athlete').locator('.field-error').textContent()).toBe('Too large: at most 10.');
+    expect(await field(page, 'load-squad', 'rpe').locator('.field-error').count()).toBe(0);
+    expect(await form(page, 'load-squad').locator('[data-error-code="Validation"] li').allTextContents()).toEqual([
+      'Athletes in this load: Too large: at most 10.',
+    ]);
     await page.getByLabel(`RPE for ${heavier}`).fill('8');
     await screenshot(page, 'form-14-squad-load');
     await form(page, 'load-squad').locator('button[type="submit"]').click();

@@ -15,7 +15,7 @@ import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { createHandlers, dispatch } from '../ipc/handlers';
-import { callVerb, VERBS } from '../services';
+import { callVerb } from '../services';
 import { havePg, useHqStack } from '../sync/testing/hq-stack';
 import { deviceSyncFactory } from './device-sync';
 import { AppSync } from './sync-runner';
@@ -52,7 +52,7 @@ describe.skipIf(!havePg)('HQ review of what was recorded offline', () => {
     // Offline on the training ground: HQ cannot be reached; the write goes to the outbox.
     await hq.stopHq();
     const before = Date.now();
-    const created = callVerb(as(pitch.db, DEMO_EMAILS.physio), VERBS, 'injuries.create', {
+    const created = callVerb(as(pitch.db, DEMO_EMAILS.physio), 'injuries.create', {
       athlete_id: athleteId,
       body_part: 'hamstring',
       side: 'left',
@@ -80,13 +80,13 @@ describe.skipIf(!havePg)('HQ review of what was recorded offline', () => {
 
     // The reviewer's device holds the injury as recorded.
     const doctor = as(desk.db, DEMO_EMAILS.doctor);
-    const injury = callVerb(doctor, VERBS, 'injuries.get', { id: injuryId }) as { body_part: string; clinician_notes: string; athlete_id: string };
+    const injury = callVerb(doctor, 'injuries.get', { id: injuryId }) as { body_part: string; clinician_notes: string; athlete_id: string };
     expect(injury).toMatchObject({ body_part: 'hamstring', clinician_notes: 'Felt a pull at 70 min, recorded pitch side.', athlete_id: athleteId });
 
     // Its activity log: who, when (on the pitch, before the upload), from which device.
     const physio = findUserByEmail(desk.db, DEMO_EMAILS.physio)!;
     const log = (
-      callVerb(doctor, VERBS, 'activity.list', { limit: 50 }) as {
+      callVerb(doctor, 'activity.list', { limit: 50 }) as {
         activity: { record_id: string; actor_user_id: string; actor_name: string; created_at: string }[];
       }
     ).activity;

@@ -14,7 +14,7 @@ import { openDb } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { addDays, seedAthleteHistory, seedLarge } from '../data/seed';
 import type { ServiceContext } from '../services';
-import { callVerb, VERBS } from '../services';
+import { callVerb } from '../services';
 import { median, percentile } from './report';
 
 /** Sizes of one run. Defaults are the issue's figures. */
@@ -122,7 +122,7 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     let listed = 0;
     for (let i = 0; i < iterations + 10; i++) {
       const squad = large.squadIds[(i * 7) % large.squadIds.length];
-      const [r, ms] = time(() => callVerb(asPhysio, VERBS, 'athletes.list', { squad_id: squad, limit: squadSize }) as { athletes: unknown[] });
+      const [r, ms] = time(() => callVerb(asPhysio, 'athletes.list', { squad_id: squad, limit: squadSize }) as { athletes: unknown[] });
       if (r.athletes.length !== Math.min(squadSize, nAthletes)) throw new Error(`athletes.list returned ${r.athletes.length} rows`);
       if (i >= 10) {
         listTimes.push(ms);
@@ -149,7 +149,7 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
       const date = addDays(today, -(c % days));
       const [r, ms] = time(
         () =>
-          callVerb(asCoach, VERBS, 'workload.logSessionLoads', { squad_id: squad, date, duration_min: 45 + ((c * 15) % 60), rpe: 3 + (c % 6) }) as {
+          callVerb(asCoach, 'workload.logSessionLoads', { squad_id: squad, date, duration_min: 45 + ((c * 15) % 60), rpe: 3 + (c % 6) }) as {
             changeset: { changes: unknown[] };
           },
       );
@@ -172,7 +172,7 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     const acwrTimes: number[] = [];
     for (let i = 0; i < iterations + 10; i++) {
       const [r, ms] = time(
-        () => callVerb(asPhysio, VERBS, 'workload.acwr', { athlete_id: athlete, as_of: today, method: 'both' }) as { results: { status: string }[] },
+        () => callVerb(asPhysio, 'workload.acwr', { athlete_id: athlete, as_of: today, method: 'both' }) as { results: { status: string }[] },
       );
       if (i === 0 && r.results.some((x) => x.status !== 'ok')) throw new Error(`ACWR not computed: ${JSON.stringify(r.results)}`);
       if (i >= 10) acwrTimes.push(ms);
@@ -190,9 +190,7 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     seedAthleteHistory(db, { orgId: large.orgId, athleteId: heavy, loads: nLoads, perDay: perDayHeavy, today });
     const heavyTimes: number[] = [];
     for (let i = 0; i < Math.min(iterations, 50) + 3; i++) {
-      const [r, ms] = time(
-        () => callVerb(asPhysio, VERBS, 'workload.acwr', { athlete_id: heavy, as_of: today, method: 'both' }) as { results: { status: string }[] },
-      );
+      const [r, ms] = time(() => callVerb(asPhysio, 'workload.acwr', { athlete_id: heavy, as_of: today, method: 'both' }) as { results: { status: string }[] });
       if (i === 0 && r.results.some((x) => x.status !== 'ok')) throw new Error(`ACWR not computed: ${JSON.stringify(r.results)}`);
       if (i >= 3) heavyTimes.push(ms);
     }
@@ -206,9 +204,7 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     const squad0 = large.athletesBySquad[0] ?? [];
     for (let i = 0; i < iterations + 10; i++) {
       const a = squad0[i % squad0.length];
-      const [, ms] = time(() =>
-        callVerb(asCoach, VERBS, 'workload.logSessionLoads', { athlete_id: a, date: addDays(today, -(i % 40)), duration_min: 30, rpe: 4 }),
-      );
+      const [, ms] = time(() => callVerb(asCoach, 'workload.logSessionLoads', { athlete_id: a, date: addDays(today, -(i % 40)), duration_min: 30, rpe: 4 }));
       if (i >= 10) singleTimes.push(ms);
     }
     const sm = stats('workload.logSessionLoads, one athlete per call (1 row/changeset)', singleTimes);

@@ -24,7 +24,7 @@ import { createInterface } from 'node:readline';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
-import { callVerb, VERBS } from '../services';
+import { callVerb } from '../services';
 import { DeviceSync } from '../sync/engine';
 import { sqlite } from '../data/sqlite';
 
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < samples; i++) {
       const notes = `bench ${i} ${Date.now()}`;
       const s = performance.now();
-      callVerb({ db: a.db, userId: a.userId }, VERBS, 'athletes.update', { id: target, notes });
+      callVerb({ db: a.db, userId: a.userId }, 'athletes.update', { id: target, notes });
       a.sync.nudge();
       for (;;) {
         if (sqlite(b.db).prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(target) === notes) break;
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
 
     // 3. Backlog of offline changesets on A, uploaded by one pass.
     for (let i = 0; i < backlog; i++) {
-      callVerb({ db: a.db, userId: a.userId }, VERBS, 'athletes.update', { id: athletes[i % athletes.length]!, notes: `offline ${i}` });
+      callVerb({ db: a.db, userId: a.userId }, 'athletes.update', { id: athletes[i % athletes.length]!, notes: `offline ${i}` });
     }
     let uploadedAt = 0;
     const up = new DeviceSync(a.db, { trace: (p) => p === 'upload:recorded' && (uploadedAt = performance.now()) });

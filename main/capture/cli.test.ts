@@ -6,7 +6,7 @@ import { parseTrc } from '../../models/capture/trc';
 import { openDb } from '../data/db';
 import { listAllUsers } from '../data/identity';
 import { seedDemo } from '../data/seed';
-import { callVerb, VERBS } from '../services';
+import { callVerb } from '../services';
 import { formatTomlCalibration, loadTomlCalibration } from './calibration';
 import { runCaptureCli, type CaptureIo } from './cli';
 import { compareWithTrc } from './compare';
@@ -184,7 +184,7 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       seedDemo(db, { seed: 2, today: '2026-03-15' });
       const u = listAllUsers(db).find((x) => x.email.startsWith('physio@'))!;
       physioEmail = u.email;
-      const res = callVerb({ db, userId: u.id }, VERBS, 'athletes.list', { limit: 1 }) as { athletes?: { id: string }[]; rows?: { id: string }[] };
+      const res = callVerb({ db, userId: u.id }, 'athletes.list', { limit: 1 }) as { athletes?: { id: string }[]; rows?: { id: string }[] };
       athleteId = (res.athletes ?? res.rows)![0]!.id;
       db.close();
     });

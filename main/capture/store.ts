@@ -86,7 +86,7 @@ export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: st
       }
     },
     recordSession(s, metrics) {
-      const res = callVerb(ctx, VERBS, 'capture.recordSession', {
+      const res = callVerb(ctx, 'capture.recordSession', {
         athlete_id: s.athleteId,
         rig_id: s.rigId ?? null,
         recorded_at: s.recordedAt,
@@ -98,17 +98,17 @@ export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: st
         trc_path: s.trcPath,
         notes: s.notes,
         metrics,
-      }) as { changeset: { changes: { op: string; table: string; id: string }[] } };
+      });
       const session = res.changeset.changes.find((c) => c.op === 'insert' && c.table === 'capture_session');
       if (!session) throw new Error('capture.recordSession stored no capture_session');
       return { captureSessionId: session.id, metricCount: res.changeset.changes.filter((c) => c.table === 'pose_metric').length };
     },
     getPoseMetrics(athleteId, captureSessionId) {
-      return callVerb(ctx, VERBS, 'pose.getMetrics', {
+      return callVerb(ctx, 'pose.getMetrics', {
         athlete_id: athleteId,
         ...(captureSessionId ? { capture_session_id: captureSessionId } : {}),
         limit: 500,
-      }) as { metrics: Record<string, unknown>[] };
+      });
     },
     close: () => db.close(),
   };

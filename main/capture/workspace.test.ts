@@ -13,14 +13,14 @@ import type { JobView } from '../../models/capture/jobs';
 import { openDb, type Db } from '../data/db';
 import { seedDemo, type SeedSummary } from '../data/seed';
 import { captureHandlers, createCaptureWorkspace } from '../ipc/capture';
-import { VERBS, callVerb } from '../services';
+import { VERBS, callVerbByName } from '../services';
 import type { CaptureWorkspace } from './workspace';
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO } from './testing/paths';
 import { sqlite } from '../data/sqlite';
 
 let dir: string, db: Db, seed: SeedSummary, ws: CaptureWorkspace;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const verb = (userId: string, name: string, input: unknown): any => callVerb({ db, userId }, VERBS, name as never, input as never);
+const verb = (userId: string, name: string, input: unknown): any => callVerbByName({ db, userId }, VERBS, name as never, input as never);
 
 async function until(ws: CaptureWorkspace, orgId: string, id: string, ok: (j: JobView) => boolean, ms = 120_000): Promise<JobView> {
   const t0 = Date.now();

@@ -18,7 +18,7 @@ import { findUserByEmail, listAllUsers } from '../data/identity';
 import { isDatabaseEmpty, seedDemo } from '../data/seed';
 import { z } from 'zod';
 import { VERB_NAMES, VERB_SPECS, isVerbName } from '../../models/verbs';
-import { callVerb, VERBS } from '../services';
+import { callVerbByName, VERBS } from '../services';
 import { mcpTokenCommand } from './mcp-token';
 import { enrolCommand, syncCommand } from './sync';
 
@@ -213,7 +213,7 @@ function callCmd(args: string[], io: CliIo): number {
         { code: 'Unauthenticated', message: `No user with email "${values.as}" in ${path}. List them with \`npm run cli -- users --db ${path}\`.` },
         1,
       );
-    const result = callVerb({ db, userId: user.id }, VERBS, verb, input, { idempotencyKey: values['idempotency-key'] ?? null });
+    const result = callVerbByName({ db, userId: user.id }, VERBS, verb, input, { idempotencyKey: values['idempotency-key'] ?? null });
     io.out(JSON.stringify(result, null, 2));
   } finally {
     db.close();

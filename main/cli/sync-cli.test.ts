@@ -16,7 +16,7 @@ import { openDb } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { getEnrolment, uploadState } from '../data/sync';
 import { machineSecretBox, type SealedSecret } from '../security/secret-box';
-import { callVerb, VERBS } from '../services';
+import { callVerb } from '../services';
 import { havePg, useHqStack } from '../sync/testing/hq-stack';
 import { sqlite } from '../data/sqlite';
 
@@ -115,7 +115,7 @@ describe.skipIf(!havePg)('cli enrol and sync against a real HQ', () => {
     const db = openDb(path);
     const userId = findUserByEmail(db, DEMO_EMAILS.physio)!.id;
     const athlete = sqlite(db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
-    const w = callVerb({ db, userId }, VERBS, 'athletes.update', { id: athlete, notes: 'written offline, synced by the CLI' }) as { changeset: { id: string } };
+    const w = callVerb({ db, userId }, 'athletes.update', { id: athlete, notes: 'written offline, synced by the CLI' }) as { changeset: { id: string } };
     const token = machineSecretBox(db.path).open(JSON.parse(getEnrolment(db)!.token_sealed) as SealedSecret);
     db.close();
 

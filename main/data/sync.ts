@@ -319,6 +319,12 @@ export function applyShapeBatch(
   });
 }
 
+/** True when the live table `tbl` holds no row (a first sync needs no sweep after its snapshot). */
+export function isTableEmpty(db: Db, tbl: string): boolean {
+  tableColumns(db, tbl);
+  return !sqlite(db).prepare(`SELECT 1 FROM "${tbl}" LIMIT 1`).get();
+}
+
 /** After a fresh snapshot: rows HQ no longer has go (live rows, or the stored server row of optimistic ones). */
 function sweepAfterReset(db: Db, tbl: string, keepIds: ReadonlySet<string>): number {
   let n = 0;

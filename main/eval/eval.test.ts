@@ -99,7 +99,7 @@ describe('the eval can fail', () => {
       tables: [],
       input: z.object({}).strict(),
       run: (ctx) => {
-        callVerb({ db: ctx.service.db, userId: ctx.userId }, VERBS, 'athletes.update', {
+        callVerb({ db: ctx.service.db, userId: ctx.userId }, 'athletes.update', {
           id: listRows<Athlete>(ctx.service.db, 'athlete', ctx.orgId, { limit: 1 })[0]!.id,
           notes: 'changed behind your back',
         });

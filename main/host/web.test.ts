@@ -178,6 +178,28 @@ describe('web host', () => {
     expect(b.value.changeset.id).toBe(a.value.changeset.id);
   });
 
+  it('a 20,000-level nested input is refused as Validation before it is hashed (with an idempotency key too)', async () => {
+    const session = await signIn('physio');
+    const deep = '{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000);
+    for (const key of ['', ',"idempotency_key":"deep-input-key-0001"']) {
+      const body = `{"verb":"workload.logSessionLoads","input":${deep}${key}}`;
+      const r = await raw(
+        'POST',
+        '/api/call/verb.call',
+        {
+          host: `127.0.0.1:${host.port}`,
+          [TOKEN_HEADER]: host.token,
+          [SESSION_HEADER]: session,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
+        body,
+      );
+      expect(r.status).toBe(422);
+      expect(JSON.parse(r.body)).toMatchObject({ ok: false, error: { code: 'Validation', message: expect.stringMatching(/nested deeper than 32 levels/) } });
+    }
+  });
+
   it('answers a body over the limit with 413 and a typed error, not a reset connection (with and without content-length)', async () => {
     const big = JSON.stringify({ verb: 'athletes.list', input: { search: 'x'.repeat(MAX_BODY_BYTES + 10) } });
     const withLength = await raw(

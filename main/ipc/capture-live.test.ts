@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppError } from '../../models/errors';
 import type { CaptureStopView } from '../../models/contract';
-import { VERBS, callVerb } from '../services';
+import { callVerb } from '../services';
 import { hasAddon } from '../capture/native/index';
 import { BALANCING, hasDemo, NO_DEMO } from '../capture/testing/paths';
 import type { CaptureWorkspace } from '../capture/workspace';
@@ -54,7 +54,7 @@ describe.skipIf(!ready && process.env.CI !== 'true')(`live room${ready ? '' : ` 
       if (!preview) await new Promise((r) => setTimeout(r, 100));
     }
     expect(Buffer.from(preview!.jpeg_base64, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
-    const rigs = callVerb({ db, userId: seed.userIds.physio }, VERBS, 'capture.listRigs', {}) as { rigs: { id: string; cameras: unknown[] }[] };
+    const rigs = callVerb({ db, userId: seed.userIds.physio }, 'capture.listRigs', {}) as { rigs: { id: string; cameras: unknown[] }[] };
     expect(rigs.rigs[0]!.cameras).toHaveLength(4);
     const rec = (await h['capture.startRecording'](physio, { athlete_id: seed.linkedAthleteId, test: 'single_leg_squat', rig_id: rigs.rigs[0]!.id })) as {
       id: string;

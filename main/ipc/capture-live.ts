@@ -17,7 +17,7 @@ import { listCameras, openRig } from '../capture/live/rig';
 import type { CalibrationWizard } from '../capture/live/wizard';
 import type { CaptureWorkspace } from '../capture/workspace';
 import type { Db } from '../data/db';
-import { VERBS, callVerb, requirePermission, resolveActor } from '../services';
+import { callVerb, requirePermission, resolveActor } from '../services';
 
 type LiveOps =
   | 'capture.sources'
@@ -168,10 +168,8 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
       if (room.recording) throw new Conflict('A recording is already running: stop it first.');
       // The calibration wizard reads the same preview rings: it stops when a recording starts.
       if (room.wizard) void room.closeWizard();
-      callVerb({ db, userId }, VERBS, 'athletes.get', { id: i.athlete_id });
-      const rigs = callVerb({ db, userId }, VERBS, 'capture.listRigs', {}) as {
-        rigs: { id: string; cameras: { name: string; width: number; height: number; calibration: string }[] }[];
-      };
+      callVerb({ db, userId }, 'athletes.get', { id: i.athlete_id });
+      const rigs = callVerb({ db, userId }, 'capture.listRigs', {});
       const r = rigs.rigs.find((x) => x.id === i.rig_id);
       if (!r) throw new NotFound('Rig');
       if (r.cameras.length < rig.sources.length)

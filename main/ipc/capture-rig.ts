@@ -14,7 +14,7 @@ import { CalibrationError, formatTomlCalibration, parseTomlCalibration, type Che
 import { CalibrationWizard } from '../capture/live/wizard';
 import type { CaptureWorkspace } from '../capture/workspace';
 import type { Db } from '../data/db';
-import { VERBS, callVerb, requirePermission, resolveActor } from '../services';
+import { callVerb, requirePermission, resolveActor } from '../services';
 import type { LiveRoom } from './capture-live';
 
 type RigOps =
@@ -129,7 +129,7 @@ export function rigHandlers<Ctx extends { session: { userId: string | null } }>(
       if (!cams) throw new ValidationError('Calibrate every camera (intrinsics and floor board) or import a calibration before saving.');
       const st = w.state();
       const layout = st.layout;
-      const out = callVerb({ db, userId }, VERBS, 'capture.saveRig', {
+      const out = callVerb({ db, userId }, 'capture.saveRig', {
         ...(i.rig_id ? { rig_id: i.rig_id } : {}),
         name: i.name,
         declared_layout: layout?.declared ?? [],
@@ -144,7 +144,7 @@ export function rigHandlers<Ctx extends { session: { userId: string | null } }>(
           tvec: [...c.tvec],
           reprojection_rms_px: st.cameras[k]?.intrinsics?.rms_px ?? null,
         })),
-      }) as { changeset: { changes: { table: string; id: string }[] } };
+      });
       const rigId = i.rig_id ?? out.changeset.changes.find((c) => c.table === 'rig')?.id;
       if (!rigId) throw new Error('capture.saveRig stored no rig');
       const rms = st.cameras.map((c) => c.intrinsics?.rms_px).filter((x): x is number => typeof x === 'number');

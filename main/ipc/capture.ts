@@ -7,7 +7,7 @@
 import { NotConfigured } from '../../models/errors';
 import type { Db } from '../data/db';
 import { CaptureWorkspace, type StoreResults } from '../capture/workspace';
-import { VERBS, callVerb, requirePermission, resolveActor } from '../services';
+import { callVerb, requirePermission, resolveActor } from '../services';
 import type { Handlers } from '../../models/contract';
 
 type CaptureOps = 'capture.recordings' | 'capture.importTrial' | 'capture.process' | 'capture.job' | 'capture.cancel';
@@ -17,7 +17,6 @@ export function createCaptureWorkspace(db: Db, dir: string, log?: (l: string) =>
   const store: StoreResults = (userId, rec, r, jobId) => {
     const out = callVerb(
       { db, userId },
-      VERBS,
       'capture.recordSession',
       {
         athlete_id: rec.athlete_id,
@@ -35,7 +34,7 @@ export function createCaptureWorkspace(db: Db, dir: string, log?: (l: string) =>
         metrics: r.rows,
       },
       { idempotencyKey: `capture-job-${jobId}` },
-    ) as { changeset: { changes: { table: string; id: string }[] } };
+    );
     const s = out.changeset.changes.find((c) => c.table === 'capture_session');
     if (!s) throw new Error('capture.recordSession stored no capture_session');
     return s.id;
@@ -64,7 +63,7 @@ export function captureHandlers<Ctx extends { session: { userId: string | null }
     'capture.importTrial': (ctx, i) => {
       const { ws, actor, userId } = run(ctx);
       // The athlete must be one this user may see (tenant, self-scope): NotFound otherwise.
-      callVerb({ db, userId }, VERBS, 'athletes.get', { id: i.athlete_id });
+      callVerb({ db, userId }, 'athletes.get', { id: i.athlete_id });
       return ws.importTrial(
         { org_id: actor.orgId, athlete_id: i.athlete_id, test: i.test, recorded_at: new Date().toISOString(), created_by: userId, tap: null, rig_id: null },
         i.trial_dir,

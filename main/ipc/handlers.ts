@@ -13,7 +13,7 @@ import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
 import { findOrganization, findUserById, listAllUsers } from '../data/identity';
 import { isVerbName } from '../../models/verbs';
-import { VERBS, callVerb, parseInput } from '../services';
+import { VERBS, callVerbByName, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
 import { readOrganisation, setUserPin, updateOrganisation } from '../services/admin';
 import { parseSignInOrgs, signInScope } from '../app/signin-scope';
@@ -174,7 +174,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'verb.call': (ctx, { verb, input, idempotency_key }) => {
       if (!ctx.session.userId) throw unauthenticated();
       if (!isVerbName(verb)) throw new NotFound(`Verb "${verb}"`);
-      return callVerb({ db: deps.db, userId: ctx.session.userId }, VERBS, verb, input ?? {}, idempotency_key ? { idempotencyKey: idempotency_key } : {});
+      return callVerbByName({ db: deps.db, userId: ctx.session.userId }, VERBS, verb, input ?? {}, idempotency_key ? { idempotencyKey: idempotency_key } : {});
     },
     'assistant.start': (ctx, { message, conversation_id, page }) => {
       const userId = signedInUser(ctx);

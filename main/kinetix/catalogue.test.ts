@@ -214,7 +214,7 @@ describe('turns against the demo club', () => {
   it('a rotated device key is shown once on the live stream, and never persisted or sent to the model', async () => {
     const admin = s.userIds.admin;
     const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
-    const reg = callVerb({ db: t.db, userId: admin }, VERBS, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' }) as {
+    const reg = callVerb({ db: t.db, userId: admin }, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' }) as {
       changeset: { changes: { id: string }[] };
     };
     const deviceId = reg.changeset.changes[0]!.id;

@@ -48,7 +48,6 @@ export {
   getProposal,
   expireProposal,
   needsOwnerMessage,
-  PolicyDenied,
   STALE_MESSAGE,
   type ProposeInput,
   type ApproveInput,

@@ -23,7 +23,7 @@ import type { ErrorPayload } from '../../models/errors';
 import type { PolicyDecision } from '../../models/policy';
 import type { Db } from '../data/db';
 import * as K from '../data/kinetix';
-import { digestInput, measureInput } from './bounds';
+import { digestInput, measureInput } from '../services/bounds';
 import { EventBus } from './bus';
 import { maskSecrets } from './mask';
 import { RunRecorder, refusedInputSummary, toolCallRow, type RecordedRun } from './recording';

@@ -8,7 +8,8 @@ import { getRow } from '../data/rows';
 import { VERBS } from '../services';
 import { planWrite, type WriteVerb } from '../services/verb';
 import { createClinicFixture, fixtureNow, type ClinicFixture } from '../testing/clinic-fixture';
-import { approveProposal, declineProposal, getProposal, listProposals, PolicyDenied, proposeChangeset, STALE_MESSAGE } from './proposals';
+import { approveProposal, declineProposal, getProposal, listProposals, proposeChangeset, STALE_MESSAGE } from './proposals';
+import { PolicyDenied } from '../services/verb';
 
 let f: ClinicFixture;
 beforeEach(() => {

@@ -17,7 +17,7 @@ import { inTransaction } from '../data/db';
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, Conflict, Forbidden, NotFound, toErrorPayload } from '../../models/errors';
-import type { PolicyDecision, PolicyResult, PolicyVerdict } from '../../models/policy';
+import type { PolicyDecision, PolicyVerdict } from '../../models/policy';
 import { canApprove, evaluatePolicy } from '../../models/policy';
 import type { Permission, Role } from '../../models/roles';
 import { hasPermission, NEEDS_OWNER_APPROVER } from '../../models/roles';
@@ -28,7 +28,7 @@ import { findUserById } from '../data/identity';
 import * as P from '../data/proposals';
 import type { ProposalSource, ProposalStatus } from '../data/proposals';
 import { resolveActor } from '../services/context';
-import { applyPlanned } from '../services/verb';
+import { applyPlanned, PolicyDenied } from '../services/verb';
 import { uuidv7 } from 'uuidv7';
 
 export type { ProposalSource, ProposalStatus } from '../data/proposals';
@@ -36,15 +36,6 @@ export type { ProposalSource, ProposalStatus } from '../data/proposals';
 /** What the model (and an MCP client) is told when a stale proposal is approved. */
 export const STALE_MESSAGE =
   'The records changed since this was prepared; nothing was written. Read the current values again and propose the change afresh if it is still wanted.';
-
-/** The policy engine refused a planned changeset: nothing was stored or written. */
-export class PolicyDenied extends AppError {
-  readonly decisions: PolicyDecision[];
-  constructor(policy: Pick<PolicyResult, 'reasons' | 'decisions'>) {
-    super({ code: 'Forbidden', message: `The policy does not allow this change: ${policy.reasons.join(' ')}`.trim() });
-    this.decisions = policy.decisions;
-  }
-}
 
 /** Input of {@link proposeChangeset}. */
 export interface ProposeInput {

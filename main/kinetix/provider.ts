@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { ProviderClearance } from './classification';
 import { DEFAULT_CLEARANCE } from './classification';
 import { ProviderError } from './errors';
-import { digestText, measureJsonText, type InputMeasure } from './bounds';
+import { digestText, measureJsonText, type InputMeasure } from '../services/bounds';
 import { scrubText } from './mask';
 import type { TokenCounts } from './pricing';
 import type { JsonSchemaObject } from './tool';

@@ -8,11 +8,11 @@ import * as K from '../data/kinetix';
 import { addOrg, addRecord, addUser, collectEvents, tempDb, testHarness, type TempDb } from '../testing/kinetix-fixtures';
 import { testRegistry } from '../testing/kinetix-tools';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
-import { digestInput, MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, measureInput } from './bounds';
+import { digestInput, MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, measureInput } from '../services/bounds';
 import type { RunEventEnvelope } from './bus';
 import { MAX_TOOL_CALLS_PER_RESPONSE, REFUSAL_MESSAGE, TRUNCATED_NOTICE } from './harness';
 import { PRICE_CEILING_PER_MTOK } from './pricing';
-import { digestText } from './bounds';
+import { digestText } from '../services/bounds';
 
 let t: TempDb;
 let server: ScriptedAnthropic;

@@ -31,23 +31,15 @@ import { findUserById } from '../data/identity';
 import * as K from '../data/kinetix';
 import type { Capability, ServiceContext } from '../services/context';
 import type { Approvals } from './approvals';
-import { boundsMessage, digestInput, measureInput } from './bounds';
+import { boundsMessage, digestInput, measureInput } from '../services/bounds';
+import { parseInput, PolicyDenied } from '../services/verb';
 import { isCleared, withheldMarker, withholdForProvider } from './classification';
 import { UnknownTool } from './errors';
 import { KINETIX_EVENTS } from './events';
 import { gateSnapshot, isUntrusted } from './gate';
 import { maskSecrets } from './mask';
 import { dataEnvelope, DECLINED_MESSAGE } from './prompt';
-import {
-  approveProposal,
-  declineProposal,
-  expireProposal,
-  getProposal,
-  needsOwnerMessage,
-  PolicyDenied,
-  proposeChangeset,
-  type ProposalView,
-} from './proposals';
+import { approveProposal, declineProposal, expireProposal, getProposal, needsOwnerMessage, proposeChangeset, type ProposalView } from './proposals';
 import type { ModelBlock, ToolInputIssue } from './provider';
 import type { RunRecorder } from './recording';
 import { refusedInputSummary, toolCallRow } from './recording';
@@ -233,18 +225,12 @@ export class ToolCallPipeline {
     if (refusal) return { failed: this.fail(call, refusal, 'refused_call') };
     const tool = call.run.tools.get(call.tu.name);
     if (!tool) return { failed: this.fail(call, new UnknownTool(call.tu.name), 'unknown_tool') };
-    const parsed = tool.input.safeParse(call.tu.input ?? {});
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(input)', message: i.message }));
-      return {
-        failed: this.fail(
-          call,
-          new ValidationError(`Invalid input for ${tool.name}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues),
-          'invalid_input',
-        ),
-      };
+    try {
+      return { tool, input: parseInput(tool.input, call.tu.input, tool.name) };
+    } catch (e) {
+      if (e instanceof ValidationError) return { failed: this.fail(call, e, 'invalid_input') };
+      throw e;
     }
-    return { tool, input: parsed.data };
   }
 
   // -- authorise and gate (a read runs here) ---------------------------------------------------

@@ -18,7 +18,7 @@ import { seedDemo } from '../data/seed';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { approveProposal, getProposal, listProposals } from '../kinetix/proposals';
 import { toolInputSchema, toolOutputSchema } from '../kinetix/tool';
-import { callVerb, VERBS } from '../services';
+import { callVerb } from '../services';
 import { issueMcpToken, revokeTokenAs } from './tokens';
 import { sqlite } from '../data/sqlite';
 import { allowWithheld } from './session';
@@ -205,12 +205,12 @@ describe('MCP server over stdio (SDK client)', () => {
     });
     expect(r.message).toMatch(/by an owner/);
     // Over 50 records: the policy denies it; nothing is stored.
-    const squad = callVerb({ db, userId: seed.userIds.physio }, VERBS, 'squads.create', { name: 'Academy', season: '2026' }) as {
+    const squad = callVerb({ db, userId: seed.userIds.physio }, 'squads.create', { name: 'Academy', season: '2026' }) as {
       changeset: { changes: { id: string }[] };
     };
     const academy = squad.changeset.changes[0]!.id;
     for (let i = 0; i < 51; i++)
-      callVerb({ db, userId: seed.userIds.physio }, VERBS, 'athletes.create', {
+      callVerb({ db, userId: seed.userIds.physio }, 'athletes.create', {
         name: `Academy Player ${i}`,
         date_of_birth: '2008-01-01',
         sex: 'female',
@@ -288,11 +288,11 @@ describe('MCP server over stdio (SDK client)', () => {
     const coach = await connect(token);
     const ok = (await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
     expect(ok.isError).toBeFalsy();
-    callVerb({ db, userId: seed.userIds.owner }, VERBS, 'users.update', { id: seed.userIds.coach, active: false });
+    callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.coach, active: false });
     const after = (await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
     expect(after.isError).toBe(true);
     expect(body(after).error.code).toBe('Unauthenticated');
-    callVerb({ db, userId: seed.userIds.owner }, VERBS, 'users.update', { id: seed.userIds.coach, active: true });
+    callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.coach, active: true });
     expect((await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })).isError).toBeFalsy();
     revokeTokenAs(db, seed.userIds.coach, info.id);
     const revoked = (await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;

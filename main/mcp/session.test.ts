@@ -9,7 +9,7 @@ import { openDb } from '../data/db';
 import type { SeedSummary } from '../data/seed';
 import { seedDemo } from '../data/seed';
 import { getRun, listOwnConversations, listToolCalls, listTrace } from '../data/kinetix';
-import { callVerb, VERBS } from '../services';
+import { callVerbByName, VERBS } from '../services';
 import { ToolRegistry } from '../kinetix/registry';
 import type { ToolContext } from '../kinetix/tool';
 import { defineTool } from '../kinetix/tool';
@@ -201,5 +201,5 @@ describe('McpSession audit (kinetix.md §8)', () => {
 });
 
 function callVerbAs(userId: string, verb: string, input: unknown): void {
-  callVerb({ db, userId }, VERBS, verb, input);
+  callVerbByName({ db, userId }, VERBS, verb, input);
 }

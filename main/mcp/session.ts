@@ -30,7 +30,7 @@ import type { ProviderClearance } from '../kinetix/classification';
 import { fieldClass, isCleared, isUntaggedField, withheldMarker, withholdForProvider } from '../kinetix/classification';
 import { providerClearance } from '../kinetix/settings';
 import { UnknownTool } from '../kinetix/errors';
-import { boundsMessage } from '../kinetix/bounds';
+import { boundsMessage } from '../services/bounds';
 import { maskSecrets } from '../kinetix/mask';
 import type { McpAuditedCall, McpCallOutcome } from '../kinetix/mcp-audit';
 import { McpCallAudit } from '../kinetix/mcp-audit';
@@ -40,6 +40,7 @@ import type { Tool, ToolContext } from '../kinetix/tool';
 import { toolInputSchema, toolOutputSchema, toolStructuredContent } from '../kinetix/tool';
 import type { Actor, Capability, ServiceContext } from '../services/context';
 import { resolveActor } from '../services/context';
+import { parseInput } from '../services/verb';
 import type { KinetixPort, RiskAnnotations } from './kinetix-adapter';
 import { kinetixPort } from './kinetix-adapter';
 import type { McpBinding } from './tokens';
@@ -222,17 +223,13 @@ export class McpSession {
   private async run(actor: Actor, tools: Tool[], name: string, args: unknown, runId: string): Promise<{ response: McpCallResult; outcome: McpCallOutcome }> {
     const tool = tools.find((t) => t.name === name);
     if (!tool) throw new UnknownTool(name);
-    const parsed = tool.input.safeParse(args ?? {});
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(input)', message: i.message }));
-      throw new ValidationError(`Invalid input for ${tool.name}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
-    }
+    const input: unknown = parseInput(tool.input, args, tool.name);
     const clearance = this.clearance(actor.orgId);
     if (tool.kind === 'read') {
-      const result = maskSecrets((await Promise.resolve(tool.run(this.context(actor, tool, runId), parsed.data))) ?? null);
+      const result = maskSecrets((await Promise.resolve(tool.run(this.context(actor, tool, runId), input))) ?? null);
       return { response: ok(tool, this.outbound(result, tool.tables, clearance)), outcome: { status: 'executed', result } };
     }
-    const proposal = tool.plan(this.context(actor, tool, runId), parsed.data);
+    const proposal = tool.plan(this.context(actor, tool, runId), input);
     if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
     if (proposal.reveal) {
       // A new secret (device key) is shown once, to the person who approves, in the app; an

@@ -9,7 +9,7 @@ import { openDb } from '../data/db';
 import { findMcpTokenByHash, listMcpTokens } from '../data/mcp';
 import type { SeedSummary } from '../data/seed';
 import { DEMO_EMAILS, seedDemo } from '../data/seed';
-import { callVerb, VERBS } from '../services';
+import { callVerb } from '../services';
 import { hashMcpToken, issueMcpToken, listTokensFor, McpTokenRefused, revokeTokenAs, verifyMcpToken } from './tokens';
 
 let dir: string;
@@ -61,10 +61,10 @@ describe('MCP tokens', () => {
     revokeTokenAs(db, seed.userIds.doctor, rev.info.id);
     expect(refusal(() => verifyMcpToken(db, rev.token))).toBe('revoked');
     const s = issueMcpToken(db, seed.userIds.analyst);
-    callVerb({ db, userId: seed.userIds.owner }, VERBS, 'users.update', { id: seed.userIds.analyst, active: false });
+    callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.analyst, active: false });
     expect(refusal(() => verifyMcpToken(db, s.token))).toBe('user_inactive');
     expect(() => issueMcpToken(db, seed.userIds.analyst)).toThrow(/deactivated/);
-    callVerb({ db, userId: seed.userIds.owner }, VERBS, 'users.update', { id: seed.userIds.analyst, active: true });
+    callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.analyst, active: true });
     expect(refusal(() => verifyMcpToken(db, s.token))).toBe('accepted');
   });
 

@@ -11,12 +11,12 @@ import { CaptureResultsOut } from '../../models/outputs';
 import { DEMO_CAPTURE } from '../../models/seed/demo-capture.generated';
 import { openDb, type Db } from '../data/db';
 import { seedDemo, type SeedSummary } from '../data/seed';
-import { VERBS, callVerb } from './index';
+import { VERBS, callVerbByName } from './index';
 import { sqlite } from '../data/sqlite';
 
 let dir: string, db: Db, seed: SeedSummary;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const call = (userId: string, verb: string, input: unknown): any => callVerb({ db, userId }, VERBS, verb as never, input as never);
+const call = (userId: string, verb: string, input: unknown): any => callVerbByName({ db, userId }, VERBS, verb as never, input as never);
 function errorOf(fn: () => unknown): AppError {
   try {
     fn();

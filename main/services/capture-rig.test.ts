@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../models/errors';
 import { openDb, type Db } from '../data/db';
 import { seedDemo, type SeedSummary } from '../data/seed';
-import { VERBS, callVerb } from './index';
+import { VERBS, callVerbByName } from './index';
 
 let dir: string, db: Db, seed: SeedSummary;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const call = (userId: string, verb: string, input: unknown): any => callVerb({ db, userId }, VERBS, verb as never, input as never);
+const call = (userId: string, verb: string, input: unknown): any => callVerbByName({ db, userId }, VERBS, verb, input);
 function errorOf(fn: () => unknown): AppError {
   try {
     fn();

@@ -9,9 +9,11 @@ import * as capture from './capture';
 import * as clinical from './clinical';
 import * as help from './help';
 import * as rates from './rates';
-import type { VerbName } from '../../models/verbs';
+import type { VerbInput, VerbName, VerbOutput } from '../../models/verbs';
 import { VERB_NAMES } from '../../models/verbs';
 import type { Verb, VerbImpl } from './verb';
+import { callVerbByName } from './verb';
+import type { ServiceContext } from './context';
 import * as workload from './workload';
 
 /**
@@ -93,6 +95,22 @@ export const VERB_IMPLS: { readonly [K in VerbName]: VerbImpl<K> } = {
 export const VERBS: ReadonlyMap<string, Verb> = new Map<string, Verb>(VERB_NAMES.map((name) => [name, VERB_IMPLS[name]]));
 
 export type { Verb, VerbImpl, ReadVerb, WriteVerb, VerbContext, PlanResult, WriteResult } from './verb';
-export { callVerb, runRead, planWrite, applyPlanned, parseInput } from './verb';
+export { callVerbByName, runRead, planWrite, applyPlanned, parseInput, inputIssues, boundInput, PolicyDenied } from './verb';
+export type { InputIssue } from './verb';
+
+/** What {@link callVerb} returns for verb `K`: a read's output, or a write's applied changeset. */
+export type VerbResult<K extends VerbName> = VerbOutput<K>;
+
+/**
+ * Call verb `name` as the context's user with a typed input and result (reads return their
+ * output; writes plan, pass the policy and apply at once, returning the WriteOutput). For code
+ * inside main/; doors that take a name from outside use {@link callVerbByName}.
+ * @throws as {@link callVerbByName}
+ */
+export function callVerb<K extends VerbName>(ctx: ServiceContext, name: K, input: VerbInput<K>, opts: { idempotencyKey?: string | null } = {}): VerbResult<K> {
+  // VERBS maps every K to VERB_IMPLS[K] (a VerbImpl<K>, checked by the mapped type above), whose
+  // output is VerbOutput<K>; only the Map's value type forgets K.
+  return callVerbByName(ctx, VERBS, name, input, opts) as VerbResult<K>;
+}
 export type { ServiceContext, Capability, Actor } from './context';
 export { resolveActor, requirePermission, scopeOf } from './context';

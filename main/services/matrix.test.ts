@@ -11,17 +11,17 @@ import type { ClinicFixture } from '../testing/clinic-fixture';
 import { createClinicFixture } from '../testing/clinic-fixture';
 import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
 import { inTransaction } from '../data/db';
-import { VERBS, callVerb, planWrite, runRead } from './index';
+import { VERBS, callVerbByName, planWrite, runRead } from './index';
 
 /** Thrown to roll a cell's applied write back after its output was captured. */
 class RollBack extends Error {}
 
 /** Apply a write verb as `ctx`'s user, return its output, and undo every write. */
-function applyAndRollBack(ctx: Parameters<typeof callVerb>[0], name: string, input: unknown): unknown {
+function applyAndRollBack(ctx: Parameters<typeof callVerbByName>[0], name: string, input: unknown): unknown {
   let out: unknown;
   try {
     inTransaction(ctx.db, () => {
-      out = callVerb(ctx, VERBS, name, input);
+      out = callVerbByName(ctx, VERBS, name, input);
       throw new RollBack();
     });
   } catch (e) {

@@ -476,18 +476,17 @@ describe('who is calling', () => {
   it('an assistant call needs an unexpired capability for this user with the scope', () => {
     const ctx = (cap: Parameters<typeof callVerb>[0]['via']) => ({ ...f.as(f.a.users.physio), via: cap });
     const base = { id: 'c1', userId: f.a.users.physio, orgId: f.a.orgId, expiresAt: fixtureNow().getTime() + 300_000 };
-    expect(callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'] } }), VERBS, 'athletes.list', {})).toBeTruthy();
-    expect(errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['rates:read'] } }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
+    expect(callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'] } }), 'athletes.list', {})).toBeTruthy();
+    expect(errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['rates:read'] } }), 'athletes.list', {})).code).toBe('Forbidden');
     expect(
       errorOf(() =>
-        callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'], expiresAt: fixtureNow().getTime() - 1 } }), VERBS, 'athletes.list', {}),
+        callVerb(ctx({ runId: 'r', capability: { ...base, scopes: ['athlete:read'], expiresAt: fixtureNow().getTime() - 1 } }), 'athletes.list', {}),
       ).code,
     ).toBe('Forbidden');
     expect(
-      errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, userId: f.a.users.doctor, scopes: ['athlete:read'] } }), VERBS, 'athletes.list', {}))
-        .code,
+      errorOf(() => callVerb(ctx({ runId: 'r', capability: { ...base, userId: f.a.users.doctor, scopes: ['athlete:read'] } }), 'athletes.list', {})).code,
     ).toBe('Forbidden');
-    expect(errorOf(() => callVerb(ctx({ runId: 'r' }), VERBS, 'athletes.list', {})).code).toBe('Forbidden');
+    expect(errorOf(() => callVerb(ctx({ runId: 'r' }), 'athletes.list', {})).code).toBe('Forbidden');
   });
   it('an assistant write reads "Name via Assistant" in the activity log, linked to the run', () => {
     const ctx = {
@@ -497,7 +496,7 @@ describe('who is calling', () => {
         capability: { id: 'c', userId: f.a.users.physio, orgId: f.a.orgId, scopes: ['workload:write'], expiresAt: fixtureNow().getTime() + 300_000 },
       },
     };
-    const r = callVerb(ctx, VERBS, 'workload.logSessionLoads', { squad_id: f.a.squadId, date: '2026-11-12', duration_min: 60, rpe: 5 }) as {
+    const r = callVerb(ctx, 'workload.logSessionLoads', { squad_id: f.a.squadId, date: '2026-11-12', duration_min: 60, rpe: 5 }) as {
       changeset: { id: string };
     };
     const act = f.call(f.a.users.owner, 'activity.list', {}).activity.find((a: { changeset_id: string }) => a.changeset_id === r.changeset.id);
@@ -569,6 +568,53 @@ describe('reports.generate', () => {
     expect(noSquad.issues?.map((i) => i.path)).toEqual(['squad_id']);
     // An analyst (no injury.read) may generate a squad report but not an athlete summary.
     expect(errorOf(() => f.call(f.a.users.analyst, 'reports.generate', { kind: 'athlete_summary', athlete_id: f.a.athleteId })).code).toBe('Forbidden');
+  });
+});
+
+describe('the policy on a direct call (verb.call, CLI call)', () => {
+  it('a fee change of more than 20 % by an admin is refused, naming the owner, and nothing is written', () => {
+    const before = getRow<{ price_cents: number; version: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)!;
+    const e = errorOf(() => f.call(f.a.users.admin, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 25 }));
+    expect(e.code).toBe('Forbidden');
+    expect(e.message).toMatch(/needs an owner's approval/);
+    expect(e.message).toMatch(/Nothing was written/);
+    expect(getRow<{ price_cents: number; version: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)).toMatchObject(before);
+  });
+  it('the same change by an owner applies (an owner approves their own change)', () => {
+    const before = getRow<{ price_cents: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)!.price_cents;
+    f.call(f.a.users.owner, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 25 });
+    expect(getRow<{ price_cents: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)!.price_cents).toBe(Math.round(before * 1.25));
+    f.call(f.a.users.owner, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: -20 });
+  });
+  it('a change within the limits by an admin applies at once', () => {
+    const before = getRow<{ price_cents: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)!.price_cents;
+    f.call(f.a.users.admin, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: 10 });
+    expect(getRow<{ price_cents: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)!.price_cents).toBe(Math.round(before * 1.1));
+  });
+});
+
+describe('bounded input on every door', () => {
+  const deep = (n: number): unknown => {
+    let v: unknown = 1;
+    for (let i = 0; i < n; i++) v = { a: v };
+    return v;
+  };
+  it('a 20,000-level input is Validation (not a stack overflow), with or without an idempotency key, and nothing is written', () => {
+    const loads = count(f, 'session_load');
+    for (const opts of [{}, { idempotencyKey: 'deep-0001' }]) {
+      const e = errorOf(() => f.call(f.a.users.physio, 'workload.logSessionLoads', deep(20_000) as never, opts));
+      expect(e.code).toBe('Validation');
+      expect(e.message).toMatch(/nested deeper than 32 levels/);
+    }
+    const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', deep(40) as never));
+    expect(e.code).toBe('Validation');
+    expect(count(f, 'session_load')).toBe(loads);
+  });
+  it('a 3 MB input is refused by size before validation', () => {
+    const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', { search: 'x'.repeat(3_000_000) }));
+    expect(e.code).toBe('Validation');
+    expect(e.message).toMatch(/larger than 65536 bytes/);
+    expect(e.message).not.toMatch(/xxxx/);
   });
 });
 

@@ -9,12 +9,15 @@ import { createHash } from 'node:crypto';
 import type { PlannedChangeset } from '../../models/changeset';
 import { canonicalJson } from '../../models/changeset';
 import { AppError, NotFound, ValidationError } from '../../models/errors';
+import type { PolicyDecision, PolicyResult } from '../../models/policy';
+import { evaluatePolicy } from '../../models/policy';
 import type { Permission } from '../../models/roles';
 import type { ReadVerbName, VerbName, VerbOutput, VerbParsedInput, VerbSpecOf, WriteVerbName } from '../../models/verbs';
 import { VERB_SPECS } from '../../models/verbs';
 import type { AppliedChangeset } from '../data/changesets';
 import { applyChangeset, checkChangeset, findByIdempotencyKey } from '../data/changesets';
 import type { Db } from '../data/db';
+import { boundsMessage, measureInput } from './bounds';
 import type { Actor, ServiceContext } from './context';
 import { requirePermission, resolveActor } from './context';
 
@@ -82,22 +85,51 @@ export function writeVerb<K extends WriteVerbName>(name: K, impl: WriteImpl<K>):
   return { name, kind: 'write', description: spec.description, permission: spec.permission, input: spec.input, output: spec.output, plan: impl.plan };
 }
 
-/** Parse `raw` with `schema`, turning zod issues into a Validation error that names each field. */
-export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
-  const r = schema.safeParse(raw ?? {});
-  if (r.success) return r.data;
-  const issues = r.error.issues.flatMap((i) => {
+/** One field's validation problem, as every door reports it: a dotted path and a message. */
+export interface InputIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * zod issues as {@link InputIssue}s: an unknown key is named as its own path (`org_id`), not as
+ * the whole input; an issue on the whole input is `(input)`. The one formatter for every door
+ * (pages, CLI, web host, the assistant's tool calls, MCP).
+ */
+export function inputIssues(error: z.ZodError): InputIssue[] {
+  return error.issues.flatMap((i) => {
     const base = i.path.map(String).join('.');
-    // An unknown key is named as its own path (`org_id`), not as the whole input.
     if (i.code === 'unrecognized_keys') return i.keys.map((k) => ({ path: base ? `${base}.${k}` : k, message: 'unknown field (not accepted by this verb)' }));
     return [{ path: base || '(input)', message: i.message }];
   });
-  throw new ValidationError(`Invalid input: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+}
+
+/**
+ * Check `raw` for size and depth (main/services/bounds.ts: 64 KiB, 32 levels) before
+ * anything hashes, stores or validates it; no recursion on the input.
+ * @throws Validation naming the limit (the content is never echoed)
+ */
+export function boundInput(name: string, raw: unknown): void {
+  const m = measureInput(raw);
+  if (!m.ok) throw new ValidationError(boundsMessage(name, m), [{ path: '(input)', message: m.reason === 'depth' ? 'nested too deep' : 'too large' }]);
+}
+
+/**
+ * Parse `raw` with `schema`, turning zod issues into a Validation error that names each field.
+ * `label` names what was called in the message (`Invalid input for list_injuries: …`).
+ * @throws Validation
+ */
+export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, label?: string): z.infer<S> {
+  const r = schema.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const issues = inputIssues(r.error);
+  throw new ValidationError(`Invalid input${label ? ` for ${label}` : ''}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
 }
 
 function prepare(ctx: ServiceContext, verb: Verb, raw: unknown): { vc: VerbContext; input: unknown } {
   const actor = resolveActor(ctx);
   requirePermission(ctx, actor, verb.permission);
+  boundInput(verb.name, raw);
   const input = parseInput(verb.input, raw);
   return { vc: { db: ctx.db, actor, now: ctx.now?.() ?? new Date(), service: ctx }, input };
 }
@@ -156,10 +188,28 @@ export function applyPlanned(
 }
 
 /**
- * Call any verb by name as the context's user: reads return their result; writes plan and apply
- * at once (a person acting in the app or the CLI is their own approval).
+ * The policy's refusal of a change (kinetix.md §3): `deny` for everyone, or `needs_owner` where
+ * the caller cannot approve it themselves. Carries every decision for the page to show.
  */
-export function callVerb(
+export class PolicyDenied extends AppError {
+  readonly decisions: PolicyDecision[];
+  constructor(policy: Pick<PolicyResult, 'reasons' | 'decisions'>, message?: string) {
+    super({ code: 'Forbidden', message: message ?? `The policy does not allow this change: ${policy.reasons.join(' ')}`.trim() });
+    this.decisions = policy.decisions;
+  }
+}
+
+/**
+ * Call any verb by name as the context's user, for doors where the name and input come from
+ * outside (the IPC/web `verb.call`, the CLI's `call`): reads return their result; writes plan,
+ * pass the policy and apply at once (a person acting in the app or the CLI is their own
+ * approval). A change the policy sends to an owner is refused here, not applied: the form door
+ * (`forms.submit`) stores it for an owner's approval instead. Inside the code, use the typed
+ * `callVerb` of main/services/index.ts.
+ * @throws NotFound (unknown verb or record), Forbidden (permission; policy deny or needs-owner),
+ *   Validation (input, bounds, row rules), Conflict (reused idempotency key, stale row)
+ */
+export function callVerbByName(
   ctx: ServiceContext,
   registry: ReadonlyMap<string, Verb>,
   name: string,
@@ -169,6 +219,7 @@ export function callVerb(
   const verb = registry.get(name);
   if (!verb) throw new NotFound(`Verb "${name}"`);
   if (verb.kind === 'read') return runRead(ctx, verb, raw);
+  boundInput(verb.name, raw);
   const requestHash = opts.idempotencyKey
     ? createHash('sha256')
         .update(canonicalJson({ verb: verb.name, input: raw ?? {} }))
@@ -190,7 +241,16 @@ export function callVerb(
       return { changeset: prior.result };
     }
   }
-  const { planned, reveal } = planWrite(ctx, verb, raw);
+  const { planned, reveal, actor } = planWrite(ctx, verb, raw);
+  const now = ctx.now?.() ?? new Date();
+  const policy = evaluatePolicy(actor, planned, { today: now.toISOString().slice(0, 10) });
+  if (policy.verdict === 'deny') throw new PolicyDenied(policy);
+  if (policy.verdict === 'needs_owner') {
+    throw new PolicyDenied(
+      policy,
+      `This change needs an owner's approval: ${policy.reasons.join(' ')} Nothing was written. Submit it from its page (it then waits in Approvals for an owner), or ask an owner to make it.`,
+    );
+  }
   const changeset = applyPlanned(ctx, planned, { ...opts, ...(requestHash ? { requestHash } : {}) });
   return reveal ? { changeset, reveal } : { changeset };
 }

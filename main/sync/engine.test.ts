@@ -15,7 +15,7 @@ import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { getEnrolment, listShapeStates, uploadState } from '../data/sync';
 import { machineSecretBox, type SealedSecret } from '../security/secret-box';
-import { applyPlanned, callVerb, VERBS } from '../services';
+import { applyPlanned, callVerb } from '../services';
 import { getChangeset } from '../data/changesets';
 import { DeviceSync } from './engine';
 import { HQ_ROLES } from '../../sync/pg/roles';
@@ -112,6 +112,23 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(sync.status().last_synced_at).not.toBeNull();
   });
 
+  it('with the shape streams in this thread (no worker) a device syncs the same rows as with the worker', async () => {
+    const orgId = hq.summary.orgId;
+    const db = openDb(devicePath());
+    const sync = await DeviceSync.enrol(
+      db,
+      { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'no worker' },
+      { ...FAST, shapeWorker: false },
+    );
+    engines.push(sync);
+    const r = await sync.syncOnce();
+    for (const table of ['athlete', 'wellness', 'session_load', 'app_user']) {
+      const [{ n }] = (await hq.query<{ n: string }>(orgId, `SELECT count(*) AS n FROM ${table} WHERE org_id = $1`, [orgId])) as [{ n: string }];
+      expect(sqlite(db).prepare(`SELECT count(*) FROM ${table}`).pluck().get(), table).toBe(Number(n));
+      expect(r.pulled[table], table).toBeGreaterThan(0);
+    }
+  });
+
   it('two devices edit different athletes offline; both converge to the rows HQ holds', async () => {
     const a = await enrol('physio');
     const b = await enrol('doctor');
@@ -119,8 +136,8 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await b.sync.syncOnce();
     const athletes = sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 2').all() as { id: string }[];
     // Offline: each device writes through the service verbs (outbox in the same transaction).
-    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id: athletes[0]!.id, notes: 'edited on device A' });
-    callVerb(as(b.db, DEMO_EMAILS.doctor), VERBS, 'athletes.update', { id: athletes[1]!.id, notes: 'edited on device B' });
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id: athletes[0]!.id, notes: 'edited on device A' });
+    callVerb(as(b.db, DEMO_EMAILS.doctor), 'athletes.update', { id: athletes[1]!.id, notes: 'edited on device B' });
     expect(a.sync.status().pending_uploads).toBe(1);
     const ra = await a.sync.syncOnce();
     const rb = await b.sync.syncOnce();
@@ -148,8 +165,8 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await a.sync.syncOnce();
     await b.sync.syncOnce();
     const id = (sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 1').get() as { id: string }).id;
-    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'A: hamstring tight' });
-    const bWrite = callVerb(as(b.db, DEMO_EMAILS.doctor), VERBS, 'athletes.update', { id, notes: 'B: cleared to train' }) as { changeset: { id: string } };
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'A: hamstring tight' });
+    const bWrite = callVerb(as(b.db, DEMO_EMAILS.doctor), 'athletes.update', { id, notes: 'B: cleared to train' }) as { changeset: { id: string } };
     expect((await a.sync.syncOnce()).uploaded).toBe(1);
     const rb = await b.sync.syncOnce();
     expect(rb).toMatchObject({ uploaded: 0, rejected: 1 });
@@ -181,8 +198,8 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const rtp = sqlite(a.db).prepare('SELECT id FROM rtp_entry WHERE deleted_at IS NULL AND doctor_signoff_by IS NULL ORDER BY id LIMIT 1').get() as {
       id: string;
     };
-    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'rtp.update', { id: rtp.id, notes: 'A: progressed to stage drills' });
-    const sign = callVerb(as(b.db, DEMO_EMAILS.doctor), VERBS, 'rtp.signoffDoctor', { id: rtp.id, signed: true }) as { changeset: { id: string } };
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'rtp.update', { id: rtp.id, notes: 'A: progressed to stage drills' });
+    const sign = callVerb(as(b.db, DEMO_EMAILS.doctor), 'rtp.signoffDoctor', { id: rtp.id, signed: true }) as { changeset: { id: string } };
     expect(sqlite(b.db).prepare('SELECT doctor_signoff_by FROM rtp_entry WHERE id = ?').pluck().get(rtp.id)).not.toBeNull();
     await a.sync.syncOnce();
     const rb = await b.sync.syncOnce();
@@ -201,7 +218,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const a = await enrol('physio');
     await a.sync.syncOnce();
     const id = (sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 3').get() as { id: string }).id;
-    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'made before the refetch' });
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'made before the refetch' });
     const handle = listShapeStates(a.db).find((s) => s.tbl === 'athlete')!.handle!;
     // A row only the stale replica has: the fresh snapshot must remove it.
     sqlite(a.db).pragma('foreign_keys = OFF');
@@ -255,13 +272,13 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     b.sync.start();
     if (process.env.SYNC_DEBUG) a.sync.onChange((st) => console.log('A', JSON.stringify(st)));
     const id = (sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 5').get() as { id: string }).id;
-    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'live 1' });
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'live 1' });
     a.sync.nudge();
     await waitFor('B to see live 1', () => sqlite(b.db).prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id) === 'live 1');
     await waitFor('A to settle', () => a.sync.status().pending_uploads === 0 && uploadStateOf(a.db, 'synced'));
 
     await hq.stopHq();
-    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'written while HQ was down' });
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'written while HQ was down' });
     await waitFor('A to see HQ gone', () => !a.sync.status().online && a.sync.status().last_error?.code === 'Unavailable');
     expect(a.sync.status().pending_uploads).toBe(1);
     await hq.startHq();
@@ -287,7 +304,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await waitFor('live', () => a.sync.isLive);
     expect(await hq.revokeDevice(a.sync.status().device_id!, token)).toBe(200);
     const id = (sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').get() as { id: string }).id;
-    callVerb(as(a.db, DEMO_EMAILS.physio), VERBS, 'athletes.update', { id, notes: 'after revoke' });
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'after revoke' });
     await waitFor('sync to stop', () => !a.sync.isLive, 20_000);
     expect(a.sync.status().last_error?.code).toBe('Unauthenticated');
     expect(a.sync.status().pending_uploads).toBe(1); // kept, never lost
@@ -299,7 +316,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const p = await enrol('physio', 'physio@larchfield.test');
     await p.sync.syncOnce();
     const athlete = sqlite(p.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
-    const made = callVerb(as(p.db, 'physio@larchfield.test'), VERBS, 'injuries.create', {
+    const made = callVerb(as(p.db, 'physio@larchfield.test'), 'injuries.create', {
       athlete_id: athlete,
       body_part: 'ankle',
       side: 'left',
@@ -331,7 +348,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const orgId = hq.summary.orgId;
     const athlete = sqlite(db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
     const create = (bodyPart: string): { csId: string; injuryId: string } => {
-      const r = callVerb(me, VERBS, 'injuries.create', {
+      const r = callVerb(me, 'injuries.create', {
         athlete_id: athlete,
         body_part: bodyPart,
         side: 'right',
@@ -346,7 +363,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect((await sync.syncOnce()).uploaded).toBe(2);
 
     // 1. Undo through the verb (the Activity page's Undo button).
-    const u1 = callVerb(me, VERBS, 'changesets.undo', { changeset_id: viaVerb.csId }) as { changeset: { id: string } };
+    const u1 = callVerb(me, 'changesets.undo', { changeset_id: viaVerb.csId }) as { changeset: { id: string } };
     // 2. Undo as an approved proposal carries it: the stored inverse, placeholder and all, applied as planned.
     const inverse = getChangeset(db, orgId, viaProposal.csId)!.inverse!;
     expect(inverse[0]!.after).toEqual({ deleted_at: '__NOW__' });
@@ -385,7 +402,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await sync.syncOnce();
     const orgId = hq.summary.orgId;
     const me = as(db, DEMO_EMAILS.physio);
-    const [first, second] = sqlite(db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 2').pluck().all() as string[];
+    const [first, second] = sqlite(db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 2').pluck().all() as [string, string];
     // Replication stops (the shape service's WAL sender is cut and cannot log in again): HQ applies
     // uploads, but their commits do not reach the shape log, so a pull's up-to-date predates them.
     const stopReplication = async (): Promise<void> => {
@@ -397,7 +414,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       // 1. Bounded: with replication down for longer than the wait, the pass ends with the change
       //    applied at HQ but not yet delivered; the row keeps the device's value (no flicker).
       await stopReplication();
-      const a = callVerb(me, VERBS, 'athletes.update', { id: first, notes: 'lagging replication 1' }) as { changeset: { id: string } };
+      const a = callVerb(me, 'athletes.update', { id: first, notes: 'lagging replication 1' });
       const short = new DeviceSync(db, { ...FAST, settleTimeoutMs: 300 });
       const r1 = await short.syncOnce();
       expect(r1).toMatchObject({ uploaded: 1, unsettled: 1 });
@@ -406,7 +423,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
 
       // 2. Replication comes back while the next pass waits: that pass settles both changesets,
       //    the one it uploaded and the one left over.
-      const b = callVerb(me, VERBS, 'athletes.update', { id: second, notes: 'lagging replication 2' }) as { changeset: { id: string } };
+      const b = callVerb(me, 'athletes.update', { id: second, notes: 'lagging replication 2' });
       let resumed: Promise<unknown> | null = null;
       const waiting = new DeviceSync(db, {
         ...FAST,

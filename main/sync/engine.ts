@@ -21,11 +21,11 @@
  * reachable or not ready), `Unauthenticated` (token revoked or expired: sync stops), `Forbidden`.
  */
 import { setMaxListeners } from 'node:events';
-import { FetchError, ShapeStream, isChangeMessage, isControlMessage, type Message, type Offset, type Row } from '@electric-sql/client';
+import { FetchError, isChangeMessage, isControlMessage, type Message, type Row } from '@electric-sql/client';
 import { AppError, NotConfigured, type ErrorPayload } from '../../models/errors';
 import { hasPermission, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { ChangesetOutcome, ChangesetUploadResult, DeviceSyncStatus, SyncConflict, SyncReport, UploadedChangeset } from '../../models/sync';
-import { HQ_SHAPE_PARSER, int8ToNumber, MAX_CHANGESETS_PER_UPLOAD } from '../../models/sync';
+import { MAX_CHANGESETS_PER_UPLOAD } from '../../models/sync';
 import { TABLE_NAMES, TABLES } from '../../models/tables';
 import type { Db } from '../data/db';
 import {
@@ -43,12 +43,14 @@ import {
   saveEnrolment,
   shapeState,
   syncCounts,
+  isTableEmpty,
   unsettledUploads,
   type ReplicaOp,
   type SyncEnrolmentRow,
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
 import { findUserById } from '../data/identity';
+import { inThreadFeed, ShapeWorkerHost, type ShapeFeed, type ShapeFeedOptions } from './shape-feed';
 
 /** Options of the engine. Defaults suit the app; tests shorten the delays. */
 export interface DeviceSyncOptions {
@@ -70,6 +72,12 @@ export interface DeviceSyncOptions {
    * Those still undelivered then stay optimistic and settle in a later pass. @default 10000
    */
   settleTimeoutMs?: number;
+  /**
+   * Run the shape streams (fetch + the client's parse of each response) in a worker thread, so no
+   * response parse blocks this thread's event loop (main/sync/shape-feed.ts). Falls back to this
+   * thread when the worker's file is not present. @default true
+   */
+  shapeWorker?: boolean;
   /** Changesets per upload request (≤ 100). @default 50 */
   uploadBatch?: number;
   /** Diagnostics (never a token). */
@@ -193,6 +201,7 @@ export class DeviceSync {
   private wake: (() => void) | null = null;
   private stopped = true;
   private readonly log: (line: string) => void;
+  private readonly shapeWorker: ShapeWorkerHost | { available: false; open: never; close(): void };
 
   constructor(
     private readonly db: Db,
@@ -201,6 +210,7 @@ export class DeviceSync {
     this.box = opts.box ?? machineSecretBox(db.path);
     this.sliceRows = Math.max(1, opts.applySliceRows ?? 500);
     this.log = opts.log ?? (() => undefined);
+    this.shapeWorker = opts.shapeWorker === false ? { available: false, open: undefined as never, close: () => undefined } : new ShapeWorkerHost();
   }
 
   /**
@@ -555,7 +565,9 @@ export class DeviceSync {
     let buffer: ReplicaOp[] = [];
     let txids = new Set<string>();
     let resetting = state.needs_reset;
-    let keepIds: Set<string> | null = resetting ? new Set() : null;
+    // After a reset the rows the fresh snapshot did not deliver are swept away; a table that was
+    // empty when the reset began (a first sync) has nothing to sweep, which spares reading every id.
+    let keepIds: Set<string> | null = resetting && !isTableEmpty(this.db, tbl) ? new Set() : null;
     let lastOffset = state.offset;
     const backoff = live ? (this.opts.streamBackoff ?? { initialMs: 500, maxMs: 10_000 }) : { initialMs: 200, maxMs: 2_000 };
 
@@ -572,21 +584,16 @@ export class DeviceSync {
       };
       if (signal.aborted) return finish();
       signal.addEventListener('abort', onAbort, { once: true });
-      const stream = new ShapeStream<Row>({
+      const feedOptions: ShapeFeedOptions = {
         url: `${e.hq_url}/v1/shape`,
         params: { table: tbl, replica: 'full' },
-        ...(state.handle && state.offset !== '-1' ? { offset: state.offset as Offset, handle: state.handle } : {}),
+        ...(state.handle && state.offset !== '-1' ? { offset: state.offset, handle: state.handle } : {}),
         headers: { Authorization: `Bearer ${e.token}` },
-        parser: { ...HQ_SHAPE_PARSER, int8: int8ToNumber },
-        subscribe: live,
+        live,
         signal: ctrl.signal,
         fetchClient: this.trackedFetch,
-        backoffOptions: {
-          initialDelay: backoff.initialMs,
-          maxDelay: backoff.maxMs,
-          multiplier: 2,
-          maxRetries: live ? Infinity : 3,
-        },
+        onOnline: (online) => this.setOnline(online),
+        backoff: { initialMs: backoff.initialMs, maxMs: backoff.maxMs, maxRetries: live ? Infinity : 3 },
         onError: (err) => {
           if (ctrl.signal.aborted) return;
           if (err instanceof FetchError && err.status === 401) {
@@ -614,7 +621,8 @@ export class DeviceSync {
           );
           return;
         },
-      });
+      };
+      const stream: ShapeFeed = this.shapeWorker.available ? this.shapeWorker.open(feedOptions) : inThreadFeed(feedOptions);
 
       const onBatch = async (messages: Message<Row>[]): Promise<void> => {
         if (settled) return;

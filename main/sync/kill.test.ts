@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
-import { callVerb, VERBS } from '../services';
+import { callVerb } from '../services';
 import { DeviceSync, syncedTables } from './engine';
 import { havePg, useHqStack } from './testing/hq-stack';
 import { sqlite } from '../data/sqlite';
@@ -65,7 +65,7 @@ describe.skipIf(!havePg)('kill -9 during sync', () => {
     }[];
     const ids: string[] = [];
     for (const [i, a] of athletes.entries()) {
-      const r = callVerb({ db, userId }, VERBS, 'athletes.update', { id: a.id, notes: `kill test ${i}` }) as { changeset: { id: string } };
+      const r = callVerb({ db, userId }, 'athletes.update', { id: a.id, notes: `kill test ${i}` }) as { changeset: { id: string } };
       ids.push(r.changeset.id);
     }
     db.close();

@@ -12,7 +12,7 @@ import { ROLES } from '../../models/roles';
 import type { Db } from '../data/db';
 import { openDb } from '../data/db';
 import { insertOrganization, insertUser } from '../data/identity';
-import { VERBS, callVerb } from '../services';
+import { VERBS, callVerbByName } from '../services';
 import type { ServiceContext } from '../services';
 
 export interface OrgFixture {
@@ -224,7 +224,7 @@ export function createClinicFixture(): ClinicFixture {
   const path = join(dir, 'clinic.sqlite');
   const db = openDb(path);
   const as = (userId: string): ServiceContext => ({ db, userId, now: fixtureNow });
-  const call: ClinicFixture['call'] = (userId, verb, input = {}, opts = {}) => callVerb(as(userId), VERBS, verb, input, opts);
+  const call: ClinicFixture['call'] = (userId, verb, input = {}, opts = {}) => callVerbByName(as(userId), VERBS, verb, input, opts);
   const a = buildOrg(db, 'Northbridge', call);
   const b = buildOrg(db, 'Eastvale', call);
   return {

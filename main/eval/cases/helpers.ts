@@ -14,7 +14,7 @@ import { getRow, listRows } from '../../data/rows';
 import { shippedHelpPages } from '../../help';
 import { CLEARANCE_SETTING_KEY } from '../../kinetix';
 import { clearanceUpTo } from '../../../models/classification';
-import { callVerb, VERBS } from '../../services';
+import { callVerbByName, VERBS } from '../../services';
 import type { Turn } from '../model';
 import type { ShownRow } from '../types';
 import type { World } from '../world';
@@ -34,7 +34,7 @@ export function idNamed(t: Turn, tool: string, name: string): string {
 
 /** Call a read verb as a user (ground truth for answer checks). */
 export function read<T>(w: World, userId: string, verb: string, input: unknown): T {
-  return callVerb({ db: w.db, userId, now: () => new Date(`${w.seed.today}T12:00:00Z`) }, VERBS, verb, input) as T;
+  return callVerbByName({ db: w.db, userId, now: () => new Date(`${w.seed.today}T12:00:00Z`) }, VERBS, verb, input) as T;
 }
 
 /** Dollars as the fee pages show them: 5500 → "$55.00". */

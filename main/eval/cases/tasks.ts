@@ -8,7 +8,7 @@ import type { AcwrResult } from '../../../models/acwr';
 import type { Athlete, Injury, RateItem, SessionLoad, Vitals, Wellness } from '../../../models/records';
 import { listMessages } from '../../data/kinetix';
 import { countRows, getRow, listRows } from '../../data/rows';
-import { callVerb, VERBS } from '../../services';
+import { callVerb } from '../../services';
 import { searchHelp } from '../../services/help';
 import { call, say, type Turn } from '../model';
 import type { EvalCase, ShownRow } from '../types';
@@ -323,7 +323,7 @@ export const TASKS: EvalCase[] = [
     as: 'physio',
     message: 'Undo my last change.',
     setup: (w, c) => {
-      const r = callVerb({ db: w.db, userId: w.users.physio }, VERBS, 'rates.updateItem', { id: w.rateItem('PRI-002').id, price_cents: 7500 }) as {
+      const r = callVerb({ db: w.db, userId: w.users.physio }, 'rates.updateItem', { id: w.rateItem('PRI-002').id, price_cents: 7500 }) as {
         changeset: { id: string };
       };
       c.changesetId = r.changeset.id;
@@ -598,7 +598,7 @@ export const TASKS: EvalCase[] = [
     as: 'admin',
     message: 'Rotate the API key of the GPS vest 7 device.',
     setup: (w, c) => {
-      const r = callVerb({ db: w.db, userId: w.users.admin }, VERBS, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' }) as {
+      const r = callVerb({ db: w.db, userId: w.users.admin }, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' }) as {
         changeset: { changes: { id: string }[] };
       };
       c.deviceId = r.changeset.changes[0]!.id;

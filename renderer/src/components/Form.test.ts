@@ -31,6 +31,17 @@ describe('issueLabel', () => {
   });
 });
 
+describe('issueMatches', () => {
+  it('puts a list entry\u2019s issue on the list, never on a top-level field of the same name', () => {
+    expect(F.issueMatches('rpe', 'rpe')).toBe(true);
+    expect(F.issueMatches('per_athlete.3.rpe', 'per_athlete')).toBe(true);
+    expect(F.issueMatches('per_athlete.3.rpe', 'rpe')).toBe(false);
+    expect(F.issueMatches('athlete_ids.2', 'athlete_ids')).toBe(true);
+    expect(F.issueMatches('plan.rpe', 'rpe')).toBe(true);
+    expect(F.issueMatches('athlete_id', 'athlete_ids')).toBe(false);
+  });
+});
+
 describe('issueLines', () => {
   it('labels each issue, gives the message alone where no field shows it, and merges repeats', () => {
     const lines = F.issueLines(

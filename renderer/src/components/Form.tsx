@@ -81,6 +81,19 @@ export function issueLabel(path: string, labels: ReadonlyMap<string, string>): s
   return null;
 }
 
+/**
+ * True when a service issue at `path` belongs to the field named `field`: the same path; the
+ * control holding a nested path ("per_athlete.3.rpe" → the per-athlete table, "athlete_ids.2" →
+ * the athlete list); or, outside a list, the last segment ("plan.rpe" → rpe). An entry of a list
+ * never lights up a top-level field of the same name (row 3's RPE is not the session RPE).
+ */
+export function issueMatches(path: string, field: string): boolean {
+  if (path === field) return true;
+  const parts = path.split('.');
+  if (parts.length > 1 && parts[0] === field) return true;
+  return !parts.some((p) => /^\d+$/.test(p)) && parts[parts.length - 1] === field;
+}
+
 /** The "Nothing was saved" lines: each issue as "Label: message" (the message alone when no field shows it), repeats merged. */
 export function issueLines(issues: readonly { path: string; message: string }[], labels: ReadonlyMap<string, string>): string[] {
   const lines = issues.map((i) => {
@@ -100,7 +113,7 @@ export interface EntryForm {
   review: PendingReview | null;
   /** One line saying what was saved (or what waits for an owner). */
   done: string | null;
-  /** The service's message for `field` (matched by its last path segment), if any. */
+  /** The service's message for `field` (see {@link issueMatches}), if any. */
   issueFor(field: string): string | null;
   /**
    * Submit `verb` with `input`. `expected` maps row id → version the form showed.
@@ -257,7 +270,7 @@ export function useEntryForm(
 
   const issueFor = useCallback(
     (field: string) => {
-      const hit = error?.issues?.find((i) => i.path === field || i.path.split('.').pop() === field);
+      const hit = error?.issues?.find((i) => issueMatches(i.path, field));
       return hit ? friendlyIssue(hit.message) : null;
     },
     [error],

@@ -1,6 +1,6 @@
 /**
- * Bounded tool input (issue 9 §3): a model's tool input is measured for size and depth before it
- * is hashed, stored, masked or validated, and nothing here recurses on the input — every walk is
+ * Bounded input (issue 9 §3): every door's input — a model's tool call, an MCP call, a page's or the
+ * CLI's verb call — is measured for size and depth before it is hashed, stored, masked or validated, and nothing here recurses on the input — every walk is
  * an explicit stack, so a 20,000-level nested input cannot overflow the call stack.
  *
  * Limits: 64 KiB of canonical JSON and 32 levels of nesting. The largest legitimate input of the

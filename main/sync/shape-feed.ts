@@ -1,0 +1,207 @@
+/**
+ * Where the device sync engine's shape streams run: in a worker thread (main/sync/shape-worker.ts)
+ * when one can be started, so the client's parsing of each response never blocks the main
+ * thread's event loop; otherwise in this thread (the plain `@electric-sql/client` ShapeStream).
+ * Both give the engine the same surface: `subscribe(onMessages, onError)`, `shapeHandle`,
+ * `lastOffset`, and the options' `onError` called with a `FetchError` for HTTP failures.
+ *
+ * The worker is found next to this module: `shape-worker.js` (a bundled build) or
+ * `shape-worker-entry.mjs` (from source, with tsx). One worker serves every stream of an engine;
+ * it is unref'd (never keeps the process alive) and ends after 2 s without a stream.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { FetchError, ShapeStream, type Message, type Offset, type Row } from '@electric-sql/client';
+import { HQ_SHAPE_PARSER, int8ToNumber } from '../../models/sync';
+import type { FromWorker, ToWorker } from './shape-worker';
+
+/** The options the engine gives a shape stream (a subset of ShapeStream's that can cross threads). */
+export interface ShapeFeedOptions {
+  url: string;
+  params: { table: string; replica: 'full' | 'default' };
+  offset?: string;
+  handle?: string;
+  headers: Record<string, string>;
+  live: boolean;
+  signal: AbortSignal;
+  backoff: { initialMs: number; maxMs: number; maxRetries: number };
+  /** In-thread mode: the fetch to use (the engine tracks online state through it). */
+  fetchClient: typeof fetch;
+  /** Worker mode: HQ answered (true) or could not be reached (false). */
+  onOnline: (online: boolean) => void;
+  /** Every failure; in-thread mode uses the return value as ShapeStream does (`{}` = retry). */
+  onError: (err: FetchError | Error) => void | Record<string, never>;
+}
+
+/** What the engine uses of a shape stream. */
+export interface ShapeFeed {
+  readonly shapeHandle: string | undefined;
+  readonly lastOffset: string;
+  subscribe(onMessages: (messages: Message<Row>[]) => Promise<void>, onError: (err: Error) => void): void;
+}
+
+/** A ShapeStream in this thread. */
+export function inThreadFeed(o: ShapeFeedOptions): ShapeFeed {
+  return new ShapeStream<Row>({
+    url: o.url,
+    params: o.params,
+    ...(o.handle && o.offset ? { offset: o.offset as Offset, handle: o.handle } : {}),
+    headers: o.headers,
+    parser: { ...HQ_SHAPE_PARSER, int8: int8ToNumber },
+    subscribe: o.live,
+    signal: o.signal,
+    fetchClient: o.fetchClient,
+    backoffOptions: { initialDelay: o.backoff.initialMs, maxDelay: o.backoff.maxMs, multiplier: 2, maxRetries: o.backoff.maxRetries },
+    onError: (err) => o.onError(err) ?? undefined,
+  });
+}
+
+function workerUrl(): URL | null {
+  for (const name of ['./shape-worker.js', './shape-worker-entry.mjs']) {
+    const u = new URL(name, import.meta.url);
+    try {
+      if (u.protocol === 'file:' && existsSync(fileURLToPath(u))) return u;
+    } catch {
+      /* not a file URL we can check */
+    }
+  }
+  return null;
+}
+
+interface Route {
+  onBatch: (m: Extract<FromWorker, { type: 'batch' }>) => void;
+  onOnline: (online: boolean) => void;
+  onError: (m: Extract<FromWorker, { type: 'error' }>) => void;
+}
+
+/** One worker thread hosting the shape streams of one engine. */
+export class ShapeWorkerHost {
+  private worker: Worker | null = null;
+  private readonly routes = new Map<number, Route>();
+  private nextId = 1;
+  private idle: NodeJS.Timeout | null = null;
+  private readonly url = workerUrl();
+
+  /** True when a worker can be started here (its file is present). */
+  get available(): boolean {
+    return this.url !== null;
+  }
+
+  private ensure(): Worker {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
+    if (this.worker) return this.worker;
+    const w = new Worker(this.url!);
+    w.unref();
+    w.on('message', (m: FromWorker) => {
+      const r = this.routes.get(m.id);
+      if (!r) return;
+      if (m.type === 'batch') r.onBatch(m);
+      else if (m.type === 'online') r.onOnline(m.online);
+      else r.onError(m);
+    });
+    const fail = (err: Error): void => {
+      if (this.worker !== w) return;
+      this.worker = null;
+      const routes = [...this.routes.values()];
+      this.routes.clear();
+      for (const r of routes) r.onError({ type: 'error', id: 0, status: null, message: `The shape worker stopped: ${err.message}`, url: '', retrying: false });
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`exit code ${code}`)));
+    this.worker = w;
+    return w;
+  }
+
+  private release(id: number): void {
+    this.routes.delete(id);
+    if (this.routes.size > 0 || !this.worker || this.idle) return;
+    this.idle = setTimeout(() => this.close(), 2000);
+    this.idle.unref();
+  }
+
+  /** End the worker now (its streams were all stopped). */
+  close(): void {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
+    const w = this.worker;
+    this.worker = null;
+    if (w) void w.terminate();
+  }
+
+  /** A shape stream running in the worker. */
+  open(o: ShapeFeedOptions): ShapeFeed {
+    const id = this.nextId++;
+    const send = (m: ToWorker): void => this.worker?.postMessage(m);
+    let shapeHandle: string | undefined = o.handle;
+    let lastOffset = o.offset ?? '-1';
+    let onMessages: ((messages: Message<Row>[]) => Promise<void>) | null = null;
+    let onFatal: ((err: Error) => void) | null = null;
+    let pending: Message<Row>[] = [];
+    let stopped = false;
+    const stop = (): void => {
+      if (stopped) return;
+      stopped = true;
+      send({ type: 'stop', id });
+      this.release(id);
+    };
+    const route: Route = {
+      onBatch: (m) => {
+        if (stopped) return;
+        for (const msg of m.messages) pending.push(msg);
+        if (!m.last) return;
+        shapeHandle = m.handle;
+        lastOffset = m.offset;
+        const batch = pending;
+        pending = [];
+        void (onMessages ? onMessages(batch) : Promise.resolve()).then(
+          () => !stopped && send({ type: 'ack', id }),
+          (err: unknown) => {
+            stop();
+            onFatal?.(err as Error);
+          },
+        );
+      },
+      onOnline: (online) => o.onOnline(online),
+      onError: (m) => {
+        if (stopped) return;
+        const err =
+          m.status !== null
+            ? new FetchError(m.status, undefined, undefined, {}, m.url, m.message)
+            : Object.assign(new Error(m.message), { cause: { code: m.cause } });
+        o.onError(err);
+        if (!m.retrying) {
+          stop();
+          onFatal?.(err);
+        }
+      },
+    };
+    return {
+      get shapeHandle() {
+        return shapeHandle;
+      },
+      get lastOffset() {
+        return lastOffset;
+      },
+      subscribe: (cb, errCb) => {
+        onMessages = cb;
+        onFatal = errCb;
+        if (o.signal.aborted) return;
+        const w = this.ensure();
+        this.routes.set(id, route);
+        o.signal.addEventListener('abort', stop, { once: true });
+        w.postMessage({
+          type: 'start',
+          id,
+          url: o.url,
+          params: o.params,
+          ...(o.handle && o.offset ? { offset: o.offset, handle: o.handle } : {}),
+          headers: o.headers,
+          live: o.live,
+          backoff: o.backoff,
+        } satisfies ToWorker);
+      },
+    };
+  }
+}
