@@ -9,7 +9,11 @@ import react from '@vitejs/plugin-react';
 export default defineConfig({
   main: {
     plugins: [externalizeDepsPlugin()],
-    build: { outDir: 'out/main', rollupOptions: { input: { index: resolve(__dirname, 'main/electron/index.ts') } } },
+    // shape-worker: device sync's shape streams run in a worker thread (main/sync/shape-feed.ts finds shape-worker.js next to index.js).
+    build: {
+      outDir: 'out/main',
+      rollupOptions: { input: { index: resolve(__dirname, 'main/electron/index.ts'), 'shape-worker': resolve(__dirname, 'main/sync/shape-worker.ts') } },
+    },
   },
   preload: {
     plugins: [externalizeDepsPlugin()],

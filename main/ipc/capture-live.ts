@@ -197,7 +197,23 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
         toml,
         (outDir) => rig.startRecording({ outDir, metadata: { athlete_id: i.athlete_id, test: i.test } }),
       );
-      if (snap) writeFileSync(path.join(ws.root, rec.id, 'tap-frame.jpg'), snap.jpeg);
+      const tapFile = path.join(ws.root, rec.id, 'tap-frame.jpg');
+      if (snap) writeFileSync(tapFile, snap.jpeg);
+      else {
+        // The preview grid may just have taken the newest frame: take the next one (within 2 s).
+        let tries = 0;
+        const t = setInterval(() => {
+          let next = null;
+          try {
+            next = rig.snapshot(0, 960, 85);
+          } catch {
+            tries = Infinity; // the rig was closed
+          }
+          if (next) writeFileSync(tapFile, next.jpeg);
+          if (next || ++tries > 40) clearInterval(t);
+        }, 50);
+        t.unref?.();
+      }
       room.recording = { id: rec.id, orgId: actor.orgId, startedAt: Date.now() };
       return rec;
     },

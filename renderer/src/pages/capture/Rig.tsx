@@ -369,7 +369,11 @@ function Wizard({
               type="checkbox"
               name="auto_capture"
               checked={state.auto_capture}
-              onChange={(e) => act('auto', () => call('capture.calibSet', { auto_capture: e.target.checked }), onState)}
+              onChange={(e) => {
+                const on = e.target.checked;
+                onState({ ...state, auto_capture: on }); // shown at once; the answer confirms it
+                act('auto', () => call('capture.calibSet', { auto_capture: on }), onState);
+              }}
             />
             Capture new board positions automatically
           </label>
