@@ -11,6 +11,8 @@
  */
 const DATA_ADAPTERS = [
   // The handle itself: opening the file, passing `Db` down, one transaction around service calls.
+  // A `Db` carries no connection (SQL is reached only through main/data/sqlite.ts, rule
+  // `sql-connection-only-in-data-layer`), so importing db.ts gives no way to run SQL.
   { from: '^main/', to: '^main/data/db\\.ts$', why: 'the database handle (openDb, Db, inTransaction) is composition, not data access' },
   // Identity before there is an actor: sign-in, the CLI's --as email, an MCP token's user. A
   // service context needs an actor, so resolving who is calling sits below the services.
@@ -35,17 +37,44 @@ const DATA_ADAPTERS = [
   { from: '^main/sync/', to: '^main/data/sync\\.ts$', why: "the sync engine's own state tables and the replica writes of shapes" },
   // MCP client tokens are the MCP adapter's own credential table.
   { from: '^main/mcp/tokens\\.ts$', to: '^main/data/mcp\\.ts$', why: "the MCP adapter's own token table" },
-  // Verification tools inspect the database to judge outcomes: tests, fixtures, eval, benchmarks.
-  {
-    from: '(\\.test\\.ts$|^main/(testing|eval|bench)/|^main/kinetix/bench/)',
-    to: '^main/data/',
-    why: 'tests, fixtures, the eval and benchmarks read the database to check what happened',
-  },
 ];
 
-/* Known crossings still to be routed through a service verb: reported as warnings, listed here so
- * they stay visible. Remove an entry when its module calls a verb instead. */
-const DATA_PENDING = [];
+// Verification tools inspect the database to judge outcomes (tests, fixtures, the eval and
+// benchmarks): they may import any of main/data/, the SQLite connection included.
+const VERIFICATION = '\\.test\\.ts$|^main/(testing|eval|bench)/|^main/kinetix/bench/';
+
+// Core modules by name (dependency-cruiser resolves `node:fs` to `fs`).
+const core = (names) => `^(node:)?(${names.join('|')})$`;
+
+/*
+ * The data-access rule as named `forbidden` rules (a crossing prints its rule name and reason,
+ * not an anonymous "not-in-allowed"): a main/data/ module named by an adapter above may be
+ * imported by main/data/, main/services/, the verification tools and that adapter's importers;
+ * any other main/data/ module by main/data/, main/services/ and the verification tools only.
+ */
+const DATA_ACCESS_COMMENT =
+  'Data access goes through a service verb: only main/data/, main/services/, the verification tools and the documented adapters (DATA_ADAPTERS in .dependency-cruiser.cjs, each with its reason) may import main/data/. Call the verb instead, or document a new adapter with its reason.';
+const DATA_BASE_IMPORTERS = `^main/(data|services)/|${VERIFICATION}`;
+// Per module of main/data/ (read from disk, so a new module is covered at once): the adapters
+// whose target matches it. A module matched by several adapters allows all their importers.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS config file
+const { readdirSync } = require('node:fs');
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS config file
+const { join, sep } = require('node:path');
+const DATA_MODULES = readdirSync(join(__dirname, 'main/data'), { recursive: true })
+  .map((f) => `main/data/${String(f).split(sep).join('/')}`)
+  .filter((f) => /\.ts$/.test(f) && !/\.test\.ts$/.test(f));
+const escapeRe = (x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const DATA_ACCESS_RULES = DATA_MODULES.map((mod) => {
+  const adapters = DATA_ADAPTERS.filter((a) => new RegExp(a.to).test(mod));
+  return {
+    name: 'data-access-via-services',
+    comment: adapters.length ? `${DATA_ACCESS_COMMENT} Documented importers of ${mod}: ${adapters.map((a) => a.why).join('; ')}.` : DATA_ACCESS_COMMENT,
+    severity: 'error',
+    from: { path: '^main/', pathNot: [DATA_BASE_IMPORTERS, ...adapters.map((a) => a.from)].join('|') },
+    to: { path: `^${escapeRe(mod)}$` },
+  };
+});
 
 module.exports = {
   forbidden: [
@@ -110,18 +139,36 @@ module.exports = {
       to: { path: '^node_modules/better-sqlite3/' },
     },
     {
-      name: 'data-layer-is-the-bottom',
-      comment: 'main/data/ knows nothing of services, kinetix, capture or hosts.',
+      name: 'sql-connection-only-in-data-layer',
+      comment:
+        'The SQLite connection (sqlite(db), main/data/sqlite.ts) is reached only inside main/data/ and by the verification tools: code above the data layer holds a Db handle, which runs no SQL. Add a function to main/data/ (called from a service verb) instead.',
       severity: 'error',
-      from: { path: '^main/data/' },
-      to: { path: '^main/(services|kinetix|capture|host|cli|ipc|sync|mcp|help)/' },
+      from: { pathNot: `^main/data/|${VERIFICATION}` },
+      to: { path: '^main/data/sqlite\\.ts$' },
+    },
+    {
+      name: 'data-layer-is-the-bottom',
+      comment:
+        'main/data/ imports only main/data/, models/, the PIN hasher main/security/pin.ts (a leaf: node:crypto only), better-sqlite3 and the named node modules (crypto, fs, path, readline). Allow-list: anything else is a crossing.',
+      severity: 'error',
+      from: { path: '^main/data/', pathNot: '\\.test\\.ts$' },
+      to: { pathNot: `^(main/data/|models/|main/security/pin\\.ts$|node_modules/better-sqlite3/)|${core(['crypto', 'fs', 'path', 'readline'])}` },
     },
     {
       name: 'services-below-kinetix',
-      comment: 'services never import the assistant harness (kinetix sits above services).',
+      comment:
+        'main/services/ imports only main/services/, main/data/, models/, main/security/ and main/help/ (two leaves below it), zod, uuidv7 and node:crypto. Allow-list: never the harness (main/kinetix/), a transport or entry point (host, ipc, cli, mcp, electron, app), device sync (main/sync/) or capture.',
       severity: 'error',
-      from: { path: '^main/services/' },
-      to: { path: '^main/(kinetix|host|cli|ipc|mcp)/' },
+      from: { path: '^main/services/', pathNot: '\\.test\\.ts$' },
+      to: { pathNot: `^(main/(services|data|security|help)/|models/|node_modules/(zod|uuidv7)/)|${core(['crypto'])}` },
+    },
+    {
+      name: 'security-and-help-are-leaves',
+      comment:
+        'main/security/ (PIN and secret hashing, the sealed secret box) and main/help/ (help pages and their parser) sit below the services and the data layer: they import only themselves, models/ and named node modules.',
+      severity: 'error',
+      from: { path: '^main/(security|help)/', pathNot: '\\.test\\.ts$|^main/help/(build|generate)\\.ts$' },
+      to: { pathNot: `^(main/security/|main/help/|models/)|${core(['crypto', 'fs', 'path', 'url'])}` },
     },
     {
       name: 'native-addons-loaded-in-one-place',
@@ -167,22 +214,8 @@ module.exports = {
       from: {},
       to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
-    ...DATA_PENDING.map((r) => ({
-      name: 'data-access-pending-routing',
-      severity: 'warn',
-      comment: `Known crossing to route through a service verb: ${r.why}.`,
-      from: { path: r.from },
-      to: { path: r.to },
-    })),
+    ...DATA_ACCESS_RULES,
   ],
-  // Every dependency must match one of these (else: error "not-in-allowed"). Only imports of the
-  // data layer are narrowed here: main/data/ itself, the services, and the documented adapters.
-  allowed: [
-    { from: {}, to: { pathNot: '^main/data/' } },
-    { from: { path: '^main/(data|services)/' }, to: { path: '^main/data/' } },
-    ...[...DATA_ADAPTERS, ...DATA_PENDING].map((r) => ({ comment: r.why, from: { path: r.from }, to: { path: r.to } })),
-  ],
-  allowedSeverity: 'error',
   options: {
     doNotFollow: { path: 'node_modules' },
     // Worktrees share node_modules through a symlink; resolve it as ./node_modules, not its target.

@@ -21,6 +21,7 @@
  * | ProviderError | 502 | the model provider failed or timed out: retry later |
  * | ConfirmTimeout | 410 | a confirmation waited too long and the request was cancelled: ask again |
  * | Stopped | 410 | the request was stopped by the user: ask again if still wanted |
+ * | Interrupted | 410 | the app stopped while the request ran (recovery at the next start settles it; nothing was half-applied): ask again |
  * | Refusal | 422 | the model declined the request: rephrase it |
  * | IterationLimit | 422 | the request needed more steps than allowed: split it |
  * | PauseTurn | 502 | the provider paused its turn (a server tool ran long): ask again |
@@ -41,6 +42,7 @@ export const ERROR_CODES = [
   'ProviderError',
   'ConfirmTimeout',
   'Stopped',
+  'Interrupted',
   'Refusal',
   'IterationLimit',
   'PauseTurn',
@@ -65,6 +67,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   ProviderError: 502,
   ConfirmTimeout: 410,
   Stopped: 410,
+  Interrupted: 410,
   Refusal: 422,
   IterationLimit: 422,
   PauseTurn: 502,

@@ -12,6 +12,7 @@ import { verifyPin } from './auth/pin';
 import { hqTypes } from './pg/db';
 import { initialiseHq } from './seed';
 import { havePg, useHqDatabase } from './testing/hqdb';
+import { sqlite } from '../main/data/sqlite';
 
 const TODAY = '2026-03-15';
 const BOOLS = new Set(['active', 'view_matches_declared', 'trustworthy', 'via_assistant']);
@@ -42,8 +43,8 @@ describe.skipIf(!havePg)('HQ first-start seed', () => {
     await client.connect();
     try {
       for (const table of ['organization', ...TABLE_NAMES]) {
-        const cols = (device.raw.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name).join(', ');
-        const sqliteRows = device.raw.prepare(`SELECT ${cols} FROM ${table}`).all() as Record<string, unknown>[];
+        const cols = (sqlite(device).prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name).join(', ');
+        const sqliteRows = sqlite(device).prepare(`SELECT ${cols} FROM ${table}`).all() as Record<string, unknown>[];
         const pgRows = (await client.query(`SELECT * FROM ${table}`)).rows as Record<string, unknown>[];
         expect(pgRows.length, table).toBe(sqliteRows.length);
         expect(normalise(pgRows), table).toEqual(normalise(sqliteRows));

@@ -19,6 +19,7 @@ import { callVerb } from '../services';
 import { havePg, useHqStack } from '../sync/testing/hq-stack';
 import { deviceSyncFactory } from './device-sync';
 import { AppSync } from './sync-runner';
+import { sqlite } from '../data/sqlite';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -71,7 +72,7 @@ describe.skipIf(!havePg)('HQ review of what was recorded offline', () => {
     expect(pitch.sync.status()).toMatchObject({ pending_uploads: 0, conflicts: 0, last_error: null });
     // HQ's logical replication may deliver the commit after a pass's up-to-date (more so under
     // load): the reviewer's device syncs again, bounded, until the injury has arrived.
-    const arrived = (): boolean => desk.db.raw.prepare('SELECT count(*) FROM injury WHERE id = ?').pluck().get(injuryId) === 1;
+    const arrived = (): boolean => sqlite(desk.db).prepare('SELECT count(*) FROM injury WHERE id = ?').pluck().get(injuryId) === 1;
     for (const start = Date.now(); ;) {
       await desk.sync.syncNow();
       if (arrived() || Date.now() - start > 20_000) break;

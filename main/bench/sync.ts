@@ -26,6 +26,7 @@ import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { callVerb } from '../services';
 import { DeviceSync } from '../sync/engine';
+import { sqlite } from '../data/sqlite';
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
       callVerb({ db: a.db, userId: a.userId }, 'athletes.update', { id: target, notes });
       a.sync.nudge();
       for (;;) {
-        if (b.db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(target) === notes) break;
+        if (sqlite(b.db).prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(target) === notes) break;
         if (performance.now() - s > 30_000) throw new Error(`sample ${i}: B did not see the write within 30 s`);
         await new Promise((r) => setTimeout(r, 2));
       }

@@ -16,6 +16,7 @@ import { captureHandlers, createCaptureWorkspace } from '../ipc/capture';
 import { VERBS, callVerbByName } from '../services';
 import type { CaptureWorkspace } from './workspace';
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO } from './testing/paths';
+import { sqlite } from '../data/sqlite';
 
 let dir: string, db: Db, seed: SeedSummary, ws: CaptureWorkspace;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -112,7 +113,7 @@ describe.skipIf(!hasDemo && process.env.CI !== 'true')(`capture workspace${hasDe
         expect((e as AppError).code, role).toBe('Forbidden');
       }
     }
-    const otherPhysio = (db.raw.prepare("SELECT id FROM app_user WHERE org_id = ? AND role = 'physio'").get(seed.secondOrgId) as { id: string }).id;
+    const otherPhysio = (sqlite(db).prepare("SELECT id FROM app_user WHERE org_id = ? AND role = 'physio'").get(seed.secondOrgId) as { id: string }).id;
     expect(list(otherPhysio)).toEqual([]);
     const any = ws.list(seed.orgId)[0]!;
     expect(() => ws.get(seed.secondOrgId, any.id)).toThrow(/Recording/);

@@ -18,6 +18,7 @@ import { getEnrolment, uploadState } from '../data/sync';
 import { machineSecretBox, type SealedSecret } from '../security/secret-box';
 import { callVerb } from '../services';
 import { havePg, useHqStack } from '../sync/testing/hq-stack';
+import { sqlite } from '../data/sqlite';
 
 const ROOT = resolve(__dirname, '../..');
 const TSX = join(ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'tsx.cmd' : 'tsx');
@@ -113,7 +114,7 @@ describe.skipIf(!havePg)('cli enrol and sync against a real HQ', () => {
     // A write on the device (as the app makes it: service verb, outbox in the same transaction).
     const db = openDb(path);
     const userId = findUserByEmail(db, DEMO_EMAILS.physio)!.id;
-    const athlete = db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
+    const athlete = sqlite(db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
     const w = callVerb({ db, userId }, 'athletes.update', { id: athlete, notes: 'written offline, synced by the CLI' }) as { changeset: { id: string } };
     const token = machineSecretBox(db.path).open(JSON.parse(getEnrolment(db)!.token_sealed) as SealedSecret);
     db.close();

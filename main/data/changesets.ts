@@ -16,6 +16,7 @@ import type { Db } from './db';
 import { TABLES } from '../../models/tables';
 import { columnsOf, decodeRow, encodeValue, liveRowInOrg, rowFacts } from './rows';
 import { recordOptimisticWrite } from './sync';
+import { sqlite } from './sqlite';
 
 /**
  * What apply returns (also stored, so an idempotent retry returns it again): the contract's
@@ -111,10 +112,10 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
   const { actor, planned } = opts;
   if (planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change: the changeset is empty.' });
   const contentHash = changesetContentHash(planned);
-  const tx = db.raw.transaction((): AppliedChangeset => {
+  const tx = sqlite(db).transaction((): AppliedChangeset => {
     const now = (opts.now ?? new Date()).toISOString();
     if (opts.idempotencyKey) {
-      const prior = db.raw
+      const prior = sqlite(db)
         .prepare('SELECT user_id, content_hash, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?')
         .get(actor.orgId, opts.idempotencyKey) as { user_id: string; content_hash: string; result_json: string | null } | undefined;
       if (prior) {
@@ -126,7 +127,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     }
     const undoOf = opts.undoOf ?? planned.undoOf ?? null;
     if (undoOf) {
-      const orig = db.raw.prepare('SELECT status, undone_by FROM changeset WHERE id = ? AND org_id = ?').get(undoOf, actor.orgId) as
+      const orig = sqlite(db).prepare('SELECT status, undone_by FROM changeset WHERE id = ? AND org_id = ?').get(undoOf, actor.orgId) as
         { status: string; undone_by: string | null } | undefined;
       if (!orig) throw new NotFound('Changeset');
       if (orig.undone_by || orig.status === 'undone') throw new Conflict('This change has already been undone.');
@@ -152,7 +153,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
         const values: Record<string, unknown> = { id: change.id, org_id: actor.orgId, created_at: now, updated_at: now, version: 1, deleted_at: null };
         for (const [k, v] of Object.entries(change.after)) values[k] = v;
         const present = cols.filter((c) => c in values);
-        db.raw
+        sqlite(db)
           .prepare(`INSERT INTO ${change.table} (${present.join(', ')}) VALUES (${present.map(() => '?').join(', ')})`)
           .run(...present.map((c) => encodeValue(values[c])));
         versions[change.id] = 1;
@@ -161,7 +162,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
         const after = change.after;
         const cols = Object.keys(after);
         const sets = cols.map((c) => `${c} = ?`).join(', ');
-        const res = db.raw
+        const res = sqlite(db)
           .prepare(`UPDATE ${change.table} SET ${sets}${sets ? ', ' : ''}version = version + 1, updated_at = ? WHERE id = ? AND org_id = ? AND version = ?`)
           .run(...cols.map((c) => encodeValue(after[c])), now, change.id, actor.orgId, change.version);
         if (res.changes !== 1) throw new Conflict(`${change.table} ${change.id} changed while this change was being applied. Nothing was written.`);
@@ -186,7 +187,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     };
     const viaLabel = opts.viaLabel ?? (opts.runId ? 'Assistant' : null);
     const viaAssistant = viaLabel ? 1 : 0;
-    db.raw
+    sqlite(db)
       .prepare(
         `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?, ?, ?)
@@ -210,9 +211,9 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
         undoOf,
         JSON.stringify(result),
       );
-    if (undoOf) db.raw.prepare(`UPDATE changeset SET status = 'undone', undone_by = ? WHERE id = ?`).run(id, undoOf);
+    if (undoOf) sqlite(db).prepare(`UPDATE changeset SET status = 'undone', undone_by = ? WHERE id = ?`).run(id, undoOf);
     const first = changes[0]!;
-    db.raw
+    sqlite(db)
       .prepare(
         'INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
@@ -229,7 +230,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
         planned.summary,
         id,
       );
-    db.raw
+    sqlite(db)
       .prepare('INSERT INTO outbox (changeset_id, org_id, user_id, payload_json, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(id, actor.orgId, actor.userId, JSON.stringify({ changeset_id: id, verb: planned.verb, changes: planned.changes }), now);
     return result;
@@ -239,7 +240,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
 
 /** The stored result of the changeset applied with this idempotency key, or null. */
 export function findByIdempotencyKey(db: Db, orgId: string, key: string): { verb: string; userId: string; result: AppliedChangeset } | null {
-  const r = db.raw.prepare('SELECT verb, user_id, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(orgId, key) as
+  const r = sqlite(db).prepare('SELECT verb, user_id, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(orgId, key) as
     { verb: string; user_id: string; result_json: string | null } | undefined;
   if (!r || !r.result_json) return null;
   return { verb: r.verb, userId: r.user_id, result: { ...(JSON.parse(r.result_json) as AppliedChangeset), replayed: true } };
@@ -266,7 +267,7 @@ export interface StoredChangeset {
 
 /** One stored changeset of `orgId`, or null. */
 export function getChangeset(db: Db, orgId: string, id: string): StoredChangeset | null {
-  const r = db.raw.prepare('SELECT * FROM changeset WHERE id = ? AND org_id = ?').get(id, orgId) as Record<string, unknown> | undefined;
+  const r = sqlite(db).prepare('SELECT * FROM changeset WHERE id = ? AND org_id = ?').get(id, orgId) as Record<string, unknown> | undefined;
   if (!r) return null;
   return {
     id: r.id as string,
@@ -295,7 +296,7 @@ export function listActivity(db: Db, orgId: string, opts: { limit?: number; offs
     where += ' AND record_id = ?';
     params.push(opts.recordId);
   }
-  const rows = db.raw
+  const rows = sqlite(db)
     .prepare(`SELECT * FROM activity WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
     .all(...params, opts.limit ?? 100, opts.offset ?? 0) as Record<string, unknown>[];
   return rows.map((r) => ({ ...(r as unknown as Activity), via_assistant: r.via_assistant === 1 }));
@@ -303,16 +304,15 @@ export function listActivity(db: Db, orgId: string, opts: { limit?: number; offs
 
 /** The activity rows written by the changesets of assistant run `runId` in `orgId`, newest first. */
 export function activityForRun(db: Db, orgId: string, runId: string): Activity[] {
-  const rows = db.raw.prepare('SELECT * FROM activity WHERE org_id = ? AND run_id = ? ORDER BY created_at DESC, id DESC LIMIT 500').all(orgId, runId) as Record<
-    string,
-    unknown
-  >[];
+  const rows = sqlite(db)
+    .prepare('SELECT * FROM activity WHERE org_id = ? AND run_id = ? ORDER BY created_at DESC, id DESC LIMIT 500')
+    .all(orgId, runId) as Record<string, unknown>[];
   return rows.map((r) => ({ ...(r as unknown as Activity), via_assistant: r.via_assistant === 1 }));
 }
 
 /** Pending outbox entries, oldest first (the sync uploader's queue). */
 export function pendingOutbox(db: Db, limit = 100): { seq: number; changeset_id: string; org_id: string; user_id: string; payload_json: string }[] {
-  return db.raw.prepare(`SELECT seq, changeset_id, org_id, user_id, payload_json FROM outbox WHERE status = 'pending' ORDER BY seq LIMIT ?`).all(limit) as {
+  return sqlite(db).prepare(`SELECT seq, changeset_id, org_id, user_id, payload_json FROM outbox WHERE status = 'pending' ORDER BY seq LIMIT ?`).all(limit) as {
     seq: number;
     changeset_id: string;
     org_id: string;

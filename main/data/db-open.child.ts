@@ -6,6 +6,7 @@
  */
 import { createInterface } from 'node:readline';
 import { appliedMigrations, openDb } from './db';
+import { sqlite } from './sqlite';
 
 const lines = createInterface({ input: process.stdin });
 process.stdout.write('ready\n');
@@ -17,7 +18,7 @@ lines.on('line', (line) => {
   try {
     const db = openDb(path);
     const applied = appliedMigrations(db).length;
-    const tables = (db.raw.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).get() as { n: number }).n;
+    const tables = (sqlite(db).prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).get() as { n: number }).n;
     db.close();
     process.stdout.write(JSON.stringify({ ok: true, applied, tables }) + '\n');
   } catch (e) {

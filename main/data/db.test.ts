@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MigrationMismatch, appliedMigrations, openDb, type Db } from './db';
 import { MIGRATIONS, sqlSha256 } from './migrations';
 import { seedDemo } from './seed';
+import { sqlite } from './sqlite';
 
 const dirs: string[] = [];
 function tempPath(): string {
@@ -18,30 +19,30 @@ function tempPath(): string {
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 function tableCounts(db: Db): Record<string, number> {
-  const tables = db.raw
+  const tables = sqlite(db)
     .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'help_passage_%' ORDER BY name`)
     .all() as { name: string }[];
-  return Object.fromEntries(tables.map((t) => [t.name, (db.raw.prepare(`SELECT count(*) AS n FROM "${t.name}"`).get() as { n: number }).n]));
+  return Object.fromEntries(tables.map((t) => [t.name, (sqlite(db).prepare(`SELECT count(*) AS n FROM "${t.name}"`).get() as { n: number }).n]));
 }
 
 describe('openDb', () => {
   it('creates the file with WAL, foreign keys and the busy timeout, and records every migration with its hash', () => {
     const db = openDb(tempPath());
-    expect(db.raw.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.raw.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(db.raw.pragma('busy_timeout', { simple: true })).toBe(5000);
+    expect(sqlite(db).pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(sqlite(db).pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(sqlite(db).pragma('busy_timeout', { simple: true })).toBe(5000);
     expect(appliedMigrations(db).map((m) => [m.name, m.sha256])).toEqual(MIGRATIONS.map((m) => [m.name, m.sha256]));
     db.close();
   });
   it('reopening keeps data and applies nothing twice', () => {
     const p = tempPath();
     const db = openDb(p);
-    db.raw.prepare(`INSERT INTO organization (id, created_at, updated_at, name, plan, assistant_model) VALUES ('o1', 'x', 'x', 'Club', 'club', 'm')`).run();
+    sqlite(db).prepare(`INSERT INTO organization (id, created_at, updated_at, name, plan, assistant_model) VALUES ('o1', 'x', 'x', 'Club', 'club', 'm')`).run();
     const first = appliedMigrations(db);
     db.close();
     const again = openDb(p);
     expect(appliedMigrations(again)).toEqual(first);
-    expect(again.raw.prepare('SELECT name FROM organization').get()).toEqual({ name: 'Club' });
+    expect(sqlite(again).prepare('SELECT name FROM organization').get()).toEqual({ name: 'Club' });
     again.close();
   });
   it('refuses a database whose applied migrations are not a prefix of this build', () => {
@@ -72,13 +73,13 @@ describe('openDb', () => {
     raw.close();
     const db = openDb(p);
     expect(appliedMigrations(db).map((m) => [m.id, m.applied_at, m.sha256])).toEqual(MIGRATIONS.map((m) => [m.id, '2026-01-01T00:00:00Z', m.sha256]));
-    expect(db.raw.prepare('SELECT name FROM organization').get()).toEqual({ name: 'Club' });
+    expect(sqlite(db).prepare('SELECT name FROM organization').get()).toEqual({ name: 'Club' });
     db.close();
   });
   it('enforces foreign keys', () => {
     const db = openDb(tempPath());
     expect(() =>
-      db.raw.prepare(`INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES ('s', 'missing-org', 'x', 'x', 'U19', '2026')`).run(),
+      sqlite(db).prepare(`INSERT INTO squad (id, org_id, created_at, updated_at, name, season) VALUES ('s', 'missing-org', 'x', 'x', 'U19', '2026')`).run(),
     ).toThrow(/FOREIGN KEY/);
     db.close();
   });
@@ -94,7 +95,9 @@ describe('migrations are frozen', () => {
   });
   it('the schema a fresh database gets matches the reviewed snapshot (main/data/schema.snapshot.sql)', async () => {
     const db = openDb(tempPath());
-    const rows = db.raw.prepare(`SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type, name`).all() as {
+    const rows = sqlite(db)
+      .prepare(`SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type, name`)
+      .all() as {
       type: string;
       name: string;
       sql: string;
@@ -129,8 +132,8 @@ describe('each migration applies to a database that already holds real rows', ()
     // Every migration adds tables, except those that only rebuild one (a widened CHECK constraint).
     if (TABLE_REBUILDS.has(m.name)) expect(Object.keys(after)).toEqual(Object.keys(before));
     else expect(Object.keys(after).length).toBeGreaterThan(Object.keys(before).length);
-    expect(upgraded.raw.pragma('foreign_key_check')).toEqual([]);
-    expect(upgraded.raw.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(sqlite(upgraded).pragma('foreign_key_check')).toEqual([]);
+    expect(sqlite(upgraded).pragma('integrity_check', { simple: true })).toBe('ok');
     upgraded.close();
   });
 });

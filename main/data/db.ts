@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS, sqlSha256 } from './migrations';
+import { bindConnection, sqlite } from './sqlite';
 
 /** Raised when a database file was written by a different build (its migrations diverge). Code Conflict: the file and this build disagree; nothing was changed. */
 export class MigrationMismatch extends AppError {
@@ -18,10 +19,13 @@ export class MigrationMismatch extends AppError {
   }
 }
 
-/** An open database. `raw` is for main/data/ modules only (lint keeps better-sqlite3 here). */
+/**
+ * An open database: a handle to pass down, with no way to run SQL through it. The connection is
+ * reached only inside the data layer, with `sqlite(db)` from main/data/sqlite.ts (lint keeps that
+ * module, and better-sqlite3, to main/data/).
+ */
 export interface Db {
   readonly path: string;
-  readonly raw: Database.Database;
   close(): void;
 }
 
@@ -59,13 +63,13 @@ export function openDb(path: string, opts: { migrateUpTo?: number } = {}): Db {
   const closers: (() => void)[] = [];
   const db: Db = {
     path,
-    raw,
     close: () => {
       for (const c of closers.splice(0)) c();
       raw.close();
     },
   };
   closeHooks.set(db, closers);
+  bindConnection(db, raw);
   return db;
 }
 
@@ -196,7 +200,7 @@ function migrate(raw: Database.Database, upTo: number): void {
 
 /** Applied migrations, oldest first (for diagnostics and tests). */
 export function appliedMigrations(db: Db): { id: number; name: string; applied_at: string; sha256: string | null }[] {
-  return db.raw.prepare('SELECT id, name, applied_at, sha256 FROM schema_migrations ORDER BY id').all() as {
+  return sqlite(db).prepare('SELECT id, name, applied_at, sha256 FROM schema_migrations ORDER BY id').all() as {
     id: number;
     name: string;
     applied_at: string;
@@ -210,5 +214,5 @@ export function appliedMigrations(db: Db): { id: number; name: string; applied_a
  * several data-layer writes atomically.
  */
 export function inTransaction<T>(db: Db, fn: () => T): T {
-  return db.raw.transaction(fn).immediate();
+  return sqlite(db).transaction(fn).immediate();
 }

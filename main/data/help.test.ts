@@ -7,6 +7,7 @@ import type { Db } from './db';
 import { openDb } from './db';
 import type { HelpPageInput } from './help';
 import { getHelpPageRow, indexHelpPages, listIndexedHelpPages, searchHelpIndex } from './help';
+import { sqlite } from './sqlite';
 
 const dirs: string[] = [];
 const dbs: Db[] = [];
@@ -22,7 +23,7 @@ afterEach(() => {
   dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 
-const count = (db: Db, sql: string) => (db.raw.prepare(sql).get() as { n: number }).n;
+const count = (db: Db, sql: string) => (sqlite(db).prepare(sql).get() as { n: number }).n;
 
 function page(slug: string, version: string, sections: [string, string, string][], appPath = '/athletes'): HelpPageInput {
   return {
@@ -56,13 +57,13 @@ describe('indexHelpPages', () => {
     expect(first).toMatchObject({ changed: true, pages: 3, passages: 4 });
     expect(count(db, 'SELECT count(*) AS n FROM help_page')).toBe(3);
     expect(count(db, 'SELECT count(*) AS n FROM help_passage')).toBe(4);
-    const rows = db.raw.prepare('SELECT * FROM help_page ORDER BY slug').all();
+    const rows = sqlite(db).prepare('SELECT * FROM help_page ORDER BY slug').all();
 
     const second = indexHelpPages(db, [...PAGES].reverse(), new Date('2026-11-30T10:00:00Z'));
     expect(second).toEqual({ ...first, changed: false });
-    expect(db.raw.prepare('SELECT * FROM help_page ORDER BY slug').all()).toEqual(rows);
+    expect(sqlite(db).prepare('SELECT * FROM help_page ORDER BY slug').all()).toEqual(rows);
     expect(count(db, 'SELECT count(*) AS n FROM help_passage')).toBe(4);
-    expect(db.raw.prepare('SELECT indexed_at, page_count, passage_count FROM help_index_state').get()).toEqual({
+    expect(sqlite(db).prepare('SELECT indexed_at, page_count, passage_count FROM help_index_state').get()).toEqual({
       indexed_at: '2026-11-29T10:00:00.000Z',
       page_count: 3,
       passage_count: 4,

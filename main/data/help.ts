@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { Db } from './db';
+import { sqlite } from './sqlite';
 
 /**
  * A help page as the index stores it (the parsed form of a page in main/help/pages/; the data
@@ -48,18 +49,18 @@ export function helpContentHash(pages: readonly HelpPageInput[]): string {
 export function indexHelpPages(db: Db, pages: readonly HelpPageInput[], now: Date = new Date()): HelpIndexResult {
   const contentHash = helpContentHash(pages);
   const passages = pages.reduce((n, p) => n + p.sections.length, 0);
-  const current = () => db.raw.prepare('SELECT content_hash FROM help_index_state WHERE id = 1').get() as { content_hash: string } | undefined;
+  const current = () => sqlite(db).prepare('SELECT content_hash FROM help_index_state WHERE id = 1').get() as { content_hash: string } | undefined;
   if (current()?.content_hash === contentHash) return { changed: false, pages: pages.length, passages, contentHash };
 
   let changed = false;
-  const run = db.raw.transaction(() => {
+  const run = sqlite(db).transaction(() => {
     if (current()?.content_hash === contentHash) return; // another process got there first
     changed = true;
-    const find = db.raw.prepare('SELECT id, title, body FROM help_page WHERE slug = ? AND version = ?');
-    const insert = db.raw.prepare('INSERT INTO help_page (id, slug, version, title, body) VALUES (?, ?, ?, ?, ?)');
-    const update = db.raw.prepare('UPDATE help_page SET title = ?, body = ? WHERE id = ?');
-    const addPassage = db.raw.prepare('INSERT INTO help_passage (slug, version, anchor, app_path, title, heading, text) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    db.raw.prepare('DELETE FROM help_passage').run();
+    const find = sqlite(db).prepare('SELECT id, title, body FROM help_page WHERE slug = ? AND version = ?');
+    const insert = sqlite(db).prepare('INSERT INTO help_page (id, slug, version, title, body) VALUES (?, ?, ?, ?, ?)');
+    const update = sqlite(db).prepare('UPDATE help_page SET title = ?, body = ? WHERE id = ?');
+    const addPassage = sqlite(db).prepare('INSERT INTO help_passage (slug, version, anchor, app_path, title, heading, text) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    sqlite(db).prepare('DELETE FROM help_passage').run();
     for (const p of pages) {
       const body = serialise(p);
       const row = find.get(p.slug, p.version) as { id: string; title: string; body: string } | undefined;
@@ -67,7 +68,7 @@ export function indexHelpPages(db: Db, pages: readonly HelpPageInput[], now: Dat
       else if (row.title !== p.title || row.body !== body) update.run(p.title, body, row.id);
       for (const s of p.sections) addPassage.run(p.slug, p.version, s.anchor, p.appPath, p.title, s.heading, s.text);
     }
-    db.raw
+    sqlite(db)
       .prepare(
         `INSERT INTO help_index_state (id, content_hash, page_count, passage_count, indexed_at) VALUES (1, ?, ?, ?, ?)
         ON CONFLICT (id) DO UPDATE SET content_hash = excluded.content_hash, page_count = excluded.page_count, passage_count = excluded.passage_count, indexed_at = excluded.indexed_at`,
@@ -94,7 +95,7 @@ export interface HelpPageRow {
 
 /** The version of `slug` that is currently indexed (the shipped one), or null. */
 export function currentHelpVersion(db: Db, slug: string): string | null {
-  const r = db.raw.prepare('SELECT version FROM help_passage WHERE slug = ? LIMIT 1').get(slug) as { version: string } | undefined;
+  const r = sqlite(db).prepare('SELECT version FROM help_passage WHERE slug = ? LIMIT 1').get(slug) as { version: string } | undefined;
   return r?.version ?? null;
 }
 
@@ -103,13 +104,13 @@ export function getHelpPageRow(db: Db, slug: string, version?: string): HelpPage
   const v = version ?? currentHelpVersion(db, slug);
   if (!v) return null;
   return (
-    (db.raw.prepare('SELECT id, slug, version, title, body FROM help_page WHERE slug = ? AND version = ?').get(slug, v) as HelpPageRow | undefined) ?? null
+    (sqlite(db).prepare('SELECT id, slug, version, title, body FROM help_page WHERE slug = ? AND version = ?').get(slug, v) as HelpPageRow | undefined) ?? null
   );
 }
 
 /** The currently indexed pages (slug, version, title, app path, sections), by title. */
 export function listIndexedHelpPages(db: Db): { slug: string; version: string; title: string; app_path: string; sections: number }[] {
-  return db.raw
+  return sqlite(db)
     .prepare('SELECT slug, version, title, app_path, count(*) AS sections FROM help_passage GROUP BY slug, version, title, app_path ORDER BY title')
     .all() as { slug: string; version: string; title: string; app_path: string; sections: number }[];
 }
@@ -149,10 +150,10 @@ function ftsLiteral(term: string): string {
  * terms each contains, and each term's passage count.
  */
 export function searchHelpIndex(db: Db, terms: readonly string[], limit = 50): HelpSearchRaw {
-  const total = (db.raw.prepare('SELECT count(*) AS n FROM help_passage').get() as { n: number }).n;
+  const total = (sqlite(db).prepare('SELECT count(*) AS n FROM help_passage').get() as { n: number }).n;
   const docFreq: Record<string, number> = {};
   const rowsByTerm = new Map<string, Set<number>>();
-  const byTerm = db.raw.prepare('SELECT rowid AS id FROM help_passage WHERE help_passage MATCH ?');
+  const byTerm = sqlite(db).prepare('SELECT rowid AS id FROM help_passage WHERE help_passage MATCH ?');
   for (const t of terms) {
     const ids = new Set((byTerm.all(ftsLiteral(t)) as { id: number }[]).map((r) => r.id));
     rowsByTerm.set(t, ids);
@@ -160,7 +161,7 @@ export function searchHelpIndex(db: Db, terms: readonly string[], limit = 50): H
   }
   const present = terms.filter((t) => (docFreq[t] ?? 0) > 0);
   if (present.length === 0) return { total, docFreq, candidates: [] };
-  const rows = db.raw
+  const rows = sqlite(db)
     .prepare(
       `SELECT rowid AS id, slug, version, anchor, app_path, title, heading,
         snippet(help_passage, 6, '', '', '…', 24) AS snippet,

@@ -2,12 +2,13 @@
 import type { Organization, User } from '../../models/records';
 import type { Db } from './db';
 import { decodeRow } from './rows';
+import { sqlite } from './sqlite';
 
 /** The user row by id (any org; callers compare org themselves), or null. */
 export function findUserById(db: Db, id: string): User | null {
   return decodeRow<User>(
     'app_user',
-    db.raw.prepare('SELECT * FROM app_user WHERE id = ? AND deleted_at IS NULL').get(id) as Record<string, unknown> | undefined,
+    sqlite(db).prepare('SELECT * FROM app_user WHERE id = ? AND deleted_at IS NULL').get(id) as Record<string, unknown> | undefined,
   );
 }
 
@@ -15,13 +16,13 @@ export function findUserById(db: Db, id: string): User | null {
 export function findUserByEmail(db: Db, email: string): User | null {
   return decodeRow<User>(
     'app_user',
-    db.raw.prepare('SELECT * FROM app_user WHERE lower(email) = lower(?) AND deleted_at IS NULL').get(email) as Record<string, unknown> | undefined,
+    sqlite(db).prepare('SELECT * FROM app_user WHERE lower(email) = lower(?) AND deleted_at IS NULL').get(email) as Record<string, unknown> | undefined,
   );
 }
 
 /** Every user of every org (CLI `users`, sign-in picker on a shared clinic laptop). */
 export function listAllUsers(db: Db): (User & { org_name: string; linked_athlete_name: string | null })[] {
-  const rows = db.raw
+  const rows = sqlite(db)
     .prepare(
       'SELECT u.*, o.name AS org_name, a.name AS linked_athlete_name FROM app_user u JOIN organization o ON o.id = u.org_id LEFT JOIN athlete a ON a.id = u.linked_athlete_id AND a.org_id = u.org_id WHERE u.deleted_at IS NULL ORDER BY o.name, u.role, u.email',
     )
@@ -31,7 +32,7 @@ export function listAllUsers(db: Db): (User & { org_name: string; linked_athlete
 
 /** The organisation row, or null. */
 export function findOrganization(db: Db, id: string): Organization | null {
-  const row = db.raw
+  const row = sqlite(db)
     .prepare('SELECT id, created_at, updated_at, version, deleted_at, name, plan, budget_cap_usd, assistant_model FROM organization WHERE id = ?')
     .get(id) as (Organization & { org_id?: string }) | undefined;
   return row ? ({ ...row, org_id: row.id } as Organization) : null;
@@ -49,7 +50,7 @@ export function renameOrganization(
   expectedVersion: number,
   nowIso: string,
 ): { renamed: Organization } | { stale: Organization } | null {
-  const r = db.raw
+  const r = sqlite(db)
     .prepare('UPDATE organization SET name = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ? AND deleted_at IS NULL')
     .run(name, nowIso, id, expectedVersion);
   const now = findOrganization(db, id);
@@ -59,25 +60,25 @@ export function renameOrganization(
 
 /** Insert an organisation (seeding and set-up only). */
 export function insertOrganization(db: Db, o: Omit<Organization, 'org_id' | 'deleted_at'>): void {
-  db.raw
+  sqlite(db)
     .prepare('INSERT INTO organization (id, created_at, updated_at, version, name, plan, budget_cap_usd, assistant_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
     .run(o.id, o.created_at, o.updated_at, o.version, o.name, o.plan, o.budget_cap_usd, o.assistant_model);
 }
 
 /** Set (or clear) a user's PIN hash. Not a changeset: credentials never travel in diffs. */
 export function setUserPinHash(db: Db, userId: string, pinHash: string | null): void {
-  db.raw.prepare('UPDATE app_user SET pin_hash = ?, updated_at = ? WHERE id = ?').run(pinHash, new Date().toISOString(), userId);
+  sqlite(db).prepare('UPDATE app_user SET pin_hash = ?, updated_at = ? WHERE id = ?').run(pinHash, new Date().toISOString(), userId);
 }
 
 /** Read an org setting's JSON value, or undefined. */
 export function getOrgSetting<T>(db: Db, orgId: string, key: string): T | undefined {
-  const row = db.raw.prepare('SELECT value_json FROM org_setting WHERE org_id = ? AND key = ?').get(orgId, key) as { value_json: string } | undefined;
+  const row = sqlite(db).prepare('SELECT value_json FROM org_setting WHERE org_id = ? AND key = ?').get(orgId, key) as { value_json: string } | undefined;
   return row ? (JSON.parse(row.value_json) as T) : undefined;
 }
 
 /** Write an org setting's JSON value (upsert). */
 export function putOrgSetting(db: Db, orgId: string, key: string, value: unknown): void {
-  db.raw
+  sqlite(db)
     .prepare(
       `INSERT INTO org_setting (org_id, key, value_json, updated_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (org_id, key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at, version = version + 1`,
@@ -88,7 +89,7 @@ export function putOrgSetting(db: Db, orgId: string, key: string, value: unknown
 /** Insert a user row directly (bootstrap and seeding only; in the app users are created by `users.create`). */
 export function insertUser(db: Db, u: Omit<User, 'created_at' | 'updated_at' | 'version' | 'deleted_at'> & { created_at?: string }): void {
   const now = u.created_at ?? new Date().toISOString();
-  db.raw
+  sqlite(db)
     .prepare(
       'INSERT INTO app_user (id, org_id, created_at, updated_at, version, deleted_at, email, display_name, role, linked_athlete_id, active, budget_cap_usd, pin_hash) VALUES (?, ?, ?, ?, 1, NULL, ?, ?, ?, ?, ?, ?, ?)',
     )

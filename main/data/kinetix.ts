@@ -5,6 +5,7 @@
  * JSON.stringify; values are always bound parameters.
  */
 import type { Db } from './db';
+import { sqlite } from './sqlite';
 
 /** Run statuses (kinetix_run.status). */
 export type RunStatus = 'running' | 'waiting_confirm' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -126,14 +127,14 @@ export interface TraceRow {
 
 /** Run `fn` in one transaction (nested calls become savepoints). */
 export function inTransaction<T>(db: Db, fn: () => T): T {
-  return db.raw.transaction(fn).immediate();
+  return sqlite(db).transaction(fn).immediate();
 }
 
 // Conversations -----------------------------------------------------------------------------
 
 /** Insert a conversation row (one user in one org). */
 export function insertConversation(db: Db, c: ConversationRow): void {
-  db.raw
+  sqlite(db)
     .prepare('INSERT INTO kinetix_conversation (id, org_id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
     .run(c.id, c.org_id, c.user_id, c.title, c.created_at, c.updated_at);
 }
@@ -141,8 +142,8 @@ export function insertConversation(db: Db, c: ConversationRow): void {
 /** The conversation if it belongs to this user in this org; null otherwise (no existence oracle). */
 export function getOwnConversation(db: Db, orgId: string, userId: string, id: string): ConversationRow | null {
   return (
-    (db.raw.prepare('SELECT * FROM kinetix_conversation WHERE id = ? AND org_id = ? AND user_id = ?').get(id, orgId, userId) as ConversationRow | undefined) ??
-    null
+    (sqlite(db).prepare('SELECT * FROM kinetix_conversation WHERE id = ? AND org_id = ? AND user_id = ?').get(id, orgId, userId) as
+      ConversationRow | undefined) ?? null
   );
 }
 
@@ -151,7 +152,7 @@ export function getOwnConversation(db: Db, orgId: string, userId: string, id: st
  * audit conversation (id `mcp:…`, kinetix/mcp-audit.ts) holds runs, not chat, and is not listed.
  */
 export function listOwnConversations(db: Db, orgId: string, userId: string, limit = 50, offset = 0): ConversationRow[] {
-  return db.raw
+  return sqlite(db)
     .prepare(`SELECT * FROM kinetix_conversation WHERE org_id = ? AND user_id = ? AND id NOT LIKE 'mcp:%' ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`)
     .all(orgId, userId, limit, offset) as ConversationRow[];
 }
@@ -159,17 +160,20 @@ export function listOwnConversations(db: Db, orgId: string, userId: string, limi
 /** Bump a conversation's `updated_at` (and set its title if it has none). */
 export function touchConversation(db: Db, id: string, updatedAt: string, title?: string): void {
   if (title !== undefined)
-    db.raw.prepare(`UPDATE kinetix_conversation SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`).run(updatedAt, title, id);
-  else db.raw.prepare('UPDATE kinetix_conversation SET updated_at = ? WHERE id = ?').run(updatedAt, id);
+    sqlite(db)
+      .prepare(`UPDATE kinetix_conversation SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`)
+      .run(updatedAt, title, id);
+  else sqlite(db).prepare('UPDATE kinetix_conversation SET updated_at = ? WHERE id = ?').run(updatedAt, id);
 }
 
 // Messages ----------------------------------------------------------------------------------
 
 /** Append a user/assistant message; its `seq` is the next in the conversation. */
 export function insertMessage(db: Db, m: Omit<MessageRow, 'seq'>): MessageRow {
-  const next = (db.raw.prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM kinetix_message WHERE conversation_id = ?').get(m.conversation_id) as { n: number })
-    .n;
-  db.raw
+  const next = (
+    sqlite(db).prepare('SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM kinetix_message WHERE conversation_id = ?').get(m.conversation_id) as { n: number }
+  ).n;
+  sqlite(db)
     .prepare('INSERT INTO kinetix_message (id, conversation_id, run_id, org_id, role, content, created_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
     .run(m.id, m.conversation_id, m.run_id, m.org_id, m.role, m.content, m.created_at, next);
   return { ...m, seq: next };
@@ -177,7 +181,7 @@ export function insertMessage(db: Db, m: Omit<MessageRow, 'seq'>): MessageRow {
 
 /** The last `limit` messages of a conversation, oldest first, excluding those of `exceptRunId`. */
 export function recentMessages(db: Db, conversationId: string, limit: number, exceptRunId?: string): MessageRow[] {
-  const rows = db.raw
+  const rows = sqlite(db)
     .prepare('SELECT * FROM kinetix_message WHERE conversation_id = ? AND (run_id IS NULL OR run_id != ?) ORDER BY seq DESC LIMIT ?')
     .all(conversationId, exceptRunId ?? '', limit) as MessageRow[];
   return rows.reverse();
@@ -185,14 +189,14 @@ export function recentMessages(db: Db, conversationId: string, limit: number, ex
 
 /** Every message of a conversation, oldest first (the thread view). */
 export function listMessages(db: Db, conversationId: string): MessageRow[] {
-  return db.raw.prepare('SELECT * FROM kinetix_message WHERE conversation_id = ? ORDER BY seq').all(conversationId) as MessageRow[];
+  return sqlite(db).prepare('SELECT * FROM kinetix_message WHERE conversation_id = ? ORDER BY seq').all(conversationId) as MessageRow[];
 }
 
 // Runs --------------------------------------------------------------------------------------
 
 /** Insert a run row (status `running` at start). */
 export function insertRun(db: Db, r: RunRow): void {
-  db.raw
+  sqlite(db)
     .prepare(
       `INSERT INTO kinetix_run (id, conversation_id, org_id, user_id, status, model, page, host_pid, user_snapshot_json, tools_json, request_text, iterations, cost_usd, error_code, error_message, started_at, finished_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -225,24 +229,26 @@ type RunPatch = Partial<Pick<RunRow, (typeof RUN_PATCHABLE)[number]>>;
 export function updateRun(db: Db, id: string, patch: RunPatch): void {
   const cols = RUN_PATCHABLE.filter((c) => patch[c] !== undefined);
   if (cols.length === 0) return;
-  db.raw.prepare(`UPDATE kinetix_run SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...cols.map((c) => patch[c] ?? null), id);
+  sqlite(db)
+    .prepare(`UPDATE kinetix_run SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`)
+    .run(...cols.map((c) => patch[c] ?? null), id);
 }
 
 /** A run by id (any user: callers check ownership), or null. */
 export function getRun(db: Db, id: string): RunRow | null {
-  return (db.raw.prepare('SELECT * FROM kinetix_run WHERE id = ?').get(id) as RunRow | undefined) ?? null;
+  return (sqlite(db).prepare('SELECT * FROM kinetix_run WHERE id = ?').get(id) as RunRow | undefined) ?? null;
 }
 
 /** Runs of a conversation, oldest first. */
 export function listRuns(db: Db, conversationId: string): RunRow[] {
-  return db.raw.prepare('SELECT * FROM kinetix_run WHERE conversation_id = ? ORDER BY started_at, id').all(conversationId) as RunRow[];
+  return sqlite(db).prepare('SELECT * FROM kinetix_run WHERE conversation_id = ? ORDER BY started_at, id').all(conversationId) as RunRow[];
 }
 
 // Tool calls --------------------------------------------------------------------------------
 
 /** Insert a tool-call audit row; written before the tool runs. `args_json` must already be masked. */
 export function insertToolCall(db: Db, t: ToolCallRow): void {
-  db.raw
+  sqlite(db)
     .prepare(
       `INSERT INTO kinetix_tool_call (id, run_id, conversation_id, org_id, user_id, model_tool_use_id, iteration, tool_name, title, risk, args_json, args_hash, requires_confirm, status,
          proposal_json, changeset_id, result_json, error_json, approver_user_id, decided_at, created_at, updated_at)
@@ -281,22 +287,24 @@ type ToolPatch = Partial<Pick<ToolCallRow, (typeof TOOL_PATCHABLE)[number]>>;
 export function updateToolCall(db: Db, id: string, patch: ToolPatch): void {
   const cols = TOOL_PATCHABLE.filter((c) => patch[c] !== undefined);
   if (cols.length === 0) return;
-  db.raw.prepare(`UPDATE kinetix_tool_call SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...cols.map((c) => patch[c] ?? null), id);
+  sqlite(db)
+    .prepare(`UPDATE kinetix_tool_call SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`)
+    .run(...cols.map((c) => patch[c] ?? null), id);
 }
 
 /** A tool call by id (any user: callers check ownership), or null. */
 export function getToolCall(db: Db, id: string): ToolCallRow | null {
-  return (db.raw.prepare('SELECT * FROM kinetix_tool_call WHERE id = ?').get(id) as ToolCallRow | undefined) ?? null;
+  return (sqlite(db).prepare('SELECT * FROM kinetix_tool_call WHERE id = ?').get(id) as ToolCallRow | undefined) ?? null;
 }
 
 /** Tool calls of a run, in the order they were proposed. */
 export function listToolCalls(db: Db, runId: string): ToolCallRow[] {
-  return db.raw.prepare('SELECT * FROM kinetix_tool_call WHERE run_id = ? ORDER BY created_at, rowid').all(runId) as ToolCallRow[];
+  return sqlite(db).prepare('SELECT * FROM kinetix_tool_call WHERE run_id = ? ORDER BY created_at, rowid').all(runId) as ToolCallRow[];
 }
 
 /** The most recent `limit` executed tool calls of a conversation, newest first. */
 export function recentExecutedToolCalls(db: Db, conversationId: string, limit: number): ToolCallRow[] {
-  return db.raw
+  return sqlite(db)
     .prepare(`SELECT * FROM kinetix_tool_call WHERE conversation_id = ? AND status = 'executed' ORDER BY created_at DESC, rowid DESC LIMIT ?`)
     .all(conversationId, limit) as ToolCallRow[];
 }
@@ -305,26 +313,26 @@ export function recentExecutedToolCalls(db: Db, conversationId: string, limit: n
 
 /** Persist one AG-UI event of a run at sequence `seq` (1, 2, 3… per run). */
 export function insertRunEvent(db: Db, e: RunEventRow): void {
-  db.raw
+  sqlite(db)
     .prepare('INSERT INTO kinetix_run_event (run_id, seq, type, event_json, created_at) VALUES (?, ?, ?, ?, ?)')
     .run(e.run_id, e.seq, e.type, e.event_json, e.created_at);
 }
 
 /** Persisted events of a run with `seq > afterSeq`, in order. */
 export function listRunEvents(db: Db, runId: string, afterSeq = 0): RunEventRow[] {
-  return db.raw.prepare('SELECT * FROM kinetix_run_event WHERE run_id = ? AND seq > ? ORDER BY seq').all(runId, afterSeq) as RunEventRow[];
+  return sqlite(db).prepare('SELECT * FROM kinetix_run_event WHERE run_id = ? AND seq > ? ORDER BY seq').all(runId, afterSeq) as RunEventRow[];
 }
 
 /** The last persisted event sequence of a run (0 when none). */
 export function maxRunEventSeq(db: Db, runId: string): number {
-  return (db.raw.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM kinetix_run_event WHERE run_id = ?').get(runId) as { n: number }).n;
+  return (sqlite(db).prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM kinetix_run_event WHERE run_id = ?').get(runId) as { n: number }).n;
 }
 
 // Usage -------------------------------------------------------------------------------------
 
 /** Insert one usage row; a second row for the same (run_id, request_index) is ignored. Returns true when inserted. */
 export function insertUsage(db: Db, u: UsageRow): boolean {
-  const res = db.raw
+  const res = sqlite(db)
     .prepare(
       `INSERT INTO kinetix_usage (id, run_id, org_id, user_id, request_index, model, provider, provider_response_id, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
          cost_usd, price_source, price_version, price_snapshot_json, partial, created_at)
@@ -356,15 +364,15 @@ export function insertUsage(db: Db, u: UsageRow): boolean {
 
 /** Usage rows of a run in request order. */
 export function listUsage(db: Db, runId: string): UsageRow[] {
-  return db.raw.prepare('SELECT * FROM kinetix_usage WHERE run_id = ? ORDER BY request_index').all(runId) as UsageRow[];
+  return sqlite(db).prepare('SELECT * FROM kinetix_usage WHERE run_id = ? ORDER BY request_index').all(runId) as UsageRow[];
 }
 
 /** Summed cost (USD) since `sinceIso` for an org, and for one user of it. */
 export function spendSince(db: Db, orgId: string, userId: string, sinceIso: string): { orgUsd: number; userUsd: number } {
-  const org = db.raw.prepare('SELECT COALESCE(SUM(cost_usd), 0) AS s FROM kinetix_usage WHERE org_id = ? AND created_at >= ?').get(orgId, sinceIso) as {
+  const org = sqlite(db).prepare('SELECT COALESCE(SUM(cost_usd), 0) AS s FROM kinetix_usage WHERE org_id = ? AND created_at >= ?').get(orgId, sinceIso) as {
     s: number;
   };
-  const user = db.raw
+  const user = sqlite(db)
     .prepare('SELECT COALESCE(SUM(cost_usd), 0) AS s FROM kinetix_usage WHERE org_id = ? AND user_id = ? AND created_at >= ?')
     .get(orgId, userId, sinceIso) as { s: number };
   return { orgUsd: org.s, userUsd: user.s };
@@ -372,13 +380,13 @@ export function spendSince(db: Db, orgId: string, userId: string, sinceIso: stri
 
 /** Set the organisation's monthly assistant cap (USD; null = no cap). Bumps the row's version. */
 export function setOrgBudgetCap(db: Db, orgId: string, capUsd: number | null, nowIso: string): void {
-  db.raw.prepare('UPDATE organization SET budget_cap_usd = ?, updated_at = ?, version = version + 1 WHERE id = ?').run(capUsd, nowIso, orgId);
+  sqlite(db).prepare('UPDATE organization SET budget_cap_usd = ?, updated_at = ?, version = version + 1 WHERE id = ?').run(capUsd, nowIso, orgId);
 }
 
 /** The org's and the user's monthly assistant caps (USD; null = no cap). */
 export function budgetCaps(db: Db, orgId: string, userId: string): { orgCapUsd: number | null; userCapUsd: number | null } {
-  const o = db.raw.prepare('SELECT budget_cap_usd FROM organization WHERE id = ?').get(orgId) as { budget_cap_usd: number | null } | undefined;
-  const u = db.raw.prepare('SELECT budget_cap_usd FROM app_user WHERE id = ? AND org_id = ?').get(userId, orgId) as
+  const o = sqlite(db).prepare('SELECT budget_cap_usd FROM organization WHERE id = ?').get(orgId) as { budget_cap_usd: number | null } | undefined;
+  const u = sqlite(db).prepare('SELECT budget_cap_usd FROM app_user WHERE id = ? AND org_id = ?').get(userId, orgId) as
     { budget_cap_usd: number | null } | undefined;
   return { orgCapUsd: o?.budget_cap_usd ?? null, userCapUsd: u?.budget_cap_usd ?? null };
 }
@@ -387,37 +395,37 @@ export function budgetCaps(db: Db, orgId: string, userId: string): { orgCapUsd: 
 
 /** Append one trace entry (request, model step, tool call, decision, approval, write, finish). */
 export function insertTrace(db: Db, t: TraceRow): void {
-  db.raw
+  sqlite(db)
     .prepare('INSERT INTO kinetix_run_trace (run_id, seq, kind, data_json, created_at) VALUES (?, ?, ?, ?, ?)')
     .run(t.run_id, t.seq, t.kind, t.data_json, t.created_at);
 }
 
 /** A run's trace entries in order. */
 export function listTrace(db: Db, runId: string): TraceRow[] {
-  return db.raw.prepare('SELECT * FROM kinetix_run_trace WHERE run_id = ? ORDER BY seq').all(runId) as TraceRow[];
+  return sqlite(db).prepare('SELECT * FROM kinetix_run_trace WHERE run_id = ? ORDER BY seq').all(runId) as TraceRow[];
 }
 
 /** The last trace sequence of a run (0 when none). */
 export function maxTraceSeq(db: Db, runId: string): number {
-  return (db.raw.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM kinetix_run_trace WHERE run_id = ?').get(runId) as { n: number }).n;
+  return (sqlite(db).prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM kinetix_run_trace WHERE run_id = ?').get(runId) as { n: number }).n;
 }
 
 // Recovery ----------------------------------------------------------------------------------
 
 /** True when a changeset with this id was applied (used to settle a confirmed call after a crash). */
 export function changesetExists(db: Db, id: string): boolean {
-  return db.raw.prepare(`SELECT 1 FROM changeset WHERE id = ? AND status IN ('applied', 'undone')`).get(id) !== undefined;
+  return sqlite(db).prepare(`SELECT 1 FROM changeset WHERE id = ? AND status IN ('applied', 'undone')`).get(id) !== undefined;
 }
 
 /** Status of a changeset row (`proposed`, `needs_owner`, `applied`, …), or null when there is none. */
 export function changesetStatus(db: Db, id: string): string | null {
-  const r = db.raw.prepare('SELECT status FROM changeset WHERE id = ?').get(id) as { status: string } | undefined;
+  const r = sqlite(db).prepare('SELECT status FROM changeset WHERE id = ?').get(id) as { status: string } | undefined;
   return r?.status ?? null;
 }
 
 /** Runs that were in flight (running or waiting for a confirmation). */
 export function inFlightRuns(db: Db): RunRow[] {
-  return db.raw.prepare(`SELECT * FROM kinetix_run WHERE status IN ('running', 'waiting_confirm') ORDER BY started_at`).all() as RunRow[];
+  return sqlite(db).prepare(`SELECT * FROM kinetix_run WHERE status IN ('running', 'waiting_confirm') ORDER BY started_at`).all() as RunRow[];
 }
 
 // Run leases and run starts (issue 9 §1) ------------------------------------------------------
@@ -461,19 +469,21 @@ export function acquireRunLease(
   limits: LeaseLimits,
   processGone: (pid: number) => boolean,
 ): LeaseOutcome {
-  return db.raw
+  return sqlite(db)
     .transaction((): LeaseOutcome => {
       const now = lease.nowMs;
       let reclaimed = 0;
-      for (const l of db.raw.prepare('SELECT * FROM kinetix_run_lease').all() as RunLeaseRow[]) {
+      for (const l of sqlite(db).prepare('SELECT * FROM kinetix_run_lease').all() as RunLeaseRow[]) {
         const dead = l.heartbeat_at_ms < now - limits.staleAfterMs || (l.host === lease.host && l.pid !== lease.pid && processGone(l.pid));
-        if (dead) reclaimed += db.raw.prepare('DELETE FROM kinetix_run_lease WHERE run_id = ?').run(l.run_id).changes;
+        if (dead) reclaimed += sqlite(db).prepare('DELETE FROM kinetix_run_lease WHERE run_id = ?').run(l.run_id).changes;
       }
-      const running = (db.raw.prepare('SELECT COUNT(*) AS n FROM kinetix_run_lease WHERE user_id = ?').get(lease.userId) as { n: number }).n;
+      const running = (sqlite(db).prepare('SELECT COUNT(*) AS n FROM kinetix_run_lease WHERE user_id = ?').get(lease.userId) as { n: number }).n;
       if (running >= limits.maxConcurrentPerUser) return { ok: false, limit: 'concurrency', running };
       const since = now - RATE_WINDOW_MS;
       const window = (col: 'user_id' | 'org_id', id: string) =>
-        db.raw.prepare(`SELECT COUNT(*) AS n, MIN(started_at_ms) AS oldest FROM kinetix_run_start WHERE ${col} = ? AND started_at_ms > ?`).get(id, since) as {
+        sqlite(db)
+          .prepare(`SELECT COUNT(*) AS n, MIN(started_at_ms) AS oldest FROM kinetix_run_start WHERE ${col} = ? AND started_at_ms > ?`)
+          .get(id, since) as {
           n: number;
           oldest: number | null;
         };
@@ -481,11 +491,13 @@ export function acquireRunLease(
       if (user.n >= limits.userRunsPerMinute) return { ok: false, limit: 'user_rate', retryAfterMs: (user.oldest ?? now) + RATE_WINDOW_MS - now };
       const org = window('org_id', lease.orgId);
       if (org.n >= limits.orgRunsPerMinute) return { ok: false, limit: 'org_rate', retryAfterMs: (org.oldest ?? now) + RATE_WINDOW_MS - now };
-      db.raw
+      sqlite(db)
         .prepare('INSERT INTO kinetix_run_lease (run_id, org_id, user_id, host, pid, acquired_at_ms, heartbeat_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(lease.runId, lease.orgId, lease.userId, lease.host, lease.pid, now, now);
-      db.raw.prepare('INSERT INTO kinetix_run_start (org_id, user_id, started_at_ms) VALUES (?, ?, ?)').run(lease.orgId, lease.userId, now);
-      db.raw.prepare('DELETE FROM kinetix_run_start WHERE started_at_ms < ?').run(now - 60 * RATE_WINDOW_MS);
+      sqlite(db).prepare('INSERT INTO kinetix_run_start (org_id, user_id, started_at_ms) VALUES (?, ?, ?)').run(lease.orgId, lease.userId, now);
+      sqlite(db)
+        .prepare('DELETE FROM kinetix_run_start WHERE started_at_ms < ?')
+        .run(now - 60 * RATE_WINDOW_MS);
       return { ok: true, reclaimed };
     })
     .immediate();
@@ -493,18 +505,18 @@ export function acquireRunLease(
 
 /** Drop a run's lease (the run ended). Idempotent. */
 export function releaseRunLease(db: Db, runId: string): void {
-  db.raw.prepare('DELETE FROM kinetix_run_lease WHERE run_id = ?').run(runId);
+  sqlite(db).prepare('DELETE FROM kinetix_run_lease WHERE run_id = ?').run(runId);
 }
 
 /** Refresh the heartbeat of the given runs' leases. */
 export function heartbeatRunLeases(db: Db, runIds: readonly string[], nowMs: number): void {
-  const stmt = db.raw.prepare('UPDATE kinetix_run_lease SET heartbeat_at_ms = ? WHERE run_id = ?');
-  db.raw.transaction(() => {
+  const stmt = sqlite(db).prepare('UPDATE kinetix_run_lease SET heartbeat_at_ms = ? WHERE run_id = ?');
+  sqlite(db).transaction(() => {
     for (const id of runIds) stmt.run(nowMs, id);
   })();
 }
 
 /** Leases held by a user (diagnostics and tests). */
 export function listRunLeases(db: Db, userId: string): RunLeaseRow[] {
-  return db.raw.prepare('SELECT * FROM kinetix_run_lease WHERE user_id = ? ORDER BY acquired_at_ms').all(userId) as RunLeaseRow[];
+  return sqlite(db).prepare('SELECT * FROM kinetix_run_lease WHERE user_id = ? ORDER BY acquired_at_ms').all(userId) as RunLeaseRow[];
 }

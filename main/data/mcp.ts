@@ -3,6 +3,7 @@
  * main/mcp/ hash the token before calling these. Values are always bound parameters.
  */
 import type { Db } from './db';
+import { sqlite } from './sqlite';
 
 /** A `mcp_token` row (times are ISO-8601 UTC; never holds the token itself). */
 export interface McpTokenRow {
@@ -24,7 +25,7 @@ export interface McpTokenRow {
 
 /** Insert a newly issued token row. */
 export function insertMcpToken(db: Db, row: Omit<McpTokenRow, 'revoked_at' | 'revoked_by' | 'last_used_at'>): void {
-  db.raw
+  sqlite(db)
     .prepare(
       'INSERT INTO mcp_token (id, org_id, user_id, label, token_hash, token_hint, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     )
@@ -33,30 +34,30 @@ export function insertMcpToken(db: Db, row: Omit<McpTokenRow, 'revoked_at' | 're
 
 /** The token row with this hash (revoked and expired rows included; the caller decides), or null. */
 export function findMcpTokenByHash(db: Db, tokenHash: string): McpTokenRow | null {
-  return (db.raw.prepare('SELECT * FROM mcp_token WHERE token_hash = ?').get(tokenHash) as McpTokenRow | undefined) ?? null;
+  return (sqlite(db).prepare('SELECT * FROM mcp_token WHERE token_hash = ?').get(tokenHash) as McpTokenRow | undefined) ?? null;
 }
 
 /** The token row by id within an org, or null. */
 export function findMcpToken(db: Db, orgId: string, id: string): McpTokenRow | null {
-  return (db.raw.prepare('SELECT * FROM mcp_token WHERE org_id = ? AND id = ?').get(orgId, id) as McpTokenRow | undefined) ?? null;
+  return (sqlite(db).prepare('SELECT * FROM mcp_token WHERE org_id = ? AND id = ?').get(orgId, id) as McpTokenRow | undefined) ?? null;
 }
 
 /** Tokens of an org, newest first; only `userId`'s when given. */
 export function listMcpTokens(db: Db, orgId: string, userId?: string): McpTokenRow[] {
   if (userId)
-    return db.raw.prepare('SELECT * FROM mcp_token WHERE org_id = ? AND user_id = ? ORDER BY created_at DESC, id DESC').all(orgId, userId) as McpTokenRow[];
-  return db.raw.prepare('SELECT * FROM mcp_token WHERE org_id = ? ORDER BY created_at DESC, id DESC').all(orgId) as McpTokenRow[];
+    return sqlite(db).prepare('SELECT * FROM mcp_token WHERE org_id = ? AND user_id = ? ORDER BY created_at DESC, id DESC').all(orgId, userId) as McpTokenRow[];
+  return sqlite(db).prepare('SELECT * FROM mcp_token WHERE org_id = ? ORDER BY created_at DESC, id DESC').all(orgId) as McpTokenRow[];
 }
 
 /** Mark a token revoked (idempotent: an already revoked token keeps its first revocation). Returns true if this call revoked it. */
 export function revokeMcpToken(db: Db, orgId: string, id: string, by: string, at: string): boolean {
   return (
-    db.raw.prepare('UPDATE mcp_token SET revoked_at = ?, revoked_by = ? WHERE org_id = ? AND id = ? AND revoked_at IS NULL').run(at, by, orgId, id).changes ===
-    1
+    sqlite(db).prepare('UPDATE mcp_token SET revoked_at = ?, revoked_by = ? WHERE org_id = ? AND id = ? AND revoked_at IS NULL').run(at, by, orgId, id)
+      .changes === 1
   );
 }
 
 /** Record that a token was used (server start). */
 export function touchMcpToken(db: Db, id: string, at: string): void {
-  db.raw.prepare('UPDATE mcp_token SET last_used_at = ? WHERE id = ?').run(at, id);
+  sqlite(db).prepare('UPDATE mcp_token SET last_used_at = ? WHERE id = ?').run(at, id);
 }

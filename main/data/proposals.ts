@@ -6,6 +6,7 @@
  */
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { Db } from './db';
+import { sqlite } from './sqlite';
 
 /** Status of a proposal (and of its changeset row until it is applied). */
 export type ProposalStatus = 'proposed' | 'needs_owner' | 'applied' | 'declined' | 'failed';
@@ -59,9 +60,9 @@ export interface NewProposal {
 
 /** Insert the changeset row (status = proposal status, not applied) and the proposal row, in one transaction. */
 export function insertProposal(db: Db, p: NewProposal): void {
-  db.raw
+  sqlite(db)
     .transaction(() => {
-      db.raw
+      sqlite(db)
         .prepare(
           `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
          VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, NULL, ?, NULL)`,
@@ -80,7 +81,7 @@ export function insertProposal(db: Db, p: NewProposal): void {
           p.createdAt,
           p.planned.undoOf ?? null,
         );
-      db.raw
+      sqlite(db)
         .prepare(
           `INSERT INTO changeset_proposal (id, org_id, user_id, source, run_id, tool_call_id, tool_name, title, status, verdict, policy_json, content_hash, decided_by, decided_at, failure_json, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?)`,
@@ -110,13 +111,13 @@ const SELECT = `SELECT p.*, c.verb AS verb, c.summary AS summary, c.changes_json
 
 /** One proposal of `orgId`, or null. */
 export function findProposal(db: Db, orgId: string, id: string): ProposalRow | null {
-  return (db.raw.prepare(`${SELECT} WHERE p.id = ? AND p.org_id = ?`).get(id, orgId) as ProposalRow | undefined) ?? null;
+  return (sqlite(db).prepare(`${SELECT} WHERE p.id = ? AND p.org_id = ?`).get(id, orgId) as ProposalRow | undefined) ?? null;
 }
 
 /** How many proposals of assistant run `runId` in `orgId` needed an owner's approval (waiting or decided). */
 export function countNeedsOwnerForRun(db: Db, orgId: string, runId: string): number {
   return (
-    db.raw.prepare(`SELECT count(*) AS n FROM changeset_proposal WHERE org_id = ? AND run_id = ? AND verdict = 'needs_owner'`).get(orgId, runId) as {
+    sqlite(db).prepare(`SELECT count(*) AS n FROM changeset_proposal WHERE org_id = ? AND run_id = ? AND verdict = 'needs_owner'`).get(orgId, runId) as {
       n: number;
     }
   ).n;
@@ -141,7 +142,7 @@ export function listProposalRows(
     where += ' AND p.status = ?';
     params.push(opts.status);
   }
-  return db.raw
+  return sqlite(db)
     .prepare(`${SELECT} WHERE ${where} ORDER BY p.created_at DESC, p.id DESC LIMIT ? OFFSET ?`)
     .all(...params, opts.limit ?? 100, opts.offset ?? 0) as ProposalRow[];
 }
@@ -156,15 +157,15 @@ export function closeProposal(
   id: string,
   patch: { status: Exclude<ProposalStatus, 'proposed' | 'needs_owner'>; decidedBy: string | null; decidedAt: string; failureJson?: string | null },
 ): boolean {
-  return db.raw.transaction(() => {
-    const res = db.raw
+  return sqlite(db).transaction(() => {
+    const res = sqlite(db)
       .prepare(
         `UPDATE changeset_proposal SET status = ?, decided_by = ?, decided_at = ?, failure_json = ?, updated_at = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`,
       )
       .run(patch.status, patch.decidedBy, patch.decidedAt, patch.failureJson ?? null, patch.decidedAt, id);
     if (res.changes !== 1) return false;
     if (patch.status !== 'applied')
-      db.raw.prepare(`UPDATE changeset SET status = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(patch.status, id);
+      sqlite(db).prepare(`UPDATE changeset SET status = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(patch.status, id);
     return true;
   })();
 }

@@ -5,6 +5,7 @@
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 import type { Db } from './db';
+import { sqlite } from './sqlite';
 
 const BOOLEAN_COLUMNS: Partial<Record<TableName, readonly string[]>> = {
   app_user: ['active'],
@@ -46,7 +47,7 @@ function assertColumn(table: TableName, col: string): string {
 /** One row by id within an org; null when missing, in another org, or soft-deleted. */
 export function getRow<T = Record<string, unknown>>(db: Db, table: TableName, orgId: string, id: string, opts: { includeDeleted?: boolean } = {}): T | null {
   const sql = `SELECT * FROM ${table} WHERE id = ? AND org_id = ?${opts.includeDeleted ? '' : ' AND deleted_at IS NULL'}`;
-  return decodeRow<T>(table, db.raw.prepare(sql).get(id, orgId) as Record<string, unknown> | undefined);
+  return decodeRow<T>(table, sqlite(db).prepare(sql).get(id, orgId) as Record<string, unknown> | undefined);
 }
 
 /** Facts the changeset rules need about a stored row, regardless of org (null if absent). */
@@ -55,7 +56,10 @@ export function rowFacts(
   table: TableName,
   id: string,
 ): { org_id: string; version: number; athlete_id: string | null; deleted_at: string | null; row: Record<string, unknown> } | null {
-  const row = decodeRow<Record<string, unknown>>(table, db.raw.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, unknown> | undefined);
+  const row = decodeRow<Record<string, unknown>>(
+    table,
+    sqlite(db).prepare(`SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, unknown> | undefined,
+  );
   if (!row) return null;
   const athleteCol = TABLES[table].athleteColumn;
   return {
@@ -69,7 +73,7 @@ export function rowFacts(
 
 /** True when `id` is a live (not soft-deleted) row of `table` in `orgId`. */
 export function liveRowInOrg(db: Db, table: TableName, orgId: string, id: string): boolean {
-  return db.raw.prepare(`SELECT 1 FROM ${table} WHERE id = ? AND org_id = ? AND deleted_at IS NULL`).get(id, orgId) !== undefined;
+  return sqlite(db).prepare(`SELECT 1 FROM ${table} WHERE id = ? AND org_id = ? AND deleted_at IS NULL`).get(id, orgId) !== undefined;
 }
 
 /** Filter for {@link listRows}. All column names are validated against the table schema. */
@@ -132,22 +136,25 @@ export function listRows<T = Record<string, unknown>>(db: Db, table: TableName, 
   const order = (f.orderBy ?? [{ column: 'created_at', desc: true }]).map((o) => `${assertColumn(table, o.column)}${o.desc ? ' DESC' : ''}`).join(', ');
   const limit = Math.max(0, Math.min(f.limit ?? 1000, 100_000));
   const offset = Math.max(0, f.offset ?? 0);
-  const rows = db.raw.prepare(`SELECT * FROM ${table} WHERE ${sql} ORDER BY ${order}, id LIMIT ? OFFSET ?`).all(...params, limit, offset) as Record<
-    string,
-    unknown
-  >[];
+  const rows = sqlite(db)
+    .prepare(`SELECT * FROM ${table} WHERE ${sql} ORDER BY ${order}, id LIMIT ? OFFSET ?`)
+    .all(...params, limit, offset) as Record<string, unknown>[];
   return rows.map((r) => decodeRow<T>(table, r) as T);
 }
 
 /** Count of rows matching `f` (ignores limit/offset). */
 export function countRows(db: Db, table: TableName, orgId: string, f: ListFilter = {}): number {
   const { sql, params } = whereClause(table, orgId, f);
-  return (db.raw.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${sql}`).get(...params) as { n: number }).n;
+  return (
+    sqlite(db)
+      .prepare(`SELECT count(*) AS n FROM ${table} WHERE ${sql}`)
+      .get(...params) as { n: number }
+  ).n;
 }
 
 /** Daily summed session loads (AU) for one athlete up to `toDate` inclusive, oldest first. */
 export function dailyLoads(db: Db, orgId: string, athleteId: string, toDate: string): { date: string; load_au: number }[] {
-  return db.raw
+  return sqlite(db)
     .prepare(
       `SELECT date, SUM(load_au) AS load_au FROM session_load WHERE org_id = ? AND athlete_id = ? AND deleted_at IS NULL AND date <= ? GROUP BY date ORDER BY date`,
     )

@@ -22,6 +22,7 @@ import {
   seedDemo,
   seedLarge,
 } from './seed';
+import { sqlite } from './sqlite';
 
 const TODAY = '2026-03-15';
 let dir: string;
@@ -30,20 +31,26 @@ let s: SeedSummary;
 
 function tables(d: Db): string[] {
   return (
-    d.raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name").all() as {
+    sqlite(d)
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name")
+      .all() as {
       name: string;
     }[]
   ).map((r) => r.name);
 }
 /** Every row of every table (except the migration log, whose applied_at is the wall clock), in a stable order. */
 function dump(d: Db): string {
-  return JSON.stringify(tables(d).map((t) => [t, (d.raw.prepare(`SELECT * FROM ${t}`).all() as unknown[]).map((r) => JSON.stringify(r)).sort()]));
+  return JSON.stringify(tables(d).map((t) => [t, (sqlite(d).prepare(`SELECT * FROM ${t}`).all() as unknown[]).map((r) => JSON.stringify(r)).sort()]));
 }
 function all<T>(sql: string, ...p: unknown[]): T[] {
-  return db.raw.prepare(sql).all(...p) as T[];
+  return sqlite(db)
+    .prepare(sql)
+    .all(...p) as T[];
 }
 function one<T>(sql: string, ...p: unknown[]): T {
-  return db.raw.prepare(sql).get(...p) as T;
+  return sqlite(db)
+    .prepare(sql)
+    .get(...p) as T;
 }
 
 beforeAll(() => {
@@ -275,7 +282,7 @@ describe('demo content', () => {
   });
 
   it('every row passes foreign-key checks', () => {
-    expect(db.raw.pragma('foreign_key_check')).toEqual([]);
+    expect(sqlite(db).pragma('foreign_key_check')).toEqual([]);
   });
 });
 
@@ -286,8 +293,8 @@ describe('seedLarge', () => {
       const r = seedLarge(d, { athletes: 250, loads: 1000, squadSize: 100 });
       expect(r.squadIds).toHaveLength(3);
       expect(r.athletesBySquad.map((a) => a.length)).toEqual([100, 100, 50]);
-      expect((d.raw.prepare('SELECT count(*) n FROM session_load').get() as { n: number }).n).toBe(1000);
-      expect((d.raw.prepare('SELECT count(*) n FROM app_user WHERE email = ?').get(r.emails.physio) as { n: number }).n).toBe(1);
+      expect((sqlite(d).prepare('SELECT count(*) n FROM session_load').get() as { n: number }).n).toBe(1000);
+      expect((sqlite(d).prepare('SELECT count(*) n FROM app_user WHERE email = ?').get(r.emails.physio) as { n: number }).n).toBe(1);
     } finally {
       d.close();
     }

@@ -24,6 +24,7 @@ import {
 } from '../../models/seed/demo';
 import { hashPin } from '../security/pin';
 import type { Db } from './db';
+import { sqlite } from './sqlite';
 
 // The demo's fixed facts and generator live in models/seed/demo.ts (shared with the HQ's Postgres seed).
 export {
@@ -68,14 +69,14 @@ class Writer {
   insert(table: string, row: Record<string, unknown>): void {
     let have = this.columns.get(table);
     if (!have) {
-      have = new Set((this.db.raw.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+      have = new Set((sqlite(this.db).prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
       this.columns.set(table, have);
     }
     const cols = Object.keys(row).filter((c) => have.has(c));
     const key = `${table}(${cols.join(',')})`;
     let stmt = this.stmts.get(key);
     if (!stmt) {
-      stmt = this.db.raw.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
+      stmt = sqlite(this.db).prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
       this.stmts.set(key, stmt);
     }
     stmt.run(
@@ -89,7 +90,7 @@ class Writer {
 }
 
 function isEmpty(db: Db): boolean {
-  const row = db.raw.prepare('SELECT (SELECT count(*) FROM organization) + (SELECT count(*) FROM app_user) AS n').get() as { n: number };
+  const row = sqlite(db).prepare('SELECT (SELECT count(*) FROM organization) + (SELECT count(*) FROM app_user) AS n').get() as { n: number };
   return row.n === 0;
 }
 
@@ -108,7 +109,7 @@ export function seedDemo(db: Db, opts: SeedOptions = {}): SeedSummary {
   if (!isRealDate(today)) throw new Error(`today must be YYYY-MM-DD, got "${today}"`);
   if (!isEmpty(db)) throw new Error('The database already holds data; seed only an empty database.');
   let out: SeedSummary | undefined;
-  db.raw
+  sqlite(db)
     .transaction(() => {
       const w = new Writer(db);
       out = { ...generateDemo(w, { seed, today, pinHash: seededPinHash }), counts: w.counts };
@@ -152,7 +153,7 @@ export function seedLarge(db: Db, opts: { athletes?: number; loads?: number; squ
   const orgId = ids.next();
   const squadIds: string[] = [];
   const athletesBySquad: string[][] = [];
-  db.raw
+  sqlite(db)
     .transaction(() => {
       w.insert('organization', {
         id: orgId,
@@ -226,7 +227,7 @@ export function seedAthleteHistory(db: Db, opts: { orgId: string; athleteId: str
   const days = Math.ceil(opts.loads / perDay);
   const ids = new IdGen(rng, Date.parse(`${addDays(today, -days - 1)}T00:00:00Z`));
   const w = new Writer(db);
-  db.raw
+  sqlite(db)
     .transaction(() => {
       for (let k = 0; k < opts.loads; k++) {
         const date = addDays(today, -Math.floor(k / perDay));

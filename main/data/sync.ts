@@ -20,6 +20,7 @@ import { AppError, Conflict, NotFound } from '../../models/errors';
 import type { ChangesetOutcome, CurrentRow, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
 import type Database from 'better-sqlite3';
 import { openSiblingConnection, type Db } from './db';
+import { bindConnection, sqlite } from './sqlite';
 
 /** The enrolment of this device file (one HQ, one user). The token is sealed (AES-256-GCM JSON). */
 export interface SyncEnrolmentRow {
@@ -60,7 +61,7 @@ export type ReplicaOp = { op: 'upsert'; id: string; row: Record<string, unknown>
 
 /** This file's enrolment, or null when it was never enrolled. */
 export function getEnrolment(db: Db): SyncEnrolmentRow | null {
-  return (db.raw.prepare('SELECT * FROM sync_enrolment WHERE id = 1').get() as SyncEnrolmentRow | undefined) ?? null;
+  return (sqlite(db).prepare('SELECT * FROM sync_enrolment WHERE id = 1').get() as SyncEnrolmentRow | undefined) ?? null;
 }
 
 /**
@@ -68,10 +69,10 @@ export function getEnrolment(db: Db): SyncEnrolmentRow | null {
  * user means a new replica. Upload outcomes of the old enrolment are kept.
  */
 export function saveEnrolment(db: Db, e: Omit<SyncEnrolmentRow, 'last_synced_at' | 'last_error_code' | 'last_error_message' | 'last_error_at'>): void {
-  db.raw
+  sqlite(db)
     .transaction(() => {
-      db.raw.prepare('DELETE FROM sync_enrolment').run();
-      db.raw
+      sqlite(db).prepare('DELETE FROM sync_enrolment').run();
+      sqlite(db)
         .prepare(
           `INSERT INTO sync_enrolment (id, hq_url, device_id, device_name, org_id, org_name, user_id, user_email, user_role, token_sealed, token_hint, token_expires_at, enrolled_at)
            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -90,8 +91,8 @@ export function saveEnrolment(db: Db, e: Omit<SyncEnrolmentRow, 'last_synced_at'
           e.token_expires_at,
           e.enrolled_at,
         );
-      db.raw.prepare('DELETE FROM sync_shape').run();
-      db.raw.prepare('DELETE FROM sync_seen_txid').run();
+      sqlite(db).prepare('DELETE FROM sync_shape').run();
+      sqlite(db).prepare('DELETE FROM sync_seen_txid').run();
     })
     .immediate();
 }
@@ -99,11 +100,11 @@ export function saveEnrolment(db: Db, e: Omit<SyncEnrolmentRow, 'last_synced_at'
 /** Record the end of a sync pass: success (clears the last error) or a typed error. */
 export function recordSyncOutcome(db: Db, outcome: { ok: true; at: string } | { ok: false; at: string; code: string; message: string }): void {
   if (outcome.ok) {
-    db.raw
+    sqlite(db)
       .prepare('UPDATE sync_enrolment SET last_synced_at = ?, last_error_code = NULL, last_error_message = NULL, last_error_at = NULL WHERE id = 1')
       .run(outcome.at);
   } else {
-    db.raw
+    sqlite(db)
       .prepare('UPDATE sync_enrolment SET last_error_code = ?, last_error_message = ?, last_error_at = ? WHERE id = 1')
       .run(outcome.code, outcome.message, outcome.at);
   }
@@ -111,8 +112,8 @@ export function recordSyncOutcome(db: Db, outcome: { ok: true; at: string } | { 
 
 /** Outbox changesets not yet accepted or refused by HQ, and conflicts (rejected, not discarded). */
 export function syncCounts(db: Db): { pending: number; conflicts: number } {
-  const pending = (db.raw.prepare(`SELECT count(*) AS n FROM outbox WHERE status = 'pending'`).get() as { n: number }).n;
-  const conflicts = (db.raw.prepare(`SELECT count(*) AS n FROM sync_upload WHERE state = 'rejected'`).get() as { n: number }).n;
+  const pending = (sqlite(db).prepare(`SELECT count(*) AS n FROM outbox WHERE status = 'pending'`).get() as { n: number }).n;
+  const conflicts = (sqlite(db).prepare(`SELECT count(*) AS n FROM sync_upload WHERE state = 'rejected'`).get() as { n: number }).n;
   return { pending, conflicts };
 }
 
@@ -140,13 +141,13 @@ const toState = (r: ShapeRow): ShapeState => ({
 
 /** The shape state of `tbl` (created, from scratch, when missing). */
 export function shapeState(db: Db, tbl: string): ShapeState {
-  db.raw.prepare(`INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(tbl, new Date().toISOString());
-  return toState(db.raw.prepare('SELECT * FROM sync_shape WHERE tbl = ?').get(tbl) as ShapeRow);
+  sqlite(db).prepare(`INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(tbl, new Date().toISOString());
+  return toState(sqlite(db).prepare('SELECT * FROM sync_shape WHERE tbl = ?').get(tbl) as ShapeRow);
 }
 
 /** Every shape's state. */
 export function listShapeStates(db: Db): ShapeState[] {
-  return (db.raw.prepare('SELECT * FROM sync_shape ORDER BY tbl').all() as ShapeRow[]).map(toState);
+  return (sqlite(db).prepare('SELECT * FROM sync_shape ORDER BY tbl').all() as ShapeRow[]).map(toState);
 }
 
 /**
@@ -154,7 +155,9 @@ export function listShapeStates(db: Db): ShapeState[] {
  * the table's synced rows (local optimistic rows are kept).
  */
 export function resetShape(db: Db, tbl: string): void {
-  db.raw.prepare(`UPDATE sync_shape SET handle = NULL, shape_offset = '-1', needs_reset = 1, updated_at = ? WHERE tbl = ?`).run(new Date().toISOString(), tbl);
+  sqlite(db)
+    .prepare(`UPDATE sync_shape SET handle = NULL, shape_offset = '-1', needs_reset = 1, updated_at = ? WHERE tbl = ?`)
+    .run(new Date().toISOString(), tbl);
 }
 
 const columnCache = new WeakMap<Db, Map<string, Set<string>>>();
@@ -164,7 +167,7 @@ function tableColumns(db: Db, tbl: string): Set<string> {
   if (!m) columnCache.set(db, (m = new Map()));
   let cols = m.get(tbl);
   if (!cols) {
-    cols = new Set((db.raw.prepare(`SELECT name FROM pragma_table_info(?)`).all(tbl) as { name: string }[]).map((r) => r.name));
+    cols = new Set((sqlite(db).prepare(`SELECT name FROM pragma_table_info(?)`).all(tbl) as { name: string }[]).map((r) => r.name));
     if (cols.size === 0) throw new AppError({ code: 'Internal', message: `The local database has no table ${tbl}.` });
     m.set(tbl, cols);
   }
@@ -185,7 +188,7 @@ function stmt(db: Db, sql: string): Database.Statement<unknown[]> {
   let m = stmtCache.get(db);
   if (!m) stmtCache.set(db, (m = new Map()));
   let s = m.get(sql);
-  if (!s) m.set(sql, (s = db.raw.prepare(sql)));
+  if (!s) m.set(sql, (s = sqlite(db).prepare(sql)));
   return s;
 }
 
@@ -215,7 +218,7 @@ function upsertLive(db: Db, tbl: string, row: Record<string, unknown>): void {
     const sql = `INSERT INTO "${tbl}" (${present.map((c) => `"${c}"`).join(', ')}) VALUES (${present.map(() => '?').join(', ')}) ON CONFLICT (id) DO ${
       updates.length ? `UPDATE SET ${updates.map((c) => `"${c}" = excluded."${c}"`).join(', ')}` : 'NOTHING'
     }`;
-    plans.set(sig, (plan = { stmt: db.raw.prepare(sql), cols: present }));
+    plans.set(sig, (plan = { stmt: sqlite(db).prepare(sql), cols: present }));
   }
   const values = new Array<unknown>(plan.cols.length);
   for (let i = 0; i < plan.cols.length; i++) values[i] = sqliteValue(row[plan.cols[i]!]);
@@ -237,7 +240,10 @@ function replicaDb(db: Db): Db {
   let r = replicaDbs.get(db);
   if (!r) {
     const conn = openSiblingConnection(db);
-    r = conn ? { path: db.path, raw: conn, close: () => conn.close() } : db;
+    if (conn) {
+      r = { path: db.path, close: () => conn.close() };
+      bindConnection(r, conn);
+    } else r = db;
     replicaDbs.set(db, r);
   }
   return r;
@@ -245,12 +251,12 @@ function replicaDb(db: Db): Db {
 
 /** Run `fn` in one IMMEDIATE transaction with foreign keys off (replica writes; see the module doc). */
 function replicaTransaction<T>(db: Db, fn: () => T): T {
-  const wasOn = db.raw.pragma('foreign_keys', { simple: true }) === 1;
-  if (wasOn) db.raw.pragma('foreign_keys = OFF');
+  const wasOn = sqlite(db).pragma('foreign_keys', { simple: true }) === 1;
+  if (wasOn) sqlite(db).pragma('foreign_keys = OFF');
   try {
-    return db.raw.transaction(fn).immediate();
+    return sqlite(db).transaction(fn).immediate();
   } finally {
-    if (wasOn) db.raw.pragma('foreign_keys = ON');
+    if (wasOn) sqlite(db).pragma('foreign_keys = ON');
   }
 }
 
@@ -316,13 +322,13 @@ export function applyShapeBatch(
 /** True when the live table `tbl` holds no row (a first sync needs no sweep after its snapshot). */
 export function isTableEmpty(db: Db, tbl: string): boolean {
   tableColumns(db, tbl);
-  return !db.raw.prepare(`SELECT 1 FROM "${tbl}" LIMIT 1`).get();
+  return !sqlite(db).prepare(`SELECT 1 FROM "${tbl}" LIMIT 1`).get();
 }
 
 /** After a fresh snapshot: rows HQ no longer has go (live rows, or the stored server row of optimistic ones). */
 function sweepAfterReset(db: Db, tbl: string, keepIds: ReadonlySet<string>): number {
   let n = 0;
-  const ids = db.raw.prepare(`SELECT id FROM "${tbl}"`).pluck().all() as string[];
+  const ids = sqlite(db).prepare(`SELECT id FROM "${tbl}"`).pluck().all() as string[];
   for (const id of ids) {
     if (keepIds.has(id)) continue;
     if (shadowOf(db, tbl, id)) stmt(db, 'UPDATE sync_server_row SET row_json = NULL WHERE tbl = ? AND id = ?').run(tbl, id);
@@ -337,10 +343,10 @@ function sweepAfterReset(db: Db, tbl: string, keepIds: ReadonlySet<string>): num
  */
 export function markShapeForbidden(db: Db, tbl: string, forbidden: boolean): number {
   return replicaTransaction(db, () => {
-    db.raw.prepare(`INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(tbl, new Date().toISOString());
-    const was = (db.raw.prepare('SELECT forbidden FROM sync_shape WHERE tbl = ?').get(tbl) as { forbidden: number }).forbidden === 1;
+    sqlite(db).prepare(`INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(tbl, new Date().toISOString());
+    const was = (sqlite(db).prepare('SELECT forbidden FROM sync_shape WHERE tbl = ?').get(tbl) as { forbidden: number }).forbidden === 1;
     if (was === forbidden) return 0;
-    db.raw
+    sqlite(db)
       .prepare(`UPDATE sync_shape SET forbidden = ?, handle = NULL, shape_offset = '-1', needs_reset = 1, updated_at = ? WHERE tbl = ?`)
       .run(forbidden ? 1 : 0, new Date().toISOString(), tbl);
     if (!forbidden) return 0;
@@ -362,7 +368,7 @@ export function recordOptimisticWrite(db: Db, changesetId: string, changes: read
   if (!stmt(db, 'SELECT 1 FROM sync_enrolment WHERE id = 1').get()) return;
   for (const c of changes) {
     if (!shadowOf(db, c.table, c.id)) {
-      const row = db.raw.prepare(`SELECT * FROM "${c.table}" WHERE id = ?`).get(c.id) as Record<string, unknown> | undefined;
+      const row = sqlite(db).prepare(`SELECT * FROM "${c.table}" WHERE id = ?`).get(c.id) as Record<string, unknown> | undefined;
       stmt(db, 'INSERT INTO sync_server_row (tbl, id, row_json) VALUES (?, ?, ?)').run(c.table, c.id, row ? JSON.stringify(row) : null);
     }
     stmt(db, 'INSERT OR IGNORE INTO sync_optimistic (changeset_id, tbl, id) VALUES (?, ?, ?)').run(changesetId, c.table, c.id);
@@ -371,8 +377,8 @@ export function recordOptimisticWrite(db: Db, changesetId: string, changes: read
 
 /** Drop `changesetId`'s hold on its rows; rows no other changeset holds become the server's row. */
 function releaseChangeset(db: Db, changesetId: string): void {
-  const rows = db.raw.prepare('SELECT tbl, id FROM sync_optimistic WHERE changeset_id = ?').all(changesetId) as { tbl: string; id: string }[];
-  db.raw.prepare('DELETE FROM sync_optimistic WHERE changeset_id = ?').run(changesetId);
+  const rows = sqlite(db).prepare('SELECT tbl, id FROM sync_optimistic WHERE changeset_id = ?').all(changesetId) as { tbl: string; id: string }[];
+  sqlite(db).prepare('DELETE FROM sync_optimistic WHERE changeset_id = ?').run(changesetId);
   for (const { tbl, id } of rows) {
     if (stmt(db, 'SELECT 1 FROM sync_optimistic WHERE tbl = ? AND id = ? LIMIT 1').get(tbl, id)) continue;
     const shadow = shadowOf(db, tbl, id);
@@ -394,7 +400,7 @@ function releaseChangeset(db: Db, changesetId: string): void {
  * Returns the ids settled.
  */
 function settleSynced(db: Db): string[] {
-  const applied = db.raw.prepare(`SELECT changeset_id, txid, versions_json FROM sync_upload WHERE state = 'applied'`).all() as {
+  const applied = sqlite(db).prepare(`SELECT changeset_id, txid, versions_json FROM sync_upload WHERE state = 'applied'`).all() as {
     changeset_id: string;
     txid: string;
     versions_json: string | null;
@@ -426,9 +432,9 @@ function settleSynced(db: Db): string[] {
  * replication, which may lag HQ's answer to the upload.
  */
 export function unsettledUploads(db: Db): { count: number; tables: string[] } {
-  const count = (db.raw.prepare(`SELECT count(*) AS n FROM sync_upload WHERE state = 'applied'`).get() as { n: number }).n;
+  const count = (sqlite(db).prepare(`SELECT count(*) AS n FROM sync_upload WHERE state = 'applied'`).get() as { n: number }).n;
   if (count === 0) return { count, tables: [] };
-  const tables = db.raw
+  const tables = sqlite(db)
     .prepare(
       `SELECT DISTINCT o.tbl FROM sync_optimistic o JOIN sync_upload u ON u.changeset_id = o.changeset_id
         WHERE u.state = 'applied' ORDER BY o.tbl`,
@@ -440,7 +446,7 @@ export function unsettledUploads(db: Db): { count: number; tables: string[] } {
 
 /** Forget delivered txids older than `before` (ISO); they only matter until their upload settles. */
 export function pruneSeenTxids(db: Db, before: string): void {
-  db.raw.prepare('DELETE FROM sync_seen_txid WHERE seen_at < ?').run(before);
+  sqlite(db).prepare('DELETE FROM sync_seen_txid WHERE seen_at < ?').run(before);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,7 +478,7 @@ const resolveNow = (v: unknown, at: string): unknown => (v === NOW_PLACEHOLDER ?
  * `__NOW__` placeholder is replaced by the time the change was applied on this device.
  */
 export function pendingUploads(db: Db, userId: string | null, limit: number): UploadedChangeset[] {
-  const rows = db.raw
+  const rows = sqlite(db)
     .prepare(
       `SELECT o.seq, o.changeset_id, o.org_id, o.user_id, o.payload_json, o.created_at,
               c.summary, c.run_id, c.applied_at,
@@ -512,20 +518,20 @@ export function pendingUploads(db: Db, userId: string | null, limit: number): Up
 /** Store one upload outcome (HQ's answer for changeset `outcome.changeset_id`), atomically with its effects. */
 export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: string): void {
   replicaTransaction(db, () => {
-    const status = (db.raw.prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(outcome.changeset_id) as { status: string } | undefined)?.status;
+    const status = (sqlite(db).prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(outcome.changeset_id) as { status: string } | undefined)?.status;
     if (status !== 'pending') return; // already recorded (a retried request), or discarded meanwhile
     if (outcome.status === 'applied') {
-      db.raw
+      sqlite(db)
         .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, txid, versions_json, hq_applied_at, decided_at) VALUES (?, 'applied', ?, ?, ?, ?)`)
         .run(outcome.changeset_id, outcome.txid, JSON.stringify(outcome.versions), outcome.applied_at, at);
-      db.raw.prepare(`UPDATE outbox SET status = 'applied', attempts = attempts + 1, last_error = NULL WHERE changeset_id = ?`).run(outcome.changeset_id);
+      sqlite(db).prepare(`UPDATE outbox SET status = 'applied', attempts = attempts + 1, last_error = NULL WHERE changeset_id = ?`).run(outcome.changeset_id);
       settleSynced(db);
       return;
     }
-    db.raw
+    sqlite(db)
       .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, reason, message, current_json, decided_at) VALUES (?, 'rejected', ?, ?, ?, ?)`)
       .run(outcome.changeset_id, outcome.reason, outcome.message, JSON.stringify(outcome.current ?? []), at);
-    db.raw
+    sqlite(db)
       .prepare(`UPDATE outbox SET status = 'rejected', attempts = attempts + 1, last_error = ? WHERE changeset_id = ?`)
       .run(outcome.reason, outcome.changeset_id);
     // HQ's current rows are the server's truth for those rows (when newer than what we hold).
@@ -540,15 +546,15 @@ export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: strin
       }
     }
     // The change did not happen at HQ: the local activity line for it goes; the rows show the server's truth.
-    db.raw.prepare('DELETE FROM activity WHERE changeset_id = ?').run(outcome.changeset_id);
+    sqlite(db).prepare('DELETE FROM activity WHERE changeset_id = ?').run(outcome.changeset_id);
     releaseChangeset(db, outcome.changeset_id);
   });
 }
 
 /** Count a failed upload attempt of these changesets (network, HQ unavailable); they stay pending. */
 export function recordUploadAttemptFailed(db: Db, changesetIds: readonly string[], error: string): void {
-  const s = db.raw.prepare(`UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE changeset_id = ? AND status = 'pending'`);
-  db.raw.transaction(() => changesetIds.forEach((id) => s.run(error.slice(0, 500), id)))();
+  const s = sqlite(db).prepare(`UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE changeset_id = ? AND status = 'pending'`);
+  sqlite(db).transaction(() => changesetIds.forEach((id) => s.run(error.slice(0, 500), id)))();
 }
 
 interface ConflictJoin {
@@ -564,7 +570,7 @@ interface ConflictJoin {
 
 /** Changesets HQ rejected and the user has not discarded, oldest first. */
 export function listConflicts(db: Db): SyncConflict[] {
-  const rows = db.raw
+  const rows = sqlite(db)
     .prepare(
       `SELECT u.changeset_id, u.reason, u.message, u.current_json, u.decided_at, o.payload_json, o.created_at, c.summary
          FROM sync_upload u JOIN outbox o ON o.changeset_id = u.changeset_id LEFT JOIN changeset c ON c.id = u.changeset_id
@@ -594,32 +600,32 @@ export function listConflicts(db: Db): SyncConflict[] {
  */
 export function discardChangeset(db: Db, changesetId: string, at: string): void {
   replicaTransaction(db, () => {
-    const row = db.raw.prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(changesetId) as { status: string } | undefined;
+    const row = sqlite(db).prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(changesetId) as { status: string } | undefined;
     if (!row || row.status === 'discarded') throw new NotFound(`Outbox changeset ${changesetId}`);
     if (row.status !== 'pending' && row.status !== 'rejected') {
       throw new Conflict('HQ already applied this change, so it cannot be discarded; undo it instead.');
     }
-    db.raw
+    sqlite(db)
       .prepare(
         `INSERT INTO sync_upload (changeset_id, state, decided_at) VALUES (?, 'discarded', ?)
          ON CONFLICT (changeset_id) DO UPDATE SET state = 'discarded', decided_at = excluded.decided_at`,
       )
       .run(changesetId, at);
-    db.raw.prepare(`UPDATE outbox SET status = 'discarded' WHERE changeset_id = ?`).run(changesetId);
-    if (row.status === 'pending') db.raw.prepare('DELETE FROM activity WHERE changeset_id = ?').run(changesetId);
+    sqlite(db).prepare(`UPDATE outbox SET status = 'discarded' WHERE changeset_id = ?`).run(changesetId);
+    if (row.status === 'pending') sqlite(db).prepare('DELETE FROM activity WHERE changeset_id = ?').run(changesetId);
     releaseChangeset(db, changesetId);
   });
 }
 
 /** Upload state of one outbox changeset (tests, diagnostics). */
 export function uploadState(db: Db, changesetId: string): { outbox: string | null; state: string | null; txid: string | null; reason: string | null } {
-  const o = db.raw.prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(changesetId) as { status: string } | undefined;
-  const u = db.raw.prepare('SELECT state, txid, reason FROM sync_upload WHERE changeset_id = ?').get(changesetId) as
+  const o = sqlite(db).prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(changesetId) as { status: string } | undefined;
+  const u = sqlite(db).prepare('SELECT state, txid, reason FROM sync_upload WHERE changeset_id = ?').get(changesetId) as
     { state: string; txid: string | null; reason: string | null } | undefined;
   return { outbox: o?.status ?? null, state: u?.state ?? null, txid: u?.txid ?? null, reason: u?.reason ?? null };
 }
 
 /** Rows currently held optimistically (under a not-yet-synced local changeset). */
 export function optimisticRowCount(db: Db): number {
-  return (db.raw.prepare('SELECT count(*) AS n FROM sync_server_row').get() as { n: number }).n;
+  return (sqlite(db).prepare('SELECT count(*) AS n FROM sync_server_row').get() as { n: number }).n;
 }

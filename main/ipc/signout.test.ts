@@ -16,6 +16,7 @@ import { testHarness, waitForEvent } from '../testing/kinetix-fixtures';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
 import type { CallContext } from './handlers';
 import { createHandlers } from './handlers';
+import { sqlite } from '../data/sqlite';
 
 let f: ClinicFixture;
 let server: ScriptedAnthropic;
@@ -29,7 +30,7 @@ afterEach(async () => {
 });
 
 /** Leases held by `userId` (test-only peek through the data layer's handle). */
-const leases = (userId: string) => (f.db.raw.prepare('SELECT count(*) AS n FROM kinetix_run_lease WHERE user_id = ?').get(userId) as { n: number }).n;
+const leases = (userId: string) => (sqlite(f.db).prepare('SELECT count(*) AS n FROM kinetix_run_lease WHERE user_id = ?').get(userId) as { n: number }).n;
 const price = () => getRow<{ price_cents: number }>(f.db, 'rate_item', f.a.orgId, f.a.itemId)!.price_cents;
 
 describe('session.signOut', () => {

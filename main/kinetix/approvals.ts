@@ -64,10 +64,6 @@ export class Approvals {
     return { status: 'accepted' };
   }
 
-  /**
-   * Stop a run: the provider call is aborted, a pending confirmation becomes `skipped`, spend so
-   * far is persisted. Only the run's own user may stop it.
-
   /** Wait for the decision on one dialog (timeout after the confirm limit; at once `stopped` if the run was already aborted). */
   wait(
     run: ActiveRun,

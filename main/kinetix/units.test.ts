@@ -29,6 +29,7 @@ import { buildDigest, dataEnvelope, DIGEST_RESULT_CHARS, DIGEST_TOTAL_CHARS, rep
 import { DISABLED_TOOLS_SETTING_KEY } from './registry';
 import { ManualScheduler } from './scheduler';
 import type { Db } from '../data/db';
+import { bindConnection, sqlite } from '../data/sqlite';
 import { EventType } from '@ag-ui/core';
 
 describe('maskSecrets', () => {
@@ -279,14 +280,12 @@ describe('availability', () => {
       const logs: string[] = [];
       putOrgSetting(t.db, org, DISABLED_TOOLS_SETTING_KEY, ['list_injuries', 'configure_integration']);
       expect(reg.availableEnabled(t.db, org, 'physio', (l) => logs.push(l)).map((x) => x.name)).toEqual(['list_athletes', 'create_athlete']);
-      const broken: Db = {
-        ...t.db,
-        raw: {
-          prepare: () => {
-            throw new Error('disk I/O error');
-          },
-        } as unknown as Db['raw'],
-      };
+      const broken: Db = { path: t.db.path, close: () => undefined };
+      bindConnection(broken, {
+        prepare: () => {
+          throw new Error('disk I/O error');
+        },
+      } as unknown as ReturnType<typeof sqlite>);
       expect(reg.availableEnabled(broken, org, 'physio', (l) => logs.push(l)).map((x) => x.name)).toEqual(['list_athletes', 'list_injuries', 'create_athlete']);
       expect(logs).toHaveLength(1);
       expect(logs[0]).toMatch(/role-only tool set/);

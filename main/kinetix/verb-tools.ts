@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { TableName } from '../../models/tables';
+import type { VerbName } from '../../models/verbs';
 import type { ReadVerb, Verb, WriteVerb } from '../services/verb';
 import { planWrite, runRead } from '../services/verb';
 import type { Risk, Tool } from './tool';
@@ -25,7 +26,7 @@ interface VerbToolMeta {
  * Names and titles a clinician reads. Titles never sound safer than the handler behaves
  * ("Delete (deactivate) athlete": the user asked to delete; the platform soft-deletes).
  */
-export const VERB_TOOL_META: Readonly<Record<string, VerbToolMeta>> = {
+export const VERB_TOOL_META: Readonly<Partial<Record<VerbName, VerbToolMeta>>> = {
   'athletes.list': { title: 'List athletes' },
   'athletes.get': { title: 'Look up athlete' },
   'athletes.create': { title: 'Add athlete' },
@@ -82,6 +83,11 @@ export const VERB_TOOL_META: Readonly<Record<string, VerbToolMeta>> = {
   'changesets.undo': { name: 'undo_changeset', title: 'Undo an earlier change' },
 };
 
+/** The presentation of a verb by name (registries built in tests may hold names outside the map). */
+function metaOf(verbName: string): VerbToolMeta | undefined {
+  return Object.hasOwn(VERB_TOOL_META, verbName) ? VERB_TOOL_META[verbName as VerbName] : undefined;
+}
+
 /** Result tables by verb area (for data classification); areas not listed are `'unknown'` (fail closed). */
 const AREA_TABLES: Readonly<Record<string, readonly TableName[]>> = {
   athletes: ['athlete', 'squad'],
@@ -120,7 +126,7 @@ function singular(area: string): string {
  * `get_workload_acwr` for a noun action.
  */
 export function toolNameForVerb(verbName: string): string {
-  const meta = VERB_TOOL_META[verbName];
+  const meta = metaOf(verbName);
   if (meta?.name) return meta.name;
   const [area = verbName, action = ''] = verbName.split('.');
   const words = snake(action).split('_').filter(Boolean);
@@ -138,18 +144,18 @@ export function toolNameForVerb(verbName: string): string {
 export function riskForVerb(verb: Verb): Risk {
   if (verb.kind === 'read') return 'read';
   if (verb.permission === 'video.delete' || verb.permission === 'system.admin') return 'destructive';
-  return VERB_TOOL_META[verb.name]?.risk ?? 'write';
+  return metaOf(verb.name)?.risk ?? 'write';
 }
 
 function titleFor(verb: Verb): string {
-  const t = VERB_TOOL_META[verb.name]?.title;
+  const t = metaOf(verb.name)?.title;
   if (t) return t;
   const first = verb.description.split(/(?<=\.)\s/)[0] ?? verb.name;
   return first.replace(/\.$/, '').slice(0, 90);
 }
 
 function tablesFor(verb: Verb): readonly TableName[] | 'unknown' {
-  const meta = VERB_TOOL_META[verb.name];
+  const meta = metaOf(verb.name);
   if (meta?.tables) return meta.tables;
   return AREA_TABLES[verb.name.split('.')[0] ?? ''] ?? 'unknown';
 }

@@ -20,6 +20,7 @@ import { approveProposal, getProposal, listProposals } from '../kinetix/proposal
 import { toolInputSchema, toolOutputSchema } from '../kinetix/tool';
 import { callVerb } from '../services';
 import { issueMcpToken, revokeTokenAs } from './tokens';
+import { sqlite } from '../data/sqlite';
 import { allowWithheld } from './session';
 import { DEFAULT_CLEARANCE, withheldMarker } from '../kinetix/classification';
 
@@ -147,7 +148,7 @@ describe('MCP server over stdio (SDK client)', () => {
     expect(out.results.length).toBe(2);
     expect(r.structuredContent).toEqual(out);
     // Audited like an assistant tool call (kinetix.md §8): a run and a tool-call row in the server's database.
-    const row = db.raw
+    const row = sqlite(db)
       .prepare(
         `SELECT t.status, t.args_json, r.status AS run_status FROM kinetix_tool_call t JOIN kinetix_run r ON r.id = t.run_id WHERE t.tool_name = 'get_workload_acwr' AND r.user_id = ?`,
       )

@@ -15,6 +15,7 @@ import type { ToolContext } from '../kinetix/tool';
 import { defineTool } from '../kinetix/tool';
 import { CAPABILITY_TTL_MS, McpSession } from './session';
 import { issueMcpToken } from './tokens';
+import { sqlite } from '../data/sqlite';
 
 let dir: string;
 let db: Db;
@@ -115,7 +116,7 @@ describe('McpSession audit (kinetix.md §8)', () => {
     const s = new McpSession({ db, token, registry: new ToolRegistry([probe]), sessionId: 'audit-1' });
     expect((await s.callTool('audit_probe', { note: 'hello', password: 'hunter2-secret' })).isError).toBeFalsy();
     expect(seenBeforeRun).toEqual(['proposed']);
-    const runs = db.raw.prepare(`SELECT * FROM kinetix_run WHERE conversation_id = 'mcp:audit-1'`).all() as {
+    const runs = sqlite(db).prepare(`SELECT * FROM kinetix_run WHERE conversation_id = 'mcp:audit-1'`).all() as {
       id: string;
       status: string;
       model: string;
@@ -135,10 +136,10 @@ describe('McpSession audit (kinetix.md §8)', () => {
   it('records reads, proposals and every kind of refusal of the real catalogue; the audit conversation is not a chat', async () => {
     const { token } = issueMcpToken(db, seed.userIds.physio);
     const s = new McpSession({ db, token, sessionId: 'audit-2' });
-    const count = (table: string) => (db.raw.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const count = (table: string) => (sqlite(db).prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
     const [runsBefore, callsBefore] = [count('kinetix_run'), count('kinetix_tool_call')];
     const rows = () =>
-      db.raw
+      sqlite(db)
         .prepare(`SELECT t.* FROM kinetix_tool_call t JOIN kinetix_run r ON r.id = t.run_id WHERE r.conversation_id = 'mcp:audit-2' ORDER BY t.iteration`)
         .all() as {
         run_id: string;
@@ -162,7 +163,7 @@ describe('McpSession audit (kinetix.md §8)', () => {
     ) as { proposal_id: string };
     const write = rows()[1]!;
     expect(write).toMatchObject({ tool_name: 'log_session_load', status: 'proposed', changeset_id: w.proposal_id });
-    expect(db.raw.prepare('SELECT run_id FROM changeset_proposal WHERE id = ?').get(w.proposal_id)).toEqual({ run_id: write.run_id });
+    expect(sqlite(db).prepare('SELECT run_id FROM changeset_proposal WHERE id = ?').get(w.proposal_id)).toEqual({ run_id: write.run_id });
     expect(listTrace(db, write.run_id).map((t) => t.kind)).toEqual(['request', 'tool_call', 'policy', 'decision', 'finish']);
 
     // Refusals: bad input (a secret in it is masked), unknown tool, over-deep input.
@@ -194,7 +195,7 @@ describe('McpSession audit (kinetix.md §8)', () => {
     expect(getRun(db, last.run_id)).toMatchObject({ user_id: seed.userIds.physio, status: 'failed', error_code: 'Unauthenticated' });
 
     // No run of the session is left running; the conversation is not in the assistant's list.
-    expect(db.raw.prepare(`SELECT COUNT(*) AS n FROM kinetix_run WHERE conversation_id = 'mcp:audit-2' AND status = 'running'`).get()).toEqual({ n: 0 });
+    expect(sqlite(db).prepare(`SELECT COUNT(*) AS n FROM kinetix_run WHERE conversation_id = 'mcp:audit-2' AND status = 'running'`).get()).toEqual({ n: 0 });
     expect(listOwnConversations(db, seed.orgId, seed.userIds.physio).map((c) => c.id)).not.toContain('mcp:audit-2');
   });
 });

@@ -12,6 +12,7 @@ import { DEMO_CAPTURE } from '../../models/seed/demo-capture.generated';
 import { openDb, type Db } from '../data/db';
 import { seedDemo, type SeedSummary } from '../data/seed';
 import { VERBS, callVerbByName } from './index';
+import { sqlite } from '../data/sqlite';
 
 let dir: string, db: Db, seed: SeedSummary;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -87,7 +88,7 @@ describe('the demo club has a processed capture session', () => {
     expect(errorOf(() => call(seed.userIds.coach, 'capture.getResults', { id })).code).toBe('Forbidden');
     // Athlete accounts hold no pose.read (domain.md: exactly athlete.read, wellness.write, vitals.read, device.manage).
     expect(errorOf(() => call(seed.userIds.athlete, 'capture.getResults', { id })).code).toBe('Forbidden');
-    const otherOrgPhysio = (db.raw.prepare("SELECT id FROM app_user WHERE org_id = ? AND role = 'physio'").get(seed.secondOrgId) as { id: string }).id;
+    const otherOrgPhysio = (sqlite(db).prepare("SELECT id FROM app_user WHERE org_id = ? AND role = 'physio'").get(seed.secondOrgId) as { id: string }).id;
     expect(errorOf(() => call(otherOrgPhysio, 'capture.getResults', { id })).code).toBe('NotFound');
   });
 });

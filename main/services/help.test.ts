@@ -13,6 +13,7 @@ import { createClinicFixture } from '../testing/clinic-fixture';
 import type { HelpPageView, HelpSearchResult } from './help';
 import { MIN_TERM_COVERAGE, ensureHelpIndexed, getHelpPageVerb, listHelpPagesVerb, queryTerms, searchHelpVerb } from './help';
 import { runRead } from './verb';
+import { sqlite } from '../data/sqlite';
 
 let f: ClinicFixture;
 beforeAll(() => {
@@ -122,7 +123,7 @@ describe('help.search', () => {
     for (const q of nasty) expect(() => search(q), q).not.toThrow();
     expect(search('NEAR(acwr insufficient)').passages[0]?.slug).toBe('reading-acwr');
     expect(search('"insufficient data" AND acwr*').passages[0]?.anchor).toBe('insufficient-data');
-    expect((f.db.raw.prepare('SELECT count(*) AS n FROM help_page').get() as { n: number }).n).toBeGreaterThanOrEqual(15);
+    expect((sqlite(f.db).prepare('SELECT count(*) AS n FROM help_page').get() as { n: number }).n).toBeGreaterThanOrEqual(15);
   });
 
   it('query terms drop stopwords and syntax, keep topic words', () => {
@@ -138,7 +139,7 @@ describe('help.search', () => {
     expect(ensureHelpIndexed(f.db)).toBe(first);
     // A later start (no per-process memo) finds the same content and writes nothing.
     expect(indexHelpPages(f.db, shippedHelpPages())).toEqual({ ...first, changed: false });
-    const n = (sql: string) => (f.db.raw.prepare(sql).get() as { n: number }).n;
+    const n = (sql: string) => (sqlite(f.db).prepare(sql).get() as { n: number }).n;
     expect(n('SELECT count(*) AS n FROM help_page')).toBe(first.pages);
     expect(n('SELECT count(*) AS n FROM help_passage')).toBe(first.passages);
   });

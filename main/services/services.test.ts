@@ -15,6 +15,7 @@ import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
 import { VERBS, applyPlanned, callVerb, planWrite, resolveActor, runRead } from './index';
 import { readOrganisation, setUserPin, updateOrganisation } from './admin';
 import { verifyPin } from './pin';
+import { sqlite } from '../data/sqlite';
 
 function errorOf(fn: () => unknown): AppError {
   try {
@@ -28,7 +29,7 @@ function errorOf(fn: () => unknown): AppError {
 
 function count(f: ClinicFixture, table: string): number {
   // Test-only peek through the data layer's handle.
-  return (f.db.raw.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  return (sqlite(f.db).prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 }
 
 let f: ClinicFixture;
@@ -536,7 +537,7 @@ describe('setUserPin (admin.setPin)', () => {
   it('an owner sets a PIN on an account of the org; the hash is stored, never the PIN; role rules and tenancy hold', () => {
     const ctx = (u: string) => ({ db: f.db, userId: u });
     expect(setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.coach, pin: '735519' })).toEqual({ pin_set: true });
-    const stored = (f.db.raw.prepare('SELECT pin_hash FROM app_user WHERE id = ?').get(f.a.users.coach) as { pin_hash: string }).pin_hash;
+    const stored = (sqlite(f.db).prepare('SELECT pin_hash FROM app_user WHERE id = ?').get(f.a.users.coach) as { pin_hash: string }).pin_hash;
     expect(stored).not.toContain('735519');
     expect(verifyPin('735519', stored)).toBe(true);
     // An admin manages admin and athlete accounts only; a physio holds no user.manage; another org's user is NotFound.

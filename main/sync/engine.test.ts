@@ -20,6 +20,7 @@ import { getChangeset } from '../data/changesets';
 import { DeviceSync } from './engine';
 import { HQ_ROLES } from '../../sync/pg/roles';
 import { havePg, useHqStack } from './testing/hq-stack';
+import { sqlite } from '../data/sqlite';
 
 const FAST = {
   log: (l: string) => {
@@ -61,13 +62,15 @@ async function syncUntil(devices: { syncOnce(): Promise<unknown> }[], what: stri
 }
 
 function uploadStateOf(db: Db, state: string): boolean {
-  const last = db.raw.prepare('SELECT changeset_id FROM outbox ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined;
+  const last = sqlite(db).prepare('SELECT changeset_id FROM outbox ORDER BY seq DESC LIMIT 1').pluck().get() as string | undefined;
   return !!last && uploadState(db, last).state === state;
 }
 
 /** Rows of a table on a device, by id, with the columns the comparison uses. */
 function deviceRows(db: Db, table: string, cols: string[]): Record<string, Record<string, unknown>> {
-  const rows = db.raw.prepare(`SELECT id, ${cols.join(', ')} FROM ${table} ORDER BY id`).all() as Record<string, unknown>[];
+  const rows = sqlite(db)
+    .prepare(`SELECT id, ${cols.join(', ')} FROM ${table} ORDER BY id`)
+    .all() as Record<string, unknown>[];
   return Object.fromEntries(rows.map((r) => [r.id as string, r]));
 }
 
@@ -92,10 +95,10 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const orgId = hq.summary.orgId;
     for (const table of ['athlete', 'injury', 'wellness', 'session_load', 'app_user', 'activity']) {
       const [{ n }] = (await hq.query<{ n: string }>(orgId, `SELECT count(*) AS n FROM ${table} WHERE org_id = $1`, [orgId])) as [{ n: string }];
-      expect((db.raw.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n, table).toBe(Number(n));
+      expect((sqlite(db).prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n, table).toBe(Number(n));
     }
     // Values arrive in the device's encoding: ISO instants, 0/1 booleans, no PIN hashes.
-    const user = db.raw.prepare('SELECT created_at, active, pin_hash FROM app_user LIMIT 1').get() as {
+    const user = sqlite(db).prepare('SELECT created_at, active, pin_hash FROM app_user LIMIT 1').get() as {
       created_at: string;
       active: number;
       pin_hash: string | null;
@@ -121,7 +124,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const r = await sync.syncOnce();
     for (const table of ['athlete', 'wellness', 'session_load', 'app_user']) {
       const [{ n }] = (await hq.query<{ n: string }>(orgId, `SELECT count(*) AS n FROM ${table} WHERE org_id = $1`, [orgId])) as [{ n: string }];
-      expect(db.raw.prepare(`SELECT count(*) FROM ${table}`).pluck().get(), table).toBe(Number(n));
+      expect(sqlite(db).prepare(`SELECT count(*) FROM ${table}`).pluck().get(), table).toBe(Number(n));
       expect(r.pulled[table], table).toBeGreaterThan(0);
     }
   });
@@ -131,7 +134,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const b = await enrol('doctor');
     await a.sync.syncOnce();
     await b.sync.syncOnce();
-    const athletes = a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 2').all() as { id: string }[];
+    const athletes = sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 2').all() as { id: string }[];
     // Offline: each device writes through the service verbs (outbox in the same transaction).
     callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id: athletes[0]!.id, notes: 'edited on device A' });
     callVerb(as(b.db, DEMO_EMAILS.doctor), 'athletes.update', { id: athletes[1]!.id, notes: 'edited on device B' });
@@ -161,7 +164,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const b = await enrol('doctor');
     await a.sync.syncOnce();
     await b.sync.syncOnce();
-    const id = (a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 1').get() as { id: string }).id;
+    const id = (sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 1').get() as { id: string }).id;
     callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'A: hamstring tight' });
     const bWrite = callVerb(as(b.db, DEMO_EMAILS.doctor), 'athletes.update', { id, notes: 'B: cleared to train' }) as { changeset: { id: string } };
     expect((await a.sync.syncOnce()).uploaded).toBe(1);
@@ -173,7 +176,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(conflict!.changes[0]).toMatchObject({ op: 'update', table: 'athlete', id, after: { notes: 'B: cleared to train' } });
     expect(conflict!.current[0]).toMatchObject({ table: 'athlete', id, row: { notes: 'A: hamstring tight' } });
     // The local row shows the server's truth; the rejected value is kept in the conflict only.
-    const local = b.db.raw.prepare('SELECT notes, version FROM athlete WHERE id = ?').get(id) as { notes: string; version: number };
+    const local = sqlite(b.db).prepare('SELECT notes, version FROM athlete WHERE id = ?').get(id) as { notes: string; version: number };
     const [server] = await hq.query<{ notes: string; version: number }>(hq.summary.orgId, 'SELECT notes, version FROM athlete WHERE id = $1', [id]);
     expect(local).toEqual(server);
     expect(b.sync.status()).toMatchObject({ pending_uploads: 0, conflicts: 1 });
@@ -192,10 +195,12 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const b = await enrol('doctor');
     await a.sync.syncOnce();
     await b.sync.syncOnce();
-    const rtp = a.db.raw.prepare('SELECT id FROM rtp_entry WHERE deleted_at IS NULL AND doctor_signoff_by IS NULL ORDER BY id LIMIT 1').get() as { id: string };
+    const rtp = sqlite(a.db).prepare('SELECT id FROM rtp_entry WHERE deleted_at IS NULL AND doctor_signoff_by IS NULL ORDER BY id LIMIT 1').get() as {
+      id: string;
+    };
     callVerb(as(a.db, DEMO_EMAILS.physio), 'rtp.update', { id: rtp.id, notes: 'A: progressed to stage drills' });
     const sign = callVerb(as(b.db, DEMO_EMAILS.doctor), 'rtp.signoffDoctor', { id: rtp.id, signed: true }) as { changeset: { id: string } };
-    expect(b.db.raw.prepare('SELECT doctor_signoff_by FROM rtp_entry WHERE id = ?').pluck().get(rtp.id)).not.toBeNull();
+    expect(sqlite(b.db).prepare('SELECT doctor_signoff_by FROM rtp_entry WHERE id = ?').pluck().get(rtp.id)).not.toBeNull();
     await a.sync.syncOnce();
     const rb = await b.sync.syncOnce();
     expect(rb.rejected).toBe(1);
@@ -206,30 +211,30 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       [rtp.id],
     );
     expect(server).toEqual({ doctor_signoff_by: null, notes: 'A: progressed to stage drills' });
-    expect(b.db.raw.prepare('SELECT doctor_signoff_by, notes FROM rtp_entry WHERE id = ?').get(rtp.id)).toEqual(server);
+    expect(sqlite(b.db).prepare('SELECT doctor_signoff_by, notes FROM rtp_entry WHERE id = ?').get(rtp.id)).toEqual(server);
   });
 
   it('must-refetch replaces a table with a fresh snapshot and keeps the local change made before it', async () => {
     const a = await enrol('physio');
     await a.sync.syncOnce();
-    const id = (a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 3').get() as { id: string }).id;
+    const id = (sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 3').get() as { id: string }).id;
     callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'made before the refetch' });
     const handle = listShapeStates(a.db).find((s) => s.tbl === 'athlete')!.handle!;
     // A row only the stale replica has: the fresh snapshot must remove it.
-    a.db.raw.pragma('foreign_keys = OFF');
-    a.db.raw
+    sqlite(a.db).pragma('foreign_keys = OFF');
+    sqlite(a.db)
       .prepare(
         `INSERT INTO athlete (id, org_id, created_at, updated_at, name, date_of_birth, sex, dominant_side) SELECT '01900000-0000-7000-8000-000000000001', org_id, created_at, updated_at, 'Ghost', date_of_birth, sex, dominant_side FROM athlete WHERE id = ?`,
       )
       .run(id);
-    a.db.raw.pragma('foreign_keys = ON');
+    sqlite(a.db).pragma('foreign_keys = ON');
     expect(await hq.deleteShape('athlete', handle, `org_id = '${hq.summary.orgId}'`)).toBe(202);
     const r = await a.sync.syncOnce();
     expect(r.refetched).toContain('athlete');
     const orgId = hq.summary.orgId;
     const hqRows = await hq.query<{ id: string; notes: string; version: number }>(orgId, 'SELECT id, notes, version FROM athlete WHERE org_id = $1', [orgId]);
     expect(deviceRows(a.db, 'athlete', ['notes', 'version'])).toEqual(Object.fromEntries(hqRows.map((row) => [row.id, row])));
-    expect(a.db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id)).toBe('made before the refetch');
+    expect(sqlite(a.db).prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id)).toBe('made before the refetch');
     expect(a.sync.status().pending_uploads).toBe(0);
   });
 
@@ -240,13 +245,13 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const larch = hq.summary.secondOrgId;
     for (const table of ['organization', 'app_user', 'athlete', 'injury', 'rtp_entry', 'wellness', 'activity']) {
       const col = table === 'organization' ? 'id' : 'org_id';
-      const orgs = l.db.raw.prepare(`SELECT DISTINCT ${col} FROM ${table}`).pluck().all();
+      const orgs = sqlite(l.db).prepare(`SELECT DISTINCT ${col} FROM ${table}`).pluck().all();
       expect(
         orgs.every((o) => o === larch),
         table,
       ).toBe(true);
     }
-    expect((l.db.raw.prepare('SELECT count(*) FROM athlete').pluck().get() as number) > 0).toBe(true);
+    expect((sqlite(l.db).prepare('SELECT count(*) FROM athlete').pluck().get() as number) > 0).toBe(true);
     // The device's own token, asking for Kestrel Vale's rows by hand.
     const token = machineSecretBox(l.db.path).open(JSON.parse(getEnrolment(l.db)!.token_sealed) as SealedSecret);
     for (const where of [`org_id = '${kestrel}'`, `org_id = '${kestrel}' OR true`, `true) OR (org_id = '${kestrel}'`]) {
@@ -266,10 +271,10 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     a.sync.start();
     b.sync.start();
     if (process.env.SYNC_DEBUG) a.sync.onChange((st) => console.log('A', JSON.stringify(st)));
-    const id = (a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 5').get() as { id: string }).id;
+    const id = (sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 5').get() as { id: string }).id;
     callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'live 1' });
     a.sync.nudge();
-    await waitFor('B to see live 1', () => b.db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id) === 'live 1');
+    await waitFor('B to see live 1', () => sqlite(b.db).prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id) === 'live 1');
     await waitFor('A to settle', () => a.sync.status().pending_uploads === 0 && uploadStateOf(a.db, 'synced'));
 
     await hq.stopHq();
@@ -279,7 +284,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await hq.startHq();
     await waitFor(
       'B to see the write made while HQ was down',
-      () => b.db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id) === 'written while HQ was down',
+      () => sqlite(b.db).prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(id) === 'written while HQ was down',
       40_000,
     );
     await waitFor(
@@ -298,7 +303,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     a.sync.start();
     await waitFor('live', () => a.sync.isLive);
     expect(await hq.revokeDevice(a.sync.status().device_id!, token)).toBe(200);
-    const id = (a.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').get() as { id: string }).id;
+    const id = (sqlite(a.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').get() as { id: string }).id;
     callVerb(as(a.db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'after revoke' });
     await waitFor('sync to stop', () => !a.sync.isLive, 20_000);
     expect(a.sync.status().last_error?.code).toBe('Unauthenticated');
@@ -310,7 +315,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
   it('a role lowered at HQ while the device is offline: the pending clinical write is rejected and visible', async () => {
     const p = await enrol('physio', 'physio@larchfield.test');
     await p.sync.syncOnce();
-    const athlete = p.db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
+    const athlete = sqlite(p.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
     const made = callVerb(as(p.db, 'physio@larchfield.test'), 'injuries.create', {
       athlete_id: athlete,
       body_part: 'ankle',
@@ -320,7 +325,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       severity: 'mild',
     }) as { changeset: { id: string; changes: { id: string }[] } };
     const injuryId = made.changeset.changes[0]!.id;
-    expect(p.db.raw.prepare('SELECT count(*) FROM injury WHERE id = ?').pluck().get(injuryId)).toBe(1);
+    expect(sqlite(p.db).prepare('SELECT count(*) FROM injury WHERE id = ?').pluck().get(injuryId)).toBe(1);
     await hq.query(
       hq.summary.secondOrgId,
       `UPDATE app_user SET role = 'coach', version = version + 1, updated_at = now() WHERE lower(email) = 'physio@larchfield.test'`,
@@ -330,8 +335,8 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(p.sync.conflicts()).toMatchObject([{ changeset_id: made.changeset.id, reason: 'forbidden', verb: 'injuries.create' }]);
     expect(p.sync.conflicts()[0]!.changes[0]).toMatchObject({ op: 'insert', table: 'injury', id: injuryId, after: { body_part: 'ankle' } });
     // Server truth locally: the injury does not exist at HQ, and the new role arrived.
-    expect(p.db.raw.prepare('SELECT count(*) FROM injury WHERE id = ?').pluck().get(injuryId)).toBe(0);
-    const role = (): unknown => p.db.raw.prepare(`SELECT role FROM app_user WHERE lower(email) = 'physio@larchfield.test'`).pluck().get();
+    expect(sqlite(p.db).prepare('SELECT count(*) FROM injury WHERE id = ?').pluck().get(injuryId)).toBe(0);
+    const role = (): unknown => sqlite(p.db).prepare(`SELECT role FROM app_user WHERE lower(email) = 'physio@larchfield.test'`).pluck().get();
     await syncUntil([p.sync], 'the lowered role arrives', () => role() === 'coach');
     expect(role()).toBe('coach');
     expect(p.sync.conflicts()).toHaveLength(1); // still visible after further syncs
@@ -341,7 +346,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await sync.syncOnce();
     const me = as(db, DEMO_EMAILS.physio);
     const orgId = hq.summary.orgId;
-    const athlete = db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
+    const athlete = sqlite(db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').pluck().get() as string;
     const create = (bodyPart: string): { csId: string; injuryId: string } => {
       const r = callVerb(me, 'injuries.create', {
         athlete_id: athlete,
@@ -367,12 +372,12 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       { verb: 'changesets.undo', summary: 'Undo: hip injury', changes: inverse, undoOf: viaProposal.csId },
       { undoOf: viaProposal.csId },
     );
-    const payload = db.raw.prepare('SELECT payload_json FROM outbox WHERE changeset_id = ?').pluck().get(u2.id) as string;
+    const payload = sqlite(db).prepare('SELECT payload_json FROM outbox WHERE changeset_id = ?').pluck().get(u2.id) as string;
     expect(payload).toContain('"__NOW__"'); // the outbox keeps the placeholder; the uploader resolves it
 
     const r = await sync.syncOnce();
     expect(r).toMatchObject({ uploaded: 2, rejected: 0, unsettled: 0 });
-    const local = db.raw.prepare('SELECT id, deleted_at FROM injury WHERE id IN (?, ?)').all(viaVerb.injuryId, viaProposal.injuryId) as {
+    const local = sqlite(db).prepare('SELECT id, deleted_at FROM injury WHERE id IN (?, ?)').all(viaVerb.injuryId, viaProposal.injuryId) as {
       id: string;
       deleted_at: string | null;
     }[];
@@ -380,7 +385,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       [viaVerb.injuryId, viaProposal.injuryId],
     ]);
     expect(hqRows).toHaveLength(2);
-    const appliedAt = (id: string): string => db.raw.prepare('SELECT applied_at FROM changeset WHERE id = ?').pluck().get(id) as string;
+    const appliedAt = (id: string): string => sqlite(db).prepare('SELECT applied_at FROM changeset WHERE id = ?').pluck().get(id) as string;
     const hqAt = (id: string): Date | null => hqRows.find((x) => x.id === id)!.deleted_at;
     // HQ holds the device's time (never the placeholder, never HQ's clock), the same as the device.
     for (const injuryId of [viaVerb.injuryId, viaProposal.injuryId]) {
@@ -397,7 +402,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await sync.syncOnce();
     const orgId = hq.summary.orgId;
     const me = as(db, DEMO_EMAILS.physio);
-    const [first, second] = db.raw.prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 2').pluck().all() as [string, string];
+    const [first, second] = sqlite(db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 2').pluck().all() as [string, string];
     // Replication stops (the shape service's WAL sender is cut and cannot log in again): HQ applies
     // uploads, but their commits do not reach the shape log, so a pull's up-to-date predates them.
     const stopReplication = async (): Promise<void> => {
@@ -414,7 +419,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       const r1 = await short.syncOnce();
       expect(r1).toMatchObject({ uploaded: 1, unsettled: 1 });
       expect(uploadState(db, a.changeset.id)).toMatchObject({ outbox: 'applied', state: 'applied' });
-      expect(db.raw.prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(first)).toBe('lagging replication 1');
+      expect(sqlite(db).prepare('SELECT notes FROM athlete WHERE id = ?').pluck().get(first)).toBe('lagging replication 1');
 
       // 2. Replication comes back while the next pass waits: that pass settles both changesets,
       //    the one it uploaded and the one left over.
@@ -430,13 +435,13 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       expect(resumed).not.toBeNull();
       expect(r2).toMatchObject({ uploaded: 1, unsettled: 0 });
       for (const id of [a.changeset.id, b.changeset.id]) expect(uploadState(db, id)).toMatchObject({ outbox: 'synced', state: 'synced' });
-      expect(db.raw.prepare('SELECT count(*) FROM sync_server_row').pluck().get()).toBe(0);
+      expect(sqlite(db).prepare('SELECT count(*) FROM sync_server_row').pluck().get()).toBe(0);
       const hqRows = await hq.query<{ id: string; notes: string; version: number }>(
         orgId,
         'SELECT id::text, notes, version FROM athlete WHERE id = ANY($1::uuid[]) ORDER BY id',
         [[first, second]],
       );
-      expect(db.raw.prepare('SELECT id, notes, version FROM athlete WHERE id IN (?, ?) ORDER BY id').all(first, second)).toEqual(hqRows);
+      expect(sqlite(db).prepare('SELECT id, notes, version FROM athlete WHERE id IN (?, ?) ORDER BY id').all(first, second)).toEqual(hqRows);
     } finally {
       await resumeReplication();
     }

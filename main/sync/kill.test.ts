@@ -16,6 +16,7 @@ import { findUserByEmail } from '../data/identity';
 import { callVerb } from '../services';
 import { DeviceSync, syncedTables } from './engine';
 import { havePg, useHqStack } from './testing/hq-stack';
+import { sqlite } from '../data/sqlite';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -42,7 +43,7 @@ function runChild(args: string[]): Promise<{ code: number | null; signal: NodeJS
 
 /** Every synced table's rows, in id order (the replica as a whole). */
 function replica(db: Db, tables: string[]): Record<string, unknown[]> {
-  return Object.fromEntries(tables.map((t) => [t, db.raw.prepare(`SELECT * FROM ${t} ORDER BY id`).all()]));
+  return Object.fromEntries(tables.map((t) => [t, sqlite(db).prepare(`SELECT * FROM ${t} ORDER BY id`).all()]));
 }
 
 describe.skipIf(!havePg)('kill -9 during sync', () => {
@@ -58,7 +59,10 @@ describe.skipIf(!havePg)('kill -9 during sync', () => {
     const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'kill laptop' });
     await sync.syncOnce();
     const userId = findUserByEmail(db, DEMO_EMAILS.physio)!.id;
-    const athletes = db.raw.prepare('SELECT id, version FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 12').all() as { id: string; version: number }[];
+    const athletes = sqlite(db).prepare('SELECT id, version FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 12').all() as {
+      id: string;
+      version: number;
+    }[];
     const ids: string[] = [];
     for (const [i, a] of athletes.entries()) {
       const r = callVerb({ db, userId }, 'athletes.update', { id: a.id, notes: `kill test ${i}` }) as { changeset: { id: string } };
@@ -97,16 +101,16 @@ describe.skipIf(!havePg)('kill -9 during sync', () => {
     const after = openDb(path);
     try {
       expect(
-        after.raw
+        sqlite(after)
           .prepare(`SELECT DISTINCT status FROM outbox WHERE changeset_id IN (${ids.map(() => '?').join(',')})`)
           .pluck()
           .all(...ids),
       ).toEqual(['synced']);
-      const local = after.raw
+      const local = sqlite(after)
         .prepare(`SELECT id, notes, version FROM athlete WHERE id IN (${athletes.map(() => '?').join(',')}) ORDER BY id`)
         .all(...athletes.map((a) => a.id));
       expect(local).toEqual(hqRows);
-      expect(after.raw.prepare('SELECT count(*) FROM sync_server_row').pluck().get()).toBe(0);
+      expect(sqlite(after).prepare('SELECT count(*) FROM sync_server_row').pluck().get()).toBe(0);
     } finally {
       after.close();
     }

@@ -11,6 +11,7 @@ import { TABLE_NAMES } from '../../models/tables';
 import { havePg, useHqDatabase } from '../testing/hqdb';
 import { ensurePublication } from './db';
 import { HQ_ROLES } from './roles';
+import { sqlite } from '../../main/data/sqlite';
 
 const SYNCED = ['organization', ...TABLE_NAMES, 'activity'];
 
@@ -32,17 +33,17 @@ describe.skipIf(!havePg)('HQ schema', () => {
     const device = openDb(':memory:');
     try {
       for (const table of SYNCED) {
-        const sqlite = device.raw.prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string; notnull: number; pk: number }[];
+        const deviceCols = sqlite(device).prepare(`PRAGMA table_info(${table})`).all() as { name: string; type: string; notnull: number; pk: number }[];
         const pgCols = await q<{ column_name: string; data_type: string; is_nullable: string }>(
           `SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position`,
           [table],
         );
-        expect(sqlite.length, `${table} exists on the device`).toBeGreaterThan(0);
+        expect(deviceCols.length, `${table} exists on the device`).toBeGreaterThan(0);
         expect(
           pgCols.map((c) => c.column_name),
           `${table} columns`,
-        ).toEqual(sqlite.map((c) => c.name));
-        sqlite.forEach((c, i) => {
+        ).toEqual(deviceCols.map((c) => c.name));
+        deviceCols.forEach((c, i) => {
           const p = pgCols[i]!;
           expect(COMPATIBLE[c.type], `${table}.${c.name}: SQLite ${c.type}`).toContain(p.data_type);
           expect(p.is_nullable === 'NO', `${table}.${c.name} nullability`).toBe(c.notnull === 1 || c.pk === 1);
