@@ -55,6 +55,31 @@ describe('evaluatePolicy: records per changeset (kinetix.md §3)', () => {
   });
 });
 
+describe('evaluatePolicy: a processed capture trial counts as one record with its readings', () => {
+  const session: RowChange = { op: 'insert', table: 'capture_session', id: 'cs-1', after: { athlete_id: 'a-1', recorded_at: '2026-11-28T10:00:00Z' } };
+  const reading = (i: number, sessionId = 'cs-1'): RowChange => ({
+    op: 'insert',
+    table: 'pose_metric',
+    id: `pm-${sessionId}-${i}`,
+    after: { capture_session_id: sessionId, athlete_id: 'a-1', joint: 'knee', side: 'left', value_deg: 40 + i },
+  });
+  it('a session inserted with 120 readings is within the limit (counted as 1 record)', () => {
+    const r = evaluatePolicy(physio, cs([session, ...Array.from({ length: 120 }, (_, i) => reading(i))]), ctx);
+    expect(r.verdict).toBe('allow');
+    expect(r.decisions).toEqual([expect.objectContaining({ ...WITHIN, detail: { records: 1 } })]);
+  });
+  it('51 readings without their session in the same changeset are 51 records (deny)', () => {
+    const r = evaluatePolicy(physio, cs(Array.from({ length: 51 }, (_, i) => reading(i))), ctx);
+    expect(r.verdict).toBe('deny');
+    expect(r.decisions[0]).toMatchObject({ code: 'too_many_records', detail: { records: 51 } });
+  });
+  it('readings of another session do not ride along with an inserted session', () => {
+    const r = evaluatePolicy(physio, cs([session, ...Array.from({ length: 50 }, (_, i) => reading(i, 'cs-other'))]), ctx);
+    expect(r.verdict).toBe('deny');
+    expect(r.decisions[0]).toMatchObject({ code: 'too_many_records', detail: { records: 51 } });
+  });
+});
+
 describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
   it('allows exactly +20% and exactly −20%', () => {
     expect(evaluatePolicy(physio, cs([price('r1', 10_000, 12_000)]), ctx).verdict).toBe('allow');

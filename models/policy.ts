@@ -72,6 +72,24 @@ const SRC = 'kinetix.md §3 Policy engine';
 /** At most this many records (row changes) per changeset. Source: kinetix.md §3. */
 export const MAX_RECORDS_PER_CHANGESET = 50;
 
+/**
+ * Tables whose rows, inserted together with their capture session in one changeset, are that
+ * session's readings (one per joint, side and measure, produced by the measurement pipeline):
+ * they count as one record with the session for {@link MAX_RECORDS_PER_CHANGESET}, since a person
+ * reviews a processed trial as one record (capture.md "Results"), and a full trial carries more
+ * than 50 readings. Any other change to these tables counts row by row.
+ */
+export const SESSION_READING_TABLES: readonly TableName[] = ['pose_metric'];
+
+/**
+ * The number of records a changeset touches for the 50-record limit: every row change, except
+ * readings inserted with their own capture session in the same changeset ({@link SESSION_READING_TABLES}).
+ */
+export function countedRecords(changes: PlannedChangeset['changes']): number {
+  const sessions = new Set(changes.filter((c) => c.op === 'insert' && c.table === 'capture_session').map((c) => c.id));
+  return changes.filter((c) => !(c.op === 'insert' && SESSION_READING_TABLES.includes(c.table) && sessions.has(String(c.after['capture_session_id'])))).length;
+}
+
 /** A change to a listed numeric value of more than this fraction needs an owner. Source: kinetix.md §3. */
 export const MAX_NUMERIC_CHANGE_FRACTION = 0.2;
 
@@ -358,7 +376,8 @@ function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
 /**
  * Evaluate the policy limits on a planned changeset for `actor` (pure).
  *
- * Limits (kinetix.md §3): at most 50 records (deny; the rows are then not judged one by one);
+ * Limits (kinetix.md §3): at most 50 records (deny; the rows are then not judged one by one; a
+ * capture session's readings inserted with it count as one record, {@link countedRecords});
  * a change of more than 20% to a value in {@link NUMERIC_CHANGE_FIELDS} needs an owner (allowed
  * outright when the actor is an owner); rates $1–$10,000 (deny); scores within
  * {@link SCALE_FIELDS} and clinical dates in {@link CLINICAL_EVENT_DATE_FIELDS} not after
@@ -368,7 +387,7 @@ function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
 export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?: PolicyContext): PolicyResult {
   const today = ctx?.today ?? new Date().toISOString().slice(0, 10);
   const decisions: PolicyDecision[] = [];
-  const n = planned.changes.length;
+  const n = countedRecords(planned.changes);
   if (n > MAX_RECORDS_PER_CHANGESET) {
     decisions.push({
       code: 'too_many_records',
