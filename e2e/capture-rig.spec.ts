@@ -187,7 +187,9 @@ describe.skipIf(!run)(`capture room with files as cameras${run ? '' : ` (skipped
     const job = page.locator('section[data-job]');
     await job.waitFor();
     expect(await job.locator('progress').count()).toBeGreaterThanOrEqual(4);
-    await page.locator('section[data-job][data-job-status="complete"]').waitFor({ timeout: 300_000 });
+    await page.locator('section[data-job]:not([data-job-status="running"])').waitFor({ timeout: 300_000 });
+    // A failed job says which stage failed and why: shown in the assertion message.
+    expect(await job.getAttribute('data-job-status'), (await job.textContent()) ?? '').toBe('complete');
     expect(await job.locator('li[data-stage][data-done="false"]').count()).toBe(0);
     await screenshot(page, 'capture-record-processed');
     await job.getByRole('link', { name: 'View the results' }).click();
