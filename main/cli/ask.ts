@@ -12,6 +12,7 @@ import { EventType } from '@ag-ui/core';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ErrorCode, ErrorPayload } from '../../models/errors';
+import { exitCodeFor } from './exit-codes';
 import { isErrorCode, toErrorPayload } from '../../models/errors';
 import { openDb } from '../data/db';
 import { findUserByEmail } from '../data/identity';
@@ -31,13 +32,9 @@ const STD_IO: AskIo = {
   err: (l) => process.stderr.write(`${l}\n`),
 };
 
-function exitCode(code: ErrorCode | string): number {
-  return code === 'Validation' ? 2 : code === 'Forbidden' ? 3 : code === 'NotFound' ? 4 : code === 'Conflict' ? 5 : 1;
-}
-
 function fail(io: AskIo, p: ErrorPayload): number {
   io.err(JSON.stringify(p));
-  return exitCode(p.code);
+  return exitCodeFor(p.code);
 }
 
 /**
@@ -108,7 +105,7 @@ export async function askCommand(argv: string[], sink: AskIo = STD_IO, overrides
     // A run records its most specific code (ProviderError, ConfirmTimeout, Stopped, …); each is an ErrorCode.
     const code: ErrorCode = err.runCode && isErrorCode(err.runCode) ? err.runCode : err.code;
     io.err(JSON.stringify({ code, message: err.message, ...(err.runCode ? { runCode: err.runCode } : {}) }));
-    return exitCode(code);
+    return exitCodeFor(code);
   } finally {
     db.close();
   }

@@ -106,7 +106,13 @@ describe('cli', () => {
     expect(badJson.code).toBe(2);
 
     const unknownUser = cli('call', '--db', db, '--as', 'nobody@nowhere.test', 'athletes.list');
-    expect(unknownUser.code).toBe(1);
+    expect(unknownUser.code).toBe(4);
+    expect(json(unknownUser.stderr)).toMatchObject({ code: 'NotFound' });
+
+    const unknownVerb = cli('call', '--db', db, '--as', DEMO_EMAILS.physio, 'athletes.purge');
+    expect(unknownVerb.code).toBe(4);
+    expect(json(unknownVerb.stderr)).toMatchObject({ code: 'NotFound' });
+    expect(cli('verbs', 'athletes.purge').code).toBe(4);
     expect(json<{ message: string }>(unknownUser.stderr).message).toMatch(/No user with email "nobody@nowhere.test"/);
 
     const noDb = cli('users', '--db', path.join(dir, 'missing.sqlite'));
@@ -130,7 +136,7 @@ describe('cli', () => {
     expect(acwr.input.properties.as_of?.description).toBe('Date to compute for; defaults to today.');
     expect(Object.keys(acwr.output.properties).sort()).toEqual(['as_of', 'athlete_id', 'athlete_name', 'results']);
     const typo = cli('call', '--db', 'x.sqlite', '--as', 'a@b.test', 'workload.acrw');
-    expect(typo.code).toBe(1);
+    expect(typo.code).toBe(4);
     expect(json<{ code: string; message: string }>(typo.stderr)).toMatchObject({ code: 'NotFound', message: expect.stringContaining('workload.acwr') });
     const h = cli('help');
     expect(h.code).toBe(0);

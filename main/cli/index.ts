@@ -10,7 +10,8 @@ import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { ErrorCode, ErrorPayload } from '../../models/errors';
+import type { ErrorPayload } from '../../models/errors';
+import { EXIT_CODES_LINE, exitCodeFor } from './exit-codes';
 import { AppError, toErrorPayload } from '../../models/errors';
 import type { Db } from '../data/db';
 import { openDb } from '../data/db';
@@ -33,22 +34,6 @@ const STD_IO: CliIo = {
   err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
 };
 
-/** Exit code for a typed error code. */
-export function exitCodeFor(code: ErrorCode): number {
-  switch (code) {
-    case 'Validation':
-      return 2;
-    case 'Forbidden':
-      return 3;
-    case 'NotFound':
-      return 4;
-    case 'Conflict':
-      return 5;
-    default:
-      return 1;
-  }
-}
-
 const HELP = `Athlete Intelligence CLI
 
 Usage: npm run cli -- <command> [options]
@@ -61,7 +46,7 @@ Commands:
         List every user: email, role, organisation, linked athlete.
   call  --db PATH --as EMAIL VERB [JSON] [--idempotency-key KEY]
         Call a service verb as that user. Prints the JSON result on stdout; on error prints the
-        typed error JSON on stderr and exits 2 Validation, 3 Forbidden, 4 NotFound, 5 Conflict, 1 other.
+        typed error JSON on stderr and exits with the code of its error (every command: ${EXIT_CODES_LINE}).
   verbs [VERB] [--json]
         List the service verbs with their permission and kind (read / write). With --json, or
         for one VERB: also each verb's input and output as JSON Schema (from models/verbs.ts).
@@ -76,7 +61,7 @@ Commands:
   sync  --db FILE [--watch]
         One sync pass: upload the outbox, then pull every shape until up-to-date; prints what moved.
         --watch stays live (long-poll shapes, uploader with back-off) until Ctrl+C. Exit codes:
-        6 Unavailable (HQ unreachable), 7 Unauthenticated (token revoked), 8 NotConfigured (not enrolled).
+        6 Unavailable (HQ unreachable), 7 Unauthenticated (PIN or token refused), 8 NotConfigured (not enrolled).
   help  This text.
 
 Examples:
@@ -184,13 +169,10 @@ function callCmd(args: string[], io: CliIo): number {
   if (!verb) usage('VERB is required (see `verbs`).');
   if (!isVerbName(verb)) {
     const near = VERB_NAMES.filter((n) => n.split('.')[0] === verb.split('.')[0]);
-    throw new CliError(
-      {
-        code: 'NotFound',
-        message: `Verb "${verb}" was not found.${near.length ? ` Verbs of "${verb.split('.')[0]}": ${near.join(', ')}.` : ''} List them with \`npm run cli -- verbs\`.`,
-      },
-      1,
-    );
+    throw new CliError({
+      code: 'NotFound',
+      message: `Verb "${verb}" was not found.${near.length ? ` Verbs of "${verb.split('.')[0]}": ${near.join(', ')}.` : ''} List them with \`npm run cli -- verbs\`.`,
+    });
   }
   if (extra.length > 0) usage(`Unexpected arguments after the JSON input: ${extra.join(' ')}. Quote the JSON as one argument.`);
   let input: unknown = {};
@@ -209,10 +191,7 @@ function callCmd(args: string[], io: CliIo): number {
   try {
     const user = findUserByEmail(db, values.as);
     if (!user)
-      throw new CliError(
-        { code: 'Unauthenticated', message: `No user with email "${values.as}" in ${path}. List them with \`npm run cli -- users --db ${path}\`.` },
-        1,
-      );
+      throw new CliError({ code: 'NotFound', message: `No user with email "${values.as}" in ${path}. List them with \`npm run cli -- users --db ${path}\`.` });
     const result = callVerbByName({ db, userId: user.id }, VERBS, verb, input, { idempotencyKey: values['idempotency-key'] ?? null });
     io.out(JSON.stringify(result, null, 2));
   } finally {
@@ -226,7 +205,7 @@ function verbsCmd(args: string[], io: CliIo): number {
   const [one, ...extra] = positionals;
   if (extra.length > 0) usage(`Unexpected arguments: ${extra.join(' ')}.`);
   if (one !== undefined && !isVerbName(one))
-    throw new CliError({ code: 'NotFound', message: `Verb "${one}" was not found. List them with \`npm run cli -- verbs\`.` }, 1);
+    throw new CliError({ code: 'NotFound', message: `Verb "${one}" was not found. List them with \`npm run cli -- verbs\`.` });
   const names = one !== undefined ? [one] : VERB_NAMES;
   const rows = names.map((name) => {
     const v = VERB_SPECS[name];

@@ -9,12 +9,13 @@
  *       Revoke one of your tokens (or any of the org's with user.manage). A running MCP server
  *       using it stops working at its next request.
  *
- * Exit codes as the rest of the CLI: 0 ok · 1 other · 2 Validation · 3 Forbidden · 4 NotFound.
+ * Exit codes as the rest of the CLI (main/cli/exit-codes.ts).
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { ErrorCode, ErrorPayload } from '../../models/errors';
+import type { ErrorPayload } from '../../models/errors';
+import { exitCodeFor } from './exit-codes';
 import { toErrorPayload } from '../../models/errors';
 import { openDb } from '../data/db';
 import { findUserByEmail } from '../data/identity';
@@ -34,13 +35,9 @@ const STD_IO: McpTokenIo = {
 const USAGE =
   'Usage: mcp-token [issue] --db PATH --as EMAIL [--label L] [--expires-days N] | mcp-token list --db PATH --as EMAIL [--all] | mcp-token revoke --db PATH --as EMAIL --id TOKEN_ID';
 
-function exitCode(code: ErrorCode): number {
-  return code === 'Validation' ? 2 : code === 'Forbidden' ? 3 : code === 'NotFound' ? 4 : code === 'Conflict' ? 5 : 1;
-}
-
 function fail(io: McpTokenIo, p: ErrorPayload): number {
   io.err(JSON.stringify(p));
-  return exitCode(p.code);
+  return exitCodeFor(p.code);
 }
 
 /**
@@ -83,7 +80,7 @@ export async function mcpTokenCommand(argv: string[], io: McpTokenIo = STD_IO): 
   const db = openDb(path);
   try {
     const user = findUserByEmail(db, values.as);
-    if (!user) return fail(io, { code: 'Unauthenticated', message: `No user with email "${values.as}" in ${path}.` });
+    if (!user) return fail(io, { code: 'NotFound', message: `No user with email "${values.as}" in ${path}.` });
     if (sub === 'list') {
       io.out(JSON.stringify(listTokensFor(db, user.id, { all: values.all ?? false }), null, 2));
       return 0;

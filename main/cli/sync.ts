@@ -17,6 +17,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AppError, toErrorPayload, type ErrorCode } from '../../models/errors';
+import { exitCodeFor } from './exit-codes';
 import { openDb, type Db } from '../data/db';
 import { DeviceSync } from '../sync/engine';
 
@@ -25,25 +26,11 @@ interface Io {
   err(text: string): void;
 }
 
-/** Exit code of a sync command for a typed error code. */
-export function syncExitCode(code: ErrorCode): number {
-  const codes: Partial<Record<ErrorCode, number>> = {
-    Validation: 2,
-    Forbidden: 3,
-    NotFound: 4,
-    Conflict: 5,
-    Unavailable: 6,
-    Unauthenticated: 7,
-    NotConfigured: 8,
-  };
-  return codes[code] ?? 1;
-}
-
 function fail(io: Io, e: unknown): number {
   const payload = toErrorPayload(e);
   if (payload.code === 'Internal' && e instanceof Error && !(e instanceof AppError)) payload.message = `${payload.message} (${e.message})`;
   io.err(JSON.stringify(payload));
-  return syncExitCode(payload.code);
+  return exitCodeFor(payload.code);
 }
 
 const need = (v: string | undefined, what: string): string => {
@@ -116,7 +103,7 @@ export async function syncCommand(args: string[], io: Io, opts: { signal?: Abort
     const last = engine.status().last_error;
     if (stoppedByError && last) {
       io.err(JSON.stringify(last));
-      return syncExitCode(last.code as ErrorCode);
+      return exitCodeFor(last.code as ErrorCode);
     }
     return 0;
   } catch (e) {
