@@ -92,7 +92,7 @@ describe('MCP tokens', () => {
     expect(listed).not.toContain(issued.token);
     expect(await runCli(['mcp-token', 'revoke', '--db', path, '--as', DEMO_EMAILS.strength_coach, '--id', issued.id], io)).toBe(0);
     expect(refusal(() => verifyMcpToken(db, issued.token))).toBe('revoked');
-    expect(await runCli(['mcp-token', '--db', path, '--as', 'nobody@example.test'], io)).toBe(1);
+    expect(await runCli(['mcp-token', '--db', path, '--as', 'nobody@example.test'], io)).toBe(4);
     expect(await runCli(['mcp-token', '--db', path, '--as', DEMO_EMAILS.physio, '--expires-days', 'soon'], io)).toBe(2);
     expect(await runCli(['mcp-token', 'revoke', '--db', path, '--as', DEMO_EMAILS.physio, '--id', issued.id], io)).toBe(4);
     expect(err.join('\n')).not.toContain(issued.token);
