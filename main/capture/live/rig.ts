@@ -134,6 +134,8 @@ class CaptureRig implements CaptureRigApi {
   #preview: ReturnType<typeof setInterval> | null = null;
   #lastProgress = 0;
   #rec: RecState | null = null;
+  /** The last recording's result once the poll has ended it (a caller may ask after that). */
+  #lastDone: Promise<RecordingResult> | null = null;
 
   /** Open the sources off the JS thread (see {@link openRig}), then wrap the running session. */
   static async open(specs: CaptureSourceSpec[], o: OpenRigOptions): Promise<CaptureRig> {
@@ -212,8 +214,13 @@ class CaptureRig implements CaptureRigApi {
     return this.recordingDone();
   }
 
+  /**
+   * The running recording's result, or the last one's when the poll has already ended it (a
+   * recording with `seconds` or a source that ended can finish before the caller asks).
+   * @throws CaptureInputError (bad_argument) when no recording was ever started
+   */
   recordingDone(): Promise<RecordingResult> {
-    if (!this.#rec) return Promise.reject(new CaptureInputError('bad_argument', 'no recording is running'));
+    if (!this.#rec) return this.#lastDone ?? Promise.reject(new CaptureInputError('bad_argument', 'no recording is running'));
     const p = this.#rec.done;
     // Poll faster than the event tick while someone waits.
     const fast = setInterval(() => this.#tick(), 10);
@@ -246,7 +253,10 @@ class CaptureRig implements CaptureRigApi {
       raw = this.#s.counts();
       status = this.#s.recording();
     } catch (e) {
-      this.#rec?.reject(e);
+      if (this.#rec) {
+        this.#lastDone = this.#rec.done;
+        this.#rec.reject(e);
+      }
       this.#rec = null;
       return;
     }
@@ -266,6 +276,7 @@ class CaptureRig implements CaptureRigApi {
     if (status.state === 'finished') {
       const rec = this.#rec;
       this.#rec = null;
+      this.#lastDone = rec.done;
       try {
         const r = this.#finish(rec, status, raw);
         rec.resolve(r);
