@@ -1,65 +1,13 @@
 /**
- * Bounded input (issue 9 §3): every door's input — a model's tool call, an MCP call, a page's or the
- * CLI's verb call — is measured for size and depth before it is hashed, stored, masked or validated, and nothing here recurses on the input — every walk is
- * an explicit stack, so a 20,000-level nested input cannot overflow the call stack.
- *
- * Limits: 64 KiB of canonical JSON and 32 levels of nesting. The largest legitimate input of the
- * catalogue (a 50-row bulk change, the policy maximum) is well under 16 KiB and 4 levels deep.
+ * Bounded input (issue 9 §3): every door's input — a model's tool call, an MCP call, a page's or
+ * the CLI's verb call — is measured for size and depth (models/bounds.ts) before it is hashed,
+ * stored, masked or validated. This module adds the digests that record a refused input's
+ * identity without its content, and the message the model receives; nothing recurses on input.
  */
 import { createHash } from 'node:crypto';
+import { MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, type InputMeasure } from '../../models/bounds';
 
-/** Maximum canonical-JSON size of one tool input, in bytes (UTF-16 code units, an upper bound for ASCII JSON). */
-export const MAX_TOOL_INPUT_BYTES = 64 * 1024;
-/** Maximum nesting depth of one tool input (the top-level object is depth 1). */
-export const MAX_TOOL_INPUT_DEPTH = 32;
-
-/** What a measurement found. `bytes` and `depth` stop counting once a limit is passed (they are lower bounds then). */
-export interface InputMeasure {
-  ok: boolean;
-  /** Canonical-JSON length counted so far (characters). */
-  bytes: number;
-  /** Deepest nesting seen so far. */
-  depth: number;
-  /** Why it was refused (`size` or `depth`), when not ok. */
-  reason?: 'size' | 'depth';
-}
-
-/**
- * Measure `value` without recursion, stopping as soon as a limit is passed (so a 3 MB input costs
- * at most ~64 KiB of work to refuse).
- */
-export function measureInput(value: unknown, maxBytes = MAX_TOOL_INPUT_BYTES, maxDepth = MAX_TOOL_INPUT_DEPTH): InputMeasure {
-  let bytes = 0;
-  let deepest = 0;
-  const stack: { v: unknown; d: number }[] = [{ v: value, d: 1 }];
-  while (stack.length > 0) {
-    const { v, d } = stack.pop()!;
-    if (v === null || v === undefined) bytes += 4;
-    else if (typeof v === 'string') bytes += v.length + 2;
-    else if (typeof v === 'number' || typeof v === 'boolean') bytes += String(v).length;
-    else if (typeof v === 'object') {
-      if (d > deepest) deepest = d;
-      if (d > maxDepth) return { ok: false, bytes, depth: d, reason: 'depth' };
-      bytes += 2;
-      if (Array.isArray(v)) {
-        for (let i = v.length - 1; i >= 0; i--) {
-          bytes += 1;
-          stack.push({ v: v[i], d: d + 1 });
-          if (bytes > maxBytes) break;
-        }
-      } else {
-        for (const k in v as Record<string, unknown>) {
-          if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
-          bytes += k.length + 4;
-          stack.push({ v: (v as Record<string, unknown>)[k], d: d + 1 });
-          if (bytes > maxBytes) break;
-        }
-      }
-    } else bytes += 4;
-    if (bytes > maxBytes) return { ok: false, bytes, depth: deepest, reason: 'size' };
-  }
-  return { ok: true, bytes, depth: deepest };
-}
+export { MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, measureInput, measureJsonText, type InputMeasure } from '../../models/bounds';
 
 /**
  * SHA-256 (hex) of `value`'s canonical JSON (object keys sorted), computed with an explicit stack:
@@ -115,30 +63,6 @@ export function digestInput(value: unknown): string {
 /** SHA-256 (hex) of a text, e.g. a refused tool input's raw JSON. */
 export function digestText(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-/**
- * Size and depth of a raw JSON text, scanned without parsing (brackets outside strings). The
- * provider uses it before `JSON.parse`, so an over-deep or oversized tool input is never parsed.
- */
-export function measureJsonText(text: string, maxBytes = MAX_TOOL_INPUT_BYTES, maxDepth = MAX_TOOL_INPUT_DEPTH): InputMeasure {
-  if (text.length > maxBytes) return { ok: false, bytes: text.length, depth: 0, reason: 'size' };
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91 /* { [ */) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-      if (depth > maxDepth) return { ok: false, bytes: text.length, depth, reason: 'depth' };
-    } else if (c === 125 || c === 93) depth--;
-  }
-  return { ok: true, bytes: text.length, depth: deepest };
 }
 
 /** The message the model receives for a refused input (no content echoed). */

@@ -19,6 +19,7 @@ import { isTableName, TABLES } from '../../models/tables';
 import { DeviceRegistry } from '../auth/devices';
 import { applyUploadedChangeset } from '../write/apply';
 import { badRequest, errorResponse } from './errors';
+import { MAX_TOOL_INPUT_DEPTH, measureJsonText } from '../../models/bounds';
 import { proxyShape, UpstreamError } from './shape-proxy';
 
 /** Configuration of {@link createHqApp}. */
@@ -71,8 +72,14 @@ class WindowLimiter {
   }
 }
 
+/** Nesting depth above which a request body is refused before it is parsed or hashed (models/bounds.ts). */
+const MAX_BODY_DEPTH = MAX_TOOL_INPUT_DEPTH;
+
 async function readJson(c: Context): Promise<unknown> {
   const text = await c.req.text();
+  // Depth first: a 20,000-level value would overflow the recursive hashing of an upload.
+  const m = measureJsonText(text, Number.POSITIVE_INFINITY, MAX_BODY_DEPTH);
+  if (!m.ok) throw badRequest(`The request body is nested deeper than ${MAX_BODY_DEPTH} levels; nothing was read. Send the documented shape.`);
   try {
     return JSON.parse(text);
   } catch {

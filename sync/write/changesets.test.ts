@@ -374,6 +374,19 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect(big.status).toBe(413);
     expect(((await big.json()) as { error: { code: string } }).error.code).toBe('Validation');
 
+    // A 20,000-level value is refused before it is parsed or hashed (it overflowed the stack: 500).
+    const deepBody = `{"changesets":[{"changeset_id":"${uuidv7()}","after":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}]}`;
+    const deep = await fetch(`${server.url}/v1/changesets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
+      body: deepBody,
+    });
+    expect(deep.status).toBe(400);
+    expect(((await deep.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'Validation',
+      message: expect.stringMatching(/nested deeper than 32 levels/),
+    });
+
     const noToken = await upload('aihq_forged', { changesets: [good] });
     expect(noToken.status).toBe(401);
   });
