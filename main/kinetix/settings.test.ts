@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../data/db';
 import { openDb } from '../data/db';
+import { sqlite } from '../data/sqlite';
 import type { SeedSummary } from '../data/seed';
 import { seedDemo } from '../data/seed';
 import { defaultToolRegistry } from './catalogue';
@@ -84,6 +85,30 @@ describe('assistant settings', () => {
     expect(err.message).not.toContain('super-admin');
     expect(updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { budget_cap_usd: null }).org.cap_usd).toBeNull();
     expect(checkBudget(db, seed.orgId, seed.userIds.physio, Date.now(), () => {})).toMatchObject({ allowed: true, remainingUsd: Infinity });
+  });
+
+  it('all or nothing: a refused field saves none of the others', () => {
+    const before = readAssistantSettings({ db, tools, env }, seed.userIds.owner);
+    expect(() =>
+      updateAssistantSettings({ db, tools, env }, seed.userIds.owner, {
+        budget_cap_usd: 7,
+        disabled_tools: ['nope'],
+        provider_clearance: { anthropic: ['internal', 'personal'] },
+      }),
+    ).toThrow(expect.objectContaining({ code: 'Validation' }));
+    expect(readAssistantSettings({ db, tools, env }, seed.userIds.owner)).toEqual(before);
+  });
+
+  it('an unreadable stored clearance reads as internal only and Settings still opens and repairs it', () => {
+    // Test-only: corrupt the stored row through the data layer's connection.
+    sqlite(db)
+      .prepare(
+        "INSERT INTO org_setting (org_id, key, value_json, updated_at) VALUES (?, 'kinetix.provider_cleared_for', '{not json', ?) ON CONFLICT (org_id, key) DO UPDATE SET value_json = excluded.value_json",
+      )
+      .run(seed.orgId, new Date().toISOString());
+    const view = readAssistantSettings({ db, tools, env }, seed.userIds.owner);
+    expect(JSON.stringify(view)).toContain('internal');
+    updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { provider_clearance: { anthropic: ['internal'] } });
   });
 
   it('provider clearance: internal only by default; settings.manage sets an ordered prefix per provider; a gap or unknown name is refused, nothing saved', () => {

@@ -63,9 +63,17 @@ export function providerClearance(db: Db, orgId: string, provider: ClearanceProv
   }
 }
 
-/** Each provider's clearance as stored (fail closed: missing or malformed reads as `['internal']`). */
+/**
+ * Each provider's clearance as stored (fail closed: missing, malformed or unreadable reads as
+ * `['internal']`, so Settings still opens and an admin can set it again).
+ */
 function clearances(db: Db, orgId: string): Record<ClearanceProvider, ProviderClearance> {
-  const stored = getOrgSetting<unknown>(db, orgId, CLEARANCE_SETTING_KEY);
+  let stored: unknown = null;
+  try {
+    stored = getOrgSetting<unknown>(db, orgId, CLEARANCE_SETTING_KEY);
+  } catch {
+    stored = null;
+  }
   return Object.fromEntries(CLEARANCE_PROVIDERS.map((p) => [p, clearanceFromSetting(stored, p)])) as Record<ClearanceProvider, ProviderClearance>;
 }
 
@@ -144,20 +152,23 @@ export function updateAssistantSettings(
       clearance[provider as ClearanceProvider] = parsed.data;
     }
   }
-  if (input.budget_cap_usd !== undefined) {
-    const cap = input.budget_cap_usd;
-    if (cap !== null && !(typeof cap === 'number' && Number.isFinite(cap) && cap >= 0 && cap <= 1_000_000)) {
-      throw new ValidationError('The monthly budget must be an amount in USD between 0 and 1,000,000, or empty for no cap.', [
-        { path: 'budget_cap_usd', message: 'out of range' },
-      ]);
-    }
-    setOrgBudgetCap(deps.db, actor.orgId, cap === null ? null : Math.round(cap * 100) / 100, new Date().toISOString());
-    deps.log?.(`settings: organisation budget ${cap === null ? 'removed' : 'changed'}`);
+  // Every field is checked before anything is saved: a refused field leaves every setting as it was.
+  const cap = input.budget_cap_usd;
+  if (cap !== undefined && cap !== null && !(typeof cap === 'number' && Number.isFinite(cap) && cap >= 0 && cap <= 1_000_000)) {
+    throw new ValidationError('The monthly budget must be an amount in USD between 0 and 1,000,000, or empty for no cap.', [
+      { path: 'budget_cap_usd', message: 'out of range' },
+    ]);
   }
   if (input.disabled_tools) {
     const known = new Set(deps.tools.all().map((t) => t.name));
     const unknown = input.disabled_tools.filter((n) => !known.has(n));
     if (unknown.length) throw new ValidationError(`Unknown tool(s): ${unknown.join(', ')}.`, [{ path: 'disabled_tools', message: 'unknown tool name' }]);
+  }
+  if (cap !== undefined) {
+    setOrgBudgetCap(deps.db, actor.orgId, cap === null ? null : Math.round(cap * 100) / 100, new Date().toISOString());
+    deps.log?.(`settings: organisation budget ${cap === null ? 'removed' : 'changed'}`);
+  }
+  if (input.disabled_tools) {
     putOrgSetting(deps.db, actor.orgId, DISABLED_TOOLS_SETTING_KEY, [...new Set(input.disabled_tools)].sort());
     deps.log?.(`settings: disabled tools changed (${input.disabled_tools.length} off)`);
   }
