@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { AppError, Conflict, NotConfigured, NotFound, ValidationError } from '../../models/errors';
+import { AppError, Conflict, NotFound, ValidationError } from '../../models/errors';
 import type { CameraCalibration } from '../../models/capture/camera';
 import type { Handlers } from '../../models/contract';
 import type { CaptureRigApi, DeviceFailure, RecordingResult } from '../../models/capture/live';
@@ -17,7 +17,8 @@ import { listCameras, openRig } from '../capture/live/rig';
 import type { CalibrationWizard } from '../capture/live/wizard';
 import type { CaptureWorkspace } from '../capture/workspace';
 import type { Db } from '../data/db';
-import { callVerb, requirePermission, resolveActor } from '../services';
+import { callVerb } from '../services';
+import { captureRunner } from './capture';
 
 type LiveOps =
   | 'capture.sources'
@@ -48,6 +49,12 @@ export class LiveRoom {
   /** The calibration wizard over the open rig (main/ipc/capture-rig.ts), closed with the rig. */
   wizard: CalibrationWizard | null = null;
   private off: (() => void)[] = [];
+
+  /** The open rig of organisation `orgId`. @throws Validation when no cameras are open for it */
+  rigFor(orgId: string): CaptureRigApi {
+    if (!this.rig || this.orgId !== orgId) throw new ValidationError('No cameras are open: choose the cameras first.');
+    return this.rig;
+  }
 
   async closeWizard(): Promise<void> {
     const w = this.wizard;
@@ -83,17 +90,7 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
   room: LiveRoom,
   signedIn: (ctx: Ctx) => string,
 ): Pick<Handlers<Ctx>, LiveOps> {
-  const run = (ctx: Ctx) => {
-    if (!workspace) throw new NotConfigured('Capture is not available in this app host.');
-    const userId = signedIn(ctx);
-    const actor = resolveActor({ db, userId });
-    requirePermission({ db, userId }, actor, 'capture.run');
-    return { ws: workspace, actor, userId };
-  };
-  const rigOf = (orgId: string): CaptureRigApi => {
-    if (!room.rig || room.orgId !== orgId) throw new ValidationError('No cameras are open: choose the cameras first.');
-    return room.rig;
-  };
+  const run = captureRunner(db, workspace, signedIn);
   const sourceList = () => {
     let devices: { id: string; label: string }[] = [];
     let note: string | null = null;
@@ -136,7 +133,7 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
     },
     'capture.preview': (ctx, i) => {
       const { actor } = run(ctx);
-      const rig = rigOf(actor.orgId);
+      const rig = room.rigFor(actor.orgId);
       if (i.camera >= rig.sources.length) throw new NotFound(`Camera ${i.camera}`);
       const f = rig.snapshot(i.camera, i.max_width ?? 480, 70);
       if (!f) return null;
@@ -164,7 +161,7 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
     },
     'capture.startRecording': (ctx, i) => {
       const { ws, actor, userId } = run(ctx);
-      const rig = rigOf(actor.orgId);
+      const rig = room.rigFor(actor.orgId);
       if (room.recording) throw new Conflict('A recording is already running: stop it first.');
       // The calibration wizard reads the same preview rings: it stops when a recording starts.
       if (room.wizard) void room.closeWizard();
@@ -219,7 +216,7 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
     },
     'capture.stopRecording': async (ctx) => {
       const { ws, actor } = run(ctx);
-      const rig = rigOf(actor.orgId);
+      const rig = room.rigFor(actor.orgId);
       const cur = room.recording;
       if (!cur) throw new ValidationError('No recording is running.');
       let result: RecordingResult;

@@ -7,14 +7,15 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { NotConfigured, ValidationError } from '../../models/errors';
+import { ValidationError } from '../../models/errors';
 import type { Handlers } from '../../models/contract';
 import type { BoardSetting } from '../../models/capture/rig-wizard';
 import { CalibrationError, formatTomlCalibration, parseTomlCalibration, type Checkerboard } from '../capture/calibration';
 import { CalibrationWizard } from '../capture/live/wizard';
 import type { CaptureWorkspace } from '../capture/workspace';
 import type { Db } from '../data/db';
-import { callVerb, requirePermission, resolveActor } from '../services';
+import { callVerb } from '../services';
+import { captureRunner } from './capture';
 import type { LiveRoom } from './capture-live';
 
 type RigOps =
@@ -40,13 +41,7 @@ export function rigHandlers<Ctx extends { session: { userId: string | null } }>(
   room: LiveRoom,
   signedIn: (ctx: Ctx) => string,
 ): Pick<Handlers<Ctx>, RigOps> {
-  const run = (ctx: Ctx) => {
-    if (!workspace) throw new NotConfigured('Capture is not available in this app host.');
-    const userId = signedIn(ctx);
-    const actor = resolveActor({ db, userId });
-    requirePermission({ db, userId }, actor, 'capture.run');
-    return { ws: workspace, actor, userId };
-  };
+  const run = captureRunner(db, workspace, signedIn);
   const wizard = (ctx: Ctx): CalibrationWizard => {
     const { actor } = run(ctx);
     if (!room.wizard || room.orgId !== actor.orgId) throw new ValidationError('The calibration wizard is not running: open the cameras and start it first.');
@@ -55,7 +50,7 @@ export function rigHandlers<Ctx extends { session: { userId: string | null } }>(
   return {
     'capture.calibStart': async (ctx, i) => {
       const { actor } = run(ctx);
-      if (!room.rig || room.orgId !== actor.orgId) throw new ValidationError('No cameras are open: choose the cameras first.');
+      const rig = room.rigFor(actor.orgId);
       if (room.recording) throw new ValidationError('A recording is running: stop it before calibrating.');
       const intr = board(i.intrinsic_board);
       const extr = i.extrinsic_board ? board(i.extrinsic_board) : intr;
@@ -64,7 +59,7 @@ export function rigHandlers<Ctx extends { session: { userId: string | null } }>(
           `a ${extr.cols}×${extr.rows} floor board is symmetric under a half turn; use inner-corner counts of different parity (e.g. 5×8) so every camera finds the same origin`,
         );
       await room.closeWizard();
-      const w = new CalibrationWizard(room.rig, { intrinsicBoard: intr, extrinsicBoard: extr });
+      const w = new CalibrationWizard(rig, { intrinsicBoard: intr, extrinsicBoard: extr });
       room.wizard = w;
       w.start();
       return w.state();

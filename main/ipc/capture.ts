@@ -7,7 +7,7 @@
 import { NotConfigured } from '../../models/errors';
 import type { Db } from '../data/db';
 import { CaptureWorkspace, type StoreResults } from '../capture/workspace';
-import { callVerb, requirePermission, resolveActor } from '../services';
+import { callVerb, requirePermission, resolveActor, type Actor } from '../services';
 import type { Handlers } from '../../models/contract';
 
 type CaptureOps = 'capture.recordings' | 'capture.importTrial' | 'capture.process' | 'capture.job' | 'capture.cancel';
@@ -42,19 +42,29 @@ export function createCaptureWorkspace(db: Db, dir: string, log?: (l: string) =>
   return new CaptureWorkspace(dir, store, log ? { log } : {});
 }
 
-/** The `capture.*` handlers; without a workspace they answer NotConfigured. */
-export function captureHandlers<Ctx extends { session: { userId: string | null } }>(
-  db: Db,
-  workspace: CaptureWorkspace | null | undefined,
-  signedIn: (ctx: Ctx) => string,
-): Pick<Handlers<Ctx>, CaptureOps> {
-  const run = (ctx: Ctx) => {
+/**
+ * The guard every capture operation starts with: the workspace must exist (NotConfigured
+ * otherwise), the caller must be signed in and hold `capture.run`. Returns the workspace, the
+ * re-read actor and the user id. Shared by the capture, live-room and calibration handlers.
+ * @throws NotConfigured, Unauthenticated, Forbidden
+ */
+export function captureRunner<Ctx>(db: Db, workspace: CaptureWorkspace | null | undefined, signedIn: (ctx: Ctx) => string) {
+  return (ctx: Ctx): { ws: CaptureWorkspace; actor: Actor; userId: string } => {
     if (!workspace) throw new NotConfigured('Capture is not available in this app host.');
     const userId = signedIn(ctx);
     const actor = resolveActor({ db, userId });
     requirePermission({ db, userId }, actor, 'capture.run');
     return { ws: workspace, actor, userId };
   };
+}
+
+/** The `capture.*` handlers; without a workspace they answer NotConfigured. */
+export function captureHandlers<Ctx extends { session: { userId: string | null } }>(
+  db: Db,
+  workspace: CaptureWorkspace | null | undefined,
+  signedIn: (ctx: Ctx) => string,
+): Pick<Handlers<Ctx>, CaptureOps> {
+  const run = captureRunner(db, workspace, signedIn);
   return {
     'capture.recordings': (ctx) => {
       const { ws, actor } = run(ctx);
