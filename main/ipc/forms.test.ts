@@ -218,7 +218,9 @@ describe('submitForm idempotency: one key → at most one changeset of the user,
     if (first.status !== 'review') throw new Error('expected review');
     const other = openDb(f.path);
     try {
-      const { planned } = planWrite({ db: other, userId: f.a.users.physio, now: () => now }, VERBS.get('workload.logSessionLoads')!, input);
+      const verb = VERBS.get('workload.logSessionLoads');
+      if (verb?.kind !== 'write') throw new Error('expected a write verb');
+      const { planned } = planWrite({ db: other, userId: f.a.users.physio, now: () => now }, verb, input);
       const propose = (hash: string) =>
         proposeChangeset(other, {
           userId: f.a.users.physio,
