@@ -1,6 +1,6 @@
 /**
  * Device sync state and the replica writes of the sync engine (main/sync/): the only SQL of
- * device sync. Tables from migrations 0009 and 0011 (see their headers): enrolment, personal HQ sign-ins of other users, per-shape state, per-outbox
+ * device sync. Tables from migrations 0009 and 0012 (see their headers): enrolment, personal HQ sign-ins of other users, per-shape state, per-outbox
  * upload outcomes, the server's last known rows under optimistic local changes, seen txids.
  *
  * Rules kept here:
@@ -98,7 +98,7 @@ export function saveEnrolment(db: Db, e: Omit<SyncEnrolmentRow, 'last_synced_at'
     .immediate();
 }
 
-/** A user's own HQ sign-in on this device (migration 0011): their device token, sealed. */
+/** A user's own HQ sign-in on this device (migration 0012): their device token, sealed. */
 export interface SyncUserTokenRow {
   user_id: string;
   hq_device_id: string;

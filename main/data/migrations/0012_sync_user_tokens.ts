@@ -1,5 +1,5 @@
 /**
- * 0011: personal HQ sign-ins on a shared device (issue 12; shared/design/sync.md). A device is
+ * 0012: personal HQ sign-ins on a shared device (issue 12; shared/design/sync.md). A device is
  * enrolled by one user (`sync_enrolment`); another user of the club, typically an owner who
  * approves changes on a shared clinic laptop, can sign in to HQ on it as themselves (email + PIN,
  * checked by HQ while online). Their own device token is kept here, sealed like the enrolment's
