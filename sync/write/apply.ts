@@ -48,6 +48,8 @@ const REJECTION_CODE: Readonly<Record<RejectionReason, ErrorCode>> = {
   not_found: 'NotFound',
   validation: 'Validation',
   policy: 'Forbidden',
+  // The owner's approval it claims is not proven by that owner's own device token: an owner must approve it.
+  approval_unverified: 'Forbidden',
   idempotency_mismatch: 'Conflict',
 };
 
