@@ -5,7 +5,6 @@
  * identity without its content, and the message the model receives; nothing recurses on input.
  */
 import { createHash } from 'node:crypto';
-import type { InputMeasure } from '../../models/bounds';
 
 export { MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, boundsIssue, boundsMessage, measureInput, measureJsonText, type InputMeasure } from '../../models/bounds';
 
