@@ -15,6 +15,7 @@ export const CLI_EXIT_CODES: Readonly<Partial<Record<ErrorCode, number>>> = {
   Unavailable: 6,
   Unauthenticated: 7,
   NotConfigured: 8,
+  IdempotencyKeyReused: 9,
 };
 
 /** Exit code for a typed error code (see {@link CLI_EXIT_CODES}); 1 for any other code or a non-code string. */

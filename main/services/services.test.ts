@@ -238,9 +238,9 @@ describe('idempotency', () => {
     expect(again.changeset.replayed).toBe(true);
     expect(count(f, 'session_load')).toBe(before + 1);
   });
-  it('the same key for a different verb is Conflict', () => {
+  it('the same key for a different verb is IdempotencyKeyReused', () => {
     const e = errorOf(() => f.call(f.a.users.physio, 'squads.create', { name: 'X', season: '2026' }, { idempotencyKey: 'retry-key-1' }));
-    expect(e.code).toBe('Conflict');
+    expect(e.code).toBe('IdempotencyKeyReused');
   });
 });
 
@@ -332,7 +332,7 @@ describe('validation', () => {
 });
 
 describe('idempotency keys are per request and per user', () => {
-  it('the same key with different input is Conflict, nothing written', () => {
+  it('the same key with different input is IdempotencyKeyReused, nothing written', () => {
     const before = count(f, 'session_load');
     f.call(
       f.a.users.physio,
@@ -348,26 +348,26 @@ describe('idempotency keys are per request and per user', () => {
         { idempotencyKey: 'k-diff' },
       ),
     );
-    expect(e.code).toBe('Conflict');
+    expect(e.code).toBe('IdempotencyKeyReused');
     expect(count(f, 'session_load')).toBe(before + 1);
   });
-  it("another user's key is Conflict, never their result", () => {
-    f.call(
+  it("keys are per user: another user's same key is their own new change, never the first user's result", () => {
+    const first = f.call(
       f.a.users.physio,
       'workload.logSessionLoads',
       { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
       { idempotencyKey: 'k-user' },
     );
-    expect(
-      errorOf(() =>
-        f.call(
-          f.a.users.coach,
-          'workload.logSessionLoads',
-          { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
-          { idempotencyKey: 'k-user' },
-        ),
-      ).code,
-    ).toBe('Conflict');
+    const before = count(f, 'session_load');
+    const theirs = f.call(
+      f.a.users.coach,
+      'workload.logSessionLoads',
+      { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
+      { idempotencyKey: 'k-user' },
+    );
+    expect(theirs.changeset.replayed).toBe(false);
+    expect(theirs.changeset.id).not.toBe(first.changeset.id);
+    expect(count(f, 'session_load')).toBe(before + 1);
   });
 });
 
