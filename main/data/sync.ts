@@ -15,7 +15,8 @@
  *   them). They stay enforced for local writes.
  */
 import type { RowChange } from '../../models/changeset';
-import { NOW_PLACEHOLDER } from '../../models/changeset';
+import { canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
+import { createHash } from 'node:crypto';
 import { AppError, Conflict, NotFound } from '../../models/errors';
 import type { ChangesetOutcome, CurrentRow, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
 import type Database from 'better-sqlite3';
@@ -543,6 +544,18 @@ export function pendingUploads(db: Db, userId: string | null, limit: number): Up
     if (r.activity_id) cs.activity_id = r.activity_id;
     return cs;
   });
+}
+
+/**
+ * The content hash HQ computes for an uploaded changeset (sync/write/apply.ts `uploadContentHash`):
+ * SHA-256 (hex) of the canonical JSON of `{verb, changes}` as uploaded. An owner approval recorded
+ * at HQ (POST /v1/approvals) is bound to it.
+ */
+export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'>): string {
+  // The same hash as main/data/changesets.ts `changesetContentHash` (importing it would be a cycle).
+  return createHash('sha256')
+    .update(canonicalJson({ verb: cs.verb, changes: cs.changes }))
+    .digest('hex');
 }
 
 /** Store one upload outcome (HQ's answer for changeset `outcome.changeset_id`), atomically with its effects. */

@@ -63,12 +63,12 @@ import {
   syncCounts,
   isTableEmpty,
   unsettledUploads,
+  uploadContentHash,
   type ReplicaOp,
   type SyncEnrolmentRow,
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
 import { findUserById } from '../data/identity';
-import { changesetContentHash } from '../data/changesets';
 import { inThreadFeed, ShapeWorkerHost, type ShapeFeed, type ShapeFeedOptions } from './shape-feed';
 
 /** Options of the engine. Defaults suit the app; tests shorten the delays. */
@@ -588,7 +588,7 @@ export class DeviceSync {
       const list = byApprover.get(approver) ?? [];
       list.push({
         changeset_id: cs.changeset_id,
-        content_hash: changesetContentHash({ verb: cs.verb, changes: cs.changes as never }),
+        content_hash: uploadContentHash(cs),
         approved_at: cs.created_at,
       });
       byApprover.set(approver, list);
