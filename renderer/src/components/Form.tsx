@@ -208,6 +208,8 @@ export function useEntryForm(
         });
         if (r.status === 'applied') saved(r.changeset.summary);
         else {
+          // The key now names this proposal (a re-send finds it); the next change gets a new one.
+          key.current = newKey();
           setReview({ proposal: r.proposal, notes: r.notes });
           setState('review');
         }
