@@ -3,8 +3,9 @@
  * CLI → stderr). `code` is stable; `message` says what failed and what to do next.
  *
  * The complete list of codes: every error class (models/errors.ts, main/kinetix/errors.ts, the
- * CLI, the data layer's MigrationMismatch, help pages) extends {@link AppError} with one of
- * these, and every code a run records (`assistant_run.error_code`, the AG-UI RUN_ERROR `code`)
+ * CLI, the data layer's MigrationMismatch, help pages, capture, and sync/'s HQ and shape service)
+ * extends {@link AppError} with one of these (a class's finer distinction is its `kind`;
+ * scripts/error-codes.test.ts fails on a class that extends `Error` itself), and every code a run records (`assistant_run.error_code`, the AG-UI RUN_ERROR `code`)
  * is one of these. Each has the HTTP status a client acts on ({@link HTTP_STATUS}):
  *
  * | code | HTTP | what the client does |

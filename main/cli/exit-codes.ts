@@ -1,6 +1,7 @@
 /**
  * One exit code per typed error code, for every CLI command (`call`, `ask`, `mcp-token`, `enrol`,
- * `sync`, `seed`, `users`, `verbs`): scripts can branch on the code whichever command failed.
+ * `sync`, `seed`, `users`, `verbs`) and the MCP server (`npm run mcp`, main/mcp/server.ts MCP_EXIT):
+ * scripts can branch on the code whichever command failed.
  * 0 is success; 1 is every code without its own number (a provider error, an internal error…).
  */
 import type { ErrorCode } from '../../models/errors';

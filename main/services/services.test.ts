@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../models/errors';
+import type { VerbName } from '../../models/verbs';
 import type { Role } from '../../models/roles';
 import { applyChangeset, getChangeset } from '../data/changesets';
 import { openDb } from '../data/db';
@@ -12,7 +13,7 @@ import { getRow } from '../data/rows';
 import type { ClinicFixture } from '../testing/clinic-fixture';
 import { createClinicFixture, fixtureNow } from '../testing/clinic-fixture';
 import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
-import { VERBS, applyPlanned, callVerb, planWrite, resolveActor, runRead } from './index';
+import { VERBS, applyPlanned, callVerb, callVerbByName, planWrite, resolveActor, runRead } from './index';
 import { readOrganisation, setUserPin, updateOrganisation } from './admin';
 import { verifyPin } from './pin';
 import { sqlite } from '../data/sqlite';
@@ -60,6 +61,25 @@ describe('tenant isolation', () => {
   it('the org is never an input: an org_id argument is rejected as unknown', () => {
     const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', { org_id: f.b.orgId }));
     expect(e.code).toBe('Validation');
+  });
+});
+
+describe('callVerb is typed per verb', () => {
+  // The @ts-expect-error lines are checked by `npm run typecheck` (tsconfig.main.json includes the
+  // tests): should callVerb accept them, the directive itself becomes the compile error.
+  it("a literal name takes and returns that verb's types", () => {
+    const ctx = f.as(f.a.users.physio);
+    const athlete = callVerb(ctx, 'athletes.get', { id: f.a.athleteId });
+    expect(athlete.id).toBe(f.a.athleteId);
+    // @ts-expect-error: athletes.get's input has no squad_id (another verb's input is refused)
+    expect(() => callVerb(ctx, 'athletes.get', { squad_id: f.a.squadId })).toThrow(AppError);
+  });
+  it('a name typed only as VerbName takes no input: it goes through callVerbByName, which validates against that verb', () => {
+    const ctx = f.as(f.a.users.physio);
+    const name: VerbName = 'athletes.get' as VerbName;
+    // @ts-expect-error: with a union of names, any verb's input would type-check; callVerb refuses it
+    expect(() => callVerb(ctx, name, { squad_id: f.a.squadId })).toThrow(AppError);
+    expect(errorOf(() => callVerbByName(ctx, VERBS, name, { squad_id: f.a.squadId })).code).toBe('Validation');
   });
 });
 
@@ -605,6 +625,7 @@ describe('bounded input on every door', () => {
       const e = errorOf(() => f.call(f.a.users.physio, 'workload.logSessionLoads', deep(20_000) as never, opts));
       expect(e.code).toBe('Validation');
       expect(e.message).toMatch(/nested deeper than 32 levels/);
+      expect(e.issues).toEqual([{ path: '(input)', message: 'nested too deep' }]);
     }
     const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', deep(40) as never));
     expect(e.code).toBe('Validation');
@@ -613,6 +634,7 @@ describe('bounded input on every door', () => {
   it('a 3 MB input is refused by size before validation', () => {
     const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', { search: 'x'.repeat(3_000_000) }));
     expect(e.code).toBe('Validation');
+    expect(e.issues).toEqual([{ path: '(input)', message: 'too large' }]);
     expect(e.message).toMatch(/larger than 65536 bytes/);
     expect(e.message).not.toMatch(/xxxx/);
   });

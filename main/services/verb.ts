@@ -15,7 +15,7 @@ import { VERB_SPECS } from '../../models/verbs';
 import type { AppliedChangeset } from '../data/changesets';
 import { applyChangeset, checkChangeset, findByIdempotencyKey, IdempotencyKeyTaken, requestHashOf } from '../data/changesets';
 import type { Db } from '../data/db';
-import { boundsMessage, measureInput } from './bounds';
+import { boundsIssue, boundsMessage, measureInput } from './bounds';
 import type { Actor, ServiceContext } from './context';
 import { requirePermission, resolveActor } from './context';
 
@@ -109,7 +109,7 @@ export function inputIssues(error: z.ZodError): InputIssue[] {
  */
 export function boundInput(name: string, raw: unknown): void {
   const m = measureInput(raw);
-  if (!m.ok) throw new ValidationError(boundsMessage(name, m), [{ path: '(input)', message: m.reason === 'depth' ? 'nested too deep' : 'too large' }]);
+  if (!m.ok) throw new ValidationError(boundsMessage(name, m), [boundsIssue(m.reason)]);
 }
 
 /**

@@ -22,6 +22,7 @@ import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
 import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
+import { AppError, type ErrorCode } from '../../models/errors';
 import { evaluatePolicy, OWNER_AUTHORITY_CODES } from '../../models/policy';
 import type { Role } from '../../models/roles';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
@@ -40,9 +41,29 @@ export interface ApplyOptions {
   now?: () => Date;
 }
 
-class Rejection extends Error {
+/** The error code of each rejection reason (what a client would do about it; see models/errors.ts). */
+const REJECTION_CODE: Readonly<Record<RejectionReason, ErrorCode>> = {
+  stale: 'Conflict',
+  forbidden: 'Forbidden',
+  not_found: 'NotFound',
+  validation: 'Validation',
+  policy: 'Forbidden',
+  // The owner's approval it claims is not proven by that owner's own device token: an owner must approve it.
+  approval_unverified: 'Forbidden',
+  idempotency_mismatch: 'Conflict',
+};
+
+/**
+ * Thrown inside a changeset's transaction to roll it back and answer `rejected` (never leaves
+ * this module: {@link applyUploadedChangeset} records it as the outcome). `kind` is the
+ * rejection reason; `code` its {@link ErrorCode}.
+ */
+class Rejection extends AppError {
+  readonly kind: RejectionReason;
   constructor(readonly outcome: Omit<Extract<ChangesetOutcome, { status: 'rejected' }>, 'changeset_id' | 'replayed'>) {
-    super(outcome.message);
+    super({ code: REJECTION_CODE[outcome.reason], message: outcome.message });
+    this.name = 'Rejection';
+    this.kind = outcome.reason;
   }
 }
 
