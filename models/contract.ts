@@ -177,8 +177,9 @@ export const CONTRACT = {
   /**
    * Submit an entry form: plan the write verb as the signed-in user (the same plan the assistant
    * would propose), refuse it with Conflict when a row moved on from `expected_versions` (row id →
-   * version the form showed), run the policy, then apply at once or return it for review
-   * ({@link FormSubmitResultView}).
+   * version the form showed) or, with `expect_absent`, when the form showed nothing stored and the
+   * change would now replace a stored row (one that appeared since), run the policy, then apply at
+   * once or return it for review ({@link FormSubmitResultView}).
    */
   'forms.submit': {
     input: z
@@ -186,6 +187,7 @@ export const CONTRACT = {
         verb: z.string().min(1).max(100),
         input: z.unknown().optional(),
         expected_versions: z.record(z.string().max(100), z.number().int().min(0)).optional(),
+        expect_absent: z.boolean().optional().describe('The form showed nothing stored: only new rows may be written.'),
         idempotency_key: z.string().min(8).max(200).optional(),
       })
       .strict(),
@@ -356,6 +358,22 @@ export const CONTRACT = {
   'sync.conflicts': { input: Empty, output: z.object({ conflicts: z.array(z.custom<SyncConflict>()), hidden: z.number().int() }) },
   /** Discard a rejected changeset (its optimistic rows go; the rows show the server's values). Same visibility as `sync.conflicts`. */
   'sync.discard': { input: z.object({ changesetId: Id }).strict(), output: z.custom<DeviceSyncStatus>() },
+  /**
+   * Whether the signed-in user is signed in to HQ as themselves on this device (the user who
+   * enrolled it always is). Only then can HQ verify an owner approval they give here; without it
+   * HQ rejects the approved change (`approval_unverified`).
+   */
+  'sync.hqSignIn': { input: Empty, output: z.object({ signed_in: z.boolean(), signed_in_at: z.string().nullable() }) },
+  /**
+   * Sign the signed-in user in to HQ as themselves on this enrolled device, with their PIN (sent
+   * to HQ once, never stored; their own device token is stored encrypted). For owners approving
+   * changes on a shared device. Errors: NotConfigured (not enrolled), Unauthenticated (wrong PIN
+   * at HQ), RateLimited, Forbidden, Unavailable (HQ not reachable: try again when online).
+   */
+  'sync.signInToHq': {
+    input: z.object({ pin: z.string().min(1).max(64) }).strict(),
+    output: z.object({ signed_in: z.boolean(), signed_in_at: z.string().nullable() }),
+  },
 } as const;
 
 /** A recorded trial in the capture workspace (models/capture/jobs.ts). */

@@ -69,6 +69,33 @@ describe('submitForm', () => {
     expect(athlete()).toMatchObject({ position: 'Goalkeeper', version: v + 1 });
   });
 
+  it('a form opened with nothing stored (expect_absent) is refused when a row appeared meanwhile; replacing it then needs its current version', () => {
+    const day = { athlete_id: f.a.athleteId, date: '2026-11-20', sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2 };
+    const getDay = () =>
+      f.call(f.a.users.physio, 'wellness.getDay', { athlete_id: f.a.athleteId, date: '2026-11-20' }) as { id: string; version: number; sleep: number } | null;
+    expect(getDay()).toBeNull();
+    // Both open the empty form; the doctor saves first.
+    submitForm(f.db, f.a.users.doctor, { verb: 'wellness.submit', input: day, expect_absent: true }, now);
+    const stored = getDay()!;
+    expect(() => submitForm(f.db, f.a.users.physio, { verb: 'wellness.submit', input: { ...day, sleep: 1 }, expect_absent: true }, now)).toThrow(
+      expect.objectContaining({
+        code: 'Conflict',
+        message: expect.stringMatching(/showed nothing stored/),
+        conflicts: [{ table: 'wellness', id: stored.id, expectedVersion: 0, actualVersion: stored.version }],
+      }),
+    );
+    expect(getDay()).toMatchObject({ sleep: 4, version: stored.version });
+    // After reloading the stored row, Replace with its version works once.
+    const r = submitForm(
+      f.db,
+      f.a.users.physio,
+      { verb: 'wellness.submit', input: { ...day, sleep: 1 }, expected_versions: { [stored.id]: stored.version } },
+      now,
+    );
+    expect(r.status).toBe('applied');
+    expect(getDay()).toMatchObject({ sleep: 1, version: stored.version + 1 });
+  });
+
   it('refuses a role without the permission (coach cannot add an injury)', () => {
     expect(() =>
       submitForm(

@@ -12,9 +12,10 @@
  *   proposal (main/kinetix/proposals.ts) — when it changes more than one row, touches a
  *   sign-off, or the policy says it needs an owner (it then waits in Approvals).
  *
- * A form also sends the versions of the rows it showed (`expected_versions`): when a row moved
- * on since, the submit is refused with `Conflict` (nothing written) and the page shows the
- * current values, never overwriting silently.
+ * A form also sends the versions of the rows it showed (`expected_versions`), or, when it showed
+ * nothing stored, `expect_absent`: when a row moved on since (or appeared since), the submit is
+ * refused with `Conflict` (nothing written) and the page shows the current values, never
+ * overwriting silently.
  */
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { ProposalItemView } from '../../models/contract';
@@ -90,17 +91,26 @@ function reviewNotes(ctx: ServiceContext, actor: Actor, changes: readonly RowCha
   return notes;
 }
 
-/** Refuse when a row the form showed has moved on since (nothing is written). @throws Conflict */
-function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<string, number>> | undefined): void {
-  if (!expected) return;
-  const stale = planned.changes.flatMap((c) =>
-    c.op === 'update' && expected[c.id] !== undefined && expected[c.id] !== c.version
-      ? [{ table: c.table, id: c.id, expectedVersion: expected[c.id]!, actualVersion: c.version }]
-      : [],
-  );
+/**
+ * Refuse when a row the form showed has moved on since (`expected`: row id → version shown), or
+ * when the form showed nothing stored (`expectAbsent`) and the change would now update a stored
+ * row that appeared meanwhile (reported with expected version 0). Nothing is written.
+ * @throws Conflict (with `conflicts` naming each row and its current version)
+ */
+function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<string, number>> | undefined, expectAbsent: boolean): void {
+  const stale = planned.changes.flatMap((c) => {
+    if (c.op !== 'update') return [];
+    if (expected?.[c.id] !== undefined && expected[c.id] !== c.version)
+      return [{ table: c.table, id: c.id, expectedVersion: expected[c.id]!, actualVersion: c.version }];
+    if (expectAbsent && expected?.[c.id] === undefined) return [{ table: c.table, id: c.id, expectedVersion: 0, actualVersion: c.version }];
+    return [];
+  });
   if (stale.length > 0) {
+    const appeared = stale.every((x) => x.expectedVersion === 0);
     throw new Conflict(
-      'Someone changed this record after you opened the form. Nothing was written. The current values are shown next to yours: check them, then save again.',
+      appeared
+        ? 'Someone saved this record after you opened the form, which showed nothing stored. Nothing was written. The stored values are now shown: check them, then replace them if yours are right.'
+        : 'Someone changed this record after you opened the form. Nothing was written. The current values are shown next to yours: check them, then save again.',
       stale,
     );
   }
@@ -119,7 +129,13 @@ function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<stri
 export function submitForm(
   db: Db,
   userId: string,
-  req: { verb: string; input?: unknown; expected_versions?: Record<string, number> | undefined; idempotency_key?: string | undefined },
+  req: {
+    verb: string;
+    input?: unknown;
+    expected_versions?: Record<string, number> | undefined;
+    expect_absent?: boolean | undefined;
+    idempotency_key?: string | undefined;
+  },
   now: Date = new Date(),
 ): FormSubmitResult {
   const verb = VERBS.get(req.verb);
@@ -136,7 +152,7 @@ export function submitForm(
     if (prior) return replayed(ctx, actor, prior, verb.name, requestHash);
   }
   const { planned, reveal, actor } = planWrite(ctx, verb, req.input ?? {});
-  checkExpected(planned, req.expected_versions);
+  checkExpected(planned, req.expected_versions, req.expect_absent === true);
   const policy = evaluatePolicy(actor, planned, { today: now.toISOString().slice(0, 10) });
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
   try {
