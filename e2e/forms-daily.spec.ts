@@ -122,6 +122,41 @@ describe('screening, vitals and wellness forms', () => {
     await page.context().close();
   });
 
+  it('a wellness form opened empty is not silently replaced: a day saved meanwhile is a conflict, the stored row is loaded, Replace works once', async () => {
+    const physio = await signedIn(browser, app, 'physio');
+    const doctor = await signedIn(browser, app, 'doctor');
+    const today = new Date().toISOString().slice(0, 10);
+    // A new athlete: nothing stored for today (the demo seed fills every day up to today).
+    const created = await contractCall<{ changeset: { changes: { id: string }[] } }>(physio, 'verb.call', {
+      verb: 'athletes.create',
+      input: { name: 'Stale Form Tester', date_of_birth: '2001-04-02', sex: 'female' },
+    });
+    const id = created.value!.changeset.changes[0]!.id;
+    await goTo(physio, `#/athletes/${id}/wellness`, 'athlete-wellness');
+    const wf = physio.locator('form[data-form="wellness"]');
+    await physio.locator('form[data-form="wellness"][data-stored="false"]').waitFor();
+    // A second clinician saves the day while the physio's empty form is open.
+    const theirs = { athlete_id: id, date: today, sleep: 2, soreness: 2, stress: 2, mood: 2, fatigue: 2, notes: 'Doctor on call' };
+    expect(await contractCall(doctor, 'verb.call', { verb: 'wellness.submit', input: theirs })).toMatchObject({ ok: true });
+    for (const s of SCALES) await wf.locator(`[data-field="${s}"] input[value="4"]`).check();
+    await wf.locator('button[type="submit"]').click();
+    // Refused, the stored row loaded, and "replace?" compares with what the doctor saved.
+    await waitForForm(physio, 'wellness', 'conflict');
+    await physio.locator('form[data-form="wellness"][data-stored="true"] [data-replace-confirm]').waitFor();
+    expect(await wf.textContent()).toMatch(/showed nothing stored/);
+    expect(await physio.locator('[data-replace-confirm]').textContent()).toContain('Sleep: 2 → 4');
+    for (const s of SCALES) expect(await wf.locator(`[data-field="${s}"] input:checked`).getAttribute('value')).toBe('4');
+    const stillTheirs = await contractCall<Record<string, unknown>>(physio, 'verb.call', { verb: 'wellness.getDay', input: { athlete_id: id, date: today } });
+    expect(stillTheirs.value).toMatchObject({ sleep: 2, notes: 'Doctor on call' });
+    await screenshot(physio, 'form-12b-wellness-stale-conflict');
+    await physio.locator('[data-replace-confirm] [data-action="replace"]').click();
+    await physio.locator('[data-saved="true"]').waitFor();
+    const after = await contractCall<Record<string, unknown>>(physio, 'verb.call', { verb: 'wellness.getDay', input: { athlete_id: id, date: today } });
+    expect(after.value).toMatchObject({ sleep: 4, soreness: 4, stress: 4, mood: 4, fatigue: 4 });
+    await physio.context().close();
+    await doctor.context().close();
+  });
+
   it('an analyst (no screening.write) is offered no screening form and is refused by the service', async () => {
     const page = await signedIn(browser, app, 'analyst');
     const list = await contractCall<{ athletes: { id: string }[] }>(page, 'verb.call', { verb: 'athletes.list', input: { limit: 1 } });

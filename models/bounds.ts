@@ -12,6 +12,24 @@ export const MAX_TOOL_INPUT_BYTES = 64 * 1024;
 /** Maximum nesting depth of one tool input (the top-level object is depth 1). */
 export const MAX_TOOL_INPUT_DEPTH = 32;
 
+/**
+ * The message a refused input gets (for a model, a page or a CLI): what limit it passed and what
+ * to send instead; no content echoed. Every door uses this one wording.
+ */
+export function boundsMessage(toolName: string, m: Pick<InputMeasure, 'reason'>): string {
+  return m.reason === 'depth'
+    ? `The input for ${toolName.slice(0, 80)} is nested deeper than ${MAX_TOOL_INPUT_DEPTH} levels; it was refused and nothing ran. Send a flat object with the documented fields.`
+    : `The input for ${toolName.slice(0, 80)} is larger than ${MAX_TOOL_INPUT_BYTES} bytes; it was refused and nothing ran. Send only the documented fields, or split the change into smaller ones.`;
+}
+
+/**
+ * The field issue of a refused input (`{path: '(input)', message: 'nested too deep' | 'too large'}`),
+ * the same from every door (service call, assistant tool call, MCP tool call).
+ */
+export function boundsIssue(reason: 'size' | 'depth' | undefined): { path: '(input)'; message: 'nested too deep' | 'too large' } {
+  return { path: '(input)', message: reason === 'depth' ? 'nested too deep' : 'too large' };
+}
+
 /** What a measurement found. `bytes` and `depth` stop counting once a limit is passed (they are lower bounds then). */
 export interface InputMeasure {
   ok: boolean;

@@ -177,8 +177,9 @@ export const CONTRACT = {
   /**
    * Submit an entry form: plan the write verb as the signed-in user (the same plan the assistant
    * would propose), refuse it with Conflict when a row moved on from `expected_versions` (row id →
-   * version the form showed), run the policy, then apply at once or return it for review
-   * ({@link FormSubmitResultView}).
+   * version the form showed) or, with `expect_absent`, when the form showed nothing stored and the
+   * change would now replace a stored row (one that appeared since), run the policy, then apply at
+   * once or return it for review ({@link FormSubmitResultView}).
    */
   'forms.submit': {
     input: z
@@ -186,6 +187,7 @@ export const CONTRACT = {
         verb: z.string().min(1).max(100),
         input: z.unknown().optional(),
         expected_versions: z.record(z.string().max(100), z.number().int().min(0)).optional(),
+        expect_absent: z.boolean().optional().describe('The form showed nothing stored: only new rows may be written.'),
         idempotency_key: z.string().min(8).max(200).optional(),
       })
       .strict(),
@@ -219,6 +221,12 @@ export const CONTRACT = {
           .optional()
           .describe('2D pose from the videos (default when there are videos) or from the recording’s keypoint files.'),
         max_frames: z.number().int().min(1).max(100_000).optional().describe('Process only the first N frames (a quick check).'),
+        cross_check: z
+          .enum(['blazepose', 'movenet'])
+          .optional()
+          .describe(
+            'Also run this second 2D model on the same frames (video only; about twice the 2D time): readings whose joints the two models place more than 60 mm apart fail model_disagreement.',
+          ),
       })
       .strict(),
     output: z.custom<CaptureJobView>(),

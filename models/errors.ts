@@ -3,8 +3,9 @@
  * CLI → stderr). `code` is stable; `message` says what failed and what to do next.
  *
  * The complete list of codes: every error class (models/errors.ts, main/kinetix/errors.ts, the
- * CLI, the data layer's MigrationMismatch, help pages) extends {@link AppError} with one of
- * these, and every code a run records (`assistant_run.error_code`, the AG-UI RUN_ERROR `code`)
+ * CLI, the data layer's MigrationMismatch, help pages, capture, and sync/'s HQ and shape service)
+ * extends {@link AppError} with one of these (a class's finer distinction is its `kind`;
+ * scripts/error-codes.test.ts fails on a class that extends `Error` itself), and every code a run records (`assistant_run.error_code`, the AG-UI RUN_ERROR `code`)
  * is one of these. Each has the HTTP status a client acts on ({@link HTTP_STATUS}):
  *
  * | code | HTTP | what the client does |
@@ -14,6 +15,7 @@
  * | Forbidden | 403 | stop; this role may not do it (do not retry) |
  * | NotFound | 404 | the record (or verb, operation) does not exist for this user |
  * | Conflict | 409 | reload the record (`conflicts` names the rows) and redo the change |
+| IdempotencyKeyReused | 422 | the idempotency key was already used for a different request: nothing was written; send the new change under a new key (reopen the form) |
  * | RateLimited | 429 | wait `retryAfterSeconds` (also sent as `Retry-After`), then retry |
  * | TooManyRuns | 429 | wait for, or stop, one of your running assistant requests |
  * | BudgetExceeded | 402 | an administrator raises the monthly cap; retrying will not help |
@@ -35,6 +37,7 @@ export const ERROR_CODES = [
   'Forbidden',
   'NotFound',
   'Conflict',
+  'IdempotencyKeyReused',
   'RateLimited',
   'TooManyRuns',
   'BudgetExceeded',
@@ -60,6 +63,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
+  IdempotencyKeyReused: 422,
   RateLimited: 429,
   TooManyRuns: 429,
   BudgetExceeded: 402,
@@ -139,6 +143,19 @@ export class Forbidden extends AppError {
 export class Conflict extends AppError {
   constructor(message: string, conflicts?: ErrorPayload['conflicts']) {
     super(conflicts ? { code: 'Conflict', message, conflicts } : { code: 'Conflict', message });
+  }
+}
+
+/**
+ * An idempotency key came back with a different request (another verb or other input) than the
+ * one it was first used for (HTTP 422, as the IETF Idempotency-Key draft says). Nothing was
+ * written: the first request's outcome stands, and the new change must be sent under a new key.
+ */
+export class IdempotencyKeyReused extends AppError {
+  constructor(
+    message = 'This request key was already used for a different change. Nothing was written; open the form again and send your change as a new request.',
+  ) {
+    super({ code: 'IdempotencyKeyReused', message });
   }
 }
 

@@ -428,6 +428,13 @@ export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?
 }
 
 /**
+ * Decision codes that allow a change only because the acting user is an owner (the owner's own
+ * authority stands in for the approval a non-owner would need). HQ accepts that authority only
+ * with proof the owner acted (sync/write/approvals.ts), as for an approval.
+ */
+export const OWNER_AUTHORITY_CODES: ReadonlySet<PolicyCode> = new Set<PolicyCode>(['numeric_change_by_owner']);
+
+/**
  * May a user of `approverRole` approve a changeset with this verdict? `deny` is approved by no
  * one; `needs_owner` only by an `owner` (domain.md); `allow` by the run's own user (the harness
  * checks who that is).

@@ -41,11 +41,48 @@ export const UploadedChangeset = z
     run_id: z.string().max(100).nullable().optional(),
     /** The device's activity row id, so HQ writes the same row (one activity entry on every tier). */
     activity_id: Id.optional(),
-    /** For a changeset the policy marks *needs owner*: the owner who approved it on the device. */
+    /**
+     * For a changeset the policy marks *needs owner*: the owner who approved it on a device. A
+     * claim only: HQ applies it when this upload comes with that owner's own device token, or that
+     * owner's own device token recorded an approval of this changeset id and content first
+     * (POST /v1/approvals); otherwise the changeset is rejected `approval_unverified`.
+     */
     approved_by: Id.nullable().optional(),
   })
   .strict();
 export type UploadedChangeset = z.infer<typeof UploadedChangeset>;
+
+/** At most this many approvals per POST /v1/approvals request. */
+export const MAX_APPROVALS_PER_UPLOAD = 100;
+
+/**
+ * One owner approval as the owner's own device records it at HQ (POST /v1/approvals, with the
+ * owner's device token): the client changeset id and the SHA-256 (hex) of the canonical JSON of
+ * the changeset's `{verb, changes}` exactly as it will be uploaded (sync/write/apply.ts
+ * `uploadContentHash`, main/data/changesets.ts `changesetContentHash`). `approved_at`: when the
+ * owner approved on the device (ISO-8601; clamped to HQ's clock).
+ */
+export const UploadedApproval = z
+  .object({
+    changeset_id: Id,
+    content_hash: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in lower-case hex'),
+    approved_at: IsoDateTime.optional(),
+  })
+  .strict();
+export type UploadedApproval = z.infer<typeof UploadedApproval>;
+
+/** The body of POST /v1/approvals. */
+export const ApprovalUpload = z.object({ approvals: z.array(UploadedApproval).min(1).max(MAX_APPROVALS_PER_UPLOAD) }).strict();
+export type ApprovalUpload = z.infer<typeof ApprovalUpload>;
+
+/**
+ * The answer of POST /v1/approvals, one per approval in request order: `recorded` (new),
+ * `already_recorded` (the same approval again: idempotent). An approval of the same changeset id
+ * for other content is refused for the whole request (409 Conflict).
+ */
+export interface ApprovalUploadResult {
+  results: { changeset_id: string; status: 'recorded' | 'already_recorded' }[];
+}
 
 /** The body of POST /v1/changesets: changesets in outbox order. */
 export const ChangesetUpload = z.object({ changesets: z.array(UploadedChangeset).min(1).max(MAX_CHANGESETS_PER_UPLOAD) }).strict();
@@ -63,6 +100,14 @@ export type RejectionReason =
   | 'validation'
   /** The policy engine denies it, or it needs an owner's approval it does not carry. */
   | 'policy'
+  /**
+   * It needs an owner's approval and names one (`approved_by`, or an owner as its author), but HQ
+   * holds no proof that owner approved this content: it was not uploaded with the owner's own
+   * device token, and no approval of this changeset id and content hash was recorded by the
+   * owner's own device (POST /v1/approvals). Re-plan it and have an owner approve it on a device
+   * signed in to HQ as that owner.
+   */
+  | 'approval_unverified'
   /** This changeset id was already used for different content. */
   | 'idempotency_mismatch';
 

@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { AppError } from '../models/errors';
 import { DEMO_EMAILS, DEMO_ORG_NAME, DEMO_PIN, DEMO_SECOND_ORG_NAME } from '../models/seed/demo';
 import { runAdminSetup, withCredentials, withDatabase } from './pg/admin';
 import { startPgCluster, type PgCluster } from './pg/cluster';
@@ -60,8 +61,16 @@ export interface RunningHq {
   stop(): Promise<void>;
 }
 
-/** A configuration error: what is missing and what to set. */
-export class HqConfigError extends Error {}
+/**
+ * A configuration error (environment or command line): what is missing and what to set. Code
+ * `NotConfigured`; `hq` exits 2 on it.
+ */
+export class HqConfigError extends AppError {
+  constructor(message: string) {
+    super({ code: 'NotConfigured', message });
+    this.name = 'HqConfigError';
+  }
+}
 
 function loadOrCreatePasswords(file: string): HqRolePasswords {
   if (existsSync(file)) {

@@ -122,7 +122,7 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     let listed = 0;
     for (let i = 0; i < iterations + 10; i++) {
       const squad = large.squadIds[(i * 7) % large.squadIds.length];
-      const [r, ms] = time(() => callVerb(asPhysio, 'athletes.list', { squad_id: squad, limit: squadSize }) as { athletes: unknown[] });
+      const [r, ms] = time(() => callVerb(asPhysio, 'athletes.list', { squad_id: squad, limit: squadSize }));
       if (r.athletes.length !== Math.min(squadSize, nAthletes)) throw new Error(`athletes.list returned ${r.athletes.length} rows`);
       if (i >= 10) {
         listTimes.push(ms);
@@ -147,11 +147,8 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     for (let c = 0; c < calls; c++) {
       const squad = large.squadIds[Math.floor(c / days)];
       const date = addDays(today, -(c % days));
-      const [r, ms] = time(
-        () =>
-          callVerb(asCoach, 'workload.logSessionLoads', { squad_id: squad, date, duration_min: 45 + ((c * 15) % 60), rpe: 3 + (c % 6) }) as {
-            changeset: { changes: unknown[] };
-          },
+      const [r, ms] = time(() =>
+        callVerb(asCoach, 'workload.logSessionLoads', { squad_id: squad, date, duration_min: 45 + ((c * 15) % 60), rpe: 3 + (c % 6) }),
       );
       written += r.changeset.changes.length;
       writeTimes.push(ms);
@@ -171,9 +168,7 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     if (!athlete) throw new Error('no athlete');
     const acwrTimes: number[] = [];
     for (let i = 0; i < iterations + 10; i++) {
-      const [r, ms] = time(
-        () => callVerb(asPhysio, 'workload.acwr', { athlete_id: athlete, as_of: today, method: 'both' }) as { results: { status: string }[] },
-      );
+      const [r, ms] = time(() => callVerb(asPhysio, 'workload.acwr', { athlete_id: athlete, as_of: today, method: 'both' }));
       if (i === 0 && r.results.some((x) => x.status !== 'ok')) throw new Error(`ACWR not computed: ${JSON.stringify(r.results)}`);
       if (i >= 10) acwrTimes.push(ms);
     }
@@ -190,7 +185,7 @@ export function runFoundationBench(opts: FoundationBenchOptions = {}): Foundatio
     seedAthleteHistory(db, { orgId: large.orgId, athleteId: heavy, loads: nLoads, perDay: perDayHeavy, today });
     const heavyTimes: number[] = [];
     for (let i = 0; i < Math.min(iterations, 50) + 3; i++) {
-      const [r, ms] = time(() => callVerb(asPhysio, 'workload.acwr', { athlete_id: heavy, as_of: today, method: 'both' }) as { results: { status: string }[] });
+      const [r, ms] = time(() => callVerb(asPhysio, 'workload.acwr', { athlete_id: heavy, as_of: today, method: 'both' }));
       if (i === 0 && r.results.some((x) => x.status !== 'ok')) throw new Error(`ACWR not computed: ${JSON.stringify(r.results)}`);
       if (i >= 3) heavyTimes.push(ms);
     }

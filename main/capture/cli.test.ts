@@ -50,6 +50,9 @@ describe('capture command: arguments', () => {
     expect((await run(['process', '/x', '--calib', 'c.toml', '--tap', 'nowhere'])).stderr).toMatch(/--tap must look like/);
     expect((await run(['process', '/x', '--calib', 'c.toml', '--model', 'yolo'])).stderr).toMatch(/--model must be/);
     expect((await run(['process', '/x', '--calib', 'c.toml', '--bogus'])).code).toBe(2);
+    expect((await run(['process', '/x', '--calib', 'c.toml', '--cross-check', 'yolo'])).stderr).toMatch(/--cross-check must be one of/);
+    const same = await run(['process', '/x', '--calib', 'c.toml', '--cross-check', 'movenet']);
+    expect([same.code, same.stderr]).toEqual([2, expect.stringMatching(/--cross-check movenet is the model already used \(--model\)/)]);
   });
   it('explains a missing or malformed calibration', async () => {
     const d = tmp();

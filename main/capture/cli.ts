@@ -35,6 +35,9 @@ Athlete and rig:
   --drift-deg N         layout drift tolerance in degrees (default 15)
 Processing:
   --model NAME|FILE     movenet (default, Lightning) | blazepose (33 points: heels, foot tips) | blazepose-lite | bodypix | path to a SimCC .onnx (e.g. RTMPose)
+  --cross-check NAME    also run a second 2D model (blazepose | movenet | …, as --model) on the same frames
+                        and fail readings whose joints the two place > 60 mm apart (model_disagreement);
+                        about doubles the 2D time (off by default)
   --cutoff HZ           Butterworth cut-off (default 6)      --max-gap N  longest gap filled, frames (default 10)
   --frames N            process only the first N frames
   --sync check|auto|off camera synchronisation (default check: estimate each camera's frame offset and
@@ -88,6 +91,18 @@ function parseModel(s: string | undefined): PoseEstimatorSpec {
   return spec;
 }
 
+/** `--cross-check NAME`: a second model, not the primary one (comparing a model with itself checks nothing). */
+function parseCrossCheck(s: string, primary: PoseEstimatorSpec): PoseEstimatorSpec {
+  const spec = parsePoseModel(s, (p) => path.resolve(p));
+  if (!spec || !s) throw new CaptureInputError('bad_argument', `--cross-check must be one of ${POSE_MODEL_NAMES.join(', ')} or a .onnx file; got "${s}"`);
+  if (JSON.stringify(spec) === JSON.stringify(primary))
+    throw new CaptureInputError(
+      'bad_argument',
+      `--cross-check ${s} is the model already used (--model): name a different 2D model, e.g. blazepose with the default movenet`,
+    );
+  return spec;
+}
+
 function num(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -136,6 +151,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
         layout: { type: 'string' },
         'drift-deg': { type: 'string' },
         model: { type: 'string' },
+        'cross-check': { type: 'string' },
         cutoff: { type: 'string' },
         'max-gap': { type: 'string' },
         frames: { type: 'string' },
@@ -190,6 +206,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       layout,
       driftToleranceDeg: num(values['drift-deg'], 'drift-deg'),
       pose: parseModel(values.model),
+      ...(values['cross-check'] !== undefined ? { crossCheck: parseCrossCheck(values['cross-check'], parseModel(values.model)) } : {}),
       onProgress: progressBar(io),
       sync,
     };
@@ -222,7 +239,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       const excluded = Object.fromEntries(r.cameras.map((c, i) => [c.name, r.triangulation.excludedCounts[i] ?? 0]));
       if (values.json) {
         io.out(
-          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, metrics: r.rows }, null, 2)}\n`,
+          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, cross_check: r.crossCheck ? { model: r.crossCheck.model, excluded_views: r.crossCheck.excludedCounts } : null, metrics: r.rows }, null, 2)}\n`,
         );
       } else {
         io.out(

@@ -24,6 +24,7 @@ import { hasAddon, triangulationAddon } from './native/index';
 import { findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
 import { DEFAULT_POSE, poseKeypointSet, type PoseEstimatorSpec } from './pose/types';
 import { estimateVideoPoses } from './pose/run';
+import type { Keypoints2D } from '../../models/capture/openpose';
 
 /** Progress callback: stage name, units done, units total. */
 export type Progress = (stage: string, done: number, total: number) => void;
@@ -66,6 +67,29 @@ export interface ProcessOptions {
    * to the frames all cameras cover, as Pose2Sim's synchronisation step does; `off` skips it.
    */
   sync?: 'check' | 'auto' | 'off';
+  /**
+   * A second 2D model run on the same frames (video input only), triangulated and filtered the same
+   * way: readings whose keypoints the two models place further apart than
+   * `MODEL_DISAGREEMENT_MAX_MM` fail `model_disagreement` (quality.ts). Costs a second 2D pass
+   * (BENCHMARKS.md, "Second-model cross-check"). Off when omitted.
+   */
+  crossCheck?: PoseEstimatorSpec;
+  /**
+   * 2D people already estimated on these videos (people[camera][frame], in the keypoint set of
+   * `pose` and `crossCheck`), e.g. from an earlier run of the same models: the 2D pass is skipped.
+   * Only for validation and tests that process one trial several ways; the caller vouches they came
+   * from these videos and models.
+   */
+  precomputed?: { primary?: Keypoints2D[][][]; crossCheck?: Keypoints2D[][][] };
+}
+
+/** The second model's run (`crossCheck`): its label, keypoint set, filtered 3D (F×K×3, m, frames as the primary's) and excluded views per camera. */
+export interface CrossCheckResult {
+  model: string;
+  primaryModel: string;
+  keypointSet: KeypointSet;
+  filtered: Float64Array;
+  excludedCounts: number[];
 }
 
 export interface ProcessResult {
@@ -97,6 +121,8 @@ export interface ProcessResult {
   cameraMode: string;
   trcText: string;
   timings: Record<string, number>;
+  /** The second 2D model's run when `crossCheck` was given, else null. */
+  crossCheck: CrossCheckResult | null;
 }
 
 /** Run the pipeline (see module comment). Throws `CaptureInputError` on bad input. */
@@ -129,8 +155,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
 
   let observations: Float64Array, set: KeypointSet, frames: number, fps: number, tap: Tap;
   let videos: VideoSource[] | null = null;
+  let crossObs: Float64Array | null = null;
+  let crossSet: KeypointSet | null = null;
   const keypointDirs = o.keypointDirs?.length ? o.keypointDirs : o.useTrialKeypoints ? findKeypointFolders(o.trialDir) : null;
   o.onProgress?.('decode', 0, 1);
+  if (keypointDirs && o.crossCheck)
+    throw new CaptureInputError('bad_argument', '--cross-check runs a second 2D model on the videos: process the videos (not keypoint JSON) to use it');
   if (keypointDirs) {
     if (keypointDirs.length === 0) throw new CaptureInputError('no_input', `${o.trialDir} has no pose-associated/ or pose/ keypoint folders`);
     set = BODY25B;
@@ -161,19 +191,31 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     set = poseKeypointSet(spec);
     const t1 = performance.now();
     const vs = videos;
-    const est = await estimateVideoPoses(
-      videos,
-      frames,
-      spec,
-      o.onProgress,
-      undefined,
-      o.onCameraProgress ? (c, d, n) => o.onCameraProgress?.(vs[c]!.camera, d, n) : undefined,
-    );
+    const est =
+      o.precomputed?.primary?.map((c) => c.slice(0, frames)) ??
+      (await estimateVideoPoses(
+        videos,
+        frames,
+        spec,
+        o.onProgress,
+        undefined,
+        o.onCameraProgress ? (c, d, n) => o.onCameraProgress?.(vs[c]!.camera, d, n) : undefined,
+      ));
     timings.pose_s = (performance.now() - t1) / 1000;
     const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(est);
     if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
     tap = tp;
     observations = associateAthlete(est, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
+    if (o.crossCheck) {
+      // the same frames through the second model; the athlete is the one the same tap selects
+      const t3 = performance.now();
+      crossSet = poseKeypointSet(o.crossCheck);
+      const est2 =
+        o.precomputed?.crossCheck?.map((c) => c.slice(0, frames)) ??
+        (await estimateVideoPoses(videos, frames, o.crossCheck, (_s, d, n) => o.onProgress?.('cross-check', d, n)));
+      crossObs = associateAthlete(est2, P, crossSet.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
+      timings.cross_check_pose_s = (performance.now() - t3) / 1000;
+    }
   }
 
   const t2 = performance.now();
@@ -264,6 +306,24 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   const filled = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, noFilter: true });
   const filtered = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, cutoffHz: o.cutoffHz });
 
+  let crossCheck: CrossCheckResult | null = null;
+  if (crossObs && crossSet && o.crossCheck) {
+    const K2 = crossSet.length;
+    let ideal2 = undistorted ? undistortObservations(crossObs, cams) : crossObs;
+    if (sync?.applied) ideal2 = applySyncOffsets(ideal2, K2, C, sync.offsets).observations;
+    const tri2: TriangulationResult =
+      o.referenceTriangulation || !hasAddon('triangulation')
+        ? triangulateBatch({ cameras: C, projections: P, observations: ideal2 }, topt)
+        : await triangulationAddon().triangulateAsync(P, ideal2, C, topt);
+    crossCheck = {
+      model: poseModelLabel(o.crossCheck),
+      primaryModel: poseModelLabel(o.pose ?? DEFAULT_POSE),
+      keypointSet: crossSet,
+      filtered: postProcess(tri2.points, K2, { fps, maxGapFrames: o.maxGapFrames, cutoffHz: o.cutoffHz }).points,
+      excludedCounts: Array.from(tri2.excludedCounts),
+    };
+  }
+
   const heading = athleteHeading(filtered.points, set);
   const ob = viewObliquity(cams, heading);
   const drift = assessRigDrift(cams, o.layout ?? null, { tolDeg: o.driftToleranceDeg, tolM: o.driftToleranceM });
@@ -271,7 +331,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   for (const m of tri.viewMask) for (let c = 0; c < C; c++) if (m & (1 << c)) usedCams.add(c);
   // Say how it was measured: cameras that contributed, where the 2D came from, how the athlete was chosen.
   const poseLabel = keypointDirs ? 'keypoint JSON' : poseModelLabel(o.pose ?? DEFAULT_POSE);
-  const cameraMode = `${usedCams.size} of ${C} calibrated cameras · 2D from ${poseLabel} · athlete ${o.tap ? 'tapped' : 'auto-selected (largest person)'}`;
+  const cameraMode = `${usedCams.size} of ${C} calibrated cameras · 2D from ${poseLabel}${crossCheck ? ` (cross-checked by ${crossCheck.model})` : ''} · athlete ${o.tap ? 'tapped' : 'auto-selected (largest person)'}`;
   o.onProgress?.('angles', 0, 1);
   const { rows, outcomes } = buildPoseMetrics(filtered.points, set, {
     cameraCount: Math.max(1, usedCams.size),
@@ -285,6 +345,16 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     // a camera's angle from facing the athlete's front or back (yaw 0 or 180)
     frontalObliquityDeg: ob.obliquityDeg === null ? null : Math.min(...ob.yawsDeg.map((y) => Math.min(Math.abs(y), 180 - Math.abs(y)))),
     views: { cameras: cams.map((c) => c.name), keypoints: set, viewMask: tri.viewMask, confidentMask },
+    models: crossCheck
+      ? {
+          primary: crossCheck.primaryModel,
+          secondary: crossCheck.model,
+          primarySet: set,
+          primaryPoints: filtered.points,
+          secondarySet: crossCheck.keypointSet,
+          secondaryPoints: crossCheck.filtered,
+        }
+      : undefined,
   });
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   o.onProgress?.('angles', 1, 1);
@@ -312,11 +382,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     cameraMode,
     trcText,
     timings,
+    crossCheck,
   };
 }
 
 /** A short human label for the 2D pose model used on video. */
-function poseModelLabel(spec: PoseEstimatorSpec): string {
+export function poseModelLabel(spec: PoseEstimatorSpec): string {
   switch (spec.kind) {
     case 'blazepose':
       return `BlazePose ${spec.variant === 'lite' ? 'Lite' : 'Full'}`;

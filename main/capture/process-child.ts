@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { CaptureInputError } from './errors';
 import { angleSeriesOf, processTrial } from './pipeline';
+import { parsePoseModel } from './pose/types';
 import type { ChildJob, ChildMessage } from './workspace';
 
 function send(m: ChildMessage): Promise<void> {
@@ -23,6 +24,7 @@ process.once('message', (job: ChildJob) => {
         useTrialKeypoints: job.useKeypoints,
         ...(job.maxFrames ? { maxFrames: job.maxFrames } : {}),
         ...(job.tap ? { tap: job.tap } : {}),
+        ...(job.crossCheck ? { crossCheck: parsePoseModel(job.crossCheck)! } : {}),
         onProgress: (s, done, total) => {
           if (s === 'pose') return; // reported per camera below
           stage = s === 'synchronise' ? 'triangulate' : s;

@@ -4,12 +4,11 @@
  */
 import { existsSync } from 'node:fs';
 import { AppError } from '../../models/errors';
-import type { WriteVerb } from '../services/verb';
 import { planWrite } from '../services/verb';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
-import { callVerb, VERBS } from '../services';
+import { callVerb, VERB_IMPLS } from '../services';
 import { CaptureInputError } from './errors';
 
 /** Session fields recorded with the metrics (see `capture.recordSession`). */
@@ -71,7 +70,7 @@ export function openCaptureStore(dbPath: string, athleteId: string, asEmail?: st
     actorEmail: user.email,
     preflight(id) {
       try {
-        planWrite(ctx, VERBS.get('capture.recordSession') as WriteVerb, {
+        planWrite(ctx, VERB_IMPLS['capture.recordSession'], {
           athlete_id: id,
           recorded_at: new Date().toISOString(),
           fps: 30,

@@ -13,7 +13,11 @@
  *     OpenPose 2D, and each vs the same definitions on Pose2Sim's filtered TRC (mean / p95 degrees),
  *     with each reading's trustworthy verdict and failed conditions from both sources, the share of
  *     its frames resting on a keypoint triangulated from only two cameras (`two_view_keypoints`),
- *     and the video-vs-JSON difference in those frames vs in cross-checked frames.
+ *     and the video-vs-JSON difference in those frames vs in cross-checked frames;
+ *  6. the second-model cross-check (`--cross-check MODEL|none`, default BlazePose Full for MoveNet
+ *     and MoveNet Lightning otherwise): per reading, the keypoint the two models place furthest
+ *     apart (median mm over its frames), whether it fails `model_disagreement`, and how far the
+ *     reading is from the JSON's; flagged vs unflagged readings' mean difference.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +26,7 @@ import { computeJointSeries, FLEXION_OBSERVABILITY_GATE, type JointSeries } from
 import { projectionMatrix } from '../../models/capture/camera';
 import { COCO17, POSE2SIM_TRC_MARKERS, type KeypointSet } from '../../models/capture/keypoints';
 import { postProcess } from '../../models/capture/summary';
-import { uncheckedFrames } from '../../models/capture/quality';
+import { MODEL_DISAGREEMENT_MAX_MM, readingModelDistances, uncheckedFrames } from '../../models/capture/quality';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose, type SyntheticAngles } from '../../models/capture/synthetic';
 import { parseTrc, type TrcData } from '../../models/capture/trc';
 import { median, quantile } from '../../models/capture/vec';
@@ -34,7 +38,9 @@ import { lastPoseRunStats } from './pose/run';
 import { parsePoseModel } from './pose/types';
 import { BALANCING, DEMO, DEMO_CALIB, hasBodyPix, hasDemo, NO_DEMO } from './testing/paths';
 
-const { values } = parseArgs({ options: { frames: { type: 'string' }, 'skip-video': { type: 'boolean' }, model: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { frames: { type: 'string' }, 'skip-video': { type: 'boolean' }, model: { type: 'string' }, 'cross-check': { type: 'string' } },
+});
 const log = (s = '') => process.stdout.write(`${s}\n`);
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
 const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
@@ -253,6 +259,9 @@ async function demo(): Promise<void> {
       tn++;
     }
   }
+  const crossName = values['cross-check'] ?? (spec.kind === 'movenet' ? 'blazepose' : 'movenet');
+  const crossSpec = crossName === 'none' ? null : parsePoseModel(crossName, (p) => path.resolve(p));
+  if (crossSpec === null && crossName !== 'none') throw new Error(`--cross-check: unknown model "${crossName}" (or none)`);
   const t0 = performance.now();
   let last = '';
   const r = await processTrial({
@@ -260,6 +269,7 @@ async function demo(): Promise<void> {
     calibPath: DEMO_CALIB,
     pose: spec,
     maxFrames: frames,
+    ...(crossSpec ? { crossCheck: crossSpec } : {}),
     tap: { camera: 0, x: tx / tn, y: ty / tn },
     onProgress: (st, d, n) => {
       const q = `${st} ${Math.floor((d / n) * 10)}`;
@@ -332,6 +342,67 @@ async function demo(): Promise<void> {
   ]);
   tableOut(['joint (L+R)', ...r.cameras.map((c) => c.name), 'all cameras'], rows);
   angleAgreement(r, fromJson, trcFilt);
+  modelCrossCheck(r, fromJson);
+}
+
+/**
+ * Section 6: the second-model cross-check. Per reading of the video run: the keypoint its angle uses
+ * that the two models place furthest apart (median 3D distance over its reported frames, mm), whether
+ * the reading fails `model_disagreement` (bound {@link MODEL_DISAGREEMENT_MAX_MM}), and the reading's
+ * mean |Δ| from the JSON's; then the mean |Δ| of flagged and of unflagged readings.
+ */
+function modelCrossCheck(video: Awaited<ReturnType<typeof processTrial>>, json: Awaited<ReturnType<typeof processTrial>>): void {
+  const x = video.crossCheck;
+  if (!x) {
+    log('## 6. Second-model cross-check: skipped (--cross-check none)');
+    log();
+    return;
+  }
+  log(
+    `## 6. Second-model cross-check (model_disagreement): ${x.primaryModel} vs ${x.model} on the same ${video.frames} frames — per reading, the keypoint the two place furthest apart (median over the reading's frames; bound ${MODEL_DISAGREEMENT_MAX_MM} mm), and the reading's mean / p95 |Δ| from the JSON's`,
+  );
+  log(
+    `${x.model} views excluded (> 15 px) per camera: ${video.cameras.map((c, i) => `${c.name} ${x.excludedCounts[i]}`).join(', ')}; 2D time ${f1(video.timings.pose_s ?? NaN)} s (${x.primaryModel}) + ${f1(video.timings.cross_check_pose_s ?? NaN)} s (${x.model})`,
+  );
+  log();
+  const check = {
+    primary: x.primaryModel,
+    secondary: x.model,
+    primarySet: video.keypointSet,
+    primaryPoints: video.filtered,
+    secondarySet: x.keypointSet,
+    secondaryPoints: x.filtered,
+  };
+  const rows: (string | number)[][] = [];
+  const flagged: number[] = [],
+    agreed: number[] = [];
+  for (const o of video.outcomes) {
+    if (o.omitted) continue;
+    const j = json.outcomes.find((y) => y.series.joint === o.series.joint && y.series.side === o.series.side);
+    const d: number[] = [];
+    for (let f = 0; f < o.perFrame.length; f++) {
+      const a = o.perFrame[f] ?? NaN,
+        b = j?.series.angleDeg[f] ?? NaN;
+      if (Number.isFinite(a) && Number.isFinite(b)) d.push(Math.abs(a - b));
+    }
+    const dist = readingModelDistances(o.series.joint, o.series.side, o.perFrame, check);
+    const m = video.rows.find((y) => y.joint === o.series.joint && y.side === o.series.side && y.statistic === 'mean');
+    const isFlagged = Boolean(m?.conditions.some((c) => c.code === 'model_disagreement'));
+    (isFlagged ? flagged : agreed).push(...d);
+    rows.push([
+      o.series.joint,
+      o.series.side,
+      dist[0] ? `${dist[0].keypoint} ${f1(dist[0].medianMm)}` : '-',
+      dist[1] ? `${dist[1].keypoint} ${f1(dist[1].medianMm)}` : '-',
+      isFlagged ? 'model_disagreement' : 'agree',
+      mp95(d),
+    ]);
+  }
+  tableOut(['joint', 'side', 'furthest keypoint, mm', 'next, mm', 'cross-check', 'video vs JSON'], rows);
+  log(
+    `video vs JSON, mean / p95 |Δ| per frame: readings failing model_disagreement ${mp95(flagged)} (n = ${flagged.length}); readings where the models agree ${mp95(agreed)} (n = ${agreed.length})`,
+  );
+  log();
 }
 
 /**

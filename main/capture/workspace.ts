@@ -38,6 +38,8 @@ export interface ChildJob {
   maxFrames: number | null;
   tap: { camera: string; x: number; y: number } | null;
   trcPath: string;
+  /** Second 2D model for the `model_disagreement` cross-check (pipeline `crossCheck`); null = off. */
+  crossCheck?: 'blazepose' | 'movenet' | null;
 }
 
 /** Stores the processed results (the IPC layer calls `capture.recordSession` as `userId`). */
@@ -226,9 +228,15 @@ export class CaptureWorkspace {
   /**
    * Start processing a recording as `userId`. One job per recording at a time.
    * @param input `video` runs 2D pose on the videos; `keypoints` reads the recording's 2D keypoint files
-   * @throws NotFound, Conflict (already processing), ValidationError (nothing to process)
+   * @param crossCheck a second 2D model run on the same frames (video only; `model_disagreement`, models/capture/quality.ts)
+   * @throws NotFound, Conflict (already processing), ValidationError (nothing to process, or a cross-check on keypoint files)
    */
-  start(orgId: string, userId: string, recordingId: string, o: { input?: 'video' | 'keypoints'; maxFrames?: number | null } = {}): JobView {
+  start(
+    orgId: string,
+    userId: string,
+    recordingId: string,
+    o: { input?: 'video' | 'keypoints'; maxFrames?: number | null; crossCheck?: 'blazepose' | 'movenet' | null } = {},
+  ): JobView {
     const rec = this.get(orgId, recordingId);
     if (rec.status === 'recording') throw new Conflict('This recording is still being recorded: stop it first.');
     for (const j of this.jobs.values())
@@ -236,6 +244,7 @@ export class CaptureWorkspace {
     const useKeypoints = o.input ? o.input === 'keypoints' : rec.videos.length === 0;
     if (useKeypoints && !rec.has_keypoints) throw new ValidationError('This recording has no 2D keypoint files; process its videos.');
     if (!useKeypoints && rec.videos.length === 0) throw new ValidationError('This recording has no videos yet.');
+    if (useKeypoints && o.crossCheck) throw new ValidationError('The second-model cross-check runs a 2D model on the videos: process the videos to use it.');
     const d = this.dir(recordingId);
     const id = randomUUID();
     const view: JobView = {
@@ -245,6 +254,7 @@ export class CaptureWorkspace {
       stages: [
         { name: 'decode', label: useKeypoints ? 'Read the keypoint files' : 'Open the videos', done: 0, total: 1 },
         ...rec.cameras.map((c) => ({ name: `pose:${c}`, label: `2D pose · ${c}${useKeypoints ? ' (from file)' : ''}`, done: 0, total: 1 })),
+        ...(o.crossCheck ? [{ name: 'cross-check', label: `Second 2D model (${o.crossCheck}) · all cameras`, done: 0, total: 1 }] : []),
         { name: 'triangulate', label: 'Synchronise and triangulate', done: 0, total: 1 },
         { name: 'angles', label: 'Joint angles and conditions', done: 0, total: 1 },
       ],
@@ -261,6 +271,7 @@ export class CaptureWorkspace {
       maxFrames: o.maxFrames ?? null,
       tap: rec.tap,
       trcPath: path.join(d, 'results', `${id}.trc`),
+      crossCheck: o.crossCheck ?? null,
     };
     const entry = this.opts.childEntry ?? new URL('./process-child.mjs', import.meta.url).pathname;
     const child = fork(entry, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });

@@ -12,6 +12,8 @@ describe('CLI exit codes', () => {
     expect(exitCodeFor('not a code')).toBe(1);
   });
   it('the help line lists them', () => {
-    expect(EXIT_CODES_LINE).toBe('2 Validation, 3 Forbidden, 4 NotFound, 5 Conflict, 6 Unavailable, 7 Unauthenticated, 8 NotConfigured, 1 other');
+    expect(EXIT_CODES_LINE).toBe(
+      '2 Validation, 3 Forbidden, 4 NotFound, 5 Conflict, 6 Unavailable, 7 Unauthenticated, 8 NotConfigured, 9 IdempotencyKeyReused, 1 other',
+    );
   });
 });

@@ -1,6 +1,7 @@
 /**
  * One exit code per typed error code, for every CLI command (`call`, `ask`, `mcp-token`, `enrol`,
- * `sync`, `seed`, `users`, `verbs`): scripts can branch on the code whichever command failed.
+ * `sync`, `seed`, `users`, `verbs`) and the MCP server (`npm run mcp`, main/mcp/server.ts MCP_EXIT):
+ * scripts can branch on the code whichever command failed.
  * 0 is success; 1 is every code without its own number (a provider error, an internal error…).
  */
 import type { ErrorCode } from '../../models/errors';
@@ -14,6 +15,7 @@ export const CLI_EXIT_CODES: Readonly<Partial<Record<ErrorCode, number>>> = {
   Unavailable: 6,
   Unauthenticated: 7,
   NotConfigured: 8,
+  IdempotencyKeyReused: 9,
 };
 
 /** Exit code for a typed error code (see {@link CLI_EXIT_CODES}); 1 for any other code or a non-code string. */

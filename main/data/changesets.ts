@@ -2,15 +2,16 @@
  * Apply a planned changeset in one SQLite transaction: authorise every row change with the pure
  * rules of models/changeset.ts, check every version (any stale row → Conflict, nothing
  * written), write the rows and bump `version`, write one `activity` row, append the changeset
- * to the outbox, store its inverse for Undo, and honour an idempotency key (a retry with the
- * same key and content returns the first result).
+ * to the outbox, store its inverse for Undo, and honour an idempotency key (one key → at most
+ * one changeset of a user, pending or applied: a retry of the same request returns the first
+ * result; unique index `changeset_idem` on org, user and key, migration 0011).
  */
 import type { AppliedChangesetView } from '../../models/contract';
 import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, UpdateChange, InsertChange } from '../../models/changeset';
 import { authorizeChange, canonicalJson, inverseOf, NOW_PLACEHOLDER } from '../../models/changeset';
-import { AppError, Conflict, Forbidden, NotFound } from '../../models/errors';
+import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound } from '../../models/errors';
 import type { Activity } from '../../models/records';
 import type { Db } from './db';
 import { TABLES } from '../../models/tables';
@@ -30,7 +31,11 @@ export interface AppliedChangeset extends AppliedChangesetView {
 export interface ApplyOptions {
   actor: RuleActor & { displayName: string };
   planned: PlannedChangeset;
-  /** A retry with the same key and content returns the first result; other content → Conflict. */
+  /**
+   * One key → at most one changeset of the user: a retry of the same request (same
+   * `requestHash`, else the same content) returns the first applied result; another request →
+   * IdempotencyKeyReused; a pending proposal under the key → IdempotencyKeyTaken.
+   */
   idempotencyKey?: string | null;
   /** Set when the changeset was proposed by the assistant: activity reads "Name via Assistant", linked to the run. */
   runId?: string | null;
@@ -38,9 +43,9 @@ export interface ApplyOptions {
   viaLabel?: string;
   /** Id of the changeset this one undoes (marks it undone in the same transaction). */
   undoOf?: string | null;
-  /** Hash of the request that produced this changeset; stored so a retry can be matched to it. */
+  /** Hash of the request that produced this changeset (verb and input); stored so a retry can be matched to it. */
   requestHash?: string;
-  /** Pre-assigned changeset id (e.g. an assistant proposal); a new UUID v7 otherwise. */
+  /** Pre-assigned changeset id (a proposal being approved; applied once, a second apply returns the first result); a new UUID v7 otherwise. */
   changesetId?: string;
   now?: Date;
 }
@@ -49,6 +54,16 @@ export interface ApplyOptions {
 export function changesetContentHash(planned: Pick<PlannedChangeset, 'verb' | 'changes'>): string {
   return createHash('sha256')
     .update(canonicalJson({ verb: planned.verb, changes: planned.changes }))
+    .digest('hex');
+}
+
+/**
+ * SHA-256 (hex) over the canonical JSON of a request: verb name and raw input (`{}` when absent).
+ * What an idempotency key is bound to: the same key with another hash is another request.
+ */
+export function requestHashOf(verb: string, input: unknown): string {
+  return createHash('sha256')
+    .update(canonicalJson({ verb, input: input ?? {} }))
     .digest('hex');
 }
 
@@ -105,7 +120,7 @@ export function checkChangeset(db: Db, actor: RuleActor, changes: readonly RowCh
 
 /**
  * Apply `opts.planned` atomically.
- * @throws Conflict (stale version, existing id, reused idempotency key, already undone),
+ * @throws Conflict (stale version, existing id, already undone; IdempotencyKeyTaken), IdempotencyKeyReused,
  *         Forbidden / NotFound / Validation (a row change the rules refuse). Nothing is written then.
  */
 export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
@@ -114,15 +129,23 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
   const contentHash = changesetContentHash(planned);
   const tx = sqlite(db).transaction((): AppliedChangeset => {
     const now = (opts.now ?? new Date()).toISOString();
+    if (opts.changesetId) {
+      // A pre-assigned id applied once already (an approval sent twice): its first result.
+      const done = sqlite(db).prepare(`SELECT status, result_json FROM changeset WHERE id = ? AND org_id = ?`).get(opts.changesetId, actor.orgId) as
+        { status: string; result_json: string | null } | undefined;
+      if (done && done.status !== 'proposed' && done.status !== 'needs_owner') {
+        if (done.status === 'applied' && done.result_json) return { ...(JSON.parse(done.result_json) as AppliedChangeset), replayed: true };
+        throw new Conflict(`This change was already ${done.status}; nothing was written.`);
+      }
+    }
     if (opts.idempotencyKey) {
-      const prior = sqlite(db)
-        .prepare('SELECT user_id, content_hash, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?')
-        .get(actor.orgId, opts.idempotencyKey) as { user_id: string; content_hash: string; result_json: string | null } | undefined;
-      if (prior) {
-        if (prior.user_id !== actor.userId || prior.content_hash !== contentHash || !prior.result_json) {
-          throw new Conflict('This idempotency key was already used for a different change. Use a new key for a new change.');
-        }
-        return { ...(JSON.parse(prior.result_json) as AppliedChangeset), replayed: true };
+      const prior = keyedRow(db, actor.orgId, actor.userId, opts.idempotencyKey);
+      // The proposal being applied holds the form's key itself: that is not a reuse.
+      if (prior && prior.id !== opts.changesetId) {
+        const same = opts.requestHash ? prior.request_hash === opts.requestHash : prior.content_hash === contentHash;
+        if (!same) throw new IdempotencyKeyReused();
+        if (prior.status === 'applied' && prior.result_json) return { ...(JSON.parse(prior.result_json) as AppliedChangeset), replayed: true };
+        throw new IdempotencyKeyTaken(prior.id, prior.status);
       }
     }
     const undoOf = opts.undoOf ?? planned.undoOf ?? null;
@@ -189,10 +212,11 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
     const viaAssistant = viaLabel ? 1 : 0;
     sqlite(db)
       .prepare(
-        `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?, ?, ?)
+        `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, request_hash, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'applied', ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET changes_json = excluded.changes_json, inverse_json = excluded.inverse_json, content_hash = excluded.content_hash,
-           idempotency_key = excluded.idempotency_key, status = 'applied', applied_at = excluded.applied_at, undo_of = excluded.undo_of, result_json = excluded.result_json`,
+           idempotency_key = coalesce(changeset.idempotency_key, excluded.idempotency_key), request_hash = coalesce(changeset.request_hash, excluded.request_hash),
+           status = 'applied', applied_at = excluded.applied_at, undo_of = excluded.undo_of, result_json = excluded.result_json`,
       )
       .run(
         id,
@@ -204,6 +228,7 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
         JSON.stringify(inverse),
         contentHash,
         opts.idempotencyKey ?? null,
+        opts.requestHash ?? null,
         opts.runId ?? null,
         viaAssistant,
         now,
@@ -238,12 +263,75 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
   return tx.immediate();
 }
 
-/** The stored result of the changeset applied with this idempotency key, or null. */
-export function findByIdempotencyKey(db: Db, orgId: string, key: string): { verb: string; userId: string; result: AppliedChangeset } | null {
-  const r = sqlite(db).prepare('SELECT verb, user_id, result_json FROM changeset WHERE org_id = ? AND idempotency_key = ?').get(orgId, key) as
-    { verb: string; user_id: string; result_json: string | null } | undefined;
-  if (!r || !r.result_json) return null;
-  return { verb: r.verb, userId: r.user_id, result: { ...(JSON.parse(r.result_json) as AppliedChangeset), replayed: true } };
+/** The changeset row a user's idempotency key points at (pending proposal or applied), or undefined. */
+function keyedRow(db: Db, orgId: string, userId: string, key: string) {
+  return sqlite(db)
+    .prepare(
+      'SELECT id, verb, user_id, status, content_hash, request_hash, result_json FROM changeset WHERE org_id = ? AND user_id = ? AND idempotency_key = ?',
+    )
+    .get(orgId, userId, key) as
+    { id: string; verb: string; user_id: string; status: string; content_hash: string; request_hash: string | null; result_json: string | null } | undefined;
+}
+
+/**
+ * The changeset a user's idempotency key already points at: `status` `proposed` / `needs_owner`
+ * (a proposal waiting for review), `applied` (with its stored `result`, `replayed: true`),
+ * `declined`, `failed` or `undone`; `requestHash` is the hash of the request that made it (null
+ * for a changeset stored before migration 0011 without one). Null when the key is unused.
+ */
+export interface KeyedChangeset {
+  id: string;
+  verb: string;
+  userId: string;
+  status: string;
+  requestHash: string | null;
+  contentHash: string;
+  result: AppliedChangeset | null;
+}
+
+/** See {@link KeyedChangeset}: the changeset of `userId` in `orgId` stored under idempotency key `key`, or null. */
+export function findByIdempotencyKey(db: Db, orgId: string, userId: string, key: string): KeyedChangeset | null {
+  const r = keyedRow(db, orgId, userId, key);
+  if (!r) return null;
+  return {
+    id: r.id,
+    verb: r.verb,
+    userId: r.user_id,
+    status: r.status,
+    requestHash: r.request_hash,
+    contentHash: r.content_hash,
+    result: r.result_json ? { ...(JSON.parse(r.result_json) as AppliedChangeset), replayed: true } : null,
+  };
+}
+
+/**
+ * Thrown inside a write when the user's idempotency key already holds a changeset for the same
+ * request that is not an applied result to replay (a proposal waiting for review, stored by a
+ * concurrent submit a moment earlier, or one since declined). A Conflict for a caller that does
+ * not handle it; the form door catches it and answers with that changeset's outcome.
+ */
+export class IdempotencyKeyTaken extends Conflict {
+  constructor(
+    readonly changesetId: string,
+    readonly status: string,
+  ) {
+    super(
+      status === 'proposed' || status === 'needs_owner'
+        ? 'This change was already sent and is waiting for review (Approvals). Nothing more was written.'
+        : `This change was already sent and then ${status}. Nothing was written; open the form again to send it anew.`,
+    );
+  }
+}
+
+/**
+ * Inside a write transaction: refuse to store a second changeset of `userId` under `key`.
+ * @throws IdempotencyKeyReused (the key holds another request), IdempotencyKeyTaken (it holds this request)
+ */
+export function claimIdempotencyKey(db: Db, orgId: string, userId: string, key: string, requestHash: string | null): void {
+  const prior = keyedRow(db, orgId, userId, key);
+  if (!prior) return;
+  if (requestHash !== null && prior.request_hash !== requestHash) throw new IdempotencyKeyReused();
+  throw new IdempotencyKeyTaken(prior.id, prior.status);
 }
 
 /** A stored changeset as the services and views see it. */

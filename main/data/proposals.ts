@@ -6,6 +6,7 @@
  */
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { Db } from './db';
+import { claimIdempotencyKey } from './changesets';
 import { sqlite } from './sqlite';
 
 /** Status of a proposal (and of its changeset row until it is applied). */
@@ -56,16 +57,25 @@ export interface NewProposal {
   contentHash: string;
   planned: PlannedChangeset;
   createdAt: string;
+  /** The form's idempotency key: one key → at most one changeset of the user (see {@link claimIdempotencyKey}). */
+  idempotencyKey?: string | null;
+  /** Hash of the request (verb and input) the key was sent with. */
+  requestHash?: string | null;
 }
 
-/** Insert the changeset row (status = proposal status, not applied) and the proposal row, in one transaction. */
+/**
+ * Insert the changeset row (status = proposal status, not applied) and the proposal row, in one
+ * transaction; with an idempotency key, only when the user's key is still unused.
+ * @throws IdempotencyKeyTaken / IdempotencyKeyReused (the key already holds a changeset)
+ */
 export function insertProposal(db: Db, p: NewProposal): void {
   sqlite(db)
     .transaction(() => {
+      if (p.idempotencyKey) claimIdempotencyKey(db, p.orgId, p.userId, p.idempotencyKey, p.requestHash ?? null);
       sqlite(db)
         .prepare(
-          `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
-         VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, NULL, ?, NULL)`,
+          `INSERT INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, request_hash, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL)`,
         )
         .run(
           p.id,
@@ -75,6 +85,8 @@ export function insertProposal(db: Db, p: NewProposal): void {
           p.planned.summary,
           JSON.stringify(p.planned.changes),
           p.contentHash,
+          p.idempotencyKey ?? null,
+          p.requestHash ?? null,
           p.status,
           p.runId,
           p.runId ? 1 : 0,
@@ -168,6 +180,19 @@ export function closeProposal(
       sqlite(db).prepare(`UPDATE changeset SET status = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(patch.status, id);
     return true;
   })();
+}
+
+/**
+ * Move the idempotency key (and its request hash) of proposal `fromId` to `toId`, which replaces
+ * it (rows left out before approval): a re-sent form then finds the replacement. Call inside the
+ * transaction that declines `fromId` and stores `toId`.
+ */
+export function moveIdempotencyKey(db: Db, fromId: string, toId: string): void {
+  const from = sqlite(db).prepare('SELECT idempotency_key, request_hash FROM changeset WHERE id = ?').get(fromId) as
+    { idempotency_key: string | null; request_hash: string | null } | undefined;
+  if (!from?.idempotency_key) return;
+  sqlite(db).prepare('UPDATE changeset SET idempotency_key = NULL WHERE id = ?').run(fromId);
+  sqlite(db).prepare('UPDATE changeset SET idempotency_key = ?, request_hash = ? WHERE id = ?').run(from.idempotency_key, from.request_hash, toId);
 }
 
 /** The planned changeset stored with a proposal. */

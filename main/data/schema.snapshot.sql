@@ -17,7 +17,7 @@ CREATE INDEX camera_rig ON camera(org_id, rig_id);
 CREATE INDEX capture_session_org_athlete ON capture_session(org_id, athlete_id);
 
 -- index changeset_idem
-CREATE UNIQUE INDEX changeset_idem ON changeset(org_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE UNIQUE INDEX changeset_idem ON changeset(org_id, user_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 
 -- index changeset_org_created
 CREATE INDEX changeset_org_created ON changeset(org_id, created_at);
@@ -215,7 +215,7 @@ CREATE TABLE changeset (
   undo_of TEXT REFERENCES changeset(id),
   undone_by TEXT REFERENCES changeset(id),
   result_json TEXT
-);
+, request_hash TEXT);
 
 -- table changeset_proposal
 CREATE TABLE "changeset_proposal" (

@@ -82,7 +82,11 @@ export function captureHandlers<Ctx extends { session: { userId: string | null }
     },
     'capture.process': (ctx, i) => {
       const { ws, actor, userId } = run(ctx);
-      return ws.start(actor.orgId, userId, i.recording_id, { ...(i.input ? { input: i.input } : {}), maxFrames: i.max_frames ?? null });
+      return ws.start(actor.orgId, userId, i.recording_id, {
+        ...(i.input ? { input: i.input } : {}),
+        maxFrames: i.max_frames ?? null,
+        ...(i.cross_check ? { crossCheck: i.cross_check } : {}),
+      });
     },
     'capture.job': (ctx, i) => {
       const { ws, actor } = run(ctx);

@@ -12,22 +12,23 @@
  *   proposal (main/kinetix/proposals.ts) — when it changes more than one row, touches a
  *   sign-off, or the policy says it needs an owner (it then waits in Approvals).
  *
- * A form also sends the versions of the rows it showed (`expected_versions`): when a row moved
- * on since, the submit is refused with `Conflict` (nothing written) and the page shows the
- * current values, never overwriting silently.
+ * A form also sends the versions of the rows it showed (`expected_versions`), or, when it showed
+ * nothing stored, `expect_absent`: when a row moved on since (or appeared since), the submit is
+ * refused with `Conflict` (nothing written) and the page shows the current values, never
+ * overwriting silently.
  */
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { ProposalItemView } from '../../models/contract';
-import { AppError, Conflict, Forbidden, NotFound, ValidationError } from '../../models/errors';
+import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound, ValidationError } from '../../models/errors';
 import { evaluatePolicy } from '../../models/policy';
 import type { Db } from '../data/db';
 import { inTransaction } from '../data/db';
 import type { ProposalView } from '../kinetix/proposals';
-import { declineProposal, getProposal, proposeChangeset } from '../kinetix/proposals';
+import { declineProposal, getProposal, moveProposalKey, proposeChangeset } from '../kinetix/proposals';
 import { VERBS, applyPlanned, planWrite, PolicyDenied, requirePermission, resolveActor } from '../services';
 import type { Actor, ServiceContext } from '../services';
-import type { AppliedChangeset } from '../services/review';
-import { priorChangeset, storedRtpEntry } from '../services/review';
+import type { AppliedChangeset, KeyedChangeset } from '../services/review';
+import { IdempotencyKeyTaken, priorChangeset, requestHashOf, storedRtpEntry } from '../services/review';
 
 /** What a form submit returns. */
 export type FormSubmitResult =
@@ -90,17 +91,26 @@ function reviewNotes(ctx: ServiceContext, actor: Actor, changes: readonly RowCha
   return notes;
 }
 
-/** Refuse when a row the form showed has moved on since (nothing is written). @throws Conflict */
-function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<string, number>> | undefined): void {
-  if (!expected) return;
-  const stale = planned.changes.flatMap((c) =>
-    c.op === 'update' && expected[c.id] !== undefined && expected[c.id] !== c.version
-      ? [{ table: c.table, id: c.id, expectedVersion: expected[c.id]!, actualVersion: c.version }]
-      : [],
-  );
+/**
+ * Refuse when a row the form showed has moved on since (`expected`: row id → version shown), or
+ * when the form showed nothing stored (`expectAbsent`) and the change would now update a stored
+ * row that appeared meanwhile (reported with expected version 0). Nothing is written.
+ * @throws Conflict (with `conflicts` naming each row and its current version)
+ */
+function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<string, number>> | undefined, expectAbsent: boolean): void {
+  const stale = planned.changes.flatMap((c) => {
+    if (c.op !== 'update') return [];
+    if (expected?.[c.id] !== undefined && expected[c.id] !== c.version)
+      return [{ table: c.table, id: c.id, expectedVersion: expected[c.id]!, actualVersion: c.version }];
+    if (expectAbsent && expected?.[c.id] === undefined) return [{ table: c.table, id: c.id, expectedVersion: 0, actualVersion: c.version }];
+    return [];
+  });
   if (stale.length > 0) {
+    const appeared = stale.every((x) => x.expectedVersion === 0);
     throw new Conflict(
-      'Someone changed this record after you opened the form. Nothing was written. The current values are shown next to yours: check them, then save again.',
+      appeared
+        ? 'Someone saved this record after you opened the form, which showed nothing stored. Nothing was written. The stored values are now shown: check them, then replace them if yours are right.'
+        : 'Someone changed this record after you opened the form. Nothing was written. The current values are shown next to yours: check them, then save again.',
       stale,
     );
   }
@@ -109,42 +119,86 @@ function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<stri
 /**
  * Submit an entry form: plan `verb` with `input` as the signed-in user, check the versions the
  * form was opened with, run the policy, and apply or store for review (see the module doc).
+ * Idempotency: one `idempotency_key` → at most one changeset of the user, pending or applied
+ * (enforced in the data layer by the unique index on org, user and key). The same key with the
+ * same verb and input returns the first outcome (the applied result, or the proposal waiting for
+ * review); with another verb or other input it is refused with IdempotencyKeyReused.
  * @throws NotFound (unknown verb or record), Forbidden (permission, policy deny), Validation,
- *   Conflict (stale form, reused key)
+ *   Conflict (stale form; the key's proposal was declined), IdempotencyKeyReused
  */
 export function submitForm(
   db: Db,
   userId: string,
-  req: { verb: string; input?: unknown; expected_versions?: Record<string, number> | undefined; idempotency_key?: string | undefined },
+  req: {
+    verb: string;
+    input?: unknown;
+    expected_versions?: Record<string, number> | undefined;
+    expect_absent?: boolean | undefined;
+    idempotency_key?: string | undefined;
+  },
   now: Date = new Date(),
 ): FormSubmitResult {
   const verb = VERBS.get(req.verb);
   if (!verb) throw new NotFound(`Verb "${req.verb}"`);
   if (verb.kind !== 'write') throw new ValidationError(`"${req.verb}" reads records; a form submits a write.`, [{ path: 'verb', message: 'not a write verb' }]);
   const ctx: ServiceContext = { db, userId, now: () => now };
-  if (req.idempotency_key) {
-    // A re-sent form (double click, retry after a lost reply) returns the first result.
+  const key = req.idempotency_key;
+  const requestHash = requestHashOf(verb.name, req.input);
+  if (key) {
+    // A re-sent form (double click, retry after a lost reply) gets the first outcome.
     const actor = resolveActor(ctx);
     requirePermission(ctx, actor, verb.permission);
-    const prior = priorChangeset(ctx, actor, req.idempotency_key);
-    if (prior) {
-      if (prior.userId !== actor.userId || prior.verb !== verb.name)
-        throw new Conflict('This form key was already used for a different change. Nothing was written; open the form again.');
-      return { status: 'applied', changeset: prior.result };
-    }
+    const prior = priorChangeset(ctx, actor, key);
+    if (prior) return replayed(ctx, actor, prior, verb.name, requestHash);
   }
   const { planned, reveal, actor } = planWrite(ctx, verb, req.input ?? {});
-  checkExpected(planned, req.expected_versions);
+  checkExpected(planned, req.expected_versions, req.expect_absent === true);
   const policy = evaluatePolicy(actor, planned, { today: now.toISOString().slice(0, 10) });
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
-  // Undo always asks first: the confirmation says what will be reverted.
-  if (policy.verdict === 'needs_owner' || needsReview(planned.changes) || verb.name === 'changesets.undo') {
-    if (reveal) throw new AppError({ code: 'Internal', message: 'A change that reveals a secret cannot wait for review. Nothing was written.' });
-    const p = proposeChangeset(db, { userId, planned, source: 'page', toolName: verb.name, title: verb.description, permission: verb.permission, now });
-    return { status: 'review', proposal: proposalItem(p), notes: reviewNotes(ctx, actor, planned.changes) };
+  try {
+    // Undo always asks first: the confirmation says what will be reverted.
+    if (policy.verdict === 'needs_owner' || needsReview(planned.changes) || verb.name === 'changesets.undo') {
+      if (reveal) throw new AppError({ code: 'Internal', message: 'A change that reveals a secret cannot wait for review. Nothing was written.' });
+      const p = proposeChangeset(db, {
+        userId,
+        planned,
+        source: 'page',
+        toolName: verb.name,
+        title: verb.description,
+        permission: verb.permission,
+        now,
+        idempotencyKey: key ?? null,
+        requestHash,
+      });
+      return { status: 'review', proposal: proposalItem(p), notes: reviewNotes(ctx, actor, planned.changes) };
+    }
+    const changeset = applyPlanned(ctx, planned, key ? { idempotencyKey: key, requestHash } : {});
+    return reveal ? { status: 'applied', changeset, reveal } : { status: 'applied', changeset };
+  } catch (e) {
+    // The same form sent by a concurrent submit that stored it a moment earlier: its outcome.
+    const prior = key && e instanceof IdempotencyKeyTaken ? priorChangeset(ctx, actor, key) : null;
+    if (prior) return replayed(ctx, actor, prior, verb.name, requestHash);
+    throw e;
   }
-  const changeset = applyPlanned(ctx, planned, { idempotencyKey: req.idempotency_key ?? null });
-  return reveal ? { status: 'applied', changeset, reveal } : { status: 'applied', changeset };
+}
+
+/**
+ * The outcome of the form first sent under this key: the applied change (`replayed: true`), or
+ * the proposal still waiting for review. @throws IdempotencyKeyReused (the key was sent with
+ * another verb or other input: nothing written), IdempotencyKeyTaken (a Conflict: the proposal
+ * it made was declined or failed)
+ */
+function replayed(ctx: ServiceContext, actor: Actor, prior: KeyedChangeset, verbName: string, requestHash: string): FormSubmitResult {
+  if (prior.verb !== verbName || prior.requestHash !== requestHash)
+    throw new IdempotencyKeyReused(
+      'This form was already sent with other values under the same request key, and that first change stands. Nothing was written now: open the form again (or reload the page) and send your change as a new one.',
+    );
+  if (prior.result && (prior.status === 'applied' || prior.status === 'undone')) return { status: 'applied', changeset: prior.result };
+  if (prior.status === 'proposed' || prior.status === 'needs_owner') {
+    const p = getProposal(ctx.db, actor.userId, prior.id);
+    return { status: 'review', proposal: proposalItem(p), notes: reviewNotes(ctx, actor, p.changes) };
+  }
+  throw new IdempotencyKeyTaken(prior.id, prior.status);
 }
 
 /**
@@ -189,11 +243,20 @@ export function narrowProposal(
     summary: `${p.summary} — ${drop.size} of ${p.changes.length} row${p.changes.length === 1 ? '' : 's'} left out`,
     changes: kept,
   };
-  // Both or neither: the narrowed change replaces the reviewed one.
+  // Both or neither: the narrowed change replaces the reviewed one (and takes over its form key,
+  // so a re-sent form finds the narrowed change).
   return inTransaction(db, () => {
     declineProposal(db, { userId, changesetId: p.id, now });
-    return proposalItem(
-      proposeChangeset(db, { userId, planned, source: p.source, toolName: p.toolName, title: p.title, permission: verb?.permission ?? null, now }),
-    );
+    const narrowed = proposeChangeset(db, {
+      userId,
+      planned,
+      source: p.source,
+      toolName: p.toolName,
+      title: p.title,
+      permission: verb?.permission ?? null,
+      now,
+    });
+    moveProposalKey(db, p.id, narrowed.id);
+    return proposalItem(getProposal(db, userId, narrowed.id));
   });
 }

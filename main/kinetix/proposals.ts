@@ -53,6 +53,10 @@ export interface ProposeInput {
   permission?: Permission | null;
   /** Clock (tests); the policy's "today" is its UTC date. */
   now?: Date;
+  /** An entry form's idempotency key: stored with the proposal, so a re-sent form finds it (one key → one changeset of the user). */
+  idempotencyKey?: string | null;
+  /** Hash of the request (verb and input) sent with the key (main/data/changesets requestHashOf). */
+  requestHash?: string | null;
 }
 
 /** A proposal as the app, the harness and the MCP server see it. */
@@ -134,7 +138,8 @@ function activeUser(db: Db, userId: string) {
  * `proposed`; `needs_owner` → status `needs_owner`) and the row rules with version checks.
  * Writes the changeset row (not applied) and the proposal row only.
  * @throws PolicyDenied (verdict deny: nothing stored), Forbidden / NotFound / Validation (row
- *   rules), Conflict (already stale)
+ *   rules), Conflict (already stale; IdempotencyKeyTaken: the key already holds this request),
+ *   IdempotencyKeyReused (the key holds another request)
  */
 export function proposeChangeset(db: Db, input: ProposeInput): ProposalView {
   const actor = resolveActor({ db, userId: input.userId });
@@ -167,8 +172,19 @@ export function proposeChangeset(db: Db, input: ProposeInput): ProposalView {
     contentHash: changesetContentHash(input.planned),
     planned: input.planned,
     createdAt: now.toISOString(),
+    idempotencyKey: input.idempotencyKey ?? null,
+    requestHash: input.requestHash ?? null,
   });
   return view(P.findProposal(db, actor.orgId, id)!);
+}
+
+/**
+ * Hand the idempotency key of proposal `fromId` (an entry form's) to `toId`, the proposal that
+ * replaces it (rows left out before approval). Call inside the transaction that declines
+ * `fromId` and stores `toId`.
+ */
+export function moveProposalKey(db: Db, fromId: string, toId: string): void {
+  P.moveIdempotencyKey(db, fromId, toId);
 }
 
 /** Input of {@link approveProposal}. */

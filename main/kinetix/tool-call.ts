@@ -31,7 +31,7 @@ import { findUserById } from '../data/identity';
 import * as K from '../data/kinetix';
 import type { Capability, ServiceContext } from '../services/context';
 import type { Approvals } from './approvals';
-import { boundsMessage, digestInput, measureInput } from '../services/bounds';
+import { boundsIssue, boundsMessage, digestInput, measureInput } from '../services/bounds';
 import { parseInput, PolicyDenied } from '../services/verb';
 import { filterNotClearedMessage, filtersNotCleared, isCleared, withheldMarker, withholdForProvider } from './classification';
 import { UnknownTool } from './errors';
@@ -161,11 +161,9 @@ export class ToolCallPipeline {
     const message =
       issue.issue === 'incomplete'
         ? `Your reply was cut off${truncated ? ' at the output limit (max_tokens)' : ''} before the input of ${name} was complete; the call was not run. Send it again with a shorter input.`
-        : boundsMessage(name, { ok: false, bytes: issue.bytes, depth: issue.depth, reason: issue.issue });
+        : boundsMessage(name, { reason: issue.issue });
     const payload = toErrorPayload(
-      new ValidationError(message, [
-        { path: '(input)', message: issue.issue === 'incomplete' ? 'incomplete' : `too ${issue.issue === 'depth' ? 'deep' : 'large'}` },
-      ]),
+      new ValidationError(message, [issue.issue === 'incomplete' ? { path: '(input)', message: 'incomplete' } : boundsIssue(issue.issue)]),
     );
     this.rec.auditToolCall(
       run,

@@ -18,6 +18,7 @@ import { seedDemo } from '../data/seed';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import { approveProposal, getProposal, listProposals } from '../kinetix/proposals';
 import { toolInputSchema, toolOutputSchema } from '../kinetix/tool';
+import { exitCodeFor } from '../cli/exit-codes';
 import { callVerb } from '../services';
 import { issueMcpToken, revokeTokenAs } from './tokens';
 import { sqlite } from '../data/sqlite';
@@ -299,7 +300,7 @@ describe('MCP server over stdio (SDK client)', () => {
     expect(body(revoked).error).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/revoked/) });
   });
 
-  it('a revoked, unknown or malformed token refuses to start (stderr, exit 3)', async () => {
+  it('a revoked, unknown or malformed token refuses to start (stderr, exit 7: Unauthenticated, as the CLI)', async () => {
     const { token, info } = issueMcpToken(db, seed.userIds.analyst);
     revokeTokenAs(db, seed.userIds.analyst, info.id);
     const cases = [
@@ -307,9 +308,18 @@ describe('MCP server over stdio (SDK client)', () => {
       [`aimcp_${'A'.repeat(43)}`, /not known/],
       ['hello', /format/],
     ] as const;
-    const runs = await Promise.all(cases.map(([t]) => run(TSX, [SERVER, '--db', path, '--token', t])));
+    const [runs, noDb, noToken] = await Promise.all([
+      Promise.all(cases.map(([t]) => run(TSX, [SERVER, '--db', path, '--token', t]))),
+      run(TSX, [SERVER, '--db', join(dir, 'absent.sqlite'), '--token', token]),
+      run(TSX, [SERVER, '--db', path]),
+    ]);
+    // The other start failures exit as the CLI does for the same failure: NotFound 4, Validation 2.
+    expect(noDb.status).toBe(4);
+    expect(noDb.stderr).toMatch(/no database at/);
+    expect(noToken.status).toBe(2);
     runs.forEach((r, i) => {
-      expect(r.status).toBe(3);
+      expect(r.status).toBe(7);
+      expect(r.status).toBe(exitCodeFor('Unauthenticated'));
       expect(r.stderr).toMatch(/refused to start/);
       expect(r.stderr).toMatch(cases[i]![1]);
       expect(r.stdout).toBe('');

@@ -3,7 +3,9 @@
  * (or the token in `ATHLETE_MCP_TOKEN`, which keeps it out of the process list).
  *
  * Bound to the one local user of a token issued with `npm run cli -- mcp-token`; a bad, revoked
- * or expired token (or a deactivated user) refuses to start: a message on stderr, exit code 3.
+ * or expired token (or a deactivated user) refuses to start: a message on stderr, exit code 7
+ * (`Unauthenticated`). Exit codes are the CLI's (main/cli/exit-codes.ts): one failure, one number
+ * in both programs.
  * stdout carries only the MCP protocol; every diagnostic goes to stderr.
  * See session.ts for what the tools do.
  */
@@ -15,6 +17,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { toErrorPayload } from '../../models/errors';
+import { exitCodeFor } from '../cli/exit-codes';
 import type { Db } from '../data/db';
 import { openDb } from '../data/db';
 import { findOrganization } from '../data/identity';
@@ -22,8 +25,20 @@ import type { LogFn } from '../kinetix/registry';
 import { McpSession } from './session';
 import { markMcpTokenUsed, McpTokenRefused } from './tokens';
 
-/** Exit codes of the server process. */
-export const MCP_EXIT = { ok: 0, other: 1, usage: 2, refused: 3 } as const;
+/**
+ * Exit codes of the server process: the CLI's map (main/cli/exit-codes.ts), so a script sees the
+ * same number for the same failure from either program: a usage error 2 (`Validation`), a
+ * missing database file 4 (`NotFound`), a bad, revoked or expired token or a deactivated user 7
+ * (`Unauthenticated`), a role that may not use MCP 3 (`Forbidden`), anything else 1.
+ */
+export const MCP_EXIT = {
+  ok: 0,
+  other: 1,
+  usage: exitCodeFor('Validation'),
+  noDatabase: exitCodeFor('NotFound'),
+  unauthenticated: exitCodeFor('Unauthenticated'),
+  forbidden: exitCodeFor('Forbidden'),
+} as const;
 
 /** Server name and version announced to clients. */
 export const MCP_SERVER_INFO = { name: 'athlete-intelligence', version: '0.1.0' } as const;
@@ -81,14 +96,14 @@ export async function startMcpServer(argv: string[], env: NodeJS.ProcessEnv = pr
   const path = resolve(values.db);
   if (!existsSync(path)) {
     process.stderr.write(`athlete-intelligence mcp: no database at ${path}. Point --db at the app's database file.\n`);
-    return { code: MCP_EXIT.usage };
+    return { code: MCP_EXIT.noDatabase };
   }
   let db: Db;
   try {
     db = openDb(path);
   } catch (e) {
     process.stderr.write(`athlete-intelligence mcp: cannot open ${path}: ${(e as Error).message}\n`);
-    return { code: MCP_EXIT.other };
+    return { code: exitCodeFor(toErrorPayload(e).code) };
   }
   let session: McpSession;
   try {
@@ -98,11 +113,11 @@ export async function startMcpServer(argv: string[], env: NodeJS.ProcessEnv = pr
     db.close();
     if (e instanceof McpTokenRefused) {
       process.stderr.write(`athlete-intelligence mcp: refused to start: ${e.message}\n`);
-      return { code: MCP_EXIT.refused };
+      return { code: MCP_EXIT.unauthenticated };
     }
     const p = toErrorPayload(e);
     process.stderr.write(`athlete-intelligence mcp: refused to start: ${p.code}: ${p.code === 'Internal' && e instanceof Error ? e.message : p.message}\n`);
-    return { code: p.code === 'Forbidden' ? MCP_EXIT.refused : MCP_EXIT.other };
+    return { code: exitCodeFor(p.code) };
   }
   const actor = session.actor();
   const org = findOrganization(db, actor.orgId);

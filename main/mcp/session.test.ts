@@ -173,7 +173,8 @@ describe('McpSession audit (kinetix.md §8)', () => {
     let deep: unknown = 'x';
     for (let i = 0; i < 40; i++) deep = { d: deep };
     const tooDeep = await s.callTool('list_athletes', deep);
-    expect(JSON.parse(tooDeep.content[0]!.text).error.code).toBe('Validation');
+    // The same wording as every other door (models/bounds.ts boundsIssue).
+    expect(JSON.parse(tooDeep.content[0]!.text).error).toMatchObject({ code: 'Validation', issues: [{ path: '(input)', message: 'nested too deep' }] });
     const [, , bad, unknown, over] = rows();
     expect(bad).toMatchObject({ tool_name: 'list_athletes', status: 'failed' });
     expect(bad!.args_json).not.toContain('sk-live-should-not-be-stored');

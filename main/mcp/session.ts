@@ -38,7 +38,7 @@ import {
 } from '../kinetix/classification';
 import { providerClearance } from '../kinetix/settings';
 import { UnknownTool } from '../kinetix/errors';
-import { boundsMessage } from '../services/bounds';
+import { boundsIssue, boundsMessage } from '../services/bounds';
 import { maskSecrets } from '../kinetix/mask';
 import type { McpAuditedCall, McpCallOutcome } from '../kinetix/mcp-audit';
 import { McpCallAudit } from '../kinetix/mcp-audit';
@@ -212,9 +212,7 @@ export class McpSession {
     try {
       if (audited.refusedInput) {
         const r = audited.refusedInput;
-        throw new ValidationError(boundsMessage(name.slice(0, 100), { ok: false, bytes: r.bytes, depth: r.depth, reason: r.issue }), [
-          { path: '(input)', message: `too ${r.issue === 'depth' ? 'deep' : 'large'}` },
-        ]);
+        throw new ValidationError(boundsMessage(name.slice(0, 100), { reason: r.issue }), [boundsIssue(r.issue)]);
       }
       if (refused || !actor) throw refused;
       const result = await this.run(actor, tools, name, args, audited.runId);

@@ -5,9 +5,8 @@
  * identity without its content, and the message the model receives; nothing recurses on input.
  */
 import { createHash } from 'node:crypto';
-import { MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, type InputMeasure } from '../../models/bounds';
 
-export { MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, measureInput, measureJsonText, type InputMeasure } from '../../models/bounds';
+export { MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH, boundsIssue, boundsMessage, measureInput, measureJsonText, type InputMeasure } from '../../models/bounds';
 
 /**
  * SHA-256 (hex) of `value`'s canonical JSON (object keys sorted), computed with an explicit stack:
@@ -63,11 +62,4 @@ export function digestInput(value: unknown): string {
 /** SHA-256 (hex) of a text, e.g. a refused tool input's raw JSON. */
 export function digestText(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-/** The message the model receives for a refused input (no content echoed). */
-export function boundsMessage(toolName: string, m: InputMeasure): string {
-  return m.reason === 'depth'
-    ? `The input for ${toolName.slice(0, 80)} is nested deeper than ${MAX_TOOL_INPUT_DEPTH} levels; it was refused and nothing ran. Send a flat object with the documented fields.`
-    : `The input for ${toolName.slice(0, 80)} is larger than ${MAX_TOOL_INPUT_BYTES} bytes; it was refused and nothing ran. Send only the documented fields, or split the change into smaller ones.`;
 }

@@ -101,13 +101,30 @@ export type { InputIssue } from './verb';
 /** What {@link callVerb} returns for verb `K`: a read's output, or a write's applied changeset. */
 export type VerbResult<K extends VerbName> = VerbOutput<K>;
 
+/** True when `K` is a union of two or more names (e.g. the whole `VerbName`), false for one literal name. */
+type IsUnion<K, All = K> = K extends unknown ? ([All] extends [K] ? false : true) : never;
+
+/**
+ * The input {@link callVerb} accepts for `K`: verb `K`'s input when `K` is one literal name, and
+ * nothing (`never`) when `K` is a union. A name typed only as `VerbName` would otherwise accept
+ * the input of any verb (the union of every input); such a name comes from outside and goes
+ * through {@link callVerbByName}, which validates the input against that verb's own schema.
+ */
+export type CallVerbInput<K extends VerbName> = true extends IsUnion<K> ? never : VerbInput<K>;
+
 /**
  * Call verb `name` as the context's user with a typed input and result (reads return their
  * output; writes plan, pass the policy and apply at once, returning the WriteOutput). For code
- * inside main/; doors that take a name from outside use {@link callVerbByName}.
+ * inside main/ that names one verb literally (`callVerb(ctx, 'athletes.get', { id })`); doors
+ * that take a name from outside use {@link callVerbByName}.
  * @throws as {@link callVerbByName}
  */
-export function callVerb<K extends VerbName>(ctx: ServiceContext, name: K, input: VerbInput<K>, opts: { idempotencyKey?: string | null } = {}): VerbResult<K> {
+export function callVerb<K extends VerbName>(
+  ctx: ServiceContext,
+  name: K,
+  input: CallVerbInput<K>,
+  opts: { idempotencyKey?: string | null } = {},
+): VerbResult<K> {
   // VERBS maps every K to VERB_IMPLS[K] (a VerbImpl<K>, checked by the mapped type above), whose
   // output is VerbOutput<K>; only the Map's value type forgets K.
   return callVerbByName(ctx, VERBS, name, input, opts) as VerbResult<K>;

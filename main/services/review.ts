@@ -1,15 +1,16 @@
 /**
  * Reads the entry forms need around a write, scoped to the signed-in actor's organisation:
- * the stored row a reviewer compares a change with, and the first result of a re-sent form.
+ * the stored row a reviewer compares a change with, and what a re-sent form's key already holds.
  * The entry-form adapter (main/ipc/forms.ts) calls these instead of the data layer, so data access
  * stays in the service layer (shared/design/architecture.md).
  */
-import type { AppliedChangeset } from '../data/changesets';
-import { findByIdempotencyKey } from '../data/changesets';
+import type { AppliedChangeset, KeyedChangeset } from '../data/changesets';
+import { findByIdempotencyKey, IdempotencyKeyTaken, requestHashOf } from '../data/changesets';
 import { getRow } from '../data/rows';
 import type { Actor, ServiceContext } from './context';
 
-export type { AppliedChangeset };
+export type { AppliedChangeset, KeyedChangeset };
+export { IdempotencyKeyTaken, requestHashOf };
 
 /**
  * The stored RTP entry a sign-off change targets, in the actor's org; null when missing, in another
@@ -20,9 +21,9 @@ export function storedRtpEntry(ctx: ServiceContext, actor: Actor, id: string): R
 }
 
 /**
- * The changeset already applied in the actor's org with this idempotency key (verb, user, stored
- * result), or null. Callers check that verb and user match before replaying the result.
+ * What the actor's idempotency key already points at in their org (a pending or decided proposal,
+ * or an applied change: see main/data/changesets KeyedChangeset), or null when the key is unused.
  */
-export function priorChangeset(ctx: ServiceContext, actor: Actor, key: string): { verb: string; userId: string; result: AppliedChangeset } | null {
-  return findByIdempotencyKey(ctx.db, actor.orgId, key);
+export function priorChangeset(ctx: ServiceContext, actor: Actor, key: string): KeyedChangeset | null {
+  return findByIdempotencyKey(ctx.db, actor.orgId, actor.userId, key);
 }

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../models/errors';
+import type { VerbName } from '../../models/verbs';
 import type { Role } from '../../models/roles';
 import { applyChangeset, getChangeset } from '../data/changesets';
 import { openDb } from '../data/db';
@@ -12,7 +13,7 @@ import { getRow } from '../data/rows';
 import type { ClinicFixture } from '../testing/clinic-fixture';
 import { createClinicFixture, fixtureNow } from '../testing/clinic-fixture';
 import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
-import { VERBS, applyPlanned, callVerb, planWrite, resolveActor, runRead } from './index';
+import { VERBS, applyPlanned, callVerb, callVerbByName, planWrite, resolveActor, runRead } from './index';
 import { readOrganisation, setUserPin, updateOrganisation } from './admin';
 import { verifyPin } from './pin';
 import { sqlite } from '../data/sqlite';
@@ -60,6 +61,25 @@ describe('tenant isolation', () => {
   it('the org is never an input: an org_id argument is rejected as unknown', () => {
     const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', { org_id: f.b.orgId }));
     expect(e.code).toBe('Validation');
+  });
+});
+
+describe('callVerb is typed per verb', () => {
+  // The @ts-expect-error lines are checked by `npm run typecheck` (tsconfig.main.json includes the
+  // tests): should callVerb accept them, the directive itself becomes the compile error.
+  it("a literal name takes and returns that verb's types", () => {
+    const ctx = f.as(f.a.users.physio);
+    const athlete = callVerb(ctx, 'athletes.get', { id: f.a.athleteId });
+    expect(athlete.id).toBe(f.a.athleteId);
+    // @ts-expect-error: athletes.get's input has no squad_id (another verb's input is refused)
+    expect(() => callVerb(ctx, 'athletes.get', { squad_id: f.a.squadId })).toThrow(AppError);
+  });
+  it('a name typed only as VerbName takes no input: it goes through callVerbByName, which validates against that verb', () => {
+    const ctx = f.as(f.a.users.physio);
+    const name: VerbName = 'athletes.get' as VerbName;
+    // @ts-expect-error: with a union of names, any verb's input would type-check; callVerb refuses it
+    expect(() => callVerb(ctx, name, { squad_id: f.a.squadId })).toThrow(AppError);
+    expect(errorOf(() => callVerbByName(ctx, VERBS, name, { squad_id: f.a.squadId })).code).toBe('Validation');
   });
 });
 
@@ -218,9 +238,9 @@ describe('idempotency', () => {
     expect(again.changeset.replayed).toBe(true);
     expect(count(f, 'session_load')).toBe(before + 1);
   });
-  it('the same key for a different verb is Conflict', () => {
+  it('the same key for a different verb is IdempotencyKeyReused', () => {
     const e = errorOf(() => f.call(f.a.users.physio, 'squads.create', { name: 'X', season: '2026' }, { idempotencyKey: 'retry-key-1' }));
-    expect(e.code).toBe('Conflict');
+    expect(e.code).toBe('IdempotencyKeyReused');
   });
 });
 
@@ -312,7 +332,7 @@ describe('validation', () => {
 });
 
 describe('idempotency keys are per request and per user', () => {
-  it('the same key with different input is Conflict, nothing written', () => {
+  it('the same key with different input is IdempotencyKeyReused, nothing written', () => {
     const before = count(f, 'session_load');
     f.call(
       f.a.users.physio,
@@ -328,26 +348,26 @@ describe('idempotency keys are per request and per user', () => {
         { idempotencyKey: 'k-diff' },
       ),
     );
-    expect(e.code).toBe('Conflict');
+    expect(e.code).toBe('IdempotencyKeyReused');
     expect(count(f, 'session_load')).toBe(before + 1);
   });
-  it("another user's key is Conflict, never their result", () => {
-    f.call(
+  it("keys are per user: another user's same key is their own new change, never the first user's result", () => {
+    const first = f.call(
       f.a.users.physio,
       'workload.logSessionLoads',
       { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
       { idempotencyKey: 'k-user' },
     );
-    expect(
-      errorOf(() =>
-        f.call(
-          f.a.users.coach,
-          'workload.logSessionLoads',
-          { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
-          { idempotencyKey: 'k-user' },
-        ),
-      ).code,
-    ).toBe('Conflict');
+    const before = count(f, 'session_load');
+    const theirs = f.call(
+      f.a.users.coach,
+      'workload.logSessionLoads',
+      { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
+      { idempotencyKey: 'k-user' },
+    );
+    expect(theirs.changeset.replayed).toBe(false);
+    expect(theirs.changeset.id).not.toBe(first.changeset.id);
+    expect(count(f, 'session_load')).toBe(before + 1);
   });
 });
 
@@ -605,6 +625,7 @@ describe('bounded input on every door', () => {
       const e = errorOf(() => f.call(f.a.users.physio, 'workload.logSessionLoads', deep(20_000) as never, opts));
       expect(e.code).toBe('Validation');
       expect(e.message).toMatch(/nested deeper than 32 levels/);
+      expect(e.issues).toEqual([{ path: '(input)', message: 'nested too deep' }]);
     }
     const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', deep(40) as never));
     expect(e.code).toBe('Validation');
@@ -613,6 +634,7 @@ describe('bounded input on every door', () => {
   it('a 3 MB input is refused by size before validation', () => {
     const e = errorOf(() => f.call(f.a.users.physio, 'athletes.list', { search: 'x'.repeat(3_000_000) }));
     expect(e.code).toBe('Validation');
+    expect(e.issues).toEqual([{ path: '(input)', message: 'too large' }]);
     expect(e.message).toMatch(/larger than 65536 bytes/);
     expect(e.message).not.toMatch(/xxxx/);
   });

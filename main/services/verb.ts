@@ -5,19 +5,17 @@
  * calls, the capability), and validates input with the verb's zod schema.
  */
 import type { z } from 'zod';
-import { createHash } from 'node:crypto';
 import type { PlannedChangeset } from '../../models/changeset';
-import { canonicalJson } from '../../models/changeset';
-import { AppError, NotFound, ValidationError } from '../../models/errors';
+import { AppError, IdempotencyKeyReused, NotFound, ValidationError } from '../../models/errors';
 import type { PolicyDecision, PolicyResult } from '../../models/policy';
 import { evaluatePolicy } from '../../models/policy';
 import type { Permission } from '../../models/roles';
 import type { ReadVerbName, VerbName, VerbOutput, VerbParsedInput, VerbSpecOf, WriteVerbName } from '../../models/verbs';
 import { VERB_SPECS } from '../../models/verbs';
 import type { AppliedChangeset } from '../data/changesets';
-import { applyChangeset, checkChangeset, findByIdempotencyKey } from '../data/changesets';
+import { applyChangeset, checkChangeset, findByIdempotencyKey, IdempotencyKeyTaken, requestHashOf } from '../data/changesets';
 import type { Db } from '../data/db';
-import { boundsMessage, measureInput } from './bounds';
+import { boundsIssue, boundsMessage, measureInput } from './bounds';
 import type { Actor, ServiceContext } from './context';
 import { requirePermission, resolveActor } from './context';
 
@@ -111,7 +109,7 @@ export function inputIssues(error: z.ZodError): InputIssue[] {
  */
 export function boundInput(name: string, raw: unknown): void {
   const m = measureInput(raw);
-  if (!m.ok) throw new ValidationError(boundsMessage(name, m), [{ path: '(input)', message: m.reason === 'depth' ? 'nested too deep' : 'too large' }]);
+  if (!m.ok) throw new ValidationError(boundsMessage(name, m), [boundsIssue(m.reason)]);
 }
 
 /**
@@ -207,7 +205,9 @@ export class PolicyDenied extends AppError {
  * (`forms.submit`) stores it for an owner's approval instead. Inside the code, use the typed
  * `callVerb` of main/services/index.ts.
  * @throws NotFound (unknown verb or record), Forbidden (permission; policy deny or needs-owner),
- *   Validation (input, bounds, row rules), Conflict (reused idempotency key, stale row)
+ *   Validation (input, bounds, row rules), Conflict (stale row; IdempotencyKeyTaken: the key holds
+ *   this request as a pending or declined proposal), IdempotencyKeyReused (the key was used for
+ *   another request)
  */
 export function callVerbByName(
   ctx: ServiceContext,
@@ -220,25 +220,17 @@ export function callVerbByName(
   if (!verb) throw new NotFound(`Verb "${name}"`);
   if (verb.kind === 'read') return runRead(ctx, verb, raw);
   boundInput(verb.name, raw);
-  const requestHash = opts.idempotencyKey
-    ? createHash('sha256')
-        .update(canonicalJson({ verb: verb.name, input: raw ?? {} }))
-        .digest('hex')
-    : undefined;
+  const requestHash = opts.idempotencyKey ? requestHashOf(verb.name, raw) : undefined;
   if (opts.idempotencyKey) {
     // A retry (same user, verb and input) returns the first result without planning again
-    // (new inserts would get new ids); anything else under the same key is a Conflict.
+    // (new inserts would get new ids); another request under the same key is refused.
     const actor = resolveActor(ctx);
     requirePermission(ctx, actor, verb.permission);
-    const prior = findByIdempotencyKey(ctx.db, actor.orgId, opts.idempotencyKey);
+    const prior = findByIdempotencyKey(ctx.db, actor.orgId, actor.userId, opts.idempotencyKey);
     if (prior) {
-      if (prior.userId !== actor.userId || prior.verb !== verb.name || prior.result.request_hash !== requestHash) {
-        throw new AppError({
-          code: 'Conflict',
-          message: 'This idempotency key was already used for a different request. Nothing was written; use a new key for a new change.',
-        });
-      }
-      return { changeset: prior.result };
+      if (prior.verb !== verb.name || prior.requestHash !== requestHash) throw new IdempotencyKeyReused();
+      if (prior.status === 'applied' && prior.result) return { changeset: prior.result };
+      throw new IdempotencyKeyTaken(prior.id, prior.status);
     }
   }
   const { planned, reveal, actor } = planWrite(ctx, verb, raw);

@@ -7,7 +7,7 @@
  * Booleans (`view_matches_declared`, `trustworthy`) are stored as INTEGER 0/1.
  */
 import { z } from 'zod';
-import { CONDITION_CODES } from './quality';
+import { CONDITION_CODES, CONDITION_DETAIL_MAX } from './quality';
 
 /** Joints the pipeline reports; definitions in `models/capture/angles.ts`. The last four are frontal-plane angles. */
 export const POSE_JOINTS = [
@@ -80,7 +80,7 @@ export const PoseMetricInput = z
      * check (code + a sentence with the numbers and what to do), and informational ones
      * (`static_trial`, `camera_offset_corrected`). Codes and bounds: `models/capture/quality.ts`.
      */
-    conditions: z.array(z.object({ code: z.enum(CONDITION_CODES), detail: z.string().min(1).max(500) })).max(40),
+    conditions: z.array(z.object({ code: z.enum(CONDITION_CODES), detail: z.string().min(1).max(CONDITION_DETAIL_MAX) })).max(40),
   })
   .refine((m) => (m.value_deg === null) === (m.omitted_reason !== null), {
     message: 'value_deg must be null exactly when omitted_reason is set',

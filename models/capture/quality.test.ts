@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { COCO17 } from './keypoints';
 import {
   cameraConditions,
+  CONDITION_DETAIL_MAX,
+  conditionsPass,
   crossCheckCondition,
+  mergeConditions,
+  MODEL_DISAGREEMENT_MAX_MM,
+  modelDisagreementCondition,
+  readingModelDistances,
+  type ModelCrossCheck,
   hipPlacementCondition,
   pelvisStats,
   readingConditions,
@@ -14,6 +21,7 @@ import {
 import { applySyncOffsets, estimateSync, SYNC_MAX_RATIO } from './sync';
 import { projectionMatrix } from './camera';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose } from './synthetic';
+import { conditionsFor } from './summary';
 
 describe('hip placement (pelvis axis against the shoulder line)', () => {
   const frames = syntheticMotion(40).map((a) => syntheticPose(a));
@@ -96,8 +104,104 @@ describe('segment checks', () => {
     const left = readingConditions('knee_flexion', 'left', { segments: seg, values: [10, 170], confidence: (n) => (n === 'left_ankle' ? 0.3 : 0.9) }).map(
       (c) => c.code,
     );
-    // moving the right knee down lengthens the right thigh and shortens the right shank: both asymmetric
-    expect(left).toEqual(['segment_asymmetry', 'segment_length_unstable', 'segment_asymmetry', 'implausible_range', 'low_2d_confidence']);
+    // moving the right knee down lengthens the right thigh and shortens the right shank: both asymmetric,
+    // one segment_asymmetry entry carrying both details (a code never repeats)
+    expect(left).toEqual(['segment_asymmetry', 'segment_length_unstable', 'implausible_range', 'low_2d_confidence']);
+    const asym = readingConditions('knee_flexion', 'left', { segments: seg, values: [10, 60], confidence: () => 0.9 }).find(
+      (c) => c.code === 'segment_asymmetry',
+    )!;
+    expect(asym.detail).toMatch(/^left and right thigh lengths differ by \d+ %.*; left and right shank lengths differ by \d+ %/);
+  });
+});
+
+describe('merged conditions (one entry per code)', () => {
+  it('joins the details of repeated codes in order, drops exact repeats, keeps other codes and their order', () => {
+    const m = mergeConditions([
+      { code: 'camera_exclusion_imbalance', detail: 'camera a …' },
+      { code: 'low_coverage', detail: 'only 70 %' },
+      { code: 'camera_exclusion_imbalance', detail: 'camera b …' },
+      { code: 'low_coverage', detail: 'only 70 %' },
+    ]);
+    expect(m).toEqual([
+      { code: 'camera_exclusion_imbalance', detail: 'camera a …; camera b …' },
+      { code: 'low_coverage', detail: 'only 70 %' },
+    ]);
+  });
+  it('two cameras failing the same check give one condition per reading, both cameras named, within the stored length', () => {
+    const cams = cameraConditions({ names: ['a', 'b', 'c', 'd'], excluded: [400, 400, 10, 12], valid: [1000, 1000, 1000, 1000], residualPx: [3, 4, 5, 4] });
+    expect(cams.map((c) => c.code)).toEqual(['camera_exclusion_imbalance', 'camera_exclusion_imbalance']);
+    const [c] = conditionsFor(
+      {
+        cameraCount: 4,
+        cameraMode: 'x',
+        viewObliquityDeg: 10,
+        obliquityBand: 'sagittal',
+        viewMatchesDeclared: true,
+        rigTrustworthy: true,
+        trialConditions: cams,
+      },
+      'knee_flexion',
+      1,
+      [],
+    );
+    expect(c!.code).toBe('camera_exclusion_imbalance');
+    expect(c!.detail).toMatch(/camera a was excluded .*; camera b was excluded/);
+    expect(c!.detail.length).toBeLessThanOrEqual(CONDITION_DETAIL_MAX);
+  });
+});
+
+describe('second-model cross-check (model_disagreement)', () => {
+  const F = 40,
+    K = COCO17.length;
+  const pts = Float64Array.from(syntheticMotion(F).flatMap((a) => syntheticPose(a).flat()));
+  /** The same skeleton with the left shoulder moved `mm` along +Y in every frame (a consistent misplacement, as a 2D model's). */
+  const moved = (name: (typeof COCO17)[number], mm: number) => {
+    const out = Float64Array.from(pts);
+    const k = COCO17.indexOf(name);
+    for (let f = 0; f < F; f++) out[(f * K + k) * 3 + 1]! += mm / 1000;
+    return out;
+  };
+  const check = (secondary: Float64Array): ModelCrossCheck => ({
+    primary: 'MoveNet Lightning',
+    secondary: 'BlazePose Full',
+    primarySet: COCO17,
+    primaryPoints: pts,
+    secondarySet: COCO17,
+    secondaryPoints: secondary,
+  });
+  const all = new Float64Array(F).fill(30);
+  it('passes when the models agree within the bound; fails the readings that use a joint placed further apart, naming it, the distance and both models', () => {
+    expect(modelDisagreementCondition('shoulder_flexion', 'left', all, check(moved('left_shoulder', MODEL_DISAGREEMENT_MAX_MM - 5)))).toBeNull();
+    const far = check(moved('left_shoulder', 80));
+    const c = modelDisagreementCondition('shoulder_flexion', 'left', all, far)!;
+    expect(c.code).toBe('model_disagreement');
+    expect(c.detail).toMatch(new RegExp(`MoveNet Lightning and BlazePose Full place the left shoulder 80 mm apart .*limit ${MODEL_DISAGREEMENT_MAX_MM} mm`));
+    // the right shoulder angle uses both shoulders (thorax axis): flagged too; the left elbow uses the left shoulder; the knee does not
+    expect(modelDisagreementCondition('shoulder_flexion', 'right', all, far)?.code).toBe('model_disagreement');
+    expect(modelDisagreementCondition('elbow_flexion', 'left', all, far)?.code).toBe('model_disagreement');
+    expect(modelDisagreementCondition('knee_flexion', 'left', all, far)).toBeNull();
+    expect(readingModelDistances('elbow_flexion', 'left', all, far)[0]).toMatchObject({ keypoint: 'left_shoulder', frames: F });
+    expect(readingModelDistances('elbow_flexion', 'left', all, far)[0]!.medianMm).toBeCloseTo(80, 6);
+  });
+  it("counts only the reading's reported frames (a disagreement in gated frames does not fail it)", () => {
+    const half = Float64Array.from(pts);
+    const k = COCO17.indexOf('left_elbow');
+    for (let f = 0; f < F / 2; f++) half[(f * K + k) * 3]! += 0.1;
+    const reportedLate = Float64Array.from({ length: F }, (_, f) => (f < F / 2 ? NaN : 30));
+    expect(modelDisagreementCondition('elbow_flexion', 'left', reportedLate, check(half))).toBeNull();
+    const reportedEarly = Float64Array.from({ length: F }, (_, f) => (f < F / 2 ? 30 : NaN));
+    expect(modelDisagreementCondition('elbow_flexion', 'left', reportedEarly, check(half))?.detail).toMatch(/left elbow 100 mm/);
+  });
+  it('fails the reading through readingConditions and conditionsPass', () => {
+    const seg = segmentLengths(pts, COCO17);
+    const conds = readingConditions('shoulder_flexion', 'left', {
+      segments: seg,
+      values: [10, 60],
+      confidence: () => 0.9,
+      models: { check: check(moved('left_shoulder', 80)), reported: all },
+    });
+    expect(conds.map((c) => c.code)).toEqual(['model_disagreement']);
+    expect(conditionsPass(conds)).toBe(false);
   });
 });
 

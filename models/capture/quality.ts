@@ -29,6 +29,7 @@ export const CONDITION_CODES = [
   'low_2d_confidence',
   'hip_centres_implausible',
   'two_view_keypoints',
+  'model_disagreement',
   'static_trial',
   // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
@@ -37,6 +38,9 @@ export type ConditionCode = (typeof CONDITION_CODES)[number];
 
 /** Codes that are reported but do not by themselves make a reading untrustworthy. */
 export const INFO_CONDITIONS: readonly ConditionCode[] = ['camera_offset_corrected', 'static_trial'];
+
+/** Longest condition detail (characters) a reading stores: one check's sentence is ≤ 500; merged details of one code (several cameras or segments, {@link mergeConditions}) may need twice that. */
+export const CONDITION_DETAIL_MAX = 1000;
 
 /** One condition: its code and a sentence with the measured numbers. */
 export interface ReadingCondition {
@@ -309,6 +313,118 @@ export function crossCheckCondition(joint: PoseJoint, side: PoseSide, reported: 
   };
 }
 
+/**
+ * Second-model cross-check (`model_disagreement`): with `--cross-check MODEL` a second 2D model runs
+ * on the same frames and is triangulated and filtered the same way; a reading fails when, over its
+ * reported frames, a keypoint its angle uses sits further than this (median 3D distance, mm) from
+ * the second model's. A 2D model can misplace a joint *consistently in every view* (on the demo
+ * MoveNet's shoulders sit 36–46 mm from OpenPose's in all four cameras), which triangulates
+ * cleanly and passes every single-run check; only another model's opinion exposes it.
+ *
+ * The bound is the normal spread between two good 2D models, from the demo BalancingTrial: OpenPose
+ * (the trial's JSON) and MoveNet Lightning on the videos — the two closest 2D sources there (13.6 px
+ * median in 2D, BENCHMARKS.md) — place the 12 body joints 20–55 mm apart (median over the 100
+ * frames per joint of the filtered 3D distance; median joint 35 mm, largest the left hip 55 mm).
+ * The bound is that largest spread rounded up to the next 10 mm: a pair of models further apart
+ * than 60 mm at a joint means at least one of them misplaces it by more than the best pair ever
+ * did on the demo. Measured with the shipped pair (MoveNet Lightning × BlazePose Full, same trial):
+ * 35–99 mm per joint (right wrist 99, right hip 97, right shoulder 85, right elbow 66 mm; left
+ * shoulder 56, left elbow 51, left knee 52 mm) — BlazePose is the weaker model (21 px vs 13.6 px in
+ * 2D), so most disagreements are its misplacements, and the check cannot say which model is wrong,
+ * only that the reading is not settled. A quality-control limit, not a clinical threshold.
+ */
+export const MODEL_DISAGREEMENT_MAX_MM = 60;
+
+/** Two models' processed 3D keypoints for the {@link modelDisagreementCondition}. */
+export interface ModelCrossCheck {
+  /** Human labels of the models (e.g. "MoveNet Lightning", "BlazePose Full"). */
+  primary: string;
+  secondary: string;
+  /** Keypoint sets and F×K×3 points (metres, NaN missing) of each; frames aligned. */
+  primarySet: KeypointSet;
+  primaryPoints: Float64Array;
+  secondarySet: KeypointSet;
+  secondaryPoints: Float64Array;
+}
+
+/** Per frame, the 3D distance (mm) between the two models' `name` keypoints; NaN where either is missing or a set lacks it. */
+export function keypointDistanceMm(x: ModelCrossCheck, name: string): Float64Array {
+  const Ka = x.primarySet.length,
+    Kb = x.secondarySet.length;
+  const F = Math.min(x.primaryPoints.length / (Ka * 3), x.secondaryPoints.length / (Kb * 3));
+  const out = new Float64Array(F).fill(NaN);
+  const i = x.primarySet.indexOf(name),
+    j = x.secondarySet.indexOf(name);
+  if (i < 0 || j < 0) return out;
+  for (let f = 0; f < F; f++) {
+    const a = (f * Ka + i) * 3,
+      b = (f * Kb + j) * 3;
+    out[f] =
+      1000 *
+      Math.hypot(
+        x.primaryPoints[a]! - x.secondaryPoints[b]!,
+        x.primaryPoints[a + 1]! - x.secondaryPoints[b + 1]!,
+        x.primaryPoints[a + 2]! - x.secondaryPoints[b + 2]!,
+      );
+  }
+  return out;
+}
+
+/** Per keypoint the angle uses (and both models have): median distance (mm) over the reading's reported frames where both models have the point, and those frames. Sorted worst first. */
+export function readingModelDistances(
+  joint: PoseJoint,
+  side: PoseSide,
+  reported: ArrayLike<number>,
+  x: ModelCrossCheck,
+): { keypoint: string; medianMm: number; frames: number }[] {
+  const names = jointKeypoints(joint, side, x.primarySet).filter((n) => x.secondarySet.includes(n));
+  return names
+    .map((n) => {
+      const d = keypointDistanceMm(x, n);
+      const v: number[] = [];
+      for (let f = 0; f < d.length; f++) if (Number.isFinite(reported[f]) && Number.isFinite(d[f])) v.push(d[f]!);
+      return { keypoint: n, medianMm: v.length ? median(v) : NaN, frames: v.length };
+    })
+    .filter((r) => r.frames > 0)
+    .sort((a, b) => b.medianMm - a.medianMm);
+}
+
+/**
+ * The `model_disagreement` condition of one reading, or null when the two models agree within
+ * {@link MODEL_DISAGREEMENT_MAX_MM} on every keypoint the angle uses (or share none over its
+ * reported frames). The detail names each disagreeing keypoint with its distance and both models.
+ */
+export function modelDisagreementCondition(joint: PoseJoint, side: PoseSide, reported: ArrayLike<number>, x: ModelCrossCheck): ReadingCondition | null {
+  const bad = readingModelDistances(joint, side, reported, x).filter((r) => r.medianMm > MODEL_DISAGREEMENT_MAX_MM);
+  if (!bad.length) return null;
+  const list = bad
+    .slice(0, 3)
+    .map((r) => `${r.keypoint.replace(/_/g, ' ')} ${Math.round(r.medianMm)} mm`)
+    .join(', ');
+  return {
+    code: 'model_disagreement',
+    detail: `two 2D models disagree on where a joint this angle uses is: ${x.primary} and ${x.secondary} place the ${list} apart (median 3D distance over the reading's frames; limit ${MODEL_DISAGREEMENT_MAX_MM} mm). At least one model misplaces it in every view, which no other check can see: read this angle as an estimate, or improve what the models see of that joint (tight clothing, contrast, a camera facing it)`,
+  };
+}
+
+/**
+ * One entry per condition code, in first-seen order: when a check fails for several segments or
+ * cameras (e.g. thigh and shank both unstable), their details are joined with "; " so the list never
+ * repeats a code and no detail is lost.
+ */
+export function mergeConditions(conds: readonly ReadingCondition[]): ReadingCondition[] {
+  const out: ReadingCondition[] = [];
+  for (const c of conds) {
+    const prev = out.find((o) => o.code === c.code);
+    if (!prev) out.push({ ...c });
+    else if (!prev.detail.includes(c.detail)) {
+      const joined = `${prev.detail}; ${c.detail}`;
+      prev.detail = joined.length <= CONDITION_DETAIL_MAX ? joined : `${joined.slice(0, CONDITION_DETAIL_MAX - 1)}…`;
+    }
+  }
+  return out;
+}
+
 /** Long-bone segments checked for length constancy and symmetry. */
 export const SEGMENTS = {
   thigh: ['hip', 'knee'],
@@ -431,12 +547,16 @@ export function readingConditions(
     hipPlacement?: ReadingCondition | null;
     /** How the points were triangulated, and the reading's per-frame reported values (NaN = not reported): the {@link crossCheckCondition}. Omitted = not checked. */
     views?: { support: ViewSupport; reported: ArrayLike<number> };
+    /** A second 2D model's 3D keypoints (`--cross-check`): the {@link modelDisagreementCondition} over `views.reported`-like per-frame values. Omitted = not checked. */
+    models?: { check: ModelCrossCheck; reported: ArrayLike<number> };
   },
 ): ReadingCondition[] {
   const out: ReadingCondition[] = [];
   if (x.hipPlacement && HIP_DEPENDENT_JOINTS.includes(joint)) out.push(x.hipPlacement);
   const cross = x.views ? crossCheckCondition(joint, side, x.views.reported, x.views.support) : null;
   if (cross) out.push(cross);
+  const models = x.models ? modelDisagreementCondition(joint, side, x.models.reported, x.models.check) : null;
+  if (models) out.push(models);
   const dep = JOINT_DEPENDS[joint];
   const other: PoseSide = side === 'left' ? 'right' : 'left';
   const label = (s: SegmentName) => s.replace('_', ' ');
@@ -476,7 +596,7 @@ export function readingConditions(
       code: 'low_2d_confidence',
       detail: `the 2D model was unsure of ${low.map(([n, c]) => `${n.replace('_', ' ')} (${c.toFixed(2)})`).join(', ')} (mean confidence; needs ${MIN_MEAN_2D_CONFIDENCE}): improve lighting, clothing contrast or camera placement`,
     });
-  return out;
+  return mergeConditions(out);
 }
 
 /** True when none of the conditions fails the reading. */

@@ -4,7 +4,17 @@
  */
 import { computeJointSeries, FLEXION_OBSERVABILITY_GATE, type JointSeries } from './angles';
 import { butterworthFiltfilt, interpolateGaps, DEFAULT_MAX_GAP_FRAMES } from './filters';
-import { conditionsPass, hipPlacementCondition, pelvisStats, readingConditions, segmentLengths, type ReadingCondition, type ViewSupport } from './quality';
+import {
+  conditionsPass,
+  hipPlacementCondition,
+  mergeConditions,
+  pelvisStats,
+  readingConditions,
+  segmentLengths,
+  type ModelCrossCheck,
+  type ReadingCondition,
+  type ViewSupport,
+} from './quality';
 import type { KeypointSet } from './keypoints';
 import { PoseMetricInput, POSE_STATISTICS, type ObliquityBand, type OmittedReason, type PoseJoint } from './metrics';
 import { median } from './vec';
@@ -63,6 +73,8 @@ export interface ReadingConditions {
   confidence?: (keypoint: string) => number;
   /** The views each point was triangulated from (F×K masks, frames as `points`): the `two_view_keypoints` check (quality.ts); omitted = not checked. */
   views?: ViewSupport;
+  /** A second 2D model's processed 3D keypoints, frames as `points` (`--cross-check`): the `model_disagreement` check (quality.ts); omitted = not checked. */
+  models?: ModelCrossCheck;
 }
 
 /** Coverage a reading needs to be called trustworthy (it is reported, with a value, from 0.5). */
@@ -109,7 +121,8 @@ export function conditionsFor(cond: ReadingConditions, joint: PoseJoint, coverag
       detail: `only ${Math.round(coverage * 100)} % of frames had a valid reading (trustworthy needs ${TRUST_MIN_COVERAGE * 100} %): keep the athlete in view of at least two cameras`,
     });
   out.push(...(cond.trialConditions ?? []), ...own);
-  return out;
+  // one entry per code (two cameras or two segments failing the same check share it)
+  return mergeConditions(out);
 }
 
 /** When a reading may be called trustworthy: it has a value and none of its conditions fails. */
@@ -206,6 +219,7 @@ export function buildPoseMetrics(
           confidence: cond.confidence ?? (() => NaN),
           hipPlacement,
           views: cond.views ? { support: cond.views, reported: o.perFrame } : undefined,
+          models: cond.models ? { check: cond.models, reported: o.perFrame } : undefined,
         })
       : [];
     const conditions = conditionsFor(cond, o.series.joint, o.coverage, own);

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ROLES } from '../roles';
 import { CAPTURE_TESTS } from '../capture/series';
+import { CONDITION_DETAIL_MAX } from '../capture/quality';
 import { Id, IsoDate, IsoDateTime, RowMeta } from './common';
 
 export { Id, IsoDate, IsoDateTime, RowMeta, META_COLUMNS, isRealDate } from './common';
@@ -237,7 +238,7 @@ export const PoseMetric = z.object({
   frames: z.number().int().min(0),
   /** Conditions the reading was measured under: failed checks and notes, {code, detail} (models/capture/quality.ts; `not_checked` on readings older than the checks). */
   conditions: z
-    .array(z.object({ code: z.string().max(60), detail: z.string().max(500) }))
+    .array(z.object({ code: z.string().max(60), detail: z.string().max(CONDITION_DETAIL_MAX) }))
     .max(40)
     .describe(
       'Conditions the reading was measured under: failed checks and notes, {code, detail} (models/capture/quality.ts; `not_checked` on readings older than the checks).',

@@ -2,6 +2,9 @@
  * The HQ server's HTTP surface (Hono):
  * - `POST /v1/devices` {email, pin, name?} → a device token; `DELETE /v1/devices/:id` revokes one;
  * - `POST /v1/changesets` (Bearer): a device's outbox changesets, applied in order (sync/write/apply.ts);
+ * - `POST /v1/approvals` (Bearer, an owner's own device): owner approvals of changesets, bound to
+ *   their content hash, that a needs-owner changeset uploaded by another device is verified against
+ *   (sync/write/approvals.ts);
  * - `GET /v1/shape` (Bearer): the auth proxy in front of the shape service (sync/http/shape-proxy.ts);
  * - `/healthz` (liveness, touches nothing), `/readyz` (Postgres reachable, replication slot
  *   active), `/health/deps` (every dependency, hard and soft, with timings).
@@ -13,11 +16,12 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type pg from 'pg';
 import { z } from 'zod';
 import { AppError, Forbidden, RateLimited } from '../../models/errors';
-import { ChangesetUpload, type ChangesetOutcome } from '../../models/sync';
+import { ApprovalUpload, ChangesetUpload, type ApprovalUploadResult, type ChangesetOutcome } from '../../models/sync';
 import { SELF_SCOPED_ROLES } from '../../models/roles';
 import { isTableName, TABLES } from '../../models/tables';
 import { DeviceRegistry } from '../auth/devices';
 import { applyUploadedChangeset } from '../write/apply';
+import { recordApprovals } from '../write/approvals';
 import { badRequest, errorResponse } from './errors';
 import { MAX_TOOL_INPUT_DEPTH, measureJsonText } from '../../models/bounds';
 import { proxyShape, UpstreamError } from './shape-proxy';
@@ -207,6 +211,23 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
     for (const cs of parsed.data.changesets) results.push(await applyUploadedChangeset(opts.pool, p, cs, { now: () => new Date(now()) }));
     return c.json({ results });
   });
+
+  // --- Owner approvals (recorded by the owner's own device token)
+  app.post(
+    '/v1/approvals',
+    bodyLimit({ maxSize: 64 * 1024, onError: (c) => errorResponse(c, badRequest('The request body is too large.'), 413) }),
+    async (c) => {
+      const p = await registry.authenticate(c.req.header('authorization'));
+      const parsed = ApprovalUpload.safeParse(await readJson(c));
+      if (!parsed.success)
+        throw badRequest(
+          'The request is not a valid approval batch: {"approvals": [{"changeset_id", "content_hash", "approved_at"}, …]}. Nothing was recorded.',
+          zodIssues(parsed.error),
+        );
+      const body: ApprovalUploadResult = { results: await recordApprovals(opts.pool, p, parsed.data.approvals, new Date(now())) };
+      return c.json(body);
+    },
+  );
 
   // --- Read path
   app.get('/v1/shape', async (c) => {

@@ -8,12 +8,17 @@
  * (`2026-11-29T10:00:00.000Z`), `bigint` as a number.
  */
 import pg from 'pg';
+import { AppError } from '../../models/errors';
 import { HQ_MIGRATIONS } from './migrations';
 
-/** Raised when the database was migrated by a different build (applied migrations diverge). */
-export class HqMigrationMismatch extends Error {
+/**
+ * Raised when the database was migrated by a different build (applied migrations diverge). Code
+ * `Conflict`, as the device's MigrationMismatch: the database and this build disagree; nothing
+ * was changed.
+ */
+export class HqMigrationMismatch extends AppError {
   constructor(message: string) {
-    super(message);
+    super({ code: 'Conflict', message });
     this.name = 'HqMigrationMismatch';
   }
 }

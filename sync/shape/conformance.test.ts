@@ -411,7 +411,8 @@ describe.skipIf(!havePg)('shape service under a role with only REPLICATION + SEL
       await expect(
         startShapeServer({ databaseUrl: readerUrl, storageDir: storage, port: 0, slot: 'reader_slot', publication: 'reader_pub' }),
       ).rejects.toMatchObject({
-        code: 'publication_missing',
+        kind: 'publication_missing',
+        code: 'NotConfigured',
         message: expect.stringContaining('CREATE PUBLICATION "reader_pub" FOR ALL TABLES'),
       });
       await admin(`CREATE PUBLICATION reader_pub FOR ALL TABLES`);

@@ -2,6 +2,7 @@
  * Table metadata for shapes: columns, primary key, Electric's `electric-schema` header and row keys.
  */
 import type pg from 'pg';
+import { AppError } from '../../models/errors';
 import { quoteIdent } from './where';
 
 /** One column of a shape's table. */
@@ -29,10 +30,16 @@ export interface TableInfo {
   replicaIdentity: string;
 }
 
-/** The table does not exist, has no primary key, or the `table` parameter is malformed. */
-export class TableError extends Error {
+/**
+ * The table does not exist, has no primary key, or the `table` (or `columns`) parameter is
+ * malformed: code `Validation`, which the shape API answers with Electric's 400
+ * (`{message: 'Invalid request', errors: {<param>: [<message>]}}`).
+ */
+export class TableError extends AppError {
+  /** @param message `<param>: <what is wrong>` (`table: …`, `columns: …`); the prefix names the issue's path. */
   constructor(message: string) {
-    super(message);
+    const m = /^(\w+): ([\s\S]*)$/.exec(message);
+    super({ code: 'Validation', message, issues: [{ path: m?.[1] ?? 'table', message: m?.[2] ?? message }] });
     this.name = 'TableError';
   }
 }

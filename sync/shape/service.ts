@@ -27,6 +27,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { AppError } from '../../models/errors';
 import type { Pgoutput } from 'pg-logical-replication';
 import { compareOffsets, formatOffset, ShapeLog, type Offset } from './log';
 import { OUTPUT_SETTINGS, ReplicationStream, type RowChange, type TextRow, type Transaction } from './replication';
@@ -56,13 +57,22 @@ export interface ShapeServiceOptions {
   log?: (line: string) => void;
 }
 
-/** A service-level failure with a stable `code` and a message that says what to do. */
-export class ShapeServiceError extends Error {
+/** What stopped the shape service from starting (see {@link ShapeServiceError}). */
+export type ShapeServiceErrorKind = 'wal_level' | 'publication_missing' | 'slot_in_use' | 'replication_privilege' | 'connect';
+
+/**
+ * A service-level failure at start, an {@link AppError} with a message that says what to do;
+ * `kind` says which: `NotConfigured` (503) when Postgres or the role is not set up for it
+ * (`wal_level`, `publication_missing`, `replication_privilege`), `Conflict` (409) when another
+ * process holds the replication slot (`slot_in_use`), `Unavailable` (503) when Postgres cannot
+ * be reached (`connect`).
+ */
+export class ShapeServiceError extends AppError {
   constructor(
-    readonly code: 'wal_level' | 'publication_missing' | 'slot_in_use' | 'replication_privilege' | 'connect',
+    readonly kind: ShapeServiceErrorKind,
     message: string,
   ) {
-    super(message);
+    super({ code: kind === 'connect' ? 'Unavailable' : kind === 'slot_in_use' ? 'Conflict' : 'NotConfigured', message });
     this.name = 'ShapeServiceError';
   }
 }

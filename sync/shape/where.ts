@@ -21,10 +21,15 @@
  * operators, `SIMILAR TO`, regular expressions, comments, `;`.
  */
 
-/** A `where` clause (or its params) that is not in the supported subset, or names an unknown column. */
-export class WhereError extends Error {
+import { AppError } from '../../models/errors';
+
+/**
+ * A `where` clause (or its params) that is not in the supported subset, or names an unknown
+ * column: code `Validation` (the shape API answers Electric's 400 with `errors.where`).
+ */
+export class WhereError extends AppError {
   constructor(message: string) {
-    super(message);
+    super({ code: 'Validation', message, issues: [{ path: 'where', message }] });
     this.name = 'WhereError';
   }
 }

@@ -22,13 +22,15 @@ import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
 import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
-import { evaluatePolicy } from '../../models/policy';
+import { AppError, type ErrorCode } from '../../models/errors';
+import { evaluatePolicy, OWNER_AUTHORITY_CODES } from '../../models/policy';
 import type { Role } from '../../models/roles';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { ChangesetOutcome, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 import { NO_ATHLETE, withTenant } from '../pg/db';
+import { verifyOwnerApproval } from './approvals';
 import type { Principal } from './principal';
 
 /** Clinics sit in time zones up to UTC+14: a clinical date is "in the future" only past that. */
@@ -39,9 +41,29 @@ export interface ApplyOptions {
   now?: () => Date;
 }
 
-class Rejection extends Error {
+/** The error code of each rejection reason (what a client would do about it; see models/errors.ts). */
+const REJECTION_CODE: Readonly<Record<RejectionReason, ErrorCode>> = {
+  stale: 'Conflict',
+  forbidden: 'Forbidden',
+  not_found: 'NotFound',
+  validation: 'Validation',
+  policy: 'Forbidden',
+  // The owner's approval it claims is not proven by that owner's own device token: an owner must approve it.
+  approval_unverified: 'Forbidden',
+  idempotency_mismatch: 'Conflict',
+};
+
+/**
+ * Thrown inside a changeset's transaction to roll it back and answer `rejected` (never leaves
+ * this module: {@link applyUploadedChangeset} records it as the outcome). `kind` is the
+ * rejection reason; `code` its {@link ErrorCode}.
+ */
+class Rejection extends AppError {
+  readonly kind: RejectionReason;
   constructor(readonly outcome: Omit<Extract<ChangesetOutcome, { status: 'rejected' }>, 'changeset_id' | 'replayed'>) {
-    super(outcome.message);
+    super({ code: REJECTION_CODE[outcome.reason], message: outcome.message });
+    this.name = 'Rejection';
+    this.kind = outcome.reason;
   }
 }
 
@@ -242,12 +264,17 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
     const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
     const policy = evaluatePolicy(actor, planned, { today });
     if (policy.verdict === 'deny') throw reject('policy', policy.reasons.join(' '), { policy: policy.decisions });
-    if (policy.verdict === 'needs_owner' && actor.role !== NEEDS_OWNER_APPROVER) {
-      const approver = cs.approved_by
-        ? (await c.query<{ role: string; active: boolean }>('SELECT role, active FROM app_user WHERE id = $1 AND deleted_at IS NULL', [cs.approved_by])).rows[0]
-        : undefined;
-      if (!approver || approver.role !== NEEDS_OWNER_APPROVER || !approver.active) {
-        throw reject('policy', `${policy.reasons.join(' ')} This upload carries no approval by an active owner of the club.`, { policy: policy.decisions });
+    // An owner as the author stands in for the approval only under the same proof: an org device
+    // can name any user as a changeset's author.
+    const ownerAuthority = actor.role === NEEDS_OWNER_APPROVER && policy.decisions.some((d) => OWNER_AUTHORITY_CODES.has(d.code));
+    if (policy.verdict === 'needs_owner' || ownerAuthority) {
+      // The approval must be an act HQ can verify (sync/write/approvals.ts): the named owner's own
+      // device token uploaded this, or recorded an approval of this id and content first.
+      const approverId = cs.approved_by ?? (actor.role === NEEDS_OWNER_APPROVER ? actor.userId : null);
+      const check = await verifyOwnerApproval(c, principal, approverId, cs.changeset_id, contentHash);
+      if (!check.ok) {
+        const why = policy.reasons.length ? policy.reasons : policy.decisions.filter((d) => OWNER_AUTHORITY_CODES.has(d.code)).map((d) => d.reason);
+        throw reject(check.reason, `${why.join(' ')} ${check.message}`, { policy: policy.decisions });
       }
     }
 

@@ -286,26 +286,108 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     }
   });
 
-  it('needs an owner\'s approval for a change the policy marks "needs owner"', async () => {
-    const [item] = await sql<{ id: string; version: number; price_cents: number }>(
-      'SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 ORDER BY code LIMIT 1',
-      [ids.org],
-    );
-    const change = {
-      op: 'update',
-      table: 'rate_item',
-      id: item!.id,
-      version: item!.version,
-      before: { price_cents: item!.price_cents },
-      after: { price_cents: Math.round(item!.price_cents * 1.5) },
-    };
-    const unapproved = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', changes: [change] });
-    expect(unapproved).toMatchObject({ status: 'rejected', reason: 'policy' });
-    if (unapproved.status === 'rejected') expect(unapproved.policy?.map((d) => d.code)).toContain('numeric_change_needs_owner');
-    const byDoctor = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', approved_by: ids.users.doctor, changes: [change] });
-    expect(byDoctor).toMatchObject({ status: 'rejected', reason: 'policy' });
-    const approved = await one(tokens.physio!, { changeset_id: uuidv7(), verb: 'rates.updateItem', approved_by: ids.users.owner, changes: [change] });
-    expect(approved).toMatchObject({ status: 'applied', versions: { [item!.id]: item!.version + 1 } });
+  describe('owner approval of a change the policy marks "needs owner"', () => {
+    /** A +25 % (or `factor`) change of one fee, planned against the row as HQ holds it now. */
+    async function feeChange(code: number, factor = 1.25) {
+      const [item] = await sql<{ id: string; version: number; price_cents: number }>(
+        'SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 ORDER BY code LIMIT 1 OFFSET $2',
+        [ids.org, code],
+      );
+      const change = {
+        op: 'update',
+        table: 'rate_item',
+        id: item!.id,
+        version: item!.version,
+        before: { price_cents: item!.price_cents },
+        after: { price_cents: Math.round(item!.price_cents * factor) },
+      };
+      return { item: item!, cs: (extra: Record<string, unknown> = {}) => ({ changeset_id: uuidv7(), verb: 'rates.updateItem', changes: [change], ...extra }) };
+    }
+    async function price(id: string): Promise<{ price_cents: number; version: number }> {
+      return (await sql<{ price_cents: number; version: number }>('SELECT price_cents, version FROM rate_item WHERE id = $1', [id]))[0]!;
+    }
+    async function approve(token: string, approvals: unknown[]): Promise<Response> {
+      return fetch(`${server.url}/v1/approvals`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ approvals }),
+      });
+    }
+
+    it('refuses a change without an approval, or approved by someone who is not an owner', async () => {
+      const { cs } = await feeChange(0, 1.5);
+      const unapproved = await one(tokens.physio!, cs());
+      expect(unapproved).toMatchObject({ status: 'rejected', reason: 'policy' });
+      if (unapproved.status === 'rejected') expect(unapproved.policy?.map((d) => d.code)).toContain('numeric_change_needs_owner');
+      const byDoctor = await one(tokens.physio!, cs({ approved_by: ids.users.doctor }));
+      expect(byDoctor).toMatchObject({ status: 'rejected', reason: 'policy' });
+    });
+
+    it("rejects a forged approved_by: an admin's (or physio's) device naming the owner without the owner's proof", async () => {
+      const { item, cs } = await feeChange(1);
+      const before = await price(item.id);
+      // The attack of issue 12: an admin device uploads +25 % claiming the owner approved it.
+      const forged = await one(tokens.admin!, cs({ approved_by: ids.users.owner }));
+      expect(forged).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      if (forged.status === 'rejected') expect(forged.message).toMatch(/cannot verify the owner's approval/);
+      const viaPhysio = await one(tokens.physio!, cs({ approved_by: ids.users.owner }));
+      expect(viaPhysio).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      // Naming the owner as the author instead (an org device may upload for anyone) proves nothing either.
+      const asOwner = await one(tokens.admin!, cs({ user_id: ids.users.owner }));
+      expect(asOwner).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      // And only an owner's own device may record an approval at all.
+      const c = cs();
+      const { uploadContentHash } = await import('./apply');
+      const adminRecord = await approve(tokens.admin!, [{ changeset_id: c.changeset_id, content_hash: uploadContentHash(c as never) }]);
+      expect(adminRecord.status).toBe(403);
+      expect(((await adminRecord.json()) as { error: { code: string } }).error.code).toBe('Forbidden');
+      expect(await one(tokens.admin!, { ...c, approved_by: ids.users.owner })).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      expect(await price(item.id)).toEqual(before);
+      const [n] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM hq_changeset WHERE outcome->>'reason' = 'approval_unverified'");
+      expect(n!.n).toBeGreaterThanOrEqual(4);
+    });
+
+    it("applies an approval made on the owner's own device: uploaded with the owner's token", async () => {
+      // The physio's proposal, approved by the owner on the owner's device and uploaded from there.
+      const { item, cs } = await feeChange(2);
+      const out = await one(tokens.owner!, cs({ user_id: ids.users.physio, approved_by: ids.users.owner }));
+      expect(out).toMatchObject({ status: 'applied', versions: { [item.id]: item.version + 1 } });
+      // The owner's own change on the owner's own device needs nothing more.
+      const second = await feeChange(3);
+      expect(await one(tokens.owner!, second.cs())).toMatchObject({ status: 'applied' });
+    });
+
+    it("applies an approval the owner's device recorded at HQ, for the device that uploads the change, bound to its content", async () => {
+      const { uploadContentHash } = await import('./apply');
+      const { item, cs } = await feeChange(4);
+      const c = cs({ approved_by: ids.users.owner });
+      const hash = uploadContentHash(c as never);
+      // The owner approves on their device (offline then; recorded when it reaches HQ) …
+      const rec = await approve(tokens.owner!, [{ changeset_id: c.changeset_id, content_hash: hash, approved_at: new Date().toISOString() }]);
+      expect(rec.status).toBe(200);
+      expect(await rec.json()).toEqual({ results: [{ changeset_id: c.changeset_id, status: 'recorded' }] });
+      const again = await approve(tokens.owner!, [{ changeset_id: c.changeset_id, content_hash: hash }]);
+      expect(await again.json()).toEqual({ results: [{ changeset_id: c.changeset_id, status: 'already_recorded' }] });
+      const other = await approve(tokens.owner!, [{ changeset_id: c.changeset_id, content_hash: 'f'.repeat(64) }]);
+      expect(other.status).toBe(409);
+      const [stored] = await sql<{ device_id: string; approver_id: string }>('SELECT device_id, approver_id FROM hq_approval WHERE changeset_id = $1', [
+        c.changeset_id,
+      ]);
+      expect(stored!.approver_id).toBe(ids.users.owner);
+
+      // … and the physio's device uploads the change under its own token: verified, applied.
+      expect(await one(tokens.physio!, c)).toMatchObject({ status: 'applied', versions: { [item.id]: item.version + 1 } });
+
+      // An approval binds its content: the same id with other content (a bigger rise) is not approved.
+      const swapped = await feeChange(5);
+      const honest = swapped.cs({ approved_by: ids.users.owner });
+      await approve(tokens.owner!, [{ changeset_id: honest.changeset_id, content_hash: uploadContentHash(honest as never) }]);
+      const bigger = { ...honest, changes: [{ ...(honest.changes[0] as object), after: { price_cents: swapped.item.price_cents * 3 } }] };
+      const out = await one(tokens.physio!, bigger);
+      expect(out).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      if (out.status === 'rejected') expect(out.message).toMatch(/different content/);
+      expect(await price(swapped.item.id)).toEqual({ price_cents: swapped.item.price_cents, version: swapped.item.version });
+    });
   });
 
   it('rate-limits device sign-in attempts per address', async () => {

@@ -23,7 +23,8 @@ import { sql as kinetixLeases } from './0007_kinetix_leases';
 import { sql as poseConditions } from './0008_pose_conditions';
 import { sql as syncDevice } from './0009_sync_device';
 import { sql as captureResults } from './0010_capture_results';
-import { sql as freeText } from './0011_free_text';
+import { sql as idempotencyPerUser } from './0011_idempotency_per_user';
+import { sql as freeText } from './0012_free_text';
 
 export interface Migration {
   id: number;
@@ -44,7 +45,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 8, name: '0008_pose_conditions', sql: poseConditions, sha256: '625dc0639385b48d46222d9648c43ef7efaa3e7d9650023fa7e04e4739514f83' },
   { id: 9, name: '0009_sync_device', sql: syncDevice, sha256: 'c36484922f8b61f7df955e8a1b9a2f33d2d32c44d795fb71474e2938b2c10b3b' },
   { id: 10, name: '0010_capture_results', sql: captureResults, sha256: 'b7183873b953409c2f31c66aa9605f2ae799172ff190997ea4579444f4a706b1' },
-  { id: 11, name: '0011_free_text', sql: freeText, sha256: 'c0a4e46e12f050dc6f75932bc7d53f019eecf5da5d5a18f227614ad547744d1e' },
+  { id: 11, name: '0011_idempotency_per_user', sql: idempotencyPerUser, sha256: '2e0408a4b59edad8d9a841290495a7b81796e7de17e2f35c1676e7dcca9577c3' },
+  { id: 12, name: '0012_free_text', sql: freeText, sha256: 'c0a4e46e12f050dc6f75932bc7d53f019eecf5da5d5a18f227614ad547744d1e' },
 ];
 
 /** SHA-256 (lower-case hex) of a migration's SQL text, as recorded in schema_migrations.sha256. */

@@ -14,7 +14,8 @@ import { getRow, listRows } from '../../data/rows';
 import { shippedHelpPages } from '../../help';
 import { CLEARANCE_SETTING_KEY } from '../../kinetix';
 import { clearanceUpTo } from '../../../models/classification';
-import { callVerbByName, VERBS } from '../../services';
+import type { ReadVerbName, VerbOutput } from '../../../models/verbs';
+import { callVerb, type CallVerbInput } from '../../services';
 import type { Turn } from '../model';
 import type { ShownRow } from '../types';
 import type { World } from '../world';
@@ -32,9 +33,9 @@ export function idNamed(t: Turn, tool: string, name: string): string {
   return String(pick<{ name: string; id: string }>(t.last(tool), (x) => x.name === name, `${name} (${tool})`).id);
 }
 
-/** Call a read verb as a user (ground truth for answer checks). */
-export function read<T>(w: World, userId: string, verb: string, input: unknown): T {
-  return callVerbByName({ db: w.db, userId, now: () => new Date(`${w.seed.today}T12:00:00Z`) }, VERBS, verb, input) as T;
+/** Call read verb `verb` as a user (ground truth for answer checks), typed by the verb map. */
+export function read<K extends ReadVerbName>(w: World, userId: string, verb: K, input: CallVerbInput<K>): VerbOutput<K> {
+  return callVerb({ db: w.db, userId, now: () => new Date(`${w.seed.today}T12:00:00Z`) }, verb, input);
 }
 
 /** Dollars as the fee pages show them: 5500 → "$55.00". */

@@ -128,10 +128,7 @@ export const TASKS: EvalCase[] = [
         return `Jonah Merrow's ACWR as of ${EVAL_TODAY}: ${r.map((x) => `${x.method} ${x.ratio === null ? 'not computed' : x.ratio.toFixed(2)}`).join(', ')}.`;
       }),
     ],
-    answer: (w) =>
-      read<{ results: AcwrResult[] }>(w, w.users.physio, 'workload.acwr', { athlete_id: w.seed.linkedAthleteId }).results.map(
-        (x) => `${x.method} ${x.ratio?.toFixed(2)}`,
-      ),
+    answer: (w) => read(w, w.users.physio, 'workload.acwr', { athlete_id: w.seed.linkedAthleteId }).results.map((x) => `${x.method} ${x.ratio?.toFixed(2)}`),
   },
   {
     id: 'T05',
@@ -148,7 +145,7 @@ export const TASKS: EvalCase[] = [
       }),
     ],
     answer: (w) => {
-      const r = read<{ results: AcwrResult[] }>(w, w.users.physio, 'workload.acwr', { athlete_id: w.athlete('Caius Delmont').id }).results;
+      const r = read(w, w.users.physio, 'workload.acwr', { athlete_id: w.athlete('Caius Delmont').id }).results;
       return ['insufficient data', `only ${r[0]?.days_of_data} day`];
     },
   },
@@ -323,9 +320,7 @@ export const TASKS: EvalCase[] = [
     as: 'physio',
     message: 'Undo my last change.',
     setup: (w, c) => {
-      const r = callVerb({ db: w.db, userId: w.users.physio }, 'rates.updateItem', { id: w.rateItem('PRI-002').id, price_cents: 7500 }) as {
-        changeset: { id: string };
-      };
+      const r = callVerb({ db: w.db, userId: w.users.physio }, 'rates.updateItem', { id: w.rateItem('PRI-002').id, price_cents: 7500 });
       c.changesetId = r.changeset.id;
     },
     script: () => [
@@ -604,9 +599,7 @@ export const TASKS: EvalCase[] = [
     as: 'admin',
     message: 'Rotate the API key of the GPS vest 7 device.',
     setup: (w, c) => {
-      const r = callVerb({ db: w.db, userId: w.users.admin }, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' }) as {
-        changeset: { changes: { id: string }[] };
-      };
+      const r = callVerb({ db: w.db, userId: w.users.admin }, 'devices.register', { name: 'GPS vest 7', kind: 'wearable' });
       c.deviceId = r.changeset.changes[0]!.id;
     },
     script: () => [

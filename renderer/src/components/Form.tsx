@@ -29,6 +29,9 @@ import { ReviewDialog } from './ChangeReview';
 import { ErrorNote } from './Page';
 import { DATA_CHANGED } from './useLoad';
 
+/** What a form that showed no stored record expects: still nothing stored (the service refuses the submit with Conflict when a row appeared). */
+export const NOTHING_STORED = 'nothing-stored' as const;
+
 /** Named app event fired on each form state change. */
 export const FORM_EVENT = 'ai:form';
 
@@ -116,10 +119,11 @@ export interface EntryForm {
   /** The service's message for `field` (see {@link issueMatches}), if any. */
   issueFor(field: string): string | null;
   /**
-   * Submit `verb` with `input`. `expected` maps row id → version the form showed.
-   * Resolves to the outcome (never throws).
+   * Submit `verb` with `input`. `expected` maps row id → version the form showed, or is
+   * {@link NOTHING_STORED} when the form showed no stored record (a row that appeared since is
+   * then a conflict, never silently replaced). Resolves to the outcome (never throws).
    */
-  submit(verb: string, input: Record<string, unknown>, expected?: Record<string, number>): Promise<FormSubmitResultView | null>;
+  submit(verb: string, input: Record<string, unknown>, expected?: Record<string, number> | typeof NOTHING_STORED): Promise<FormSubmitResultView | null>;
   /** Approve the change under review (after leaving out `dropIds`, if any). */
   approve(dropIds?: string[]): Promise<void>;
   /** Decline the change under review (nothing is written). */
@@ -195,7 +199,7 @@ export function useEntryForm(
   }, []);
 
   const submit = useCallback(
-    async (verb: string, input: Record<string, unknown>, expected?: Record<string, number>) => {
+    async (verb: string, input: Record<string, unknown>, expected?: Record<string, number> | typeof NOTHING_STORED) => {
       setState('saving');
       setError(null);
       setDone(null);
@@ -204,10 +208,12 @@ export function useEntryForm(
           verb,
           input,
           idempotency_key: key.current,
-          ...(expected ? { expected_versions: expected } : {}),
+          ...(expected === NOTHING_STORED ? { expect_absent: true } : expected ? { expected_versions: expected } : {}),
         });
         if (r.status === 'applied') saved(r.changeset.summary);
         else {
+          // The key now names this proposal (a re-send finds it); the next change gets a new one.
+          key.current = newKey();
           setReview({ proposal: r.proposal, notes: r.notes });
           setState('review');
         }

@@ -66,5 +66,9 @@ export const REASON_TEXT: Readonly<Record<string, { title: string; help: string 
   not_found: { title: 'Record no longer there', help: 'A record this change needs was removed at HQ, or is outside what your role can see.' },
   validation: { title: 'A value was refused', help: 'HQ found a value out of bounds or inconsistent with the stored records.' },
   policy: { title: 'Needs approval', help: 'The club’s policy refused it, or it needs an owner’s approval it did not carry.' },
+  approval_unverified: {
+    title: 'Owner approval not verified',
+    help: 'It needs an owner’s approval, and HQ could not verify that the owner gave it: it was approved on a device not signed in to HQ as that owner. Re-plan it and have the owner approve it on a device signed in to HQ as themselves.',
+  },
   idempotency_mismatch: { title: 'Duplicate change id', help: 'HQ already holds a different change with this id. Re-plan it as a new change.' },
 };

@@ -6,7 +6,8 @@ import { sql as schema } from './0001_schema';
 import { sql as tenancy } from './0002_tenancy';
 import { sql as poseConditions } from './0003_pose_conditions';
 import { sql as captureResults } from './0004_capture_results';
-import { sql as freeText } from './0005_free_text';
+import { sql as approvals } from './0005_approvals';
+import { sql as freeText } from './0006_free_text';
 
 export interface HqMigration {
   id: number;
@@ -19,5 +20,6 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 2, name: '0002_tenancy', sql: tenancy },
   { id: 3, name: '0003_pose_conditions', sql: poseConditions },
   { id: 4, name: '0004_capture_results', sql: captureResults },
-  { id: 5, name: '0005_free_text', sql: freeText },
+  { id: 5, name: '0005_approvals', sql: approvals },
+  { id: 6, name: '0006_free_text', sql: freeText },
 ];

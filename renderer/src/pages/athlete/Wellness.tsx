@@ -10,7 +10,7 @@ import type { Vitals, Wellness } from '../../../../models/records';
 import { hasPermission } from '../../../../models/roles';
 import { call } from '../../bridge';
 import { LineChart } from '../../components/Charts';
-import { Field, FormDialog, FormMessages, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, FormMessages, NOTHING_STORED, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { addDays, formatDate, formatDateTime, todayIso } from '../../format';
@@ -190,39 +190,73 @@ function answersOf(w: Wellness | null): Answers {
   return w ? { sleep: w.sleep, soreness: w.soreness, stress: w.stress, mood: w.mood, fatigue: w.fatigue } : EMPTY;
 }
 
+/** Which stored row (and version) a form shows: `none` when nothing is stored. */
+function versionOf(row: Wellness | null): string {
+  return row ? `${row.id}:${row.version}` : 'none';
+}
+
 /**
  * Today's questionnaire. Starts from today's stored answers (an athlete reads their own back
- * here); with none stored every scale starts unanswered. Changing stored answers asks first.
+ * here); with none stored every scale starts unanswered, and the submit expects that nothing is
+ * stored (a row saved meanwhile by someone else is a conflict, never silently replaced). Changing
+ * stored answers asks first. After a conflict the stored row is loaded again while the answers
+ * being entered stay on screen, and "replace?" compares them with the current stored values.
  */
 function WellnessForm({ athleteId, onSaved }: { athleteId: string; onSaved(s: string): void }) {
   const today = todayIso();
-  const stored = useLoad(() => call('wellness.getDay', { athlete_id: athleteId, date: today }), `${athleteId}/${today}`);
-  if (stored.state === 'error') return <ErrorNote error={stored.error} />;
-  if (stored.state === 'loading')
+  const dayKey = `${athleteId}/${today}`;
+  const stored = useLoad(() => call('wellness.getDay', { athlete_id: athleteId, date: today }), dayKey);
+  // The last row loaded for this day stays on screen while it is loaded again (no unmount: the
+  // answers being entered and the form's message survive a reload).
+  const [shown, setShown] = useState<{ for: string; row: Wellness | null } | null>(null);
+  if (stored.state === 'ready' && (shown?.for !== dayKey || shown.row !== stored.data)) setShown({ for: dayKey, row: stored.data });
+  const row = shown?.for === dayKey ? shown : null;
+  if (!row && stored.state === 'error') return <ErrorNote error={stored.error} />;
+  if (!row)
     return (
       <p className="muted card" role="status">
         Loading today's answers…
       </p>
     );
-  // Keyed by the stored row's version: the answers start from what is stored each time it changes.
-  return (
-    <WellnessAnswers
-      key={stored.data ? `${stored.data.id}:${stored.data.version}` : 'none'}
-      athleteId={athleteId}
-      today={today}
-      row={stored.data}
-      onSaved={onSaved}
-    />
-  );
+  return <WellnessAnswers key={dayKey} athleteId={athleteId} today={today} row={row.row} onSaved={onSaved} onConflict={stored.reload} />;
 }
 
-function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string; today: string; row: Wellness | null; onSaved(s: string): void }) {
+function WellnessAnswers({
+  athleteId,
+  today,
+  row,
+  onSaved,
+  onConflict,
+}: {
+  athleteId: string;
+  today: string;
+  row: Wellness | null;
+  onSaved(s: string): void;
+  /** Load the stored row again (the service said the form is stale). */
+  onConflict(): void;
+}) {
   const [values, setValues] = useState<Answers>(() => answersOf(row));
   const [notes, setNotes] = useState(row?.notes ?? '');
   const [confirming, setConfirming] = useState(false);
   const [unchanged, setUnchanged] = useState(false);
   // The scales are fieldsets, not Fields: their labels enter the form's label book here.
-  const form = useEntryForm('wellness', { onSaved, labels: Object.fromEntries(SCALES.map((sc) => [sc.key, sc.label])) });
+  const form = useEntryForm('wellness', { onSaved, onConflict, labels: Object.fromEntries(SCALES.map((sc) => [sc.key, sc.label])) });
+  // A new stored row or version: after a save the answers start from it; after a conflict the
+  // answers being entered stay and "replace?" is asked against the current stored values.
+  const [seen, setSeen] = useState(versionOf(row));
+  if (versionOf(row) !== seen) {
+    setSeen(versionOf(row));
+    if (form.state === 'conflict' && row) {
+      const now = answersOf(row);
+      const differs = SCALES.some((sc) => values[sc.key] !== now[sc.key]) || notes !== row.notes;
+      setConfirming(differs);
+      setUnchanged(!differs);
+    } else {
+      setValues(answersOf(row));
+      setNotes(row?.notes ?? '');
+      setConfirming(false);
+    }
+  }
   const before = answersOf(row);
   const changes = row
     ? SCALES.filter((sc) => values[sc.key] !== before[sc.key]).map((sc) => ({ label: sc.label, from: before[sc.key], to: values[sc.key] }))
@@ -233,7 +267,7 @@ function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string
     const input: Record<string, unknown> = { athlete_id: athleteId, date: today, notes };
     for (const sc of SCALES) if (values[sc.key] !== null) input[sc.key] = values[sc.key];
     setConfirming(false);
-    void form.submit('wellness.submit', input, row ? { [row.id]: row.version } : undefined);
+    void form.submit('wellness.submit', input, row ? { [row.id]: row.version } : NOTHING_STORED);
   }
   function submit(e: React.FormEvent) {
     e.preventDefault();
@@ -259,7 +293,12 @@ function WellnessAnswers({ athleteId, today, row, onSaved }: { athleteId: string
       noValidate
     >
       <h2 id="wellness-form-h">Today's wellness ({formatDate(today)})</h2>
-      {row ? (
+      {row && form.state === 'conflict' ? (
+        <p className="small" data-stored-note>
+          Today's answers were saved ({formatDateTime(row.updated_at)}) while this form was open. Your answers are kept below; the stored ones are listed next
+          to them.
+        </p>
+      ) : row ? (
         <p className="small" data-stored-note>
           Already submitted today ({formatDateTime(row.updated_at)}): these are the stored answers. Change any and submit to replace them.
         </p>
