@@ -58,6 +58,8 @@ const OPS = [
   'sync.now',
   'sync.conflicts',
   'sync.discard',
+  'sync.hqSignIn',
+  'sync.signInToHq',
   'admin.setPin',
   'settings.organisation',
   'settings.updateOrganisation',

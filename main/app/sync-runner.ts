@@ -18,6 +18,10 @@ export interface SyncEngine {
   conflicts(): SyncConflict[];
   /** @throws NotFound, Conflict (being uploaded, or already applied) */
   discard(changesetId: string): void;
+  /** Sign a user in to HQ as themselves on this device (their owner approvals become verifiable). @throws as HQ's sign-in */
+  signInUser(input: { email: string; pin: string }): Promise<{ userId: string; signedInAt: string }>;
+  /** Whether `userId` can record approvals at HQ from this device. */
+  hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null };
   syncOnce(): Promise<unknown>;
   start(): void;
   stop(): Promise<void>;
@@ -139,6 +143,25 @@ export class AppSync {
     this.engine.discard(changesetId);
     this.emit();
     return this.engine.status();
+  }
+
+  /**
+   * Sign `email` in to HQ as themselves on this device (PIN checked by HQ, never stored), so the
+   * owner approvals they give here are verifiable at HQ. @throws NotConfigured, Unauthenticated,
+   * RateLimited, Forbidden, Unavailable
+   */
+  async signInUser(input: { email: string; pin: string }): Promise<{ signed_in: boolean; signed_in_at: string | null }> {
+    this.requireEnrolled();
+    const r = await this.engine.signInUser(input);
+    this.log('sync: a user signed in to HQ on this device');
+    return { signed_in: true, signed_in_at: r.signedInAt };
+  }
+
+  /** Whether `userId` is signed in to HQ on this device (the enrolled user always is). */
+  hqSignIn(userId: string): { signed_in: boolean; signed_in_at: string | null } {
+    if (!this.engine.status().enrolled) return { signed_in: false, signed_in_at: null };
+    const r = this.engine.hqSignIn(userId);
+    return { signed_in: r.signedIn, signed_in_at: r.signedInAt };
   }
 
   /** Call `listener` with each new status. Returns the unsubscribe function. */

@@ -6,10 +6,10 @@ import { openDb } from './db';
 import { seedDemo } from './seed';
 import { sqlite } from './sqlite';
 
-describe('migration 0012: a typed deactivation reason leaves the changeset summary for its own column', () => {
+describe('migration 0013: a typed deactivation reason leaves the changeset summary for its own column', () => {
   it('moves the reason of a deactivated athlete into athlete.deactivation_reason and rewrites every deactivation summary from structured fields', () => {
     const p = path.join(mkdtempSync(path.join(tmpdir(), 'free-text-mig-')), 'clinic.sqlite');
-    const old = openDb(p, { migrateUpTo: 11 });
+    const old = openDb(p, { migrateUpTo: 12 });
     const s = seedDemo(old, { seed: 5, today: '2026-11-20' });
     const db = sqlite(old);
     const [a, b] = db.prepare('SELECT id, name FROM athlete WHERE org_id = ? ORDER BY name LIMIT 2').all(s.orgId) as { id: string; name: string }[];

@@ -43,7 +43,7 @@ export interface RunRow {
   started_at: string;
   finished_at: string | null;
   /**
-   * The provider clearance the run was sent under: JSON array of classes (migration 0012); NULL for
+   * The provider clearance the run was sent under: JSON array of classes (migration 0013); NULL for
    * runs from before it (read as cleared for everything, so their answers are never replayed to a
    * provider cleared for less).
    */
@@ -229,7 +229,7 @@ export function insertRun(db: Db, r: RunRow): void {
     );
 }
 
-/** Each run's recorded provider clearance (`cleared_for_json`, NULL for runs before migration 0012), by run id; unknown ids are absent. */
+/** Each run's recorded provider clearance (`cleared_for_json`, NULL for runs before migration 0013), by run id; unknown ids are absent. */
 export function runClearances(db: Db, runIds: readonly string[]): Map<string, string | null> {
   const out = new Map<string, string | null>();
   const stmt = sqlite(db).prepare('SELECT cleared_for_json FROM kinetix_run WHERE id = ?');

@@ -713,6 +713,16 @@ CREATE TABLE sync_upload (
   decided_at TEXT NOT NULL
 );
 
+-- table sync_user_token
+CREATE TABLE sync_user_token (
+  user_id TEXT PRIMARY KEY,
+  hq_device_id TEXT NOT NULL,
+  token_sealed TEXT NOT NULL,
+  token_hint TEXT NOT NULL,
+  token_expires_at TEXT,
+  signed_in_at TEXT NOT NULL
+);
+
 -- table training_session
 CREATE TABLE training_session (id TEXT PRIMARY KEY,
   org_id TEXT NOT NULL REFERENCES organization(id),

@@ -1,6 +1,6 @@
 /**
  * Device sync state and the replica writes of the sync engine (main/sync/): the only SQL of
- * device sync. Tables from migration 0010 (see its header): enrolment, per-shape state, per-outbox
+ * device sync. Tables from migrations 0009 and 0012 (see their headers): enrolment, personal HQ sign-ins of other users, per-shape state, per-outbox
  * upload outcomes, the server's last known rows under optimistic local changes, seen txids.
  *
  * Rules kept here:
@@ -15,7 +15,8 @@
  *   them). They stay enforced for local writes.
  */
 import type { RowChange } from '../../models/changeset';
-import { NOW_PLACEHOLDER } from '../../models/changeset';
+import { canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
+import { createHash } from 'node:crypto';
 import { AppError, Conflict, NotFound } from '../../models/errors';
 import type { ChangesetOutcome, CurrentRow, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
 import type Database from 'better-sqlite3';
@@ -93,8 +94,38 @@ export function saveEnrolment(db: Db, e: Omit<SyncEnrolmentRow, 'last_synced_at'
         );
       sqlite(db).prepare('DELETE FROM sync_shape').run();
       sqlite(db).prepare('DELETE FROM sync_seen_txid').run();
+      sqlite(db).prepare('DELETE FROM sync_user_token').run(); // personal sign-ins were at the old HQ
     })
     .immediate();
+}
+
+/** A user's own HQ sign-in on this device (migration 0012): their device token, sealed. */
+export interface SyncUserTokenRow {
+  user_id: string;
+  hq_device_id: string;
+  token_sealed: string;
+  token_hint: string;
+  token_expires_at: string | null;
+  signed_in_at: string;
+}
+
+/** Store (or replace) `row.user_id`'s own HQ sign-in on this device. */
+export function saveUserToken(db: Db, row: SyncUserTokenRow): void {
+  sqlite(db)
+    .prepare(
+      `INSERT OR REPLACE INTO sync_user_token (user_id, hq_device_id, token_sealed, token_hint, token_expires_at, signed_in_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    )
+    .run(row.user_id, row.hq_device_id, row.token_sealed, row.token_hint, row.token_expires_at, row.signed_in_at);
+}
+
+/** `userId`'s own HQ sign-in on this device, or null. */
+export function getUserToken(db: Db, userId: string): SyncUserTokenRow | null {
+  return (sqlite(db).prepare('SELECT * FROM sync_user_token WHERE user_id = ?').get(userId) as SyncUserTokenRow | undefined) ?? null;
+}
+
+/** Forget `userId`'s own HQ sign-in on this device (HQ refused its token). */
+export function deleteUserToken(db: Db, userId: string): void {
+  sqlite(db).prepare('DELETE FROM sync_user_token WHERE user_id = ?').run(userId);
 }
 
 /** Record the end of a sync pass: success (clears the last error) or a typed error. */
@@ -513,6 +544,18 @@ export function pendingUploads(db: Db, userId: string | null, limit: number): Up
     if (r.activity_id) cs.activity_id = r.activity_id;
     return cs;
   });
+}
+
+/**
+ * The content hash HQ computes for an uploaded changeset (sync/write/apply.ts `uploadContentHash`):
+ * SHA-256 (hex) of the canonical JSON of `{verb, changes}` as uploaded. An owner approval recorded
+ * at HQ (POST /v1/approvals) is bound to it.
+ */
+export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'>): string {
+  // The same hash as main/data/changesets.ts `changesetContentHash` (importing it would be a cycle).
+  return createHash('sha256')
+    .update(canonicalJson({ verb: cs.verb, changes: cs.changes }))
+    .digest('hex');
 }
 
 /** Store one upload outcome (HQ's answer for changeset `outcome.changeset_id`), atomically with its effects. */

@@ -112,3 +112,24 @@ export function syncDiscard(db: Db, sync: AppSync | null | undefined, userId: st
   if (!c || !mayView(actor, c)) throw new NotFound(`Sync conflict ${changesetId}`);
   return s.discard(changesetId);
 }
+
+/** `sync.hqSignIn`: is the signed-in user signed in to HQ as themselves on this device? */
+export function syncHqSignIn(db: Db, sync: AppSync | null | undefined, userId: string): { signed_in: boolean; signed_in_at: string | null } {
+  actorOf(db, userId);
+  return sync ? sync.hqSignIn(userId) : { signed_in: false, signed_in_at: null };
+}
+
+/**
+ * `sync.signInToHq`: sign the signed-in user in to HQ as themselves on this device, with their
+ * own email and `pin` (any active user; it gives them nothing on this device, only lets HQ verify
+ * the approvals they give here). @throws NotConfigured, Unauthenticated, RateLimited, Forbidden, Unavailable
+ */
+export async function syncSignInToHq(
+  db: Db,
+  sync: AppSync | null | undefined,
+  userId: string,
+  pin: string,
+): Promise<{ signed_in: boolean; signed_in_at: string | null }> {
+  const actor = actorOf(db, userId);
+  return engine(sync).signInUser({ email: actor.email, pin });
+}

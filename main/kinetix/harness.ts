@@ -592,7 +592,7 @@ export class Kinetix {
    * Earlier messages as they may be replayed to a provider with `clearedFor`: the user's own
    * prompts as typed (what they chose to send; help page "What data the assistant may see"), and
    * each assistant answer only when its run was sent under no class `clearedFor` lacks; otherwise
-   * {@link earlierAnswerWithheld}. A run with no recorded clearance (before migration 0012) counts
+   * {@link earlierAnswerWithheld}. A run with no recorded clearance (before migration 0013) counts
    * as cleared for everything (fail closed).
    */
   private replayable(messages: readonly K.MessageRow[], clearedFor: ProviderClearance): ChatTurn[] {

@@ -16,6 +16,13 @@
  *   outcome (applied with HQ's txid / rejected with reason and HQ's rows) and keeps optimistic rows
  *   until the shapes deliver that txid (main/data/sync.ts). Failures back off exponentially and
  *   retry on their own.
+ * - Owner approvals: HQ applies a *needs owner* changeset only with proof the owner acted
+ *   (sync/write/approvals.ts). On a device enrolled by the owner the upload itself is the proof.
+ *   On a shared device, an owner signs in to HQ as themselves once while online
+ *   (`signInUser`: their own device token, sealed, kept in `sync_user_token`); before a batch is
+ *   uploaded, the approvals (and owner-authored changes) it holds are recorded at HQ under that
+ *   owner's own token (`POST /v1/approvals`, bound to each changeset's content hash). Without
+ *   such a sign-in HQ rejects the change `approval_unverified`, a visible conflict.
  *
  * Errors are typed (models/errors.ts): `NotConfigured` (not enrolled), `Unavailable` (HQ not
  * reachable or not ready), `Unauthenticated` (token revoked or expired: sync stops), `Forbidden`.
@@ -23,15 +30,26 @@
 import { setMaxListeners } from 'node:events';
 import { FetchError, isChangeMessage, isControlMessage, type Message, type Row } from '@electric-sql/client';
 import { AppError, NotConfigured, type ErrorPayload } from '../../models/errors';
-import { hasPermission, SELF_SCOPED_ROLES } from '../../models/roles';
-import type { ChangesetOutcome, ChangesetUploadResult, DeviceSyncStatus, SyncConflict, SyncReport, UploadedChangeset } from '../../models/sync';
+import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
+import type {
+  ChangesetOutcome,
+  ChangesetUploadResult,
+  DeviceSyncStatus,
+  SyncConflict,
+  SyncReport,
+  UploadedApproval,
+  UploadedChangeset,
+} from '../../models/sync';
 import { MAX_CHANGESETS_PER_UPLOAD } from '../../models/sync';
 import { TABLE_NAMES, TABLES } from '../../models/tables';
 import type { Db } from '../data/db';
 import {
   applyShapeBatch,
+  deleteUserToken,
   discardChangeset,
   getEnrolment,
+  getUserToken,
+  saveUserToken,
   listConflicts,
   markShapeForbidden,
   pendingUploads,
@@ -45,6 +63,7 @@ import {
   syncCounts,
   isTableEmpty,
   unsettledUploads,
+  uploadContentHash,
   type ReplicaOp,
   type SyncEnrolmentRow,
 } from '../data/sync';
@@ -253,6 +272,60 @@ export class DeviceSync {
     return engine;
   }
 
+  /**
+   * Sign a user of this device's club in to HQ as themselves on this device (email + PIN, checked
+   * by HQ; the PIN is not stored): their own device token is kept sealed, and used only to record
+   * their owner approvals made on this device at HQ (see the module header). The enrolled user
+   * needs none (the device token is theirs). Replaces an earlier sign-in of the same user.
+   * @throws NotConfigured (not enrolled), Unauthenticated (wrong email or PIN), RateLimited,
+   *   Forbidden (an account of another organisation), Unavailable (HQ unreachable)
+   */
+  async signInUser(input: { email: string; pin: string }): Promise<{ userId: string; signedInAt: string }> {
+    const e = this.enrolment();
+    let res: Response;
+    try {
+      res = await this.trackedFetch(`${e.hq_url}/v1/devices`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: input.email, pin: input.pin, name: `${e.device_name} (${input.email.trim()})`.slice(0, 100) }),
+        signal: AbortSignal.timeout(20_000),
+      });
+    } catch (err) {
+      throw unreachable(e.hq_url, err);
+    }
+    if (!res.ok) throw await errorFromResponse(res, 'sign you in');
+    const issued = (await res.json()) as IssuedDevice;
+    const at = new Date().toISOString();
+    if (issued.org.id !== e.org_id) {
+      // Do not keep a token of another club; revoke it at once (best effort).
+      await this.trackedFetch(`${e.hq_url}/v1/devices/${issued.device_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${issued.token}` } }).catch(
+        () => undefined,
+      );
+      throw new AppError({
+        code: 'Forbidden',
+        message: `That account belongs to ${issued.org.name}, not to ${e.org_name}, which this device is enrolled with.`,
+      });
+    }
+    if (issued.user.id === e.user_id) return { userId: issued.user.id, signedInAt: at };
+    saveUserToken(this.db, {
+      user_id: issued.user.id,
+      hq_device_id: issued.device_id,
+      token_sealed: JSON.stringify(this.box.seal(issued.token)),
+      token_hint: issued.token_hint,
+      token_expires_at: issued.expires_at,
+      signed_in_at: at,
+    });
+    return { userId: issued.user.id, signedInAt: at };
+  }
+
+  /** Whether `userId` can record approvals at HQ from this device: the enrolled user, or signed in to HQ here ({@link signInUser}). */
+  hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null } {
+    const e = getEnrolment(this.db);
+    if (e?.user_id === userId) return { signedIn: true, signedInAt: e.enrolled_at };
+    const t = getUserToken(this.db, userId);
+    return { signedIn: !!t, signedInAt: t?.signed_in_at ?? null };
+  }
+
   // ------------------------------------------------------------------------------------------
   // Status
 
@@ -450,6 +523,7 @@ export class DeviceSync {
     const ids = batch.map((c) => c.changeset_id);
     ids.forEach((id) => this.inFlight.add(id));
     try {
+      await this.recordApprovals(e, batch, signal);
       let res: Response;
       try {
         res = await this.post(e, '/v1/changesets', { changesets: batch }, signal);
@@ -494,6 +568,53 @@ export class DeviceSync {
       throw err;
     } finally {
       ids.forEach((id) => this.inFlight.delete(id));
+    }
+  }
+
+  /**
+   * Before `batch` is uploaded: record at HQ, under each owner's own device token held on this
+   * device, the approvals the batch names (`approved_by`) and the changes owners made themselves,
+   * each bound to the content hash HQ will compute for the upload. Nothing is needed for the
+   * enrolled user (the upload's token is theirs). An owner without an HQ sign-in here, or whose
+   * token HQ refuses, is left out: HQ then rejects those changes `approval_unverified`, a
+   * visible conflict. @throws Unavailable (HQ unreachable or failing: the batch waits and retries)
+   */
+  private async recordApprovals(e: SyncEnrolmentRow & { token: string }, batch: UploadedChangeset[], signal?: AbortSignal): Promise<void> {
+    const byApprover = new Map<string, UploadedApproval[]>();
+    for (const cs of batch) {
+      const author = cs.user_id ? findUserById(this.db, cs.user_id) : null;
+      const approver = cs.approved_by ?? (author?.role === NEEDS_OWNER_APPROVER ? author.id : null);
+      if (!approver || approver === e.user_id) continue;
+      const list = byApprover.get(approver) ?? [];
+      list.push({
+        changeset_id: cs.changeset_id,
+        content_hash: uploadContentHash(cs),
+        approved_at: cs.created_at,
+      });
+      byApprover.set(approver, list);
+    }
+    for (const [userId, approvals] of byApprover) {
+      const row = getUserToken(this.db, userId);
+      if (!row) {
+        this.log(`sync: ${approvals.length} change(s) approved by user ${userId}, who is not signed in to HQ on this device: HQ cannot verify the approval`);
+        continue;
+      }
+      let token: string;
+      try {
+        token = this.box.open(JSON.parse(row.token_sealed) as SealedSecret);
+      } catch {
+        deleteUserToken(this.db, userId);
+        continue;
+      }
+      const res = await this.post({ hq_url: e.hq_url, token }, '/v1/approvals', { approvals }, signal);
+      if (res.ok) {
+        await res.arrayBuffer();
+        continue;
+      }
+      const err = await errorFromResponse(res, 'record an owner approval');
+      if (res.status >= 500) throw err;
+      if (res.status === 401) deleteUserToken(this.db, userId); // revoked, expired or deactivated: sign in again
+      this.log(`sync: HQ did not record ${approvals.length} approval(s) of user ${userId}: ${err.code}: ${err.message}`);
     }
   }
 

@@ -159,6 +159,8 @@ export interface RecordingOptions {
   calibrationPath?: string;
   /** Free-form trial metadata written to `Config.toml` `[capture]` (athlete id, test name, …). */
   metadata?: Record<string, string | number | boolean>;
+  /** MJPEG quality of the recorded videos, 1–100 (OpenCV `VIDEOWRITER_PROP_QUALITY`). @default 90 (BENCHMARKS.md, "Recording: writer cost") */
+  quality?: number;
 }
 
 /** What a finished recording left on disk. */

@@ -207,6 +207,8 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'sync.now': true,
   'sync.conflicts': true,
   'sync.discard': true,
+  'sync.hqSignIn': true,
+  'sync.signInToHq': true,
   'admin.setPin': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {

@@ -1,5 +1,5 @@
 /**
- * `npm run capture:bench:live [-- --seconds S]` — multi-camera capture throughput (issue 15), for BENCHMARKS.md.
+ * `npm run capture:bench:live [-- --seconds S] [--writer-only]` — multi-camera capture throughput (issue 15), for BENCHMARKS.md.
  *
  * 1. Frames/s captured per camera and in total with 4 file sources at 720p and 1080p (portrait
  *    720×1280 and 1080×1920, MPEG-4 Part 2 re-encodes of the demo trial's frames so both sizes
@@ -8,9 +8,11 @@
  * 2. Drop rate under a slow consumer: 4 sources at their real 60 fps, the consumer reads each
  *    camera every 100 ms (10 Hz): dropped / captured from the bounded rings.
  * 3. Real-time recording at 60 fps: the synchroniser's dropped and duplicated frames per camera.
+ * `--writer-only`: only the recording writer's cost by MJPEG quality (90 default, 75, 50) on the
+ * 4 × 1080p sources, against live capture without a writer: CPU per written frame and KB per frame.
  * Prints a Markdown table; the demo data must be present (shared/data/pose2sim-demo).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,7 +20,7 @@ import { openCvAddon } from '../native/index';
 import { BALANCING, hasDemo, NO_DEMO } from '../testing/paths';
 import { openRig, type CaptureSourceSpec } from './rig';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'writer-only': { type: 'boolean' } } });
 const SECONDS = Number(values.seconds ?? 4);
 if (!hasDemo) {
   console.error(NO_DEMO);
@@ -47,10 +49,10 @@ function resized(w: number, h: number): string[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function throughput(label: string, files: string[], record: boolean) {
+async function throughput(label: string, files: string[], record: boolean, quality?: number) {
   const specs: CaptureSourceSpec[] = files.map((f) => ({ kind: 'file', path: f, pace: 'fast', loop: true }));
-  const out = path.join(dir, `rec-${label}-${record}`.replace(/[^a-z0-9-]/gi, '_'));
-  const rig = await openRig(specs, record ? { record: { outDir: out } } : {});
+  const out = path.join(dir, `rec-${label}-${record}-${quality ?? ''}`.replace(/[^a-z0-9-]/gi, '_'));
+  const rig = await openRig(specs, record ? { record: { outDir: out, ...(quality ? { quality } : {}) } } : {});
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const c0 = rig.counts().map((c) => c.captured);
@@ -63,9 +65,34 @@ async function throughput(label: string, files: string[], record: boolean) {
   // CPU time of the whole process per frame (all threads): a load-independent cost figure
   const cpuMs = (cpu.user + cpu.system) / 1000 / Math.max(frames, 1);
   await rig.close();
+  // recorded bytes per written frame (videos only)
+  const vdir = path.join(out, 'videos');
+  const bytes =
+    record && existsSync(vdir)
+      ? readdirSync(vdir)
+          .filter((f) => f.endsWith('.avi'))
+          .reduce((a, f) => a + statSync(path.join(vdir, f)).size, 0)
+      : 0;
   rmSync(out, { recursive: true, force: true });
   const s = rig.sources[0]!;
-  return `| ${label} | ${s.width}×${s.height} | ${record ? 'live + recording (MJPEG)' : 'live only'} | ${per.map((p) => p.toFixed(1)).join(' / ')} | ${per.reduce((a, b) => a + b, 0).toFixed(1)} | ${cpuMs.toFixed(1)} |`;
+  const mode = record ? `live + recording (MJPEG${quality ? ` q${quality}` : ''})` : 'live only';
+  return {
+    row: `| ${label} | ${s.width}×${s.height} | ${mode} | ${per.map((p) => p.toFixed(1)).join(' / ')} | ${per.reduce((a, b) => a + b, 0).toFixed(1)} | ${cpuMs.toFixed(1)} |`,
+    cpuMs,
+    kbPerFrame: frames > 0 ? bytes / 1024 / frames : NaN,
+    fps: per.reduce((a, b) => a + b, 0),
+  };
+}
+
+/** The recording writer's cost by MJPEG quality: 4 × 1080p file sources recorded as fast as they go. */
+async function writerCost(files: string[]) {
+  console.log('\n| 4 × 1080p recorded (pace fast) | total frames/s written | CPU ms per written frame (whole process) | KB per frame |\n|---|---|---|---|');
+  const live = await throughput('4 × 1080p mp4v', files, false);
+  console.log(`| live only (decode, no writer) | ${live.fps.toFixed(1)} captured | ${live.cpuMs.toFixed(1)} | – |`);
+  for (const q of [90, 75, 50]) {
+    const r = await throughput('4 × 1080p mp4v', files, true, q);
+    console.log(`| MJPEG quality ${q}${q === 90 ? ' (default)' : ''} | ${r.fps.toFixed(1)} | ${r.cpuMs.toFixed(1)} | ${r.kbPerFrame.toFixed(0)} |`);
+  }
 }
 
 async function slowConsumer(label: string, files: string[]) {
@@ -98,6 +125,14 @@ async function realtimeRecording(label: string, files: string[]) {
   return `| ${label} | ${r.frames} | ${r.cameras.map((c) => `${c.dropped}/${c.duplicated}`).join(' · ')} | ${((100 * r.cameras.reduce((a, c) => a + c.duplicated, 0)) / (r.frames * r.cameras.length)).toFixed(1)} % |`;
 }
 
+if (values['writer-only']) {
+  console.log(
+    `machine: ${os.cpus()[0]?.model ?? '?'} × ${os.cpus().length}, load average ${os.loadavg()[0]!.toFixed(1)}; ${new Date().toISOString()}; OpenCV ${cv.version}; ${SECONDS} s per run`,
+  );
+  await writerCost(resized(1080, 1920));
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
 const p720 = resized(720, 1280),
   p1080 = resized(1080, 1920);
 const rows: string[] = [];
@@ -111,7 +146,7 @@ for (const [label, files] of [
   ['demo 4 × 1080p (H.264, VP9, H.264, H.264)', demo],
 ] as const)
   for (const record of [false, true]) {
-    const row = await throughput(label, [...files], record);
+    const { row } = await throughput(label, [...files], record);
     rows.push(row);
     console.log(row);
   }

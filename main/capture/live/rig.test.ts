@@ -4,7 +4,7 @@
  * (so the recorded videos can be checked frame by frame against their timestamp sidecars).
  * Device tests run where /dev/video* exists and say why they skip where it does not.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -141,6 +141,23 @@ describe.skipIf(!built && !ci)(
         expect(config.capture.metadata.test).toBe('balancing');
       },
       180_000,
+    );
+
+    it.skipIf(!hasDemo && !ci)(
+      'the recording quality reaches the MJPEG writer: quality 20 writes much smaller files than 95, same frames',
+      async () => {
+        const file = path.join(BALANCING, 'videos', 'cam01.mp4');
+        const sizes: number[] = [];
+        for (const quality of [95, 20]) {
+          const rig = await openRig([{ kind: 'file', path: file, pace: 'fast' }], { record: { outDir: path.join(dir, `q${quality}`), seconds: 0.1, quality } });
+          const r = await rig.recordingDone();
+          await rig.close();
+          expect(r.cameras[0]!.written).toBe(6);
+          sizes.push(statSync(r.cameras[0]!.video).size);
+        }
+        expect(sizes[1]!).toBeLessThan(0.6 * sizes[0]!);
+      },
+      60_000,
     );
 
     it('realtime sources: monotonic timestamps, frames grouped within ±half an interval, every written frame the one its sidecar names', async () => {

@@ -148,7 +148,12 @@ class CaptureRig implements CaptureRigApi {
     if (o.ringFrames) opts.ringFrames = o.ringFrames;
     if (o.recordQueueFrames) opts.recordQueueFrames = o.recordQueueFrames;
     if (o.fps) opts.fps = o.fps;
-    if (o.record && outDir) opts.record = { dir: path.join(outDir, 'videos'), ...(o.record.seconds ? { seconds: o.record.seconds } : {}) };
+    if (o.record && outDir)
+      opts.record = {
+        dir: path.join(outDir, 'videos'),
+        ...(o.record.seconds ? { seconds: o.record.seconds } : {}),
+        ...(o.record.quality ? { quality: o.record.quality } : {}),
+      };
     const s = new (captureAddon().CaptureSession)(native, opts);
     await s.openAsync();
     return new CaptureRig(s, o, outDir);
@@ -193,7 +198,7 @@ class CaptureRig implements CaptureRigApi {
   startRecording(o: RecordingOptions): void {
     if (this.#rec) throw new CaptureInputError('bad_argument', `a recording into ${this.#rec.outDir} is running; stop it first`);
     const outDir = prepareOutDir(o.outDir);
-    this.#s.startRecording({ dir: path.join(outDir, 'videos'), ...(o.seconds ? { seconds: o.seconds } : {}) });
+    this.#s.startRecording({ dir: path.join(outDir, 'videos'), ...(o.seconds ? { seconds: o.seconds } : {}), ...(o.quality ? { quality: o.quality } : {}) });
     this.#begin(o, outDir);
   }
 

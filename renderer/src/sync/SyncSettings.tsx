@@ -1,13 +1,17 @@
 /**
  * Settings → Sync: enrol this device with the club's HQ server (HQ address, email and PIN of an HQ
  * account; the PIN goes to HQ once and is never stored), and once enrolled: the device id, the HQ
- * address, the last successful sync, the last problem, and "Sync now".
+ * address, the last successful sync, the last problem, and "Sync now". For an owner: whether they
+ * are signed in to HQ as themselves on this device, which HQ needs to verify the changes they
+ * approve here (on a shared device enrolled by someone else), and a PIN form to do so.
  */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
+import { NEEDS_OWNER_APPROVER } from '../../../models/roles';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError, call } from '../bridge';
 import { ErrorNote } from '../components/Page';
 import { formatDateTime } from '../format';
+import { useSession } from '../store';
 import { useSync } from './store';
 
 const errorOf = (e: unknown): ErrorPayload => (e instanceof CallError ? e.payload : { code: 'Internal', message: 'The request failed.' });
@@ -56,6 +60,7 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
   }
 
   const enrolled = status?.enrolled === true;
+  const isOwner = useSession((s) => s.me?.role) === NEEDS_OWNER_APPROVER;
   return (
     <section className="card" aria-labelledby="sync-settings" data-sync-settings={enrolled ? 'enrolled' : 'local'}>
       <h2 id="sync-settings">Sync</h2>
@@ -103,6 +108,7 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
               </button>
             ) : null}
           </div>
+          {isOwner ? <OwnerHqSignIn /> : null}
         </>
       ) : (
         <p className="small muted">
@@ -156,5 +162,67 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
         </form>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * An owner's own HQ sign-in on this device: without it HQ cannot verify an approval given here
+ * on a device someone else enrolled, and rejects the approved change (a Sync conflict).
+ */
+function OwnerHqSignIn() {
+  const [state, setState] = useState<{ signed_in: boolean; signed_in_at: string | null } | null>(null);
+  const [pin, setPin] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ErrorPayload | null>(null);
+  useEffect(() => {
+    call('sync.hqSignIn', {}).then(setState, (e: unknown) => setError(errorOf(e)));
+  }, []);
+  async function signIn() {
+    setBusy(true);
+    setError(null);
+    try {
+      setState(await call('sync.signInToHq', { pin }));
+    } catch (e) {
+      setError(errorOf(e));
+    } finally {
+      setPin('');
+      setBusy(false);
+    }
+  }
+  if (!state) return error ? <ErrorNote error={error} /> : null;
+  return (
+    <div data-owner-hq-signin={state.signed_in ? 'yes' : 'no'}>
+      <h3>Your approvals on this device</h3>
+      {state.signed_in ? (
+        <p className="small">
+          You are signed in to HQ as yourself on this device{state.signed_in_at ? ` (since ${formatDateTime(state.signed_in_at)})` : ''}: HQ can verify the
+          changes you approve here, even those approved offline.
+        </p>
+      ) : (
+        <form
+          className="filters"
+          data-form="owner-hq-signin"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void signIn();
+          }}
+        >
+          <p className="small muted">
+            HQ applies a change that needs an owner only when it can verify that you approved it. On this device it cannot yet: sign in to HQ as yourself once,
+            while online (your PIN goes to HQ and is not stored). Until then, changes you approve here are refused by HQ and appear under Sync conflicts.
+          </p>
+          {error ? <ErrorNote error={error} /> : null}
+          <label>
+            Your PIN
+            <input type="password" name="ownerPin" required inputMode="numeric" autoComplete="off" value={pin} onChange={(e) => setPin(e.target.value)} />
+          </label>
+          <div className="row-actions">
+            <button type="submit" data-action="owner-hq-signin" disabled={busy || !pin}>
+              {busy ? 'Signing in…' : 'Sign in to HQ as me'}
+            </button>
+          </div>
+        </form>
+      )}
+    </div>
   );
 }

@@ -1,5 +1,5 @@
 /**
- * HQ 0006: the athlete's deactivation reason is its own column, as the device's migration 0012
+ * HQ 0006: the athlete's deactivation reason is its own column, as the device's migration 0013
  * makes it (`deactivation_reason` text, '' when none), and no longer part of a changeset summary:
  * for a still deactivated athlete the reason of their latest applied deactivation whose summary
  * reads exactly "Deactivate athlete <current name> (<reason>)" moves into the column, then every

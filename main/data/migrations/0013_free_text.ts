@@ -1,5 +1,5 @@
 /**
- * 0012: free text people type stays out of generated text (issue 9 §12).
+ * 0013: free text people type stays out of generated text (issue 9 §12).
  * - `athlete.deactivation_reason`: why an athlete was deactivated, as typed ('' when none). It was
  *   appended to the changeset summary ("Deactivate athlete <name> (<reason>)"), so it reached the
  *   activity log, Undo's summary and every model cleared for summaries. It is now its own
