@@ -2,7 +2,8 @@
  * Bounded input (issue 9 §3): every door's input — a model's tool call, an MCP call, a page's or
  * the CLI's verb call — is measured for size and depth (models/bounds.ts) before it is hashed,
  * stored, masked or validated. This module adds the digests that record a refused input's
- * identity without its content, and the message the model receives; nothing recurses on input.
+ * identity without its content; the refusal's message and field issue (one wording for every
+ * door) are in models/bounds.ts. Nothing recurses on input.
  */
 import { createHash } from 'node:crypto';
 

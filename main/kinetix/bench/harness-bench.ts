@@ -12,7 +12,7 @@
  */
 import type { AGUIEvent } from '@ag-ui/core';
 import { EventType } from '@ag-ui/core';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import * as K from '../../data/kinetix';
@@ -31,6 +31,8 @@ import { approveProposal, proposeChangeset } from '../proposals';
 export interface KinetixBenchResult {
   measuredAt: string;
   machine: string;
+  /** The 1-minute load average when the run started and when it ended (other jobs on the machine move the figures). */
+  load: { start: number; end: number };
   toolCall: { calls: number; medianMs: number; p95Ms: number; meanMs: number; tool: string }[];
   bus: { events: number; seconds: number; eventsPerSecond: number; slowReceived: number; slowDropped: number; fastReceived: number; mode: string }[];
   /** Plan + propose (policy, row rules, two rows stored) and approve (re-checks, apply, activity, outbox) per changeset size. */
@@ -261,9 +263,13 @@ function proposalLatency(opts: { iterations: number; log: (l: string) => void })
   }
 }
 
+/** The figures this section held before the harness split (issue 10 §2), the baseline for "not worse than before". */
+const BEFORE_SPLIT = { measuredAt: '2026-11-30', trivialMedianMs: 0.489, getAthleteMedianMs: 0.584 } as const;
+
 /** Run the benchmarks. `quick` for smoke tests. */
 export async function runKinetixBench(opts: { quick?: boolean; log?: (l: string) => void } = {}): Promise<KinetixBenchResult> {
   const log = opts.log ?? (() => {});
+  const loadStart = loadavg()[0]!;
   const toolCall = await toolCallOverhead({ calls: opts.quick ? 100 : 2000, log });
   const bus = [
     await busThroughput({ events: opts.quick ? 5000 : 200_000, persist: false, log }),
@@ -271,7 +277,8 @@ export async function runKinetixBench(opts: { quick?: boolean; log?: (l: string)
   ];
   const proposals = proposalLatency({ iterations: opts.quick ? 5 : 200, log });
   const machine = `${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${process.arch}, Node ${process.version}`;
-  return { measuredAt: new Date().toISOString().slice(0, 10), machine, toolCall, bus, proposals };
+  const load = { start: Math.round(loadStart * 10) / 10, end: Math.round(loadavg()[0]! * 10) / 10 };
+  return { measuredAt: new Date().toISOString().slice(0, 10), machine, load, toolCall, bus, proposals };
 }
 
 /** The "Kinetix harness" section of BENCHMARKS.md. */
@@ -283,7 +290,9 @@ export function kinetixMarkdown(r: KinetixBenchResult): string {
     '',
     'Harness overhead per tool call, excluding the model: an in-process provider answers at once with batches of 16 calls (the per-response cap) of one read tool; the figure is the interval between consecutive handler invocations, i.e. everything the harness does for one call (input size/depth bound, snapshot lookup, zod validation, secret masking, argument HMAC, the tool-call row written before it runs, a five-minute capability, 5 AG-UI events redacted, persisted and published, trace rows, result row update, classification filter, data envelope). The run lease (issue 9 §1) is taken once per run, not per call. Target ≤ 0.5 ms median. Bus: one slow subscriber (reads 1 event/ms, 256-event buffer) and one fast one; publish never waits. Real SQLite file (WAL, synchronous=NORMAL).',
     '',
-    `Run: \`npx tsx main/kinetix/bench/run.ts\`. Measured ${r.measuredAt} on ${r.machine}. The machine is shared with other jobs (the in-memory publish-only figure moves with that load too), so compare medians of runs under similar load; p95 mostly reflects the other jobs.`,
+    `Run: \`npm run bench -- kinetix\` (or \`npx tsx main/kinetix/bench/run.ts\`). Measured ${r.measuredAt} on ${r.machine}, 1-minute load average ${r.load.start} at the start and ${r.load.end} at the end. The machine is shared with other jobs (the in-memory publish-only figure moves with that load too), so compare medians of runs under similar load; p95 mostly reflects the other jobs.`,
+    '',
+    `Before the harness was split into stages (issue 10 §2), measured ${BEFORE_SPLIT.measuredAt} on the same kind of machine (load not recorded): median ${BEFORE_SPLIT.trivialMedianMs} ms for the trivial read tool and ${BEFORE_SPLIT.getAthleteMedianMs} ms for get_athlete.`,
     '',
     '| tool call | calls | median ms | p95 ms | mean ms |',
     '| --- | ---: | ---: | ---: | ---: |',
