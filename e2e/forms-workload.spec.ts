@@ -4,7 +4,7 @@
  * reviewed as a compact table in which one more row is dropped before approving), Add training
  * session, and a role without workload.write offered no form and refused by the service.
  */
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from './fixtures/app';
 import { launchBrowser, screenshot, startApp } from './fixtures/app';
@@ -32,6 +32,12 @@ interface Load {
   load_au: number;
 }
 
+/** Answer the duplicate-load warning "another session that day" and log it. */
+async function logAnyway(page: Page, name: string): Promise<void> {
+  await page.locator('[data-duplicate-warning] [data-action="confirm-second-session"]').check();
+  await form(page, name).locator('button[type="submit"]').click();
+}
+
 describe('workload forms', () => {
   it('logging a second load for an athlete on the same day warns with what is stored', async () => {
     const page = await signedIn(browser, app, 'physio');
@@ -53,7 +59,7 @@ describe('workload forms', () => {
     await logOnce();
     // The demo data may already hold a load today: then the warning comes first.
     await Promise.race([page.locator('[data-duplicate-warning]').waitFor(), page.locator('[data-saved="true"]').waitFor()]);
-    if (await page.locator('[data-duplicate-warning]').count()) await form(page, 'load-athlete').locator('button[type="submit"]').click();
+    if (await page.locator('[data-duplicate-warning]').count()) await logAnyway(page, 'load-athlete');
     await page.locator('[data-saved="true"]', { hasText: `Log 1 session load for ${a.name} on ${today} (RPE 4 × 33 min = 132 AU)` }).waitFor();
     await goTo(page, `#/athletes/${a.id}/workload`, 'athlete-workload');
     await logOnce();
@@ -62,11 +68,50 @@ describe('workload forms', () => {
     expect(warning).toContain(`${a.name} already has a load on`);
     expect(warning).toContain('33 min × RPE 4 = 132 AU');
     expect(warning).toMatch(/inflates ACWR/);
-    expect(await form(page, 'load-athlete').locator('button[type="submit"]').textContent()).toBe('Log anyway: a second session');
+    const submitButton = form(page, 'load-athlete').locator('button[type="submit"]');
+    expect(await submitButton.textContent()).toBe('Log anyway: a second session');
+    // Until the user says it is another session, neither the button nor Enter logs it.
+    expect(await submitButton.isDisabled()).toBe(true);
+    await field(page, 'load-athlete', 'rpe').locator('input').press('Enter');
     await screenshot(page, 'form-13-load-duplicate-warning');
     await form(page, 'load-athlete').getByRole('button', { name: 'Cancel' }).click();
     const loads = await contractCall<{ loads: Load[] }>(page, 'verb.call', { verb: 'workload.listLoads', input: { athlete_id: a.id, from: today, to: today } });
     expect(loads.value!.loads.filter((l) => l.duration_min === 33)).toHaveLength(1);
+
+    // Enter pressed quickly several times: the check answers first, the warning stands, nothing saved.
+    await page.locator('[data-action="log-load"]').click();
+    await waitForForm(page, 'load-athlete', 'idle');
+    await field(page, 'load-athlete', 'duration_min').locator('input').fill('33');
+    const rpe = field(page, 'load-athlete', 'rpe').locator('input');
+    await rpe.fill('4');
+    for (let i = 0; i < 4; i++) await rpe.press('Enter', { delay: 0 });
+    await page.locator('[data-duplicate-warning]').waitFor();
+    for (let i = 0; i < 3; i++) await rpe.press('Enter', { delay: 0 });
+    expect(await form(page, 'load-athlete').getAttribute('data-state')).toBe('idle');
+    await form(page, 'load-athlete').getByRole('button', { name: 'Cancel' }).click();
+
+    // A duplicate check that fails is an error, never "no duplicates": nothing is sent.
+    await page.route('**/api/call/verb.call', async (route) => {
+      if ((route.request().postData() ?? '').includes('workload.listLoads'))
+        await route.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          body: JSON.stringify({ ok: false, error: { code: 'Unavailable', message: 'Test: the check failed.' } }),
+        });
+      else await route.continue();
+    });
+    await page.locator('[data-action="log-load"]').click();
+    await waitForForm(page, 'load-athlete', 'idle');
+    await field(page, 'load-athlete', 'duration_min').locator('input').fill('34');
+    await field(page, 'load-athlete', 'rpe').locator('input').fill('4');
+    await form(page, 'load-athlete').locator('button[type="submit"]').click();
+    await page.locator('[data-duplicate-check-error]').waitFor();
+    expect(await page.locator('[data-duplicate-check-error]').textContent()).toMatch(/Could not check.*Nothing was saved/);
+    expect(await form(page, 'load-athlete').getAttribute('data-state')).toBe('idle');
+    await page.unroute('**/api/call/verb.call');
+    await form(page, 'load-athlete').getByRole('button', { name: 'Cancel' }).click();
+    const after = await contractCall<{ loads: Load[] }>(page, 'verb.call', { verb: 'workload.listLoads', input: { athlete_id: a.id, from: today, to: today } });
+    expect(after.value!.loads.filter((l) => l.duration_min === 33 || l.duration_min === 34)).toHaveLength(1);
     await page.context().close();
   });
 
@@ -85,7 +130,7 @@ describe('workload forms', () => {
     await page.getByLabel(`RPE for ${heavier}`).fill('12');
     await form(page, 'load-squad').locator('button[type="submit"]').click();
     await Promise.race([page.locator('[data-duplicate-warning]').waitFor(), waitForForm(page, 'load-squad', 'error')]);
-    if (await page.locator('[data-duplicate-warning]').count()) await form(page, 'load-squad').locator('button[type="submit"]').click();
+    if (await page.locator('[data-duplicate-warning]').count()) await logAnyway(page, 'load-squad');
     await waitForForm(page, 'load-squad', 'error');
     expect(await field(page, 'load-squad', 'per_athlete').locator('.field-error').textContent()).toBe('Too large: at most 10.');
     expect(await field(page, 'load-squad', 'rpe').locator('.field-error').count()).toBe(0);
@@ -97,7 +142,7 @@ describe('workload forms', () => {
     await form(page, 'load-squad').locator('button[type="submit"]').click();
     // Athletes with a load today (the first test, or the demo data): warned, then logged as a second session.
     await Promise.race([page.locator('[data-duplicate-warning]').waitFor(), review(page).waitFor()]);
-    if (await page.locator('[data-duplicate-warning]').count()) await form(page, 'load-squad').locator('button[type="submit"]').click();
+    if (await page.locator('[data-duplicate-warning]').count()) await logAnyway(page, 'load-squad');
     await review(page).waitFor();
     const table = review(page).locator('table.bulk');
     expect(Number(await table.getAttribute('data-bulk-rows'))).toBe(names.length - 1);

@@ -392,6 +392,8 @@ export function FormDialog(props: {
   danger?: boolean;
   /** Hide the submit/cancel row (e.g. while a one-time key is shown with its own close button). */
   hideActions?: boolean;
+  /** The submit button is disabled and Enter does nothing (e.g. until a warning is acknowledged, while a check runs). */
+  submitDisabled?: boolean;
   children?: ReactNode;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -402,6 +404,7 @@ export function FormDialog(props: {
   }, []);
   const { form } = props;
   const busy = form.state === 'saving';
+  const blocked = busy || props.submitDisabled === true;
   return (
     <dialog
       ref={ref}
@@ -418,7 +421,7 @@ export function FormDialog(props: {
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          if (!busy) props.onSubmit();
+          if (!blocked) props.onSubmit();
         }}
       >
         <h2 id={titleId}>{props.title}</h2>
@@ -427,7 +430,7 @@ export function FormDialog(props: {
         <FormMessages form={form} />
         {props.hideActions ? null : (
           <div className="form-actions">
-            <button type="submit" className={props.danger ? 'danger' : 'primary'} disabled={busy}>
+            <button type="submit" className={props.danger ? 'danger' : 'primary'} disabled={blocked}>
               {busy ? 'Saving…' : props.submitLabel}
             </button>
             <button type="button" onClick={props.onClose}>

@@ -2,12 +2,14 @@
  * Workload entry forms: Log session load for one athlete or a whole squad (session minutes and
  * RPE, per-athlete minutes/RPE, athletes left out), and Add training session. Before saving, the
  * form warns when athletes already have a load that day: a second session is legitimate, a silent
- * duplicate inflates ACWR, so the user says which it is. Load (AU) = RPE × minutes (Foster et al.
+ * duplicate inflates ACWR, so the user says which it is (a box to tick: a quick second Enter
+ * cannot skip the warning). Nothing is sent before that check has answered, and a check that
+ * fails is shown as an error, never read as "no duplicates". Load (AU) = RPE × minutes (Foster et al.
  * 2001). A squad load is reviewed as a table (rows can still be left out) before it is applied.
  */
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { Athlete, SessionLoad } from '../../../../models/records';
-import { call } from '../../bridge';
+import { CallError, call } from '../../bridge';
 import { Field, FormDialog, useEntryForm } from '../../components/Form';
 import { formatDate, todayIso } from '../../format';
 
@@ -59,7 +61,12 @@ export function LoadFormDialog({
   const [v, setV] = useState({ date: todayIso(), minutes: '', rpe: '' });
   const [rows, setRows] = useState<Row[]>(() => (members ?? []).map((a) => ({ athlete: a, include: true, minutes: '', rpe: '' })));
   const [dupes, setDupes] = useState<Duplicate[] | null>(null);
+  // The user's answer to the duplicate warning: another session that day (not the same one again).
+  const [second, setSecond] = useState(false);
   const [checking, setChecking] = useState(false);
+  const [checkError, setCheckError] = useState<string | null>(null);
+  // A check in flight: a second press (Enter held, a double click) waits for it, never skips it.
+  const inFlight = useRef(false);
   const form = useEntryForm(squad ? 'load-squad' : 'load-athlete', {
     onSaved,
     labels: { per_athlete: 'Athletes in this load', exclude_athlete_ids: 'Include' },
@@ -83,26 +90,44 @@ export function LoadFormDialog({
     };
   }
 
+  /** Forget the duplicate check (the date or the athletes changed): the next press checks again. */
+  function recheck() {
+    setDupes(null);
+    setSecond(false);
+    setCheckError(null);
+  }
+
   async function submit() {
+    if (inFlight.current) return;
     if (dupes === null) {
       // First press: look for loads already stored that day for the athletes about to be logged.
+      // Nothing is sent until the check has answered; a failed check is an error, never "no duplicates".
+      inFlight.current = true;
       setChecking(true);
+      setCheckError(null);
+      let found: Duplicate[];
       try {
         const names = new Map(squad ? rows.filter((r) => r.include).map((r) => [r.athlete.id, r.athlete.name]) : [[athlete!.id, athlete!.name]]);
-        const found = v.date ? await existingLoads(v.date, squad ? { squad_id: squad.id } : { athlete_id: athlete!.id }, names).catch(() => []) : [];
-        if (found.length > 0) {
-          setDupes(found);
-          return;
-        }
+        found = v.date ? await existingLoads(v.date, squad ? { squad_id: squad.id } : { athlete_id: athlete!.id }, names) : [];
+      } catch (e) {
+        setCheckError(
+          `Could not check for loads already stored on this day (${e instanceof CallError ? e.payload.message : 'no answer'}). Nothing was saved: try again.`,
+        );
+        return;
       } finally {
+        inFlight.current = false;
         setChecking(false);
       }
-    }
+      if (found.length > 0) {
+        setDupes(found);
+        return;
+      }
+    } else if (dupes.length > 0 && !second) return;
     void form.submit('workload.logSessionLoads', input());
   }
 
   const setRow = (i: number, patch: Partial<Row>) => {
-    setDupes(null);
+    recheck();
     setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   };
   const included = rows.filter((r) => r.include).length;
@@ -115,6 +140,7 @@ export function LoadFormDialog({
         dupes ? 'Log anyway: a second session' : checking ? 'Checking…' : squad ? `Log for ${included} athlete${included === 1 ? '' : 's'}` : 'Log load'
       }
       wide={Boolean(squad)}
+      submitDisabled={checking || (dupes !== null && dupes.length > 0 && !second)}
       onSubmit={() => void submit()}
       onClose={onClose}
       intro={<p className="small muted">Load (AU) = session RPE (CR-10, 0–10) × minutes. Leave the per-athlete boxes empty to use the session values.</p>}
@@ -125,7 +151,7 @@ export function LoadFormDialog({
           value={v.date}
           max={todayIso()}
           onChange={(e) => {
-            setDupes(null);
+            recheck();
             setV((x) => ({ ...x, date: e.target.value }));
           }}
         />
@@ -230,7 +256,16 @@ export function LoadFormDialog({
           <p className="small">
             A second session that day is fine. If this is the same session entered again, cancel: a duplicate doubles that day's load and inflates ACWR.
           </p>
+          <label className="check">
+            <input type="checkbox" data-action="confirm-second-session" checked={second} onChange={(e) => setSecond(e.target.checked)} /> This is another
+            session that day, not the same one entered again
+          </label>
         </div>
+      ) : null}
+      {checkError ? (
+        <p className="field-error field wide" role="alert" data-duplicate-check-error>
+          {checkError}
+        </p>
       ) : null}
     </FormDialog>
   );
