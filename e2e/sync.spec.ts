@@ -59,6 +59,20 @@ async function indicator(p: Page, attr: string, value: string): Promise<void> {
   await p.locator(`a.sync-indicator[${attr}="${value}"]`).waitFor({ timeout: 60_000 });
 }
 
+/**
+ * Cut the device's link to HQ and wait for the real condition, not a long timer: the device has
+ * tried to reach HQ since the cut and been refused (or its open requests were cut). From then on
+ * the shell must say offline within a few seconds: every failed request marks the device offline
+ * (main/sync/shape-worker.ts posts each outcome), and one that HQ never answers fails at its
+ * deadline (main/sync/fetch-deadline.ts).
+ */
+async function goOffline(p: Page): Promise<void> {
+  const refused = link.refused();
+  link.cut();
+  await refused;
+  await p.locator('a.sync-indicator[data-sync-indicator="offline"]').waitFor({ timeout: 10_000 });
+}
+
 async function athlete(p: Page, id: string): Promise<{ version: number; position: string | null; notes: string }> {
   const r = await contractCall<{ version: number; position: string | null; notes: string }>(p, 'verb.call', { verb: 'athletes.get', input: { id } });
   return r.value!;
@@ -113,8 +127,7 @@ describe.skipIf(!havePostgres)('device sync in the app', () => {
     await screenshot(page, 'sync-01-settings-enrolled');
 
     // Offline: the link to HQ is cut; a change made now waits in the outbox.
-    link.cut();
-    await indicator(page, 'data-sync-indicator', 'offline');
+    await goOffline(page);
     const list = await contractCall<{ athletes: { id: string }[] }>(page, 'verb.call', { verb: 'athletes.list', input: { limit: 3 } });
     const id = list.value!.athletes[2]!.id;
     const r = await contractCall(page, 'verb.call', { verb: 'athletes.update', input: { id, position: 'Wing (offline)' } });
@@ -132,8 +145,7 @@ describe.skipIf(!havePostgres)('device sync in the app', () => {
     const list = await contractCall<{ athletes: { id: string }[] }>(page, 'verb.call', { verb: 'athletes.list', input: { limit: 3 } });
     const id = list.value!.athletes[0]!.id;
     const v = (await athlete(page, id)).version;
-    link.cut();
-    await indicator(page, 'data-sync-indicator', 'offline');
+    await goOffline(page);
     expect((await contractCall(page, 'verb.call', { verb: 'athletes.update', input: { id, position: 'Ours (pitch side)' } })).ok).toBe(true);
     await changeAtHq(id, v, { position: 'Theirs (HQ)' });
     link.restore();
@@ -169,8 +181,7 @@ describe.skipIf(!havePostgres)('device sync in the app', () => {
     const list = await contractCall<{ athletes: { id: string }[] }>(page, 'verb.call', { verb: 'athletes.list', input: { limit: 3 } });
     const id = list.value!.athletes[1]!.id;
     const v = (await athlete(page, id)).version;
-    link.cut();
-    await indicator(page, 'data-sync-indicator', 'offline');
+    await goOffline(page);
     expect((await contractCall(page, 'verb.call', { verb: 'athletes.update', input: { id, notes: 'Ours: hamstring tight after sprints' } })).ok).toBe(true);
     await changeAtHq(id, v, { notes: 'Theirs: cleared by HQ' });
     link.restore();

@@ -8,9 +8,9 @@
  * | class | what it holds | examples |
  * | --- | --- | --- |
  * | `internal` | ids, labels, bookkeeping, workload figures | ids, versions, squad names, session loads, fee items |
- * | `personal` | who a person is | athlete and user names, dates of birth, e-mail addresses, athlete notes |
+ * | `personal` | who a person is | athlete and user names, dates of birth, e-mail addresses |
  * | `clinical` | health data about a person | injuries, screening values, wellness scores, vitals, pose readings |
- * | `clinical-restricted` | clinical free text and secrets' hashes | clinician notes, RTP and wellness notes, PIN and key hashes |
+ * | `clinical-restricted` | free text people type, and secrets' hashes | clinician, screening, RTP, wellness, athlete, session and capture notes, RTP criteria, deactivation reasons, PIN and key hashes |
  *
  * A provider's clearance is an **ordered set** ({@link ProviderClearance}): the classes it may be
  * sent, always a prefix of {@link CLASSIFICATIONS} (being cleared for a class means being cleared
@@ -47,7 +47,7 @@ export const CLASSIFICATION_LABELS: Readonly<Record<Classification, string>> = {
   internal: 'Internal: ids, labels, workload figures, fees',
   personal: 'Personal: names, dates of birth, e-mail addresses',
   clinical: 'Clinical: injuries, screenings, wellness, vitals, pose readings',
-  'clinical-restricted': 'Clinical free text: clinician, RTP and wellness notes',
+  'clinical-restricted': 'Free text: clinician, screening, RTP, wellness, athlete, session and capture notes; RTP criteria; deactivation reasons',
 };
 
 /** Rank of a class in {@link CLASSIFICATIONS} (0 = internal). */

@@ -42,6 +42,12 @@ export interface RunRow {
   error_message: string | null;
   started_at: string;
   finished_at: string | null;
+  /**
+   * The provider clearance the run was sent under: JSON array of classes (migration 0013); NULL for
+   * runs from before it (read as cleared for everything, so their answers are never replayed to a
+   * provider cleared for less).
+   */
+  cleared_for_json: string | null;
 }
 
 /** A `kinetix_message` row (times are ISO-8601 UTC). */
@@ -198,8 +204,8 @@ export function listMessages(db: Db, conversationId: string): MessageRow[] {
 export function insertRun(db: Db, r: RunRow): void {
   sqlite(db)
     .prepare(
-      `INSERT INTO kinetix_run (id, conversation_id, org_id, user_id, status, model, page, host_pid, user_snapshot_json, tools_json, request_text, iterations, cost_usd, error_code, error_message, started_at, finished_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO kinetix_run (id, conversation_id, org_id, user_id, status, model, page, host_pid, user_snapshot_json, tools_json, request_text, iterations, cost_usd, error_code, error_message, started_at, finished_at, cleared_for_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
       r.id,
@@ -219,7 +225,19 @@ export function insertRun(db: Db, r: RunRow): void {
       r.error_message,
       r.started_at,
       r.finished_at,
+      r.cleared_for_json,
     );
+}
+
+/** Each run's recorded provider clearance (`cleared_for_json`, NULL for runs before migration 0013), by run id; unknown ids are absent. */
+export function runClearances(db: Db, runIds: readonly string[]): Map<string, string | null> {
+  const out = new Map<string, string | null>();
+  const stmt = sqlite(db).prepare('SELECT cleared_for_json FROM kinetix_run WHERE id = ?');
+  for (const id of new Set(runIds)) {
+    const r = stmt.get(id) as { cleared_for_json: string | null } | undefined;
+    if (r) out.set(id, r.cleared_for_json);
+  }
+  return out;
 }
 
 const RUN_PATCHABLE = ['status', 'iterations', 'cost_usd', 'error_code', 'error_message', 'finished_at', 'model'] as const;

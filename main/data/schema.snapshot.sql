@@ -158,7 +158,7 @@ CREATE TABLE athlete (id TEXT PRIMARY KEY,
   dominant_side TEXT NOT NULL,
   status TEXT NOT NULL DEFAULT 'active',
   notes TEXT NOT NULL DEFAULT ''
-);
+, deactivation_reason TEXT NOT NULL DEFAULT '');
 
 -- table camera
 CREATE TABLE camera (id TEXT PRIMARY KEY,
@@ -357,7 +357,7 @@ CREATE TABLE kinetix_run (
   error_message TEXT,
   started_at TEXT NOT NULL,
   finished_at TEXT
-);
+, cleared_for_json TEXT);
 
 -- table kinetix_run_event
 CREATE TABLE kinetix_run_event (

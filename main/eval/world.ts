@@ -7,8 +7,9 @@
  * ({@link EVAL_CLEARANCE}). The tasks are a clinic's real questions ("how is Jonah's workload?",
  * "which U19 players have an open injury?"): they need athletes' names and their clinical records,
  * which a club using the assistant for them has cleared its provider for (the product default is
- * internal only, models/classification.ts). Clinician, RTP and wellness notes
- * (`clinical-restricted`) stay withheld unless a case clears them (`clearProviderForRestricted`).
+ * internal only, models/classification.ts). Free text people typed (clinician, RTP, wellness,
+ * athlete and session notes: `clinical-restricted`) stays withheld unless a case clears it
+ * (`clearProviderForRestricted`; every athlete- or session-note injection case does).
  * Clearance itself is tested in main/kinetix/clearance.test.ts.
  */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';

@@ -121,8 +121,8 @@ describe('turns against the demo club', () => {
   beforeEach(async () => {
     t = tempDb();
     s = seedDemo(t.db, { today: '2026-11-29' });
-    // These turns read names and clinical values; provider clearance itself is tested in clearance.test.ts.
-    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { anthropic: clearanceUpTo('clinical') });
+    // These turns read names, clinical values and athlete notes (free text: clinical-restricted); provider clearance itself is tested in clearance.test.ts.
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { anthropic: clearanceUpTo('clinical-restricted') });
     server = await startScriptedAnthropic();
   });
   afterEach(async () => {
@@ -155,6 +155,7 @@ describe('turns against the demo club', () => {
 
   it('withholds clinical-restricted fields from a provider not cleared for them, and sends them once cleared', async () => {
     const doctor = s.userIds.doctor;
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { anthropic: clearanceUpTo('clinical') });
     const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
     const hamstring = listRows<{ id: string; body_part: string }>(t.db, 'injury', s.orgId, { limit: 100 }).find((i) => i.body_part.startsWith('Hamstring'))!;
     server.push({ toolUses: [{ name: 'read_injury_notes', input: { id: hamstring.id } }] }, { text: 'ok' });

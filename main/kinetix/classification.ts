@@ -23,6 +23,7 @@ import {
   type ProviderClearance,
 } from '../../models/classification';
 import type { TableName } from '../../models/tables';
+import { shippedHelpPages } from '../help';
 import { TABLES } from '../../models/tables';
 
 export { CLASSIFICATIONS, DEFAULT_CLEARANCE, parseClearance, type Classification, type ClearanceProvider, type ProviderClearance };
@@ -48,10 +49,12 @@ const BOOKKEEPING: Readonly<Record<string, Classification>> = {
 
 /**
  * Field tags: every column of every table a tool can return carries one (a test walks them all;
- * an untagged column is withheld from every provider, see {@link withholdForProvider}). Free-text
- * clinical narrative (clinician notes, RTP and screening notes, wellness notes) is
- * `clinical-restricted`: it is the text most likely to hold diagnoses and third-party health
- * details. Structured clinical values (body part, stage, scores) are `clinical`. Names, dates of
+ * an untagged column is withheld from every provider, see {@link withholdForProvider}). Every
+ * free-text field a person types ({@link RECORD_TEXT_FIELDS}: clinician, screening, RTP, wellness,
+ * athlete, session and capture notes, RTP criteria, the deactivation reason) is
+ * `clinical-restricted`, whoever wrote it and whatever it is meant for: free text is where
+ * diagnoses and third-party health details end up, and no tag can tell an athlete note about
+ * kit from one about a scan (a test checks every record-text field is restricted). Structured clinical values (body part, stage, scores) are `clinical`. Names, dates of
  * birth and e-mail addresses are `personal`; ids, labels and bookkeeping `internal`. Each class
  * reaches only a provider cleared for it (models/classification.ts).
  */
@@ -66,7 +69,10 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     squad_id: 'internal',
     dominant_side: 'internal',
     status: 'internal',
-    notes: 'personal',
+    /** Free text staff type about the athlete: may hold health details, so restricted like clinician notes. */
+    notes: 'clinical-restricted',
+    /** Why the athlete was deactivated, as typed: may name an illness or injury. */
+    deactivation_reason: 'clinical-restricted',
   },
   injury: {
     ...BOOKKEEPING,
@@ -94,7 +100,8 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     injury_id: 'internal',
     athlete_id: 'internal',
     stage: 'clinical',
-    criteria_met: 'clinical',
+    /** Free text ("pain-free hop test, full ROM"): clinical narrative. */
+    criteria_met: 'clinical-restricted',
     notes: 'clinical-restricted',
     physio_signoff_by: 'internal',
     physio_signoff_at: 'internal',
@@ -115,7 +122,7 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     notes: 'clinical-restricted',
   },
   vitals: { ...BOOKKEEPING, athlete_id: 'internal', date: 'internal', resting_hr_bpm: 'clinical', hrv_rmssd_ms: 'clinical' },
-  training_session: { ...BOOKKEEPING, squad_id: 'internal', date: 'internal', kind: 'internal', duration_min: 'internal', notes: 'personal' },
+  training_session: { ...BOOKKEEPING, squad_id: 'internal', date: 'internal', kind: 'internal', duration_min: 'internal', notes: 'clinical-restricted' },
   session_load: {
     ...BOOKKEEPING,
     athlete_id: 'internal',
@@ -148,7 +155,7 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     source: 'internal',
     trc_path: 'internal',
     status: 'internal',
-    notes: 'clinical',
+    notes: 'clinical-restricted',
     /** The test performed (single-leg squat, drop jump, gait). */
     test: 'internal',
     /** Per-joint angle time series (degrees) with their conditions: a clinical measurement. */
@@ -212,13 +219,15 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
 
 /**
  * Record text: columns whose value is free text a person typed (clinical and screening notes, RTP
- * notes and criteria, athlete notes, wellness notes, session and capture notes). It may have been
+ * notes and criteria, athlete notes and deactivation reason, wellness notes, session and capture
+ * notes). Every one is tagged `clinical-restricted`, and none is ever copied into generated text
+ * (changeset and activity summaries are built from structured fields only). It may have been
  * written by anyone, so it is untrusted content (issue 9 §6): listings and summaries return it
  * only as {@link RECORD_TEXT_OMITTED}, and the one tool that returns it (`read_<table>_notes`) is
  * marked untrusted, so reading it closes the untrusted-content gate of the run.
  */
 export const RECORD_TEXT_FIELDS: Readonly<Partial<Record<TableName, readonly string[]>>> = {
-  athlete: ['notes'],
+  athlete: ['notes', 'deactivation_reason'],
   injury: ['clinician_notes'],
   screening: ['notes'],
   rtp_entry: ['notes', 'criteria_met'],
@@ -470,20 +479,36 @@ export function isCleared(clearance: ProviderClearance | ReadonlySet<Classificat
 }
 
 /**
- * The page the user is on, as sent to a provider: an app route made only of route words, ids and
- * help slugs passes (it is `internal`); anything else (free text, a query string) is withheld.
+ * The page the user is on, as sent to a provider: an app route made only of route words, record
+ * ids and the slug of a shipped help page (main/help/pages.generated.ts) passes (it is
+ * `internal`), with a `#fragment` only when it is an anchor of that help page. Anything else (free
+ * text, a query string, a slug or anchor no shipped page has: each could spell out a name or a
+ * diagnosis) is withheld as a whole.
  */
 export function pageContextFor(page: string | null): string | null {
   if (!page) return null;
-  const path = page.split('#')[0] ?? '';
+  const hash = page.indexOf('#');
+  const path = hash < 0 ? page : page.slice(0, hash);
+  const fragment = hash < 0 ? null : page.slice(hash + 1);
   const segments = path.split('/').slice(1);
+  const help = segments[0] === 'help' && segments.length === 2 ? helpAnchors().get(segments[1]!) : undefined;
   const ok =
-    /^\/[A-Za-z0-9\-_/#]*$/.test(page) &&
+    /^\/[A-Za-z0-9\-_/]*$/.test(path) &&
     segments.length <= 4 &&
-    segments.every(
-      (s, i) => ROUTE_WORDS.has(s) || /^[0-9a-f]{8}-[0-9a-f-]{8,60}$/i.test(s) || (i === 1 && segments[0] === 'help' && /^[a-z0-9-]{1,60}$/.test(s)),
-    );
-  return ok ? page : '[withheld: unclassified — page context that is not an app route]';
+    segments.every((s, i) => ROUTE_WORDS.has(s) || /^[0-9a-f]{8}-[0-9a-f-]{8,60}$/i.test(s) || (i === 1 && help !== undefined)) &&
+    (fragment === null || (help !== undefined && help.has(fragment)));
+  return ok ? page : PAGE_WITHHELD;
+}
+
+/** What a page context that is not an app route reads as to a provider. */
+export const PAGE_WITHHELD = '[withheld: unclassified — page context that is not an app route]';
+
+let helpAnchorCache: ReadonlyMap<string, ReadonlySet<string>> | null = null;
+
+/** Slug → section anchors of every shipped help page. */
+function helpAnchors(): ReadonlyMap<string, ReadonlySet<string>> {
+  helpAnchorCache ??= new Map(shippedHelpPages().map((p) => [p.slug, new Set(p.sections.map((s) => s.anchor))]));
+  return helpAnchorCache;
 }
 
 const ROUTE_WORDS = new Set([
@@ -518,4 +543,140 @@ const ROUTE_WORDS = new Set([
 export function clearanceFromSetting(setting: unknown, provider: ClearanceProvider): ProviderClearance {
   if (!setting || typeof setting !== 'object' || Array.isArray(setting)) return DEFAULT_CLEARANCE;
   return parseClearance((setting as Record<string, unknown>)[provider]);
+}
+
+/**
+ * Tool input fields that are not columns of the tool's tables, each with its class, or
+ * `{ as: column }`: the class of the column it searches or ranges over (a name search carries and
+ * reveals a name; a date range a date). Input fields named like a column of the tool's tables (a
+ * `status` filter, a `body_part` value) take that column's class, and nested fields likewise.
+ * A test walks every tool's input schema and fails on a field with no class here or there.
+ * Two uses: a read tool's filter on a field above the provider's clearance is refused before the
+ * query runs ({@link filtersNotCleared}: the answer would confirm the withheld value), and the
+ * model's own earlier arguments are re-masked under the current clearance when they are replayed
+ * ({@link withholdToolInput}).
+ */
+export const INPUT_FIELD_CLASSIFICATION: Readonly<Record<string, Classification | { as: string }>> = {
+  /** Case-insensitive part of an athlete's name (athletes.list). */
+  search: { as: 'name' },
+  from: { as: 'date' },
+  to: { as: 'date' },
+  /** Why an athlete is deactivated: stored in `athlete.deactivation_reason`. */
+  reason: { as: 'deactivation_reason' },
+  limit: 'internal',
+  offset: 'internal',
+  athlete_ids: 'internal',
+  exclude_athlete_ids: 'internal',
+  per_athlete: 'internal',
+  physio_signoff: 'internal',
+  doctor_signoff: 'internal',
+  coach_signoff: 'internal',
+  signed: 'internal',
+  pct: 'internal',
+  folder_id: 'internal',
+  item_type: 'internal',
+  rig_id: 'internal',
+  cameras: 'internal',
+  metrics: 'internal',
+  video_id: 'internal',
+  path: 'internal',
+  changeset_id: 'internal',
+  capture_session_id: 'internal',
+  active: 'internal',
+  /** Ids on tools whose tables do not hold that column (open_page, move_athletes_to_squad). */
+  athlete_id: 'internal',
+  squad_id: 'internal',
+  /** Camera calibration (save_capture_rig): configuration, no person. */
+  camera: 'internal',
+  label: 'internal',
+  yaw_deg: 'internal',
+  K: 'internal',
+  dist: 'internal',
+  rvec: 'internal',
+  tvec: 'internal',
+  /** Inside a capture's joint-angle series (record_capture_session): the angles are clinical readings. */
+  first_frame: 'internal',
+  series: 'clinical',
+  values: 'clinical',
+};
+
+/**
+ * The class of tool input field `name` for a tool over `tables`: its
+ * own tag (`own`: the tool's `inputClasses`), else its {@link INPUT_FIELD_CLASSIFICATION} tag, else
+ * its column or result tag ({@link fieldClass}); `null` when it has none (treated as above every
+ * clearance).
+ */
+export function inputFieldClass(
+  name: string,
+  tables: readonly TableName[] | 'unknown',
+  own: Readonly<Record<string, Classification>> = {},
+): Classification | null {
+  if (Object.hasOwn(own, name)) return own[name]!;
+  const tag = Object.hasOwn(INPUT_FIELD_CLASSIFICATION, name) ? INPUT_FIELD_CLASSIFICATION[name] : undefined;
+  if (typeof tag === 'string') return tag;
+  if (tag) return fieldClass(tag.as, tables);
+  return fieldClass(name, tables);
+}
+
+/** What a refused filter reads as to the model: the field, its class (`unclassified` for none) and what to do. */
+export function filterNotClearedMessage(tool: string, refused: readonly { field: string; class: Classification | 'unclassified' }[]): string {
+  const names = refused.map((r) => `"${r.field}" (${r.class})`).join(', ');
+  return (
+    `[withheld: ${tool} was not run — this model provider is not cleared to search or filter on ${names}: the answer would reveal the withheld values. ` +
+    `Call ${tool} again without ${refused.length === 1 ? 'that filter' : 'those filters'}, or tell the user to filter in the app; an administrator can change what the assistant may see under Settings → Assistant.]`
+  );
+}
+
+/**
+ * The filters of a read tool's `input` on a field whose class `clearance` does not hold (or that
+ * has no class): each top-level field with a non-empty value other than its schema default
+ * (`defaults`: field → default, from the tool's input JSON Schema). Empty when the call may run.
+ */
+export function filtersNotCleared(
+  input: unknown,
+  tables: readonly TableName[] | 'unknown',
+  clearance: ProviderClearance | ReadonlySet<Classification>,
+  defaults: Readonly<Record<string, unknown>> = {},
+  own: Readonly<Record<string, Classification>> = {},
+): { field: string; class: Classification | 'unclassified' }[] {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return [];
+  const out: { field: string; class: Classification | 'unclassified' }[] = [];
+  for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
+    if (v === undefined || v === null || v === '' || (k in defaults && JSON.stringify(defaults[k]) === JSON.stringify(v))) continue;
+    const c = inputFieldClass(k, tables, own);
+    if (c === null) out.push({ field: k, class: 'unclassified' });
+    else if (!isCleared(clearance, c)) out.push({ field: k, class: c });
+  }
+  return out;
+}
+
+/**
+ * A copy of a tool's input (the model's own arguments, as replayed in the memory digest) for a
+ * provider with `clearance`: every field (at any depth, by name) whose input class
+ * ({@link inputFieldClass}) the provider is not cleared for reads as {@link withheldMarker};
+ * a scalar field with no class as {@link WITHHELD_UNTAGGED} (fail closed). Containers with no
+ * class of their own are walked. Depth-bounded like {@link withholdForProvider}.
+ */
+export function withholdToolInput<T>(
+  value: T,
+  tables: readonly TableName[] | 'unknown',
+  clearance: ProviderClearance | ReadonlySet<Classification>,
+  own: Readonly<Record<string, Classification>> = {},
+): T {
+  const top = parseClearance([...clearance]).length - 1;
+  return replaceFields(value, (k, x) => {
+    if (x === null || x === undefined || x === '') return undefined;
+    const c = inputFieldClass(k, tables, own);
+    if (c === null) return typeof x === 'object' ? undefined : WITHHELD_UNTAGGED;
+    return classRank(c) > top ? withheldMarker(c) : undefined;
+  }) as T;
+}
+
+/**
+ * What an earlier assistant answer reads as when it is replayed to a provider no longer cleared for
+ * `lost` (classes the run that wrote it was sent): the answer may quote them, and prose cannot be
+ * re-masked field by field, so it is left out whole.
+ */
+export function earlierAnswerWithheld(lost: readonly Classification[]): string {
+  return `[withheld: an earlier answer of this conversation, written when this model provider was cleared for ${lost.join(', ')} data; it is no longer cleared for that, so the answer is not sent again — the user can see it in the app]`;
 }

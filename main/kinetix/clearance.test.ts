@@ -9,7 +9,9 @@
 import { EventType } from '@ag-ui/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clearanceUpTo, type Classification } from '../../models/classification';
+import { getChangeset } from '../data/changesets';
 import { findUserById, putOrgSetting } from '../data/identity';
+import { listRows } from '../data/rows';
 import * as K from '../data/kinetix';
 import { seedDemo, type SeedSummary } from '../data/seed';
 import { issueMcpToken } from '../mcp/tokens';
@@ -17,7 +19,7 @@ import { McpSession } from '../mcp/session';
 import { addRecord, tempDb, testHarness, type TempDb } from '../testing/kinetix-fixtures';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
 import { defaultToolRegistry } from './catalogue';
-import { CLEARANCE_SETTING_KEY, withheldMarker } from './classification';
+import { CLEARANCE_SETTING_KEY, RECORD_TEXT_OMITTED, withheldMarker } from './classification';
 import { KINETIX_EVENTS } from './events';
 
 let t: TempDb;
@@ -32,9 +34,10 @@ const LIMITS = { userRunsPerMinute: 1000, orgRunsPerMinute: 1000 };
 
 /** Planted values, one or more per class; none of them occurs anywhere else in a request. */
 const PLANTED = {
-  personal: ['Zephyrine Quillfeather', 'Quillfeather-note-K7'],
+  personal: ['Zephyrine Quillfeather'],
   clinical: ['Talocrural-Q9'],
-  'clinical-restricted': ['MRI-RESTRICTED-X4 grade 2 tear'],
+  // Athlete notes are free text (issue 9 §12): restricted like clinician notes, not personal.
+  'clinical-restricted': ['MRI-RESTRICTED-X4 grade 2 tear', 'Noteworthy-K7 athlete note'],
 } as const;
 
 beforeAll(async () => {
@@ -50,7 +53,7 @@ beforeAll(async () => {
     squad_id: s.squadIds.U19,
     dominant_side: 'left',
     status: 'active',
-    notes: `${PLANTED.personal[1]} prefers early sessions`,
+    notes: `${PLANTED['clinical-restricted'][1]}: prefers early sessions`,
   });
   injuryId = addRecord(t.db, s.orgId, s.userIds.doctor, 'doctor', 'injury', {
     athlete_id: athleteId,
@@ -197,5 +200,234 @@ describe('provider clearance over MCP (the client’s model is a provider: the o
     expect(
       (b.listTools().find((x) => x.name === 'get_athlete')!.outputSchema as unknown as { properties: Record<string, unknown> }).properties.name,
     ).not.toHaveProperty('anyOf');
+  });
+});
+
+/**
+ * One turn as the doctor (every confirm approved) under the org's `anthropic` clearance `cleared`,
+ * the model scripted with `responses`; returns the raw request bodies of this turn.
+ */
+async function turn(
+  cleared: readonly Classification[],
+  message: string,
+  responses: Parameters<ScriptedAnthropic['push']>,
+  opts: { conversationId?: string; page?: string } = {},
+): Promise<{ raw: string[]; runId: string; conversationId: string }> {
+  putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { anthropic: cleared });
+  const first = server.requests.length;
+  const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url, limits: LIMITS });
+  server.push(...responses);
+  const run = kx.startRun({ userId: doctor.id, message, conversationId: opts.conversationId, page: opts.page });
+  for await (const e of kx.subscribe(doctor.id, run.runId)) {
+    if (e.event.type !== EventType.CUSTOM) continue;
+    const ev = e.event as { name: string; value: { toolCallId: string; argsHash: string } };
+    if (ev.name === KINETIX_EVENTS.confirmRequired) kx.confirm(doctor.id, ev.value.toolCallId, { approve: true, argsHash: ev.value.argsHash });
+  }
+  expect((await kx.waitForRun(run.runId)).status).toBe('completed');
+  return { raw: server.requests.slice(first).map((r) => r.raw), ...run };
+}
+
+/** The tool_result blocks of the last user message of a raw request body, as text. */
+function toolResults(raw: string): { content: string; is_error?: boolean }[] {
+  const last = (JSON.parse(raw).messages as { content: unknown }[]).at(-1)!.content;
+  return Array.isArray(last) ? (last as { type: string; content: string; is_error?: boolean }[]).filter((b) => b.type === 'tool_result') : [];
+}
+
+function athleteFor(name: string): string {
+  return addRecord(t.db, s.orgId, s.userIds.owner, 'owner', 'athlete', {
+    name,
+    date_of_birth: '2002-02-02',
+    sex: 'male',
+    position: 'DF',
+    squad_id: s.squadIds.U19,
+    dominant_side: 'right',
+    status: 'active',
+    notes: '',
+  });
+}
+
+describe('free text a person typed never rides in generated text (issue 9 §12)', () => {
+  it('a deactivation reason is stored in its own restricted column, never in the summary: at clinical clearance list_activity, get_changeset and Undo send no trace of it', async () => {
+    const reason = 'Vestibulocochlear-Z3 surgery, out until spring';
+    const id = athleteFor('Barnaby Reasonless');
+    const one = await turn(clearanceUpTo('clinical'), 'Deactivate Barnaby.', [
+      { toolUses: [{ name: 'deactivate_athlete', input: { id, reason } }] },
+      { text: 'Deactivated.' },
+    ]);
+    const row = K.recentExecutedToolCalls(t.db, one.conversationId, 1)[0]!;
+    const changesetId = row.changeset_id!;
+    const two = await turn(
+      clearanceUpTo('clinical'),
+      'What changed, and undo it.',
+      [
+        {
+          toolUses: [
+            { name: 'list_activity', input: { record_id: id } },
+            { name: 'get_changeset', input: { id: changesetId } },
+          ],
+        },
+        { toolUses: [{ name: 'undo_changeset', input: { changeset_id: changesetId } }] },
+        { toolUses: [{ name: 'list_activity', input: { record_id: id } }] },
+        { text: 'Undone.' },
+      ],
+      { conversationId: one.conversationId },
+    );
+    const all = [...one.raw, ...two.raw].join('\n');
+    // The model itself wrote the reason in its tool_use (its own words, in this run): every later
+    // request must not carry it back in a result, a summary, the digest or the replay.
+    const afterWrite = [...one.raw.slice(1), ...two.raw].map((r) => JSON.stringify(JSON.parse(r).system) + JSON.stringify(toolResults(r)));
+    for (const body of afterWrite) for (const f of forms(reason)) expect(body.includes(f), `"${f}" reached the provider`).toBe(false);
+    for (const f of ['Vestibulocochlear', 'out until spring']) expect(two.raw.join('\n')).not.toContain(f);
+    // The summary is still there, generated from structured fields (clinical clearance sends summaries).
+    expect(all).toContain('Deactivate athlete Barnaby Reasonless');
+    expect(two.raw.join('\n')).toContain('Undo: Deactivate athlete Barnaby Reasonless');
+    // The reason is kept, in its own column, where the app shows it and Undo clears it.
+    expect(K.getToolCall(t.db, row.id)!.status).toBe('executed');
+    const stored = listRows<{ id: string; deactivation_reason: string; status: string }>(t.db, 'athlete', s.orgId, {
+      eq: { id },
+    })[0]!;
+    expect(stored).toMatchObject({ status: 'active', deactivation_reason: '' });
+    const cs = getChangeset(t.db, s.orgId, changesetId)!;
+    expect(cs.summary).toBe('Deactivate athlete Barnaby Reasonless');
+    expect(cs.changes[0]).toMatchObject({ after: { status: 'deactivated', deactivation_reason: reason } });
+  });
+
+  it('the reason reaches a provider only through the untrusted read_athlete_notes tool, and only when cleared for clinical-restricted', async () => {
+    const reason = 'Pericardial-W8 effusion';
+    const id = athleteFor('Cosmo Notesworth');
+    const one = await turn(clearanceUpTo('clinical-restricted'), 'Deactivate Cosmo.', [
+      { toolUses: [{ name: 'deactivate_athlete', input: { id, reason } }] },
+      { toolUses: [{ name: 'get_athlete', input: { id } }] },
+      { toolUses: [{ name: 'read_athlete_notes', input: { id } }] },
+      { text: 'ok' },
+    ]);
+    // get_athlete: record text is a pointer, not the text.
+    expect(toolResults(one.raw[2]!)[0]!.content).not.toContain('Pericardial');
+    expect(toolResults(one.raw[2]!)[0]!.content).toContain(RECORD_TEXT_OMITTED);
+    // read_athlete_notes: the text, in the data envelope; the gate then drops high-privilege tools.
+    expect(toolResults(one.raw[3]!)[0]!.content).toContain(reason);
+    const below = await turn(clearanceUpTo('clinical'), 'Read the notes again.', [
+      { toolUses: [{ name: 'read_athlete_notes', input: { id } }] },
+      { text: 'ok' },
+    ]);
+    expect(below.raw.join('\n')).not.toContain('Pericardial');
+    expect(toolResults(below.raw[1]!)[0]!.content).toContain(JSON.stringify(withheldMarker('clinical-restricted')).slice(1, -1));
+  });
+});
+
+describe('search and filter inputs on a field above the clearance are refused before the query runs (issue 9 §12)', () => {
+  it('list_athletes {search} at the default clearance: refused with a clear message; no count, no id, no row is sent', async () => {
+    const r = await turn(clearanceUpTo('internal'), 'Is there a Zephyrine?', [
+      {
+        toolUses: [
+          { name: 'list_athletes', input: { search: 'Zeph' } },
+          { name: 'list_athletes', input: { search: 'Zeph', squad_id: s.squadIds.U19 } },
+        ],
+      },
+      { text: 'I cannot search by name.' },
+    ]);
+    const results = toolResults(r.raw[1]!);
+    expect(results).toHaveLength(2);
+    for (const res of results) {
+      expect(res.is_error).toBe(true);
+      expect(res.content).toContain('list_athletes was not run');
+      expect(res.content).toContain('not cleared to search or filter on \\"search\\" (personal)');
+      expect(res.content).not.toContain(athleteId);
+      expect(res.content).not.toContain('total');
+    }
+    const trace = K.listTrace(t.db, r.runId).map((x) => JSON.parse(x.data_json) as { decision?: string });
+    expect(trace.filter((x) => x.decision === 'filter_not_cleared')).toHaveLength(2);
+    // Cleared for personal: the same search runs.
+    const ok = await turn(clearanceUpTo('personal'), 'Is there a Zephyrine?', [
+      { toolUses: [{ name: 'list_athletes', input: { search: 'Zeph' } }] },
+      { text: 'Yes.' },
+    ]);
+    expect(toolResults(ok.raw[1]!)[0]!.content).toContain(athleteId);
+  });
+
+  it('list_injuries {status} below clinical: refused (it would say which athletes have an open injury); left at its default it runs', async () => {
+    const r = await turn(clearanceUpTo('personal'), 'Open injuries?', [
+      {
+        toolUses: [
+          { name: 'list_injuries', input: { athlete_id: athleteId, status: 'open' } },
+          { name: 'list_injuries', input: { athlete_id: athleteId, status: 'all' } },
+        ],
+      },
+      { text: 'ok' },
+    ]);
+    const [filtered, unfiltered] = toolResults(r.raw[1]!);
+    expect(filtered!.is_error).toBe(true);
+    expect(filtered!.content).toContain('\\"status\\" (clinical)');
+    expect(filtered!.content).not.toContain(injuryId);
+    expect(unfiltered!.is_error).toBeFalsy();
+    expect(unfiltered!.content).toContain(injuryId);
+    expect(unfiltered!.content).toContain(JSON.stringify(withheldMarker('clinical')).slice(1, -1));
+    const cleared = await turn(clearanceUpTo('clinical'), 'Open injuries?', [
+      { toolUses: [{ name: 'list_injuries', input: { athlete_id: athleteId, status: 'open' } }] },
+      { text: 'ok' },
+    ]);
+    expect(toolResults(cleared.raw[1]!)[0]!.content).toContain(PLANTED.clinical[0]);
+  });
+
+  it('the same refusal over MCP, under the org’s `mcp` clearance', async () => {
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, {});
+    const session = new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.doctor).token });
+    const r = await session.callTool('list_athletes', { search: 'Zeph' });
+    expect(r.isError).toBe(true);
+    expect(r.content[0]!.text).toContain('not cleared to search or filter on \\"search\\" (personal)');
+    expect(r.content[0]!.text).not.toContain(athleteId);
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('personal') });
+    const ok = await new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.doctor).token }).callTool('list_athletes', { search: 'Zeph' });
+    expect(ok.isError).toBeFalsy();
+    expect(ok.content[0]!.text).toContain(athleteId);
+  });
+});
+
+describe('page context: only slugs and anchors of shipped help pages (issue 9 §12)', () => {
+  it('a help-shaped path with free text is not sent; a real help page is', async () => {
+    const bad = await turn(clearanceUpTo('internal'), 'hi', [{ text: 'ok' }], { page: '/help/zephyrine-quillfeather-acl' });
+    expect(bad.raw[0]!.toLowerCase()).not.toContain('zephyrine');
+    expect(bad.raw[0]).toContain('page context that is not an app route');
+    const anchor = await turn(clearanceUpTo('internal'), 'hi', [{ text: 'ok' }], { page: '/help/using-kinetix#zephyrine' });
+    expect(anchor.raw[0]!.toLowerCase()).not.toContain('zephyrine');
+    const good = await turn(clearanceUpTo('internal'), 'hi', [{ text: 'ok' }], { page: '/help/using-kinetix#limits' });
+    expect(good.raw[0]).toContain('/help/using-kinetix#limits');
+  });
+});
+
+describe('history replayed after the clearance is lowered is re-masked under the current clearance (issue 9 §12)', () => {
+  it("tool results and the model's own arguments in the digest are re-masked; an answer written under the higher clearance is not replayed; the user's own prompt is", async () => {
+    const prompt = 'Tell me about the athlete whose name starts with Zeph (my own words).';
+    const answer = `${PLANTED.personal[0]} has a ${PLANTED.clinical[0]} injury; notes say ${PLANTED['clinical-restricted'][0]}.`;
+    const one = await turn(clearanceUpTo('clinical-restricted'), prompt, [
+      {
+        toolUses: [
+          { name: 'list_athletes', input: { search: 'Zephyrine Quill' } },
+          { name: 'get_injury', input: { id: injuryId } },
+        ],
+      },
+      { toolUses: [{ name: 'read_injury_notes', input: { id: injuryId } }] },
+      { text: answer },
+    ]);
+    expect(one.raw.join('\n')).toContain(PLANTED.clinical[0]);
+    const two = await turn(clearanceUpTo('internal'), 'And again?', [{ text: 'As before.' }], { conversationId: one.conversationId });
+    const body = two.raw[0]!;
+    const values = [...PLANTED.personal, ...PLANTED.clinical, ...PLANTED['clinical-restricted'], 'Zephyrine Quill'];
+    for (const v of values)
+      for (const f of forms(v).filter((x) => x !== 'Tell me about')) expect(body.includes(f), `"${f}" (of "${v}") was replayed`).toBe(false);
+    const sent = JSON.parse(body) as { system: unknown; messages: { role: string; content: unknown }[] };
+    // The earlier answer: withheld whole, with the reason.
+    expect(sent.messages.find((m) => m.role === 'assistant')!.content).toMatch(
+      /^\[withheld: an earlier answer of this conversation, written when this model provider was cleared for personal, clinical, clinical-restricted data/,
+    );
+    // The digest: the search argument and the results under today's clearance.
+    const system = JSON.stringify(sent.system);
+    expect(system).toContain('list_athletes(');
+    expect(system).toContain(JSON.stringify(JSON.stringify(withheldMarker('personal')).slice(1, -1)).slice(1, -1));
+    // The user's own prompt is replayed as typed: what they chose to send (help page, "What data the assistant may see").
+    expect(sent.messages[0]).toEqual({ role: 'user', content: prompt });
+    // Raised again: the answer is replayed.
+    const three = await turn(clearanceUpTo('clinical-restricted'), 'Once more?', [{ text: 'ok' }], { conversationId: one.conversationId });
+    expect(three.raw[0]).toContain(PLANTED.clinical[0]);
   });
 });

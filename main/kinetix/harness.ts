@@ -33,7 +33,7 @@ import { initTelemetry } from '../telemetry/otel';
 import { Approvals } from './approvals';
 import { EventBus, type RunEventEnvelope } from './bus';
 import type { ClearanceProvider, ProviderClearance } from './classification';
-import { withholdForProvider } from './classification';
+import { CLASSIFICATIONS, earlierAnswerWithheld, isCleared, parseClearance, withholdForProvider, withholdToolInput } from './classification';
 import { providerClearance } from './settings';
 import { BudgetExceeded, KinetixNotConfigured } from './errors';
 import { gateSnapshot, isUntrusted } from './gate';
@@ -41,7 +41,7 @@ import type { KinetixLimits } from './limits';
 import { checkBudget, DEFAULT_LIMITS, LEASE_HEARTBEAT_MS, takeRunLease } from './limits';
 import { RunLoop } from './run-loop';
 import { maskSecrets, redactText, scrubText } from './mask';
-import { buildDigest, MAX_HISTORY_MESSAGES, replayHistory, type DigestEntry } from './prompt';
+import { buildDigest, MAX_HISTORY_MESSAGES, replayHistory, type ChatTurn, type DigestEntry } from './prompt';
 import { approveProposal, declineProposal, getProposal, listProposals, type ProposalStatus, type ProposalView } from './proposals';
 import type { ModelProvider } from './provider';
 import { AnthropicProvider } from './provider';
@@ -236,9 +236,8 @@ export class Kinetix {
       const conversationId = conversation?.id ?? uuidv7();
 
       // History and digest are read before this turn's rows exist.
-      const history = conversation
-        ? replayHistory(K.recentMessages(this.db, conversationId, MAX_HISTORY_MESSAGES).map((m) => ({ role: m.role, content: m.content })))
-        : [];
+      // An answer written under a clearance this provider no longer holds is not replayed (it may quote what is now withheld).
+      const history = conversation ? replayHistory(this.replayable(K.recentMessages(this.db, conversationId, MAX_HISTORY_MESSAGES), clearedFor)) : [];
       const digest = conversation ? this.digestFor(conversationId, provider) : '';
 
       K.inTransaction(this.db, () => {
@@ -277,6 +276,7 @@ export class Kinetix {
           error_message: null,
           started_at: nowIso,
           finished_at: null,
+          cleared_for_json: JSON.stringify(clearedFor),
         });
         K.insertMessage(this.db, {
           id: uuidv7(),
@@ -588,13 +588,35 @@ export class Kinetix {
     return [...names];
   }
 
+  /**
+   * Earlier messages as they may be replayed to a provider with `clearedFor`: the user's own
+   * prompts as typed (what they chose to send; help page "What data the assistant may see"), and
+   * each assistant answer only when its run was sent under no class `clearedFor` lacks; otherwise
+   * {@link earlierAnswerWithheld}. A run with no recorded clearance (before migration 0013) counts
+   * as cleared for everything (fail closed).
+   */
+  private replayable(messages: readonly K.MessageRow[], clearedFor: ProviderClearance): ChatTurn[] {
+    const runs = K.runClearances(
+      this.db,
+      messages.filter((m) => m.role === 'assistant' && m.run_id).map((m) => m.run_id!),
+    );
+    return messages.map((m) => {
+      if (m.role !== 'assistant') return { role: m.role, content: m.content };
+      const stored = m.run_id ? runs.get(m.run_id) : null;
+      const then = stored ? parseClearance(JSON.parse(stored) as unknown) : CLASSIFICATIONS;
+      const lost = then.filter((c) => !isCleared(clearedFor, c));
+      return { role: m.role, content: lost.length === 0 ? m.content : earlierAnswerWithheld(lost) };
+    });
+  }
+
   private digestFor(conversationId: string, provider: ModelProvider): string {
     const entries: DigestEntry[] = K.recentExecutedToolCalls(this.db, conversationId, 12).map((r) => {
       const tool = this.tools.get(r.tool_name);
       const result = r.result_json ? (JSON.parse(r.result_json) as unknown) : null;
       return {
         tool: r.tool_name,
-        args: JSON.parse(r.args_json) as unknown,
+        // The model's own arguments carry values too (a name search, a note it wrote): re-masked under today's clearance.
+        args: withholdToolInput(JSON.parse(r.args_json) as unknown, tool?.tables ?? 'unknown', provider.clearedFor, tool?.inputClasses),
         result: withholdForProvider(result, tool?.tables ?? 'unknown', provider.clearedFor).value,
       };
     });

@@ -139,6 +139,8 @@ export class McpCallAudit {
         error_message: null,
         started_at: at,
         finished_at: null,
+        // An MCP call has no replayed history (its results go out under the org's \`mcp\` clearance, session.ts).
+        cleared_for_json: null,
       });
       this.rec.trace(run, 'request', { source: 'mcp', session: this.opts.sessionId, tool: toolName });
       this.rec.emit(run, { type: EventType.RUN_STARTED, threadId: this.conversationId, runId: run.id });

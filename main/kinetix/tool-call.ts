@@ -33,7 +33,7 @@ import type { Capability, ServiceContext } from '../services/context';
 import type { Approvals } from './approvals';
 import { boundsIssue, boundsMessage, digestInput, measureInput } from '../services/bounds';
 import { parseInput, PolicyDenied } from '../services/verb';
-import { isCleared, withheldMarker, withholdForProvider } from './classification';
+import { filterNotClearedMessage, filtersNotCleared, isCleared, withheldMarker, withholdForProvider } from './classification';
 import { UnknownTool } from './errors';
 import { KINETIX_EVENTS } from './events';
 import { gateSnapshot, isUntrusted } from './gate';
@@ -47,6 +47,7 @@ import type { ActiveRun, Decision, HarnessDeps, PreCheck } from './run';
 import { tracer } from './run';
 import { telemetryCapturesContent } from '../telemetry/otel';
 import type { Proposal, ReadTool, Tool, ToolContext, WriteTool } from './tool';
+import { toolInputDefaults } from './tool';
 import type { PlannedChangeset } from '../../models/changeset';
 
 type ToolUse = Extract<ModelBlock, { type: 'tool_use' }>;
@@ -256,6 +257,17 @@ export class ToolCallPipeline {
 
   private async read(call: AuditedCall, tool: ReadTool, input: unknown): Promise<ModelBlock> {
     const { run } = call;
+    // A filter on a field the provider is not cleared for would confirm the withheld value: refused before the query runs.
+    const notCleared = filtersNotCleared(input, tool.tables, run.provider.clearedFor, toolInputDefaults(tool), tool.inputClasses);
+    if (notCleared.length > 0)
+      return this.fail(
+        call,
+        new ValidationError(
+          filterNotClearedMessage(tool.name, notCleared),
+          notCleared.map((r) => ({ path: r.field, message: `${r.class}: this model provider is not cleared for it` })),
+        ),
+        'filter_not_cleared',
+      );
     try {
       const result = await Promise.resolve(tool.run(this.toolContext(run, tool), input));
       const maskedResult = maskSecrets(result ?? null);

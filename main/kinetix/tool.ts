@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { PlannedChangeset } from '../../models/changeset';
 import type { Permission } from '../../models/roles';
+import type { Classification } from '../../models/classification';
 import type { TableName } from '../../models/tables';
 import type { ServiceContext } from '../services/context';
 
@@ -79,6 +80,13 @@ interface ToolBase<S extends z.ZodType> {
    * it comes from this clinic's own database, so MCP clients may be offered the tool.
    */
   recordText?: boolean;
+  /**
+   * Classes of input fields of this tool that are neither a column of its tables nor listed in
+   * classification.ts `INPUT_FIELD_CLASSIFICATION` (an integration's own fields). An input field
+   * with no class at all is treated as above every clearance: a read tool filtering on it is
+   * refused, and it is withheld when the arguments are replayed (fail closed).
+   */
+  inputClasses?: Readonly<Record<string, Classification>>;
 }
 
 /** A tool that reads and returns data; runs without confirmation. */
@@ -141,6 +149,14 @@ export function toolInputSchema(tool: Pick<Tool, 'input' | 'name'>): JsonSchemaO
   if (js.type !== 'object') throw new Error(`Tool ${tool.name}: input must be an object schema.`);
   const out = js as JsonSchemaObject;
   schemaCache.set(tool.input, out);
+  return out;
+}
+
+/** Each top-level input field's schema default (`{ status: 'all' }`): a filter left at its default filters nothing. */
+export function toolInputDefaults(tool: Pick<Tool, 'input' | 'name'>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(toolInputSchema(tool).properties ?? {}))
+    if (v && typeof v === 'object' && 'default' in v) out[k] = (v as { default: unknown }).default;
   return out;
 }
 

@@ -21,9 +21,14 @@ import {
   withheldMarker,
   withholdForProvider,
   pageContextFor,
+  inputFieldClass,
+  INPUT_FIELD_CLASSIFICATION,
+  filtersNotCleared,
+  filterNotClearedMessage,
+  withholdToolInput,
 } from './classification';
 import { CLASSIFICATIONS, DEFAULT_CLEARANCE, ProviderClearanceInput, clearanceUpTo } from '../../models/classification';
-import { toolOutputSchema } from './tool';
+import { toolInputDefaults, toolInputSchema, toolOutputSchema } from './tool';
 import { isSecretKey, MASK, maskSecrets, scrubText } from './mask';
 import { buildDigest, dataEnvelope, DIGEST_RESULT_CHARS, DIGEST_TOTAL_CHARS, replayHistory, type ChatTurn } from './prompt';
 import { DISABLED_TOOLS_SETTING_KEY } from './registry';
@@ -92,10 +97,14 @@ describe('classification (fail closed)', () => {
     expect(withholdForProvider(rows, ['injury'], clearanceUpTo('clinical-restricted')).value).toBe(rows);
     expect(withholdForProvider({ name: 'Jonah', notes: 'athlete note', position: 'FW' }, ['athlete'], DEFAULT_CLEARANCE).value).toEqual({
       name: personal,
-      notes: personal,
+      notes: WITHHELD,
       position: 'FW',
     });
-    expect(withholdForProvider({ name: 'Jonah', notes: 'athlete note' }, ['athlete'], clearanceUpTo('personal')).withheld).toBe(0);
+    // Athlete notes are free text (they may say "post-op, on antidepressants"): restricted, not personal.
+    expect(withholdForProvider({ name: 'Jonah', notes: 'athlete note' }, ['athlete'], clearanceUpTo('clinical')).value).toEqual({
+      name: 'Jonah',
+      notes: WITHHELD,
+    });
     // Non-column fields carry their own tags: a joined name is personal, a changeset summary clinical.
     expect(
       withholdForProvider({ athlete_name: 'Jonah', ratio: 1.2, summary: 'Record hamstring injury for Jonah' }, ['session_load'], clearanceUpTo('personal'))
@@ -143,12 +152,122 @@ describe('classification (fail closed)', () => {
     expect(unclassified).toEqual([]);
     for (const c of Object.values(RESULT_FIELD_CLASSIFICATION)) expect(CLASSIFICATIONS).toContain(c);
   });
-  it('the page context reaches a provider only as an app route', () => {
+  it('the page context reaches a provider only as an app route: route words, ids, shipped help slugs and their anchors', () => {
     expect(pageContextFor('/athletes/0193e5a0-0000-7000-8000-00000000a001/injuries')).toBe('/athletes/0193e5a0-0000-7000-8000-00000000a001/injuries');
     expect(pageContextFor('/help/using-kinetix#limits')).toBe('/help/using-kinetix#limits');
+    expect(pageContextFor('/help/using-kinetix')).toBe('/help/using-kinetix');
+    expect(pageContextFor('/help/reading-acwr')).toBe('/help/reading-acwr');
     expect(pageContextFor(null)).toBeNull();
-    for (const bad of ['/athletes/Jonah Merrow', '/athletes?search=Jonah', '/notes/Grade-2-MRI', '/athletes/jonah-merrow'])
+    for (const bad of [
+      '/athletes/Jonah Merrow',
+      '/athletes?search=Jonah',
+      '/notes/Grade-2-MRI',
+      '/athletes/jonah-merrow',
+      // A slug no shipped help page has is free text in a help-shaped path (issue 9 §12).
+      '/help/jonah-merrow-acl-tear',
+      '/help/zephyrine',
+      // Fragments: only an anchor of that help page.
+      '/help/using-kinetix#jonah-merrow',
+      '/athletes#jonah-merrow',
+      '/help#limits',
+      '/help/using-kinetix/limits',
+    ])
       expect(pageContextFor(bad), bad).toMatch(/^\[withheld: unclassified/);
+  });
+  it('every record-text field (free text a person types) is clinical-restricted', () => {
+    for (const [table, fields] of Object.entries(RECORD_TEXT_FIELDS))
+      for (const f of fields) expect(`${table}.${f}: ${FIELD_CLASSIFICATION[table as TableName][f]}`).toBe(`${table}.${f}: clinical-restricted`);
+    expect(RECORD_TEXT_FIELDS.athlete).toContain('deactivation_reason');
+    expect(RECORD_TEXT_FIELDS.rtp_entry).toContain('criteria_met');
+    expect(RECORD_TEXT_FIELDS.capture_session).toContain('notes');
+    expect(RECORD_TEXT_FIELDS.training_session).toContain('notes');
+  });
+  it("every field of every tool's input schema has a class (its input tag, or the column it names or searches)", () => {
+    const unclassified: string[] = [];
+    const classes: Record<string, string> = {};
+    const walk = (node: unknown, tool: string, tables: Parameters<typeof fieldClass>[1], depth: number, top: boolean) => {
+      if (depth > 40 || node === null || typeof node !== 'object') return;
+      if (Array.isArray(node)) return node.forEach((x) => walk(x, tool, tables, depth + 1, false));
+      for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+        if (k === 'properties' && v && typeof v === 'object')
+          for (const [name, sub] of Object.entries(v as Record<string, unknown>)) {
+            const c = inputFieldClass(name, tables);
+            if (c === null) unclassified.push(`${tool}.${name}`);
+            else if (top) classes[`${tool}.${name}`] = c;
+            walk(sub, tool, tables, depth + 1, false);
+          }
+        else walk(v, tool, tables, depth + 1, false);
+      }
+    };
+    let fields = 0;
+    for (const t of catalogueTools()) {
+      const schema = toolInputSchema(t);
+      fields += Object.keys(schema.properties ?? {}).length;
+      walk(schema, t.name, t.tables, 0, true);
+    }
+    expect(fields).toBeGreaterThan(150);
+    expect(unclassified).toEqual([]);
+    // The filters that reveal what they match: a name search, an injury's status, a screening's values.
+    expect(classes['list_athletes.search']).toBe('personal');
+    expect(classes['list_athletes.status']).toBe('internal');
+    expect(classes['list_injuries.status']).toBe('clinical');
+    expect(classes['deactivate_athlete.reason']).toBe('clinical-restricted');
+    expect(classes['create_injury.clinician_notes']).toBe('clinical-restricted');
+    expect(classes['list_wellness.from']).toBe('internal');
+    for (const c of Object.values(INPUT_FIELD_CLASSIFICATION)) if (typeof c === 'string') expect(CLASSIFICATIONS).toContain(c);
+  });
+  it('a read tool filter above the clearance is refused; one left at its default or empty filters nothing', () => {
+    const byName = new Map(catalogueTools().map((t) => [t.name, t]));
+    const refused = (name: string, input: Record<string, unknown>, clearance: readonly (typeof CLASSIFICATIONS)[number][]) => {
+      const t = byName.get(name)!;
+      return filtersNotCleared(input, t.tables, clearance, toolInputDefaults(t));
+    };
+    // Every read tool with a filter field whose class is above `internal`: walked, not listed by hand.
+    const filtered: string[] = [];
+    for (const t of catalogueTools())
+      if (t.kind === 'read')
+        for (const k of Object.keys(toolInputSchema(t).properties ?? {})) if (inputFieldClass(k, t.tables) !== 'internal') filtered.push(`${t.name}.${k}`);
+    expect(filtered.sort()).toEqual(['list_athletes.search', 'list_injuries.status']);
+    expect(refused('list_athletes', { search: 'Zeph', status: 'active', limit: 100, offset: 0 }, DEFAULT_CLEARANCE)).toEqual([
+      { field: 'search', class: 'personal' },
+    ]);
+    expect(refused('list_athletes', { search: 'Zeph' }, clearanceUpTo('personal'))).toEqual([]);
+    expect(refused('list_athletes', { search: '', status: 'deactivated' }, DEFAULT_CLEARANCE)).toEqual([]);
+    expect(refused('list_injuries', { athlete_id: 'a', status: 'open' }, clearanceUpTo('personal'))).toEqual([{ field: 'status', class: 'clinical' }]);
+    // 'all' is the default: no filter, nothing revealed.
+    expect(refused('list_injuries', { athlete_id: 'a', status: 'all' }, DEFAULT_CLEARANCE)).toEqual([]);
+    expect(refused('list_injuries', { status: 'closed' }, clearanceUpTo('clinical'))).toEqual([]);
+    expect(refused('list_athletes', { nickname: 'x' }, clearanceUpTo('clinical-restricted'))).toEqual([{ field: 'nickname', class: 'unclassified' }]);
+    expect(filterNotClearedMessage('list_injuries', [{ field: 'status', class: 'clinical' }])).toMatch(
+      /^\[withheld: list_injuries was not run — this model provider is not cleared to search or filter on "status" \(clinical\)/,
+    );
+  });
+  it("the model's own arguments are re-masked by class when replayed", () => {
+    const args = {
+      id: 'a1',
+      name: 'Zephyrine',
+      notes: 'post-op',
+      reason: 'ACL repair',
+      search: 'Zeph',
+      position: 'FW',
+      mystery: 'x',
+      nested: { body_part: 'knee' },
+    };
+    expect(withholdToolInput(args, ['athlete', 'injury'], DEFAULT_CLEARANCE)).toEqual({
+      id: 'a1',
+      name: withheldMarker('personal'),
+      notes: WITHHELD,
+      reason: WITHHELD,
+      search: withheldMarker('personal'),
+      position: 'FW',
+      mystery: WITHHELD_UNTAGGED,
+      nested: { body_part: withheldMarker('clinical') },
+    });
+    expect(withholdToolInput(args, ['athlete', 'injury'], clearanceUpTo('clinical'))).toMatchObject({
+      name: 'Zephyrine',
+      reason: WITHHELD,
+      nested: { body_part: 'knee' },
+    });
   });
   it('every column of every table a tool can return carries a classification (issue 9 §12)', () => {
     const tables = new Set<TableName>();

@@ -107,6 +107,7 @@ describe('McpSession audit (kinetix.md §8)', () => {
       description: 'test',
       permission: 'workload.read',
       tables: [],
+      inputClasses: { note: 'internal', password: 'internal' },
       input: z.object({ note: z.string().optional(), password: z.string().optional() }).strict(),
       run: (ctx) => {
         seenBeforeRun = listToolCalls(db, ctx.runId).map((r) => r.status);

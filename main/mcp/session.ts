@@ -27,7 +27,15 @@ import { AppError, toErrorPayload, ValidationError } from '../../models/errors';
 import type { PolicyDecision } from '../../models/policy';
 import type { Db } from '../data/db';
 import type { ProviderClearance } from '../kinetix/classification';
-import { fieldClass, isCleared, isUntaggedField, withheldMarker, withholdForProvider } from '../kinetix/classification';
+import {
+  fieldClass,
+  filterNotClearedMessage,
+  filtersNotCleared,
+  isCleared,
+  isUntaggedField,
+  withheldMarker,
+  withholdForProvider,
+} from '../kinetix/classification';
 import { providerClearance } from '../kinetix/settings';
 import { UnknownTool } from '../kinetix/errors';
 import { boundsIssue, boundsMessage } from '../services/bounds';
@@ -37,7 +45,7 @@ import { McpCallAudit } from '../kinetix/mcp-audit';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import type { LogFn, ToolRegistry } from '../kinetix/registry';
 import type { Tool, ToolContext } from '../kinetix/tool';
-import { toolInputSchema, toolOutputSchema, toolStructuredContent } from '../kinetix/tool';
+import { toolInputDefaults, toolInputSchema, toolOutputSchema, toolStructuredContent } from '../kinetix/tool';
 import type { Actor, Capability, ServiceContext } from '../services/context';
 import { resolveActor } from '../services/context';
 import { parseInput } from '../services/verb';
@@ -224,6 +232,13 @@ export class McpSession {
     const input: unknown = parseInput(tool.input, args, tool.name);
     const clearance = this.clearance(actor.orgId);
     if (tool.kind === 'read') {
+      // A filter on a field the client's model is not cleared for would confirm the withheld value: refused before the query runs.
+      const notCleared = filtersNotCleared(input, tool.tables, clearance, toolInputDefaults(tool), tool.inputClasses);
+      if (notCleared.length > 0)
+        throw new ValidationError(
+          filterNotClearedMessage(tool.name, notCleared),
+          notCleared.map((r) => ({ path: r.field, message: `${r.class}: this model provider is not cleared for it` })),
+        );
       const result = maskSecrets((await Promise.resolve(tool.run(this.context(actor, tool, runId), input))) ?? null);
       return { response: ok(tool, this.outbound(result, tool.tables, clearance)), outcome: { status: 'executed', result } };
     }

@@ -47,10 +47,11 @@ export const updateAthlete = writeVerb('athletes.update', {
 export const deactivateAthlete = writeVerb('athletes.deactivate', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.id);
-    const change = updateRow('athlete', a, { status: 'deactivated' });
-    return {
-      planned: { verb: 'athletes.deactivate', summary: `Deactivate athlete ${a.name}${i.reason ? ` (${i.reason})` : ''}`, changes: change ? [change] : [] },
-    };
+    // The reason is free text a person typed: it lives in its own record-text column, never in the
+    // summary (summaries are generated from structured fields only; they reach the activity log,
+    // Undo and any model cleared for summaries).
+    const change = updateRow('athlete', a, { status: 'deactivated', deactivation_reason: i.reason });
+    return { planned: { verb: 'athletes.deactivate', summary: `Deactivate athlete ${a.name}`, changes: change ? [change] : [] } };
   },
 });
 

@@ -20,6 +20,7 @@ import { getChangeset } from '../data/changesets';
 import { DeviceSync } from './engine';
 import { HQ_ROLES } from '../../sync/pg/roles';
 import { havePg, useHqStack } from './testing/hq-stack';
+import { startNetLink } from './testing/net-link';
 import { sqlite } from '../data/sqlite';
 
 const FAST = {
@@ -294,6 +295,49 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     );
     await a.sync.stop();
     await b.sync.stop();
+  }, 120_000);
+
+  it('live with nothing to upload: HQ going away is seen from the shape streams alone, again after it came back, and also when its connections hang', async () => {
+    const link = await startNetLink(hq.url);
+    const db = openDb(devicePath());
+    // The live deadline must exceed HQ's long-poll (5 s in this stack).
+    const sync = await DeviceSync.enrol(
+      db,
+      { hqUrl: link.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'pitch laptop' },
+      { ...FAST, shapeDeadlines: { liveMs: 8_000, otherMs: 30_000 } },
+    );
+    engines.push(sync);
+    try {
+      await sync.syncOnce();
+      sync.start();
+      expect(sync.status().online).toBe(true);
+      // HQ's connections close: the held long-polls fail, offline.
+      link.cut();
+      await waitFor('offline after the cut', () => !sync.status().online, 5_000);
+      // Back: a pass reaches HQ (online); the streams reconnect and hold new long-polls. Cut again
+      // before any of them is answered: each stream's last word was "unreachable", and the device
+      // must still notice (every outcome counts, not only a stream's change of mind).
+      link.restore();
+      await sync.syncOnce();
+      expect(sync.status().online).toBe(true);
+      await new Promise((r) => setTimeout(r, 1_000));
+      link.cut();
+      await waitFor('offline after the second cut', () => !sync.status().online, 5_000);
+      expect(sync.status().pending_uploads).toBe(0);
+      // HQ stops answering without closing anything (a dead Wi-Fi link): the held requests fail
+      // at the response deadline instead of hanging.
+      link.restore();
+      await sync.syncOnce();
+      expect(sync.status().online).toBe(true);
+      await new Promise((r) => setTimeout(r, 1_000));
+      link.blackhole();
+      await waitFor('offline when HQ stops answering', () => !sync.status().online, 8_000 + 10_000);
+      link.restore();
+      await waitFor('online again', () => sync.status().online, 20_000);
+    } finally {
+      await sync.stop();
+      await link.close();
+    }
   }, 120_000);
 
   it('a revoked device token stops sync at the next request', async () => {

@@ -69,6 +69,7 @@ import {
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
 import { findUserById } from '../data/identity';
+import { SHAPE_DEADLINES, withResponseDeadline } from './fetch-deadline';
 import { inThreadFeed, ShapeWorkerHost, type ShapeFeed, type ShapeFeedOptions } from './shape-feed';
 
 /** Options of the engine. Defaults suit the app; tests shorten the delays. */
@@ -83,6 +84,12 @@ export interface DeviceSyncOptions {
   pollMs?: number;
   /** Live shape requests: the client's retry delays, ms. @default 500..10000 */
   streamBackoff?: { initialMs: number; maxMs: number };
+  /**
+   * How long HQ may take to answer a live shape request (`liveMs`) and any other (`otherMs`)
+   * before the request fails and the device counts HQ as unreachable (main/sync/fetch-deadline.ts).
+   * @default 30000 / 120000
+   */
+  shapeDeadlines?: { liveMs: number; otherMs: number };
   /** Shapes fetched at once by `syncOnce`. @default 4 */
   concurrency?: number;
   /**
@@ -229,6 +236,7 @@ export class DeviceSync {
     this.box = opts.box ?? machineSecretBox(db.path);
     this.sliceRows = Math.max(1, opts.applySliceRows ?? 500);
     this.log = opts.log ?? (() => undefined);
+    this.shapeFetch = this.track(withResponseDeadline((input, init) => fetch(input, init), opts.shapeDeadlines ?? SHAPE_DEADLINES));
     this.shapeWorker = opts.shapeWorker === false ? { available: false, open: undefined as never, close: () => undefined } : new ShapeWorkerHost();
   }
 
@@ -407,17 +415,25 @@ export class DeviceSync {
     return findUserById(this.db, e.user_id)?.role ?? e.user_role;
   }
 
-  /** fetch that keeps `online` true while HQ answers (any HTTP status) and false when it cannot be reached. */
-  private readonly trackedFetch: typeof fetch = async (input, init) => {
-    try {
-      const res = await fetch(input, init);
-      this.setOnline(res.status < 502 || res.status > 504);
-      return res;
-    } catch (e) {
-      if (!init?.signal?.aborted) this.setOnline(false);
-      throw e;
-    }
-  };
+  /**
+   * `inner` that keeps `online` true while HQ answers (any HTTP status but 502–504) and false when
+   * it cannot be reached or does not answer in time (a failure that is not the caller's own abort).
+   */
+  private track(inner: typeof fetch): typeof fetch {
+    return async (input, init) => {
+      try {
+        const res = await inner(input, init);
+        this.setOnline(res.status < 502 || res.status > 504);
+        return res;
+      } catch (e) {
+        if (!init?.signal?.aborted) this.setOnline(false);
+        throw e;
+      }
+    };
+  }
+  private readonly trackedFetch: typeof fetch = this.track((input, init) => fetch(input, init));
+  /** Shape requests in this thread: tracked, with HQ's answer due by the deadlines. */
+  private readonly shapeFetch: typeof fetch;
 
   private setOnline(online: boolean): void {
     if (this.online === online) return;
@@ -712,7 +728,8 @@ export class DeviceSync {
         headers: { Authorization: `Bearer ${e.token}` },
         live,
         signal: ctrl.signal,
-        fetchClient: this.trackedFetch,
+        fetchClient: this.shapeFetch,
+        deadlines: this.opts.shapeDeadlines ?? SHAPE_DEADLINES,
         onOnline: (online) => this.setOnline(online),
         backoff: { initialMs: backoff.initialMs, maxMs: backoff.maxMs, maxRetries: live ? Infinity : 3 },
         onError: (err) => {

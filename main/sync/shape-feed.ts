@@ -26,9 +26,11 @@ export interface ShapeFeedOptions {
   live: boolean;
   signal: AbortSignal;
   backoff: { initialMs: number; maxMs: number; maxRetries: number };
-  /** In-thread mode: the fetch to use (the engine tracks online state through it). */
+  /** How long HQ may take to answer a live / any other shape request, ms (main/sync/fetch-deadline.ts). */
+  deadlines: { liveMs: number; otherMs: number };
+  /** In-thread mode: the fetch to use (the engine tracks online state through it and applies `deadlines`). */
   fetchClient: typeof fetch;
-  /** Worker mode: HQ answered (true) or could not be reached (false). */
+  /** Worker mode: after every request, HQ answered (true) or could not be reached in time (false). */
   onOnline: (online: boolean) => void;
   /** Every failure; in-thread mode uses the return value as ShapeStream does (`{}` = retry). */
   onError: (err: FetchError | Error) => void | Record<string, never>;
@@ -200,6 +202,7 @@ export class ShapeWorkerHost {
           headers: o.headers,
           live: o.live,
           backoff: o.backoff,
+          deadlines: o.deadlines,
         } satisfies ToWorker);
       },
     };

@@ -10,12 +10,14 @@
  * Protocol (shapes in {@link ToWorker} / {@link FromWorker}, one worker hosts many streams by `id`):
  * main → worker `start` (the ShapeStream options that can cross threads), `ack`, `stop`;
  * worker → main `batch` (a slice; `last` on the final one of a response, with the stream's handle
- * and offset after it), `online` (HQ answered / could not be reached), `error` (`retrying`: the
+ * and offset after it), `online` (after every request: HQ answered, or could not be reached or
+ * did not answer within its deadline, main/sync/fetch-deadline.ts), `error` (`retrying`: the
  * stream backs off and retries by itself — live mode and not a 4xx — else it has stopped).
  */
 import { parentPort } from 'node:worker_threads';
 import { FetchError, ShapeStream, type Message, type Offset, type Row } from '@electric-sql/client';
 import { HQ_SHAPE_PARSER, int8ToNumber } from '../../models/sync';
+import { withResponseDeadline } from './fetch-deadline';
 
 /** Messages per `batch` post. */
 export const SLICE = 500;
@@ -32,6 +34,8 @@ export type ToWorker =
       headers: Record<string, string>;
       live: boolean;
       backoff: { initialMs: number; maxMs: number; maxRetries: number };
+      /** Response deadlines, ms (see fetch-deadline.ts). */
+      deadlines: { liveMs: number; otherMs: number };
     }
   | { type: 'ack'; id: number }
   | { type: 'stop'; id: number };
@@ -53,15 +57,15 @@ function start(m: Extract<ToWorker, { type: 'start' }>): void {
   const ctrl = new AbortController();
   const run: Running = { ctrl, ack: null };
   streams.set(m.id, run);
-  let online: boolean | null = null;
-  const setOnline = (v: boolean): void => {
-    if (online === v) return;
-    online = v;
-    post({ type: 'online', id: m.id, online: v });
-  };
+  // Every request's outcome is posted, not only this stream's changes of state: the engine's
+  // online state is one for all streams and the uploads, so a stream whose last word was
+  // "unreachable" must still report the next failure (after HQ came back and went away again
+  // while its long-poll was held, it had posted nothing in between).
+  const setOnline = (v: boolean): void => post({ type: 'online', id: m.id, online: v });
+  const deadlineFetch = withResponseDeadline(fetch, m.deadlines);
   const trackedFetch: typeof fetch = async (input, init) => {
     try {
-      const res = await fetch(input, init);
+      const res = await deadlineFetch(input, init);
       setOnline(res.status < 502 || res.status > 504);
       return res;
     } catch (e) {

@@ -58,6 +58,8 @@ export const configureIntegration = defineTool({
   description: 'Checks integration settings.',
   permission: 'settings.manage',
   tables: [],
+  // An integration's own fields: configuration, no person.
+  inputClasses: { name: 'internal', settings: 'internal' },
   input: z
     .object({
       name: z.string(),

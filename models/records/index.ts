@@ -59,6 +59,8 @@ export const Athlete = z.object({
   status: z.enum(['active', 'deactivated']),
   /** Free text. Reaches the model only inside the labelled data envelope. */
   notes: z.string().max(5000).describe('Free text. Reaches the model only inside the labelled data envelope.'),
+  /** Why the athlete was deactivated, as typed ('' when none or active). Free text: never part of a changeset summary. */
+  deactivation_reason: z.string().max(500).default('').describe('Why the athlete was deactivated, as typed; empty when none. Free text.'),
 });
 export type Athlete = z.infer<typeof Athlete>;
 

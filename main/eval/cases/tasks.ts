@@ -370,7 +370,13 @@ export const TASKS: EvalCase[] = [
       {
         tool: 'deactivate_athlete',
         rows: 1,
-        row: (c) => updates('athlete')(c) && c.id === w.athlete('Tamsin Orrell').id && c.after.status === 'deactivated' && Object.keys(c.after).length === 1,
+        // The reason is its own column (issue 9 §12: never in the summary).
+        row: (c) =>
+          updates('athlete')(c) &&
+          c.id === w.athlete('Tamsin Orrell').id &&
+          c.after.status === 'deactivated' &&
+          c.after.deactivation_reason === 'Left the club' &&
+          Object.keys(c.after).length === 2,
       },
     ],
     answer: () => ['deactivated', 'kept'],

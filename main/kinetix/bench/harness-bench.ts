@@ -168,6 +168,7 @@ async function busThroughput(opts: { events: number; persist: boolean; log: (l: 
         error_message: null,
         started_at: now,
         finished_at: null,
+        cleared_for_json: null,
       });
       runRowReady = true;
     }

@@ -146,6 +146,12 @@ function Overview({ a, squad, squads, setSaved }: { a: Athlete; squad: string | 
         <dd>
           <span className={`badge ${a.status === 'active' ? 'ok' : 'muted'}`}>{a.status}</span>
         </dd>
+        {a.status === 'deactivated' && a.deactivation_reason ? (
+          <>
+            <dt>Deactivation reason</dt>
+            <dd className="record-text">{a.deactivation_reason}</dd>
+          </>
+        ) : null}
       </dl>
       <h3>Notes (as recorded)</h3>
       {a.notes ? <blockquote className="record-text">{a.notes}</blockquote> : <p className="muted">No notes.</p>}

@@ -7,6 +7,7 @@ import { sql as tenancy } from './0002_tenancy';
 import { sql as poseConditions } from './0003_pose_conditions';
 import { sql as captureResults } from './0004_capture_results';
 import { sql as approvals } from './0005_approvals';
+import { sql as freeText } from './0006_free_text';
 
 export interface HqMigration {
   id: number;
@@ -20,4 +21,5 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 3, name: '0003_pose_conditions', sql: poseConditions },
   { id: 4, name: '0004_capture_results', sql: captureResults },
   { id: 5, name: '0005_approvals', sql: approvals },
+  { id: 6, name: '0006_free_text', sql: freeText },
 ];

@@ -1,0 +1,52 @@
+/**
+ * A deadline for HQ's answer to one shape request. HQ answers a live (long-poll) request within
+ * its long-poll timeout (20 s, Electric's default) even when nothing changed, so a live request
+ * with no response after {@link SHAPE_DEADLINES}`.liveMs` has lost its server: HQ's machine went
+ * away without closing the connection (Wi-Fi dropped on the training ground, a half-open or dead
+ * keep-alive socket). Without a deadline such a request hangs until the operating system gives up
+ * on the socket, and the device does not learn that it is offline.
+ *
+ * Why not the client's own watchdog (`liveRequestTimeoutMs` of @electric-sql/client, 45 s): it
+ * restarts the request silently (an abort, not a failure), so the engine's online tracking never
+ * sees it, and it covers live requests only. This deadline fails the request as a network error,
+ * which the engine counts as "HQ unreachable" and the client retries with its back-off.
+ *
+ * The deadline covers the wait for the response headers; the body of a shape response follows
+ * them at once (the shape service builds it before answering).
+ */
+
+/**
+ * Default deadlines, ms: a live request 30 s (HQ's 20 s long-poll plus 10 s); any other shape
+ * request 120 s (a first request on a large table waits for the shape's snapshot).
+ */
+export const SHAPE_DEADLINES = { liveMs: 30_000, otherMs: 120_000 } as const;
+
+/**
+ * Wrap `fetchFn` so a request fails with a `TimeoutError` (a DOMException) when no response has
+ * arrived in time: `deadlines.liveMs` for a request with `live=true` in its URL, else
+ * `deadlines.otherMs`. The caller's own signal still aborts the request (and its body) as before;
+ * a deadline is told apart from the caller's abort by `init.signal.aborted` staying false.
+ */
+export function withResponseDeadline(fetchFn: typeof fetch, deadlines: { liveMs: number; otherMs: number }): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const ms = /[?&]live=true(&|$)/.test(url) ? deadlines.liveMs : deadlines.otherMs;
+    const ctrl = new AbortController();
+    const outer = init?.signal ?? null;
+    const onOuterAbort = (): void => ctrl.abort(outer?.reason);
+    if (outer?.aborted) ctrl.abort(outer.reason);
+    else outer?.addEventListener('abort', onOuterAbort, { once: true });
+    const timer = setTimeout(
+      () => ctrl.abort(new DOMException(`HQ did not answer a shape request within ${Math.round(ms / 1000)} s; it is treated as unreachable.`, 'TimeoutError')),
+      ms,
+    );
+    try {
+      return await fetchFn(input, { ...init, signal: ctrl.signal });
+    } catch (e) {
+      outer?.removeEventListener('abort', onOuterAbort);
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
