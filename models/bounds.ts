@@ -9,6 +9,14 @@
 
 /** Maximum canonical-JSON size of one tool input, in bytes (UTF-16 code units, an upper bound for ASCII JSON). */
 export const MAX_TOOL_INPUT_BYTES = 64 * 1024;
+/**
+ * Maximum canonical-JSON size of a `capture.recordSession` input, in bytes: a processed trial's
+ * per-frame angle series grows with its length (about 20 series × 6 bytes per frame, so ~120 B per
+ * frame: a 100-frame demo trial with its readings and conditions is 67–95 KB, over the common
+ * 64 KiB; 3 MiB holds ~25,000 frames, 7 min at 60 fps). Kept under HQ's 4 MiB upload body
+ * (sync/http/app.ts) so a stored session can always be uploaded.
+ */
+export const MAX_CAPTURE_SESSION_INPUT_BYTES = 3 * 1024 * 1024;
 /** Maximum nesting depth of one tool input (the top-level object is depth 1). */
 export const MAX_TOOL_INPUT_DEPTH = 32;
 
@@ -16,10 +24,10 @@ export const MAX_TOOL_INPUT_DEPTH = 32;
  * The message a refused input gets (for a model, a page or a CLI): what limit it passed and what
  * to send instead; no content echoed. Every door uses this one wording.
  */
-export function boundsMessage(toolName: string, m: Pick<InputMeasure, 'reason'>): string {
+export function boundsMessage(toolName: string, m: Pick<InputMeasure, 'reason'>, maxBytes = MAX_TOOL_INPUT_BYTES): string {
   return m.reason === 'depth'
     ? `The input for ${toolName.slice(0, 80)} is nested deeper than ${MAX_TOOL_INPUT_DEPTH} levels; it was refused and nothing ran. Send a flat object with the documented fields.`
-    : `The input for ${toolName.slice(0, 80)} is larger than ${MAX_TOOL_INPUT_BYTES} bytes; it was refused and nothing ran. Send only the documented fields, or split the change into smaller ones.`;
+    : `The input for ${toolName.slice(0, 80)} is larger than ${maxBytes} bytes; it was refused and nothing ran. Send only the documented fields, or split the change into smaller ones.`;
 }
 
 /**

@@ -12,6 +12,7 @@
  * Runtime-agnostic: zod only, no node:*, no DOM.
  */
 import type { z } from 'zod';
+import { MAX_CAPTURE_SESSION_INPUT_BYTES } from './bounds';
 import * as I from './inputs';
 import * as O from './outputs';
 import * as R from './records';
@@ -28,13 +29,18 @@ export interface VerbSpec {
   input: z.ZodType;
   /** What it returns; every write returns {@link O.WriteOutput} when applied. */
   output: z.ZodType;
+  /**
+   * Largest accepted input, canonical JSON bytes (models/bounds.ts); absent: the common 64 KiB.
+   * Only a verb whose input legitimately grows with a recording declares more.
+   */
+  maxInputBytes?: number;
 }
 
 function read<In extends z.ZodType, Out extends z.ZodType>(permission: Permission, description: string, input: In, output: Out) {
   return { kind: 'read' as const, permission, description, input, output };
 }
-function write<In extends z.ZodType>(permission: Permission, description: string, input: In) {
-  return { kind: 'write' as const, permission, description, input, output: O.WriteOutput };
+function write<In extends z.ZodType>(permission: Permission, description: string, input: In, opts: { maxInputBytes?: number } = {}) {
+  return { kind: 'write' as const, permission, description, input, output: O.WriteOutput, ...opts };
 }
 
 /** Every service verb, by dotted name (`area.verb`). */
@@ -144,6 +150,7 @@ export const VERB_SPECS = {
     'capture.run',
     'Store a processed capture trial and its pose metrics (every reading with its conditions).',
     I.RecordCaptureSession,
+    { maxInputBytes: MAX_CAPTURE_SESSION_INPUT_BYTES },
   ),
   // ---- admin ----
   'devices.list': read('device.manage', 'Registered capture and wearable devices (never their keys).', I.Empty, O.DeviceList),

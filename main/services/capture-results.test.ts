@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../models/errors';
 import { CaptureResultsOut } from '../../models/outputs';
+import { POSE_JOINTS, type PoseJoint } from '../../models/capture/metrics';
 import { DEMO_CAPTURE } from '../../models/seed/demo-capture.generated';
 import { openDb, type Db } from '../data/db';
 import { seedDemo, type SeedSummary } from '../data/seed';
@@ -81,6 +82,49 @@ describe('the demo club has a processed capture session', () => {
     expect(call(seed.userIds.physio, 'capture.getResults', { id: other }).previous).toBeNull();
     // The earlier session is not compared with the later one.
     expect(call(seed.userIds.physio, 'capture.getResults', { id: first.id }).previous).toBeNull();
+  });
+
+  it('a long trial is stored whole (its series grows with the recording), and only this verb takes more than 64 KiB', () => {
+    // 10 series × 4,000 frames ≈ 250 KB of canonical JSON: over the common 64 KiB input bound.
+    const series = (
+      frames: number,
+      joints: readonly PoseJoint[] = ['knee_flexion', 'hip_flexion', 'shoulder_flexion', 'elbow_flexion', 'ankle_dorsiflexion'],
+    ) =>
+      joints.flatMap((joint) =>
+        (['left', 'right'] as const).map((side) => ({ joint, side, values: Array.from({ length: frames }, (_, i) => 100 + (i % 500) / 10) })),
+      );
+    const base = {
+      athlete_id: seed.linkedAthleteId,
+      recorded_at: '2026-11-20T10:00:00.000Z',
+      fps: 60,
+      camera_count: 4,
+      source: 'video',
+      test: 'gait',
+      metrics: [],
+    };
+    const long = call(seed.userIds.physio, 'capture.recordSession', {
+      ...base,
+      frame_count: 4000,
+      angle_series: { fps: 60, first_frame: 0, series: series(4000) },
+    });
+    const stored = CaptureResultsOut.parse(call(seed.userIds.physio, 'capture.getResults', { id: long.changeset.changes[0].id }));
+    expect(stored.series?.series).toHaveLength(10);
+    expect(stored.series?.series.every((s) => s.values.length === 4000)).toBe(true);
+    // Past the verb's own bound (3 MiB): refused before validation, with the limit named, nothing stored.
+    const before = call(seed.userIds.physio, 'capture.listSessions', { athlete_id: seed.linkedAthleteId }).total;
+    const huge = errorOf(() =>
+      call(seed.userIds.physio, 'capture.recordSession', {
+        ...base,
+        frame_count: 36000,
+        angle_series: { fps: 60, first_frame: 0, series: series(36000, POSE_JOINTS) },
+      }),
+    );
+    expect(huge.code).toBe('Validation');
+    expect(huge.message).toContain(`larger than ${3 * 1024 * 1024} bytes`);
+    expect(call(seed.userIds.physio, 'capture.listSessions', { athlete_id: seed.linkedAthleteId }).total).toBe(before);
+    // Any other verb keeps the common bound: a 100 KB athlete name is refused by size, not by its schema.
+    const big = errorOf(() => call(seed.userIds.physio, 'athletes.create', { first_name: 'x'.repeat(100_000), last_name: 'Y' }));
+    expect(big.message).toContain(`larger than ${64 * 1024} bytes`);
   });
 
   it('needs pose.read; another organisation sees nothing', () => {

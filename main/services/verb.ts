@@ -10,12 +10,12 @@ import { AppError, IdempotencyKeyReused, NotFound, ValidationError } from '../..
 import type { PolicyDecision, PolicyResult } from '../../models/policy';
 import { evaluatePolicy } from '../../models/policy';
 import type { Permission } from '../../models/roles';
-import type { ReadVerbName, VerbName, VerbOutput, VerbParsedInput, VerbSpecOf, WriteVerbName } from '../../models/verbs';
+import type { ReadVerbName, VerbName, VerbOutput, VerbParsedInput, VerbSpec, VerbSpecOf, WriteVerbName } from '../../models/verbs';
 import { VERB_SPECS } from '../../models/verbs';
 import type { AppliedChangeset } from '../data/changesets';
 import { applyChangeset, checkChangeset, findByIdempotencyKey, IdempotencyKeyTaken, requestHashOf } from '../data/changesets';
 import type { Db } from '../data/db';
-import { boundsIssue, boundsMessage, measureInput } from './bounds';
+import { MAX_TOOL_INPUT_BYTES, boundsIssue, boundsMessage, measureInput } from './bounds';
 import type { Actor, ServiceContext } from './context';
 import { requirePermission, resolveActor } from './context';
 
@@ -54,6 +54,8 @@ interface VerbBase<K extends VerbName> {
   permission: Permission;
   input: VerbSpecOf<K>['input'];
   output: VerbSpecOf<K>['output'];
+  /** Largest accepted input in canonical-JSON bytes (models/verbs.ts `maxInputBytes`, default 64 KiB). */
+  maxInputBytes: number;
 }
 
 /** A read verb: its definition from the map plus its body. */
@@ -74,13 +76,35 @@ export type VerbImpl<K extends VerbName> = K extends ReadVerbName ? ReadVerb<K> 
 /** Implement read verb `name` of the verb map: its input, output and permission come from the map. */
 export function readVerb<K extends ReadVerbName>(name: K, impl: ReadImpl<K>): ReadVerb<K> {
   const spec: VerbSpecOf<K> = VERB_SPECS[name];
-  return { name, kind: 'read', description: spec.description, permission: spec.permission, input: spec.input, output: spec.output, run: impl.run };
+  return {
+    name,
+    kind: 'read',
+    description: spec.description,
+    permission: spec.permission,
+    input: spec.input,
+    output: spec.output,
+    maxInputBytes: maxBytesOf(spec),
+    run: impl.run,
+  };
 }
 
 /** Implement write verb `name` of the verb map. */
 export function writeVerb<K extends WriteVerbName>(name: K, impl: WriteImpl<K>): WriteVerb<K> {
   const spec: VerbSpecOf<K> = VERB_SPECS[name];
-  return { name, kind: 'write', description: spec.description, permission: spec.permission, input: spec.input, output: spec.output, plan: impl.plan };
+  return {
+    name,
+    kind: 'write',
+    description: spec.description,
+    permission: spec.permission,
+    input: spec.input,
+    output: spec.output,
+    maxInputBytes: maxBytesOf(spec),
+    plan: impl.plan,
+  };
+}
+
+function maxBytesOf(spec: VerbSpec): number {
+  return spec.maxInputBytes ?? MAX_TOOL_INPUT_BYTES;
 }
 
 /** One field's validation problem, as every door reports it: a dotted path and a message. */
@@ -103,13 +127,13 @@ export function inputIssues(error: z.ZodError): InputIssue[] {
 }
 
 /**
- * Check `raw` for size and depth (main/services/bounds.ts: 64 KiB, 32 levels) before
- * anything hashes, stores or validates it; no recursion on the input.
+ * Check `raw` for size and depth (main/services/bounds.ts: 64 KiB unless the verb declares more,
+ * 32 levels) before anything hashes, stores or validates it; no recursion on the input.
  * @throws Validation naming the limit (the content is never echoed)
  */
-export function boundInput(name: string, raw: unknown): void {
-  const m = measureInput(raw);
-  if (!m.ok) throw new ValidationError(boundsMessage(name, m), [boundsIssue(m.reason)]);
+export function boundInput(name: string, raw: unknown, maxBytes: number = MAX_TOOL_INPUT_BYTES): void {
+  const m = measureInput(raw, maxBytes);
+  if (!m.ok) throw new ValidationError(boundsMessage(name, m, maxBytes), [boundsIssue(m.reason)]);
 }
 
 /**
@@ -127,7 +151,7 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: unknown, label?:
 function prepare(ctx: ServiceContext, verb: Verb, raw: unknown): { vc: VerbContext; input: unknown } {
   const actor = resolveActor(ctx);
   requirePermission(ctx, actor, verb.permission);
-  boundInput(verb.name, raw);
+  boundInput(verb.name, raw, verb.maxInputBytes);
   const input = parseInput(verb.input, raw);
   return { vc: { db: ctx.db, actor, now: ctx.now?.() ?? new Date(), service: ctx }, input };
 }
@@ -219,7 +243,7 @@ export function callVerbByName(
   const verb = registry.get(name);
   if (!verb) throw new NotFound(`Verb "${name}"`);
   if (verb.kind === 'read') return runRead(ctx, verb, raw);
-  boundInput(verb.name, raw);
+  boundInput(verb.name, raw, verb.maxInputBytes);
   const requestHash = opts.idempotencyKey ? requestHashOf(verb.name, raw) : undefined;
   if (opts.idempotencyKey) {
     // A retry (same user, verb and input) returns the first result without planning again

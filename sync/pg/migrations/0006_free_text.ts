@@ -4,10 +4,18 @@
  * for a still deactivated athlete the reason of their latest applied deactivation whose summary
  * reads exactly "Deactivate athlete <current name> (<reason>)" moves into the column, then every
  * deactivation summary (hq_changeset and activity, and "Undo: …" of one) is rewritten from
- * structured fields only. Forward-only: never edit once shipped.
+ * structured fields only. The owner lifts FORCE row-level security on athlete, activity and hq_changeset for the
+ * back-fill (it runs across every org, as HQ 0003 does) and restores it in the same transaction.
+ * Forward-only: never edit once shipped.
  */
 export const sql = `
 ALTER TABLE athlete ADD COLUMN deactivation_reason text NOT NULL DEFAULT '';
+ALTER TABLE athlete NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE athlete DISABLE ROW LEVEL SECURITY;
+ALTER TABLE activity NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE activity DISABLE ROW LEVEL SECURITY;
+ALTER TABLE hq_changeset NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE hq_changeset DISABLE ROW LEVEL SECURITY;
 
 UPDATE athlete a SET deactivation_reason = substr(c.summary, length('Deactivate athlete ' || a.name || ' (') + 1, length(c.summary) - length('Deactivate athlete ' || a.name || ' (') - 1)
 FROM (
@@ -23,4 +31,11 @@ UPDATE hq_changeset h SET summary = 'Deactivate athlete ' || coalesce((SELECT a.
 WHERE h.verb = 'athletes.deactivate';
 
 UPDATE activity v SET summary = h.summary FROM hq_changeset h WHERE v.changeset_id = h.id AND h.verb = 'athletes.deactivate';
+
+ALTER TABLE athlete ENABLE ROW LEVEL SECURITY;
+ALTER TABLE athlete FORCE ROW LEVEL SECURITY;
+ALTER TABLE activity ENABLE ROW LEVEL SECURITY;
+ALTER TABLE activity FORCE ROW LEVEL SECURITY;
+ALTER TABLE hq_changeset ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hq_changeset FORCE ROW LEVEL SECURITY;
 `;
