@@ -94,9 +94,8 @@ export function notInFuture(vc: VerbContext, field: string, date: string, athlet
 export function activeAthlete(vc: VerbContext, id: string): Athlete {
   const a = visibleAthlete(vc, id);
   if (a.status === 'deactivated')
-    throw new ValidationError(
-      `${a.name} is deactivated, so no new records can be added for them (their history stays readable). Nothing was saved.`,
-      [{ path: 'athlete_id', message: 'athlete is deactivated' }],
-    );
+    throw new ValidationError(`${a.name} is deactivated, so no new records can be added for them (their history stays readable). Nothing was saved.`, [
+      { path: 'athlete_id', message: 'athlete is deactivated' },
+    ]);
   return a;
 }
