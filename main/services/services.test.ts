@@ -342,6 +342,25 @@ describe('validation', () => {
       expect({ verb, code: e.code, message: e.message }).toMatchObject({ verb, code: 'Validation', message: expect.stringMatching(/is deactivated/) });
     }
   });
+  it('refuses control and text-direction characters in names and codes (athlete, squad, fee item, user)', () => {
+    const cases: [string, string, Record<string, unknown>, string][] = [
+      [f.a.users.physio, 'athletes.create', { name: 'Ana\u202Eevil', date_of_birth: '2000-01-01', sex: 'female' }, 'name'],
+      [f.a.users.physio, 'athletes.update', { id: f.a.athleteId, name: 'Tab\tName' }, 'name'],
+      [f.a.users.owner, 'squads.create', { name: 'U21\u0007', season: '2026/27' }, 'name'],
+      [f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'B\u2066 01', name: 'Bell', item_type: 'assessment', price_cents: 9000 }, 'code'],
+    ];
+    for (const [user, verb, input, path] of cases) {
+      const e = errorOf(() => f.call(user, verb, input));
+      expect({ verb, code: e.code, issues: e.issues }).toMatchObject({
+        verb,
+        code: 'Validation',
+        issues: [{ path, message: expect.stringMatching(/plain text/) }],
+      });
+    }
+    expect(f.call(f.a.users.physio, 'athletes.create', { name: 'Zoë Ñúñez-O’Brien', date_of_birth: '2000-01-01', sex: 'female' }).changeset.replayed).toBe(
+      false,
+    );
+  });
   it('refuses a price outside $1–$10,000 (bounds), naming the field', () => {
     const e = errorOf(() => f.call(f.a.users.owner, 'rates.updateItem', { id: f.a.itemId, price_cents: 5 }));
     expect(e.code).toBe('Validation');
