@@ -342,6 +342,47 @@ describe('validation', () => {
       expect({ verb, code: e.code, message: e.message }).toMatchObject({ verb, code: 'Validation', message: expect.stringMatching(/is deactivated/) });
     }
   });
+  it('refuses control and text-direction characters in names and codes (athlete, squad, fee item, user)', () => {
+    const cases: [string, string, Record<string, unknown>, string][] = [
+      [f.a.users.physio, 'athletes.create', { name: 'Ana\u202Eevil', date_of_birth: '2000-01-01', sex: 'female' }, 'name'],
+      [f.a.users.physio, 'athletes.update', { id: f.a.athleteId, name: 'Tab\tName' }, 'name'],
+      [f.a.users.owner, 'squads.create', { name: 'U21\u0007', season: '2026/27' }, 'name'],
+      [f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'B\u2066 01', name: 'Bell', item_type: 'assessment', price_cents: 9000 }, 'code'],
+    ];
+    for (const [user, verb, input, path] of cases) {
+      const e = errorOf(() => f.call(user, verb, input));
+      expect({ verb, code: e.code, issues: e.issues }).toMatchObject({
+        verb,
+        code: 'Validation',
+        issues: [{ path, message: expect.stringMatching(/plain text/) }],
+      });
+    }
+    expect(f.call(f.a.users.physio, 'athletes.create', { name: 'Zoë Ñúñez-O’Brien', date_of_birth: '2000-01-01', sex: 'female' }).changeset.replayed).toBe(
+      false,
+    );
+  });
+  it('refuses a duplicate squad name and fee code in the organisation, ignoring case (create and rename)', () => {
+    const squads = f.call(f.a.users.owner, 'squads.list', {}) as { id: string; name: string }[];
+    const first = squads.find((q) => q.id === f.a.squadId)!;
+    expect(errorOf(() => f.call(f.a.users.owner, 'squads.create', { name: ` ${first.name.toUpperCase()} `, season: '2026/27' }))).toMatchObject({
+      code: 'Conflict',
+      message: expect.stringContaining(`A squad named "${first.name}" already exists`),
+    });
+    const other = f.call(f.a.users.owner, 'squads.create', { name: 'Dup Check Squad', season: '2026/27' }).changeset.changes[0].id as string;
+    expect(errorOf(() => f.call(f.a.users.owner, 'squads.update', { id: other, name: first.name.toLowerCase() })).code).toBe('Conflict');
+    // Its own name in another case is a rename, not a duplicate.
+    expect(f.call(f.a.users.owner, 'squads.update', { id: other, name: 'DUP CHECK SQUAD' }).changeset.replayed).toBe(false);
+    // Another org may use the same name.
+    expect(f.call(f.b.users.owner, 'squads.create', { name: 'dup check squad', season: '2026/27' }).changeset.replayed).toBe(false);
+
+    const folder = f.call(f.a.users.owner, 'rates.createFolder', { name: 'Dup Check Folder' }).changeset.changes[0].id as string;
+    expect(
+      errorOf(() => f.call(f.a.users.owner, 'rates.createItem', { folder_id: folder, code: 'a01', name: 'Again', item_type: 'assessment', price_cents: 9000 })),
+    ).toMatchObject({ code: 'Conflict', message: expect.stringMatching(/already has an item with code A01/) });
+    const item = f.call(f.a.users.owner, 'rates.createItem', { folder_id: folder, code: 'Z99', name: 'New', item_type: 'assessment', price_cents: 9000 })
+      .changeset.changes[0].id as string;
+    expect(errorOf(() => f.call(f.a.users.owner, 'rates.updateItem', { id: item, code: 'A01' })).code).toBe('Conflict');
+  });
   it('refuses a price outside $1–$10,000 (bounds), naming the field', () => {
     const e = errorOf(() => f.call(f.a.users.owner, 'rates.updateItem', { id: f.a.itemId, price_cents: 5 }));
     expect(e.code).toBe('Validation');
