@@ -13,6 +13,17 @@ const Page = {
   limit: z.number().int().min(1).max(5000).default(100).describe('Maximum rows to return (1–5000).'),
   offset: z.number().int().min(0).default(0).describe('Rows to skip.'),
 };
+/**
+ * Control characters (U+0000–U+001F, U+007F) and bidirectional overrides and isolates
+ * (U+202A–U+202E, U+2066–U+2069): invisible in a list, and able to make one name read as another
+ * ("Trojan Source", CVE-2021-42574). Refused in every name and code a person types.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_OR_BIDI = /[\u0000-\u001F\u007F\u202A-\u202E\u2066-\u2069]/;
+/** `s` refusing control and text-direction characters (see CONTROL_OR_BIDI) with a message a person can act on. */
+function plainText(s: z.ZodString): z.ZodString {
+  return s.refine((v) => !CONTROL_OR_BIDI.test(v), { message: 'Remove the control or text-direction characters: a name must be plain text.' });
+}
 const ById = z.object({ id: R.Id.describe('Record id (UUID).') }).strict();
 export { ById };
 
@@ -27,7 +38,7 @@ export const ListAthletes = z
   .strict();
 export const CreateAthlete = z
   .object({
-    name: R.Athlete.shape.name,
+    name: plainText(R.Athlete.shape.name),
     date_of_birth: R.IsoDate,
     sex: R.Athlete.shape.sex,
     position: z.string().max(60).nullable().default(null),
@@ -39,7 +50,7 @@ export const CreateAthlete = z
 export const UpdateAthlete = z
   .object({
     id: R.Id,
-    name: R.Athlete.shape.name.optional(),
+    name: plainText(R.Athlete.shape.name).optional(),
     date_of_birth: R.IsoDate.optional(),
     sex: R.Athlete.shape.sex.optional(),
     position: z.string().max(60).nullable().optional(),
@@ -49,8 +60,8 @@ export const UpdateAthlete = z
   })
   .strict();
 export const DeactivateAthlete = z.object({ id: R.Id, reason: z.string().max(500).default('') }).strict();
-export const CreateSquad = z.object({ name: R.Squad.shape.name, season: R.Squad.shape.season }).strict();
-export const UpdateSquad = z.object({ id: R.Id, name: R.Squad.shape.name.optional(), season: R.Squad.shape.season.optional() }).strict();
+export const CreateSquad = z.object({ name: plainText(R.Squad.shape.name), season: R.Squad.shape.season }).strict();
+export const UpdateSquad = z.object({ id: R.Id, name: plainText(R.Squad.shape.name).optional(), season: R.Squad.shape.season.optional() }).strict();
 export const MoveAthletes = z
   .object({
     athlete_ids: z.array(R.Id).min(1).max(500).describe('The athletes to move (1–500).'),
@@ -241,12 +252,12 @@ export const GetAcwr = z
 
 // Fee schedule
 export const ListRateItems = z.object({ folder_id: R.Id.optional(), item_type: R.RateItemType.optional(), ...Page }).strict();
-export const CreateRateFolder = z.object({ name: R.RateFolder.shape.name }).strict();
+export const CreateRateFolder = z.object({ name: plainText(R.RateFolder.shape.name) }).strict();
 export const CreateRateItem = z
   .object({
     folder_id: R.Id,
-    code: R.RateItem.shape.code,
-    name: R.RateItem.shape.name,
+    code: plainText(R.RateItem.shape.code),
+    name: plainText(R.RateItem.shape.name),
     item_type: R.RateItemType,
     price_cents: R.RateItem.shape.price_cents,
   })
@@ -254,8 +265,8 @@ export const CreateRateItem = z
 export const UpdateRateItem = z
   .object({
     id: R.Id,
-    code: R.RateItem.shape.code.optional(),
-    name: R.RateItem.shape.name.optional(),
+    code: plainText(R.RateItem.shape.code).optional(),
+    name: plainText(R.RateItem.shape.name).optional(),
     item_type: R.RateItemType.optional(),
     price_cents: R.RateItem.shape.price_cents.optional(),
   })
@@ -278,7 +289,7 @@ export const GetPoseMetrics = z
   .strict();
 
 // Devices, reports, users, activity
-export const RegisterDevice = z.object({ name: R.Device.shape.name, kind: R.Device.shape.kind, athlete_id: R.Id.nullable().optional() }).strict();
+export const RegisterDevice = z.object({ name: plainText(R.Device.shape.name), kind: R.Device.shape.kind, athlete_id: R.Id.nullable().optional() }).strict();
 export const RotateDeviceKey = z.object({ id: R.Id.describe('Device id.') }).strict();
 export const RevokeDevice = z.object({ id: R.Id.describe('Device id.') }).strict();
 export const GenerateReport = z
@@ -292,7 +303,7 @@ export const GenerateReport = z
 export const CreateUser = z
   .object({
     email: R.User.shape.email,
-    display_name: R.User.shape.display_name,
+    display_name: plainText(R.User.shape.display_name),
     role: R.User.shape.role,
     linked_athlete_id: R.Id.nullable().default(null),
     budget_cap_usd: z.number().min(0).max(100_000).nullable().default(null),
@@ -301,7 +312,7 @@ export const CreateUser = z
 export const UpdateUser = z
   .object({
     id: R.Id,
-    display_name: R.User.shape.display_name.optional(),
+    display_name: plainText(R.User.shape.display_name).optional(),
     role: R.User.shape.role.optional(),
     linked_athlete_id: R.Id.nullable().optional(),
     active: z.boolean().optional(),

@@ -221,7 +221,7 @@ describe('evaluatePolicy: scales and dates', () => {
     ]);
   });
 
-  it('allows a clinical date of today, denies tomorrow and an impossible date; a planned session may be in the future', () => {
+  it('allows a clinical date of today and tomorrow (time zones east of UTC), denies the day after, a date before 1950 and an impossible date; a planned session may be in the future', () => {
     const injury = (onset: string): RowChange => ({
       op: 'insert',
       table: 'injury',
@@ -238,17 +238,22 @@ describe('evaluatePolicy: scales and dates', () => {
       },
     });
     expect(evaluatePolicy(physio, cs([injury(TODAY)]), ctx).verdict).toBe('allow');
-    expect(evaluatePolicy(physio, cs([injury('2026-11-30')]), ctx).decisions).toEqual([
+    expect(evaluatePolicy(physio, cs([injury('2026-11-30')]), ctx).verdict).toBe('allow');
+    expect(evaluatePolicy(physio, cs([injury('2026-12-01')]), ctx).decisions).toEqual([
       {
         code: 'date_in_future',
         effect: 'deny',
-        reason: 'The injury onset date 2026-11-30 is after today (2026-11-29); clinical events are recorded on or before the day they happen.',
+        reason:
+          "The injury onset date 2026-12-01 is in the future (today is 2026-11-29; one day's grace allows for time zones); clinical events are recorded on or before the day they happen.",
         rule: 'kinetix.md §3 Policy engine: dates not in the future for clinical events',
         table: 'injury',
         rowId: 'i1',
         field: 'onset_date',
-        detail: { value: '2026-11-30', today: TODAY },
+        detail: { value: '2026-12-01', today: TODAY },
       },
+    ]);
+    expect(evaluatePolicy(physio, cs([injury('1900-01-01')]), ctx).decisions).toEqual([
+      expect.objectContaining({ code: 'date_too_early', effect: 'deny', field: 'onset_date', detail: { value: '1900-01-01', earliest: '1950-01-01' } }),
     ]);
     expect(evaluatePolicy(physio, cs([injury('2026-02-30')]), ctx).decisions.map((d) => d.code)).toEqual(['date_invalid']);
     const capture: RowChange = { op: 'insert', table: 'capture_session', id: 'c1', after: { recorded_at: '2026-12-01T09:00:00.000Z' } };
@@ -260,7 +265,7 @@ describe('evaluatePolicy: scales and dates', () => {
       after: { squad_id: null, date: '2026-12-05', kind: 'pitch', duration_min: 90, notes: '' },
     };
     expect(evaluatePolicy(physio, cs([planned]), ctx).verdict).toBe('allow');
-    expect(evaluatePolicy(physio, cs([load('x', '2026-11-30')]), ctx).decisions.map((d) => d.code)).toEqual(['date_in_future']);
+    expect(evaluatePolicy(physio, cs([load('x', '2026-12-01')]), ctx).decisions.map((d) => d.code)).toEqual(['date_in_future']);
   });
 });
 
@@ -392,7 +397,7 @@ describe('reasons in clinician words', () => {
         'The price $100.00 → $150.00 is a 50% rise (over 20%); an owner must approve this change in the app.',
         'The session RPE 5 → 9 is a 80% rise (over 20%); an owner must approve this change in the app.',
         'The monthly assistant budget cap $50.00 → $100.00 is a 100% rise (over 20%); an owner must approve this change in the app.',
-        `The screening date ${future} is after today (${TODAY}); clinical events are recorded on or before the day they happen.`,
+        `The screening date ${future} is in the future (today is ${TODAY}; one day's grace allows for time zones); clinical events are recorded on or before the day they happen.`,
         'The wellness date "2026-13-01" is not a real calendar date.',
         'Only the coach may give or withdraw the coach sign-off; your role (physiotherapist) does not hold it.',
       ]),

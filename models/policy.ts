@@ -32,6 +32,7 @@ export type PolicyCode =
   | 'scale_out_of_range'
   | 'date_invalid'
   | 'date_in_future'
+  | 'date_too_early'
   | 'signoff_not_holder'
   | 'signoff_for_other_user';
 
@@ -132,6 +133,16 @@ export const SCALE_FIELDS: Readonly<Partial<Record<TableName, Readonly<Record<st
     rpe: { min: 0, max: 10, integer: false, label: 'session RPE (CR-10, 0–10)' },
   },
 };
+
+/** Days after today (UTC) a clinical event may still be dated: a clinic east of UTC is already on the next date. */
+export const CLINICAL_DATE_GRACE_DAYS = 1;
+/** Earliest date a clinical event may carry (an injury onset of 1900-01-01 is a slip, not history). */
+export const EARLIEST_CLINICAL_DATE = '1950-01-01';
+
+/** The latest date a clinical event may carry when it is `today` (YYYY-MM-DD, UTC): today + {@link CLINICAL_DATE_GRACE_DAYS}. */
+export function latestClinicalDate(today: string): string {
+  return new Date(Date.parse(`${today}T00:00:00Z`) + CLINICAL_DATE_GRACE_DAYS * 86_400_000).toISOString().slice(0, 10);
+}
 
 /**
  * Dates of clinical events, which cannot be in the future (date or ISO date-time; the date part
@@ -323,14 +334,23 @@ function dateChecks(change: RowChange, today: string, out: PolicyDecision[]): vo
         ...at(change, field),
         detail: { value: typeof raw === 'string' ? raw : null },
       });
-    } else if (d > today) {
+    } else if (d > latestClinicalDate(today)) {
       out.push({
         code: 'date_in_future',
         effect: 'deny',
-        reason: `${policyFieldWords(change.table, field)} ${d} is after today (${today}); clinical events are recorded on or before the day they happen.`,
+        reason: `${policyFieldWords(change.table, field)} ${d} is in the future (today is ${today}; one day's grace allows for time zones); clinical events are recorded on or before the day they happen.`,
         rule: `${SRC}: dates not in the future for clinical events`,
         ...at(change, field),
         detail: { value: d, today },
+      });
+    } else if (d < EARLIEST_CLINICAL_DATE) {
+      out.push({
+        code: 'date_too_early',
+        effect: 'deny',
+        reason: `${policyFieldWords(change.table, field)} ${d} is implausibly far in the past; clinical records start on or after ${EARLIEST_CLINICAL_DATE}.`,
+        rule: `${SRC}: dates within their ranges`,
+        ...at(change, field),
+        detail: { value: d, earliest: EARLIEST_CLINICAL_DATE },
       });
     }
   }

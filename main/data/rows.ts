@@ -80,6 +80,8 @@ export function liveRowInOrg(db: Db, table: TableName, orgId: string, id: string
 export interface ListFilter {
   /** column = value (null → IS NULL). */
   eq?: Record<string, unknown>;
+  /** column equals text, case-insensitive (SQLite `lower()`: ASCII letters) and ignoring surrounding spaces. */
+  ieq?: Record<string, string>;
   /** column IN (values). */
   in?: Record<string, readonly unknown[]>;
   /** Inclusive range on a date/text column. */
@@ -103,6 +105,10 @@ function whereClause(table: TableName, orgId: string, f: ListFilter): { sql: str
       parts.push(`${assertColumn(table, c)} = ?`);
       params.push(encodeValue(v));
     }
+  }
+  for (const [c, v] of Object.entries(f.ieq ?? {})) {
+    parts.push(`lower(trim(${assertColumn(table, c)})) = lower(trim(?))`);
+    params.push(v);
   }
   for (const [c, vs] of Object.entries(f.in ?? {})) {
     if (vs.length === 0) {

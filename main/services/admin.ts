@@ -15,7 +15,7 @@ import type { ServiceContext } from './context';
 import { isSelfScoped, requirePermission, resolveActor, scopeAthleteId } from './context';
 import { hashPin } from './pin';
 import { defined, insertRow, updateRow } from './plan';
-import { today } from './scope';
+import { notInFuture, today } from './scope';
 import type { VerbContext } from './verb';
 import { readVerb, writeVerb } from './verb';
 
@@ -175,6 +175,7 @@ function renderReport(
 export const generateReport = writeVerb('reports.generate', {
   plan(vc, i) {
     const asOf = i.as_of ?? today(vc);
+    if (i.as_of) notInFuture(vc, 'as_of', i.as_of);
     if (i.kind === 'squad_workload') {
       if (!i.squad_id)
         throw new ValidationError('A squad workload report needs squad_id.', [

@@ -1,10 +1,11 @@
 /** Athletes and squads. Athlete-role users see only their linked athlete. */
-import { NotFound } from '../../models/errors';
+import { Conflict, NotFound } from '../../models/errors';
 import type { Athlete, Squad } from '../../models/records';
 import { countRows, listRows } from '../data/rows';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { defined, insertRow, updateRow } from './plan';
 import { notInFuture, orgSquad, visibleAthlete } from './scope';
+import type { VerbContext } from './verb';
 import { readVerb, writeVerb } from './verb';
 
 export const listAthletes = readVerb('athletes.list', {
@@ -74,13 +75,23 @@ export const getSquad = readVerb('squads.get', {
   },
 });
 
+/** Squad names are unique in an organisation, ignoring case. @throws Conflict */
+function uniqueSquadName(vc: VerbContext, name: string, self?: string): void {
+  const same = listRows<Squad>(vc.db, 'squad', vc.actor.orgId, { ieq: { name }, limit: 2 }).find((s) => s.id !== self);
+  if (same) throw new Conflict(`A squad named "${same.name}" already exists. Nothing was saved: choose another name (or add the season to tell them apart).`);
+}
+
 export const createSquad = writeVerb('squads.create', {
-  plan: (_vc, i) => ({ planned: { verb: 'squads.create', summary: `Create squad ${i.name}`, changes: [insertRow('squad', i)] } }),
+  plan(vc, i) {
+    uniqueSquadName(vc, i.name);
+    return { planned: { verb: 'squads.create', summary: `Create squad ${i.name}`, changes: [insertRow('squad', i)] } };
+  },
 });
 
 export const updateSquad = writeVerb('squads.update', {
   plan(vc, i) {
     const s = orgSquad(vc, i.id);
+    if (i.name !== undefined) uniqueSquadName(vc, i.name, s.id);
     const { id: _id, ...patch } = i;
     const change = updateRow('squad', s, defined(patch));
     return { planned: { verb: 'squads.update', summary: `Update squad ${s.name}`, changes: change ? [change] : [] } };

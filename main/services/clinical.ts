@@ -5,7 +5,7 @@ import { listRows } from '../data/rows';
 import { visibleAthlete } from './scope';
 import { scopeAthleteId } from './context';
 import { defined, insertRow, updateRow } from './plan';
-import { athleteFilter, listScoped, notInFuture, visibleRow } from './scope';
+import { activeAthlete, athleteFilter, listScoped, notInFuture, visibleRow } from './scope';
 import type { VerbContext } from './verb';
 import { readVerb, writeVerb } from './verb';
 
@@ -34,8 +34,8 @@ export const getInjury = readVerb('injuries.get', {
 
 export const createInjury = writeVerb('injuries.create', {
   plan(vc, i) {
-    const a = visibleAthlete(vc, i.athlete_id);
-    notInFuture(vc, 'onset_date', i.onset_date);
+    const a = activeAthlete(vc, i.athlete_id);
+    notInFuture(vc, 'onset_date', i.onset_date, a);
     return {
       planned: {
         verb: 'injuries.create',
@@ -70,8 +70,8 @@ export const getScreening = readVerb('screenings.get', {
 
 export const createScreening = writeVerb('screenings.create', {
   plan(vc, i) {
-    const a = visibleAthlete(vc, i.athlete_id);
-    notInFuture(vc, 'date', i.date);
+    const a = activeAthlete(vc, i.athlete_id);
+    notInFuture(vc, 'date', i.date, a);
     return { planned: { verb: 'screenings.create', summary: `Record ${i.test} (${i.value} ${i.unit}) for ${a.name}`, changes: [insertRow('screening', i)] } };
   },
 });
@@ -127,6 +127,7 @@ export const getRtp = readVerb('rtp.get', {
 export const createRtp = writeVerb('rtp.create', {
   plan(vc, i) {
     const injury = visibleRow<Injury>(vc, 'injury', i.injury_id, 'Injury');
+    activeAthlete(vc, injury.athlete_id);
     const after = {
       injury_id: injury.id,
       athlete_id: injury.athlete_id,
@@ -210,8 +211,8 @@ export const submitWellness = writeVerb('wellness.submit', {
       throw new ValidationError('Say whose wellness this is: athlete_id is required (athlete accounts submit their own).', [
         { path: 'athlete_id', message: 'required' },
       ]);
-    const a = visibleAthlete(vc, athleteId);
-    notInFuture(vc, 'date', i.date);
+    const a = activeAthlete(vc, athleteId);
+    notInFuture(vc, 'date', i.date, a);
     const { athlete_id: _a, ...values } = i;
     const existing = listRows<Wellness>(vc.db, 'wellness', vc.actor.orgId, { eq: { athlete_id: a.id, date: i.date }, limit: 1 })[0];
     const change = existing ? updateRow('wellness', existing, values) : insertRow('wellness', { athlete_id: a.id, ...values });
@@ -234,8 +235,8 @@ export const listVitals = readVerb('vitals.list', {
 
 export const recordVitals = writeVerb('vitals.record', {
   plan(vc, i) {
-    const a = visibleAthlete(vc, athleteFilter(vc, i.athlete_id)!);
-    notInFuture(vc, 'date', i.date);
+    const a = activeAthlete(vc, athleteFilter(vc, i.athlete_id)!);
+    notInFuture(vc, 'date', i.date, a);
     return { planned: { verb: 'vitals.record', summary: `Vitals for ${a.name} on ${i.date}`, changes: [insertRow('vitals', i)] } };
   },
 });

@@ -1,7 +1,7 @@
 /** The clinic's fee schedule: folders (Private, Insurer, Club) and items with prices in USD cents. */
 import { Conflict, ValidationError } from '../../models/errors';
 import type { RateFolder, RateItem } from '../../models/records';
-import { listRows } from '../data/rows';
+import { getRow, listRows } from '../data/rows';
 import { visibleRow } from './scope';
 import { defined, insertRow, updateRow } from './plan';
 import type { VerbContext } from './verb';
@@ -41,12 +41,19 @@ export const createFolder = writeVerb('rates.createFolder', {
   plan: (_vc, i) => ({ planned: { verb: 'rates.createFolder', summary: `Create fee folder ${i.name}`, changes: [insertRow('rate_folder', i)] } }),
 });
 
+/** Fee codes are unique in an organisation (across folders), ignoring case: a code names one billable item. @throws Conflict */
+function uniqueItemCode(vc: VerbContext, code: string, self?: string): void {
+  const same = listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { ieq: { code }, limit: 2 }).find((it) => it.id !== self);
+  if (same) {
+    const where = getRow<{ name: string }>(vc.db, 'rate_folder', vc.actor.orgId, same.folder_id)?.name ?? 'another folder';
+    throw new Conflict(`${where} already has an item with code ${same.code} (${same.name}); choose another code or update that item. Nothing was saved.`);
+  }
+}
+
 export const createItem = writeVerb('rates.createItem', {
   plan(vc, i) {
     const f = folder(vc, i.folder_id);
-    if (listRows<RateItem>(vc.db, 'rate_item', vc.actor.orgId, { eq: { folder_id: f.id, code: i.code }, limit: 1 }).length > 0) {
-      throw new Conflict(`${f.name} already has an item with code ${i.code}; choose another code or update that item.`);
-    }
+    uniqueItemCode(vc, i.code);
     return { planned: { verb: 'rates.createItem', summary: `Add ${i.code} ${i.name} to ${f.name}`, changes: [insertRow('rate_item', i)] } };
   },
 });
@@ -54,6 +61,7 @@ export const createItem = writeVerb('rates.createItem', {
 export const updateItem = writeVerb('rates.updateItem', {
   plan(vc, i) {
     const it = visibleRow<RateItem>(vc, 'rate_item', i.id, 'Fee-schedule item');
+    if (i.code !== undefined) uniqueItemCode(vc, i.code, it.id);
     const { id: _id, ...patch } = i;
     const change = updateRow('rate_item', it, defined(patch));
     return { planned: { verb: 'rates.updateItem', summary: `Update fee item ${it.code}`, changes: change ? [change] : [] } };

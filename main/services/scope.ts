@@ -1,6 +1,7 @@
 /** Shared read helpers: athlete-scoped lists and gets for the clinical tables. */
 import { NotFound, ValidationError } from '../../models/errors';
 import type { Athlete, Squad } from '../../models/records';
+import { EARLIEST_CLINICAL_DATE, latestClinicalDate } from '../../models/policy';
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 import type { ListFilter } from '../data/rows';
@@ -63,10 +64,38 @@ export function today(vc: VerbContext): string {
   return vc.now.toISOString().slice(0, 10);
 }
 
-/** Clinical events cannot be dated in the future. @throws Validation naming the field */
-export function notInFuture(vc: VerbContext, field: string, date: string): void {
-  if (date > today(vc))
-    throw new ValidationError(`${field} is in the future (${date}); clinical events are recorded on or before today.`, [
-      { path: field, message: 'date is in the future' },
+/**
+ * A clinical event's date must be plausible: not before `EARLIEST_CLINICAL_DATE` (1950-01-01),
+ * not before the athlete's date of birth (when `athlete` is given), and not after today plus
+ * `CLINICAL_DATE_GRACE_DAYS` (1 day, UTC: a clinic east of UTC is already on the next date).
+ * Bounds from models/policy.ts, which every door's policy check shares.
+ * @throws Validation naming the field
+ */
+export function notInFuture(vc: VerbContext, field: string, date: string, athlete?: Pick<Athlete, 'name' | 'date_of_birth'>): void {
+  const latest = latestClinicalDate(today(vc));
+  if (date > latest)
+    throw new ValidationError(`${field} is in the future (${date}); clinical events are recorded on or before today (${today(vc)}).`, [
+      { path: field, message: `date is in the future (latest allowed ${latest})` },
     ]);
+  if (date < EARLIEST_CLINICAL_DATE)
+    throw new ValidationError(`${field} ${date} is implausibly far in the past; clinical records start on or after ${EARLIEST_CLINICAL_DATE}.`, [
+      { path: field, message: `date before ${EARLIEST_CLINICAL_DATE}` },
+    ]);
+  if (athlete && date < athlete.date_of_birth)
+    throw new ValidationError(`${field} ${date} is before ${athlete.name}'s date of birth (${athlete.date_of_birth}).`, [
+      { path: field, message: 'date before the date of birth' },
+    ]);
+}
+
+/**
+ * The athlete a new record is about to be added for: visible to the actor and not deactivated.
+ * @throws NotFound, Validation (deactivated)
+ */
+export function activeAthlete(vc: VerbContext, id: string): Athlete {
+  const a = visibleAthlete(vc, id);
+  if (a.status === 'deactivated')
+    throw new ValidationError(`${a.name} is deactivated, so no new records can be added for them (their history stays readable). Nothing was saved.`, [
+      { path: 'athlete_id', message: 'athlete is deactivated' },
+    ]);
+  return a;
 }

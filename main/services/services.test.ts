@@ -295,6 +295,94 @@ describe('validation', () => {
     expect(e.code).toBe('Validation');
     expect(e.issues?.[0]?.path).toBe('onset_date');
   });
+  it('refuses clinically impossible dates: far in the past, before the date of birth, beyond today + 1 day; allows today + 1 (time zones)', () => {
+    const injury = (onset_date: string) => () =>
+      f.call(f.a.users.physio, 'injuries.create', { athlete_id: f.a.athleteId, body_part: 'knee', side: 'left', onset_date, severity: 'mild' });
+    const far = errorOf(injury('1900-01-01'));
+    expect(far).toMatchObject({ code: 'Validation', issues: [{ path: 'onset_date', message: 'date before 1950-01-01' }] });
+    const dob = f.call(f.a.users.physio, 'athletes.get', { id: f.a.athleteId }).date_of_birth as string;
+    expect(errorOf(injury('1990-01-01' < dob ? '1990-01-01' : dob.replace(/^\d{4}/, (y) => String(Number(y) - 1))))).toMatchObject({
+      code: 'Validation',
+      issues: [{ path: 'onset_date', message: 'date before the date of birth' }],
+    });
+    // FIXTURE_TODAY is 2026-11-20 (UTC): the 21st is still today somewhere east of UTC, the 22nd is not.
+    const wellness = (date: string) => () =>
+      f.call(f.a.users.physio, 'wellness.submit', { athlete_id: f.a.athleteId, date, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 });
+    expect(wellness('2026-11-21')().changeset.replayed).toBe(false);
+    expect(errorOf(wellness('2026-11-22'))).toMatchObject({ code: 'Validation', issues: [{ path: 'date' }] });
+    expect(
+      errorOf(() => f.call(f.a.users.physio, 'reports.generate', { kind: 'athlete_summary', athlete_id: f.a.athleteId, as_of: '2026-12-25' })),
+    ).toMatchObject({ code: 'Validation', issues: [{ path: 'as_of' }] });
+    expect(
+      errorOf(() => f.call(f.a.users.physio, 'workload.logSessionLoads', { athlete_id: f.a.athleteId, date: '1900-01-01', duration_min: 30, rpe: 4 })),
+    ).toMatchObject({ code: 'Validation', issues: [{ path: 'date' }] });
+  });
+  it('refuses new records for a deactivated athlete with a clear message (injury, screening, wellness, vitals, load, RTP)', () => {
+    // A new athlete of their own (the fixture is shared by the file's tests).
+    const gone = f.call(f.a.users.physio, 'athletes.create', { name: 'Left The Club', date_of_birth: '2000-05-05', sex: 'male' }).changeset.changes[0]
+      .id as string;
+    const injury = f.call(f.a.users.physio, 'injuries.create', {
+      athlete_id: gone,
+      body_part: 'ankle',
+      side: 'right',
+      onset_date: '2026-11-10',
+      severity: 'mild',
+    }).changeset.changes[0].id as string;
+    f.call(f.a.users.physio, 'athletes.deactivate', { id: gone, reason: 'left the club' });
+    const attempts: [string, Record<string, unknown>][] = [
+      ['injuries.create', { athlete_id: gone, body_part: 'knee', side: 'left', onset_date: '2026-11-19', severity: 'mild' }],
+      ['screenings.create', { athlete_id: gone, test: 'single_leg_hop', side: 'left', value: 150, unit: 'cm', date: '2026-11-19' }],
+      ['wellness.submit', { athlete_id: gone, date: '2026-11-19', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 }],
+      ['vitals.record', { athlete_id: gone, date: '2026-11-19', resting_hr_bpm: 50, hrv_rmssd_ms: 70 }],
+      ['workload.logSessionLoads', { athlete_id: gone, date: '2026-11-19', duration_min: 30, rpe: 4 }],
+      ['rtp.create', { injury_id: injury, stage: 'rehabilitation' }],
+    ];
+    for (const [verb, input] of attempts) {
+      const e = errorOf(() => f.call(f.a.users.physio, verb, input));
+      expect({ verb, code: e.code, message: e.message }).toMatchObject({ verb, code: 'Validation', message: expect.stringMatching(/is deactivated/) });
+    }
+  });
+  it('refuses control and text-direction characters in names and codes (athlete, squad, fee item, user)', () => {
+    const cases: [string, string, Record<string, unknown>, string][] = [
+      [f.a.users.physio, 'athletes.create', { name: 'Ana\u202Eevil', date_of_birth: '2000-01-01', sex: 'female' }, 'name'],
+      [f.a.users.physio, 'athletes.update', { id: f.a.athleteId, name: 'Tab\tName' }, 'name'],
+      [f.a.users.owner, 'squads.create', { name: 'U21\u0007', season: '2026/27' }, 'name'],
+      [f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'B\u2066 01', name: 'Bell', item_type: 'assessment', price_cents: 9000 }, 'code'],
+    ];
+    for (const [user, verb, input, path] of cases) {
+      const e = errorOf(() => f.call(user, verb, input));
+      expect({ verb, code: e.code, issues: e.issues }).toMatchObject({
+        verb,
+        code: 'Validation',
+        issues: [{ path, message: expect.stringMatching(/plain text/) }],
+      });
+    }
+    expect(f.call(f.a.users.physio, 'athletes.create', { name: 'Zoë Ñúñez-O’Brien', date_of_birth: '2000-01-01', sex: 'female' }).changeset.replayed).toBe(
+      false,
+    );
+  });
+  it('refuses a duplicate squad name and fee code in the organisation, ignoring case (create and rename)', () => {
+    const squads = f.call(f.a.users.owner, 'squads.list', {}) as { id: string; name: string }[];
+    const first = squads.find((q) => q.id === f.a.squadId)!;
+    expect(errorOf(() => f.call(f.a.users.owner, 'squads.create', { name: ` ${first.name.toUpperCase()} `, season: '2026/27' }))).toMatchObject({
+      code: 'Conflict',
+      message: expect.stringContaining(`A squad named "${first.name}" already exists`),
+    });
+    const other = f.call(f.a.users.owner, 'squads.create', { name: 'Dup Check Squad', season: '2026/27' }).changeset.changes[0].id as string;
+    expect(errorOf(() => f.call(f.a.users.owner, 'squads.update', { id: other, name: first.name.toLowerCase() })).code).toBe('Conflict');
+    // Its own name in another case is a rename, not a duplicate.
+    expect(f.call(f.a.users.owner, 'squads.update', { id: other, name: 'DUP CHECK SQUAD' }).changeset.replayed).toBe(false);
+    // Another org may use the same name.
+    expect(f.call(f.b.users.owner, 'squads.create', { name: 'dup check squad', season: '2026/27' }).changeset.replayed).toBe(false);
+
+    const folder = f.call(f.a.users.owner, 'rates.createFolder', { name: 'Dup Check Folder' }).changeset.changes[0].id as string;
+    expect(
+      errorOf(() => f.call(f.a.users.owner, 'rates.createItem', { folder_id: folder, code: 'a01', name: 'Again', item_type: 'assessment', price_cents: 9000 })),
+    ).toMatchObject({ code: 'Conflict', message: expect.stringMatching(/already has an item with code A01/) });
+    const item = f.call(f.a.users.owner, 'rates.createItem', { folder_id: folder, code: 'Z99', name: 'New', item_type: 'assessment', price_cents: 9000 })
+      .changeset.changes[0].id as string;
+    expect(errorOf(() => f.call(f.a.users.owner, 'rates.updateItem', { id: item, code: 'A01' })).code).toBe('Conflict');
+  });
   it('refuses a price outside $1–$10,000 (bounds), naming the field', () => {
     const e = errorOf(() => f.call(f.a.users.owner, 'rates.updateItem', { id: f.a.itemId, price_cents: 5 }));
     expect(e.code).toBe('Validation');

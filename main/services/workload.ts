@@ -6,7 +6,8 @@ import { countRows, dailyLoads, getRow, listRows } from '../data/rows';
 import { orgSquad, visibleAthlete, visibleRow } from './scope';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { insertRow } from './plan';
-import { listScoped, today } from './scope';
+import { activeAthlete, listScoped, notInFuture, today } from './scope';
+import { latestClinicalDate } from '../../models/policy';
 import { readVerb, writeVerb } from './verb';
 
 export const listSessions = readVerb('sessions.list', {
@@ -57,10 +58,7 @@ export const listLoads = readVerb('workload.listLoads', {
 
 export const logSessionLoads = writeVerb('workload.logSessionLoads', {
   plan(vc, i) {
-    if (i.date > today(vc))
-      throw new ValidationError(`date is in the future (${i.date}); log loads for sessions that happened.`, [
-        { path: 'date', message: 'date is in the future' },
-      ]);
+    notInFuture(vc, 'date', i.date);
     if (i.training_session_id && !getRow(vc.db, 'training_session', vc.actor.orgId, i.training_session_id)) throw new NotFound('Training session');
     let athletes: Athlete[];
     let label: string;
@@ -74,7 +72,8 @@ export const logSessionLoads = writeVerb('workload.logSessionLoads', {
       }).filter((a) => !excluded.has(a.id));
       label = squad.name;
     } else {
-      const a = visibleAthlete(vc, i.athlete_id!);
+      const a = activeAthlete(vc, i.athlete_id!);
+      notInFuture(vc, 'date', i.date, a);
       athletes = [a];
       label = a.name;
     }
@@ -115,7 +114,7 @@ export const getAcwr = readVerb('workload.acwr', {
     const id = scopeAthleteId(vc.actor, i.athlete_id)!;
     const a = visibleAthlete(vc, id);
     const asOf = i.as_of ?? today(vc);
-    if (asOf > today(vc))
+    if (asOf > latestClinicalDate(today(vc)))
       throw new ValidationError(`as_of is in the future (${asOf}); ACWR is computed from loads that happened.`, [
         { path: 'as_of', message: 'date is in the future' },
       ]);
