@@ -2,13 +2,13 @@
 import type { Organization, User } from '../../models/records';
 import type { Db } from './db';
 import { decodeRow } from './rows';
-import { sqlite } from './sqlite';
+import { sqlite, statement } from './sqlite';
 
 /** The user row by id (any org; callers compare org themselves), or null. */
 export function findUserById(db: Db, id: string): User | null {
   return decodeRow<User>(
     'app_user',
-    sqlite(db).prepare('SELECT * FROM app_user WHERE id = ? AND deleted_at IS NULL').get(id) as Record<string, unknown> | undefined,
+    statement(db, 'SELECT * FROM app_user WHERE id = ? AND deleted_at IS NULL').get(id) as Record<string, unknown> | undefined,
   );
 }
 

@@ -5,7 +5,7 @@
  * JSON.stringify; values are always bound parameters.
  */
 import type { Db } from './db';
-import { sqlite } from './sqlite';
+import { sqlite, statement } from './sqlite';
 
 /** Run statuses (kinetix_run.status). */
 export type RunStatus = 'running' | 'waiting_confirm' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -266,36 +266,35 @@ export function listRuns(db: Db, conversationId: string): RunRow[] {
 
 /** Insert a tool-call audit row; written before the tool runs. `args_json` must already be masked. */
 export function insertToolCall(db: Db, t: ToolCallRow): void {
-  sqlite(db)
-    .prepare(
-      `INSERT INTO kinetix_tool_call (id, run_id, conversation_id, org_id, user_id, model_tool_use_id, iteration, tool_name, title, risk, args_json, args_hash, requires_confirm, status,
+  statement(
+    db,
+    `INSERT INTO kinetix_tool_call (id, run_id, conversation_id, org_id, user_id, model_tool_use_id, iteration, tool_name, title, risk, args_json, args_hash, requires_confirm, status,
          proposal_json, changeset_id, result_json, error_json, approver_user_id, decided_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      t.id,
-      t.run_id,
-      t.conversation_id,
-      t.org_id,
-      t.user_id,
-      t.model_tool_use_id,
-      t.iteration,
-      t.tool_name,
-      t.title,
-      t.risk,
-      t.args_json,
-      t.args_hash,
-      t.requires_confirm,
-      t.status,
-      t.proposal_json,
-      t.changeset_id,
-      t.result_json,
-      t.error_json,
-      t.approver_user_id,
-      t.decided_at,
-      t.created_at,
-      t.updated_at,
-    );
+  ).run(
+    t.id,
+    t.run_id,
+    t.conversation_id,
+    t.org_id,
+    t.user_id,
+    t.model_tool_use_id,
+    t.iteration,
+    t.tool_name,
+    t.title,
+    t.risk,
+    t.args_json,
+    t.args_hash,
+    t.requires_confirm,
+    t.status,
+    t.proposal_json,
+    t.changeset_id,
+    t.result_json,
+    t.error_json,
+    t.approver_user_id,
+    t.decided_at,
+    t.created_at,
+    t.updated_at,
+  );
 }
 
 const TOOL_PATCHABLE = ['status', 'proposal_json', 'changeset_id', 'result_json', 'error_json', 'approver_user_id', 'decided_at', 'updated_at'] as const;
@@ -305,14 +304,12 @@ type ToolPatch = Partial<Pick<ToolCallRow, (typeof TOOL_PATCHABLE)[number]>>;
 export function updateToolCall(db: Db, id: string, patch: ToolPatch): void {
   const cols = TOOL_PATCHABLE.filter((c) => patch[c] !== undefined);
   if (cols.length === 0) return;
-  sqlite(db)
-    .prepare(`UPDATE kinetix_tool_call SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`)
-    .run(...cols.map((c) => patch[c] ?? null), id);
+  statement(db, `UPDATE kinetix_tool_call SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...cols.map((c) => patch[c] ?? null), id);
 }
 
 /** A tool call by id (any user: callers check ownership), or null. */
 export function getToolCall(db: Db, id: string): ToolCallRow | null {
-  return (sqlite(db).prepare('SELECT * FROM kinetix_tool_call WHERE id = ?').get(id) as ToolCallRow | undefined) ?? null;
+  return (statement(db, 'SELECT * FROM kinetix_tool_call WHERE id = ?').get(id) as ToolCallRow | undefined) ?? null;
 }
 
 /** Tool calls of a run, in the order they were proposed. */
@@ -331,9 +328,13 @@ export function recentExecutedToolCalls(db: Db, conversationId: string, limit: n
 
 /** Persist one AG-UI event of a run at sequence `seq` (1, 2, 3… per run). */
 export function insertRunEvent(db: Db, e: RunEventRow): void {
-  sqlite(db)
-    .prepare('INSERT INTO kinetix_run_event (run_id, seq, type, event_json, created_at) VALUES (?, ?, ?, ?, ?)')
-    .run(e.run_id, e.seq, e.type, e.event_json, e.created_at);
+  statement(db, 'INSERT INTO kinetix_run_event (run_id, seq, type, event_json, created_at) VALUES (?, ?, ?, ?, ?)').run(
+    e.run_id,
+    e.seq,
+    e.type,
+    e.event_json,
+    e.created_at,
+  );
 }
 
 /** Persisted events of a run with `seq > afterSeq`, in order. */
@@ -350,33 +351,32 @@ export function maxRunEventSeq(db: Db, runId: string): number {
 
 /** Insert one usage row; a second row for the same (run_id, request_index) is ignored. Returns true when inserted. */
 export function insertUsage(db: Db, u: UsageRow): boolean {
-  const res = sqlite(db)
-    .prepare(
-      `INSERT INTO kinetix_usage (id, run_id, org_id, user_id, request_index, model, provider, provider_response_id, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+  const res = statement(
+    db,
+    `INSERT INTO kinetix_usage (id, run_id, org_id, user_id, request_index, model, provider, provider_response_id, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
          cost_usd, price_source, price_version, price_snapshot_json, partial, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (run_id, request_index) DO NOTHING`,
-    )
-    .run(
-      u.id,
-      u.run_id,
-      u.org_id,
-      u.user_id,
-      u.request_index,
-      u.model,
-      u.provider,
-      u.provider_response_id,
-      u.input_tokens,
-      u.output_tokens,
-      u.cache_read_tokens,
-      u.cache_write_tokens,
-      u.cost_usd,
-      u.price_source,
-      u.price_version,
-      u.price_snapshot_json,
-      u.partial,
-      u.created_at,
-    );
+  ).run(
+    u.id,
+    u.run_id,
+    u.org_id,
+    u.user_id,
+    u.request_index,
+    u.model,
+    u.provider,
+    u.provider_response_id,
+    u.input_tokens,
+    u.output_tokens,
+    u.cache_read_tokens,
+    u.cache_write_tokens,
+    u.cost_usd,
+    u.price_source,
+    u.price_version,
+    u.price_snapshot_json,
+    u.partial,
+    u.created_at,
+  );
   return res.changes === 1;
 }
 
@@ -413,9 +413,13 @@ export function budgetCaps(db: Db, orgId: string, userId: string): { orgCapUsd: 
 
 /** Append one trace entry (request, model step, tool call, decision, approval, write, finish). */
 export function insertTrace(db: Db, t: TraceRow): void {
-  sqlite(db)
-    .prepare('INSERT INTO kinetix_run_trace (run_id, seq, kind, data_json, created_at) VALUES (?, ?, ?, ?, ?)')
-    .run(t.run_id, t.seq, t.kind, t.data_json, t.created_at);
+  statement(db, 'INSERT INTO kinetix_run_trace (run_id, seq, kind, data_json, created_at) VALUES (?, ?, ?, ?, ?)').run(
+    t.run_id,
+    t.seq,
+    t.kind,
+    t.data_json,
+    t.created_at,
+  );
 }
 
 /** A run's trace entries in order. */

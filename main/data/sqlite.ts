@@ -25,3 +25,21 @@ export function sqlite(db: Db): Database.Database {
   if (!c) throw new Error('Not a database opened by openDb (main/data/db.ts).');
   return c;
 }
+
+const STATEMENTS = new WeakMap<Db, Map<string, Database.Statement<unknown[]>>>();
+
+/**
+ * A prepared statement for `sql` on `db`'s connection, prepared once per connection and reused
+ * (preparing costs more than running a small insert: the harness writes several rows per tool
+ * call). Only for statements run with `.run()`, `.get()` or `.all()` in their default mode: a
+ * caller that switches a mode (`pluck`, `raw`, `expand`) or holds an `.iterate()` open must
+ * prepare its own.
+ * @throws Error when `db` was not returned by openDb, or `sql` does not compile (SqliteError)
+ */
+export function statement(db: Db, sql: string): Database.Statement<unknown[]> {
+  let cache = STATEMENTS.get(db);
+  if (!cache) STATEMENTS.set(db, (cache = new Map()));
+  let s = cache.get(sql);
+  if (!s) cache.set(sql, (s = sqlite(db).prepare(sql)));
+  return s;
+}

@@ -21,7 +21,7 @@ import { AppError, Conflict, NotFound } from '../../models/errors';
 import type { ChangesetOutcome, CurrentRow, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
 import type Database from 'better-sqlite3';
 import { openSiblingConnection, type Db } from './db';
-import { bindConnection, sqlite } from './sqlite';
+import { bindConnection, sqlite, statement } from './sqlite';
 
 /** The enrolment of this device file (one HQ, one user). The token is sealed (AES-256-GCM JSON). */
 export interface SyncEnrolmentRow {
@@ -214,14 +214,7 @@ function sqliteValue(v: unknown): unknown {
   return v;
 }
 
-const stmtCache = new WeakMap<Db, Map<string, Database.Statement<unknown[]>>>();
-function stmt(db: Db, sql: string): Database.Statement<unknown[]> {
-  let m = stmtCache.get(db);
-  if (!m) stmtCache.set(db, (m = new Map()));
-  let s = m.get(sql);
-  if (!s) m.set(sql, (s = sqlite(db).prepare(sql)));
-  return s;
-}
+const stmt = statement;
 
 interface UpsertPlan {
   stmt: Database.Statement<unknown[]>;
@@ -314,7 +307,7 @@ export function applyShapeBatch(
   return replicaTransaction(db, () => {
     let written = 0;
     // Rows under optimistic local changes (few): looked up once per slice, not once per row.
-    const held = new Set(stmt(db, 'SELECT id FROM sync_server_row WHERE tbl = ?').pluck().all(tbl) as string[]);
+    const held = new Set(sqlite(db).prepare('SELECT id FROM sync_server_row WHERE tbl = ?').pluck().all(tbl) as string[]);
     for (const op of ops) {
       const shadow = held.size > 0 && held.has(op.id) ? shadowOf(db, tbl, op.id) : undefined;
       if (shadow) {

@@ -91,6 +91,8 @@ async function toolCallOverhead(opts: { calls: number; log: (l: string) => void 
       permission: 'athlete.read',
       tables: ['athlete'],
       input: z.object({ n: z.number().int().optional() }).strict(),
+      // A sequence number the bench sends; no stored data (an unclassified field would be refused).
+      inputClasses: { n: 'internal' },
       run: () => {
         stamps.push(performance.now());
         return { ok: true, athlete: { name: 'X', notes: 'y' } };
@@ -130,6 +132,8 @@ async function toolCallOverhead(opts: { calls: number; log: (l: string) => void 
       const gaps: number[] = [];
       for (let i = 1; i < stamps.length; i++) if (i % perBatch !== 0) gaps.push(stamps[i]! - stamps[i - 1]!);
       const calls = K.listToolCalls(t.db, runId).length;
+      // Every call must have reached its handler: a refused call would make the figure meaningless.
+      if (stamps.length !== calls) throw new Error(`bench: ${label}: ${calls} tool calls recorded but the handler ran ${stamps.length} times`);
       out.push({ tool: label, calls, medianMs: quantile(gaps, 0.5), p95Ms: quantile(gaps, 0.95), meanMs: gaps.reduce((a, b) => a + b, 0) / gaps.length });
       opts.log(`${label}: ${calls} calls, median ${quantile(gaps, 0.5).toFixed(3)} ms`);
     }
