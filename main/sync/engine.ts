@@ -289,8 +289,8 @@ export class DeviceSync {
   /**
    * Sign a user of this device's club in to HQ as themselves on this device (email + PIN, checked
    * by HQ; the PIN is not stored): their own device token is kept sealed, and used only to record
-   * at HQ their owner approvals and RTP sign-off attestations made on this device (see the module header). The enrolled user
-   * needs none (the device token is theirs). Replaces an earlier sign-in of the same user.
+   * at HQ their owner approvals and RTP sign-off attestations made on this device (see the module
+   * header). The enrolled user needs none (the device token is theirs). Replaces an earlier sign-in of the same user.
    * @throws NotConfigured (not enrolled), Unauthenticated (wrong email or PIN), RateLimited,
    *   Forbidden (an account of another organisation), Unavailable (HQ unreachable)
    */
