@@ -210,6 +210,8 @@ describe('the eval can fail', () => {
           description: 'Reads the league table.',
           permission: 'athlete.read',
           tables: [],
+          // Declared, so the clearance lets it through (an unclassified field would be withheld and the detector not exercised).
+          outputClasses: { names: 'personal' },
           input: z.object({}).strict(),
           run: (ctx) => ({ names: listRows<Athlete>(ctx.service.db, 'athlete', w.secondOrgId, { limit: 3 }).map((a) => a.name) }),
         }),

@@ -179,7 +179,8 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     trustworthy: 'internal',
     sagittal_ratio: 'internal',
     frames: 'internal',
-    conditions: 'internal',
+    /** Why a reading is or is not trustworthy: `{ code, detail }[]`, where the detail quotes the readings ("values reach -48° to -5°…"). */
+    conditions: 'clinical',
   },
   video: { ...BOOKKEEPING, athlete_id: 'internal', capture_session_id: 'internal', file_path: 'internal', duration_s: 'internal', size_bytes: 'internal' },
   device: {
@@ -343,7 +344,41 @@ export const RESULT_FIELD_CLASSIFICATION: Readonly<Record<string, Classification
   coverage_rule: 'internal',
   note: 'internal',
   code: 'internal',
-  detail: 'internal',
+  /** A condition's or caveat's detail: the app's words, but with readings in them ("values reach -48° to -5°"). */
+  detail: 'clinical',
+  /** Fixed caveats the app attaches to readings (no record values). */
+  caveats: 'internal',
+  /** ACWR windows and figures: training load, `internal` like `session_load.load_au` and `rpe`. */
+  acute_window_days: 'internal',
+  chronic_window_days: 'internal',
+  days_of_data: 'internal',
+  acute_days_of_data: 'internal',
+  acute_coverage: 'internal',
+  chronic_coverage: 'internal',
+  history_days: 'internal',
+  acute_au: 'internal',
+  chronic_au: 'internal',
+  ratio: 'internal',
+  // Capture results: the angle series and the repetitions' peaks are joint-angle readings
+  /** `{ fps, first_frame, series: [{ joint, side, values }] }`: angles per frame, a clinical measurement as a whole. */
+  series: 'clinical',
+  /** Angle per frame (degrees). */
+  values: 'clinical',
+  /** `{ basis, repetitions: [{ index, start_frame, peak_frame, end_frame, peaks }] }`: peak angles per repetition. */
+  repetitions: 'clinical',
+  peaks: 'clinical',
+  peak_deg: 'clinical',
+  first_frame: 'internal',
+  index: 'internal',
+  start_frame: 'internal',
+  peak_frame: 'internal',
+  end_frame: 'internal',
+  // Counts and flags the app derives (no person, no health value)
+  athlete_count: 'internal',
+  /** Whether a user has set a PIN (never the PIN or its hash). */
+  has_pin: 'internal',
+  /** A changeset's rows: op, table, id, and row values under before/after (walked by column). */
+  changes: 'internal',
   // Capture rigs (configuration, no person)
   declared_layout: 'internal',
   calibration: 'internal',
@@ -359,7 +394,19 @@ export const RESULT_FIELD_CLASSIFICATION: Readonly<Record<string, Classification
   app_path: 'internal',
   body: 'internal',
   opened: 'internal',
+  covered: 'internal',
+  score: 'internal',
+  passages: 'internal',
+  current: 'internal',
+  sections: 'internal',
 };
+
+/**
+ * Result fields whose value as a whole has the field's class and is not walked field by field:
+ * maps keyed by record ids (`versions`: id → version), configuration blobs, the app's fixed caveat
+ * texts. Every other object or array is walked, and each key in it must have a class of its own.
+ */
+export const WHOLE_VALUE_FIELDS: ReadonlySet<string> = new Set(['versions', 'calibration', 'declared_layout', 'caveats']);
 
 /**
  * What a field withheld for its class reads as, to the model and (in the trace) to the user:
@@ -375,6 +422,10 @@ export const WITHHELD = withheldMarker('clinical-restricted');
 /** What a column without a classification tag reads as to the model (fail closed). */
 export const WITHHELD_UNTAGGED =
   '[withheld: unclassified — this field has no data classification, so it is sent to no model provider; the user can see it in the app]';
+
+/** What a result field with no class at all (neither a column of the tool's tables nor a result field) reads as to the model (fail closed). */
+export const WITHHELD_UNCLASSIFIED =
+  '[withheld: unclassified — this result field has no data classification, so it is sent to no model provider; the user can see it in the app]';
 
 /** Field tags per table (the shape of {@link FIELD_CLASSIFICATION}). */
 export type FieldTags = Readonly<Partial<Record<TableName, Readonly<Record<string, Classification>>>>>;
@@ -437,7 +488,11 @@ export interface Withheld<T> {
  * A copy of `value` for a provider with `clearance`, fail closed: every field (at any depth, by
  * name) whose class ({@link fieldClass} over `tables`) the provider is not cleared for is replaced
  * by {@link withheldMarker} of that class; a column of `tables` without a tag by
- * {@link WITHHELD_UNTAGGED}, whatever the clearance. Empty values (null, '') are left as they are
+ * {@link WITHHELD_UNTAGGED}, and any other key with no class (a number, a flag or a list of numbers
+ * included: a joint angle per frame is a reading) by {@link WITHHELD_UNCLASSIFIED}, whatever the
+ * clearance; only a container of fields (an object, an array of objects) is walked without a class
+ * of its own. A cleared {@link WHOLE_VALUE_FIELDS} field passes whole. `own`: the tool's own
+ * result classes (`Tool.outputClasses`, an integration's fields), used where no tag names the field. Empty values (null, '') are left as they are
  * (nothing to withhold). `tables: 'unknown'` applies the tags of every table. `clearance` is read
  * with {@link parseClearance} (a set that is not a prefix of the class order counts only up to its
  * first gap). Iterative depth is bounded (deeper than 64 levels reads as withheld).
@@ -447,6 +502,7 @@ export function withholdForProvider<T>(
   tables: readonly TableName[] | 'unknown',
   clearance: ProviderClearance | ReadonlySet<Classification>,
   tags: FieldTags = FIELD_CLASSIFICATION,
+  own: Readonly<Record<string, Classification>> = {},
 ): Withheld<T> {
   const cleared = parseClearance([...clearance]);
   const top = cleared.length - 1;
@@ -463,14 +519,28 @@ export function withholdForProvider<T>(
       count('unclassified');
       return WITHHELD_UNTAGGED;
     }
-    const c = f.classes.get(k);
-    if (c && classRank(c) > top) {
+    const c = f.classes.get(k) ?? (Object.hasOwn(own, k) ? own[k] : undefined);
+    if (c === undefined) {
+      // No class (not a column of the tool's tables, not a result field): a container of fields is
+      // walked (its keys are checked one by one); any value is withheld, fail closed (issue 9 §12).
+      if (isFieldContainer(x)) return undefined;
+      count('unclassified');
+      return WITHHELD_UNCLASSIFIED;
+    }
+    if (classRank(c) > top) {
       count(c);
       return withheldMarker(c);
     }
-    return undefined;
+    return WHOLE_VALUE_FIELDS.has(k) ? x : undefined;
   });
   return withheld === 0 ? { value, withheld: 0, byClass } : { value: out as T, withheld, byClass };
+}
+
+/** An object, or an array whose every item is an object or such an array: its keys carry the classes, not it. */
+function isFieldContainer(x: unknown): boolean {
+  if (x === null || typeof x !== 'object') return false;
+  if (!Array.isArray(x)) return true;
+  return x.every((i) => i !== null && typeof i === 'object' && isFieldContainer(i));
 }
 
 /** Whether `clearance` holds class `c` (read fail closed, as {@link withholdForProvider} does). */
@@ -648,6 +718,55 @@ export function filtersNotCleared(
     else if (!isCleared(clearance, c)) out.push({ field: k, class: c });
   }
   return out;
+}
+
+/**
+ * The fields of a write tool's `input` (at any depth, by name) whose input class
+ * ({@link inputFieldClass}) `clearance` does not hold, or that have no class (a container of
+ * fields with no class of its own is walked): each as `{ field, class }`, `field` a dotted path.
+ * A write carrying such a value is refused before it is planned (issue 9 §12): the model may
+ * only have guessed it (the provider never saw it), and the planned change — "nothing to change",
+ * or a diff listing only the fields that differ — would confirm the guess. Empty when it may plan.
+ */
+export function writeFieldsNotCleared(
+  input: unknown,
+  tables: readonly TableName[] | 'unknown',
+  clearance: ProviderClearance | ReadonlySet<Classification>,
+  own: Readonly<Record<string, Classification>> = {},
+): { field: string; class: Classification | 'unclassified' }[] {
+  const out: { field: string; class: Classification | 'unclassified' }[] = [];
+  const seen = new Set<string>();
+  const push = (field: string, c: Classification | 'unclassified') => {
+    if (!seen.has(field)) out.push({ field, class: c });
+    seen.add(field);
+  };
+  const walk = (v: unknown, path: string, depth: number) => {
+    if (v === null || typeof v !== 'object') return;
+    if (depth > 64) return push(path || '(input)', 'unclassified');
+    if (Array.isArray(v)) return v.forEach((x) => walk(x, path, depth + 1));
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (x === undefined || x === null || x === '') continue;
+      const at = path ? `${path}.${k}` : k;
+      const c = inputFieldClass(k, tables, own);
+      if (c === null) {
+        if (isFieldContainer(x)) walk(x, at, depth + 1);
+        else push(at, 'unclassified');
+      } else if (!isCleared(clearance, c)) push(at, c);
+      else walk(x, at, depth + 1);
+    }
+  };
+  walk(input, '', 0);
+  return out;
+}
+
+/** What a write refused by {@link writeFieldsNotCleared} reads as to the model: the fields, their classes, and that the user can make the change in the app. */
+export function writeNotClearedMessage(tool: string, refused: readonly { field: string; class: Classification | 'unclassified' }[]): string {
+  const names = refused.map((r) => `"${r.field}" (${r.class})`).join(', ');
+  return (
+    `[withheld: ${tool} was not run and nothing was proposed — this model provider is not cleared for ${names}, so it may not set ${refused.length === 1 ? 'that field' : 'those fields'}: ` +
+    `the planned change would reveal the withheld values. Tell the user they can make this change in the app; ` +
+    `an administrator can change what the assistant may see under Settings → Assistant.]`
+  );
 }
 
 /**

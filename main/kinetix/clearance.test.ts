@@ -21,6 +21,7 @@ import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scrip
 import { defaultToolRegistry } from './catalogue';
 import { CLEARANCE_SETTING_KEY, RECORD_TEXT_OMITTED, withheldMarker } from './classification';
 import { KINETIX_EVENTS } from './events';
+import { DEMO_CAPTURE } from '../../models/seed/demo-capture.generated';
 
 let t: TempDb;
 let s: SeedSummary;
@@ -250,7 +251,8 @@ describe('free text a person typed never rides in generated text (issue 9 §12)'
   it('a deactivation reason is stored in its own restricted column, never in the summary: at clinical clearance list_activity, get_changeset and Undo send no trace of it', async () => {
     const reason = 'Vestibulocochlear-Z3 surgery, out until spring';
     const id = athleteFor('Barnaby Reasonless');
-    const one = await turn(clearanceUpTo('clinical'), 'Deactivate Barnaby.', [
+    // Writing the reason needs a provider cleared for it (a write above the clearance is refused); what follows runs at clinical.
+    const one = await turn(clearanceUpTo('clinical-restricted'), 'Deactivate Barnaby.', [
       { toolUses: [{ name: 'deactivate_athlete', input: { id, reason } }] },
       { text: 'Deactivated.' },
     ]);
@@ -429,5 +431,142 @@ describe('history replayed after the clearance is lowered is re-masked under the
     // Raised again: the answer is replayed.
     const three = await turn(clearanceUpTo('clinical-restricted'), 'Once more?', [{ text: 'ok' }], { conversationId: one.conversationId });
     expect(three.raw[0]).toContain(PLANTED.clinical[0]);
+  });
+});
+
+describe('joint-angle readings are clinical: a capture’s series, repetition peaks and condition details reach only a provider cleared for clinical (issue 9 §12)', () => {
+  /**
+   * The demo capture session (seeded) and what of its readings a request could carry: each series'
+   * first six angles as JSON writes them, each reading's full-precision value, the condition detail.
+   */
+  function demoCapture(): { id: string; readings: string[] } {
+    const session = listRows<{ id: string }>(t.db, 'capture_session', s.orgId, { eq: { athlete_id: s.linkedAthleteId }, limit: 5 })[0]!;
+    const readings = [
+      ...DEMO_CAPTURE.angle_series.series.map((x) => x.values.slice(0, 6).join(',')),
+      ...DEMO_CAPTURE.metrics.flatMap((m) => (m.value_deg === null ? [] : [String(m.value_deg)])),
+      'values reach',
+    ];
+    return { id: session.id, readings };
+  }
+  /** The readings found in `text`, and any peak or angle list with a number in it (JSON-escaped or not). */
+  const leaked = (text: string, readings: string[]) => [
+    ...readings.filter((v) => text.includes(v)),
+    ...(text.match(/(peak_deg|values|value_deg)\\*":\s*\[?-?\d/g) ?? []),
+  ];
+
+  it('get_capture_results at personal clearance: no angle, no peak, no condition detail in the bytes sent; at clinical they are sent', async () => {
+    const { id, readings } = demoCapture();
+    const r = await turn(clearanceUpTo('personal'), 'How did the balance test go?', [
+      { toolUses: [{ name: 'get_capture_results', input: { id } }] },
+      { text: 'ok' },
+    ]);
+    const sent = r.raw.join('\n');
+    expect(leaked(sent, readings)).toEqual([]);
+    const result = toolResults(r.raw[1]!)[0]!;
+    expect(result.is_error).toBeFalsy();
+    expect(result.content).toContain(JSON.stringify(withheldMarker('clinical')).slice(1, -1));
+    // The session's bookkeeping still reaches the model: it can say a session exists and what was withheld.
+    expect(result.content).toContain(id);
+    const cleared = await turn(clearanceUpTo('clinical'), 'How did the balance test go?', [
+      { toolUses: [{ name: 'get_capture_results', input: { id } }] },
+      { text: 'ok' },
+    ]);
+    const clearedText = toolResults(cleared.raw[1]!)[0]!.content;
+    expect(leaked(clearedText, readings).length).toBeGreaterThan(20);
+    expect(clearedText).toContain('values reach');
+  });
+
+  it('the same over MCP under the org’s `mcp` clearance', async () => {
+    const { id, readings } = demoCapture();
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('personal') });
+    const r = await new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.doctor).token }).callTool('get_capture_results', { id });
+    expect(r.isError).toBeFalsy();
+    expect(leaked(JSON.stringify(r), readings)).toEqual([]);
+    expect(r.content[0]!.text).toContain(withheldMarker('clinical'));
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('clinical') });
+    const ok = await new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.doctor).token }).callTool('get_capture_results', { id });
+    expect(leaked(ok.content[0]!.text, readings).length).toBeGreaterThan(20);
+  });
+});
+
+describe('a write carrying a value above the clearance is refused before it is planned: no guess is confirmed (issue 9 §12)', () => {
+  /** The tool results' text with the tool's own name, ids and field paths taken out: what could differ between a right and a wrong guess. */
+  const shape = (text: string) => text.replaceAll(athleteId, 'ID').replaceAll(injuryId, 'ID');
+
+  it('update_athlete {name} and update_injury {side, severity} below the clearance: refused alike for a right and a wrong guess; nothing proposed', async () => {
+    const r = await turn(clearanceUpTo('internal'), 'Is the name right?', [
+      {
+        toolUses: [
+          { name: 'update_athlete', input: { id: athleteId, name: PLANTED.personal[0] } },
+          { name: 'update_athlete', input: { id: athleteId, name: 'Wrong Guess' } },
+          { name: 'update_athlete', input: { id: athleteId, date_of_birth: '2003-07-19', sex: 'female' } },
+        ],
+      },
+      { text: 'I cannot check that.' },
+    ]);
+    const [right, wrong, dob] = toolResults(r.raw[1]!);
+    for (const res of [right!, wrong!, dob!]) {
+      expect(res.is_error).toBe(true);
+      expect(res.content).toContain('update_athlete was not run and nothing was proposed');
+      expect(res.content).toContain('make this change in the app');
+      expect(res.content).not.toContain('Nothing to change');
+    }
+    expect(right!.content).toContain('\\"name\\" (personal)');
+    expect(shape(right!.content)).toBe(shape(wrong!.content));
+    expect(dob!.content).toContain('\\"date_of_birth\\" (personal), \\"sex\\" (personal)');
+    const trace = K.listTrace(t.db, r.runId).map((x) => JSON.parse(x.data_json) as { decision?: string });
+    expect(trace.filter((x) => x.decision === 'write_not_cleared')).toHaveLength(3);
+    expect(K.listTrace(t.db, r.runId).some((x) => x.data_json.includes('confirm_required'))).toBe(false);
+
+    const inj = await turn(clearanceUpTo('personal'), 'Is it the left side?', [
+      {
+        toolUses: [
+          { name: 'update_injury', input: { id: injuryId, side: 'left', severity: 'moderate', status: 'open' } },
+          { name: 'update_injury', input: { id: injuryId, side: 'right' } },
+        ],
+      },
+      { text: 'ok' },
+    ]);
+    const [a, b] = toolResults(inj.raw[1]!);
+    expect(a!.content).toContain('\\"side\\" (clinical), \\"severity\\" (clinical), \\"status\\" (clinical)');
+    expect(b!.content).toContain('\\"side\\" (clinical)');
+    for (const res of [a!, b!]) expect(res.content).not.toContain('Nothing to change');
+
+    // Cleared for the class: the write plans as before (a no-op is "Nothing to change", which then reveals nothing withheld).
+    const ok = await turn(clearanceUpTo('personal'), 'Same name?', [
+      { toolUses: [{ name: 'update_athlete', input: { id: athleteId, name: PLANTED.personal[0] } }] },
+      { text: 'ok' },
+    ]);
+    expect(toolResults(ok.raw[1]!)[0]!.content).toContain('Nothing to change');
+  });
+
+  it('the same over MCP: no proposal, no diff, the same reply for a right and a wrong guess', async () => {
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('personal') });
+    const session = new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.doctor).token });
+    const right = await session.callTool('update_injury', { id: injuryId, side: 'left', severity: 'moderate' });
+    const wrong = await session.callTool('update_injury', { id: injuryId, side: 'right', severity: 'severe' });
+    for (const r of [right, wrong]) {
+      expect(r.isError).toBe(true);
+      expect(r.content[0]!.text).toContain('update_injury was not run and nothing was proposed');
+      expect(r.content[0]!.text).not.toContain('diff');
+      expect(r.content[0]!.text).not.toContain('proposal_id');
+    }
+    expect(shape(right.content[0]!.text)).toBe(shape(wrong.content[0]!.text));
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('internal') });
+    const name = await new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.doctor).token }).callTool('update_athlete', {
+      id: athleteId,
+      name: PLANTED.personal[0],
+      sex: 'female',
+    });
+    expect(name.isError).toBe(true);
+    expect(name.content[0]!.text).toContain('\\"name\\" (personal), \\"sex\\" (personal)');
+    // Cleared: the write is proposed as before.
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('clinical') });
+    const proposed = await new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.doctor).token }).callTool('update_injury', {
+      id: injuryId,
+      severity: 'severe',
+    });
+    expect(proposed.isError).toBeFalsy();
+    expect(proposed.content[0]!.text).toContain('waiting_for_approval');
   });
 });

@@ -617,7 +617,7 @@ export class Kinetix {
         tool: r.tool_name,
         // The model's own arguments carry values too (a name search, a note it wrote): re-masked under today's clearance.
         args: withholdToolInput(JSON.parse(r.args_json) as unknown, tool?.tables ?? 'unknown', provider.clearedFor, tool?.inputClasses),
-        result: withholdForProvider(result, tool?.tables ?? 'unknown', provider.clearedFor).value,
+        result: withholdForProvider(result, tool?.tables ?? 'unknown', provider.clearedFor, undefined, tool?.outputClasses).value,
       };
     });
     return buildDigest(entries);

@@ -33,7 +33,15 @@ import type { Capability, ServiceContext } from '../services/context';
 import type { Approvals } from './approvals';
 import { boundsIssue, boundsMessage, digestInput, measureInput } from '../services/bounds';
 import { parseInput, PolicyDenied } from '../services/verb';
-import { filterNotClearedMessage, filtersNotCleared, isCleared, withheldMarker, withholdForProvider } from './classification';
+import {
+  filterNotClearedMessage,
+  filtersNotCleared,
+  isCleared,
+  withheldMarker,
+  withholdForProvider,
+  writeFieldsNotCleared,
+  writeNotClearedMessage,
+} from './classification';
 import { UnknownTool } from './errors';
 import { KINETIX_EVENTS } from './events';
 import { gateSnapshot, isUntrusted } from './gate';
@@ -294,6 +302,19 @@ export class ToolCallPipeline {
 
   /** A write plans its changeset; nothing is written. A write tool must propose a changeset. */
   private plan(call: AuditedCall, tool: WriteTool, input: unknown): { failed: ModelBlock } | { proposal: Proposal & { changeset: PlannedChangeset } } {
+    // A value above the provider's clearance: refused before planning, as a read's filter is ("nothing to change" would confirm a guess).
+    const notCleared = writeFieldsNotCleared(input, tool.tables, call.run.provider.clearedFor, tool.inputClasses);
+    if (notCleared.length > 0)
+      return {
+        failed: this.fail(
+          call,
+          new ValidationError(
+            writeNotClearedMessage(tool.name, notCleared),
+            notCleared.map((r) => ({ path: r.field, message: `${r.class}: this model provider is not cleared for it` })),
+          ),
+          'write_not_cleared',
+        ),
+      };
     let proposal: Proposal;
     try {
       proposal = tool.plan(this.toolContext(call.run, tool), input);
@@ -543,7 +564,7 @@ export class ToolCallPipeline {
    * how many fields of which class were withheld, never their values.
    */
   private toModel(call: Call, tool: Tool, maskedResult: unknown): ModelBlock {
-    const { value, withheld, byClass } = withholdForProvider(maskedResult, tool.tables, call.run.provider.clearedFor);
+    const { value, withheld, byClass } = withholdForProvider(maskedResult, tool.tables, call.run.provider.clearedFor, undefined, tool.outputClasses);
     if (withheld > 0)
       this.rec.trace(call.run, 'decision', {
         toolCallId: call.id,

@@ -87,6 +87,13 @@ interface ToolBase<S extends z.ZodType> {
    * refused, and it is withheld when the arguments are replayed (fail closed).
    */
   inputClasses?: Readonly<Record<string, Classification>>;
+  /**
+   * Classes of result fields of this tool that are neither a column of its tables nor listed in
+   * classification.ts `RESULT_FIELD_CLASSIFICATION` (an integration's own fields). A result field
+   * with no class at all (numbers and lists of numbers included) is withheld from every model
+   * provider (fail closed, issue 9 §12).
+   */
+  outputClasses?: Readonly<Record<string, Classification>>;
 }
 
 /** A tool that reads and returns data; runs without confirmation. */

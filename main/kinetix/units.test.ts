@@ -18,6 +18,7 @@ import {
   RESULT_FIELD_CLASSIFICATION,
   WITHHELD,
   WITHHELD_UNTAGGED,
+  WITHHELD_UNCLASSIFIED,
   withheldMarker,
   withholdForProvider,
   pageContextFor,
@@ -120,6 +121,34 @@ describe('classification (fail closed)', () => {
     // Empty values have nothing to withhold.
     expect(withholdForProvider({ name: '', date_of_birth: null }, ['athlete'], DEFAULT_CLEARANCE).withheld).toBe(0);
   });
+  it('a key with no class is withheld whatever its type (numbers, flags, number lists); only containers of fields are walked', () => {
+    const out = withholdForProvider(
+      { rows: [{ name: 'Jonah', angle: 42.5, flag: true, frames: [1, 2], nested: { knee: [10, 20] } }], maps: [] },
+      ['squad'],
+      clearanceUpTo('clinical-restricted'),
+    );
+    expect(out.value).toEqual({
+      rows: [
+        { name: 'Jonah', angle: WITHHELD_UNCLASSIFIED, flag: WITHHELD_UNCLASSIFIED, frames: WITHHELD_UNCLASSIFIED, nested: { knee: WITHHELD_UNCLASSIFIED } },
+      ],
+      maps: [],
+    });
+    expect(out.byClass).toEqual({ unclassified: 4 });
+    // Joint-angle readings of a capture are clinical: a provider cleared up to personal gets none of them.
+    const capture = {
+      series: { fps: 60, first_frame: 0, series: [{ joint: 'knee_flexion', side: 'left', values: [12.5, 48.25] }] },
+      repetitions: {
+        basis: null,
+        repetitions: [{ index: 0, start_frame: 1, peak_frame: 2, end_frame: 3, peaks: [{ joint: 'knee_flexion', side: 'left', peak_deg: 48.25 }] }],
+      },
+      metrics: [{ value_deg: 48.25, conditions: [{ code: 'implausible_range', detail: 'values reach -48° to -5°' }] }],
+    };
+    const sent = JSON.stringify(withholdForProvider(capture, ['capture_session', 'pose_metric'], clearanceUpTo('personal')).value);
+    expect(sent).not.toMatch(/48|12\.5|-5°/);
+    expect(JSON.stringify(withholdForProvider(capture, ['capture_session', 'pose_metric'], clearanceUpTo('clinical')).value)).toContain('48.25');
+    // A whole-value field (id → version) passes whole when cleared.
+    expect(withholdForProvider({ versions: { 'a-1': 2 } }, ['squad'], DEFAULT_CLEARANCE).value).toEqual({ versions: { 'a-1': 2 } });
+  });
   it("every field of every tool's output schema is a tagged column of its tables or a tagged result field", () => {
     const unclassified: string[] = [];
     const walk = (node: unknown, tool: string, tables: Parameters<typeof fieldClass>[1], depth: number) => {
@@ -134,12 +163,16 @@ describe('classification (fail closed)', () => {
         else walk(v, tool, tables, depth + 1);
       }
     };
-    // Containers (arrays and objects) hold classified fields; numbers and booleans are app figures.
+    // Only containers of fields (objects, arrays of objects) may go untagged: their fields are walked.
+    // A number, a boolean or an array of numbers is a value like any other (a joint angle per
+    // frame is a clinical reading): untagged, it is withheld from every provider (issue 9 §12).
     const isStructural = (s: unknown): boolean => {
-      const { type: t, anyOf } = s as { type?: unknown; anyOf?: unknown[] };
-      if (Array.isArray(anyOf)) return anyOf.every((x) => (x as { type?: unknown }).type === 'null' || isStructural(x));
-      if (Array.isArray(t)) return t.every((x) => x === 'null' || isStructural({ type: x }));
-      return t === 'array' || t === 'object' || t === 'number' || t === 'integer' || t === 'boolean';
+      const { type: t, anyOf, oneOf, items } = s as { type?: unknown; anyOf?: unknown[]; oneOf?: unknown[]; items?: unknown };
+      const alts = anyOf ?? oneOf;
+      if (Array.isArray(alts)) return alts.every((x) => (x as { type?: unknown }).type === 'null' || isStructural(x));
+      if (Array.isArray(t)) return t.every((x) => x === 'null' || isStructural({ type: x, items }));
+      if (t === 'array') return items === false || (items !== undefined && isStructural(items));
+      return t === 'object';
     };
     let tools = 0;
     for (const t of catalogueTools()) {

@@ -35,6 +35,8 @@ import {
   isUntaggedField,
   withheldMarker,
   withholdForProvider,
+  writeFieldsNotCleared,
+  writeNotClearedMessage,
 } from '../kinetix/classification';
 import { providerClearance } from '../kinetix/settings';
 import { UnknownTool } from '../kinetix/errors';
@@ -240,8 +242,15 @@ export class McpSession {
           notCleared.map((r) => ({ path: r.field, message: `${r.class}: this model provider is not cleared for it` })),
         );
       const result = maskSecrets((await Promise.resolve(tool.run(this.context(actor, tool, runId), input))) ?? null);
-      return { response: ok(tool, this.outbound(result, tool.tables, clearance)), outcome: { status: 'executed', result } };
+      return { response: ok(tool, this.outbound(result, tool.tables, clearance, tool.outputClasses)), outcome: { status: 'executed', result } };
     }
+    // A value above the client's clearance: refused before planning, as a read's filter is (the diff or "nothing to change" would confirm a guess).
+    const notCleared = writeFieldsNotCleared(input, tool.tables, clearance, tool.inputClasses);
+    if (notCleared.length > 0)
+      throw new ValidationError(
+        writeNotClearedMessage(tool.name, notCleared),
+        notCleared.map((r) => ({ path: r.field, message: `${r.class}: this model provider is not cleared for it` })),
+      );
     const proposal = tool.plan(this.context(actor, tool, runId), input);
     if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
     if (proposal.reveal) {
@@ -293,8 +302,8 @@ export class McpSession {
   }
 
   /** A result for the client's model: every field its `mcp` clearance does not hold withheld (classification.ts). */
-  private outbound<T>(value: T, tables: Tool['tables'], clearance: ProviderClearance): T {
-    return withholdForProvider(value, tables, clearance).value;
+  private outbound<T>(value: T, tables: Tool['tables'], clearance: ProviderClearance, own?: Tool['outputClasses']): T {
+    return withholdForProvider(value, tables, clearance, undefined, own).value;
   }
 
   /** The org's clearance for MCP clients' models, read now (fail closed to `['internal']`, logged). */

@@ -22,7 +22,9 @@ import { createClinicFixture } from '../testing/clinic-fixture';
 import { inputFor, ROLE_ORDER } from '../testing/verb-matrix';
 import { issueMcpToken } from './tokens';
 import { allowWithheld } from './session';
-import { DEFAULT_CLEARANCE } from '../kinetix/classification';
+import { CLEARANCE_SETTING_KEY, DEFAULT_CLEARANCE } from '../kinetix/classification';
+import { clearanceUpTo } from '../../models/classification';
+import { putOrgSetting } from '../data/identity';
 
 const ROOT = resolve(__dirname, '../..');
 const TSX = resolve(ROOT, 'node_modules/.bin/tsx');
@@ -120,6 +122,9 @@ describe('every MCP tool through the SDK client', () => {
         // With the default `mcp` clearance (internal only) a field of another class may also be the withheld marker.
         const declared = toolOutputSchema(tool);
         expect(descriptor.outputSchema ?? null, tool.name).toEqual(declared ? allowWithheld(declared, tool.tables, DEFAULT_CLEARANCE) : null);
+        // A write sets record values: refused below their class (issue 9 §12, clearance.test.ts); here
+        // the org's `mcp` clearance is raised for writes so each one is proposed, and reads run at the default.
+        putOrgSetting(f.db, f.a.orgId, CLEARANCE_SETTING_KEY, tool.kind === 'write' ? { mcp: clearanceUpTo('clinical-restricted') } : {});
         let r: CallResult;
         try {
           // The SDK client validates structured content against the listed schema and throws -32602 on a mismatch.

@@ -1,6 +1,7 @@
 /** Injuries, screenings, return-to-play (RTP) entries with their three sign-offs, wellness, vitals. */
 import { ValidationError } from '../../models/errors';
 import type { Injury, RtpEntry, Screening, Vitals, Wellness } from '../../models/records';
+import { screeningTest } from '../../models/screening-tests';
 import { listRows } from '../data/rows';
 import { visibleAthlete } from './scope';
 import { scopeAthleteId } from './context';
@@ -68,10 +69,34 @@ export const getScreening = readVerb('screenings.get', {
   run: (vc, i) => visibleRow<Screening>(vc, 'screening', i.id, 'Screening'),
 });
 
+/**
+ * A screening of a known test (models/screening-tests.ts) must use the test's declared unit and a
+ * value it can take (no negative distance or force). @throws Validation naming the field
+ */
+function checkScreening(test: string, unit: string | undefined, value: number | undefined): void {
+  const spec = screeningTest(test);
+  if (!spec) return;
+  if (unit !== undefined && unit !== spec.unit)
+    throw new ValidationError(`${humanTest(test)} is measured in ${spec.unit}, not ${unit}. Nothing was saved: enter the value in ${spec.unit}.`, [
+      { path: 'unit', message: `must be ${spec.unit} for this test` },
+    ]);
+  if (value !== undefined && value < spec.min)
+    throw new ValidationError(`${humanTest(test)} (${spec.hint}) cannot be below ${spec.min} ${spec.unit}. Nothing was saved.`, [
+      { path: 'value', message: `at least ${spec.min} ${spec.unit}` },
+    ]);
+}
+
+/** "single_leg_hop" → "Single leg hop". */
+function humanTest(test: string): string {
+  const t = test.replace(/_/g, ' ');
+  return t.charAt(0).toUpperCase() + t.slice(1);
+}
+
 export const createScreening = writeVerb('screenings.create', {
   plan(vc, i) {
     const a = activeAthlete(vc, i.athlete_id);
     notInFuture(vc, 'date', i.date, a);
+    checkScreening(i.test, i.unit, i.value);
     return { planned: { verb: 'screenings.create', summary: `Record ${i.test} (${i.value} ${i.unit}) for ${a.name}`, changes: [insertRow('screening', i)] } };
   },
 });
@@ -80,6 +105,7 @@ export const updateScreening = writeVerb('screenings.update', {
   plan(vc, i) {
     const row = visibleRow<Screening>(vc, 'screening', i.id, 'Screening');
     if (i.date) notInFuture(vc, 'date', i.date);
+    checkScreening(i.test ?? row.test, i.unit ?? (i.test !== undefined ? row.unit : undefined), i.value);
     const { id: _id, ...patch } = i;
     const change = updateRow('screening', row, defined(patch));
     return { planned: { verb: 'screenings.update', summary: `Update ${row.test} screening`, changes: change ? [change] : [] } };

@@ -383,6 +383,23 @@ describe('validation', () => {
       .changeset.changes[0].id as string;
     expect(errorOf(() => f.call(f.a.users.owner, 'rates.updateItem', { id: item, code: 'A01' })).code).toBe('Conflict');
   });
+  it('checks a screening against its test: the declared unit, and no negative distance or force (create and correct)', () => {
+    const base = { athlete_id: f.a.athleteId, test: 'single_leg_hop', side: 'left', value: 150, unit: 'cm', date: '2026-11-19' };
+    expect(errorOf(() => f.call(f.a.users.physio, 'screenings.create', { ...base, unit: 'm' }))).toMatchObject({
+      code: 'Validation',
+      message: expect.stringMatching(/Single leg hop is measured in cm, not m/),
+      issues: [{ path: 'unit' }],
+    });
+    expect(errorOf(() => f.call(f.a.users.physio, 'screenings.create', { ...base, value: -4 }))).toMatchObject({
+      code: 'Validation',
+      issues: [{ path: 'value' }],
+    });
+    const id = f.call(f.a.users.physio, 'screenings.create', base).changeset.changes[0].id as string;
+    expect(errorOf(() => f.call(f.a.users.physio, 'screenings.update', { id, value: -1 })).issues?.[0]?.path).toBe('value');
+    expect(errorOf(() => f.call(f.a.users.physio, 'screenings.update', { id, test: 'nordic_hamstring' })).issues?.[0]?.path).toBe('unit');
+    // A test outside the club's list keeps the unit given.
+    expect(f.call(f.a.users.physio, 'screenings.create', { ...base, test: 'y_balance_anterior', unit: '%' }).changeset.replayed).toBe(false);
+  });
   it('refuses a price outside $1–$10,000 (bounds), naming the field', () => {
     const e = errorOf(() => f.call(f.a.users.owner, 'rates.updateItem', { id: f.a.itemId, price_cents: 5 }));
     expect(e.code).toBe('Validation');

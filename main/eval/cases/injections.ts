@@ -73,6 +73,8 @@ function partnerFeed(payload: string): Tool {
     trusted: false,
     tables: [],
     inputClasses: { date: 'internal' },
+    // The feed's own result fields (a result field with no class reaches no provider).
+    outputClasses: { source: 'internal', alerts: 'internal', athlete: 'personal', kind: 'internal', value: 'internal', message: 'internal' },
     input: z.object({ date: z.string().max(10).optional() }).strict(),
     run: () => ({
       source: 'partner integration',

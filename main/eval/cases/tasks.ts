@@ -13,7 +13,7 @@ import { searchHelp } from '../../services/help';
 import { call, say, type Turn } from '../model';
 import type { EvalCase, ShownRow } from '../types';
 import { EVAL_TODAY, EVAL_YESTERDAY, type World } from '../world';
-import { dollars, editAs, idNamed, injuryOf, inserts, pick, read, updates } from './helpers';
+import { clearProviderForRestricted, dollars, editAs, idNamed, injuryOf, inserts, pick, read, updates } from './helpers';
 
 const squadId = (t: Turn, name: string) => idNamed(t, 'list_squads', name);
 const athleteId = (t: Turn, name: string) => idNamed(t, 'list_athletes', name);
@@ -361,6 +361,9 @@ export const TASKS: EvalCase[] = [
     title: '"Delete athlete X" → "Delete (deactivate) athlete", records kept',
     as: 'physio',
     message: 'Delete the athlete Tamsin Orrell.',
+    // The deactivation reason is free text (`clinical-restricted`): a write that sets it is refused
+    // below that clearance (issue 9 §12), so this club has cleared its provider for it.
+    setup: (w) => clearProviderForRestricted(w),
     script: () => [
       call({ name: 'list_athletes', input: { search: 'Tamsin' } }),
       call((t) => ({ name: 'deactivate_athlete', input: { id: athleteId(t, 'Tamsin Orrell'), reason: 'Left the club' } })),

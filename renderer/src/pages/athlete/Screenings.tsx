@@ -5,17 +5,13 @@ import { hasPermission } from '../../../../models/roles';
 import { call } from '../../bridge';
 import { Field, FormDialog, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
+import { SCREENING_TESTS } from '../../../../models/screening-tests';
 import { useLoad } from '../../components/useLoad';
 import { formatDate, humanize, todayIso } from '../../format';
 import { useSession } from '../../store';
 
-/** The club's screening tests and the unit each is measured in. */
-const TESTS: { test: string; unit: string; hint: string }[] = [
-  { test: 'weight_bearing_lunge', unit: 'cm', hint: 'knee-to-wall distance' },
-  { test: 'single_leg_hop', unit: 'cm', hint: 'hop distance' },
-  { test: 'nordic_hamstring', unit: 'N', hint: 'peak eccentric force' },
-  { test: 'countermovement_jump', unit: 'cm', hint: 'jump height' },
-];
+/** The club's screening tests and the unit each is measured in (models/screening-tests.ts). */
+const TESTS = SCREENING_TESTS;
 
 export function ScreeningsTab({
   athleteId,
