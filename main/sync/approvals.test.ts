@@ -131,8 +131,8 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
         .doctor_signoff_by;
 
     // 1. The doctor signs off on the laptop (signed in there with the PIN only) and updates the notes of another entry.
-    const sign = callVerb({ db, userId: doctorId }, 'rtp.signoffDoctor', { id: rows[0], signed: true }) as { changeset: { id: string } };
-    callVerb({ db, userId: doctorId }, 'rtp.update', { id: rows[1], notes: 'Shared laptop: progressed to drills' });
+    const sign = callVerb({ db, userId: doctorId }, 'rtp.signoffDoctor', { id: rows[0]!, signed: true }) as { changeset: { id: string } };
+    callVerb({ db, userId: doctorId }, 'rtp.update', { id: rows[1]!, notes: 'Shared laptop: progressed to drills' });
     const r1 = await sync.syncOnce();
     expect(r1).toMatchObject({ uploaded: 1, rejected: 1 });
     const [conflict] = sync.conflicts();
@@ -146,7 +146,7 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
     // 2. The doctor signs in to HQ as themselves on the laptop, and signs off again (re-planned): attested, applied.
     await sync.signInUser({ email: DEMO_EMAILS.doctor, pin: DEMO_PIN });
     sync.discard(sign.changeset.id);
-    const again = callVerb({ db, userId: doctorId }, 'rtp.signoffDoctor', { id: rows[0], signed: true }) as { changeset: { id: string } };
+    const again = callVerb({ db, userId: doctorId }, 'rtp.signoffDoctor', { id: rows[0]!, signed: true }) as { changeset: { id: string } };
     const r2 = await sync.syncOnce();
     expect(r2).toMatchObject({ uploaded: 1, rejected: 0 });
     expect(await hqSigner(rows[0]!)).toBe(doctorId);
