@@ -135,6 +135,19 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
       if (e instanceof Rejection) return recordRejection(pool, principal, cs, contentHash, e);
       const code = (e as { code?: string }).code;
       if ((code === '40001' || code === '40P01') && attempt < 2) continue; // serialization failure / deadlock: retry
+      if (code === '23505' && (e as { constraint?: string }).constraint === 'wellness_one_per_day') {
+        // HQ 0007: another device stored this athlete's wellness for the day first.
+        return recordRejection(
+          pool,
+          principal,
+          cs,
+          contentHash,
+          reject(
+            'validation',
+            'Wellness for this athlete and day was already recorded on another device. Nothing was written; reload the day to see the stored answers and submit again to replace them.',
+          ),
+        );
+      }
       if (code && /^(22|23)/.test(code)) {
         // Data exception or integrity violation the rules did not foresee: the database refused it.
         return recordRejection(

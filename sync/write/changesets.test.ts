@@ -42,8 +42,11 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     return ((await res.json()) as ChangesetUploadResult).results[0]!;
   }
+  // Each inserted day is its own (one live wellness row per athlete and day, HQ 0007; the seed fills recent days).
+  let wellnessDays = 0;
   function wellness(athleteId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-    return { athlete_id: athleteId, date: TODAY, sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2, notes: '', ...extra };
+    const date = new Date(Date.UTC(2020, 0, 1 + wellnessDays++)).toISOString().slice(0, 10);
+    return { athlete_id: athleteId, date, sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2, notes: '', ...extra };
   }
 
   beforeAll(async () => {
@@ -266,6 +269,24 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect(n!.n).toBe(0);
   });
 
+  it('two devices recording the same athlete and day at once: one row (HQ 0007), the other rejected with a clear message', async () => {
+    const day = { date: '2026-01-02' };
+    const race = (token: string, sleep: number) =>
+      one(token, {
+        changeset_id: uuidv7(),
+        verb: 'wellness.submit',
+        changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[13]!, { ...day, sleep }) }],
+      });
+    const [a, b] = await Promise.all([race(tokens.physio!, 3), race(tokens.doctor!, 5)]);
+    expect([a.status, b.status].sort()).toEqual(['applied', 'rejected']);
+    const loser = a.status === 'rejected' ? a : b;
+    if (loser.status === 'rejected') {
+      expect(loser.reason).toBe('validation');
+      expect(loser.message).toMatch(/already recorded on another device/);
+    }
+    const live = await sql('SELECT id FROM wellness WHERE athlete_id = $1 AND date = $2 AND deleted_at IS NULL', [athletes[13], day.date]);
+    expect(live).toHaveLength(1);
+  });
   it("lets one of two devices racing on the same row win; the other gets stale with the winner's row", async () => {
     const [row] = await sql<{ id: string; version: number }>('SELECT id, version FROM athlete WHERE id = $1', [athletes[12]]);
     const race = (notes: string, token: string) =>
