@@ -259,7 +259,12 @@ export function applyPlanned(
 export class PolicyDenied extends AppError {
   readonly decisions: PolicyDecision[];
   constructor(policy: Pick<PolicyResult, 'reasons' | 'decisions'>, message?: string) {
-    super({ code: 'Forbidden', message: message ?? `The policy does not allow this change: ${policy.reasons.join(' ')}`.trim() });
+    super({
+      code: 'Forbidden',
+      message: message ?? `The policy does not allow this change: ${policy.reasons.join(' ')}`.trim(),
+      kind: 'PolicyDenied',
+      decisions: policy.decisions,
+    });
     this.decisions = policy.decisions;
   }
 }
