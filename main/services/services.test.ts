@@ -488,7 +488,10 @@ describe('signed RTP entries', () => {
     const rtp = f.call(f.a.users.doctor, 'rtp.create', { injury_id: injury, stage: 'protection', doctor_signoff: true }).changeset.changes[0].id;
     const e = errorOf(() => f.call(f.a.users.physio, 'rtp.update', { id: rtp, stage: 'return_to_play' }));
     expect(e.code).toBe('Forbidden');
-    expect(e.message).toMatch(/signed off \(doctor\).*stage/);
+    expect(e.message).toMatch(/signed off \(doctor\); its RTP stage cannot change/);
+    const criteria = errorOf(() => f.call(f.a.users.physio, 'rtp.update', { id: rtp, criteria_met: 'Pain-free walking' }));
+    expect(criteria.message).toMatch(/its criteria met cannot change/);
+    expect(criteria.message).not.toContain('criteria_met');
     expect(f.call(f.a.users.physio, 'rtp.create', { injury_id: injury, stage: 'rehabilitation' }).changeset.changes).toHaveLength(1);
   });
   it('a physio cannot Undo (soft-delete) an entry carrying a doctor sign-off', () => {
