@@ -8,22 +8,12 @@ import { PoseMetricInput } from './capture/metrics';
 import { AngleSeries } from './capture/series';
 import { DeclaredLayout } from './capture/obliquity';
 import * as R from './records';
+import { noteText, plainText } from './text';
 
 const Page = {
   limit: z.number().int().min(1).max(5000).default(100).describe('Maximum rows to return (1–5000).'),
   offset: z.number().int().min(0).default(0).describe('Rows to skip.'),
 };
-/**
- * Control characters (U+0000–U+001F, U+007F) and bidirectional overrides and isolates
- * (U+202A–U+202E, U+2066–U+2069): invisible in a list, and able to make one name read as another
- * ("Trojan Source", CVE-2021-42574). Refused in every name and code a person types.
- */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_OR_BIDI = /[\u0000-\u001F\u007F\u202A-\u202E\u2066-\u2069]/;
-/** `s` refusing control and text-direction characters (see CONTROL_OR_BIDI) with a message a person can act on. */
-function plainText(s: z.ZodString): z.ZodString {
-  return s.refine((v) => !CONTROL_OR_BIDI.test(v), { message: 'Remove the control or text-direction characters: a name must be plain text.' });
-}
 const ById = z.object({ id: R.Id.describe('Record id (UUID).') }).strict();
 export { ById };
 
@@ -31,7 +21,7 @@ export { ById };
 export const ListAthletes = z
   .object({
     squad_id: R.Id.optional().describe('Only athletes of this squad.'),
-    search: z.string().max(100).optional().describe('Case-insensitive part of the name.'),
+    search: plainText(z.string().max(100)).optional().describe('Case-insensitive part of the name.'),
     status: z.enum(['active', 'deactivated', 'all']).default('active').describe('Which athletes: active (default), deactivated, or all.'),
     ...Page,
   })
@@ -41,10 +31,10 @@ export const CreateAthlete = z
     name: plainText(R.Athlete.shape.name),
     date_of_birth: R.IsoDate,
     sex: R.Athlete.shape.sex,
-    position: z.string().max(60).nullable().default(null),
+    position: plainText(z.string().max(60)).nullable().default(null),
     squad_id: R.Id.nullable().default(null),
     dominant_side: R.Athlete.shape.dominant_side.default('right'),
-    notes: z.string().max(5000).default(''),
+    notes: noteText(z.string().max(5000)).default(''),
   })
   .strict();
 export const UpdateAthlete = z
@@ -53,15 +43,15 @@ export const UpdateAthlete = z
     name: plainText(R.Athlete.shape.name).optional(),
     date_of_birth: R.IsoDate.optional(),
     sex: R.Athlete.shape.sex.optional(),
-    position: z.string().max(60).nullable().optional(),
+    position: plainText(z.string().max(60)).nullable().optional(),
     squad_id: R.Id.nullable().optional(),
     dominant_side: R.Athlete.shape.dominant_side.optional(),
-    notes: z.string().max(5000).optional(),
+    notes: noteText(z.string().max(5000)).optional(),
   })
   .strict();
-export const DeactivateAthlete = z.object({ id: R.Id, reason: z.string().max(500).default('') }).strict();
-export const CreateSquad = z.object({ name: plainText(R.Squad.shape.name), season: R.Squad.shape.season }).strict();
-export const UpdateSquad = z.object({ id: R.Id, name: plainText(R.Squad.shape.name).optional(), season: R.Squad.shape.season.optional() }).strict();
+export const DeactivateAthlete = z.object({ id: R.Id, reason: noteText(z.string().max(500)).default('') }).strict();
+export const CreateSquad = z.object({ name: plainText(R.Squad.shape.name), season: plainText(R.Squad.shape.season) }).strict();
+export const UpdateSquad = z.object({ id: R.Id, name: plainText(R.Squad.shape.name).optional(), season: plainText(R.Squad.shape.season).optional() }).strict();
 export const MoveAthletes = z
   .object({
     athlete_ids: z.array(R.Id).min(1).max(500).describe('The athletes to move (1–500).'),
@@ -81,46 +71,46 @@ export const ListInjuries = z
 export const CreateInjury = z
   .object({
     athlete_id: R.Id,
-    body_part: R.Injury.shape.body_part,
+    body_part: plainText(R.Injury.shape.body_part),
     side: R.Side,
     mechanism: R.Injury.shape.mechanism.default('unknown'),
     onset_date: R.IsoDate,
     severity: R.InjurySeverity,
-    clinician_notes: z.string().max(10_000).default(''),
+    clinician_notes: noteText(z.string().max(10_000)).default(''),
   })
   .strict();
 export const UpdateInjury = z
   .object({
     id: R.Id,
-    body_part: R.Injury.shape.body_part.optional(),
+    body_part: plainText(R.Injury.shape.body_part).optional(),
     side: R.Side.optional(),
     mechanism: R.Injury.shape.mechanism.optional(),
     onset_date: R.IsoDate.optional(),
     severity: R.InjurySeverity.optional(),
     status: R.Injury.shape.status.optional(),
-    clinician_notes: z.string().max(10_000).optional(),
+    clinician_notes: noteText(z.string().max(10_000)).optional(),
   })
   .strict();
 export const CreateScreening = z
   .object({
     athlete_id: R.Id,
-    test: R.Screening.shape.test,
+    test: plainText(R.Screening.shape.test),
     side: R.Side,
     value: R.Screening.shape.value,
-    unit: R.Screening.shape.unit,
+    unit: plainText(R.Screening.shape.unit),
     date: R.IsoDate,
-    notes: z.string().max(5000).default(''),
+    notes: noteText(z.string().max(5000)).default(''),
   })
   .strict();
 export const UpdateScreening = z
   .object({
     id: R.Id,
-    test: R.Screening.shape.test.optional(),
+    test: plainText(R.Screening.shape.test).optional(),
     side: R.Side.optional(),
     value: R.Screening.shape.value.optional(),
-    unit: R.Screening.shape.unit.optional(),
+    unit: plainText(R.Screening.shape.unit).optional(),
     date: R.IsoDate.optional(),
-    notes: z.string().max(5000).optional(),
+    notes: noteText(z.string().max(5000)).optional(),
   })
   .strict();
 export const ListRtp = z
@@ -140,8 +130,8 @@ export const CreateRtp = z
   .object({
     injury_id: R.Id,
     stage: R.RtpStage,
-    criteria_met: z.string().max(2000).default(''),
-    notes: z.string().max(5000).default(''),
+    criteria_met: noteText(z.string().max(2000)).default(''),
+    notes: noteText(z.string().max(5000)).default(''),
     ...SignoffFlags,
   })
   .strict();
@@ -149,8 +139,8 @@ export const UpdateRtp = z
   .object({
     id: R.Id,
     stage: R.RtpStage.optional(),
-    criteria_met: z.string().max(2000).optional(),
-    notes: z.string().max(5000).optional(),
+    criteria_met: noteText(z.string().max(2000)).optional(),
+    notes: noteText(z.string().max(5000)).optional(),
     ...SignoffFlags,
   })
   .strict();
@@ -171,7 +161,7 @@ export const SubmitWellness = z
     stress: R.Wellness.shape.stress,
     mood: R.Wellness.shape.mood,
     fatigue: R.Wellness.shape.fatigue,
-    notes: z.string().max(2000).default(''),
+    notes: noteText(z.string().max(2000)).default(''),
   })
   .strict();
 /** One day's stored wellness answers of one athlete (athlete accounts: their own). */
@@ -196,9 +186,9 @@ export const CreateTrainingSession = z
   .object({
     squad_id: R.Id.nullable().default(null),
     date: R.IsoDate,
-    kind: R.TrainingSession.shape.kind,
+    kind: plainText(R.TrainingSession.shape.kind),
     duration_min: R.TrainingSession.shape.duration_min,
-    notes: z.string().max(2000).default(''),
+    notes: noteText(z.string().max(2000)).default(''),
   })
   .strict();
 export const ListLoads = z
@@ -319,7 +309,7 @@ export const UpdateUser = z
     budget_cap_usd: z.number().min(0).max(100_000).nullable().optional(),
   })
   .strict();
-export const ListActivity = z.object({ record_id: z.string().optional(), ...Page }).strict();
+export const ListActivity = z.object({ record_id: plainText(z.string().max(200)).optional(), ...Page }).strict();
 export const UndoChangeset = z.object({ changeset_id: R.Id }).strict();
 export const Empty = z.object({}).strict();
 
@@ -330,13 +320,13 @@ export const RecordCaptureSession = z
     athlete_id: R.Id,
     rig_id: R.Id.nullable().default(null),
     recorded_at: R.IsoDateTime,
-    trial_name: z.string().max(200).default(''),
+    trial_name: plainText(z.string().max(200)).default(''),
     fps: z.number().min(0).max(1000),
     frame_count: z.number().int().min(0),
     camera_count: z.number().int().min(0).max(32),
     source: z.enum(['video', 'keypoints_json', 'live']),
-    trc_path: z.string().nullable().default(null),
-    notes: z.string().max(5000).default(''),
+    trc_path: plainText(z.string().max(1000), { nfkc: false }).nullable().default(null),
+    notes: noteText(z.string().max(5000)).default(''),
     test: R.CaptureSession.shape.test.default(''),
     angle_series: AngleSeries.nullable().default(null).describe('Per-frame joint angles (degrees) the statistics were computed from; stored as JSON.'),
     metrics: z.array(PoseMetricInput).max(500),
@@ -363,7 +353,7 @@ export const RigCameraInput = z
 export const SaveRig = z
   .object({
     rig_id: R.Id.optional().describe('Replace the calibration of this rig (its cameras by name); absent: a new rig.'),
-    name: R.Rig.shape.name.describe('The room the rig is in, e.g. "Clinic room 1".'),
+    name: plainText(R.Rig.shape.name).describe('The room the rig is in, e.g. "Clinic room 1".'),
     declared_layout: DeclaredLayout.max(32).default([]).describe("Each camera's declared place: { camera, label, yaw_deg }."),
     drift_tolerance_deg: R.Rig.shape.drift_tolerance_deg.default(15).describe('Yaw drift (deg) above which readings from this rig are not trustworthy.'),
     drift_tolerance_m: R.Rig.shape.drift_tolerance_m.default(0.1).describe('Camera displacement (m) above which the rig counts as moved.'),

@@ -7,6 +7,7 @@
  * Booleans (`view_matches_declared`, `trustworthy`) are stored as INTEGER 0/1.
  */
 import { z } from 'zod';
+import { noteText, plainText } from '../text';
 import { CONDITION_CODES, CONDITION_DETAIL_MAX } from './quality';
 
 /** Joints the pipeline reports; definitions in `models/capture/angles.ts`. The last four are frontal-plane angles. */
@@ -61,7 +62,7 @@ export const PoseMetricInput = z
     /** Cameras in the rig that contributed (≥ 1). */
     camera_count: z.number().int().min(1),
     /** Human-readable acquisition mode, e.g. "3 calibrated cameras + one tap". */
-    camera_mode: z.string().min(1),
+    camera_mode: plainText(z.string().min(1), { nfkc: false }),
     /** Degrees in [0, 90]; null when the athlete's facing could not be estimated. */
     view_obliquity_deg: z.number().min(0).max(90).nullable(),
     obliquity_band: z.enum(OBLIQUITY_BANDS),
@@ -80,7 +81,7 @@ export const PoseMetricInput = z
      * check (code + a sentence with the numbers and what to do), and informational ones
      * (`static_trial`, `camera_offset_corrected`). Codes and bounds: `models/capture/quality.ts`.
      */
-    conditions: z.array(z.object({ code: z.enum(CONDITION_CODES), detail: z.string().min(1).max(CONDITION_DETAIL_MAX) })).max(40),
+    conditions: z.array(z.object({ code: z.enum(CONDITION_CODES), detail: noteText(z.string().min(1).max(CONDITION_DETAIL_MAX)) })).max(40),
   })
   .refine((m) => (m.value_deg === null) === (m.omitted_reason !== null), {
     message: 'value_deg must be null exactly when omitted_reason is set',
