@@ -360,15 +360,16 @@ export const CONTRACT = {
   'sync.discard': { input: z.object({ changesetId: Id }).strict(), output: z.custom<DeviceSyncStatus>() },
   /**
    * Whether the signed-in user is signed in to HQ as themselves on this device (the user who
-   * enrolled it always is). Only then can HQ verify an owner approval they give here; without it
-   * HQ rejects the approved change (`approval_unverified`).
+   * enrolled it always is). Only then can HQ verify an owner approval or an RTP sign-off they give
+   * here; without it HQ rejects the change (`approval_unverified` / `signoff_unverified`).
    */
   'sync.hqSignIn': { input: Empty, output: z.object({ signed_in: z.boolean(), signed_in_at: z.string().nullable() }) },
   /**
    * Sign the signed-in user in to HQ as themselves on this enrolled device, with their PIN (sent
    * to HQ once, never stored; their own device token is stored encrypted). For owners approving
-   * changes on a shared device. Errors: NotConfigured (not enrolled), Unauthenticated (wrong PIN
-   * at HQ), RateLimited, Forbidden, Unavailable (HQ not reachable: try again when online).
+   * changes and sign-off holders signing off RTP on a shared device. Errors: NotConfigured (not
+   * enrolled), Unauthenticated (wrong PIN at HQ), RateLimited, Forbidden, Unavailable (HQ not
+   * reachable: try again when online).
    */
   'sync.signInToHq': {
     input: z.object({ pin: z.string().min(1).max(64) }).strict(),

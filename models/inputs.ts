@@ -29,29 +29,36 @@ export const ListAthletes = z
 export const CreateAthlete = z
   .object({
     name: plainText(R.Athlete.shape.name),
-    date_of_birth: R.IsoDate,
+    date_of_birth: R.Athlete.shape.date_of_birth,
     sex: R.Athlete.shape.sex,
-    position: plainText(z.string().max(60)).nullable().default(null),
-    squad_id: R.Id.nullable().default(null),
+    position: plainText(R.Athlete.shape.position).default(null),
+    squad_id: R.Athlete.shape.squad_id.default(null),
     dominant_side: R.Athlete.shape.dominant_side.default('right'),
-    notes: noteText(z.string().max(5000)).default(''),
+    notes: noteText(R.Athlete.shape.notes).default(''),
   })
   .strict();
 export const UpdateAthlete = z
   .object({
-    id: R.Id,
+    id: R.Id.describe('Athlete id.'),
     name: plainText(R.Athlete.shape.name).optional(),
-    date_of_birth: R.IsoDate.optional(),
+    date_of_birth: R.Athlete.shape.date_of_birth.optional(),
     sex: R.Athlete.shape.sex.optional(),
-    position: plainText(z.string().max(60)).nullable().optional(),
-    squad_id: R.Id.nullable().optional(),
+    position: plainText(R.Athlete.shape.position).optional(),
+    squad_id: R.Athlete.shape.squad_id.optional(),
     dominant_side: R.Athlete.shape.dominant_side.optional(),
-    notes: noteText(z.string().max(5000)).optional(),
+    notes: noteText(R.Athlete.shape.notes).optional(),
   })
   .strict();
-export const DeactivateAthlete = z.object({ id: R.Id, reason: noteText(z.string().max(500)).default('') }).strict();
+export const DeactivateAthlete = z
+  .object({
+    id: R.Id.describe('Athlete id.'),
+    reason: noteText(z.string().max(500)).default('').describe('Why the athlete is deactivated (free text, optional).'),
+  })
+  .strict();
 export const CreateSquad = z.object({ name: plainText(R.Squad.shape.name), season: plainText(R.Squad.shape.season) }).strict();
-export const UpdateSquad = z.object({ id: R.Id, name: plainText(R.Squad.shape.name).optional(), season: plainText(R.Squad.shape.season).optional() }).strict();
+export const UpdateSquad = z
+  .object({ id: R.Id.describe('Squad id.'), name: plainText(R.Squad.shape.name).optional(), season: plainText(R.Squad.shape.season).optional() })
+  .strict();
 export const MoveAthletes = z
   .object({
     athlete_ids: z.array(R.Id).min(1).max(500).describe('The athletes to move (1–500).'),
@@ -70,47 +77,47 @@ export const ListInjuries = z
   .strict();
 export const CreateInjury = z
   .object({
-    athlete_id: R.Id,
+    athlete_id: R.Id.describe('The injured athlete.'),
     body_part: plainText(R.Injury.shape.body_part),
     side: R.Side,
     mechanism: R.Injury.shape.mechanism.default('unknown'),
-    onset_date: R.IsoDate,
+    onset_date: R.Injury.shape.onset_date,
     severity: R.InjurySeverity,
-    clinician_notes: noteText(z.string().max(10_000)).default(''),
+    clinician_notes: noteText(R.Injury.shape.clinician_notes).default(''),
   })
   .strict();
 export const UpdateInjury = z
   .object({
-    id: R.Id,
+    id: R.Id.describe('Injury id.'),
     body_part: plainText(R.Injury.shape.body_part).optional(),
     side: R.Side.optional(),
     mechanism: R.Injury.shape.mechanism.optional(),
-    onset_date: R.IsoDate.optional(),
+    onset_date: R.Injury.shape.onset_date.optional(),
     severity: R.InjurySeverity.optional(),
     status: R.Injury.shape.status.optional(),
-    clinician_notes: noteText(z.string().max(10_000)).optional(),
+    clinician_notes: noteText(R.Injury.shape.clinician_notes).optional(),
   })
   .strict();
 export const CreateScreening = z
   .object({
-    athlete_id: R.Id,
+    athlete_id: R.Id.describe('The athlete screened.'),
     test: plainText(R.Screening.shape.test),
     side: R.Side,
     value: R.Screening.shape.value,
     unit: plainText(R.Screening.shape.unit),
-    date: R.IsoDate,
-    notes: noteText(z.string().max(5000)).default(''),
+    date: R.Screening.shape.date,
+    notes: noteText(R.Screening.shape.notes).default(''),
   })
   .strict();
 export const UpdateScreening = z
   .object({
-    id: R.Id,
+    id: R.Id.describe('Screening id.'),
     test: plainText(R.Screening.shape.test).optional(),
     side: R.Side.optional(),
     value: R.Screening.shape.value.optional(),
     unit: plainText(R.Screening.shape.unit).optional(),
-    date: R.IsoDate.optional(),
-    notes: noteText(z.string().max(5000)).optional(),
+    date: R.Screening.shape.date.optional(),
+    notes: noteText(R.Screening.shape.notes).optional(),
   })
   .strict();
 export const ListRtp = z
@@ -128,19 +135,19 @@ const SignoffFlags = {
 };
 export const CreateRtp = z
   .object({
-    injury_id: R.Id,
+    injury_id: R.Id.describe('The injury this RTP entry belongs to.'),
     stage: R.RtpStage,
-    criteria_met: noteText(z.string().max(2000)).default(''),
-    notes: noteText(z.string().max(5000)).default(''),
+    criteria_met: noteText(R.RtpEntry.shape.criteria_met).default(''),
+    notes: noteText(R.RtpEntry.shape.notes).default(''),
     ...SignoffFlags,
   })
   .strict();
 export const UpdateRtp = z
   .object({
-    id: R.Id,
+    id: R.Id.describe('RTP entry id.'),
     stage: R.RtpStage.optional(),
-    criteria_met: noteText(z.string().max(2000)).optional(),
-    notes: noteText(z.string().max(5000)).optional(),
+    criteria_met: noteText(R.RtpEntry.shape.criteria_met).optional(),
+    notes: noteText(R.RtpEntry.shape.notes).optional(),
     ...SignoffFlags,
   })
   .strict();
@@ -155,26 +162,26 @@ export const ListDated = z
 export const SubmitWellness = z
   .object({
     athlete_id: R.Id.optional().describe('Defaults to the linked athlete for athlete accounts.'),
-    date: R.IsoDate,
+    date: R.IsoDate.describe('Day the answers are for (YYYY-MM-DD).'),
     sleep: R.Wellness.shape.sleep,
     soreness: R.Wellness.shape.soreness,
     stress: R.Wellness.shape.stress,
     mood: R.Wellness.shape.mood,
     fatigue: R.Wellness.shape.fatigue,
-    notes: noteText(z.string().max(2000)).default(''),
+    notes: noteText(R.Wellness.shape.notes).default(''),
   })
   .strict();
 /** One day's stored wellness answers of one athlete (athlete accounts: their own). */
 export const GetWellnessDay = z
   .object({
     athlete_id: R.Id.optional().describe('Defaults to the linked athlete for athlete accounts.'),
-    date: R.IsoDate,
+    date: R.IsoDate.describe('The day (YYYY-MM-DD).'),
   })
   .strict();
 export const RecordVitals = z
   .object({
-    athlete_id: R.Id,
-    date: R.IsoDate,
+    athlete_id: R.Id.describe('The athlete measured.'),
+    date: R.IsoDate.describe('Day of the measurement (YYYY-MM-DD).'),
     resting_hr_bpm: R.Vitals.shape.resting_hr_bpm,
     hrv_rmssd_ms: R.Vitals.shape.hrv_rmssd_ms,
   })
@@ -184,11 +191,11 @@ export const RecordVitals = z
 export const ListSessions = z.object({ squad_id: R.Id.optional().describe('Only sessions of this squad.'), from: From, to: To, ...Page }).strict();
 export const CreateTrainingSession = z
   .object({
-    squad_id: R.Id.nullable().default(null),
-    date: R.IsoDate,
+    squad_id: R.Id.nullable().default(null).describe('The squad that trained; null = no squad.'),
+    date: R.IsoDate.describe('Day of the session (YYYY-MM-DD).'),
     kind: plainText(R.TrainingSession.shape.kind),
     duration_min: R.TrainingSession.shape.duration_min,
-    notes: noteText(z.string().max(2000)).default(''),
+    notes: noteText(R.TrainingSession.shape.notes).default(''),
   })
   .strict();
 export const ListLoads = z
@@ -208,16 +215,16 @@ export const LogSessionLoads = z
   .object({
     athlete_id: R.Id.optional().describe('One athlete; give this or squad_id.'),
     squad_id: R.Id.optional().describe('Every active athlete of this squad.'),
-    date: R.IsoDate,
+    date: R.IsoDate.describe('Day of the session (YYYY-MM-DD).'),
     duration_min: R.SessionLoad.shape.duration_min,
     rpe: R.SessionLoad.shape.rpe.describe('Session RPE, CR-10 scale 0–10.'),
-    training_session_id: R.Id.optional(),
+    training_session_id: R.Id.optional().describe('The training session these loads belong to, when logged against one.'),
     exclude_athlete_ids: z.array(R.Id).max(200).default([]).describe('Squad members to leave out (e.g. injured).'),
     per_athlete: z
       .array(
         z
           .object({
-            athlete_id: R.Id,
+            athlete_id: R.Id.describe('The athlete whose values differ.'),
             duration_min: R.SessionLoad.shape.duration_min.optional().describe('Minutes this athlete trained, when not the session duration.'),
             rpe: R.SessionLoad.shape.rpe.optional().describe("This athlete's session RPE, when not the squad value."),
           })
@@ -231,7 +238,7 @@ export const LogSessionLoads = z
   .refine((v) => (v.athlete_id ? 1 : 0) + (v.squad_id ? 1 : 0) === 1, { message: 'Give exactly one of athlete_id or squad_id.', path: ['athlete_id'] });
 export const GetAcwr = z
   .object({
-    athlete_id: R.Id,
+    athlete_id: R.Id.describe('The athlete.'),
     as_of: R.IsoDate.optional().describe('Date to compute for; defaults to today.'),
     method: z
       .enum(['rolling', 'ewma', 'both'])
@@ -241,11 +248,17 @@ export const GetAcwr = z
   .strict();
 
 // Fee schedule
-export const ListRateItems = z.object({ folder_id: R.Id.optional(), item_type: R.RateItemType.optional(), ...Page }).strict();
+export const ListRateItems = z
+  .object({
+    folder_id: R.Id.optional().describe('Only items of this folder.'),
+    item_type: R.RateItemType.optional().describe('Only items of this type.'),
+    ...Page,
+  })
+  .strict();
 export const CreateRateFolder = z.object({ name: plainText(R.RateFolder.shape.name) }).strict();
 export const CreateRateItem = z
   .object({
-    folder_id: R.Id,
+    folder_id: R.Id.describe('Fee-schedule folder the item goes in.'),
     code: plainText(R.RateItem.shape.code),
     name: plainText(R.RateItem.shape.name),
     item_type: R.RateItemType,
@@ -254,7 +267,7 @@ export const CreateRateItem = z
   .strict();
 export const UpdateRateItem = z
   .object({
-    id: R.Id,
+    id: R.Id.describe('Fee item id.'),
     code: plainText(R.RateItem.shape.code).optional(),
     name: plainText(R.RateItem.shape.name).optional(),
     item_type: R.RateItemType.optional(),
@@ -279,7 +292,9 @@ export const GetPoseMetrics = z
   .strict();
 
 // Devices, reports, users, activity
-export const RegisterDevice = z.object({ name: plainText(R.Device.shape.name), kind: R.Device.shape.kind, athlete_id: R.Id.nullable().optional() }).strict();
+export const RegisterDevice = z
+  .object({ name: plainText(R.Device.shape.name), kind: R.Device.shape.kind, athlete_id: R.Device.shape.athlete_id.optional() })
+  .strict();
 export const RotateDeviceKey = z.object({ id: R.Id.describe('Device id.') }).strict();
 export const RevokeDevice = z.object({ id: R.Id.describe('Device id.') }).strict();
 export const GenerateReport = z
@@ -295,41 +310,43 @@ export const CreateUser = z
     email: R.User.shape.email,
     display_name: plainText(R.User.shape.display_name),
     role: R.User.shape.role,
-    linked_athlete_id: R.Id.nullable().default(null),
-    budget_cap_usd: z.number().min(0).max(100_000).nullable().default(null),
+    linked_athlete_id: R.User.shape.linked_athlete_id.default(null),
+    budget_cap_usd: R.User.shape.budget_cap_usd.default(null),
   })
   .strict();
 export const UpdateUser = z
   .object({
-    id: R.Id,
+    id: R.Id.describe('User id.'),
     display_name: plainText(R.User.shape.display_name).optional(),
     role: R.User.shape.role.optional(),
-    linked_athlete_id: R.Id.nullable().optional(),
-    active: z.boolean().optional(),
-    budget_cap_usd: z.number().min(0).max(100_000).nullable().optional(),
+    linked_athlete_id: R.User.shape.linked_athlete_id.optional(),
+    active: z.boolean().optional().describe('false deactivates the account (it can no longer sign in); true reactivates it.'),
+    budget_cap_usd: R.User.shape.budget_cap_usd.optional(),
   })
   .strict();
-export const ListActivity = z.object({ record_id: plainText(z.string().max(200)).optional(), ...Page }).strict();
-export const UndoChangeset = z.object({ changeset_id: R.Id }).strict();
+export const ListActivity = z
+  .object({ record_id: plainText(z.string().max(200)).optional().describe('Only changes to this record (its id).'), ...Page })
+  .strict();
+export const UndoChangeset = z.object({ changeset_id: R.Id.describe('The applied changeset to undo.') }).strict();
 export const Empty = z.object({}).strict();
 
 // Capture
 /** Input of `capture.recordSession`: one processed trial and its pose metrics. */
 export const RecordCaptureSession = z
   .object({
-    athlete_id: R.Id,
-    rig_id: R.Id.nullable().default(null),
-    recorded_at: R.IsoDateTime,
-    trial_name: plainText(z.string().max(200)).default(''),
-    fps: z.number().min(0).max(1000),
-    frame_count: z.number().int().min(0),
-    camera_count: z.number().int().min(0).max(32),
-    source: z.enum(['video', 'keypoints_json', 'live']),
-    trc_path: plainText(z.string().max(1000), { nfkc: false }).nullable().default(null),
-    notes: noteText(z.string().max(5000)).default(''),
+    athlete_id: R.Id.describe('The athlete recorded.'),
+    rig_id: R.Id.nullable().default(null).describe('The calibrated rig used; null when none.'),
+    recorded_at: R.CaptureSession.shape.recorded_at,
+    trial_name: plainText(R.CaptureSession.shape.trial_name).default(''),
+    fps: R.CaptureSession.shape.fps,
+    frame_count: R.CaptureSession.shape.frame_count,
+    camera_count: R.CaptureSession.shape.camera_count,
+    source: R.CaptureSession.shape.source,
+    trc_path: plainText(R.CaptureSession.shape.trc_path, { nfkc: false }).default(null),
+    notes: noteText(R.CaptureSession.shape.notes).default(''),
     test: R.CaptureSession.shape.test.default(''),
     angle_series: AngleSeries.nullable().default(null).describe('Per-frame joint angles (degrees) the statistics were computed from; stored as JSON.'),
-    metrics: z.array(PoseMetricInput).max(500),
+    metrics: z.array(PoseMetricInput).max(500).describe('Pose metrics computed from the trial (angles in degrees), up to 500.'),
   })
   .strict();
 
@@ -357,7 +374,7 @@ export const SaveRig = z
     declared_layout: DeclaredLayout.max(32).default([]).describe("Each camera's declared place: { camera, label, yaw_deg }."),
     drift_tolerance_deg: R.Rig.shape.drift_tolerance_deg.default(15).describe('Yaw drift (deg) above which readings from this rig are not trustworthy.'),
     drift_tolerance_m: R.Rig.shape.drift_tolerance_m.default(0.1).describe('Camera displacement (m) above which the rig counts as moved.'),
-    cameras: z.array(RigCameraInput).min(1).max(16),
+    cameras: z.array(RigCameraInput).min(1).max(16).describe('The calibrated cameras (1–16).'),
   })
   .strict()
   .refine((r) => new Set(r.cameras.map((c) => c.name)).size === r.cameras.length, { message: 'camera names must be unique', path: ['cameras'] })
@@ -378,7 +395,8 @@ export const GetHelpPage = z
     slug: z
       .string()
       .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'a help page slug (kebab-case)')
-      .max(100),
+      .max(100)
+      .describe('Help page slug (kebab-case), e.g. `activity-and-undo`.'),
     version: z
       .string()
       .regex(/^\d+\.\d+(?:\.\d+)?$/, 'a version such as 1.0')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedChangeset, RowChange, RuleActor } from './changeset';
-import { canApprove, evaluatePolicy } from './policy';
+import { canApprove, evaluatePolicy, mentionsSignoff, signoffFieldsSet } from './policy';
 import type { Role } from './roles';
 
 const TODAY = '2026-11-29';
@@ -402,5 +402,29 @@ describe('reasons in clinician words', () => {
         'Only the coach may give or withdraw the coach sign-off; your role (physiotherapist) does not hold it.',
       ]),
     );
+  });
+});
+
+describe('sign-off fields a change sets (HQ attestation check)', () => {
+  const id = '018f0000-0000-7000-8000-000000000001';
+  const upd = (before: Record<string, unknown>, after: Record<string, unknown>): RowChange =>
+    ({ op: 'update', table: 'rtp_entry', id, version: 1, before, after }) as RowChange;
+  it('lists the sign-off fields set or withdrawn, judged against before', () => {
+    expect(signoffFieldsSet(upd({ doctor_signoff_by: null, doctor_signoff_at: null }, { doctor_signoff_by: 'u1', doctor_signoff_at: 'x' }))).toEqual([
+      'doctor_signoff_by',
+      'doctor_signoff_at',
+    ]);
+    expect(signoffFieldsSet(upd({ physio_signoff_by: 'u1' }, { physio_signoff_by: null }))).toEqual(['physio_signoff_by']);
+    expect(signoffFieldsSet(upd({ coach_signoff_by: 'u1' }, { coach_signoff_by: 'u1' }))).toEqual([]);
+    expect(signoffFieldsSet(upd({ notes: '' }, { notes: 'x' }))).toEqual([]);
+    expect(signoffFieldsSet({ op: 'insert', table: 'rtp_entry', id, after: { doctor_signoff_by: null, coach_signoff_by: 'u2' } } as RowChange)).toEqual([
+      'coach_signoff_by',
+    ]);
+    expect(signoffFieldsSet({ op: 'update', table: 'injury', id, version: 1, before: {}, after: { doctor_signoff_by: 'u1' } } as RowChange)).toEqual([]);
+  });
+  it('mentionsSignoff is a superset that needs no stored row', () => {
+    expect(mentionsSignoff([upd({ coach_signoff_by: 'u1' }, { coach_signoff_by: 'u1' })])).toBe(true);
+    expect(mentionsSignoff([upd({ notes: '' }, { notes: 'x' })])).toBe(false);
+    expect(mentionsSignoff([{ op: 'insert', table: 'rtp_entry', id, after: { doctor_signoff_by: null } } as RowChange])).toBe(false);
   });
 });

@@ -177,6 +177,40 @@ export const SIGNOFF_PERMISSIONS: Readonly<Record<'physio' | 'doctor' | 'coach',
   coach: 'rtp.signoff_coach',
 };
 
+/**
+ * The RTP sign-off fields (`physio_signoff_by`, `…_at`, doctor's, coach's) whose value `change`
+ * sets or withdraws: on an insert, those given non-null; on an update, those whose `after`
+ * differs from `before` (judge against the stored row's `before`, as HQ does). Empty for any
+ * other table or a delete. Used by the policy and by HQ's sign-off attestation check
+ * (sync/write/apply.ts).
+ */
+export function signoffFieldsSet(change: RowChange): string[] {
+  if (change.table !== 'rtp_entry' || change.op === 'delete') return [];
+  const out: string[] = [];
+  for (const who of Object.keys(SIGNOFF_PERMISSIONS)) {
+    for (const f of [`${who}_signoff_by`, `${who}_signoff_at`]) {
+      if (!(f in change.after)) continue;
+      const v = change.after[f];
+      if (change.op === 'insert' ? v !== null && v !== undefined : v !== change.before[f]) out.push(f);
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether any change of `changes` names an RTP sign-off field at all (an `rtp_entry` insert giving
+ * one non-null, or an update mentioning one): a superset of {@link signoffFieldsSet} that needs
+ * no stored row, for a device deciding which changesets its author must attest at HQ.
+ */
+export function mentionsSignoff(changes: readonly RowChange[]): boolean {
+  return changes.some((ch) => {
+    if (ch.table !== 'rtp_entry' || ch.op === 'delete') return false;
+    return Object.keys(SIGNOFF_PERMISSIONS).some((who) =>
+      [`${who}_signoff_by`, `${who}_signoff_at`].some((f) => f in ch.after && (ch.op === 'update' || (ch.after[f] !== null && ch.after[f] !== undefined))),
+    );
+  });
+}
+
 function isNum(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v);
 }

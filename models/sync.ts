@@ -56,11 +56,13 @@ export type UploadedChangeset = z.infer<typeof UploadedChangeset>;
 export const MAX_APPROVALS_PER_UPLOAD = 100;
 
 /**
- * One owner approval as the owner's own device records it at HQ (POST /v1/approvals, with the
- * owner's device token): the client changeset id and the SHA-256 (hex) of the canonical JSON of
+ * One approval or attestation as a user's own device token records it at HQ (POST /v1/approvals):
+ * an owner's approval of a changeset that needs an owner, or an author's attestation that they
+ * made a changeset (an RTP sign-off uploaded from a shared device under another user's token).
+ * Fields: the client changeset id and the SHA-256 (hex) of the canonical JSON of
  * the changeset's `{verb, changes}` exactly as it will be uploaded (sync/write/apply.ts
  * `uploadContentHash`, main/data/changesets.ts `changesetContentHash`). `approved_at`: when the
- * owner approved on the device (ISO-8601; clamped to HQ's clock).
+ * user approved or made it on the device (ISO-8601; clamped to HQ's clock).
  */
 export const UploadedApproval = z
   .object({
@@ -108,6 +110,14 @@ export type RejectionReason =
    * signed in to HQ as that owner.
    */
   | 'approval_unverified'
+  /**
+   * It sets or withdraws an RTP sign-off and names as its author (`user_id`) someone other than
+   * the user of the uploading device token (a shared clinic device uploads everyone's changes),
+   * but that author's own device token recorded no attestation of this changeset id and content
+   * hash (POST /v1/approvals). A PIN checked offline on a device is no proof. Re-plan it and have
+   * the signer sign in to HQ as themselves on that device (Settings → Sync) before signing again.
+   */
+  | 'signoff_unverified'
   /** This changeset id was already used for different content. */
   | 'idempotency_mismatch';
 

@@ -14,7 +14,7 @@ import { authorizeChange, canonicalJson, inverseOf, NOW_PLACEHOLDER } from '../.
 import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound } from '../../models/errors';
 import type { Activity } from '../../models/records';
 import type { Db } from './db';
-import { TABLES } from '../../models/tables';
+import { TABLES, type TableName } from '../../models/tables';
 import { columnsOf, decodeRow, encodeValue, liveRowInOrg, rowFacts } from './rows';
 import { recordOptimisticWrite } from './sync';
 import { sqlite } from './sqlite';
@@ -119,6 +119,33 @@ export function checkChangeset(db: Db, actor: RuleActor, changes: readonly RowCh
 }
 
 /**
+ * Unique keys besides the id, per table: one live row per key (partial unique indexes over
+ * `deleted_at IS NULL`, migration 0014), and how a clash is worded for a person.
+ */
+const UNIQUE_KEYS: Partial<Record<TableName, { columns: readonly string[]; message: string }>> = {
+  wellness: {
+    columns: ['athlete_id', 'date'],
+    message:
+      'Wellness for this athlete and day was recorded by someone else a moment ago. Nothing was written; reload the day to see the stored answers and submit again to replace them.',
+  },
+};
+
+/**
+ * The error to throw for a failed row write `e`: a Conflict naming the live row that holds the
+ * same unique key (`conflicts[0]`: its table, id and version) when `e` is SQLite's unique
+ * constraint on one of UNIQUE_KEYS; otherwise `e` unchanged.
+ */
+function uniqueConflict(db: Db, orgId: string, table: TableName, values: Record<string, unknown>, e: unknown): unknown {
+  const key = UNIQUE_KEYS[table];
+  if (!key || (e as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE' || !String((e as Error).message).includes(`${table}.`)) return e;
+  const where = key.columns.map((c) => `${c} = ?`).join(' AND ');
+  const holder = sqlite(db)
+    .prepare(`SELECT id, version FROM ${table} WHERE org_id = ? AND ${where} AND deleted_at IS NULL AND id <> ? LIMIT 1`)
+    .get(orgId, ...key.columns.map((c) => encodeValue(values[c])), values.id) as { id: string; version: number } | undefined;
+  return new Conflict(key.message, holder ? [{ table, id: holder.id, expectedVersion: 0, actualVersion: holder.version }] : undefined);
+}
+
+/**
  * Apply `opts.planned` atomically.
  * @throws Conflict (stale version, existing id, already undone; IdempotencyKeyTaken), IdempotencyKeyReused,
  *         Forbidden / NotFound / Validation (a row change the rules refuse). Nothing is written then.
@@ -176,18 +203,27 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
         const values: Record<string, unknown> = { id: change.id, org_id: actor.orgId, created_at: now, updated_at: now, version: 1, deleted_at: null };
         for (const [k, v] of Object.entries(change.after)) values[k] = v;
         const present = cols.filter((c) => c in values);
-        sqlite(db)
-          .prepare(`INSERT INTO ${change.table} (${present.join(', ')}) VALUES (${present.map(() => '?').join(', ')})`)
-          .run(...present.map((c) => encodeValue(values[c])));
+        try {
+          sqlite(db)
+            .prepare(`INSERT INTO ${change.table} (${present.join(', ')}) VALUES (${present.map(() => '?').join(', ')})`)
+            .run(...present.map((c) => encodeValue(values[c])));
+        } catch (e) {
+          throw uniqueConflict(db, actor.orgId, change.table, values, e);
+        }
         versions[change.id] = 1;
         applied.push(change);
       } else {
         const after = change.after;
         const cols = Object.keys(after);
         const sets = cols.map((c) => `${c} = ?`).join(', ');
-        const res = sqlite(db)
-          .prepare(`UPDATE ${change.table} SET ${sets}${sets ? ', ' : ''}version = version + 1, updated_at = ? WHERE id = ? AND org_id = ? AND version = ?`)
-          .run(...cols.map((c) => encodeValue(after[c])), now, change.id, actor.orgId, change.version);
+        let res: { changes: number };
+        try {
+          res = sqlite(db)
+            .prepare(`UPDATE ${change.table} SET ${sets}${sets ? ', ' : ''}version = version + 1, updated_at = ? WHERE id = ? AND org_id = ? AND version = ?`)
+            .run(...cols.map((c) => encodeValue(after[c])), now, change.id, actor.orgId, change.version);
+        } catch (e) {
+          throw uniqueConflict(db, actor.orgId, change.table, { ...(rowFacts(db, change.table, change.id)?.row ?? {}), ...after, id: change.id }, e);
+        }
         if (res.changes !== 1) throw new Conflict(`${change.table} ${change.id} changed while this change was being applied. Nothing was written.`);
         versions[change.id] = change.version + 1;
         applied.push({ ...change, after });

@@ -109,6 +109,9 @@ CREATE INDEX user_org ON app_user(org_id);
 -- index vitals_org_athlete_date
 CREATE INDEX vitals_org_athlete_date ON vitals(org_id, athlete_id, date);
 
+-- index wellness_one_per_day
+CREATE UNIQUE INDEX wellness_one_per_day ON wellness(org_id, athlete_id, date) WHERE deleted_at IS NULL;
+
 -- index wellness_org_athlete_date
 CREATE INDEX wellness_org_athlete_date ON wellness(org_id, athlete_id, date);
 
@@ -779,4 +782,12 @@ CREATE TABLE wellness (id TEXT PRIMARY KEY,
   mood INTEGER NOT NULL,
   fatigue INTEGER NOT NULL,
   notes TEXT NOT NULL DEFAULT ''
+);
+
+-- table wellness_duplicate_retired
+CREATE TABLE wellness_duplicate_retired (
+  retired_id TEXT PRIMARY KEY REFERENCES wellness(id),
+  kept_id TEXT NOT NULL REFERENCES wellness(id),
+  org_id TEXT NOT NULL REFERENCES organization(id),
+  retired_at TEXT NOT NULL
 );

@@ -55,10 +55,12 @@ const BOOKKEEPING: Readonly<Record<string, Classification>> = {
  * `clinical-restricted`, whoever wrote it and whatever it is meant for: free text is where
  * diagnoses and third-party health details end up, and no tag can tell an athlete note about
  * kit from one about a scan (a test checks every record-text field is restricted). Structured clinical values (body part, stage, scores) are `clinical`. Names, dates of
- * birth and e-mail addresses are `personal`; ids, labels and bookkeeping `internal`. Each class
+ * birth and e-mail addresses are `personal`; ids and bookkeeping `internal`; typed labels the class of
+ * what they may name ({@link TYPED_LABELS}: an athlete's trial name or device name is `personal`). Each class
  * reaches only a provider cleared for it (models/classification.ts).
  */
 export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<string, Classification>>>> = {
+  /** A squad's name is a team label ("U19"), not a person or a health value. */
   squad: { ...BOOKKEEPING, name: 'internal', season: 'internal' },
   athlete: {
     ...BOOKKEEPING,
@@ -148,12 +150,14 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     athlete_id: 'internal',
     rig_id: 'internal',
     recorded_at: 'internal',
-    trial_name: 'internal',
+    /** Typed by a person, often after the athlete ("Jonah_SLS_left"): may name them, so personal ({@link TYPED_LABELS}). */
+    trial_name: 'personal',
     fps: 'internal',
     frame_count: 'internal',
     camera_count: 'internal',
     source: 'internal',
-    trc_path: 'internal',
+    /** A file path built from the trial name or typed: may name the athlete. */
+    trc_path: 'personal',
     status: 'internal',
     notes: 'clinical-restricted',
     /** The test performed (single-leg squat, drop jump, gait). */
@@ -182,10 +186,12 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     /** Why a reading is or is not trustworthy: `{ code, detail }[]`, where the detail quotes the readings ("values reach -48° to -5°…"). */
     conditions: 'clinical',
   },
-  video: { ...BOOKKEEPING, athlete_id: 'internal', capture_session_id: 'internal', file_path: 'internal', duration_s: 'internal', size_bytes: 'internal' },
+  /** `file_path`: the recording's file name, chosen by whoever filmed it: may name the athlete. */
+  video: { ...BOOKKEEPING, athlete_id: 'internal', capture_session_id: 'internal', file_path: 'personal', duration_s: 'internal', size_bytes: 'internal' },
   device: {
     ...BOOKKEEPING,
-    name: 'internal',
+    /** An athlete's own wearable, named by a person ("Jonah's watch"): may name the athlete. */
+    name: 'personal',
     kind: 'internal',
     athlete_id: 'internal',
     api_key_hash: 'clinical-restricted',
@@ -216,6 +222,26 @@ export const FIELD_CLASSIFICATION: Readonly<Record<TableName, Readonly<Record<st
     budget_cap_usd: 'internal',
     pin_hash: 'clinical-restricted',
   },
+};
+
+/**
+ * Labels a person types that are not record text, and the class each takes: the class of what it
+ * may name. A label of a thing the club owns (squad, rig, camera, fee folder and item, the
+ * organisation's own name in the system prompt) is `internal`; a label or file name of one
+ * athlete's recording or device (capture trial name and TRC path, video file path, device name) is
+ * typed about that athlete and often names them, so it is `personal`. No label is clinical: a
+ * label that carries a diagnosis is misuse the app cannot detect, which is why notes (not labels)
+ * are where clinical free text belongs. A test checks these tags against {@link FIELD_CLASSIFICATION}.
+ */
+export const TYPED_LABELS: Readonly<Partial<Record<TableName, Readonly<Record<string, Classification>>>>> = {
+  squad: { name: 'internal' },
+  rig: { name: 'internal' },
+  camera: { name: 'internal' },
+  rate_folder: { name: 'internal' },
+  rate_item: { name: 'internal' },
+  capture_session: { trial_name: 'personal', trc_path: 'personal' },
+  video: { file_path: 'personal' },
+  device: { name: 'personal' },
 };
 
 /**

@@ -12,6 +12,7 @@ import {
   parseClearance,
   RECORD_TEXT_FIELDS,
   RECORD_TEXT_OMITTED,
+  TYPED_LABELS,
   tableColumns,
   untaggedColumns,
   fieldClass,
@@ -206,6 +207,14 @@ describe('classification (fail closed)', () => {
       '/help/using-kinetix/limits',
     ])
       expect(pageContextFor(bad), bad).toMatch(/^\[withheld: unclassified/);
+  });
+  it('typed labels take the class of what they may name: an athlete’s trial, file or device label is personal; a squad, rig or fee label internal', () => {
+    for (const [table, fields] of Object.entries(TYPED_LABELS))
+      for (const [f, c] of Object.entries(fields)) expect(`${table}.${f}: ${FIELD_CLASSIFICATION[table as TableName][f]}`).toBe(`${table}.${f}: ${c}`);
+    expect(withholdForProvider({ trial_name: 'Jonah_SLS_left', trc_path: '/x/Jonah.trc' }, ['capture_session'], DEFAULT_CLEARANCE).byClass).toEqual({
+      personal: 2,
+    });
+    expect(withholdForProvider({ name: 'U19' }, ['squad'], DEFAULT_CLEARANCE).withheld).toBe(0);
   });
   it('every record-text field (free text a person types) is clinical-restricted', () => {
     for (const [table, fields] of Object.entries(RECORD_TEXT_FIELDS))

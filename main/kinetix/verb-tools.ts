@@ -224,9 +224,11 @@ export function recordTextTool(table: TableName, verb: Verb): Tool {
     recordText: true,
     input: z.object({ id: z.string().min(1).max(64).describe(`The ${label} id.`) }).strict(),
     run(ctx, input) {
-      const row = runRead(ctx.service, rv, { id: input.id }) as Record<string, unknown> | null;
+      const row = runRead(ctx.service, rv, { id: input.id });
+      // A get verb returns one row object (or null): its fields by name, whatever the table.
+      const values = new Map<string, unknown>(row !== null && typeof row === 'object' ? Object.entries(row) : []);
       const out: Record<string, unknown> = { record: table, id: input.id };
-      for (const f of fields) out[f] = row?.[f] ?? '';
+      for (const f of fields) out[f] = values.get(f) ?? '';
       return out;
     },
   });

@@ -23,7 +23,9 @@ import { callVerb } from '../services';
 import { issueMcpToken, revokeTokenAs } from './tokens';
 import { sqlite } from '../data/sqlite';
 import { allowWithheld } from './session';
-import { DEFAULT_CLEARANCE, withheldMarker } from '../kinetix/classification';
+import { CLEARANCE_SETTING_KEY, DEFAULT_CLEARANCE, withheldMarker } from '../kinetix/classification';
+import { clearanceUpTo } from '../../models/classification';
+import { putOrgSetting } from '../data/identity';
 
 const ROOT = resolve(__dirname, '../..');
 const TSX = resolve(ROOT, 'node_modules/.bin/tsx');
@@ -229,7 +231,12 @@ describe('MCP server over stdio (SDK client)', () => {
     });
     expect(listProposals(db, seed.userIds.physio)).toHaveLength(proposalsBefore);
     const athlete = clients[1]!;
+    // A device's name is personal (it often names the athlete): below that clearance the write is refused before planning.
+    const below = (await athlete.callTool({ name: 'register_device', arguments: { name: 'My watch', kind: 'wearable' } })) as ToolResult;
+    expect(body(below).error).toMatchObject({ code: 'Validation', message: expect.stringContaining('"name" (personal)') });
+    putOrgSetting(db, seed.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('personal') });
     const dev = (await athlete.callTool({ name: 'register_device', arguments: { name: 'My watch', kind: 'wearable' } })) as ToolResult;
+    putOrgSetting(db, seed.orgId, CLEARANCE_SETTING_KEY, {});
     expect(body(dev).error).toMatchObject({ code: 'Forbidden', message: expect.stringMatching(/shown only once/) });
     expect(listProposals(db, seed.userIds.athlete)).toHaveLength(0);
   });

@@ -5,7 +5,10 @@
  * laptop with their PIN only, is rejected `approval_unverified` and stays a visible conflict, with
  * nothing changed at HQ; once the owner has signed in to HQ as themselves on the laptop, the
  * next approval is recorded under the owner's own token and the change is applied; on a device the
- * owner enrolled, the upload itself is the proof.
+ * owner enrolled, the upload itself is the proof. RTP sign-offs likewise: a doctor's sign-off on
+ * the shared laptop (enrolled by the physio) is rejected `signoff_unverified` until the doctor signs
+ * in to HQ there, then attested under the doctor's own token and applied; the doctor's ordinary
+ * clinical changes there need nothing of this.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,7 @@ import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { sqlite } from '../data/sqlite';
 import { approveProposal, proposeChangeset } from '../kinetix/proposals';
+import { callVerb } from '../services';
 import { DeviceSync } from './engine';
 import { havePg, useHqStack } from './testing/hq-stack';
 
@@ -110,6 +114,48 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
     // The conflict of step 1 is still there until discarded (re-planned above).
     expect(sync.conflicts().map((c) => c.changeset_id)).toEqual([first.changesetId]);
     sync.discard(first.changesetId);
+    expect(sync.status().conflicts).toBe(0);
+  }, 120_000);
+
+  it("a doctor's RTP sign-off on a shared laptop needs the doctor's own HQ sign-in there; the doctor's ordinary clinical change does not", async () => {
+    // The treatment room laptop, enrolled by the physio: the doctor signs in on it offline with the PIN.
+    const { db, sync } = await enrol(DEMO_EMAILS.physio, 'Treatment room laptop');
+    const doctorId = userId(db, DEMO_EMAILS.doctor);
+    const rows = sqlite(db)
+      .prepare('SELECT id FROM rtp_entry WHERE deleted_at IS NULL AND doctor_signoff_by IS NULL ORDER BY id LIMIT 2')
+      .pluck()
+      .all() as string[];
+    expect(rows).toHaveLength(2);
+    const hqSigner = async (id: string) =>
+      (await hq.query<{ doctor_signoff_by: string | null }>(hq.summary.orgId, 'SELECT doctor_signoff_by FROM rtp_entry WHERE id = $1', [id]))[0]!
+        .doctor_signoff_by;
+
+    // 1. The doctor signs off on the laptop (signed in there with the PIN only) and updates the notes of another entry.
+    const sign = callVerb({ db, userId: doctorId }, 'rtp.signoffDoctor', { id: rows[0]!, signed: true }) as { changeset: { id: string } };
+    callVerb({ db, userId: doctorId }, 'rtp.update', { id: rows[1]!, notes: 'Shared laptop: progressed to drills' });
+    const r1 = await sync.syncOnce();
+    expect(r1).toMatchObject({ uploaded: 1, rejected: 1 });
+    const [conflict] = sync.conflicts();
+    expect(conflict).toMatchObject({ changeset_id: sign.changeset.id, reason: 'signoff_unverified' });
+    expect(conflict!.message).toMatch(/cannot verify that the user this RTP sign-off names/);
+    expect(await hqSigner(rows[0]!)).toBeNull();
+    expect(sqlite(db).prepare('SELECT doctor_signoff_by FROM rtp_entry WHERE id = ?').pluck().get(rows[0])).toBeNull();
+    const [notes] = await hq.query<{ notes: string }>(hq.summary.orgId, 'SELECT notes FROM rtp_entry WHERE id = $1', [rows[1]]);
+    expect(notes!.notes).toBe('Shared laptop: progressed to drills');
+
+    // 2. The doctor signs in to HQ as themselves on the laptop, and signs off again (re-planned): attested, applied.
+    await sync.signInUser({ email: DEMO_EMAILS.doctor, pin: DEMO_PIN });
+    sync.discard(sign.changeset.id);
+    const again = callVerb({ db, userId: doctorId }, 'rtp.signoffDoctor', { id: rows[0]!, signed: true }) as { changeset: { id: string } };
+    const r2 = await sync.syncOnce();
+    expect(r2).toMatchObject({ uploaded: 1, rejected: 0 });
+    expect(await hqSigner(rows[0]!)).toBe(doctorId);
+    const [rec] = await hq.query<{ approver_id: string; device_name: string }>(
+      hq.summary.orgId,
+      'SELECT a.approver_id, d.name AS device_name FROM hq_approval a JOIN hq_device d ON d.id = a.device_id WHERE a.changeset_id = $1',
+      [again.changeset.id],
+    );
+    expect(rec).toEqual({ approver_id: doctorId, device_name: `Treatment room laptop (${DEMO_EMAILS.doctor})` });
     expect(sync.status().conflicts).toBe(0);
   }, 120_000);
 

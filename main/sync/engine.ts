@@ -23,6 +23,10 @@
  *   uploaded, the approvals (and owner-authored changes) it holds are recorded at HQ under that
  *   owner's own token (`POST /v1/approvals`, bound to each changeset's content hash). Without
  *   such a sign-in HQ rejects the change `approval_unverified`, a visible conflict.
+ * - RTP sign-offs: HQ applies a sign-off whose author is not the enrolled user only when the
+ *   author's own token attested it. The same path: a signer who signed in to HQ on this device
+ *   has each of their sign-off changesets attested before upload; otherwise HQ rejects it
+ *   `signoff_unverified` (a visible conflict; ordinary clinical changes need nothing of this).
  *
  * Errors are typed (models/errors.ts): `NotConfigured` (not enrolled), `Unavailable` (HQ not
  * reachable or not ready), `Unauthenticated` (token revoked or expired: sync stops), `Forbidden`.
@@ -31,6 +35,8 @@ import { setMaxListeners } from 'node:events';
 import { FetchError, isChangeMessage, isControlMessage, type Message, type Row } from '@electric-sql/client';
 import { AppError, NotConfigured, type ErrorPayload } from '../../models/errors';
 import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
+import type { RowChange } from '../../models/changeset';
+import { mentionsSignoff } from '../../models/policy';
 import type {
   ChangesetOutcome,
   ChangesetUploadResult,
@@ -283,8 +289,8 @@ export class DeviceSync {
   /**
    * Sign a user of this device's club in to HQ as themselves on this device (email + PIN, checked
    * by HQ; the PIN is not stored): their own device token is kept sealed, and used only to record
-   * their owner approvals made on this device at HQ (see the module header). The enrolled user
-   * needs none (the device token is theirs). Replaces an earlier sign-in of the same user.
+   * at HQ their owner approvals and RTP sign-off attestations made on this device (see the module
+   * header). The enrolled user needs none (the device token is theirs). Replaces an earlier sign-in of the same user.
    * @throws NotConfigured (not enrolled), Unauthenticated (wrong email or PIN), RateLimited,
    *   Forbidden (an account of another organisation), Unavailable (HQ unreachable)
    */
@@ -588,31 +594,35 @@ export class DeviceSync {
   }
 
   /**
-   * Before `batch` is uploaded: record at HQ, under each owner's own device token held on this
-   * device, the approvals the batch names (`approved_by`) and the changes owners made themselves,
-   * each bound to the content hash HQ will compute for the upload. Nothing is needed for the
-   * enrolled user (the upload's token is theirs). An owner without an HQ sign-in here, or whose
-   * token HQ refuses, is left out: HQ then rejects those changes `approval_unverified`, a
-   * visible conflict. @throws Unavailable (HQ unreachable or failing: the batch waits and retries)
+   * Before `batch` is uploaded: record at HQ, under each user's own device token held on this
+   * device, the approvals the batch names (`approved_by`), the changes owners made themselves,
+   * and the RTP sign-offs each user made here (their attestation: HQ applies a sign-off uploaded
+   * under another user's token only with it), each bound to the content hash HQ will compute for
+   * the upload. Nothing is needed for the enrolled user (the upload's token is theirs). A user
+   * without an HQ sign-in here, or whose token HQ refuses, is left out: HQ then rejects those
+   * changes `approval_unverified` / `signoff_unverified`, a visible conflict.
+   * @throws Unavailable (HQ unreachable or failing: the batch waits and retries)
    */
   private async recordApprovals(e: SyncEnrolmentRow & { token: string }, batch: UploadedChangeset[], signal?: AbortSignal): Promise<void> {
     const byApprover = new Map<string, UploadedApproval[]>();
+    const add = (userId: string, cs: UploadedChangeset): void => {
+      const list = byApprover.get(userId) ?? [];
+      if (list.some((a) => a.changeset_id === cs.changeset_id)) return;
+      list.push({ changeset_id: cs.changeset_id, content_hash: uploadContentHash(cs), approved_at: cs.created_at });
+      byApprover.set(userId, list);
+    };
     for (const cs of batch) {
       const author = cs.user_id ? findUserById(this.db, cs.user_id) : null;
       const approver = cs.approved_by ?? (author?.role === NEEDS_OWNER_APPROVER ? author.id : null);
-      if (!approver || approver === e.user_id) continue;
-      const list = byApprover.get(approver) ?? [];
-      list.push({
-        changeset_id: cs.changeset_id,
-        content_hash: uploadContentHash(cs),
-        approved_at: cs.created_at,
-      });
-      byApprover.set(approver, list);
+      if (approver && approver !== e.user_id) add(approver, cs);
+      if (cs.user_id && cs.user_id !== e.user_id && mentionsSignoff(cs.changes as RowChange[])) add(cs.user_id, cs);
     }
     for (const [userId, approvals] of byApprover) {
       const row = getUserToken(this.db, userId);
       if (!row) {
-        this.log(`sync: ${approvals.length} change(s) approved by user ${userId}, who is not signed in to HQ on this device: HQ cannot verify the approval`);
+        this.log(
+          `sync: ${approvals.length} change(s) approved or signed off by user ${userId}, who is not signed in to HQ on this device: HQ cannot verify them`,
+        );
         continue;
       }
       let token: string;
@@ -627,10 +637,10 @@ export class DeviceSync {
         await res.arrayBuffer();
         continue;
       }
-      const err = await errorFromResponse(res, 'record an owner approval');
+      const err = await errorFromResponse(res, 'record an approval or sign-off attestation');
       if (res.status >= 500) throw err;
       if (res.status === 401) deleteUserToken(this.db, userId); // revoked, expired or deactivated: sign in again
-      this.log(`sync: HQ did not record ${approvals.length} approval(s) of user ${userId}: ${err.code}: ${err.message}`);
+      this.log(`sync: HQ did not record ${approvals.length} approval(s) or attestation(s) of user ${userId}: ${err.code}: ${err.message}`);
     }
   }
 

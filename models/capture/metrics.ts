@@ -53,35 +53,43 @@ export type ObliquityBand = (typeof OBLIQUITY_BANDS)[number];
 /** One `pose_metric` row as produced by the capture pipeline (angles in degrees). */
 export const PoseMetricInput = z
   .object({
-    joint: z.enum(POSE_JOINTS),
-    side: z.enum(POSE_SIDES),
-    statistic: z.enum(POSE_STATISTICS),
+    joint: z.enum(POSE_JOINTS).describe('Joint measured.'),
+    side: z.enum(POSE_SIDES).describe('Side of the body.'),
+    statistic: z.enum(POSE_STATISTICS).describe('Statistic over the trial: peak, min, mean or range.'),
     /** Degrees; null exactly when `omitted_reason` is set. */
-    value_deg: z.number().finite().nullable(),
-    omitted_reason: z.enum(OMITTED_REASONS).nullable(),
+    value_deg: z.number().finite().nullable().describe('Angle in degrees; null exactly when omitted_reason is set.'),
+    omitted_reason: z.enum(OMITTED_REASONS).nullable().describe('Why no value was reported; null when there is a value.'),
     /** Cameras in the rig that contributed (≥ 1). */
-    camera_count: z.number().int().min(1),
+    camera_count: z.number().int().min(1).describe('Cameras in the rig that contributed (≥ 1).'),
     /** Human-readable acquisition mode, e.g. "3 calibrated cameras + one tap". */
-    camera_mode: plainText(z.string().min(1), { nfkc: false }),
+    camera_mode: plainText(z.string().min(1), { nfkc: false }).describe('Acquisition mode in words, e.g. "3 calibrated cameras + one tap".'),
     /** Degrees in [0, 90]; null when the athlete's facing could not be estimated. */
-    view_obliquity_deg: z.number().min(0).max(90).nullable(),
-    obliquity_band: z.enum(OBLIQUITY_BANDS),
+    view_obliquity_deg: z.number().min(0).max(90).nullable().describe("View obliquity, degrees 0–90; null when the athlete's facing could not be estimated."),
+    obliquity_band: z.enum(OBLIQUITY_BANDS).describe('View band: sagittal, oblique, frontal or unknown.'),
     /** True when each camera's measured yaw relative to the athlete matches the rig's declared layout. */
-    view_matches_declared: z.boolean(),
+    view_matches_declared: z.boolean().describe("True when each camera's measured yaw matches the rig's declared layout."),
     /** Fraction (0..1) of the trial's frames with a valid reading of this joint. */
-    coverage: z.number().min(0).max(1),
+    coverage: z.number().min(0).max(1).describe("Fraction (0–1) of the trial's frames with a valid reading of this joint."),
     /** True exactly when the reading has a value and none of its `conditions` fails (quality.ts). */
-    trustworthy: z.boolean(),
+    trustworthy: z.boolean().describe('True exactly when the reading has a value and none of its conditions fails.'),
     /** Median sagittal-projection ratio (0..1) of the limb segments; null for joints without one. */
-    sagittal_ratio: z.number().min(0).max(1).nullable(),
+    sagittal_ratio: z.number().min(0).max(1).nullable().describe('Median sagittal-projection ratio (0–1) of the limb segments; null for joints without one.'),
     /** Frames in the trial. */
-    frames: z.number().int().min(0),
+    frames: z.number().int().min(0).describe('Frames in the trial.'),
     /**
      * Every condition the reading was measured under that the clinician must see: each failed
      * check (code + a sentence with the numbers and what to do), and informational ones
      * (`static_trial`, `camera_offset_corrected`). Codes and bounds: `models/capture/quality.ts`.
      */
-    conditions: z.array(z.object({ code: z.enum(CONDITION_CODES), detail: noteText(z.string().min(1).max(CONDITION_DETAIL_MAX)) })).max(40),
+    conditions: z
+      .array(
+        z.object({
+          code: z.enum(CONDITION_CODES).describe('Condition code (models/capture/quality.ts).'),
+          detail: noteText(z.string().min(1).max(CONDITION_DETAIL_MAX)).describe('One sentence with the numbers and what to do.'),
+        }),
+      )
+      .max(40)
+      .describe('Conditions the reading was measured under that the clinician must see (failed checks and informational ones).'),
   })
   .refine((m) => (m.value_deg === null) === (m.omitted_reason !== null), {
     message: 'value_deg must be null exactly when omitted_reason is set',

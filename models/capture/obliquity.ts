@@ -29,11 +29,11 @@ export function obliquityBand(deg: number | null): ObliquityBand {
 /** One camera's declared place in a rig (the `rig.declared_layout` JSON list). */
 export const DeclaredCamera = z.object({
   /** Camera name as in the calibration (e.g. "cam_01"). */
-  camera: plainText(z.string().min(1), { nfkc: false }),
+  camera: plainText(z.string().min(1), { nfkc: false }).describe('Camera name as in the calibration (e.g. "cam_01").'),
   /** Human label, e.g. "front", "left 45°". */
-  label: plainText(z.string()),
+  label: plainText(z.string()).describe('Human label, e.g. "front", "left 45°".'),
   /** Expected yaw in degrees (see module comment). */
-  yaw_deg: z.number().min(-180).max(180),
+  yaw_deg: z.number().min(-180).max(180).describe('Expected camera yaw relative to the athlete, degrees (−180..180).'),
 });
 export type DeclaredCamera = z.infer<typeof DeclaredCamera>;
 export const DeclaredLayout = z.array(DeclaredCamera);

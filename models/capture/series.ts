@@ -19,8 +19,8 @@ export const MAX_SERIES_FRAMES = 36_000;
 
 /** One joint's angle per frame (degrees; null = no valid reading in that frame). */
 export const JointAngleSeries = z.object({
-  joint: z.enum(POSE_JOINTS),
-  side: z.enum(POSE_SIDES),
+  joint: z.enum(POSE_JOINTS).describe('Joint measured.'),
+  side: z.enum(POSE_SIDES).describe('Side of the body.'),
   values: z
     .array(z.number().finite().nullable())
     .max(MAX_SERIES_FRAMES)
@@ -32,7 +32,10 @@ export type JointAngleSeries = z.infer<typeof JointAngleSeries>;
 export const AngleSeries = z.object({
   fps: z.number().positive().max(1000).describe('Frames per second.'),
   first_frame: z.number().int().min(0).describe('Frame of the recording that values[0] is (after synchronisation trimming); 0 normally.'),
-  series: z.array(JointAngleSeries).max(POSE_JOINTS.length * POSE_SIDES.length),
+  series: z
+    .array(JointAngleSeries)
+    .max(POSE_JOINTS.length * POSE_SIDES.length)
+    .describe('One per-frame angle series per joint and side.'),
 });
 export type AngleSeries = z.infer<typeof AngleSeries>;
 

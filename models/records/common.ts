@@ -18,14 +18,14 @@ export const IsoDateTime = z.string().datetime();
 
 /** Columns every business row carries (domain.md "Records"). */
 export const RowMeta = {
-  id: Id,
-  org_id: Id,
-  created_at: IsoDateTime,
-  updated_at: IsoDateTime,
+  id: Id.describe('Record id (UUID v7).'),
+  org_id: Id.describe('Organisation (club) the record belongs to.'),
+  created_at: IsoDateTime.describe('When the record was created (ISO-8601 UTC).'),
+  updated_at: IsoDateTime.describe('When the record was last changed (ISO-8601 UTC).'),
   /** Optimistic-concurrency counter; bumped on every write. */
-  version: z.number().int().min(1),
+  version: z.number().int().min(1).describe('Optimistic-concurrency counter; bumped on every write.'),
   /** Soft delete: set instead of removing the row. */
-  deleted_at: IsoDateTime.nullable(),
+  deleted_at: IsoDateTime.nullable().describe('When the record was soft-deleted (ISO-8601 UTC); null while live.'),
 };
 
 export const META_COLUMNS = ['id', 'org_id', 'created_at', 'updated_at', 'version', 'deleted_at'] as const;

@@ -13,7 +13,7 @@ import { Id, IsoDate, IsoDateTime, RowMeta } from './common';
 export { Id, IsoDate, IsoDateTime, RowMeta, META_COLUMNS, isRealDate } from './common';
 
 /** Lowercase snake labels for sides of the body. */
-export const Side = z.enum(['left', 'right', 'bilateral', 'none']);
+export const Side = z.enum(['left', 'right', 'bilateral', 'none']).describe('Side of the body: left, right, bilateral or none.');
 
 export const Organization = z.object({
   ...RowMeta,
@@ -28,9 +28,9 @@ export type Organization = z.infer<typeof Organization>;
 
 export const User = z.object({
   ...RowMeta,
-  email: z.string().email().max(200),
-  display_name: z.string().min(1).max(200),
-  role: z.enum(ROLES),
+  email: z.string().email().max(200).describe('Sign-in email address.'),
+  display_name: z.string().min(1).max(200).describe('Name shown to colleagues.'),
+  role: z.enum(ROLES).describe('Role, which sets the permissions (models/roles.ts).'),
   /** For athlete-role users: the one athlete they may see. Null = unlinked (refused, never defaulted). */
   linked_athlete_id: Id.nullable().describe('For athlete-role users: the one athlete they may see. Null = unlinked (refused, never defaulted).'),
   active: z.boolean(),
@@ -43,20 +43,20 @@ export type User = z.infer<typeof User>;
 
 export const Squad = z.object({
   ...RowMeta,
-  name: z.string().min(1).max(100),
+  name: z.string().min(1).max(100).describe('Squad name, unique in the club (ignoring case).'),
   season: z.string().min(4).max(20).describe('e.g. `2026/27`.'),
 });
 export type Squad = z.infer<typeof Squad>;
 
 export const Athlete = z.object({
   ...RowMeta,
-  name: z.string().min(1).max(200),
+  name: z.string().min(1).max(200).describe("Athlete's full name."),
   date_of_birth: IsoDate.describe('Date of birth (YYYY-MM-DD).'),
-  sex: z.enum(['female', 'male', 'other']),
-  position: z.string().max(60).nullable(),
-  squad_id: Id.nullable(),
-  dominant_side: z.enum(['left', 'right', 'both']),
-  status: z.enum(['active', 'deactivated']),
+  sex: z.enum(['female', 'male', 'other']).describe('Sex: female, male or other.'),
+  position: z.string().max(60).nullable().describe('Playing position, e.g. `winger`; null when none.'),
+  squad_id: Id.nullable().describe('Squad the athlete belongs to; null = no squad.'),
+  dominant_side: z.enum(['left', 'right', 'both']).describe('Dominant (preferred) side: left, right or both.'),
+  status: z.enum(['active', 'deactivated']).describe('active, or deactivated (soft-deleted, records kept).'),
   /** Free text. Reaches the model only inside the labelled data envelope. */
   notes: z.string().max(5000).describe('Free text. Reaches the model only inside the labelled data envelope.'),
   /** Why the athlete was deactivated, as typed ('' when none or active). Free text: never part of a changeset summary. */
@@ -65,18 +65,20 @@ export const Athlete = z.object({
 export type Athlete = z.infer<typeof Athlete>;
 
 /** Severity by days lost, Fuller et al. 2006 consensus (slight 0–1, minimal 2–3, mild 4–7, moderate 8–28, severe >28). */
-export const InjurySeverity = z.enum(['slight', 'minimal', 'mild', 'moderate', 'severe']);
+export const InjurySeverity = z
+  .enum(['slight', 'minimal', 'mild', 'moderate', 'severe'])
+  .describe('Severity by days lost (Fuller et al. 2006): slight 0–1, minimal 2–3, mild 4–7, moderate 8–28, severe >28.');
 
 export const Injury = z.object({
   ...RowMeta,
   athlete_id: Id,
   body_part: z.string().min(1).max(80).describe('e.g. `hamstring`, `ankle`, `ACL`.'),
   side: Side,
-  mechanism: z.enum(['contact', 'non_contact', 'overuse', 'unknown']),
+  mechanism: z.enum(['contact', 'non_contact', 'overuse', 'unknown']).describe('How it happened: contact, non_contact, overuse or unknown.'),
   onset_date: IsoDate.describe('Date the injury happened or was first reported (YYYY-MM-DD).'),
   severity: InjurySeverity,
-  status: z.enum(['open', 'closed']),
-  clinician_notes: z.string().max(10_000),
+  status: z.enum(['open', 'closed']).describe('open while the injury is being managed; closed once resolved.'),
+  clinician_notes: z.string().max(10_000).describe("Clinician's free-text notes (untrusted text)."),
 });
 export type Injury = z.infer<typeof Injury>;
 
@@ -86,16 +88,18 @@ export const Screening = z.object({
   /** e.g. `weight_bearing_lunge`, `single_leg_hop`, `nordic_hamstring`. */
   test: z.string().min(1).max(80).describe('e.g. `weight_bearing_lunge`, `single_leg_hop`, `nordic_hamstring`.'),
   side: Side,
-  value: z.number().min(-10_000).max(10_000),
+  value: z.number().min(-10_000).max(10_000).describe('Measured value, in `unit` (e.g. degrees for a lunge angle, cm for a hop).'),
   /** e.g. `cm`, `deg`, `N`, `s`. */
   unit: z.string().min(1).max(20).describe('e.g. `cm`, `deg`, `N`, `s`.'),
-  date: IsoDate,
-  notes: z.string().max(5000),
+  date: IsoDate.describe('Date of the screening (YYYY-MM-DD).'),
+  notes: z.string().max(5000).describe('Free-text notes (untrusted text).'),
 });
 export type Screening = z.infer<typeof Screening>;
 
 /** RTP stages on the return-to-sport continuum (Ardern et al. 2016 consensus). */
-export const RtpStage = z.enum(['protection', 'rehabilitation', 'return_to_running', 'return_to_training', 'return_to_play', 'return_to_performance']);
+export const RtpStage = z
+  .enum(['protection', 'rehabilitation', 'return_to_running', 'return_to_training', 'return_to_play', 'return_to_performance'])
+  .describe('Stage on the return-to-sport continuum (Ardern et al. 2016).');
 
 export const RtpEntry = z.object({
   ...RowMeta,
@@ -103,7 +107,7 @@ export const RtpEntry = z.object({
   athlete_id: Id,
   stage: RtpStage,
   criteria_met: z.string().max(2000).describe("The stage's exit criteria met so far, in the clinician's words."),
-  notes: z.string().max(5000),
+  notes: z.string().max(5000).describe('Free-text notes (untrusted text).'),
   physio_signoff_by: Id.nullable(),
   physio_signoff_at: IsoDateTime.nullable(),
   doctor_signoff_by: Id.nullable(),
@@ -124,7 +128,7 @@ export const Wellness = z.object({
   stress: Scale1to5.describe('Stress, 1 (none) – 5 (very high).'),
   mood: Scale1to5.describe('Mood, 1 (low) – 5 (great).'),
   fatigue: Scale1to5.describe('Fatigue, 1 (fresh) – 5 (exhausted).'),
-  notes: z.string().max(2000),
+  notes: z.string().max(2000).describe("The athlete's free-text comment (untrusted text)."),
 });
 export type Wellness = z.infer<typeof Wellness>;
 
@@ -143,7 +147,7 @@ export const TrainingSession = z.object({
   date: IsoDate,
   kind: z.string().min(1).max(60).describe('e.g. `pitch`, `gym`, `match`.'),
   duration_min: z.number().int().min(1).max(600).describe('Duration in minutes (1–600).'),
-  notes: z.string().max(2000),
+  notes: z.string().max(2000).describe('Free-text notes (untrusted text).'),
 });
 export type TrainingSession = z.infer<typeof TrainingSession>;
 
@@ -161,11 +165,11 @@ export type SessionLoad = z.infer<typeof SessionLoad>;
 
 export const Rig = z.object({
   ...RowMeta,
-  name: z.string().min(1).max(100),
+  name: z.string().min(1).max(100).describe('The room the rig is in, e.g. "Clinic room 1".'),
   /** JSON: [{ camera, label: "front" | "left 45°" …, yaw_deg }]. */
   declared_layout: z.string().describe('JSON: [{ camera, label: "front" | "left 45°" …, yaw_deg }].'),
-  drift_tolerance_deg: z.number().min(0).max(90),
-  drift_tolerance_m: z.number().min(0).max(10),
+  drift_tolerance_deg: z.number().min(0).max(90).describe('Yaw drift (degrees) above which readings from this rig are not trustworthy.'),
+  drift_tolerance_m: z.number().min(0).max(10).describe('Camera displacement (metres) above which the rig counts as moved.'),
 });
 export type Rig = z.infer<typeof Rig>;
 
@@ -186,15 +190,15 @@ export const CaptureSession = z.object({
   ...RowMeta,
   athlete_id: Id,
   rig_id: Id.nullable(),
-  recorded_at: IsoDateTime,
-  trial_name: z.string().max(200),
-  fps: z.number().min(0).max(1000),
-  frame_count: z.number().int().min(0),
-  camera_count: z.number().int().min(0).max(32),
-  source: z.enum(['video', 'keypoints_json', 'live']),
-  trc_path: z.string().nullable(),
-  status: z.enum(['processing', 'complete', 'failed']),
-  notes: z.string().max(5000),
+  recorded_at: IsoDateTime.describe('When the trial was recorded (ISO-8601 UTC instant).'),
+  trial_name: z.string().max(200).describe('Trial folder or clip name; empty when none.'),
+  fps: z.number().min(0).max(1000).describe('Frame rate, frames per second.'),
+  frame_count: z.number().int().min(0).describe('Frames in the trial.'),
+  camera_count: z.number().int().min(0).max(32).describe('Cameras that recorded the trial.'),
+  source: z.enum(['video', 'keypoints_json', 'live']).describe('What the poses came from: video, keypoints_json (pre-computed 2D keypoints) or live.'),
+  trc_path: z.string().nullable().describe('Path of the triangulated .trc marker file; null when none.'),
+  status: z.enum(['processing', 'complete', 'failed']).describe('Processing state of the trial.'),
+  notes: z.string().max(5000).describe('Free-text notes (untrusted text).'),
   /** Movement test recorded ('' when not said, e.g. sessions stored before tests were recorded). */
   test: z.enum(['', ...CAPTURE_TESTS]).describe("Movement test recorded: single_leg_squat, drop_jump, gait, balance; '' when not said."),
   /** JSON `AngleSeries` (models/capture/series.ts): per-frame joint angles in degrees; '' when none stored. */
@@ -258,8 +262,8 @@ export type Video = z.infer<typeof Video>;
 
 export const Device = z.object({
   ...RowMeta,
-  name: z.string().min(1).max(100),
-  kind: z.enum(['camera', 'wearable', 'tablet']),
+  name: z.string().min(1).max(100).describe('Device name shown in lists.'),
+  kind: z.enum(['camera', 'wearable', 'tablet']).describe('camera, wearable or tablet.'),
   /** Set for an athlete's own wearable. */
   athlete_id: Id.nullable().describe("Set for an athlete's own wearable."),
   /** scrypt hash of the device API key; the key itself is shown once and never stored. */
@@ -283,16 +287,16 @@ export type Report = z.infer<typeof Report>;
 
 export const RateFolder = z.object({
   ...RowMeta,
-  name: z.string().min(1).max(100),
+  name: z.string().min(1).max(100).describe('Fee-schedule folder name.'),
 });
 export type RateFolder = z.infer<typeof RateFolder>;
 
-export const RateItemType = z.enum(['assessment', 'treatment', 'report', 'consultation', 'rehab_session', 'screening']);
+export const RateItemType = z.enum(['assessment', 'treatment', 'report', 'consultation', 'rehab_session', 'screening']).describe('Kind of billable item.');
 export const RateItem = z.object({
   ...RowMeta,
   folder_id: Id,
-  code: z.string().min(1).max(20),
-  name: z.string().min(1).max(200),
+  code: z.string().min(1).max(20).describe('Fee code, unique in the club (ignoring case), e.g. `PHY-01`.'),
+  name: z.string().min(1).max(200).describe('Item name as billed.'),
   item_type: RateItemType,
   /** Price in USD cents. Policy: $1 – $10,000 (100 – 1,000,000 cents). */
   price_cents: z.number().int().min(100).max(1_000_000).describe('Price in USD cents. Policy: $1 – $10,000 (100 – 1,000,000 cents).'),

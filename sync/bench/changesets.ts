@@ -58,6 +58,8 @@ async function main(): Promise<void> {
         });
         return ((await r.json()) as { token: string }).token;
       };
+      // Each changeset records its own day (one live wellness row per athlete and day, HQ 0007).
+      let days = 0;
       const changeset = () => ({
         changeset_id: uuidv7(),
         verb: 'wellness.record',
@@ -67,7 +69,16 @@ async function main(): Promise<void> {
             op: 'insert',
             table: 'wellness',
             id: uuidv7(),
-            after: { athlete_id: athlete, date: today, sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2, notes: '' },
+            after: {
+              athlete_id: athlete,
+              date: new Date(Date.parse(`${today}T00:00:00Z`) - 86_400_000 * (400 + days++)).toISOString().slice(0, 10),
+              sleep: 4,
+              soreness: 2,
+              stress: 2,
+              mood: 4,
+              fatigue: 2,
+              notes: '',
+            },
           },
         ],
       });

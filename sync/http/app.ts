@@ -2,8 +2,9 @@
  * The HQ server's HTTP surface (Hono):
  * - `POST /v1/devices` {email, pin, name?} → a device token; `DELETE /v1/devices/:id` revokes one;
  * - `POST /v1/changesets` (Bearer): a device's outbox changesets, applied in order (sync/write/apply.ts);
- * - `POST /v1/approvals` (Bearer, an owner's own device): owner approvals of changesets, bound to
- *   their content hash, that a needs-owner changeset uploaded by another device is verified against
+ * - `POST /v1/approvals` (Bearer, a staff user's own token): owner approvals of changesets and
+ *   authors' attestations of their RTP sign-offs, bound to their content hash, that a needs-owner
+ *   changeset, or a sign-off uploaded under another user's token, is verified against
  *   (sync/write/approvals.ts);
  * - `GET /v1/shape` (Bearer): the auth proxy in front of the shape service (sync/http/shape-proxy.ts);
  * - `/healthz` (liveness, touches nothing), `/readyz` (Postgres reachable, replication slot
@@ -212,7 +213,7 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
     return c.json({ results });
   });
 
-  // --- Owner approvals (recorded by the owner's own device token)
+  // --- Owner approvals and sign-off attestations (recorded by the user's own device token)
   app.post(
     '/v1/approvals',
     bodyLimit({ maxSize: 64 * 1024, onError: (c) => errorResponse(c, badRequest('The request body is too large.'), 413) }),

@@ -75,11 +75,22 @@ describe.skipIf(!havePg)('who can sign in on a device', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ changesets }),
     });
+  // Each insert is its own day (one live wellness row per athlete and day, HQ 0007; the seed fills recent days).
+  let wellnessDays = 0;
   const wellnessInsert = (athleteId: string, notes: string) => ({
     op: 'insert',
     table: 'wellness',
     id: uuidv7(),
-    after: { athlete_id: athleteId, date: TODAY, sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2, notes },
+    after: {
+      athlete_id: athleteId,
+      date: new Date(Date.UTC(2020, 0, 1 + wellnessDays++)).toISOString().slice(0, 10),
+      sleep: 4,
+      soreness: 2,
+      stress: 2,
+      mood: 4,
+      fatigue: 2,
+      notes,
+    },
   });
 
   beforeAll(async () => {

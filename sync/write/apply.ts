@@ -15,7 +15,9 @@
  * authorised as *that* user, re-read now), else the token's user. The activity row says who
  * ("Name via Device <device name>"), when (the time the change was made on the device, never later
  * than HQ's clock; `hq_changeset.received_at` keeps when HQ received it) and from which device
- * (`hq_changeset.device_id`, and the device's name in `actor_name`).
+ * (`hq_changeset.device_id`, and the device's name in `actor_name`). A changeset that sets or
+ * withdraws an RTP sign-off under another user's token needs that author's own attestation
+ * (sync/write/approvals.ts), else it is rejected `signoff_unverified`.
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
@@ -23,14 +25,14 @@ import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
 import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
 import { AppError, type ErrorCode } from '../../models/errors';
-import { evaluatePolicy, OWNER_AUTHORITY_CODES } from '../../models/policy';
+import { evaluatePolicy, OWNER_AUTHORITY_CODES, signoffFieldsSet } from '../../models/policy';
 import type { Role } from '../../models/roles';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { ChangesetOutcome, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 import { NO_ATHLETE, withTenant } from '../pg/db';
-import { verifyOwnerApproval } from './approvals';
+import { verifyAuthorAttestation, verifyOwnerApproval } from './approvals';
 import type { Principal } from './principal';
 
 /** Clinics sit in time zones up to UTC+14: a clinical date is "in the future" only past that. */
@@ -50,6 +52,8 @@ const REJECTION_CODE: Readonly<Record<RejectionReason, ErrorCode>> = {
   policy: 'Forbidden',
   // The owner's approval it claims is not proven by that owner's own device token: an owner must approve it.
   approval_unverified: 'Forbidden',
+  // An RTP sign-off authored by someone other than the token's user, without that author's own attestation.
+  signoff_unverified: 'Forbidden',
   idempotency_mismatch: 'Conflict',
 };
 
@@ -131,6 +135,19 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
       if (e instanceof Rejection) return recordRejection(pool, principal, cs, contentHash, e);
       const code = (e as { code?: string }).code;
       if ((code === '40001' || code === '40P01') && attempt < 2) continue; // serialization failure / deadlock: retry
+      if (code === '23505' && (e as { constraint?: string }).constraint === 'wellness_one_per_day') {
+        // HQ 0007: another device stored this athlete's wellness for the day first.
+        return recordRejection(
+          pool,
+          principal,
+          cs,
+          contentHash,
+          reject(
+            'validation',
+            'Wellness for this athlete and day was already recorded on another device. Nothing was written; reload the day to see the stored answers and submit again to replace them.',
+          ),
+        );
+      }
       if (code && /^(22|23)/.test(code)) {
         // Data exception or integrity violation the rules did not foresee: the database refused it.
         return recordRejection(
@@ -275,6 +292,18 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
       if (!check.ok) {
         const why = policy.reasons.length ? policy.reasons : policy.decisions.filter((d) => OWNER_AUTHORITY_CODES.has(d.code)).map((d) => d.reason);
         throw reject(check.reason, `${why.join(' ')} ${check.message}`, { policy: policy.decisions });
+      }
+    }
+
+    // An RTP sign-off is the signer's own act: authored by someone other than the token's user
+    // (a shared device uploads everyone's changes), it needs that author's own attestation
+    // (sync/write/approvals.ts). A PIN checked offline on the device proves nothing.
+    const signoffFields = serverChanges.flatMap((ch) => signoffFieldsSet(ch).map((f) => ({ ch, f })));
+    if (signoffFields.length > 0 && actor.userId !== principal.userId) {
+      const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, contentHash);
+      if (!check.ok) {
+        const first = signoffFields[0]!;
+        throw reject(check.reason, check.message, { table: first.ch.table, row_id: first.ch.id, field: first.f });
       }
     }
 

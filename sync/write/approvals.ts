@@ -1,31 +1,40 @@
 /**
- * Owner approvals HQ can verify (HQ migration 0005, shared/design/sync.md "HQ trusts nothing the
- * device says"). A changeset the policy marks *needs owner* names its approver (`approved_by`, or
- * its author when that author is an owner); HQ accepts that claim only with proof the owner acted:
+ * Approvals and sign-off attestations HQ can verify (HQ migration 0005, shared/design/sync.md "HQ
+ * trusts nothing the device says"). A row of `hq_approval` says: user X, with their own HQ-issued
+ * device token, vouched for changeset id C with content hash H. It counts in two ways:
  *
- * 1. the upload came with the approver's own device token (the owner approved on their own
- *    device, or made the change there themselves), or
- * 2. the approver's own device token recorded an approval of this changeset id with this content
- *    hash first (`POST /v1/approvals`, {@link recordApprovals}): the owner approved on a device
- *    where they are signed in to HQ (their own, or a shared one they signed in to HQ on), possibly
- *    a different device from the one that uploads the changeset, possibly offline at the time.
+ * - **Owner approval.** A changeset the policy marks *needs owner* names its approver
+ *   (`approved_by`, or its author when that author is an owner); HQ accepts that claim only with
+ *   proof the owner acted ({@link verifyOwnerApproval}): the upload came with the approver's own
+ *   device token, or the approver's own token recorded C + H first.
+ * - **Sign-off attestation.** A changeset that sets or withdraws an RTP sign-off and names as its
+ *   author (`user_id`) someone other than the uploading token's user (a shared clinic laptop
+ *   uploads everyone's changes under one token) is applied only when that author's own token
+ *   recorded C + H first ({@link verifyAuthorAttestation}): otherwise anyone holding the shared
+ *   token could sign off in a doctor's name.
  *
- * A device token is issued only for the user's email + PIN checked at HQ (rate-limited, locked
- * after wrong PINs), so a device that merely holds an owner's PIN hash cannot produce either.
+ * Either is recorded with `POST /v1/approvals` ({@link recordApprovals}) by a device where that
+ * user is signed in to HQ (their own, or a shared one they signed in to HQ on), possibly offline
+ * at the time of the act. A device token is issued only for the user's email + PIN checked at HQ
+ * (rate-limited, locked after wrong PINs), so a device that merely holds a user's PIN hash cannot
+ * produce one. A row by a non-owner never counts as an owner approval, and a row by X counts as an
+ * attestation only for a changeset whose author is X.
  */
 import type pg from 'pg';
 import { Conflict, Forbidden } from '../../models/errors';
 import type { UploadedApproval } from '../../models/sync';
-import { NEEDS_OWNER_APPROVER } from '../../models/roles';
+import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
 import { withTenant } from '../pg/db';
 import type { Principal } from './principal';
 
 /**
- * Record the approvals `principal` (the token's user, who must be an active owner) made on its
- * device. Idempotent: the same approval again answers `already_recorded`. All or nothing.
- * `approved_at` is the device's time of approval, never later than `now`.
- * @throws Forbidden (the token's user is not an owner), Conflict (this owner already approved
- *   that changeset id for other content; nothing of the request is recorded)
+ * Record the approvals and attestations `principal` (the token's user: an active staff account,
+ * not an athlete's) made on its device: each vouches for one changeset id with one content hash.
+ * Whether a row counts is decided when the changeset is uploaded ({@link verifyOwnerApproval},
+ * {@link verifyAuthorAttestation}). Idempotent: the same one again answers `already_recorded`.
+ * All or nothing. `approved_at` is the device's time of the act, never later than `now`.
+ * @throws Forbidden (an athlete's or a deactivated account's token), Conflict (this user already
+ *   vouched for that changeset id with other content; nothing of the request is recorded)
  */
 export async function recordApprovals(
   pool: pg.Pool,
@@ -33,8 +42,10 @@ export async function recordApprovals(
   approvals: readonly UploadedApproval[],
   now: Date,
 ): Promise<{ changeset_id: string; status: 'recorded' | 'already_recorded' }[]> {
-  if (principal.role !== NEEDS_OWNER_APPROVER || !principal.active)
-    throw new Forbidden(`Only an ${NEEDS_OWNER_APPROVER}'s own device can record an approval; this device is signed in to HQ as a ${principal.role}.`);
+  if (SELF_SCOPED_ROLES.has(principal.role as Role) || !principal.active)
+    throw new Forbidden(
+      `Only the device token of an active staff account can record an approval or a sign-off attestation; this device is signed in to HQ as ${principal.active ? `an account with the role ${principal.role}` : 'a deactivated account'}.`,
+    );
   return withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
     const out: { changeset_id: string; status: 'recorded' | 'already_recorded' }[] = [];
     for (const a of approvals) {
@@ -57,7 +68,7 @@ export async function recordApprovals(
       ).rows[0];
       if (prior?.content_hash !== a.content_hash)
         throw new Conflict(
-          `You already approved change ${a.changeset_id} with other content; an approval is bound to the content it was given for. Nothing of this request was recorded.`,
+          `You already approved or attested change ${a.changeset_id} with other content; an approval is bound to the content it was given for. Nothing of this request was recorded.`,
         );
       out.push({ changeset_id: a.changeset_id, status: 'already_recorded' });
     }
@@ -100,5 +111,36 @@ export async function verifyOwnerApproval(
     message: rec
       ? "The owner's recorded approval is for different content than this change; nothing was written. Re-plan it and have the owner approve it again."
       : `HQ cannot verify the owner's approval this change names: it was not uploaded from the owner's own device, and no approval of it was recorded by a device signed in to HQ as that owner. Nothing was written. Re-plan it and have the owner approve it on a device signed in to HQ as themselves (Settings → Sync).`,
+  };
+}
+
+/** Why an author's sign-off attestation is or is not proven (see {@link verifyAuthorAttestation}). */
+export type AttestationCheck = { ok: true; proof: 'token' | 'record' } | { ok: false; reason: 'signoff_unverified'; message: string };
+
+/**
+ * Is there proof that `authorId` (the changeset's author, already re-read at HQ as an active user
+ * of this org) made changeset `changesetId` with content hash `contentHash`? Runs in the caller's
+ * tenant transaction `c`. Proof: `principal` (the uploading token's user) is the author, or the
+ * author's own device token recorded an attestation of that id and hash ({@link recordApprovals}).
+ * Used for changesets that set an RTP sign-off (sync/write/apply.ts).
+ */
+export async function verifyAuthorAttestation(
+  c: pg.PoolClient,
+  principal: Principal,
+  authorId: string,
+  changesetId: string,
+  contentHash: string,
+): Promise<AttestationCheck> {
+  if (principal.userId === authorId) return { ok: true, proof: 'token' };
+  const rec = (
+    await c.query<{ content_hash: string }>('SELECT content_hash FROM hq_approval WHERE changeset_id = $1 AND approver_id = $2', [changesetId, authorId])
+  ).rows[0];
+  if (rec && rec.content_hash === contentHash) return { ok: true, proof: 'record' };
+  return {
+    ok: false,
+    reason: 'signoff_unverified',
+    message: rec
+      ? "The signer's recorded attestation is for different content than this change; nothing was written. Re-plan it and have the signer sign off again."
+      : `HQ cannot verify that the user this RTP sign-off names as its author made it: it was uploaded under another user's device token, and no attestation of it was recorded by a device signed in to HQ as that user (a PIN checked on the device is no proof). Nothing was written. Re-plan it: the signer signs in to HQ as themselves on this device (Settings → Sync) and signs off again.`,
   };
 }

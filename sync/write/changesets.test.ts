@@ -42,8 +42,11 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     return ((await res.json()) as ChangesetUploadResult).results[0]!;
   }
+  // Each inserted day is its own (one live wellness row per athlete and day, HQ 0007; the seed fills recent days).
+  let wellnessDays = 0;
   function wellness(athleteId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-    return { athlete_id: athleteId, date: TODAY, sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2, notes: '', ...extra };
+    const date = new Date(Date.UTC(2020, 0, 1 + wellnessDays++)).toISOString().slice(0, 10);
+    return { athlete_id: athleteId, date, sleep: 4, soreness: 2, stress: 2, mood: 4, fatigue: 2, notes: '', ...extra };
   }
 
   beforeAll(async () => {
@@ -266,6 +269,24 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect(n!.n).toBe(0);
   });
 
+  it('two devices recording the same athlete and day at once: one row (HQ 0007), the other rejected with a clear message', async () => {
+    const day = { date: '2026-01-02' };
+    const race = (token: string, sleep: number) =>
+      one(token, {
+        changeset_id: uuidv7(),
+        verb: 'wellness.submit',
+        changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[13]!, { ...day, sleep }) }],
+      });
+    const [a, b] = await Promise.all([race(tokens.physio!, 3), race(tokens.doctor!, 5)]);
+    expect([a.status, b.status].sort()).toEqual(['applied', 'rejected']);
+    const loser = a.status === 'rejected' ? a : b;
+    if (loser.status === 'rejected') {
+      expect(loser.reason).toBe('validation');
+      expect(loser.message).toMatch(/already recorded on another device/);
+    }
+    const live = await sql('SELECT id FROM wellness WHERE athlete_id = $1 AND date = $2 AND deleted_at IS NULL', [athletes[13], day.date]);
+    expect(live).toHaveLength(1);
+  });
   it("lets one of two devices racing on the same row win; the other gets stale with the winner's row", async () => {
     const [row] = await sql<{ id: string; version: number }>('SELECT id, version FROM athlete WHERE id = $1', [athletes[12]]);
     const race = (notes: string, token: string) =>
@@ -335,13 +356,16 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       // Naming the owner as the author instead (an org device may upload for anyone) proves nothing either.
       const asOwner = await one(tokens.admin!, cs({ user_id: ids.users.owner }));
       expect(asOwner).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
-      // And only an owner's own device may record an approval at all.
+      // A non-owner's token may record that it vouches for a changeset (an author's attestation),
+      // but that never counts as the owner's approval; an athlete's token records nothing.
       const c = cs();
       const { uploadContentHash } = await import('./apply');
       const adminRecord = await approve(tokens.admin!, [{ changeset_id: c.changeset_id, content_hash: uploadContentHash(c as never) }]);
-      expect(adminRecord.status).toBe(403);
-      expect(((await adminRecord.json()) as { error: { code: string } }).error.code).toBe('Forbidden');
+      expect(adminRecord.status).toBe(200);
       expect(await one(tokens.admin!, { ...c, approved_by: ids.users.owner })).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      const athleteRecord = await approve(tokens.athlete!, [{ changeset_id: uuidv7(), content_hash: 'a'.repeat(64) }]);
+      expect(athleteRecord.status).toBe(403);
+      expect(((await athleteRecord.json()) as { error: { code: string } }).error.code).toBe('Forbidden');
       expect(await price(item.id)).toEqual(before);
       const [n] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM hq_changeset WHERE outcome->>'reason' = 'approval_unverified'");
       expect(n!.n).toBeGreaterThanOrEqual(4);
@@ -387,6 +411,134 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       expect(out).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
       if (out.status === 'rejected') expect(out.message).toMatch(/different content/);
       expect(await price(swapped.item.id)).toEqual({ price_cents: swapped.item.price_cents, version: swapped.item.version });
+    });
+  });
+
+  describe("RTP sign-offs uploaded under another user's token need the signer's own attestation", () => {
+    async function attest(token: string, approvals: unknown[]): Promise<Response> {
+      return fetch(`${server.url}/v1/approvals`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ approvals }),
+      });
+    }
+    /** The doctor's sign-off of the `n`th unsigned RTP entry, planned against the row as HQ holds it now. */
+    async function doctorSignoff(n: number) {
+      const [row] = await sql<{ id: string; version: number }>(
+        'SELECT id, version FROM rtp_entry WHERE org_id = $1 AND doctor_signoff_by IS NULL AND deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET $2',
+        [ids.org, n],
+      );
+      const at = new Date().toISOString();
+      const cs = {
+        changeset_id: uuidv7(),
+        verb: 'rtp.signoff_doctor',
+        user_id: ids.users.doctor,
+        changes: [
+          {
+            op: 'update',
+            table: 'rtp_entry',
+            id: row!.id,
+            version: row!.version,
+            before: { doctor_signoff_by: null, doctor_signoff_at: null },
+            after: { doctor_signoff_by: ids.users.doctor, doctor_signoff_at: at },
+          },
+        ],
+      };
+      return { row: row!, cs };
+    }
+    async function signer(id: string): Promise<{ doctor_signoff_by: string | null; version: number }> {
+      return (await sql<{ doctor_signoff_by: string | null; version: number }>('SELECT doctor_signoff_by, version FROM rtp_entry WHERE id = $1', [id]))[0]!;
+    }
+
+    it("rejects a forged sign-off: the physio's token uploading a doctor's sign-off with user_id = the doctor", async () => {
+      const { row, cs } = await doctorSignoff(0);
+      const out = await one(tokens.physio!, cs);
+      expect(out).toMatchObject({ status: 'rejected', reason: 'signoff_unverified', table: 'rtp_entry', row_id: row.id, field: 'doctor_signoff_by' });
+      if (out.status === 'rejected') expect(out.message).toMatch(/cannot verify that the user this RTP sign-off names/);
+      expect(await signer(row.id)).toEqual({ doctor_signoff_by: null, version: row.version });
+      // The admin's shared laptop token, and the owner's, prove nothing about the doctor either.
+      expect(await one(tokens.admin!, { ...cs, changeset_id: uuidv7() })).toMatchObject({ status: 'rejected', reason: 'signoff_unverified' });
+      expect(await one(tokens.owner!, { ...cs, changeset_id: uuidv7() })).toMatchObject({ status: 'rejected', reason: 'signoff_unverified' });
+      // Nor does an attestation recorded by someone else (the physio vouching for it).
+      const { uploadContentHash } = await import('./apply');
+      const c = { ...cs, changeset_id: uuidv7() };
+      expect((await attest(tokens.physio!, [{ changeset_id: c.changeset_id, content_hash: uploadContentHash(c as never) }])).status).toBe(200);
+      expect(await one(tokens.physio!, c)).toMatchObject({ status: 'rejected', reason: 'signoff_unverified' });
+      expect(await signer(row.id)).toEqual({ doctor_signoff_by: null, version: row.version });
+      // Withdrawing someone's sign-off is a sign-off change too.
+      const [signed] = await sql<{ id: string; version: number; doctor_signoff_by: string; doctor_signoff_at: string }>(
+        'SELECT id, version, doctor_signoff_by, doctor_signoff_at FROM rtp_entry WHERE org_id = $1 AND doctor_signoff_by = $2 LIMIT 1',
+        [ids.org, ids.users.doctor],
+      );
+      if (signed) {
+        const withdraw = {
+          changeset_id: uuidv7(),
+          verb: 'rtp.signoff_doctor',
+          user_id: ids.users.doctor,
+          changes: [
+            {
+              op: 'update',
+              table: 'rtp_entry',
+              id: signed.id,
+              version: signed.version,
+              before: { doctor_signoff_by: signed.doctor_signoff_by, doctor_signoff_at: signed.doctor_signoff_at },
+              after: { doctor_signoff_by: null, doctor_signoff_at: null },
+            },
+          ],
+        };
+        expect(await one(tokens.physio!, withdraw)).toMatchObject({ status: 'rejected', reason: 'signoff_unverified' });
+      }
+    });
+
+    it("applies the doctor's sign-off uploaded with the doctor's own token", async () => {
+      const { row, cs } = await doctorSignoff(0);
+      expect(await one(tokens.doctor!, cs)).toMatchObject({ status: 'applied', versions: { [row.id]: row.version + 1 } });
+      expect(await signer(row.id)).toEqual({ doctor_signoff_by: ids.users.doctor, version: row.version + 1 });
+    });
+
+    it("applies a sign-off from a shared device once the doctor's own token attested it, bound to its content", async () => {
+      const { uploadContentHash } = await import('./apply');
+      const { row, cs } = await doctorSignoff(0);
+      const rec = await attest(tokens.doctor!, [
+        { changeset_id: cs.changeset_id, content_hash: uploadContentHash(cs as never), approved_at: new Date().toISOString() },
+      ]);
+      expect(rec.status).toBe(200);
+      expect(await rec.json()).toEqual({ results: [{ changeset_id: cs.changeset_id, status: 'recorded' }] });
+      // An attestation binds its content: the same id signing another RTP entry is refused.
+      const other = await doctorSignoff(1);
+      const swapped = { ...other.cs, changeset_id: cs.changeset_id };
+      const out = await one(tokens.admin!, swapped);
+      expect(out).toMatchObject({ status: 'rejected', reason: 'signoff_unverified' });
+      if (out.status === 'rejected') expect(out.message).toMatch(/different content/);
+      expect(await signer(other.row.id)).toEqual({ doctor_signoff_by: null, version: other.row.version });
+      // The honest one from the shared laptop (admin's token) is applied, recorded as the doctor's.
+      const fresh = { ...cs, changeset_id: uuidv7() };
+      await attest(tokens.doctor!, [{ changeset_id: fresh.changeset_id, content_hash: uploadContentHash(fresh as never) }]);
+      expect(await one(tokens.admin!, fresh)).toMatchObject({ status: 'applied', versions: { [row.id]: row.version + 1 } });
+      expect(await signer(row.id)).toEqual({ doctor_signoff_by: ids.users.doctor, version: row.version + 1 });
+      const [act] = await sql<{ actor_user_id: string }>('SELECT actor_user_id FROM activity WHERE changeset_id = $1', [fresh.changeset_id]);
+      expect(act!.actor_user_id).toBe(ids.users.doctor);
+    });
+
+    it('still applies ordinary clinical changes a shared device uploads for another user, with no attestation', async () => {
+      const [row] = await sql<{ id: string; version: number }>(
+        'SELECT id, version FROM rtp_entry WHERE org_id = $1 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1',
+        [ids.org],
+      );
+      const notes = {
+        changeset_id: uuidv7(),
+        verb: 'rtp.update',
+        user_id: ids.users.physio,
+        changes: [{ op: 'update', table: 'rtp_entry', id: row!.id, version: row!.version, before: { notes: '' }, after: { notes: 'progressed to drills' } }],
+      };
+      expect(await one(tokens.admin!, notes)).toMatchObject({ status: 'applied' });
+      const w = {
+        changeset_id: uuidv7(),
+        verb: 'wellness.record',
+        user_id: ids.users.doctor,
+        changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[20]!) }],
+      };
+      expect(await one(tokens.physio!, w)).toMatchObject({ status: 'applied' });
     });
   });
 

@@ -26,6 +26,7 @@ import { sql as captureResults } from './0010_capture_results';
 import { sql as idempotencyPerUser } from './0011_idempotency_per_user';
 import { sql as syncUserTokens } from './0012_sync_user_tokens';
 import { sql as freeText } from './0013_free_text';
+import { sql as wellnessOnePerDay } from './0014_wellness_one_per_day';
 
 export interface Migration {
   id: number;
@@ -49,6 +50,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 11, name: '0011_idempotency_per_user', sql: idempotencyPerUser, sha256: '2e0408a4b59edad8d9a841290495a7b81796e7de17e2f35c1676e7dcca9577c3' },
   { id: 12, name: '0012_sync_user_tokens', sql: syncUserTokens, sha256: '801c447329cc6126339ae0a0f58ec17337946599aebd8c98adb4f81b7b6c9899' },
   { id: 13, name: '0013_free_text', sql: freeText, sha256: 'c0a4e46e12f050dc6f75932bc7d53f019eecf5da5d5a18f227614ad547744d1e' },
+  { id: 14, name: '0014_wellness_one_per_day', sql: wellnessOnePerDay, sha256: '99f0ba848c8cf014860b9a087640361683020c132eda0d57346d7241e57f11c5' },
 ];
 
 /** SHA-256 (lower-case hex) of a migration's SQL text, as recorded in schema_migrations.sha256. */

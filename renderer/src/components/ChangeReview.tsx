@@ -20,6 +20,26 @@ const GET_VERB: Record<string, 'injuries.get' | 'screenings.get' | 'rtp.get'> = 
 /** Fields never shown in a diff (internal links, bookkeeping). */
 const HIDDEN = new Set(['id', 'org_id', 'version', 'created_at', 'updated_at', 'api_key_hash', 'pin_hash', 'injury_id', 'training_session_id', 'folder_id']);
 
+/**
+ * The athlete and a short description of one updated clinical row (`{ athleteId, what }`), read
+ * with its typed get verb; null for a table without one.
+ */
+async function recordOf(table: string, id: string): Promise<{ athleteId: string; what: string } | null> {
+  if (table === 'injury') {
+    const r = await call('injuries.get', { id });
+    return { athleteId: r.athlete_id, what: `${r.side === 'none' ? '' : `${r.side} `}${r.body_part} injury` };
+  }
+  if (table === 'rtp_entry') {
+    const r = await call('rtp.get', { id });
+    return { athleteId: r.athlete_id, what: `RTP stage ${r.stage.replace(/_/g, ' ')}` };
+  }
+  if (table === 'screening') {
+    const r = await call('screenings.get', { id });
+    return { athleteId: r.athlete_id, what: `${r.test.replace(/_/g, ' ')} screening` };
+  }
+  return null;
+}
+
 interface Names extends NameBook {
   /** row id → what the row is ("Ellery Hart — Left hamstring injury"). */
   records: ReadonlyMap<string, string>;
@@ -62,15 +82,10 @@ export function useNames(changes: readonly RowChange[]): Names {
           .filter((c) => c.op === 'update' && GET_VERB[c.table])
           .slice(0, 20)
           .map(async (c) => {
-            const row = (await call(GET_VERB[c.table]!, { id: c.id }).catch(() => null)) as Record<string, unknown> | null;
-            if (!row) return;
-            const who = typeof row.athlete_id === 'string' ? athletes.get(row.athlete_id) : undefined;
-            const what =
-              c.table === 'injury'
-                ? `${String(row.side) === 'none' ? '' : `${String(row.side)} `}${String(row.body_part)} injury`
-                : c.table === 'rtp_entry'
-                  ? `RTP stage ${String(row.stage).replace(/_/g, ' ')}`
-                  : `${String(row.test).replace(/_/g, ' ')} screening`;
+            const rec = await recordOf(c.table, c.id).catch(() => null);
+            if (!rec) return;
+            const who = athletes.get(rec.athleteId);
+            const what = rec.what;
             records.set(c.id, who ? `${who} — ${what}` : what);
           }),
       );

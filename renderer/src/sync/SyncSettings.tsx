@@ -6,7 +6,8 @@
  * approve here (on a shared device enrolled by someone else), and a PIN form to do so.
  */
 import { useEffect, useState } from 'react';
-import { NEEDS_OWNER_APPROVER } from '../../../models/roles';
+import { hasPermission, NEEDS_OWNER_APPROVER } from '../../../models/roles';
+import { SIGNOFF_PERMISSIONS } from '../../../models/policy';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError, call } from '../bridge';
 import { ErrorNote } from '../components/Page';
@@ -60,7 +61,9 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
   }
 
   const enrolled = status?.enrolled === true;
-  const isOwner = useSession((s) => s.me?.role) === NEEDS_OWNER_APPROVER;
+  const role = useSession((s) => s.me?.role);
+  // Owners approve changes; sign-off holders sign off RTP: on a shared device HQ verifies either only with the user's own HQ sign-in.
+  const needsHqSignIn = role === NEEDS_OWNER_APPROVER || (!!role && Object.values(SIGNOFF_PERMISSIONS).some((p) => hasPermission(role, p)));
   return (
     <section className="card" aria-labelledby="sync-settings" data-sync-settings={enrolled ? 'enrolled' : 'local'}>
       <h2 id="sync-settings">Sync</h2>
@@ -108,7 +111,7 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
               </button>
             ) : null}
           </div>
-          {isOwner ? <OwnerHqSignIn /> : null}
+          {needsHqSignIn ? <OwnerHqSignIn /> : null}
         </>
       ) : (
         <p className="small muted">
@@ -166,8 +169,9 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
 }
 
 /**
- * An owner's own HQ sign-in on this device: without it HQ cannot verify an approval given here
- * on a device someone else enrolled, and rejects the approved change (a Sync conflict).
+ * A user's own HQ sign-in on this device (owners and RTP sign-off holders): without it HQ cannot
+ * verify an owner approval or an RTP sign-off given here on a device someone else enrolled, and
+ * rejects the change (a Sync conflict).
  */
 function OwnerHqSignIn() {
   const [state, setState] = useState<{ signed_in: boolean; signed_in_at: string | null } | null>(null);
@@ -192,11 +196,11 @@ function OwnerHqSignIn() {
   if (!state) return error ? <ErrorNote error={error} /> : null;
   return (
     <div data-owner-hq-signin={state.signed_in ? 'yes' : 'no'}>
-      <h3>Your approvals on this device</h3>
+      <h3>Your approvals and sign-offs on this device</h3>
       {state.signed_in ? (
         <p className="small">
           You are signed in to HQ as yourself on this device{state.signed_in_at ? ` (since ${formatDateTime(state.signed_in_at)})` : ''}: HQ can verify the
-          changes you approve here, even those approved offline.
+          changes you approve and the RTP sign-offs you give here, even offline.
         </p>
       ) : (
         <form
@@ -208,8 +212,9 @@ function OwnerHqSignIn() {
           }}
         >
           <p className="small muted">
-            HQ applies a change that needs an owner only when it can verify that you approved it. On this device it cannot yet: sign in to HQ as yourself once,
-            while online (your PIN goes to HQ and is not stored). Until then, changes you approve here are refused by HQ and appear under Sync conflicts.
+            HQ applies a change that needs an owner, or an RTP sign-off, only when it can verify that you gave it. On this device it cannot yet: sign in to HQ
+            as yourself once, while online (your PIN goes to HQ and is not stored). Until then, changes you approve and sign-offs you give here are refused by
+            HQ and appear under Sync conflicts.
           </p>
           {error ? <ErrorNote error={error} /> : null}
           <label>

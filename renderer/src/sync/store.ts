@@ -70,5 +70,9 @@ export const REASON_TEXT: Readonly<Record<string, { title: string; help: string 
     title: 'Owner approval not verified',
     help: 'It needs an owner’s approval, and HQ could not verify that the owner gave it: it was approved on a device not signed in to HQ as that owner. Re-plan it and have the owner approve it on a device signed in to HQ as themselves.',
   },
+  signoff_unverified: {
+    title: 'Sign-off not verified',
+    help: 'HQ could not verify that the person this RTP sign-off names made it: it was made on a shared device where they are not signed in to HQ as themselves (a PIN checked on the device is not proof). Discard it, have the signer sign in to HQ as themselves on this device (Settings → Sync), and sign off again.',
+  },
   idempotency_mismatch: { title: 'Duplicate change id', help: 'HQ already holds a different change with this id. Re-plan it as a new change.' },
 };

@@ -8,6 +8,7 @@ import { sql as poseConditions } from './0003_pose_conditions';
 import { sql as captureResults } from './0004_capture_results';
 import { sql as approvals } from './0005_approvals';
 import { sql as freeText } from './0006_free_text';
+import { sql as wellnessOnePerDay } from './0007_wellness_one_per_day';
 
 export interface HqMigration {
   id: number;
@@ -22,4 +23,5 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 4, name: '0004_capture_results', sql: captureResults },
   { id: 5, name: '0005_approvals', sql: approvals },
   { id: 6, name: '0006_free_text', sql: freeText },
+  { id: 7, name: '0007_wellness_one_per_day', sql: wellnessOnePerDay },
 ];

@@ -40,7 +40,7 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
       call('pose.getMetrics', { athlete_id: athleteId, limit: 500 }),
       call('capture.listSessions', { athlete_id: athleteId, limit: 100 }),
     ]);
-    return { metrics: m.metrics as unknown as PoseMetricView[], caveats: m.caveats, sessions: s.sessions };
+    return { metrics: m.metrics, caveats: m.caveats, sessions: s.sessions };
   }, athleteId);
   useEffect(() => onState(data.state), [data.state, onState]);
   if (data.state === 'error') return <ErrorNote error={data.error} />;
