@@ -106,10 +106,27 @@ describe.skipIf(!havePostgres)('a sync conflict re-planned by the assistant', ()
     await contractCall(page, 'sync.now', {});
     await indicator(page, 'data-conflicts', '1');
 
-    // The model proposes the same change on the row as HQ holds it now, then reports.
+    // The club has cleared the provider for every class (athlete notes are clinical-restricted), so
+    // the model may read the note; values still reach it only through its tools, never in the prompt.
+    const cleared = await contractCall(page, 'settings.updateAssistant', {
+      provider_clearance: { anthropic: ['internal', 'personal', 'clinical', 'clinical-restricted'] },
+    });
+    expect(cleared.ok).toBe(true);
+    const conflicts = await contractCall<{ conflicts: { changeset_id: string }[] }>(page, 'sync.conflicts', {});
+    const changesetId = conflicts.value!.conflicts[0]!.changeset_id;
+
+    // The model reads the rejected change and the record as HQ holds it now, proposes the same
+    // change on the current row, then reports.
     const requestsBefore = model.requests.length;
     model.push(
-      { text: 'I will propose your note again on the current record.', toolUses: [{ name: 'update_athlete', input: { id, notes: ours } }] },
+      {
+        text: 'I will read the rejected change and the current record, then propose your note again.',
+        toolUses: [
+          { name: 'get_changeset', input: { id: changesetId } },
+          { name: 'read_athlete_notes', input: { id } },
+          { name: 'update_athlete', input: { id, notes: ours } },
+        ],
+      },
       { text: 'Re-planned: your note is proposed on the current record.' },
     );
     await goTo(page, '#/sync', 'sync');
@@ -118,15 +135,17 @@ describe.skipIf(!havePostgres)('a sync conflict re-planned by the assistant', ()
     const panel = new AssistantPanel(page);
     const dialog = await panel.confirmDialog();
     expect(dialog.title).toBe('Update athlete details');
-    // What the model was asked: the rejected change, why, and both values.
+    // What the model was asked: the rejected change by id, why, and the fields — no record values.
     const asked = model.requests[requestsBefore]!.raw;
-    expect(asked).toContain('HQ rejected my change');
+    expect(asked).toContain(`HQ rejected my change ${changesetId}`);
     expect(asked).toContain('Changed at HQ meanwhile');
-    expect(asked).toContain(ours);
-    expect(asked).toContain('Theirs: HQ');
+    expect(asked).not.toContain(ours);
+    expect(asked).not.toContain('Theirs: HQ');
     await screenshot(page, 'sync-replan-01-assistant-confirm');
     await panel.approve();
     await panel.waitForStatus('finished');
+    // Through its tools, under the club's clearance, the model saw the current note (HQ's).
+    expect(model.requests[requestsBefore + 1]!.raw).toContain('Theirs: HQ');
     await page.locator('.ok-note', { hasText: 'Kinetix is re-planning it' }).waitFor();
 
     // Applied on this device against HQ's version; the refused change is then discarded.

@@ -52,6 +52,10 @@ export const ERROR_CODES = [
   'UnknownStopReason',
   'Unavailable',
   'Internal',
+  'MalformedRequest',
+  'PayloadTooLarge',
+  'UnsupportedMediaType',
+  'MisdirectedRequest',
 ] as const;
 /** One error code of {@link ERROR_CODES}. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -78,6 +82,10 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   UnknownStopReason: 502,
   Unavailable: 503,
   Internal: 500,
+  MalformedRequest: 400,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  MisdirectedRequest: 421,
 };
 
 /** True when `code` is one of {@link ERROR_CODES}. */

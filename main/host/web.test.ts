@@ -101,6 +101,7 @@ describe('web host', () => {
   it('refuses a foreign Host header (DNS rebinding)', async () => {
     const r = await raw('GET', '/', { host: `evil.test:${host.port}` });
     expect(r.status).toBe(421);
+    expect(JSON.parse(r.body)).toMatchObject({ ok: false, error: { code: 'MisdirectedRequest' } });
     expect(r.body).not.toContain(host.token);
   });
 
@@ -122,6 +123,7 @@ describe('web host', () => {
     expect(r.status).toBe(403);
     const t = await raw('POST', '/api/call/session.users', { host: `127.0.0.1:${host.port}`, [TOKEN_HEADER]: host.token, 'content-type': 'text/plain' }, '{}');
     expect(t.status).toBe(415);
+    expect(JSON.parse(t.body)).toMatchObject({ ok: false, error: { code: 'UnsupportedMediaType' } });
   });
 
   it('lists sign-in users without credentials', async () => {
@@ -209,7 +211,7 @@ describe('web host', () => {
       big,
     );
     expect(withLength.status).toBe(413);
-    expect(JSON.parse(withLength.body)).toMatchObject({ ok: false, error: { code: 'Validation', message: expect.stringMatching(/over the 1 MB limit/) } });
+    expect(JSON.parse(withLength.body)).toMatchObject({ ok: false, error: { code: 'PayloadTooLarge', message: expect.stringMatching(/over the 1 MB limit/) } });
     const chunked = await raw(
       'POST',
       '/api/call/verb.call',
@@ -217,7 +219,7 @@ describe('web host', () => {
       big,
     );
     expect(chunked.status).toBe(413);
-    expect(JSON.parse(chunked.body)).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    expect(JSON.parse(chunked.body)).toMatchObject({ ok: false, error: { code: 'PayloadTooLarge' } });
     // fetch (undici) as the browser-like client: it reads the 413 instead of failing on a reset.
     const f = await fetch(`${host.url}api/call/verb.call`, {
       method: 'POST',
@@ -225,7 +227,7 @@ describe('web host', () => {
       body: big,
     });
     expect(f.status).toBe(413);
-    expect((await f.json()) as unknown).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    expect((await f.json()) as unknown).toMatchObject({ ok: false, error: { code: 'PayloadTooLarge' } });
     // A body just under the limit is read, parsed and reaches the handler (which refuses the unknown field).
     const under = await call('session.users', { pad: 'y'.repeat(MAX_BODY_BYTES - 100) });
     expect(under.status).toBe(422);
@@ -241,7 +243,7 @@ describe('web host', () => {
       '{"a":',
     );
     expect(r.status).toBe(400);
-    expect(JSON.parse(r.body)).toMatchObject({ ok: false, error: { code: 'Validation', message: 'The request body is not valid JSON.' } });
+    expect(JSON.parse(r.body)).toMatchObject({ ok: false, error: { code: 'MalformedRequest', message: 'The request body is not valid JSON.' } });
   });
 
   it('serves /favicon.ico, answers HEAD without a body, unknown paths with 404 and other methods with 405', async () => {

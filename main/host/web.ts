@@ -111,6 +111,11 @@ function errorBody(code: ErrorCode, message: string): ErrorBody {
   return { ok: false, error: { code, message } };
 }
 
+/** A typed refusal: the ErrorPayload body with its code's own HTTP status ({@link HTTP_STATUS}), so the two never disagree. */
+function refuse<E extends Env>(c: Context<E>, code: ErrorCode, message: string, extra: Record<string, string> = {}): Response {
+  return json(c, HTTP_STATUS[code], errorBody(code, message), extra);
+}
+
 function sameToken(given: string | undefined, token: string): boolean {
   if (typeof given !== 'string') return false;
   const a = Buffer.from(given);
@@ -128,10 +133,10 @@ function injectToken(html: string, token: string): string {
 type HostEnv = { Bindings: HttpBindings; Variables: { body: string } };
 
 function tooLarge(c: Context<HostEnv>): Response {
-  return json(
+  return refuse(
     c,
-    413,
-    errorBody('Validation', `The request body is over the ${MAX_BODY_BYTES / 1_000_000} MB limit. Send less at once (for example, fewer rows per call).`),
+    'PayloadTooLarge',
+    `The request body is over the ${MAX_BODY_BYTES / 1_000_000} MB limit. Send less at once (for example, fewer rows per call).`,
     { connection: 'close' },
   );
 }
@@ -248,25 +253,25 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
   app.use('*', async (c, next) => {
     // DNS-rebinding guard: only our own host names on our port.
     if (!allowedHosts().has(c.req.header('host') ?? '')) {
-      return json(c, 421, errorBody('Forbidden', 'This host only answers requests addressed to 127.0.0.1 or localhost.'));
+      return refuse(c, 'MisdirectedRequest', 'This host only answers requests addressed to 127.0.0.1 or localhost.');
     }
     await next();
   });
 
   app.use('/api/*', async (c, next) => {
     if (!sameToken(c.req.header(TOKEN_HEADER), token)) {
-      return json(c, 401, errorBody('Unauthenticated', 'Missing or wrong host token. Reload the page from the address the web host printed.'));
+      return refuse(c, 'Unauthenticated', 'Missing or wrong host token. Reload the page from the address the web host printed.');
     }
     const origin = c.req.header('origin');
     if (origin !== undefined && !allowedHosts().has(origin.replace(/^http:\/\//, ''))) {
-      return json(c, 403, errorBody('Forbidden', 'Cross-origin requests are refused.'));
+      return refuse(c, 'Forbidden', 'Cross-origin requests are refused.');
     }
     const route = /^\/api\/(call|stream)\/([A-Za-z.]{1,60})$/.exec(c.req.path);
     if (!route || c.req.method !== 'POST') {
-      return json(c, 404, errorBody('NotFound', 'No such API route. Calls are POST /api/call/<operation>, streams POST /api/stream/<stream>.'));
+      return refuse(c, 'NotFound', 'No such API route. Calls are POST /api/call/<operation>, streams POST /api/stream/<stream>.');
     }
     if (!(c.req.header('content-type') ?? '').startsWith('application/json')) {
-      return json(c, 415, errorBody('Validation', 'Send the input as application/json.'));
+      return refuse(c, 'UnsupportedMediaType', 'Send the input as application/json.');
     }
     await next();
   });
@@ -289,7 +294,7 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
       const text = c.get('body');
       return { input: text.trim() === '' ? {} : (JSON.parse(text) as unknown) };
     } catch {
-      return { reply: json(c, 400, errorBody('Validation', 'The request body is not valid JSON.')) };
+      return { reply: refuse(c, 'MalformedRequest', 'The request body is not valid JSON.') };
     }
   }
 
@@ -384,7 +389,7 @@ function createApp(opts: WebHostOptions & { rendererDir: string; token: string; 
   // Never let one request take the host down (and every run in flight with it).
   app.onError((e, c) => {
     log(`request error: ${e.name}`);
-    return c.req.path.startsWith('/api/') ? json(c, 500, errorBody('Internal', 'An internal error occurred.')) : c.text('Internal error', 500);
+    return c.req.path.startsWith('/api/') ? refuse(c, 'Internal', 'An internal error occurred.') : c.text('Internal error', 500);
   });
   return app;
 }

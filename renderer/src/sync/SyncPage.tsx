@@ -124,14 +124,16 @@ export function SyncPage() {
   }
 
   async function askAssistant(c: SyncConflict) {
+    // Record values and the summary (which names the athlete) stay out of the message: the model
+    // reads the change (get_changeset) and the current records through its tools, where each field
+    // reaches the provider only if the club cleared it for that field's class (issue 9 §12).
     const lines = c.changes.map((ch) => {
-      const cur = c.current.find((x) => x.id === ch.id)?.row ?? null;
-      const fields = Object.entries(oursOf(ch))
-        .filter(([k]) => !HIDDEN.has(k))
-        .map(([k, v]) => `${fieldLabel(ch.table, k).label}: mine ${JSON.stringify(v)}${cur ? `, HQ now ${JSON.stringify(cur[k] ?? null)}` : ''}`);
-      return `- ${RECORD_NOUN[ch.table] ?? humanize(ch.table)} ${ch.id}: ${fields.join('; ')}`;
+      const fields = Object.keys(oursOf(ch))
+        .filter((k) => !HIDDEN.has(k))
+        .map((k) => fieldLabel(ch.table, k).label);
+      return `- ${RECORD_NOUN[ch.table] ?? humanize(ch.table)} ${ch.id}: ${fields.join(', ')}`;
     });
-    const message = `HQ rejected my change "${c.summary}" (${REASON_TEXT[c.reason]?.title ?? c.reason}: ${c.message}). Re-plan it on the current record and propose it for my approval.\n${lines.join('\n')}`;
+    const message = `HQ rejected my change ${c.changeset_id} (${REASON_TEXT[c.reason]?.title ?? c.reason}). Read that change and the records as they are now, re-plan it on the current record and propose it for my approval. The records and fields it touched:\n${lines.join('\n')}`;
     useAssistant.getState().setOpen(true);
     const err = await ask(me.user_id, message.slice(0, 7900), '/sync');
     if (err) setError(err);
