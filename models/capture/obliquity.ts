@@ -9,7 +9,7 @@
  * rear view. A reading's `view_obliquity_deg` is the smallest obliquity among the cameras used.
  */
 import { z } from 'zod';
-import { noteText, plainText } from '../text';
+import { plainText } from '../text';
 import { type CameraCalibration, type Vec3, cameraCenter, opticalAxis } from './camera';
 import type { KeypointSet } from './keypoints';
 import type { ObliquityBand } from './metrics';
