@@ -44,7 +44,7 @@ describe('screening, vitals and wellness forms', () => {
     await field(page, 'screening-add', 'notes').locator('textarea').fill('Hop and stick, no valgus.');
     await screenshot(page, 'form-09-record-screening');
     await form(page, 'screening-add').locator('button[type="submit"]').click();
-    await page.locator('[data-saved="true"]', { hasText: 'Record single_leg_hop (163 cm)' }).waitFor();
+    await page.locator('[data-saved="true"]', { hasText: 'Record single leg hop (163 cm)' }).waitFor();
     await goTo(page, `#/athletes/${id}/screenings`, 'athlete-screenings');
     const row = page.locator('tr[data-screening]', { hasText: 'Hop and stick' });
     expect(await row.textContent()).toMatch(/Single leg hop.*Left.*163 cm/);
@@ -52,7 +52,7 @@ describe('screening, vitals and wellness forms', () => {
     await waitForForm(page, 'screening-edit', 'idle');
     await field(page, 'screening-edit', 'value').locator('input').fill('168');
     await form(page, 'screening-edit').locator('button[type="submit"]').click();
-    await page.locator('[data-saved="true"]', { hasText: 'Update single_leg_hop screening' }).waitFor();
+    await page.locator('[data-saved="true"]', { hasText: 'Update single leg hop screening' }).waitFor();
     await goTo(page, `#/athletes/${id}/screenings`, 'athlete-screenings');
     expect(await page.locator('tr[data-screening]', { hasText: 'Hop and stick' }).textContent()).toContain('168 cm');
 

@@ -8,6 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from './fixtures/app';
 import { launchBrowser, screenshot, startApp } from './fixtures/app';
+import { formatDay } from '../models/format';
 import { contractCall, goTo } from './pages/app';
 import { field, form, review, signedIn, waitForForm } from './pages/forms';
 
@@ -60,7 +61,7 @@ describe('workload forms', () => {
     // The demo data may already hold a load today: then the warning comes first.
     await Promise.race([page.locator('[data-duplicate-warning]').waitFor(), page.locator('[data-saved="true"]').waitFor()]);
     if (await page.locator('[data-duplicate-warning]').count()) await logAnyway(page, 'load-athlete');
-    await page.locator('[data-saved="true"]', { hasText: `Log 1 session load for ${a.name} on ${today} (RPE 4 × 33 min = 132 AU)` }).waitFor();
+    await page.locator('[data-saved="true"]', { hasText: `Log 1 session load for ${a.name} on ${formatDay(today)} (RPE 4 × 33 min = 132 AU)` }).waitFor();
     await goTo(page, `#/athletes/${a.id}/workload`, 'athlete-workload');
     await logOnce();
     await page.locator('[data-duplicate-warning]').waitFor();
@@ -167,7 +168,7 @@ describe('workload forms', () => {
     await field(page, 'session-add', 'kind').locator('input').fill('gym');
     await field(page, 'session-add', 'duration_min').locator('input').fill('50');
     await form(page, 'session-add').locator('button[type="submit"]').click();
-    await page.locator('[data-saved="true"]', { hasText: `Create gym session on ${today} for U19` }).waitFor();
+    await page.locator('[data-saved="true"]', { hasText: `Create gym session on ${formatDay(today)} for U19` }).waitFor();
     await page.context().close();
   });
 

@@ -4,6 +4,7 @@
  * plus the pure rules that authorise every row change. Source: domain.md "The service layer",
  * kinetix.md §3, sync.md "Write path".
  */
+import { FIELD_WORDS, codeWords } from './format';
 import type { Role } from './roles';
 import { canManageRole, hasPermission, SELF_SCOPED_ROLES } from './roles';
 import { META_COLUMNS } from './records';
@@ -145,7 +146,7 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
       return {
         ok: false,
         code: 'Forbidden',
-        reason: `This RTP entry is signed off (${signs.join(', ')}); its ${locked} cannot change. Add a new RTP entry for the next stage, or have the sign-offs withdrawn first.`,
+        reason: `This RTP entry is signed off (${signs.join(', ')}); its ${FIELD_WORDS[locked] ?? codeWords(locked)} cannot change. Add a new RTP entry for the next stage, or have the sign-offs withdrawn first.`,
         field: locked,
       };
     }

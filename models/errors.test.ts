@@ -28,4 +28,22 @@ describe('error codes', () => {
     expect(toErrorPayload(new NotConfigured('No key.'))).toEqual({ code: 'NotConfigured', message: 'No key.' });
     expect(toErrorPayload(new Error('secret path /home/x'))).toMatchObject({ code: 'Internal' });
   });
+
+  it('details travel: kind, remainingUsd, decisions and providerStatus survive toJSON and errorFromPayload', () => {
+    const payload = {
+      code: 'BudgetExceeded' as const,
+      message: 'Over the cap.',
+      kind: 'org_cap',
+      remainingUsd: -0.25,
+      decisions: [{ code: 'date_in_future' as const, effect: 'deny' as const, reason: 'In the future.', rule: 'domain.md' }],
+      providerStatus: 529,
+    };
+    const wire = JSON.parse(JSON.stringify(new AppError(payload))) as typeof payload;
+    expect(wire).toEqual(payload);
+    const back = errorFromPayload(wire);
+    expect(back.details).toEqual({ kind: 'org_cap', remainingUsd: -0.25, decisions: payload.decisions, providerStatus: 529 });
+    expect(back.toJSON()).toEqual(payload);
+    // A plain error carries no details at all.
+    expect(new NotConfigured('No key.').details).toEqual({});
+  });
 });

@@ -1,3 +1,5 @@
+import type { PolicyDecision } from './policy';
+
 /**
  * The one error shape that crosses every boundary (service → IPC/HTTP → renderer, tool → model,
  * CLI → stderr). `code` is stable; `message` says what failed and what to do next.
@@ -108,28 +110,51 @@ export interface ErrorPayload {
   retryAfterSeconds?: number;
   /** For Conflict: the rows whose version had moved on. */
   conflicts?: { table: string; id: string; expectedVersion: number; actualVersion: number | null }[];
+  /** The class's finer distinction within its code (e.g. a capture input error's `ERR_…` kind); a fixed label, never free text. */
+  kind?: string;
+  /** For BudgetExceeded: the headroom left this month, USD (≤ 0). */
+  remainingUsd?: number;
+  /** For a policy refusal (Forbidden from PolicyDenied): every decision, for the page to show. */
+  decisions?: PolicyDecision[];
+  /** For ProviderError: the provider's HTTP status, when it answered with one (never its body or key). */
+  providerStatus?: number;
 }
 
-/** Base of all typed errors. Never carries secrets; safe to log and to show. */
+/** The optional details of a payload, copied field by field (so a new detail is added in one place). */
+const DETAIL_KEYS = ['issues', 'retryAfterSeconds', 'conflicts', 'kind', 'remainingUsd', 'decisions', 'providerStatus'] as const;
+
+/**
+ * Base of all typed errors. Never carries secrets; safe to log and to show. Its details (the
+ * optional fields of {@link ErrorPayload}) travel with it: `toJSON()` writes every one that is
+ * set, and {@link errorFromPayload} rebuilds them on the far side of IPC/HTTP.
+ */
 export class AppError extends Error {
   readonly code: ErrorCode;
-  readonly issues?: FieldIssue[];
-  readonly retryAfterSeconds?: number;
-  readonly conflicts?: ErrorPayload['conflicts'];
+  /** The payload's optional details as given (see {@link ErrorPayload}). */
+  readonly details: Omit<ErrorPayload, 'code' | 'message'>;
   constructor(payload: ErrorPayload) {
     super(payload.message);
     this.name = payload.code;
     this.code = payload.code;
-    if (payload.issues) this.issues = payload.issues;
-    if (payload.retryAfterSeconds !== undefined) this.retryAfterSeconds = payload.retryAfterSeconds;
-    if (payload.conflicts) this.conflicts = payload.conflicts;
+    const details: Omit<ErrorPayload, 'code' | 'message'> = {};
+    for (const k of DETAIL_KEYS) if (payload[k] !== undefined) Object.assign(details, { [k]: payload[k] });
+    this.details = details;
   }
+  /** Validation issues by field (Validation only). */
+  get issues(): FieldIssue[] | undefined {
+    return this.details.issues;
+  }
+  /** Seconds until a retry may succeed (RateLimited only). */
+  get retryAfterSeconds(): number | undefined {
+    return this.details.retryAfterSeconds;
+  }
+  /** Rows whose version had moved on (Conflict only). */
+  get conflicts(): ErrorPayload['conflicts'] {
+    return this.details.conflicts;
+  }
+  /** `{ code, message, …details }`: what crosses IPC/HTTP and what the CLI prints. */
   toJSON(): ErrorPayload {
-    const out: ErrorPayload = { code: this.code, message: this.message };
-    if (this.issues) out.issues = this.issues;
-    if (this.retryAfterSeconds !== undefined) out.retryAfterSeconds = this.retryAfterSeconds;
-    if (this.conflicts) out.conflicts = this.conflicts;
-    return out;
+    return { code: this.code, message: this.message, ...this.details };
   }
 }
 

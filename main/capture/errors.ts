@@ -23,7 +23,7 @@ export class CaptureInputError extends AppError {
     readonly kind: CaptureInputErrorCode,
     message: string,
   ) {
-    super({ code: 'Validation', message });
+    super({ code: 'Validation', message, kind });
     this.name = 'CaptureInputError';
   }
 }

@@ -11,6 +11,8 @@ import type { SeedSummary } from '../data/seed';
 import { MAX_PIN_FAILURES } from '../ipc/handlers';
 import type { WebHost } from './web';
 import { MAX_BODY_BYTES, SESSION_HEADER, TOKEN_HEADER, createWebHost } from './web';
+import { errorFromPayload } from '../../models/errors';
+import type { ErrorPayload } from '../../models/errors';
 
 let dir: string;
 let db: Db;
@@ -166,6 +168,25 @@ describe('web host', () => {
     const invalid = await call('verb.call', { verb: 'athletes.list', input: { limit: -1 } }, session);
     expect(invalid.status).toBe(422);
     expect(JSON.parse(invalid.body)).toMatchObject({ ok: false, error: { code: 'Validation', issues: [{ path: 'limit' }] } });
+  });
+
+  it('a typed error crosses with its details: a policy refusal arrives as Forbidden with kind and every decision', async () => {
+    const session = await signIn('admin');
+    const sched = JSON.parse((await call('verb.call', { verb: 'rates.schedule', input: {} }, session)).body) as {
+      value: { folders: { items: { id: string; price_cents: number }[] }[] };
+    };
+    const item = sched.value.folders.flatMap((f) => f.items)[0]!;
+    // A price rise over 20% by an administrator needs an owner: refused at this door, with the decision.
+    const r = await call('verb.call', { verb: 'rates.updateItem', input: { id: item.id, price_cents: Math.min(1_000_000, item.price_cents * 2) } }, session);
+    expect(r.status).toBe(403);
+    const e = errorFromPayload((JSON.parse(r.body) as { ok: false; error: ErrorPayload }).error);
+    expect(e.code).toBe('Forbidden');
+    expect(e.details.kind).toBe('PolicyDenied');
+    expect(e.details.decisions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: 'numeric_change_needs_owner', effect: 'needs_owner', table: 'rate_item', rowId: item.id, field: 'price_cents' }),
+      ]),
+    );
   });
 
   it('applies a write once per idempotency key', async () => {

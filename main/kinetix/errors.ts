@@ -24,7 +24,7 @@ export const BUDGET_WHERE =
 export class BudgetExceeded extends AppError {
   readonly remainingUsd: number;
   constructor(reason: string, remainingUsd: number) {
-    super({ code: 'BudgetExceeded', message: `${reason} Remaining this month: $${Math.max(0, remainingUsd).toFixed(2)}. ${BUDGET_WHERE}` });
+    super({ code: 'BudgetExceeded', message: `${reason} Remaining this month: $${Math.max(0, remainingUsd).toFixed(2)}. ${BUDGET_WHERE}`, remainingUsd });
     this.remainingUsd = remainingUsd;
   }
 }
@@ -51,7 +51,7 @@ export class KinetixNotConfigured extends AppError {
 export class ProviderError extends AppError {
   readonly status: number | null;
   constructor(message: string, status: number | null = null) {
-    super({ code: 'ProviderError', message });
+    super(status === null ? { code: 'ProviderError', message } : { code: 'ProviderError', message, providerStatus: status });
     this.status = status;
   }
 }

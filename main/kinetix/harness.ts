@@ -188,9 +188,9 @@ export class Kinetix {
    * Start one turn. Returns at once with the run id; the loop continues detached.
    * Checks, in order: the caller (active, `kinetix.use`), the conversation (own; otherwise
    * NotFound), the provider key, concurrency (3 per user), rate limits, the budget gate.
-   * @throws Forbidden, NotFound, Validation (empty/oversized message, or no provider key:
-   *   {@link KinetixNotConfigured}), TooManyRuns, RateLimited (with retryAfterSeconds),
-   *   BudgetExceeded (with remainingUsd)
+   * @throws Forbidden, NotFound, Validation (empty/oversized message), NotConfigured (no provider
+   *   key: {@link KinetixNotConfigured}), TooManyRuns, RateLimited (with retryAfterSeconds),
+   *   BudgetExceeded (with remainingUsd, which crosses IPC/HTTP in the error payload)
    */
   startRun(input: StartRunInput): { runId: string; conversationId: string } {
     const user = this.caller(input.userId);

@@ -1,4 +1,5 @@
 /** Injuries, screenings, return-to-play (RTP) entries with their three sign-offs, wellness, vitals. */
+import { codeWords, formatDay } from '../../models/format';
 import { ValidationError } from '../../models/errors';
 import type { Injury, RtpEntry, Screening, Vitals, Wellness } from '../../models/records';
 import { screeningTest } from '../../models/screening-tests';
@@ -107,7 +108,11 @@ export const createScreening = writeVerb('screenings.create', {
     notInFuture(vc, 'date', i.date, a);
     const test = checkScreening(i.test, i.unit, i.value);
     return {
-      planned: { verb: 'screenings.create', summary: `Record ${test} (${i.value} ${i.unit}) for ${a.name}`, changes: [insertRow('screening', { ...i, test })] },
+      planned: {
+        verb: 'screenings.create',
+        summary: `Record ${codeWords(test)} (${i.value} ${i.unit}) for ${a.name}`,
+        changes: [insertRow('screening', { ...i, test })],
+      },
     };
   },
 });
@@ -119,7 +124,7 @@ export const updateScreening = writeVerb('screenings.update', {
     const test = checkScreening(i.test ?? row.test, i.unit ?? (i.test !== undefined ? row.unit : undefined), i.value);
     const { id: _id, ...patch } = { ...i, ...(i.test !== undefined ? { test } : {}) };
     const change = updateRow('screening', row, defined(patch));
-    return { planned: { verb: 'screenings.update', summary: `Update ${row.test} screening`, changes: change ? [change] : [] } };
+    return { planned: { verb: 'screenings.update', summary: `Update ${codeWords(row.test)} screening`, changes: change ? [change] : [] } };
   },
 });
 
@@ -179,7 +184,13 @@ export const createRtp = writeVerb('rtp.create', {
       coach_signoff_at: null,
       ...signoffPatch(vc, i),
     };
-    return { planned: { verb: 'rtp.create', summary: `Add RTP entry (${i.stage}) for ${injury.body_part} injury`, changes: [insertRow('rtp_entry', after)] } };
+    return {
+      planned: {
+        verb: 'rtp.create',
+        summary: `Add RTP entry (${codeWords(i.stage)}) for ${injury.body_part} injury`,
+        changes: [insertRow('rtp_entry', after)],
+      },
+    };
   },
 });
 
@@ -188,7 +199,7 @@ export const updateRtp = writeVerb('rtp.update', {
     const row = visibleRow<RtpEntry>(vc, 'rtp_entry', i.id, 'RTP entry');
     const patch = keepSameSigner(row, { ...defined({ stage: i.stage, criteria_met: i.criteria_met, notes: i.notes }), ...signoffPatch(vc, i) });
     const change = updateRow('rtp_entry', row, patch);
-    return { planned: { verb: 'rtp.update', summary: `Update RTP entry (${i.stage ?? row.stage})`, changes: change ? [change] : [] } };
+    return { planned: { verb: 'rtp.update', summary: `Update RTP entry (${codeWords(i.stage ?? row.stage)})`, changes: change ? [change] : [] } };
   },
 });
 
@@ -200,7 +211,7 @@ function signoffVerb<K extends 'rtp.signoffPhysio' | 'rtp.signoffDoctor' | 'rtp.
       return {
         planned: {
           verb: `rtp.signoff_${role}`,
-          summary: `${i.signed ? 'Sign' : 'Withdraw'} ${role} RTP sign-off (${row.stage})`,
+          summary: `${i.signed ? 'Sign' : 'Withdraw'} ${role} RTP sign-off (${codeWords(row.stage)})`,
           changes: change ? [change] : [],
         },
       };
@@ -253,7 +264,7 @@ export const submitWellness = writeVerb('wellness.submit', {
     const { athlete_id: _a, ...values } = i;
     const existing = listRows<Wellness>(vc.db, 'wellness', vc.actor.orgId, { eq: { athlete_id: a.id, date: i.date }, limit: 1 })[0];
     const change = existing ? updateRow('wellness', existing, values) : insertRow('wellness', { athlete_id: a.id, ...values });
-    return { planned: { verb: 'wellness.submit', summary: `Wellness for ${a.name} on ${i.date}`, changes: change ? [change] : [] } };
+    return { planned: { verb: 'wellness.submit', summary: `Wellness for ${a.name} on ${formatDay(i.date)}`, changes: change ? [change] : [] } };
   },
 });
 
@@ -274,6 +285,6 @@ export const recordVitals = writeVerb('vitals.record', {
   plan(vc, i) {
     const a = activeAthlete(vc, athleteFilter(vc, i.athlete_id)!);
     notInFuture(vc, 'date', i.date, a);
-    return { planned: { verb: 'vitals.record', summary: `Vitals for ${a.name} on ${i.date}`, changes: [insertRow('vitals', i)] } };
+    return { planned: { verb: 'vitals.record', summary: `Vitals for ${a.name} on ${formatDay(i.date)}`, changes: [insertRow('vitals', i)] } };
   },
 });

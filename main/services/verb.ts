@@ -122,8 +122,51 @@ export function inputIssues(error: z.ZodError): InputIssue[] {
   return error.issues.flatMap((i) => {
     const base = i.path.map(String).join('.');
     if (i.code === 'unrecognized_keys') return i.keys.map((k) => ({ path: base ? `${base}.${k}` : k, message: 'unknown field (not accepted by this verb)' }));
-    return [{ path: base || '(input)', message: i.message }];
+    return [{ path: base || '(input)', message: issueMessage(i) }];
   });
+}
+
+/** Bounds as a person writes them: 400, 0.5, -50 (no float noise such as 0.30000000000000004). */
+function bound(n: number | bigint): string {
+  return typeof n === 'bigint' ? n.toString() : String(Number(n.toPrecision(12)));
+}
+
+/**
+ * One zod issue in words a clinician reads, for zod's own default texts ("Too big: expected
+ * number to be <=400", "Invalid number: must be a multiple of 0.1", "expected int"): "Too large:
+ * at most 400.", "At most 1 decimal place.", "Enter a whole number.". A message a schema wrote
+ * itself (anything that is not zod's default text) passes unchanged.
+ */
+export function issueMessage(i: z.core.$ZodIssue): string {
+  const zodDefault = /^(Too big|Too small|Invalid input|Invalid number)\b/.test(i.message);
+  if (!zodDefault) return i.message;
+  switch (i.code) {
+    case 'too_big': {
+      const max = bound(i.maximum as number | bigint);
+      if (i.origin === 'string') return `Too long: at most ${max} characters.`;
+      if (i.origin === 'array' || i.origin === 'set') return `Too many: at most ${max}.`;
+      return i.inclusive === false ? `Too large: less than ${max}.` : `Too large: at most ${max}.`;
+    }
+    case 'too_small': {
+      const min = bound(i.minimum as number | bigint);
+      if (i.origin === 'string') return min === '1' ? 'Required.' : `Too short: at least ${min} characters.`;
+      return i.inclusive === false ? `Too small: more than ${min}.` : `Too small: at least ${min}.`;
+    }
+    case 'not_multiple_of': {
+      const d = Number(i.divisor);
+      if (d === 1) return 'Enter a whole number.';
+      const places = Math.round(-Math.log10(d));
+      if (places > 0 && Math.abs(d - 10 ** -places) < 1e-12) return `At most ${places} decimal place${places === 1 ? '' : 's'}.`;
+      return `Use steps of ${bound(d)}.`;
+    }
+    case 'invalid_type':
+      if (/received undefined$/.test(i.message)) return 'Required.';
+      if (i.expected === 'int') return 'Enter a whole number.';
+      if (i.expected === 'number') return 'Enter a number.';
+      return i.message;
+    default:
+      return i.message;
+  }
 }
 
 /**
@@ -216,7 +259,12 @@ export function applyPlanned(
 export class PolicyDenied extends AppError {
   readonly decisions: PolicyDecision[];
   constructor(policy: Pick<PolicyResult, 'reasons' | 'decisions'>, message?: string) {
-    super({ code: 'Forbidden', message: message ?? `The policy does not allow this change: ${policy.reasons.join(' ')}`.trim() });
+    super({
+      code: 'Forbidden',
+      message: message ?? `The policy does not allow this change: ${policy.reasons.join(' ')}`.trim(),
+      kind: 'PolicyDenied',
+      decisions: policy.decisions,
+    });
     this.decisions = policy.decisions;
   }
 }

@@ -1,4 +1,5 @@
 /** Training sessions, session-RPE loads (one athlete or a whole squad) and ACWR. */
+import { codeWords, formatDay } from '../../models/format';
 import { computeAcwr } from '../../models/acwr';
 import { NotFound, ValidationError } from '../../models/errors';
 import type { Athlete, SessionLoad, TrainingSession } from '../../models/records';
@@ -35,7 +36,7 @@ export const createSession = writeVerb('sessions.create', {
     return {
       planned: {
         verb: 'sessions.create',
-        summary: `Create ${i.kind} session on ${i.date}${squad ? ` for ${squad.name}` : ''}`,
+        summary: `Create ${codeWords(i.kind)} session on ${formatDay(i.date)}${squad ? ` for ${squad.name}` : ''}`,
         changes: [insertRow('training_session', i)],
       },
     };
@@ -102,7 +103,7 @@ export const logSessionLoads = writeVerb('workload.logSessionLoads', {
     return {
       planned: {
         verb: 'workload.logSessionLoads',
-        summary: `Log ${changes.length} session load${changes.length === 1 ? '' : 's'} for ${label} on ${i.date} (RPE ${i.rpe} × ${i.duration_min} min = ${load} AU${varied})`,
+        summary: `Log ${changes.length} session load${changes.length === 1 ? '' : 's'} for ${label} on ${formatDay(i.date)} (RPE ${i.rpe} × ${i.duration_min} min = ${load} AU${varied})`,
         changes,
       },
     };

@@ -38,7 +38,7 @@ export class PgClusterError extends AppError {
     readonly kind: PgClusterErrorKind,
     message: string,
   ) {
-    super({ code: kind === 'initdb_failed' || kind === 'start_failed' || kind === 'stop_failed' ? 'Unavailable' : 'NotConfigured', message });
+    super({ code: kind === 'initdb_failed' || kind === 'start_failed' || kind === 'stop_failed' ? 'Unavailable' : 'NotConfigured', message, kind });
     this.name = 'PgClusterError';
   }
 }

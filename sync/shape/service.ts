@@ -72,7 +72,7 @@ export class ShapeServiceError extends AppError {
     readonly kind: ShapeServiceErrorKind,
     message: string,
   ) {
-    super({ code: kind === 'connect' ? 'Unavailable' : kind === 'slot_in_use' ? 'Conflict' : 'NotConfigured', message });
+    super({ code: kind === 'connect' ? 'Unavailable' : kind === 'slot_in_use' ? 'Conflict' : 'NotConfigured', message, kind });
     this.name = 'ShapeServiceError';
   }
 }

@@ -65,7 +65,7 @@ const REJECTION_CODE: Readonly<Record<RejectionReason, ErrorCode>> = {
 class Rejection extends AppError {
   readonly kind: RejectionReason;
   constructor(readonly outcome: Omit<Extract<ChangesetOutcome, { status: 'rejected' }>, 'changeset_id' | 'replayed'>) {
-    super({ code: REJECTION_CODE[outcome.reason], message: outcome.message });
+    super({ code: REJECTION_CODE[outcome.reason], message: outcome.message, kind: outcome.reason });
     this.name = 'Rejection';
     this.kind = outcome.reason;
   }

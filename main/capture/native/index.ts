@@ -83,7 +83,7 @@ export class OpenCvError extends AppError {
     readonly cvCode: number | null,
     readonly cvFunction: string | null,
   ) {
-    super({ code: kind === 'ERR_OPENCV' ? 'Validation' : 'Conflict', message });
+    super({ code: kind === 'ERR_OPENCV' ? 'Validation' : 'Conflict', message, kind });
     this.name = 'OpenCvError';
   }
 }
