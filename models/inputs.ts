@@ -8,22 +8,12 @@ import { PoseMetricInput } from './capture/metrics';
 import { AngleSeries } from './capture/series';
 import { DeclaredLayout } from './capture/obliquity';
 import * as R from './records';
+import { noteText, plainText } from './text';
 
 const Page = {
   limit: z.number().int().min(1).max(5000).default(100).describe('Maximum rows to return (1–5000).'),
   offset: z.number().int().min(0).default(0).describe('Rows to skip.'),
 };
-/**
- * Control characters (U+0000–U+001F, U+007F) and bidirectional overrides and isolates
- * (U+202A–U+202E, U+2066–U+2069): invisible in a list, and able to make one name read as another
- * ("Trojan Source", CVE-2021-42574). Refused in every name and code a person types.
- */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_OR_BIDI = /[\u0000-\u001F\u007F\u202A-\u202E\u2066-\u2069]/;
-/** `s` refusing control and text-direction characters (see CONTROL_OR_BIDI) with a message a person can act on. */
-function plainText(s: z.ZodString): z.ZodString {
-  return s.refine((v) => !CONTROL_OR_BIDI.test(v), { message: 'Remove the control or text-direction characters: a name must be plain text.' });
-}
 const ById = z.object({ id: R.Id.describe('Record id (UUID).') }).strict();
 export { ById };
 
@@ -31,7 +21,7 @@ export { ById };
 export const ListAthletes = z
   .object({
     squad_id: R.Id.optional().describe('Only athletes of this squad.'),
-    search: z.string().max(100).optional().describe('Case-insensitive part of the name.'),
+    search: plainText(z.string().max(100)).optional().describe('Case-insensitive part of the name.'),
     status: z.enum(['active', 'deactivated', 'all']).default('active').describe('Which athletes: active (default), deactivated, or all.'),
     ...Page,
   })
@@ -41,10 +31,10 @@ export const CreateAthlete = z
     name: plainText(R.Athlete.shape.name),
     date_of_birth: R.Athlete.shape.date_of_birth,
     sex: R.Athlete.shape.sex,
-    position: R.Athlete.shape.position.default(null),
+    position: plainText(R.Athlete.shape.position).default(null),
     squad_id: R.Athlete.shape.squad_id.default(null),
     dominant_side: R.Athlete.shape.dominant_side.default('right'),
-    notes: R.Athlete.shape.notes.default(''),
+    notes: noteText(R.Athlete.shape.notes).default(''),
   })
   .strict();
 export const UpdateAthlete = z
@@ -53,21 +43,21 @@ export const UpdateAthlete = z
     name: plainText(R.Athlete.shape.name).optional(),
     date_of_birth: R.Athlete.shape.date_of_birth.optional(),
     sex: R.Athlete.shape.sex.optional(),
-    position: R.Athlete.shape.position.optional(),
+    position: plainText(R.Athlete.shape.position).optional(),
     squad_id: R.Athlete.shape.squad_id.optional(),
     dominant_side: R.Athlete.shape.dominant_side.optional(),
-    notes: R.Athlete.shape.notes.optional(),
+    notes: noteText(R.Athlete.shape.notes).optional(),
   })
   .strict();
 export const DeactivateAthlete = z
   .object({
     id: R.Id.describe('Athlete id.'),
-    reason: z.string().max(500).default('').describe('Why the athlete is deactivated (free text, optional).'),
+    reason: noteText(z.string().max(500)).default('').describe('Why the athlete is deactivated (free text, optional).'),
   })
   .strict();
-export const CreateSquad = z.object({ name: plainText(R.Squad.shape.name), season: R.Squad.shape.season }).strict();
+export const CreateSquad = z.object({ name: plainText(R.Squad.shape.name), season: plainText(R.Squad.shape.season) }).strict();
 export const UpdateSquad = z
-  .object({ id: R.Id.describe('Squad id.'), name: plainText(R.Squad.shape.name).optional(), season: R.Squad.shape.season.optional() })
+  .object({ id: R.Id.describe('Squad id.'), name: plainText(R.Squad.shape.name).optional(), season: plainText(R.Squad.shape.season).optional() })
   .strict();
 export const MoveAthletes = z
   .object({
@@ -88,46 +78,46 @@ export const ListInjuries = z
 export const CreateInjury = z
   .object({
     athlete_id: R.Id.describe('The injured athlete.'),
-    body_part: R.Injury.shape.body_part,
+    body_part: plainText(R.Injury.shape.body_part),
     side: R.Side,
     mechanism: R.Injury.shape.mechanism.default('unknown'),
     onset_date: R.Injury.shape.onset_date,
     severity: R.InjurySeverity,
-    clinician_notes: R.Injury.shape.clinician_notes.default(''),
+    clinician_notes: noteText(R.Injury.shape.clinician_notes).default(''),
   })
   .strict();
 export const UpdateInjury = z
   .object({
     id: R.Id.describe('Injury id.'),
-    body_part: R.Injury.shape.body_part.optional(),
+    body_part: plainText(R.Injury.shape.body_part).optional(),
     side: R.Side.optional(),
     mechanism: R.Injury.shape.mechanism.optional(),
     onset_date: R.Injury.shape.onset_date.optional(),
     severity: R.InjurySeverity.optional(),
     status: R.Injury.shape.status.optional(),
-    clinician_notes: R.Injury.shape.clinician_notes.optional(),
+    clinician_notes: noteText(R.Injury.shape.clinician_notes).optional(),
   })
   .strict();
 export const CreateScreening = z
   .object({
     athlete_id: R.Id.describe('The athlete screened.'),
-    test: R.Screening.shape.test,
+    test: plainText(R.Screening.shape.test),
     side: R.Side,
     value: R.Screening.shape.value,
-    unit: R.Screening.shape.unit,
+    unit: plainText(R.Screening.shape.unit),
     date: R.Screening.shape.date,
-    notes: R.Screening.shape.notes.default(''),
+    notes: noteText(R.Screening.shape.notes).default(''),
   })
   .strict();
 export const UpdateScreening = z
   .object({
     id: R.Id.describe('Screening id.'),
-    test: R.Screening.shape.test.optional(),
+    test: plainText(R.Screening.shape.test).optional(),
     side: R.Side.optional(),
     value: R.Screening.shape.value.optional(),
-    unit: R.Screening.shape.unit.optional(),
+    unit: plainText(R.Screening.shape.unit).optional(),
     date: R.Screening.shape.date.optional(),
-    notes: R.Screening.shape.notes.optional(),
+    notes: noteText(R.Screening.shape.notes).optional(),
   })
   .strict();
 export const ListRtp = z
@@ -147,8 +137,8 @@ export const CreateRtp = z
   .object({
     injury_id: R.Id.describe('The injury this RTP entry belongs to.'),
     stage: R.RtpStage,
-    criteria_met: R.RtpEntry.shape.criteria_met.default(''),
-    notes: R.RtpEntry.shape.notes.default(''),
+    criteria_met: noteText(R.RtpEntry.shape.criteria_met).default(''),
+    notes: noteText(R.RtpEntry.shape.notes).default(''),
     ...SignoffFlags,
   })
   .strict();
@@ -156,8 +146,8 @@ export const UpdateRtp = z
   .object({
     id: R.Id.describe('RTP entry id.'),
     stage: R.RtpStage.optional(),
-    criteria_met: R.RtpEntry.shape.criteria_met.optional(),
-    notes: R.RtpEntry.shape.notes.optional(),
+    criteria_met: noteText(R.RtpEntry.shape.criteria_met).optional(),
+    notes: noteText(R.RtpEntry.shape.notes).optional(),
     ...SignoffFlags,
   })
   .strict();
@@ -178,7 +168,7 @@ export const SubmitWellness = z
     stress: R.Wellness.shape.stress,
     mood: R.Wellness.shape.mood,
     fatigue: R.Wellness.shape.fatigue,
-    notes: R.Wellness.shape.notes.default(''),
+    notes: noteText(R.Wellness.shape.notes).default(''),
   })
   .strict();
 /** One day's stored wellness answers of one athlete (athlete accounts: their own). */
@@ -203,9 +193,9 @@ export const CreateTrainingSession = z
   .object({
     squad_id: R.Id.nullable().default(null).describe('The squad that trained; null = no squad.'),
     date: R.IsoDate.describe('Day of the session (YYYY-MM-DD).'),
-    kind: R.TrainingSession.shape.kind,
+    kind: plainText(R.TrainingSession.shape.kind),
     duration_min: R.TrainingSession.shape.duration_min,
-    notes: R.TrainingSession.shape.notes.default(''),
+    notes: noteText(R.TrainingSession.shape.notes).default(''),
   })
   .strict();
 export const ListLoads = z
@@ -334,7 +324,9 @@ export const UpdateUser = z
     budget_cap_usd: R.User.shape.budget_cap_usd.optional(),
   })
   .strict();
-export const ListActivity = z.object({ record_id: z.string().optional().describe('Only changes to this record (its id).'), ...Page }).strict();
+export const ListActivity = z
+  .object({ record_id: plainText(z.string().max(200)).optional().describe('Only changes to this record (its id).'), ...Page })
+  .strict();
 export const UndoChangeset = z.object({ changeset_id: R.Id.describe('The applied changeset to undo.') }).strict();
 export const Empty = z.object({}).strict();
 
@@ -345,13 +337,13 @@ export const RecordCaptureSession = z
     athlete_id: R.Id.describe('The athlete recorded.'),
     rig_id: R.Id.nullable().default(null).describe('The calibrated rig used; null when none.'),
     recorded_at: R.CaptureSession.shape.recorded_at,
-    trial_name: R.CaptureSession.shape.trial_name.default(''),
+    trial_name: plainText(R.CaptureSession.shape.trial_name).default(''),
     fps: R.CaptureSession.shape.fps,
     frame_count: R.CaptureSession.shape.frame_count,
     camera_count: R.CaptureSession.shape.camera_count,
     source: R.CaptureSession.shape.source,
-    trc_path: R.CaptureSession.shape.trc_path.default(null),
-    notes: R.CaptureSession.shape.notes.default(''),
+    trc_path: plainText(R.CaptureSession.shape.trc_path, { nfkc: false }).default(null),
+    notes: noteText(R.CaptureSession.shape.notes).default(''),
     test: R.CaptureSession.shape.test.default(''),
     angle_series: AngleSeries.nullable().default(null).describe('Per-frame joint angles (degrees) the statistics were computed from; stored as JSON.'),
     metrics: z.array(PoseMetricInput).max(500).describe('Pose metrics computed from the trial (angles in degrees), up to 500.'),
@@ -378,7 +370,7 @@ export const RigCameraInput = z
 export const SaveRig = z
   .object({
     rig_id: R.Id.optional().describe('Replace the calibration of this rig (its cameras by name); absent: a new rig.'),
-    name: R.Rig.shape.name.describe('The room the rig is in, e.g. "Clinic room 1".'),
+    name: plainText(R.Rig.shape.name).describe('The room the rig is in, e.g. "Clinic room 1".'),
     declared_layout: DeclaredLayout.max(32).default([]).describe("Each camera's declared place: { camera, label, yaw_deg }."),
     drift_tolerance_deg: R.Rig.shape.drift_tolerance_deg.default(15).describe('Yaw drift (deg) above which readings from this rig are not trustworthy.'),
     drift_tolerance_m: R.Rig.shape.drift_tolerance_m.default(0.1).describe('Camera displacement (m) above which the rig counts as moved.'),

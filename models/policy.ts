@@ -139,6 +139,18 @@ export const CLINICAL_DATE_GRACE_DAYS = 1;
 /** Earliest date a clinical event may carry (an injury onset of 1900-01-01 is a slip, not history). */
 export const EARLIEST_CLINICAL_DATE = '1950-01-01';
 
+/**
+ * Youngest age (whole years, at today's date) an athlete's date of birth may give. Rationale: the
+ * youngest organised age groups (under-6/under-7 football, mini rugby) start at about five; a
+ * younger date of birth is almost always this year typed for the birth year.
+ */
+export const MIN_ATHLETE_AGE_YEARS = 5;
+
+/** Latest date of birth allowed when it is `today` (YYYY-MM-DD): today minus {@link MIN_ATHLETE_AGE_YEARS} years (same month and day). */
+export function latestDateOfBirth(today: string): string {
+  return `${String(Number(today.slice(0, 4)) - MIN_ATHLETE_AGE_YEARS).padStart(4, '0')}${today.slice(4)}`;
+}
+
 /** The latest date a clinical event may carry when it is `today` (YYYY-MM-DD, UTC): today + {@link CLINICAL_DATE_GRACE_DAYS}. */
 export function latestClinicalDate(today: string): string {
   return new Date(Date.parse(`${today}T00:00:00Z`) + CLINICAL_DATE_GRACE_DAYS * 86_400_000).toISOString().slice(0, 10);

@@ -12,17 +12,49 @@ export interface ScreeningTestSpec {
   hint: string;
   /** Smallest possible value in `unit` (a distance, force or height cannot be negative). */
   min: number;
+  /**
+   * Largest plausible value in `unit`: above it the entry is almost surely a slip (mm typed as cm,
+   * both legs summed) and is refused rather than stored. Rationale per test in {@link SCREENING_TESTS}.
+   */
+  max: number;
 }
 
-/** The known screening tests (weight-bearing lunge: knee-to-wall distance; nordic: peak eccentric force). */
+/**
+ * The known screening tests (weight-bearing lunge: knee-to-wall distance; nordic: peak eccentric force).
+ * Upper bounds are rationale, not norms: about twice the best values reported, so that only slips
+ * (millimetres typed as centimetres, two legs summed) are refused, never a strong athlete.
+ * - weight-bearing lunge ≤ 30 cm: healthy adults reach roughly 9–15 cm knee-to-wall (Bennell et al.
+ *   1998, Aust J Physiother 44(3); Hoch & McKeon 2011, J Orthop Res 29(3)).
+ * - single-leg hop ≤ 400 cm: adults hop roughly 150–250 cm; the two-footed standing long-jump record
+ *   is 3.73 m.
+ * - nordic hamstring ≤ 1500 N per leg: professional footballers produce roughly 300–450 N on the
+ *   NordBord (Opar et al. 2015, Med Sci Sports Exerc 47(4)); 1500 N is over three times that.
+ * - countermovement jump ≤ 120 cm: trained jumpers reach roughly 40–70 cm (Markovic et al. 2004,
+ *   J Strength Cond Res 18(3)); no standing jump reaches 120 cm.
+ */
 export const SCREENING_TESTS: readonly ScreeningTestSpec[] = [
-  { test: 'weight_bearing_lunge', unit: 'cm', hint: 'knee-to-wall distance', min: 0 },
-  { test: 'single_leg_hop', unit: 'cm', hint: 'hop distance', min: 0 },
-  { test: 'nordic_hamstring', unit: 'N', hint: 'peak eccentric force', min: 0 },
-  { test: 'countermovement_jump', unit: 'cm', hint: 'jump height', min: 0 },
+  { test: 'weight_bearing_lunge', unit: 'cm', hint: 'knee-to-wall distance', min: 0, max: 30 },
+  { test: 'single_leg_hop', unit: 'cm', hint: 'hop distance', min: 0, max: 400 },
+  { test: 'nordic_hamstring', unit: 'N', hint: 'peak eccentric force', min: 0, max: 1500 },
+  { test: 'countermovement_jump', unit: 'cm', hint: 'jump height', min: 0, max: 120 },
 ];
 
-/** The spec of `test`, or undefined for a test not in {@link SCREENING_TESTS}. */
+/**
+ * The lookup key of a test name: trimmed, lower case, runs of spaces and hyphens as one `_`
+ * ("Weight-bearing lunge " → "weight_bearing_lunge").
+ */
+export function screeningTestKey(test: string): string {
+  return test
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
+}
+
+/**
+ * The spec of `test` however it is spelled (see {@link screeningTestKey}), or undefined for a test
+ * not in {@link SCREENING_TESTS}.
+ */
 export function screeningTest(test: string): ScreeningTestSpec | undefined {
-  return SCREENING_TESTS.find((t) => t.test === test);
+  const key = screeningTestKey(test);
+  return SCREENING_TESTS.find((t) => t.test === key);
 }

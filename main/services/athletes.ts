@@ -1,10 +1,12 @@
 /** Athletes and squads. Athlete-role users see only their linked athlete. */
-import { Conflict, NotFound } from '../../models/errors';
+import { Conflict, NotFound, ValidationError } from '../../models/errors';
+import { CLINICAL_EVENT_DATE_FIELDS, MIN_ATHLETE_AGE_YEARS, latestDateOfBirth } from '../../models/policy';
+import type { TableName } from '../../models/tables';
 import type { Athlete, Squad } from '../../models/records';
 import { countRows, listRows } from '../data/rows';
 import { isSelfScoped, scopeAthleteId } from './context';
 import { defined, insertRow, updateRow } from './plan';
-import { notInFuture, orgSquad, visibleAthlete } from './scope';
+import { notInFuture, orgSquad, today, visibleAthlete } from './scope';
 import type { VerbContext } from './verb';
 import { readVerb, writeVerb } from './verb';
 
@@ -26,10 +28,51 @@ export const getAthlete = readVerb('athletes.get', {
   run: (vc, i) => visibleAthlete(vc, i.id),
 });
 
+/** Words for a record kind in the date-of-birth message. */
+const RECORD_WORDS: Partial<Record<TableName, string>> = {
+  injury: 'injury onset',
+  screening: 'screening',
+  wellness: 'wellness entry',
+  vitals: 'vitals reading',
+  session_load: 'session load',
+  capture_session: 'capture session',
+};
+
+/**
+ * A date of birth must be plausible: not in the future, at least {@link MIN_ATHLETE_AGE_YEARS}
+ * years ago, and (for an existing athlete) on or before the earliest of their clinical records
+ * (every date of {@link CLINICAL_EVENT_DATE_FIELDS}: injury onset, screening, wellness, vitals,
+ * session load, capture session), so that no record ends up dated before birth.
+ * @throws Validation at `date_of_birth`, naming the record and its date
+ */
+function checkDateOfBirth(vc: VerbContext, dob: string, athleteId?: string): void {
+  notInFuture(vc, 'date_of_birth', dob);
+  const latest = latestDateOfBirth(today(vc));
+  if (dob > latest)
+    throw new ValidationError(
+      `A date of birth of ${dob} makes the athlete younger than ${MIN_ATHLETE_AGE_YEARS}; check the year (latest allowed ${latest}). Nothing was saved.`,
+      [{ path: 'date_of_birth', message: `at least ${MIN_ATHLETE_AGE_YEARS} years ago (on or before ${latest})` }],
+    );
+  if (!athleteId) return;
+  let earliest: { date: string; table: TableName } | undefined;
+  for (const [table, fields] of Object.entries(CLINICAL_EVENT_DATE_FIELDS) as [TableName, readonly string[]][]) {
+    for (const column of fields) {
+      const row = listRows<Record<string, unknown>>(vc.db, table, vc.actor.orgId, { eq: { athlete_id: athleteId }, orderBy: [{ column }], limit: 1 })[0];
+      const date = typeof row?.[column] === 'string' ? (row[column] as string).slice(0, 10) : undefined;
+      if (date && (!earliest || date < earliest.date)) earliest = { date, table };
+    }
+  }
+  if (earliest && dob > earliest.date)
+    throw new ValidationError(
+      `The athlete has a ${RECORD_WORDS[earliest.table] ?? earliest.table.replace(/_/g, ' ')} dated ${earliest.date}, before the date of birth ${dob}. Nothing was saved: check the date of birth (or correct that record first).`,
+      [{ path: 'date_of_birth', message: `after the earliest record (${earliest.date})` }],
+    );
+}
+
 export const createAthlete = writeVerb('athletes.create', {
   plan(vc, i) {
     if (i.squad_id) orgSquad(vc, i.squad_id);
-    notInFuture(vc, 'date_of_birth', i.date_of_birth);
+    checkDateOfBirth(vc, i.date_of_birth);
     return { planned: { verb: 'athletes.create', summary: `Add athlete ${i.name}`, changes: [insertRow('athlete', { ...i, status: 'active' })] } };
   },
 });
@@ -38,7 +81,7 @@ export const updateAthlete = writeVerb('athletes.update', {
   plan(vc, i) {
     const a = visibleAthlete(vc, i.id);
     if (i.squad_id) orgSquad(vc, i.squad_id);
-    if (i.date_of_birth) notInFuture(vc, 'date_of_birth', i.date_of_birth);
+    if (i.date_of_birth) checkDateOfBirth(vc, i.date_of_birth, a.id);
     const { id: _id, ...patch } = i;
     const change = updateRow('athlete', a, defined(patch));
     return { planned: { verb: 'athletes.update', summary: `Update athlete ${a.name}`, changes: change ? [change] : [] } };
@@ -102,8 +145,15 @@ export const moveAthletes = writeVerb('squads.moveAthletes', {
   plan(vc, i) {
     const target = i.squad_id ? orgSquad(vc, i.squad_id) : null;
     const ids = [...new Set(i.athlete_ids)];
-    const changes = ids.flatMap((id) => {
-      const change = updateRow('athlete', visibleAthlete(vc, id), { squad_id: target?.id ?? null });
+    const athletes = ids.map((id) => visibleAthlete(vc, id));
+    const gone = athletes.filter((a) => a.status === 'deactivated');
+    if (target && gone.length > 0)
+      throw new ValidationError(
+        `${gone.map((a) => a.name).join(', ')} ${gone.length === 1 ? 'is' : 'are'} deactivated and cannot be moved into a squad. Nothing was saved: leave ${gone.length === 1 ? 'them' : 'those athletes'} out of the move.`,
+        [{ path: 'athlete_ids', message: `deactivated: ${gone.map((a) => a.name).join(', ')}` }],
+      );
+    const changes = athletes.flatMap((a) => {
+      const change = updateRow('athlete', a, { squad_id: target?.id ?? null });
       return change ? [change] : [];
     });
     const where = target ? `to ${target.name}` : 'out of their squad';

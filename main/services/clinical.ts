@@ -72,19 +72,28 @@ export const getScreening = readVerb('screenings.get', {
 
 /**
  * A screening of a known test (models/screening-tests.ts) must use the test's declared unit and a
- * value it can take (no negative distance or force). @throws Validation naming the field
+ * value within the test's plausible range (no negative distance or force, no millimetres typed as
+ * centimetres). Returns the name to store: the known test's own name however it was spelled
+ * ("Weight bearing lunge" → "weight_bearing_lunge"), otherwise `test` as given.
+ * @throws Validation naming the field
  */
-function checkScreening(test: string, unit: string | undefined, value: number | undefined): void {
+function checkScreening(test: string, unit: string | undefined, value: number | undefined): string {
   const spec = screeningTest(test);
-  if (!spec) return;
+  if (!spec) return test;
   if (unit !== undefined && unit !== spec.unit)
-    throw new ValidationError(`${humanTest(test)} is measured in ${spec.unit}, not ${unit}. Nothing was saved: enter the value in ${spec.unit}.`, [
+    throw new ValidationError(`${humanTest(spec.test)} is measured in ${spec.unit}, not ${unit}. Nothing was saved: enter the value in ${spec.unit}.`, [
       { path: 'unit', message: `must be ${spec.unit} for this test` },
     ]);
   if (value !== undefined && value < spec.min)
-    throw new ValidationError(`${humanTest(test)} (${spec.hint}) cannot be below ${spec.min} ${spec.unit}. Nothing was saved.`, [
+    throw new ValidationError(`${humanTest(spec.test)} (${spec.hint}) cannot be below ${spec.min} ${spec.unit}. Nothing was saved.`, [
       { path: 'value', message: `at least ${spec.min} ${spec.unit}` },
     ]);
+  if (value !== undefined && value > spec.max)
+    throw new ValidationError(
+      `${humanTest(spec.test)} (${spec.hint}) of ${value} ${spec.unit} is above the plausible ${spec.max} ${spec.unit}: check the unit and the figure. Nothing was saved.`,
+      [{ path: 'value', message: `at most ${spec.max} ${spec.unit}` }],
+    );
+  return spec.test;
 }
 
 /** "single_leg_hop" → "Single leg hop". */
@@ -97,9 +106,13 @@ export const createScreening = writeVerb('screenings.create', {
   plan(vc, i) {
     const a = activeAthlete(vc, i.athlete_id);
     notInFuture(vc, 'date', i.date, a);
-    checkScreening(i.test, i.unit, i.value);
+    const test = checkScreening(i.test, i.unit, i.value);
     return {
-      planned: { verb: 'screenings.create', summary: `Record ${codeWords(i.test)} (${i.value} ${i.unit}) for ${a.name}`, changes: [insertRow('screening', i)] },
+      planned: {
+        verb: 'screenings.create',
+        summary: `Record ${codeWords(test)} (${i.value} ${i.unit}) for ${a.name}`,
+        changes: [insertRow('screening', { ...i, test })],
+      },
     };
   },
 });
@@ -108,8 +121,8 @@ export const updateScreening = writeVerb('screenings.update', {
   plan(vc, i) {
     const row = visibleRow<Screening>(vc, 'screening', i.id, 'Screening');
     if (i.date) notInFuture(vc, 'date', i.date);
-    checkScreening(i.test ?? row.test, i.unit ?? (i.test !== undefined ? row.unit : undefined), i.value);
-    const { id: _id, ...patch } = i;
+    const test = checkScreening(i.test ?? row.test, i.unit ?? (i.test !== undefined ? row.unit : undefined), i.value);
+    const { id: _id, ...patch } = { ...i, ...(i.test !== undefined ? { test } : {}) };
     const change = updateRow('screening', row, defined(patch));
     return { planned: { verb: 'screenings.update', summary: `Update ${codeWords(row.test)} screening`, changes: change ? [change] : [] } };
   },

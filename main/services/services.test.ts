@@ -636,7 +636,9 @@ describe('squads.moveAthletes and devices.revoke', () => {
   it('moves athletes into a new squad as one changeset; one already there is left out; another org’s athlete is NotFound', () => {
     const owner = f.a.users.owner;
     const squad = f.call(owner, 'squads.create', { name: 'Move target', season: '2026/27' }).changeset.changes[0].id as string;
-    const r = f.call(f.a.users.physio, 'squads.moveAthletes', { athlete_ids: [f.a.athleteId, f.a.otherAthleteId], squad_id: squad });
+    // A second active athlete of its own (an earlier test deactivates the fixture's other athlete).
+    const second = f.call(owner, 'athletes.create', { name: 'Move Second', date_of_birth: '2004-04-04', sex: 'male' }).changeset.changes[0].id as string;
+    const r = f.call(f.a.users.physio, 'squads.moveAthletes', { athlete_ids: [f.a.athleteId, second], squad_id: squad });
     expect(r.changeset.changes).toHaveLength(2);
     expect(r.changeset.summary).toBe('Move 2 athletes to Move target');
     expect(getRow<{ squad_id: string }>(f.db, 'athlete', f.a.orgId, f.a.athleteId)!.squad_id).toBe(squad);
@@ -767,5 +769,116 @@ describe('organisation name (settings.updateOrganisation)', () => {
     expect(errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: 'x'.repeat(201), expected_version: after.version })).issues![0]!.path).toBe('name');
     expect(errorOf(() => updateOrganisation(ctx(f.a.users.physio), { name: 'Physio FC', expected_version: after.version })).code).toBe('Forbidden');
     expect(readOrganisation(ctx(f.a.users.owner))).toEqual(after);
+  });
+});
+
+describe('text, screening and date-of-birth checks every door shares (break check of issue 13)', () => {
+  const physio = () => f.a.users.physio;
+  const fields = (e: AppError) => ({ code: e.code, message: e.message, issues: e.issues });
+  const newAthlete = (name: string, extra: Record<string, unknown> = {}) =>
+    f.call(physio(), 'athletes.create', { name, date_of_birth: '2000-05-05', sex: 'female', ...extra }).changeset.changes[0].id as string;
+
+  it('refuses names that are only spaces (athlete, fee item), naming the field; trims the rest', () => {
+    expect(errorOf(() => f.call(physio(), 'athletes.create', { name: '   ', date_of_birth: '2000-01-01', sex: 'female' }))).toMatchObject({
+      code: 'Validation',
+      issues: [{ path: 'name', message: expect.stringMatching(/blank/) }],
+    });
+    expect(
+      errorOf(() =>
+        f.call(f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'SP1', name: '   ', item_type: 'assessment', price_cents: 9000 }),
+      ),
+    ).toMatchObject({ code: 'Validation', issues: [{ path: 'name' }] });
+    const id = newAthlete('  Trim Me  ');
+    expect(getRow<{ name: string }>(f.db, 'athlete', f.a.orgId, id)!.name).toBe('Trim Me');
+  });
+
+  it('refuses zero-width and direction marks, and NFKC-normalises before the duplicate check (full-width "U１9" is the U19 squad)', () => {
+    for (const name of ['U19\u200B', 'U19\u200E', 'U19\u2028', 'U19\u061C', '\uFEFFU19'])
+      expect({ name, code: errorOf(() => f.call(f.a.users.owner, 'squads.create', { name, season: '2026/27' })).code }).toEqual({ name, code: 'Validation' });
+    expect(errorOf(() => f.call(f.a.users.owner, 'squads.create', { name: 'U\uFF119', season: '2026/27' }))).toMatchObject({
+      code: 'Conflict',
+      message: expect.stringContaining('A squad named "U19" already exists'),
+    });
+  });
+
+  it('refuses control and text-direction characters in fields that are not names (body part, position, session kind, notes)', () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['injuries.create', { athlete_id: f.a.athleteId, body_part: 'an\u0000kle', side: 'left', onset_date: '2026-11-10', severity: 'mild' }, 'body_part'],
+      ['athletes.update', { id: f.a.athleteId, position: 'wing\u202E' }, 'position'],
+      ['sessions.create', { squad_id: f.a.squadId, date: '2026-11-19', kind: 'gym\u2066', duration_min: 30 }, 'kind'],
+      ['screenings.create', { athlete_id: f.a.athleteId, test: 'y_balance\u200B', side: 'left', value: 90, unit: '%', date: '2026-11-19' }, 'test'],
+      [
+        'injuries.create',
+        { athlete_id: f.a.athleteId, body_part: 'ankle', side: 'left', onset_date: '2026-11-10', severity: 'mild', clinician_notes: 'ok\u0000' },
+        'clinician_notes',
+      ],
+    ];
+    const before = count(f, 'injury');
+    for (const [verb, input, path] of cases)
+      expect({ verb, ...fields(errorOf(() => f.call(physio(), verb, input))) }).toMatchObject({ verb, code: 'Validation', issues: [{ path }] });
+    expect(count(f, 'injury')).toBe(before);
+    // Notes keep their line breaks and tabs.
+    const ok = f.call(physio(), 'injuries.create', {
+      athlete_id: f.a.athleteId,
+      body_part: 'ankle',
+      side: 'left',
+      onset_date: '2026-11-10',
+      severity: 'mild',
+      clinician_notes: 'Line 1\nLine 2\tx',
+    }).changeset.changes[0].id as string;
+    expect(getRow<{ clinician_notes: string }>(f.db, 'injury', f.a.orgId, ok)!.clinician_notes).toBe('Line 1\nLine 2\tx');
+  });
+
+  it('matches a screening test however it is spelled, stores the known name, and refuses implausibly large values', () => {
+    const base = { athlete_id: f.a.athleteId, side: 'left', value: 12, unit: 'cm', date: '2026-11-19' };
+    for (const test of ['Weight_bearing_lunge', 'weight_bearing_lunge ', 'weight bearing lunge', 'Weight-bearing lunge'])
+      expect({ test, ...fields(errorOf(() => f.call(physio(), 'screenings.create', { ...base, test, unit: 'mm' }))) }).toMatchObject({
+        test,
+        code: 'Validation',
+        issues: [{ path: 'unit' }],
+      });
+    expect(errorOf(() => f.call(physio(), 'screenings.create', { ...base, test: 'weight bearing lunge', value: 120 }))).toMatchObject({
+      code: 'Validation',
+      message: expect.stringMatching(/above the plausible 30 cm/),
+      issues: [{ path: 'value', message: 'at most 30 cm' }],
+    });
+    const id = f.call(physio(), 'screenings.create', { ...base, test: 'Weight-bearing lunge' }).changeset.changes[0].id as string;
+    expect(getRow<{ test: string }>(f.db, 'screening', f.a.orgId, id)!.test).toBe('weight_bearing_lunge');
+    expect(errorOf(() => f.call(physio(), 'screenings.update', { id, value: 31 })).issues?.[0]).toMatchObject({ path: 'value' });
+    f.call(physio(), 'screenings.update', { id, test: ' Single Leg Hop', value: 180 });
+    expect(getRow<{ test: string }>(f.db, 'screening', f.a.orgId, id)!.test).toBe('single_leg_hop');
+  });
+
+  it('refuses a date of birth after the athlete’s earliest record (naming it) or less than 5 years ago', () => {
+    const id = newAthlete('Dob Check');
+    f.call(physio(), 'injuries.create', { athlete_id: id, body_part: 'knee', side: 'left', onset_date: '2015-06-01', severity: 'mild' });
+    f.call(physio(), 'wellness.submit', { athlete_id: id, date: '2014-03-03', sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3 });
+    expect(errorOf(() => f.call(physio(), 'athletes.update', { id, date_of_birth: '2016-01-01' }))).toMatchObject({
+      code: 'Validation',
+      message: expect.stringContaining('wellness entry dated 2014-03-03'),
+      issues: [{ path: 'date_of_birth' }],
+    });
+    expect(getRow<{ date_of_birth: string }>(f.db, 'athlete', f.a.orgId, id)!.date_of_birth).toBe('2000-05-05');
+    expect(f.call(physio(), 'athletes.update', { id, date_of_birth: '2014-03-03' }).changeset.replayed).toBe(false);
+    // FIXTURE_TODAY is 2026-11-20: a date of birth after 2021-11-20 is refused.
+    expect(errorOf(() => f.call(physio(), 'athletes.create', { name: 'Too Young', date_of_birth: '2024-01-01', sex: 'male' }))).toMatchObject({
+      code: 'Validation',
+      issues: [{ path: 'date_of_birth', message: expect.stringContaining('2021-11-20') }],
+    });
+    expect(newAthlete('Just Five', { date_of_birth: '2021-11-20' })).toBeTypeOf('string');
+  });
+
+  it('refuses to move a deactivated athlete into a squad, naming them; nothing is moved', () => {
+    const gone = newAthlete('Gone Mover');
+    const stays = newAthlete('Stays Mover');
+    f.call(physio(), 'athletes.deactivate', { id: gone, reason: 'left' });
+    expect(errorOf(() => f.call(physio(), 'squads.moveAthletes', { athlete_ids: [stays, gone], squad_id: f.a.squadId }))).toMatchObject({
+      code: 'Validation',
+      message: expect.stringMatching(/Gone Mover is deactivated/),
+      issues: [{ path: 'athlete_ids' }],
+    });
+    expect(getRow<{ squad_id: string | null }>(f.db, 'athlete', f.a.orgId, stays)!.squad_id).toBeNull();
+    // Editing a deactivated athlete's details stays allowed.
+    expect(f.call(physio(), 'athletes.update', { id: gone, position: 'Wing' }).changeset.replayed).toBe(false);
   });
 });

@@ -7,6 +7,7 @@
  * Booleans (`view_matches_declared`, `trustworthy`) are stored as INTEGER 0/1.
  */
 import { z } from 'zod';
+import { noteText, plainText } from '../text';
 import { CONDITION_CODES, CONDITION_DETAIL_MAX } from './quality';
 
 /** Joints the pipeline reports; definitions in `models/capture/angles.ts`. The last four are frontal-plane angles. */
@@ -61,7 +62,7 @@ export const PoseMetricInput = z
     /** Cameras in the rig that contributed (≥ 1). */
     camera_count: z.number().int().min(1).describe('Cameras in the rig that contributed (≥ 1).'),
     /** Human-readable acquisition mode, e.g. "3 calibrated cameras + one tap". */
-    camera_mode: z.string().min(1).describe('Acquisition mode in words, e.g. "3 calibrated cameras + one tap".'),
+    camera_mode: plainText(z.string().min(1), { nfkc: false }).describe('Acquisition mode in words, e.g. "3 calibrated cameras + one tap".'),
     /** Degrees in [0, 90]; null when the athlete's facing could not be estimated. */
     view_obliquity_deg: z.number().min(0).max(90).nullable().describe("View obliquity, degrees 0–90; null when the athlete's facing could not be estimated."),
     obliquity_band: z.enum(OBLIQUITY_BANDS).describe('View band: sagittal, oblique, frontal or unknown.'),
@@ -84,7 +85,7 @@ export const PoseMetricInput = z
       .array(
         z.object({
           code: z.enum(CONDITION_CODES).describe('Condition code (models/capture/quality.ts).'),
-          detail: z.string().min(1).max(CONDITION_DETAIL_MAX).describe('One sentence with the numbers and what to do.'),
+          detail: noteText(z.string().min(1).max(CONDITION_DETAIL_MAX)).describe('One sentence with the numbers and what to do.'),
         }),
       )
       .max(40)

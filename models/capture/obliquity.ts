@@ -9,6 +9,7 @@
  * rear view. A reading's `view_obliquity_deg` is the smallest obliquity among the cameras used.
  */
 import { z } from 'zod';
+import { plainText } from '../text';
 import { type CameraCalibration, type Vec3, cameraCenter, opticalAxis } from './camera';
 import type { KeypointSet } from './keypoints';
 import type { ObliquityBand } from './metrics';
@@ -28,9 +29,9 @@ export function obliquityBand(deg: number | null): ObliquityBand {
 /** One camera's declared place in a rig (the `rig.declared_layout` JSON list). */
 export const DeclaredCamera = z.object({
   /** Camera name as in the calibration (e.g. "cam_01"). */
-  camera: z.string().min(1).describe('Camera name as in the calibration (e.g. "cam_01").'),
+  camera: plainText(z.string().min(1), { nfkc: false }).describe('Camera name as in the calibration (e.g. "cam_01").'),
   /** Human label, e.g. "front", "left 45°". */
-  label: z.string().describe('Human label, e.g. "front", "left 45°".'),
+  label: plainText(z.string()).describe('Human label, e.g. "front", "left 45°".'),
   /** Expected yaw in degrees (see module comment). */
   yaw_deg: z.number().min(-180).max(180).describe('Expected camera yaw relative to the athlete, degrees (−180..180).'),
 });

@@ -1,0 +1,98 @@
+/**
+ * Every string a verb takes refuses control and text-direction characters: walks the input schema
+ * of every verb in models/verbs.ts (nested objects, arrays, unions included) and feeds each string
+ * field, on its own, a bidi override (U+202E) and a NUL. Fields that accept only a closed alphabet
+ * (ids, dates, enums, regex-checked slugs) refuse them as well; the one exception is listed with its reason.
+ */
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import * as I from './inputs';
+import { VERB_SPECS } from './verbs';
+
+/** Explicit exceptions, `verb:path` → why the field may hold a bidi override or a NUL. */
+const EXCEPTIONS: Record<string, string> = {
+  'help.search:query':
+    'search words are only matched against the help index, never stored or shown; main/services/help.test.ts feeds NUL on purpose to prove it never throws',
+};
+
+interface Leaf {
+  path: string;
+  schema: z.ZodType;
+}
+
+/** Every string-typed field reachable from `schema`, each with the schema that validates it alone (wrappers kept). */
+function stringLeaves(schema: z.ZodType, path: string, outer: z.ZodType = schema, out: Leaf[] = []): Leaf[] {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+  switch (def.type) {
+    case 'string':
+      out.push({ path, schema: outer });
+      break;
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+    case 'catch':
+      stringLeaves(def.innerType as z.ZodType, path, outer, out);
+      break;
+    case 'pipe':
+      stringLeaves(def.in as z.ZodType, path, outer, out);
+      break;
+    case 'object':
+      for (const [k, v] of Object.entries(def.shape as Record<string, z.ZodType>)) stringLeaves(v, path ? `${path}.${k}` : k, v, out);
+      break;
+    case 'array':
+      stringLeaves(def.element as z.ZodType, `${path}[]`, def.element as z.ZodType, out);
+      break;
+    case 'union':
+      for (const o of def.options as z.ZodType[]) stringLeaves(o, path, o, out);
+      break;
+    case 'record':
+      stringLeaves(def.valueType as z.ZodType, `${path}{}`, def.valueType as z.ZodType, out);
+      break;
+    case 'lazy':
+      stringLeaves((def.getter as () => z.ZodType)(), path, outer, out);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+describe('every string input field of every verb', () => {
+  const leaves = Object.entries(VERB_SPECS).flatMap(([verb, spec]) =>
+    stringLeaves(spec.input as z.ZodType, '').map((l) => ({ ...l, key: `${verb}:${l.path}` })),
+  );
+  it('finds the fields (the walk reaches names, notes and nested strings)', () => {
+    const keys = leaves.map((l) => l.key);
+    for (const k of ['athletes.create:name', 'athletes.create:position', 'injuries.create:body_part', 'screenings.create:test', 'rtp.update:notes'])
+      expect(keys).toContain(k);
+    expect(leaves.length).toBeGreaterThan(60);
+  });
+  it('refuses a bidi override (U+202E) and a NUL in each, unless listed as an exception', () => {
+    const accepted: string[] = [];
+    for (const { key, schema } of leaves) {
+      if (EXCEPTIONS[key]) continue;
+      for (const bad of ['wing\u202E', 'an\u0000kle']) if (schema.safeParse(bad).success) accepted.push(`${key} accepts ${JSON.stringify(bad)}`);
+    }
+    expect(accepted).toEqual([]);
+  });
+});
+
+describe('single-line text and notes', () => {
+  it('trims, NFKC-normalises and refuses blanks and invisible characters in names', () => {
+    expect(I.CreateSquad.parse({ name: ' U\uFF119 ', season: '2026/27' }).name).toBe('U19');
+    for (const name of ['   ', 'U19\u200B', 'U19\u200E', 'U19\u2028', 'U19\u061C', '\uFEFFU19', 'U19\u2067'])
+      expect({ name, ok: I.CreateSquad.safeParse({ name, season: '2026/27' }).success }).toEqual({ name, ok: false });
+    expect(
+      I.CreateRateItem.safeParse({ folder_id: '00000000-0000-4000-8000-000000000000', code: 'A1', name: '  ', item_type: 'assessment', price_cents: 100 })
+        .success,
+    ).toBe(false);
+  });
+  it('notes keep line breaks and tabs but refuse NUL, other C0 controls and bidi overrides', () => {
+    const base = { athlete_id: '00000000-0000-4000-8000-000000000000', body_part: 'ankle', side: 'left', onset_date: '2026-11-01', severity: 'mild' };
+    expect(I.CreateInjury.parse({ ...base, clinician_notes: 'Line 1\r\nLine 2\tindented' }).clinician_notes).toBe('Line 1\r\nLine 2\tindented');
+    for (const clinician_notes of ['a\u0000b', 'a\u0007b', 'a\u202Eb', 'a\u2066b'])
+      expect(I.CreateInjury.safeParse({ ...base, clinician_notes }).success).toBe(false);
+  });
+});
