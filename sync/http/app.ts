@@ -23,7 +23,7 @@ import { isTableName, TABLES } from '../../models/tables';
 import { DeviceRegistry } from '../auth/devices';
 import { applyUploadedChangeset } from '../write/apply';
 import { recordApprovals } from '../write/approvals';
-import { badRequest, errorResponse } from './errors';
+import { badRequest, errorResponse, payloadTooLarge } from './errors';
 import { MAX_TOOL_INPUT_DEPTH, measureJsonText } from '../../models/bounds';
 import { proxyShape, UpstreamError } from './shape-proxy';
 
@@ -158,7 +158,7 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
     onError: (c) =>
       errorResponse(
         c,
-        badRequest(`The request body is larger than ${Math.round(maxBody / 1024)} KiB. Upload fewer changesets per request. Nothing was applied.`),
+        payloadTooLarge(`The request body is larger than ${Math.round(maxBody / 1024)} KiB. Upload fewer changesets per request. Nothing was applied.`),
         413,
       ),
   });
@@ -182,15 +182,19 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
   });
 
   // --- Devices
-  app.post('/v1/devices', bodyLimit({ maxSize: 16 * 1024, onError: (c) => errorResponse(c, badRequest('The request body is too large.'), 413) }), async (c) => {
-    const ip = clientAddress(c);
-    const wait = enrolLimiter.take(ip, now());
-    if (wait > 0) throw new RateLimited('Too many sign-in attempts from this address. Wait, then try again.', wait);
-    const parsed = Enrol.safeParse(await readJson(c));
-    if (!parsed.success) throw badRequest('Send {"email": "…", "pin": "…", "name": "device name"}.', zodIssues(parsed.error));
-    const issued = await registry.issue(parsed.data.email, parsed.data.pin, parsed.data.name ?? 'Unnamed device');
-    return c.json(issued, 201);
-  });
+  app.post(
+    '/v1/devices',
+    bodyLimit({ maxSize: 16 * 1024, onError: (c) => errorResponse(c, payloadTooLarge('The request body is too large.'), 413) }),
+    async (c) => {
+      const ip = clientAddress(c);
+      const wait = enrolLimiter.take(ip, now());
+      if (wait > 0) throw new RateLimited('Too many sign-in attempts from this address. Wait, then try again.', wait);
+      const parsed = Enrol.safeParse(await readJson(c));
+      if (!parsed.success) throw badRequest('Send {"email": "…", "pin": "…", "name": "device name"}.', zodIssues(parsed.error));
+      const issued = await registry.issue(parsed.data.email, parsed.data.pin, parsed.data.name ?? 'Unnamed device');
+      return c.json(issued, 201);
+    },
+  );
   app.delete('/v1/devices/:id', async (c) => {
     const p = await registry.authenticate(c.req.header('authorization'));
     const id = c.req.param('id');
@@ -216,7 +220,7 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
   // --- Owner approvals and sign-off attestations (recorded by the user's own device token)
   app.post(
     '/v1/approvals',
-    bodyLimit({ maxSize: 64 * 1024, onError: (c) => errorResponse(c, badRequest('The request body is too large.'), 413) }),
+    bodyLimit({ maxSize: 64 * 1024, onError: (c) => errorResponse(c, payloadTooLarge('The request body is too large.'), 413) }),
     async (c) => {
       const p = await registry.authenticate(c.req.header('authorization'));
       const parsed = ApprovalUpload.safeParse(await readJson(c));

@@ -19,6 +19,11 @@ export function errorResponse(c: Context, e: unknown, status?: ContentfulStatusC
   return c.json({ error: payload }, status ?? STATUS[payload.code]);
 }
 
+/** A request body over the endpoint's size limit (`PayloadTooLarge`, HTTP 413); nothing was read or applied. */
+export function payloadTooLarge(message: string): AppError {
+  return new AppError({ code: 'PayloadTooLarge', message });
+}
+
 /** A Validation error with a message (and optional field issues). */
 export function badRequest(message: string, issues?: ErrorPayload['issues']): AppError {
   return new AppError(issues ? { code: 'Validation', message, issues } : { code: 'Validation', message });

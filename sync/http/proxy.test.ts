@@ -20,6 +20,9 @@ import { havePg, useHqDatabase } from '../testing/hqdb';
 import { HQ_PUBLICATION } from '../pg/roles';
 
 const TODAY = new Date().toISOString().slice(0, 10);
+/** A day of its own for each uploaded wellness row (one live row per athlete and day; the demo seed fills the recent weeks). */
+let daysBack = 730;
+const freshDay = (): string => new Date(Date.now() - daysBack++ * 86_400_000).toISOString().slice(0, 10);
 const SECRET = 'proxy-test-secret';
 
 async function waitFor<T>(what: string, fn: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
@@ -63,7 +66,7 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
                 op: 'insert',
                 table: 'wellness',
                 id,
-                after: { athlete_id: summary.linkedAthleteId, date: TODAY, sleep: 4, soreness: 2, stress: 3, mood: 4, fatigue: 2, notes },
+                after: { athlete_id: summary.linkedAthleteId, date: freshDay(), sleep: 4, soreness: 2, stress: 3, mood: 4, fatigue: 2, notes },
               },
             ],
           },
@@ -209,7 +212,7 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
                 op: 'insert',
                 table: 'wellness',
                 id,
-                after: { athlete_id: summary.linkedAthleteId, date: TODAY, sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: 'live' },
+                after: { athlete_id: summary.linkedAthleteId, date: freshDay(), sleep: 3, soreness: 3, stress: 3, mood: 3, fatigue: 3, notes: 'live' },
               },
             ],
           },

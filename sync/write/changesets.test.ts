@@ -606,7 +606,7 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       body: 'x'.repeat(50 * 1024 * 1024),
     });
     expect(big.status).toBe(413);
-    expect(((await big.json()) as { error: { code: string } }).error.code).toBe('Validation');
+    expect(((await big.json()) as { error: { code: string } }).error.code).toBe('PayloadTooLarge');
 
     // A 20,000-level value is refused before it is parsed or hashed (it overflowed the stack: 500).
     const deepBody = `{"changesets":[{"changeset_id":"${uuidv7()}","after":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}]}`;
