@@ -284,6 +284,36 @@ function replicaTransaction<T>(db: Db, fn: () => T): T {
   }
 }
 
+/**
+ * Upsert a row HQ sent. When it collides on wellness's one-row-per-athlete-and-day index (migration
+ * 0014) with a row this device inserted and has not yet synced, HQ's row wins in the live table: the
+ * local row leaves it, its values stay in the outbox changeset, and HQ refuses that changeset (its
+ * own index) so the Sync page shows it as a conflict with both values; nothing is lost and the pull
+ * is not stuck on that day. Any other collision is rethrown.
+ * @throws SqliteError for a constraint violation this rule does not cover
+ */
+function upsertServerRow(db: Db, tbl: string, row: Record<string, unknown>): void {
+  try {
+    upsertLive(db, tbl, row);
+  } catch (e) {
+    const displaced = tbl === 'wellness' && (e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' ? unsyncedWellnessDay(db, row) : [];
+    if (displaced.length === 0) throw e;
+    for (const id of displaced) deleteLive(db, tbl, id);
+    upsertLive(db, tbl, row);
+  }
+}
+
+/** Live wellness rows of `row`'s athlete and day, other than `row`, that this device inserted and has not synced. */
+function unsyncedWellnessDay(db: Db, row: Record<string, unknown>): string[] {
+  return (
+    stmt(
+      db,
+      `SELECT w.id FROM wellness w JOIN sync_server_row s ON s.tbl = 'wellness' AND s.id = w.id AND s.row_json IS NULL
+        WHERE w.org_id = ? AND w.athlete_id = ? AND w.date = ? AND w.deleted_at IS NULL AND w.id != ?`,
+    ).all(row.org_id, row.athlete_id, row.date, row.id) as { id: string }[]
+  ).map((r) => r.id);
+}
+
 function shadowOf(db: Db, tbl: string, id: string): { row_json: string | null } | undefined {
   return stmt(db, 'SELECT row_json FROM sync_server_row WHERE tbl = ? AND id = ?').get(tbl, id) as { row_json: string | null } | undefined;
 }
@@ -322,7 +352,7 @@ export function applyShapeBatch(
       }
       if (op.op === 'delete') written += deleteLive(db, tbl, op.id);
       else {
-        upsertLive(db, tbl, op.row);
+        upsertServerRow(db, tbl, op.row);
         written++;
       }
     }

@@ -12,6 +12,7 @@ import { AppError } from '../../models/errors';
 import { openDb } from './db';
 import { seedDemo } from './seed';
 import { sqlite } from './sqlite';
+import { applyShapeBatch, saveEnrolment } from './sync';
 import { createClinicFixture, fixtureNow } from '../testing/clinic-fixture';
 import { VERBS, applyPlanned, planWrite } from '../services/index';
 import type { WriteVerb } from '../services/verb';
@@ -100,6 +101,72 @@ describe('wellness.submit from two connections to one file', () => {
       expect(after.wellness.map((w: { sleep: number }) => w.sleep)).toEqual([1]);
     } finally {
       db2.close();
+      f.close();
+    }
+  });
+});
+
+describe('a wellness day HQ sends while this device holds its own unsynced row for that day', () => {
+  it("HQ's row wins in the live table, the local answers stay in the outbox, and the pull is not stuck", () => {
+    const f = createClinicFixture();
+    try {
+      const { orgId, athleteId, users } = f.a;
+      saveEnrolment(f.db, {
+        hq_url: 'http://127.0.0.1:1',
+        device_id: 'dev-1',
+        device_name: 'Pitch laptop',
+        org_id: orgId,
+        org_name: 'Northbridge',
+        user_id: users.physio,
+        user_email: 'physio@example.test',
+        user_role: 'physio',
+        token_sealed: '{}',
+        token_hint: 'x',
+        token_expires_at: null,
+        enrolled_at: fixtureNow().toISOString(),
+      });
+      const day = '2026-11-18';
+      const local = f.call(users.physio, 'wellness.submit', {
+        athlete_id: athleteId,
+        date: day,
+        sleep: 4,
+        soreness: 2,
+        stress: 2,
+        mood: 4,
+        fatigue: 2,
+        notes: '',
+      });
+      const localId = local.changeset.changes[0].id as string;
+      const c = sqlite(f.db);
+      const serverRow = (id: string, sleep: number) => ({
+        id,
+        org_id: orgId,
+        created_at: '2026-11-18T07:00:00.000Z',
+        updated_at: '2026-11-18T07:00:00.000Z',
+        version: 1,
+        deleted_at: null,
+        athlete_id: athleteId,
+        date: day,
+        sleep,
+        soreness: 3,
+        stress: 3,
+        mood: 3,
+        fatigue: 3,
+        notes: '',
+      });
+      const fromHq = '0190bbbb-0000-7000-8000-000000000001';
+      applyShapeBatch(f.db, 'wellness', [{ op: 'upsert', id: fromHq, row: serverRow(fromHq, 1) }], null);
+      const live = c
+        .prepare('SELECT id, sleep FROM wellness WHERE org_id = ? AND athlete_id = ? AND date = ? AND deleted_at IS NULL')
+        .all(orgId, athleteId, day);
+      expect(live).toEqual([{ id: fromHq, sleep: 1 }]);
+      // The local answers are not lost: their changeset is still in the outbox, to be refused by HQ as a visible conflict.
+      const queued = c.prepare('SELECT payload_json FROM outbox WHERE changeset_id = ?').get(local.changeset.id) as { payload_json: string };
+      expect(queued.payload_json).toContain(localId);
+      // A collision with a row that is not an unsynced local insert is not papered over.
+      const other = '0190bbbb-0000-7000-8000-000000000002';
+      expect(() => applyShapeBatch(f.db, 'wellness', [{ op: 'upsert', id: other, row: serverRow(other, 2) }], null)).toThrow(/UNIQUE/);
+    } finally {
       f.close();
     }
   });
