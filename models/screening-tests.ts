@@ -23,14 +23,14 @@ export interface ScreeningTestSpec {
  * The known screening tests (weight-bearing lunge: knee-to-wall distance; nordic: peak eccentric force).
  * Upper bounds are rationale, not norms: about twice the best values reported, so that only slips
  * (millimetres typed as centimetres, two legs summed) are refused, never a strong athlete.
- * - weight-bearing lunge ≤ 30 cm: healthy adults reach roughly 9–15 cm knee-to-wall (Bennell et al.
- *   1998, Aust J Physiother 44(3); Hoch & McKeon 2011, J Orthop Res 29(3)).
- * - single-leg hop ≤ 400 cm: adults hop roughly 150–250 cm; the two-footed standing long-jump record
- *   is 3.73 m.
- * - nordic hamstring ≤ 1500 N per leg: professional footballers produce roughly 300–450 N on the
- *   NordBord (Opar et al. 2015, Med Sci Sports Exerc 47(4)); 1500 N is over three times that.
- * - countermovement jump ≤ 120 cm: trained jumpers reach roughly 40–70 cm (Markovic et al. 2004,
- *   J Strength Cond Res 18(3)); no standing jump reaches 120 cm.
+ * - weight-bearing lunge ≤ 30 cm: healthy adults average 12 ± 2.8 cm knee-to-wall (Hoch & McKeon
+ *   2011, Manual Therapy 16(5):516–519; the test's method: Bennell et al. 1998, Aust J Physiother 44(3)).
+ * - single-leg hop ≤ 400 cm: well above any single-leg hop for distance; the two-footed standing
+ *   long-jump record is 3.73 m.
+ * - nordic hamstring ≤ 1500 N per leg: professional Australian footballers produce a few hundred
+ *   newtons on the NordBord (Opar et al. 2015, Med Sci Sports Exerc 47(4)); 1500 N is several times that.
+ * - countermovement jump ≤ 120 cm: a rationale, not a cited norm: elite jumpers reach well under
+ *   a metre in a standing countermovement jump, so 120 cm only catches unit slips.
  */
 export const SCREENING_TESTS: readonly ScreeningTestSpec[] = [
   { test: 'weight_bearing_lunge', unit: 'cm', hint: 'knee-to-wall distance', min: 0, max: 30 },
