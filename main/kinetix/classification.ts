@@ -22,6 +22,7 @@ import {
   type ClearanceProvider,
   type ProviderClearance,
 } from '../../models/classification';
+import type { ErrorPayload } from '../../models/errors';
 import type { TableName } from '../../models/tables';
 import { shippedHelpPages } from '../help';
 import { TABLES } from '../../models/tables';
@@ -824,4 +825,28 @@ export function withholdToolInput<T>(
  */
 export function earlierAnswerWithheld(lost: readonly Classification[]): string {
   return `[withheld: an earlier answer of this conversation, written when this model provider was cleared for ${lost.join(', ')} data; it is no longer cleared for that, so the answer is not sent again — the user can see it in the app]`;
+}
+
+/** What a provider reads in place of an error's text it is not cleared for. */
+export const WITHHELD_ERROR_TEXT =
+  '[withheld: the reason may quote stored records (a name, a date of birth, a device name) that this model provider is not cleared for; the user sees it in the app]';
+
+/**
+ * A service's error (raised while reading, planning, proposing or applying: code that reads
+ * records) as a model provider may see it. Its message, its field issues' messages and its policy
+ * reasons can quote stored values ("… is before <name>'s date of birth (<date>)"), so they reach
+ * only a provider cleared for every class; otherwise the provider gets the code, the fields the
+ * issues name, the rows in conflict (ids and versions), the policy decision codes and
+ * {@link WITHHELD_ERROR_TEXT}. The stored audit row and the user's view keep the full error.
+ * Errors the harness words itself (bounds, unknown tool, clearance refusals) are not passed here.
+ */
+export function errorForProvider(payload: ErrorPayload, clearance: ProviderClearance): ErrorPayload {
+  if (isCleared(clearance, 'clinical-restricted')) return payload;
+  const out: ErrorPayload = { code: payload.code, message: `${payload.code}: the change or read was refused. ${WITHHELD_ERROR_TEXT}` };
+  if (payload.issues?.length) out.issues = payload.issues.map((i) => ({ path: i.path, message: '[withheld]' }));
+  if (payload.conflicts?.length) out.conflicts = payload.conflicts;
+  if (payload.retryAfterSeconds !== undefined) out.retryAfterSeconds = payload.retryAfterSeconds;
+  if (payload.kind !== undefined) out.kind = payload.kind;
+  if (payload.decisions?.length) out.decisions = payload.decisions.map(({ detail: _detail, ...d }) => ({ ...d, reason: '[withheld]' }));
+  return out;
 }

@@ -212,17 +212,18 @@ async function turn(
   cleared: readonly Classification[],
   message: string,
   responses: Parameters<ScriptedAnthropic['push']>,
-  opts: { conversationId?: string; page?: string } = {},
+  opts: { conversationId?: string; page?: string; userId?: string } = {},
 ): Promise<{ raw: string[]; runId: string; conversationId: string }> {
   putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { anthropic: cleared });
   const first = server.requests.length;
   const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url, limits: LIMITS });
   server.push(...responses);
-  const run = kx.startRun({ userId: doctor.id, message, conversationId: opts.conversationId, page: opts.page });
-  for await (const e of kx.subscribe(doctor.id, run.runId)) {
+  const userId = opts.userId ?? doctor.id;
+  const run = kx.startRun({ userId, message, conversationId: opts.conversationId, page: opts.page });
+  for await (const e of kx.subscribe(userId, run.runId)) {
     if (e.event.type !== EventType.CUSTOM) continue;
     const ev = e.event as { name: string; value: { toolCallId: string; argsHash: string } };
-    if (ev.name === KINETIX_EVENTS.confirmRequired) kx.confirm(doctor.id, ev.value.toolCallId, { approve: true, argsHash: ev.value.argsHash });
+    if (ev.name === KINETIX_EVENTS.confirmRequired) kx.confirm(userId, ev.value.toolCallId, { approve: true, argsHash: ev.value.argsHash });
   }
   expect((await kx.waitForRun(run.runId)).status).toBe('completed');
   return { raw: server.requests.slice(first).map((r) => r.raw), ...run };
@@ -532,8 +533,8 @@ describe('a write carrying a value above the clearance is refused before it is p
     expect(b!.content).toContain('\\"side\\" (clinical)');
     for (const res of [a!, b!]) expect(res.content).not.toContain('Nothing to change');
 
-    // Cleared for the class: the write plans as before (a no-op is "Nothing to change", which then reveals nothing withheld).
-    const ok = await turn(clearanceUpTo('personal'), 'Same name?', [
+    // Cleared for every class: the write plans as before, and a service's refusal is worded in full ("Nothing to change").
+    const ok = await turn(clearanceUpTo('clinical-restricted'), 'Same name?', [
       { toolUses: [{ name: 'update_athlete', input: { id: athleteId, name: PLANTED.personal[0] } }] },
       { text: 'ok' },
     ]);
@@ -568,5 +569,48 @@ describe('a write carrying a value above the clearance is refused before it is p
     });
     expect(proposed.isError).toBeFalsy();
     expect(proposed.content[0]!.text).toContain('waiting_for_approval');
+  });
+});
+
+describe('a service error that quotes stored values reaches only a provider cleared for every class (issue 9 §12)', () => {
+  it("log_session_load dated before the athlete's birth: below full clearance the name and date of birth are not sent, the code and field are; cleared, the full reason is", async () => {
+    const name = 'Zephyrine Quillfeather';
+    const id = athleteFor(name);
+    const call = (): Parameters<ScriptedAnthropic['push']> => [
+      { toolUses: [{ name: 'log_session_load', input: { athlete_id: id, date: '1990-01-01', duration_min: 60, rpe: 5 } }] },
+      { text: 'ok' },
+    ];
+    for (const cleared of [clearanceUpTo('internal'), clearanceUpTo('clinical')]) {
+      const r = await turn(cleared, 'Log it', call(), { userId: s.userIds.physio });
+      const [res] = toolResults(r.raw[1]!);
+      expect(res!.is_error).toBe(true);
+      expect(res!.content).toContain('Validation');
+      expect(res!.content).toContain('the user sees it in the app');
+      for (const raw of r.raw) {
+        expect(raw).not.toContain(name);
+        expect(raw).not.toContain('2002-02-02');
+      }
+      // The user still sees the full reason: the audit row keeps it.
+      const row = K.listToolCalls(t.db, r.runId)[0]!;
+      expect(row.error_json).toContain(name);
+    }
+    const full = await turn(clearanceUpTo('clinical-restricted'), 'Log it', call(), { userId: s.userIds.physio });
+    expect(toolResults(full.raw[1]!)[0]!.content).toContain(`${name}'s date of birth (2002-02-02)`);
+  });
+
+  it('the same over MCP, under the org’s `mcp` clearance', async () => {
+    const name = 'Oberon Vanishwell';
+    const id = athleteFor(name);
+    const input = { athlete_id: id, date: '1990-01-01', duration_min: 60, rpe: 5 };
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('personal') });
+    const withheld = await new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.physio).token }).callTool('log_session_load', input);
+    expect(withheld.isError).toBe(true);
+    expect(withheld.content[0]!.text).toContain('Validation');
+    expect(withheld.content[0]!.text).not.toContain(name);
+    expect(withheld.content[0]!.text).not.toContain('2002-02-02');
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('clinical-restricted') });
+    const full = await new McpSession({ db: t.db, token: issueMcpToken(t.db, s.userIds.physio).token }).callTool('log_session_load', input);
+    expect(full.content[0]!.text).toContain(name);
+    putOrgSetting(t.db, s.orgId, CLEARANCE_SETTING_KEY, { mcp: clearanceUpTo('internal') });
   });
 });

@@ -5,6 +5,9 @@
 import { EventType } from '@ag-ui/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as K from '../data/kinetix';
+import { putOrgSetting } from '../data/identity';
+import { CLASSIFICATIONS } from '../../models/classification';
+import { CLEARANCE_SETTING_KEY } from './classification';
 import { addOrg, addRecord, addUser, collectEvents, tempDb, testHarness, type TempDb } from '../testing/kinetix-fixtures';
 import { testRegistry } from '../testing/kinetix-tools';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../testing/scripted-anthropic';
@@ -25,6 +28,9 @@ beforeEach(async () => {
   orgId = addOrg(t.db, { name: 'Riverside FC' });
   ownerId = addUser(t.db, orgId, { role: 'owner', displayName: 'Olivia Owner' });
   physioId = addUser(t.db, orgId, { role: 'physio', displayName: 'Priya Shah', email: 'priya@example.test' });
+  // Reliability, not clearance, is under test: the club has cleared the provider for every class, so
+  // writes of names and dates of birth are proposed rather than refused (clearance.test.ts covers that).
+  putOrgSetting(t.db, orgId, CLEARANCE_SETTING_KEY, { anthropic: [...CLASSIFICATIONS] });
   addRecord(t.db, orgId, ownerId, 'owner', 'athlete', {
     name: 'Jane Doe',
     date_of_birth: '2001-02-03',

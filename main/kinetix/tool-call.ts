@@ -34,6 +34,7 @@ import type { Approvals } from './approvals';
 import { boundsIssue, boundsMessage, digestInput, measureInput } from '../services/bounds';
 import { parseInput, PolicyDenied } from '../services/verb';
 import {
+  errorForProvider,
   filterNotClearedMessage,
   filtersNotCleared,
   isCleared,
@@ -47,7 +48,16 @@ import { KINETIX_EVENTS } from './events';
 import { gateSnapshot, isUntrusted } from './gate';
 import { maskSecrets } from './mask';
 import { dataEnvelope, DECLINED_MESSAGE } from './prompt';
-import { approveProposal, declineProposal, expireProposal, getProposal, needsOwnerMessage, proposeChangeset, type ProposalView } from './proposals';
+import {
+  approveProposal,
+  declineProposal,
+  expireProposal,
+  getProposal,
+  needsOwnerMessage,
+  proposeChangeset,
+  STALE_MESSAGE,
+  type ProposalView,
+} from './proposals';
 import type { ModelBlock, ToolInputIssue } from './provider';
 import type { RunRecorder } from './recording';
 import { refusedInputSummary, toolCallRow } from './recording';
@@ -285,7 +295,7 @@ export class ToolCallPipeline {
       this.gate(run, tool);
       return this.toModel(call, tool, maskedResult);
     } catch (e) {
-      return this.fail(call, e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : undefined);
+      return this.fail(call, e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : undefined, true);
     }
   }
 
@@ -319,7 +329,7 @@ export class ToolCallPipeline {
     try {
       proposal = tool.plan(this.toolContext(call.run, tool), input);
     } catch (e) {
-      return { failed: this.fail(call, e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : 'plan_refused') };
+      return { failed: this.fail(call, e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : 'plan_refused', true) };
     }
     if (!proposal.changeset)
       return {
@@ -353,9 +363,9 @@ export class ToolCallPipeline {
     } catch (e) {
       if (e instanceof PolicyDenied) {
         this.rec.policyDecided(run, call.id, tool, null, 'deny', e.decisions);
-        return { failed: this.fail(call, e, 'policy_denied') };
+        return { failed: this.fail(call, e, 'policy_denied', true) };
       }
-      return { failed: this.fail(call, e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : 'plan_refused') };
+      return { failed: this.fail(call, e, e instanceof AppError && e.code === 'Forbidden' ? 'forbidden' : 'plan_refused', true) };
     }
     this.rec.policyDecided(run, call.id, tool, prop.id, prop.verdict, prop.decisions);
     const masked = maskSecrets({ summary: proposal.summary, changeset: proposal.changeset }) as { summary: string; changeset: unknown };
@@ -550,7 +560,8 @@ export class ToolCallPipeline {
       span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof AppError ? e.code : 'error' });
       if (e instanceof AppError && e.code === 'Conflict')
         this.rec.trace(run, 'decision', { toolCallId: call.id, changesetId: prop.id, decision: 'stale', conflicts: e.conflicts ?? null });
-      return this.fail(call, e, 'apply_failed');
+      // The stale-proposal conflict is the harness's own wording (STALE_MESSAGE): sent as is.
+      return this.fail(call, e, 'apply_failed', !(e instanceof AppError && e.message === STALE_MESSAGE));
     } finally {
       span.end();
     }
@@ -577,15 +588,20 @@ export class ToolCallPipeline {
     return { type: 'tool_result', tool_use_id: call.tu.id, content: dataEnvelope(`tool:${tool.name}`, value) };
   }
 
-  /** A failed call: stored with its typed error (and the decision on the trace), told to the model. */
-  private fail(call: AuditedCall, e: unknown, decision?: string): ModelBlock {
+  /**
+   * A failed call: stored with its typed error (and the decision on the trace), told to the model.
+   * `fromRecords`: the error was raised by code that reads records (a read, a plan, the policy, an
+   * apply), so its text may quote stored values: the model gets it through errorForProvider.
+   */
+  private fail(call: AuditedCall, e: unknown, decision?: string, fromRecords = false): ModelBlock {
     const payload = toErrorPayload(e);
     K.updateToolCall(this.d.db, call.id, { status: 'failed', error_json: JSON.stringify(payload), updated_at: this.nowIso() });
     if (decision) this.rec.trace(call.run, 'decision', { toolCallId: call.id, decision, reason: payload.message });
     this.status(call, 'failed', { error: payload });
     const content = JSON.stringify({ error: payload });
     this.rec.emit(call.run, { type: EventType.TOOL_CALL_RESULT, messageId: uuidv7(), toolCallId: call.id, content, role: 'tool' });
-    return { type: 'tool_result', tool_use_id: call.tu.id, content, is_error: true };
+    const toModel = fromRecords ? JSON.stringify({ error: errorForProvider(payload, call.run.provider.clearedFor) }) : content;
+    return { type: 'tool_result', tool_use_id: call.tu.id, content: toModel, is_error: true };
   }
 
   /** The call's status to the user (AG-UI custom event) and on the run's span. */

@@ -28,6 +28,7 @@ import type { PolicyDecision } from '../../models/policy';
 import type { Db } from '../data/db';
 import type { ProviderClearance } from '../kinetix/classification';
 import {
+  errorForProvider,
   fieldClass,
   filterNotClearedMessage,
   filtersNotCleared,
@@ -241,7 +242,7 @@ export class McpSession {
           filterNotClearedMessage(tool.name, notCleared),
           notCleared.map((r) => ({ path: r.field, message: `${r.class}: this model provider is not cleared for it` })),
         );
-      const result = maskSecrets((await Promise.resolve(tool.run(this.context(actor, tool, runId), input))) ?? null);
+      const result = maskSecrets((await fromRecords(clearance, () => Promise.resolve(tool.run(this.context(actor, tool, runId), input)))) ?? null);
       return { response: ok(tool, this.outbound(result, tool.tables, clearance, tool.outputClasses)), outcome: { status: 'executed', result } };
     }
     // A value above the client's clearance: refused before planning, as a read's filter is (the diff or "nothing to change" would confirm a guess).
@@ -251,7 +252,7 @@ export class McpSession {
         writeNotClearedMessage(tool.name, notCleared),
         notCleared.map((r) => ({ path: r.field, message: `${r.class}: this model provider is not cleared for it` })),
       );
-    const proposal = tool.plan(this.context(actor, tool, runId), input);
+    const proposal = await fromRecords(clearance, () => tool.plan(this.context(actor, tool, runId), input));
     if (!proposal.changeset) throw new AppError({ code: 'Internal', message: `${tool.name} produced no changeset; nothing was proposed.` });
     if (proposal.reveal) {
       // A new secret (device key) is shown once, to the person who approves, in the app; an
@@ -261,15 +262,18 @@ export class McpSession {
         message: `"${tool.title}" creates a secret that is shown only once; do it in the Athlete Intelligence app, not through an MCP client. Nothing was proposed.`,
       });
     }
-    const stored = this.port.propose(this.db, {
-      userId: actor.userId,
-      planned: proposal.changeset,
-      runId,
-      toolName: tool.name,
-      title: tool.title,
-      permission: tool.permission,
-      now: this.now(),
-    });
+    const planned = proposal.changeset;
+    const stored = await fromRecords(clearance, () =>
+      this.port.propose(this.db, {
+        userId: actor.userId,
+        planned,
+        runId,
+        toolName: tool.name,
+        title: tool.title,
+        permission: tool.permission,
+        now: this.now(),
+      }),
+    );
     const needsOwner = stored.status === 'needs_owner';
     // The envelope is the app's own words; the rows and the summary carry record values and are classified.
     const changedTables = [...new Set(stored.changes.map((c) => c.table))];
@@ -312,16 +316,43 @@ export class McpSession {
   }
 
   private failure(e: unknown, name: string): McpCallResult {
-    const payload: ErrorPayload = toErrorPayload(e);
-    if (payload.code === 'Internal') this.log('mcp: tool call failed', { tool: name.slice(0, 80), error: e instanceof Error ? e.name : 'unknown' });
+    const full: ErrorPayload = toErrorPayload(e);
+    if (full.code === 'Internal') this.log('mcp: tool call failed', { tool: name.slice(0, 80), error: e instanceof Error ? e.name : 'unknown' });
+    // An error raised while reading records may quote stored values: the client's model gets it under its clearance.
+    const cleared = typeof e === 'object' && e !== null ? RECORD_ERRORS.get(e) : undefined;
+    const payload = cleared ? errorForProvider(full, cleared) : full;
     const error: Record<string, unknown> = { code: payload.code, message: payload.message };
     if (payload.issues?.length) error.issues = payload.issues;
     if (payload.conflicts?.length) error.conflicts = payload.conflicts;
     const decisions = (e as { decisions?: unknown }).decisions;
-    if (e instanceof AppError && Array.isArray(decisions)) error.policy = { verdict: 'deny', decisions: (decisions as PolicyDecision[]).map(decisionView) };
+    if (e instanceof AppError && Array.isArray(decisions))
+      error.policy = {
+        verdict: 'deny',
+        decisions: (cleared
+          ? (errorForProvider({ ...full, decisions: decisions as PolicyDecision[] }, cleared).decisions ?? [])
+          : (decisions as PolicyDecision[])
+        ).map(decisionView),
+      };
     // Text content only: a read tool's `outputSchema` describes its result, and MCP clients
     // validate any structured content against it, error or not.
     return { content: [{ type: 'text', text: JSON.stringify({ error }, null, 2) }], isError: true };
+  }
+}
+
+/** Errors raised by code that reads records, with the clearance of the call they came from (see {@link fromRecords}). */
+const RECORD_ERRORS = new WeakMap<object, ProviderClearance>();
+
+/**
+ * Run `fn` (a read, a plan or a proposal: code that reads records); an error it throws is marked as
+ * possibly quoting stored values, so {@link McpSession} words it for the client under `clearance`.
+ * @throws what `fn` throws
+ */
+async function fromRecords<T>(clearance: ProviderClearance, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (typeof e === 'object' && e !== null) RECORD_ERRORS.set(e, clearance);
+    throw e;
   }
 }
 
