@@ -5,7 +5,7 @@
  *    consecutive handler invocations is everything the harness does for one call (snapshot
  *    lookup, zod validation, masking, argument hash, the tool-call row written before it runs,
  *    capability, events persisted and published, trace, result row update, classification and
- *    the data envelope). Target ≤ 2 ms median. Also with a real service read (`get_athlete`).
+ *    the data envelope). Target ≤ 0.5 ms median. Also with a real service read (`get_athlete`).
  * 2. Events/s through the bus with one slow subscriber (non-blocking publish, 256-event buffer):
  *    publish-only, and persist-then-publish (the harness's emit path: SQLite insert + publish).
  * Real SQLite file (WAL, synchronous=NORMAL) in a temp dir.
