@@ -111,9 +111,11 @@ describe('athlete forms', () => {
     await field(page, 'athlete-deactivate', 'reason').locator('input').fill('Left the club');
     await screenshot(page, 'form-04-deactivate-athlete');
     await page.getByRole('button', { name: 'Deactivate athlete' }).click();
-    await page.locator('[data-saved="true"]', { hasText: `Deactivate athlete ${a.name} (Left the club)` }).waitFor();
+    // The summary names the athlete only; the reason a person typed lives in its own field, shown on the page.
+    await page.locator('[data-saved="true"]', { hasText: `Deactivate athlete ${a.name}` }).waitFor();
     await waitForPage(page, 'athlete-overview');
     expect(await page.locator('.facts .badge').textContent()).toBe('deactivated');
+    await page.locator('.facts dd.record-text', { hasText: 'Left the club' }).waitFor();
     await page.context().close();
   });
 
