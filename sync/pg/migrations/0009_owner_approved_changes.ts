@@ -1,5 +1,5 @@
 /**
- * HQ 0008: the history the cumulative price rule reads (models/policy.ts `numericBaselines`,
+ * HQ 0009: the history the cumulative price rule reads (models/policy.ts `numericBaselines`,
  * issue 13). `hq_changeset.owner_approved_by` names the owner whose approval (or own act) HQ
  * verified when it applied the changeset (sync/write/approvals.ts: the owner's own device token
  * uploaded it, or recorded an approval of its id and content); null when none was proven. From
