@@ -19,6 +19,7 @@ import { canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
 import { createHash } from 'node:crypto';
 import { AppError, Conflict, NotFound } from '../../models/errors';
 import type { ChangesetOutcome, CurrentRow, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
+import { uploadHashPayload } from '../../models/sync';
 import type Database from 'better-sqlite3';
 import { openSiblingConnection, type Db } from './db';
 import { bindConnection, sqlite, statement } from './sqlite';
@@ -608,13 +609,15 @@ export function pendingUploads(db: Db, userId: string | null, limit: number): Up
 
 /**
  * The content hash HQ computes for an uploaded changeset (sync/write/apply.ts `uploadContentHash`):
- * SHA-256 (hex) of the canonical JSON of `{verb, changes}` as uploaded. An owner approval recorded
- * at HQ (POST /v1/approvals) is bound to it.
+ * SHA-256 (hex) of the canonical JSON of models/sync.ts `uploadHashPayload` (version 2: verb,
+ * changes, `user_id` and `approved_by` as uploaded). An owner approval or a sign-off attestation
+ * recorded at HQ (POST /v1/approvals) is bound to it, so it does not verify once the author or the
+ * approver named in the upload changes.
  */
-export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'>): string {
-  // The same hash as main/data/changesets.ts `changesetContentHash` (importing it would be a cycle).
+export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes' | 'user_id' | 'approved_by'>): string {
+  // HQ's hash (importing sync/ from main/ is not allowed; the payload is shared in models/sync.ts).
   return createHash('sha256')
-    .update(canonicalJson({ verb: cs.verb, changes: cs.changes }))
+    .update(canonicalJson(uploadHashPayload(cs)))
     .digest('hex');
 }
 

@@ -28,7 +28,8 @@ import { AppError, type ErrorCode } from '../../models/errors';
 import { evaluatePolicy, OWNER_AUTHORITY_CODES, signoffFieldsSet } from '../../models/policy';
 import type { Role } from '../../models/roles';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
-import type { ChangesetOutcome, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
+import type { ChangesetOutcome, ContentHashVersion, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
+import { CONTENT_HASH_VERSION, uploadHashPayload } from '../../models/sync';
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 import { NO_ATHLETE, withTenant } from '../pg/db';
@@ -79,11 +80,24 @@ function reject(
   return new Rejection({ status: 'rejected', reason, message, ...extra });
 }
 
-/** SHA-256 of the canonical JSON of what the changeset changes (verb and row changes). */
-export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'>): string {
+/**
+ * SHA-256 (hex) of the canonical JSON of models/sync.ts `uploadHashPayload` of `cs` as uploaded:
+ * version 2 (default) covers the verb, the row changes, the author (`user_id`) and the approver
+ * (`approved_by`); version 1 (hashes stored before HQ migration 0008) the verb and changes only.
+ */
+export function uploadContentHash(
+  cs: Pick<UploadedChangeset, 'verb' | 'changes'> & { user_id?: string | null; approved_by?: string | null },
+  version: ContentHashVersion = CONTENT_HASH_VERSION,
+): string {
   return createHash('sha256')
-    .update(canonicalJson({ verb: cs.verb, changes: cs.changes }))
+    .update(canonicalJson(uploadHashPayload(cs, version)))
     .digest('hex');
+}
+
+/** Both versions of an upload's content hash: a stored hash is compared with the one of its own version. */
+export type ContentHashes = Readonly<Record<ContentHashVersion, string>>;
+function contentHashes(cs: UploadedChangeset): ContentHashes {
+  return { 1: uploadContentHash(cs, 1), 2: uploadContentHash(cs, 2) };
 }
 
 const q = (ident: string): string => `"${ident.replace(/"/g, '""')}"`;
@@ -117,7 +131,7 @@ interface UserRow {
  * answers 503 and the device retries, idempotently).
  */
 export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, opts: ApplyOptions = {}): Promise<ChangesetOutcome> {
-  const contentHash = uploadContentHash(cs);
+  const hashes = contentHashes(cs);
   if (cs.user_id && cs.user_id !== principal.userId && SELF_SCOPED_ROLES.has(principal.role as Role)) {
     // An athlete's device carries that athlete's account only (app.ts refuses this for the whole request too).
     return {
@@ -130,9 +144,9 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
   }
   for (let attempt = 0; ; attempt++) {
     try {
-      return await applyOnce(pool, principal, cs, contentHash, opts);
+      return await applyOnce(pool, principal, cs, hashes, opts);
     } catch (e) {
-      if (e instanceof Rejection) return recordRejection(pool, principal, cs, contentHash, e);
+      if (e instanceof Rejection) return recordRejection(pool, principal, cs, hashes, e);
       const code = (e as { code?: string }).code;
       if ((code === '40001' || code === '40P01') && attempt < 2) continue; // serialization failure / deadlock: retry
       if (code === '23505' && (e as { constraint?: string }).constraint === 'wellness_one_per_day') {
@@ -141,7 +155,7 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
           pool,
           principal,
           cs,
-          contentHash,
+          hashes,
           reject(
             'validation',
             'Wellness for this athlete and day was already recorded on another device. Nothing was written; reload the day to see the stored answers and submit again to replace them.',
@@ -154,7 +168,7 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
           pool,
           principal,
           cs,
-          contentHash,
+          hashes,
           reject('validation', `The database refused this change: ${(e as Error).message}. Nothing was written.`),
         );
       }
@@ -163,15 +177,16 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
   }
 }
 
-async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash: string, userId: string): Promise<ChangesetOutcome | null> {
-  const prior = await c.query<{ content_hash: string; outcome: ChangesetOutcome; user_id: string }>(
-    'SELECT content_hash, outcome, user_id FROM hq_changeset WHERE id = $1',
+async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, hashes: ContentHashes, userId: string): Promise<ChangesetOutcome | null> {
+  const prior = await c.query<{ content_hash: string; hash_version: ContentHashVersion; outcome: ChangesetOutcome; user_id: string }>(
+    'SELECT content_hash, hash_version, outcome, user_id FROM hq_changeset WHERE id = $1',
     [cs.changeset_id],
   );
   const p = prior.rows[0];
   if (!p) return null;
   // Only the uploader's own first outcome is replayed; another user's id is simply "in use".
-  if (p.content_hash !== contentHash || p.user_id !== userId) {
+  // The stored hash is compared with this upload's hash of the same version (HQ 0008).
+  if (p.content_hash !== hashes[p.hash_version] || p.user_id !== userId) {
     return {
       changeset_id: cs.changeset_id,
       status: 'rejected',
@@ -197,10 +212,10 @@ export function recordedAt(deviceCreatedAt: string | undefined, now: Date): stri
   return Number.isNaN(t) || t > now.getTime() ? now.toISOString() : new Date(t).toISOString();
 }
 
-async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, opts: ApplyOptions): Promise<ChangesetOutcome> {
+async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, hashes: ContentHashes, opts: ApplyOptions): Promise<ChangesetOutcome> {
   const userId = actingUserId(principal, cs);
   return withTenant(pool, { orgId: principal.orgId, userId }, async (c) => {
-    const prior = await priorOutcome(c, cs, contentHash, userId);
+    const prior = await priorOutcome(c, cs, hashes, userId);
     if (prior) return prior;
 
     // 1. Re-read the user: role, active flag and self-scope come from HQ's row, not the device.
@@ -288,7 +303,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
       // The approval must be an act HQ can verify (sync/write/approvals.ts): the named owner's own
       // device token uploaded this, or recorded an approval of this id and content first.
       const approverId = cs.approved_by ?? (actor.role === NEEDS_OWNER_APPROVER ? actor.userId : null);
-      const check = await verifyOwnerApproval(c, principal, approverId, cs.changeset_id, contentHash);
+      const check = await verifyOwnerApproval(c, principal, approverId, cs.changeset_id, hashes);
       if (!check.ok) {
         const why = policy.reasons.length ? policy.reasons : policy.decisions.filter((d) => OWNER_AUTHORITY_CODES.has(d.code)).map((d) => d.reason);
         throw reject(check.reason, `${why.join(' ')} ${check.message}`, { policy: policy.decisions });
@@ -300,7 +315,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
     // (sync/write/approvals.ts). A PIN checked offline on the device proves nothing.
     const signoffFields = serverChanges.flatMap((ch) => signoffFieldsSet(ch).map((f) => ({ ch, f })));
     if (signoffFields.length > 0 && actor.userId !== principal.userId) {
-      const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, contentHash);
+      const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, hashes);
       if (!check.ok) {
         const first = signoffFields[0]!;
         throw reject(check.reason, check.message, { table: first.ch.table, row_id: first.ch.id, field: first.f });
@@ -346,7 +361,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
       replayed: false,
     };
     await c.query(
-      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'applied', $8, $9, $10)`,
+      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, hash_version, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $11, 'applied', $8, $9, $10)`,
       [
         cs.changeset_id,
         actor.orgId,
@@ -354,10 +369,11 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
         principal.deviceId,
         cs.verb,
         planned.summary,
-        contentHash,
+        hashes[CONTENT_HASH_VERSION],
         txid,
         JSON.stringify(cs.changes),
         JSON.stringify(outcome),
+        CONTENT_HASH_VERSION,
       ],
     );
     const first = serverChanges[0]!;
@@ -390,12 +406,12 @@ export function activityActorName(displayName: string, via: string | null, devic
   return `${displayName}${via ? ` via ${via}` : ''} via Device ${deviceName}`;
 }
 
-async function recordRejection(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, r: Rejection): Promise<ChangesetOutcome> {
+async function recordRejection(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, hashes: ContentHashes, r: Rejection): Promise<ChangesetOutcome> {
   const outcome: ChangesetOutcome = { changeset_id: cs.changeset_id, ...r.outcome, replayed: false };
   const userId = actingUserId(principal, cs);
   await withTenant(pool, { orgId: principal.orgId, userId }, async (c) => {
     await c.query(
-      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'rejected', NULL, $8, $9) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, hash_version, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $10, 'rejected', NULL, $8, $9) ON CONFLICT (id) DO NOTHING`,
       [
         cs.changeset_id,
         principal.orgId,
@@ -403,9 +419,10 @@ async function recordRejection(pool: pg.Pool, principal: Principal, cs: Uploaded
         principal.deviceId,
         cs.verb,
         cs.summary ?? cs.verb,
-        contentHash,
+        hashes[CONTENT_HASH_VERSION],
         JSON.stringify(cs.changes),
         JSON.stringify(outcome),
+        CONTENT_HASH_VERSION,
       ],
     );
   }).catch(() => undefined); // storing the first outcome is best effort; the rejection itself stands

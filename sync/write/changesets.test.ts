@@ -412,6 +412,59 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       if (out.status === 'rejected') expect(out.message).toMatch(/different content/);
       expect(await price(swapped.item.id)).toEqual({ price_cents: swapped.item.price_cents, version: swapped.item.version });
     });
+    it('a recorded approval covers the author and the approver (hash version 2): an upload that changes user_id or approved_by afterwards is refused', async () => {
+      const { uploadContentHash } = await import('./apply');
+      const { item, cs } = await feeChange(6);
+      // The owner approves the physio's change on the owner's device; the hash covers user_id and approved_by.
+      const c = cs({ user_id: ids.users.physio, approved_by: ids.users.owner });
+      expect(uploadContentHash(c as never)).not.toBe(uploadContentHash({ ...c, user_id: ids.users.admin } as never));
+      expect(uploadContentHash(c as never, 1)).toBe(uploadContentHash({ ...c, user_id: ids.users.admin } as never, 1)); // what version 1 missed
+      expect((await approve(tokens.owner!, [{ changeset_id: c.changeset_id, content_hash: uploadContentHash(c as never) }])).status).toBe(200);
+      const [rec] = await sql<{ hash_version: number }>('SELECT hash_version FROM hq_approval WHERE changeset_id = $1', [c.changeset_id]);
+      expect(rec!.hash_version).toBe(2);
+      // A shared laptop swaps the author (the admin instead of the physio): the approval does not cover it.
+      const author = await one(tokens.physio!, { ...c, user_id: ids.users.admin });
+      expect(author).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      if (author.status === 'rejected') expect(author.message).toMatch(/different content/);
+      expect(await price(item.id)).toEqual({ price_cents: item.price_cents, version: item.version });
+
+      // An approval recorded for content naming no approver does not vouch for one naming the owner.
+      const second = await feeChange(7);
+      const plain = second.cs({ user_id: ids.users.physio });
+      await approve(tokens.owner!, [{ changeset_id: plain.changeset_id, content_hash: uploadContentHash(plain as never) }]);
+      const approver = await one(tokens.physio!, { ...plain, approved_by: ids.users.owner });
+      expect(approver).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      expect(await price(second.item.id)).toEqual({ price_cents: second.item.price_cents, version: second.item.version });
+
+      // The content as approved is applied.
+      const fresh = { ...c, changeset_id: uuidv7() };
+      await approve(tokens.owner!, [{ changeset_id: fresh.changeset_id, content_hash: uploadContentHash(fresh as never) }]);
+      expect(await one(tokens.physio!, fresh)).toMatchObject({ status: 'applied', versions: { [item.id]: item.version + 1 } });
+      const [stored] = await sql<{ hash_version: number; content_hash: string }>('SELECT hash_version, content_hash FROM hq_changeset WHERE id = $1', [
+        fresh.changeset_id,
+      ]);
+      expect(stored).toEqual({ hash_version: 2, content_hash: uploadContentHash(fresh as never) });
+    });
+
+    it('an approval stored before hash version 2 (hash_version 1, as migration 0008 leaves it) still verifies, and a retried upload stored under version 1 replays', async () => {
+      const { uploadContentHash } = await import('./apply');
+      const { item, cs } = await feeChange(8);
+      const c = cs({ user_id: ids.users.physio, approved_by: ids.users.owner });
+      const [device] = await sql<{ id: string }>('SELECT id FROM hq_device WHERE user_id = $1 ORDER BY created_at LIMIT 1', [ids.users.owner]);
+      await sql(
+        `INSERT INTO hq_approval (changeset_id, approver_id, org_id, content_hash, hash_version, device_id, approved_at) VALUES ($1, $2, $3, $4, 1, $5, now())`,
+        [c.changeset_id, ids.users.owner, ids.org, uploadContentHash(c as never, 1), device!.id],
+      );
+      const first = await one(tokens.physio!, c);
+      expect(first).toMatchObject({ status: 'applied', versions: { [item.id]: item.version + 1 } });
+      // A changeset stored under version 1 (before the upgrade) is recognised on retry, not taken for another change.
+      await sql('UPDATE hq_changeset SET hash_version = 1, content_hash = $2 WHERE id = $1', [c.changeset_id, uploadContentHash(c as never, 1)]);
+      expect(await one(tokens.physio!, c)).toMatchObject({ status: 'applied', replayed: true });
+      expect(await one(tokens.physio!, { ...c, changes: [{ ...(c.changes[0] as object), after: { price_cents: 1 } }] })).toMatchObject({
+        status: 'rejected',
+        reason: 'idempotency_mismatch',
+      });
+    });
   });
 
   describe("RTP sign-offs uploaded under another user's token need the signer's own attestation", () => {
