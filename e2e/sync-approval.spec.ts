@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from './fixtures/app';
 import { DEMO_PIN, launchBrowser, screenshot, startApp } from './fixtures/app';
 import type { RunningHq } from './fixtures/hq';
-import { havePostgres, startHq } from './fixtures/hq';
+import { havePostgres, startHq, enrolReviewer } from './fixtures/hq';
 import { contractCall, goTo, waitForPage } from './pages/app';
 import { EMAIL, signedIn } from './pages/forms';
 
@@ -65,12 +65,7 @@ beforeAll(async () => {
   hq = await startHq();
   app = await startApp();
   browser = await launchBrowser();
-  const enrol = await fetch(`${hq.url}/v1/devices`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: EMAIL('owner'), pin: DEMO_PIN, name: 'HQ desk' }),
-  });
-  desk = ((await enrol.json()) as { token: string }).token;
+  desk = await enrolReviewer(hq.url, EMAIL('owner'), DEMO_PIN, 'HQ desk');
 }, 180_000);
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { startScriptedAnthropic } from '../main/testing/scripted-anthropic';
 import type { RunningApp } from './fixtures/app';
 import { DEMO_PIN, launchBrowser, screenshot, startApp } from './fixtures/app';
 import type { NetLink, RunningHq } from './fixtures/hq';
-import { havePostgres, startHq, startLink } from './fixtures/hq';
+import { havePostgres, startHq, startLink, enrolReviewer } from './fixtures/hq';
 import { AssistantPanel } from './pages/assistant';
 import { contractCall, goTo } from './pages/app';
 import { EMAIL, signedIn } from './pages/forms';
@@ -55,12 +55,7 @@ beforeAll(async () => {
   model = await startScriptedAnthropic([]);
   app = await startApp({ env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-0123456789abcdef', ATHLETE_SECRET_KEY: 'e2e-machine-key' } });
   browser = await launchBrowser();
-  const enrol = await fetch(`${hq.url}/v1/devices`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: EMAIL('doctor'), pin: DEMO_PIN, name: 'HQ review desk' }),
-  });
-  reviewer = ((await enrol.json()) as { token: string }).token;
+  reviewer = await enrolReviewer(hq.url, EMAIL('doctor'), DEMO_PIN, 'HQ review desk');
 }, 180_000);
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from './fixtures/app';
 import { DEMO_PIN, launchBrowser, screenshot, startApp } from './fixtures/app';
 import type { NetLink, RunningHq } from './fixtures/hq';
-import { havePostgres, startHq, startLink } from './fixtures/hq';
+import { havePostgres, startHq, startLink, enrolReviewer } from './fixtures/hq';
 import { contractCall, goTo, waitForPage } from './pages/app';
 import { EMAIL, field, form, pageErrors, signedIn, waitForForm } from './pages/forms';
 
@@ -84,12 +84,7 @@ beforeAll(async () => {
   link = await startLink(hq.url);
   app = await startApp();
   browser = await launchBrowser();
-  const enrol = await fetch(`${hq.url}/v1/devices`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: EMAIL('doctor'), pin: DEMO_PIN, name: 'HQ review desk' }),
-  });
-  reviewer = ((await enrol.json()) as { token: string }).token;
+  reviewer = await enrolReviewer(hq.url, EMAIL('doctor'), DEMO_PIN, 'HQ review desk');
 }, 180_000);
 
 afterAll(async () => {

@@ -52,6 +52,33 @@ export const UploadedChangeset = z
   .strict();
 export type UploadedChangeset = z.infer<typeof UploadedChangeset>;
 
+/**
+ * Version of the upload content hash HQ computes now and that POST /v1/approvals records
+ * ({@link uploadHashPayload}). Version 1 (before HQ migration 0008) covered `{verb, changes}` only:
+ * who authored (`user_id`) and who approved (`approved_by`) were outside it, so an approval
+ * recorded for a changeset still verified when those fields were swapped afterwards. Version 2
+ * covers them too. Stored hashes keep their version (`hash_version` columns of `hq_approval` and
+ * `hq_changeset`), so an approval or an upload recorded under version 1 still verifies.
+ */
+export const CONTENT_HASH_VERSION = 2;
+/** A content hash version: 1 (legacy, `{verb, changes}`) or 2 ({@link CONTENT_HASH_VERSION}). */
+export type ContentHashVersion = 1 | 2;
+
+/**
+ * What an uploaded changeset's content hash is taken over (SHA-256 of its canonical JSON,
+ * models/changeset.ts `canonicalJson`; sync/write/apply.ts and main/data/sync.ts
+ * `uploadContentHash` hash it). Version 2: `{v: 2, verb, changes, user_id, approved_by}`, the
+ * last two `null` when absent (the author is then the uploading token's user); version 1:
+ * `{verb, changes}`. The changes exactly as uploaded.
+ */
+export function uploadHashPayload(
+  cs: Pick<UploadedChangeset, 'verb' | 'changes'> & { user_id?: string | null; approved_by?: string | null },
+  version: ContentHashVersion = CONTENT_HASH_VERSION,
+): Record<string, unknown> {
+  if (version === 1) return { verb: cs.verb, changes: cs.changes };
+  return { v: 2, verb: cs.verb, changes: cs.changes, user_id: cs.user_id ?? null, approved_by: cs.approved_by ?? null };
+}
+
 /** At most this many approvals per POST /v1/approvals request. */
 export const MAX_APPROVALS_PER_UPLOAD = 100;
 
@@ -60,8 +87,9 @@ export const MAX_APPROVALS_PER_UPLOAD = 100;
  * an owner's approval of a changeset that needs an owner, or an author's attestation that they
  * made a changeset (an RTP sign-off uploaded from a shared device under another user's token).
  * Fields: the client changeset id and the SHA-256 (hex) of the canonical JSON of
- * the changeset's `{verb, changes}` exactly as it will be uploaded (sync/write/apply.ts
- * `uploadContentHash`, main/data/changesets.ts `changesetContentHash`). `approved_at`: when the
+ * {@link uploadHashPayload} (version {@link CONTENT_HASH_VERSION}: `{v, verb, changes, user_id,
+ * approved_by}`) of the changeset exactly as it will be uploaded (sync/write/apply.ts and
+ * main/data/sync.ts `uploadContentHash`). `approved_at`: when the
  * user approved or made it on the device (ISO-8601; clamped to HQ's clock).
  */
 export const UploadedApproval = z

@@ -25,10 +25,12 @@ import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
 import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
 import { AppError, type ErrorCode } from '../../models/errors';
-import { evaluatePolicy, OWNER_AUTHORITY_CODES, signoffFieldsSet } from '../../models/policy';
+import type { NumericHistory, NumericHistoryEntry } from '../../models/policy';
+import { cumulativeTargets, evaluatePolicy, numericHistoryKey, OWNER_AUTHORITY_CODES, signoffFieldsSet } from '../../models/policy';
 import type { Role } from '../../models/roles';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
-import type { ChangesetOutcome, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
+import type { ChangesetOutcome, ContentHashVersion, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
+import { CONTENT_HASH_VERSION, uploadHashPayload } from '../../models/sync';
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 import { NO_ATHLETE, withTenant } from '../pg/db';
@@ -79,11 +81,24 @@ function reject(
   return new Rejection({ status: 'rejected', reason, message, ...extra });
 }
 
-/** SHA-256 of the canonical JSON of what the changeset changes (verb and row changes). */
-export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'>): string {
+/**
+ * SHA-256 (hex) of the canonical JSON of models/sync.ts `uploadHashPayload` of `cs` as uploaded:
+ * version 2 (default) covers the verb, the row changes, the author (`user_id`) and the approver
+ * (`approved_by`); version 1 (hashes stored before HQ migration 0008) the verb and changes only.
+ */
+export function uploadContentHash(
+  cs: Pick<UploadedChangeset, 'verb' | 'changes'> & { user_id?: string | null; approved_by?: string | null },
+  version: ContentHashVersion = CONTENT_HASH_VERSION,
+): string {
   return createHash('sha256')
-    .update(canonicalJson({ verb: cs.verb, changes: cs.changes }))
+    .update(canonicalJson(uploadHashPayload(cs, version)))
     .digest('hex');
+}
+
+/** Both versions of an upload's content hash: a stored hash is compared with the one of its own version. */
+export type ContentHashes = Readonly<Record<ContentHashVersion, string>>;
+function contentHashes(cs: UploadedChangeset): ContentHashes {
+  return { 1: uploadContentHash(cs, 1), 2: uploadContentHash(cs, 2) };
 }
 
 const q = (ident: string): string => `"${ident.replace(/"/g, '""')}"`;
@@ -117,7 +132,7 @@ interface UserRow {
  * answers 503 and the device retries, idempotently).
  */
 export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, opts: ApplyOptions = {}): Promise<ChangesetOutcome> {
-  const contentHash = uploadContentHash(cs);
+  const hashes = contentHashes(cs);
   if (cs.user_id && cs.user_id !== principal.userId && SELF_SCOPED_ROLES.has(principal.role as Role)) {
     // An athlete's device carries that athlete's account only (app.ts refuses this for the whole request too).
     return {
@@ -130,9 +145,9 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
   }
   for (let attempt = 0; ; attempt++) {
     try {
-      return await applyOnce(pool, principal, cs, contentHash, opts);
+      return await applyOnce(pool, principal, cs, hashes, opts);
     } catch (e) {
-      if (e instanceof Rejection) return recordRejection(pool, principal, cs, contentHash, e);
+      if (e instanceof Rejection) return recordRejection(pool, principal, cs, hashes, e);
       const code = (e as { code?: string }).code;
       if ((code === '40001' || code === '40P01') && attempt < 2) continue; // serialization failure / deadlock: retry
       if (code === '23505' && (e as { constraint?: string }).constraint === 'wellness_one_per_day') {
@@ -141,7 +156,7 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
           pool,
           principal,
           cs,
-          contentHash,
+          hashes,
           reject(
             'validation',
             'Wellness for this athlete and day was already recorded on another device. Nothing was written; reload the day to see the stored answers and submit again to replace them.',
@@ -154,7 +169,7 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
           pool,
           principal,
           cs,
-          contentHash,
+          hashes,
           reject('validation', `The database refused this change: ${(e as Error).message}. Nothing was written.`),
         );
       }
@@ -163,15 +178,16 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
   }
 }
 
-async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, contentHash: string, userId: string): Promise<ChangesetOutcome | null> {
-  const prior = await c.query<{ content_hash: string; outcome: ChangesetOutcome; user_id: string }>(
-    'SELECT content_hash, outcome, user_id FROM hq_changeset WHERE id = $1',
+async function priorOutcome(c: pg.PoolClient, cs: UploadedChangeset, hashes: ContentHashes, userId: string): Promise<ChangesetOutcome | null> {
+  const prior = await c.query<{ content_hash: string; hash_version: ContentHashVersion; outcome: ChangesetOutcome; user_id: string }>(
+    'SELECT content_hash, hash_version, outcome, user_id FROM hq_changeset WHERE id = $1',
     [cs.changeset_id],
   );
   const p = prior.rows[0];
   if (!p) return null;
   // Only the uploader's own first outcome is replayed; another user's id is simply "in use".
-  if (p.content_hash !== contentHash || p.user_id !== userId) {
+  // The stored hash is compared with this upload's hash of the same version (HQ 0008).
+  if (p.content_hash !== hashes[p.hash_version] || p.user_id !== userId) {
     return {
       changeset_id: cs.changeset_id,
       status: 'rejected',
@@ -197,10 +213,10 @@ export function recordedAt(deviceCreatedAt: string | undefined, now: Date): stri
   return Number.isNaN(t) || t > now.getTime() ? now.toISOString() : new Date(t).toISOString();
 }
 
-async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, opts: ApplyOptions): Promise<ChangesetOutcome> {
+async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, hashes: ContentHashes, opts: ApplyOptions): Promise<ChangesetOutcome> {
   const userId = actingUserId(principal, cs);
   return withTenant(pool, { orgId: principal.orgId, userId }, async (c) => {
-    const prior = await priorOutcome(c, cs, contentHash, userId);
+    const prior = await priorOutcome(c, cs, hashes, userId);
     if (prior) return prior;
 
     // 1. Re-read the user: role, active flag and self-scope come from HQ's row, not the device.
@@ -279,20 +295,29 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
     // 3. Policy limits, as at proposal time on the device.
     const planned: PlannedChangeset = { verb: cs.verb, summary: cs.summary ?? cs.verb, changes: serverChanges };
     const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
-    const policy = evaluatePolicy(actor, planned, { today });
+    const targets = cumulativeTargets(serverChanges);
+    const policy = evaluatePolicy(actor, planned, { today, now: nowIso, ...(targets.length ? { history: await hqNumericHistory(c, targets) } : {}) });
     if (policy.verdict === 'deny') throw reject('policy', policy.reasons.join(' '), { policy: policy.decisions });
     // An owner as the author stands in for the approval only under the same proof: an org device
     // can name any user as a changeset's author.
     const ownerAuthority = actor.role === NEEDS_OWNER_APPROVER && policy.decisions.some((d) => OWNER_AUTHORITY_CODES.has(d.code));
+    // The owner whose approval (or own act) HQ verified: it re-bases the cumulative price rule.
+    let ownerApprovedBy: string | null = null;
     if (policy.verdict === 'needs_owner' || ownerAuthority) {
       // The approval must be an act HQ can verify (sync/write/approvals.ts): the named owner's own
       // device token uploaded this, or recorded an approval of this id and content first.
       const approverId = cs.approved_by ?? (actor.role === NEEDS_OWNER_APPROVER ? actor.userId : null);
-      const check = await verifyOwnerApproval(c, principal, approverId, cs.changeset_id, contentHash);
+      const check = await verifyOwnerApproval(c, principal, approverId, cs.changeset_id, hashes);
       if (!check.ok) {
         const why = policy.reasons.length ? policy.reasons : policy.decisions.filter((d) => OWNER_AUTHORITY_CODES.has(d.code)).map((d) => d.reason);
         throw reject(check.reason, `${why.join(' ')} ${check.message}`, { policy: policy.decisions });
       }
+      ownerApprovedBy = check.approverId;
+    } else if (actor.role === NEEDS_OWNER_APPROVER && principal.userId === actor.userId) {
+      ownerApprovedBy = actor.userId;
+    } else if (cs.approved_by) {
+      const check = await verifyOwnerApproval(c, principal, cs.approved_by, cs.changeset_id, hashes);
+      if (check.ok) ownerApprovedBy = check.approverId;
     }
 
     // An RTP sign-off is the signer's own act: authored by someone other than the token's user
@@ -300,7 +325,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
     // (sync/write/approvals.ts). A PIN checked offline on the device proves nothing.
     const signoffFields = serverChanges.flatMap((ch) => signoffFieldsSet(ch).map((f) => ({ ch, f })));
     if (signoffFields.length > 0 && actor.userId !== principal.userId) {
-      const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, contentHash);
+      const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, hashes);
       if (!check.ok) {
         const first = signoffFields[0]!;
         throw reject(check.reason, check.message, { table: first.ch.table, row_id: first.ch.id, field: first.f });
@@ -346,7 +371,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
       replayed: false,
     };
     await c.query(
-      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'applied', $8, $9, $10)`,
+      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, hash_version, status, txid, changes, outcome, owner_approved_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $11, 'applied', $8, $9, $10, $12)`,
       [
         cs.changeset_id,
         actor.orgId,
@@ -354,10 +379,13 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
         principal.deviceId,
         cs.verb,
         planned.summary,
-        contentHash,
+        hashes[CONTENT_HASH_VERSION],
         txid,
-        JSON.stringify(cs.changes),
+        // As applied: each \`before\` is HQ's own row (the cumulative price rule reads it back).
+        JSON.stringify(serverChanges),
         JSON.stringify(outcome),
+        CONTENT_HASH_VERSION,
+        ownerApprovedBy,
       ],
     );
     const first = serverChanges[0]!;
@@ -382,6 +410,45 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
 }
 
 /**
+ * HQ's own applied history of each value `targets` names (models/policy.ts
+ * `CUMULATIVE_NUMERIC_FIELDS`), oldest first, for the cumulative 20% rule: from applied
+ * `hq_changeset` rows (never the uploading device's claim). Each entry's `before` is the previous
+ * entry's `after` (what HQ wrote); the first one's is the `before` stored with it (HQ's row at the
+ * time since HQ 0009; a device's claim for older rows). `ownerApproved`: HQ verified an owner's
+ * approval or own act (`owner_approved_by`, HQ 0009). Runs in the caller's tenant transaction.
+ */
+async function hqNumericHistory(c: pg.PoolClient, targets: readonly { table: TableName; id: string; field: string }[]): Promise<NumericHistory> {
+  const out = new Map<string, NumericHistoryEntry[]>();
+  for (const t of targets) {
+    const key = numericHistoryKey(t.table, t.id, t.field);
+    if (out.has(key)) continue;
+    const rows = (
+      await c.query<{ changes: RowChange[]; at: string | null; owner_approved_by: string | null }>(
+        `SELECT changes, outcome->>'applied_at' AS at, owner_approved_by FROM hq_changeset
+          WHERE status = 'applied' AND changes @> $1::jsonb ORDER BY received_at, outcome->>'applied_at', id`,
+        [JSON.stringify([{ table: t.table, id: t.id }])],
+      )
+    ).rows;
+    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+    const entries: NumericHistoryEntry[] = [];
+    for (const r of rows) {
+      for (const ch of r.changes) {
+        if (ch.op !== 'update' || ch.table !== t.table || ch.id !== t.id || !(t.field in ch.after)) continue;
+        const prev = entries[entries.length - 1];
+        entries.push({
+          at: r.at ?? new Date(0).toISOString(),
+          before: prev ? prev.after : num(ch.before[t.field]),
+          after: num(ch.after[t.field]),
+          ownerApproved: r.owner_approved_by !== null,
+        });
+      }
+    }
+    out.set(key, entries);
+  }
+  return out;
+}
+
+/**
  * The activity line's actor: "Lowri Pendry via Device Physio laptop", or, for a change the
  * assistant (or an MCP client) prepared and the user approved on the device, "Lowri Pendry via
  * Assistant via Device Physio laptop".
@@ -390,12 +457,12 @@ export function activityActorName(displayName: string, via: string | null, devic
   return `${displayName}${via ? ` via ${via}` : ''} via Device ${deviceName}`;
 }
 
-async function recordRejection(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, contentHash: string, r: Rejection): Promise<ChangesetOutcome> {
+async function recordRejection(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, hashes: ContentHashes, r: Rejection): Promise<ChangesetOutcome> {
   const outcome: ChangesetOutcome = { changeset_id: cs.changeset_id, ...r.outcome, replayed: false };
   const userId = actingUserId(principal, cs);
   await withTenant(pool, { orgId: principal.orgId, userId }, async (c) => {
     await c.query(
-      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, 'rejected', NULL, $8, $9) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, hash_version, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $10, 'rejected', NULL, $8, $9) ON CONFLICT (id) DO NOTHING`,
       [
         cs.changeset_id,
         principal.orgId,
@@ -403,9 +470,10 @@ async function recordRejection(pool: pg.Pool, principal: Principal, cs: Uploaded
         principal.deviceId,
         cs.verb,
         cs.summary ?? cs.verb,
-        contentHash,
+        hashes[CONTENT_HASH_VERSION],
         JSON.stringify(cs.changes),
         JSON.stringify(outcome),
+        CONTENT_HASH_VERSION,
       ],
     );
   }).catch(() => undefined); // storing the first outcome is best effort; the rejection itself stands

@@ -22,7 +22,8 @@
  */
 import type pg from 'pg';
 import { Conflict, Forbidden } from '../../models/errors';
-import type { UploadedApproval } from '../../models/sync';
+import type { ContentHashVersion, UploadedApproval } from '../../models/sync';
+import { CONTENT_HASH_VERSION } from '../../models/sync';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
 import { withTenant } from '../pg/db';
 import type { Principal } from './principal';
@@ -52,9 +53,9 @@ export async function recordApprovals(
       const t = a.approved_at ? Date.parse(a.approved_at) : Number.NaN;
       const at = Number.isNaN(t) || t > now.getTime() ? now.toISOString() : new Date(t).toISOString();
       const ins = await c.query(
-        `INSERT INTO hq_approval (changeset_id, approver_id, org_id, content_hash, device_id, approved_at, received_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (changeset_id, approver_id) DO NOTHING`,
-        [a.changeset_id, principal.userId, principal.orgId, a.content_hash, principal.deviceId, at, now.toISOString()],
+        `INSERT INTO hq_approval (changeset_id, approver_id, org_id, content_hash, hash_version, device_id, approved_at, received_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (changeset_id, approver_id) DO NOTHING`,
+        [a.changeset_id, principal.userId, principal.orgId, a.content_hash, CONTENT_HASH_VERSION, principal.deviceId, at, now.toISOString()],
       );
       if (ins.rowCount === 1) {
         out.push({ changeset_id: a.changeset_id, status: 'recorded' });
@@ -76,6 +77,20 @@ export async function recordApprovals(
   });
 }
 
+/** The hash `userId` recorded for `changesetId` and its version (HQ 0008: version 1 rows were recorded before it), or undefined. */
+async function recordedHash(
+  c: pg.PoolClient,
+  changesetId: string,
+  userId: string,
+): Promise<{ content_hash: string; hash_version: ContentHashVersion } | undefined> {
+  return (
+    await c.query<{ content_hash: string; hash_version: ContentHashVersion }>(
+      'SELECT content_hash, hash_version FROM hq_approval WHERE changeset_id = $1 AND approver_id = $2',
+      [changesetId, userId],
+    )
+  ).rows[0];
+}
+
 /** Why an owner approval is or is not proven (see {@link verifyOwnerApproval}). */
 export type ApprovalCheck =
   | { ok: true; approverId: string; proof: 'token' | 'record' }
@@ -84,16 +99,19 @@ export type ApprovalCheck =
 
 /**
  * Is there proof that owner `approverId` approved changeset `changesetId` with content hash
- * `contentHash`? Runs in the caller's tenant transaction `c` (row-level security: this org).
+ * `hashes`? Runs in the caller's tenant transaction `c` (row-level security: this org).
  * Proof: `principal` (the uploading token's user) is the approver, or the approver's own device
- * recorded an approval of that id and hash ({@link recordApprovals}).
+ * recorded an approval of that id and hash ({@link recordApprovals}). `hashes`: the upload's
+ * content hash in each version (sync/write/apply.ts); a recorded hash is compared with the one of
+ * its own version (version 2 covers `user_id` and `approved_by`, so a recorded approval does not
+ * verify once either was changed).
  */
 export async function verifyOwnerApproval(
   c: pg.PoolClient,
   principal: Principal,
   approverId: string | null,
   changesetId: string,
-  contentHash: string,
+  hashes: Readonly<Record<ContentHashVersion, string>>,
 ): Promise<ApprovalCheck> {
   if (!approverId) return { ok: false, reason: 'policy', message: 'This upload carries no approval by an active owner of the club.' };
   const approver = (await c.query<{ role: string; active: boolean }>('SELECT role, active FROM app_user WHERE id = $1 AND deleted_at IS NULL', [approverId]))
@@ -101,10 +119,8 @@ export async function verifyOwnerApproval(
   if (!approver || approver.role !== NEEDS_OWNER_APPROVER || !approver.active)
     return { ok: false, reason: 'policy', message: 'This upload carries no approval by an active owner of the club.' };
   if (principal.userId === approverId) return { ok: true, approverId, proof: 'token' };
-  const rec = (
-    await c.query<{ content_hash: string }>('SELECT content_hash FROM hq_approval WHERE changeset_id = $1 AND approver_id = $2', [changesetId, approverId])
-  ).rows[0];
-  if (rec && rec.content_hash === contentHash) return { ok: true, approverId, proof: 'record' };
+  const rec = await recordedHash(c, changesetId, approverId);
+  if (rec && rec.content_hash === hashes[rec.hash_version]) return { ok: true, approverId, proof: 'record' };
   return {
     ok: false,
     reason: 'approval_unverified',
@@ -119,7 +135,7 @@ export type AttestationCheck = { ok: true; proof: 'token' | 'record' } | { ok: f
 
 /**
  * Is there proof that `authorId` (the changeset's author, already re-read at HQ as an active user
- * of this org) made changeset `changesetId` with content hash `contentHash`? Runs in the caller's
+ * of this org) made changeset `changesetId` with content hash `hashes`? Runs in the caller's
  * tenant transaction `c`. Proof: `principal` (the uploading token's user) is the author, or the
  * author's own device token recorded an attestation of that id and hash ({@link recordApprovals}).
  * Used for changesets that set an RTP sign-off (sync/write/apply.ts).
@@ -129,13 +145,11 @@ export async function verifyAuthorAttestation(
   principal: Principal,
   authorId: string,
   changesetId: string,
-  contentHash: string,
+  hashes: Readonly<Record<ContentHashVersion, string>>,
 ): Promise<AttestationCheck> {
   if (principal.userId === authorId) return { ok: true, proof: 'token' };
-  const rec = (
-    await c.query<{ content_hash: string }>('SELECT content_hash FROM hq_approval WHERE changeset_id = $1 AND approver_id = $2', [changesetId, authorId])
-  ).rows[0];
-  if (rec && rec.content_hash === contentHash) return { ok: true, proof: 'record' };
+  const rec = await recordedHash(c, changesetId, authorId);
+  if (rec && rec.content_hash === hashes[rec.hash_version]) return { ok: true, proof: 'record' };
   return {
     ok: false,
     reason: 'signoff_unverified',

@@ -412,6 +412,129 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       if (out.status === 'rejected') expect(out.message).toMatch(/different content/);
       expect(await price(swapped.item.id)).toEqual({ price_cents: swapped.item.price_cents, version: swapped.item.version });
     });
+    it('a recorded approval covers the author and the approver (hash version 2): an upload that changes user_id or approved_by afterwards is refused', async () => {
+      const { uploadContentHash } = await import('./apply');
+      const { item, cs } = await feeChange(6);
+      // The owner approves the physio's change on the owner's device; the hash covers user_id and approved_by.
+      const c = cs({ user_id: ids.users.physio, approved_by: ids.users.owner });
+      expect(uploadContentHash(c as never)).not.toBe(uploadContentHash({ ...c, user_id: ids.users.admin } as never));
+      expect(uploadContentHash(c as never, 1)).toBe(uploadContentHash({ ...c, user_id: ids.users.admin } as never, 1)); // what version 1 missed
+      expect((await approve(tokens.owner!, [{ changeset_id: c.changeset_id, content_hash: uploadContentHash(c as never) }])).status).toBe(200);
+      const [rec] = await sql<{ hash_version: number }>('SELECT hash_version FROM hq_approval WHERE changeset_id = $1', [c.changeset_id]);
+      expect(rec!.hash_version).toBe(2);
+      // A shared laptop swaps the author (the admin instead of the physio): the approval does not cover it.
+      const author = await one(tokens.physio!, { ...c, user_id: ids.users.admin });
+      expect(author).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      if (author.status === 'rejected') expect(author.message).toMatch(/different content/);
+      expect(await price(item.id)).toEqual({ price_cents: item.price_cents, version: item.version });
+
+      // An approval recorded for content naming no approver does not vouch for one naming the owner.
+      const second = await feeChange(7);
+      const plain = second.cs({ user_id: ids.users.physio });
+      await approve(tokens.owner!, [{ changeset_id: plain.changeset_id, content_hash: uploadContentHash(plain as never) }]);
+      const approver = await one(tokens.physio!, { ...plain, approved_by: ids.users.owner });
+      expect(approver).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      expect(await price(second.item.id)).toEqual({ price_cents: second.item.price_cents, version: second.item.version });
+
+      // The content as approved is applied.
+      const fresh = { ...c, changeset_id: uuidv7() };
+      await approve(tokens.owner!, [{ changeset_id: fresh.changeset_id, content_hash: uploadContentHash(fresh as never) }]);
+      expect(await one(tokens.physio!, fresh)).toMatchObject({ status: 'applied', versions: { [item.id]: item.version + 1 } });
+      const [stored] = await sql<{ hash_version: number; content_hash: string }>('SELECT hash_version, content_hash FROM hq_changeset WHERE id = $1', [
+        fresh.changeset_id,
+      ]);
+      expect(stored).toEqual({ hash_version: 2, content_hash: uploadContentHash(fresh as never) });
+    });
+
+    it('an approval stored before hash version 2 (hash_version 1, as migration 0008 leaves it) still verifies, and a retried upload stored under version 1 replays', async () => {
+      const { uploadContentHash } = await import('./apply');
+      const { item, cs } = await feeChange(8);
+      const c = cs({ user_id: ids.users.physio, approved_by: ids.users.owner });
+      const [device] = await sql<{ id: string }>('SELECT id FROM hq_device WHERE user_id = $1 ORDER BY created_at LIMIT 1', [ids.users.owner]);
+      await sql(
+        `INSERT INTO hq_approval (changeset_id, approver_id, org_id, content_hash, hash_version, device_id, approved_at) VALUES ($1, $2, $3, $4, 1, $5, now())`,
+        [c.changeset_id, ids.users.owner, ids.org, uploadContentHash(c as never, 1), device!.id],
+      );
+      const first = await one(tokens.physio!, c);
+      expect(first).toMatchObject({ status: 'applied', versions: { [item.id]: item.version + 1 } });
+      // A changeset stored under version 1 (before the upgrade) is recognised on retry, not taken for another change.
+      await sql('UPDATE hq_changeset SET hash_version = 1, content_hash = $2 WHERE id = $1', [c.changeset_id, uploadContentHash(c as never, 1)]);
+      expect(await one(tokens.physio!, c)).toMatchObject({ status: 'applied', replayed: true });
+      expect(await one(tokens.physio!, { ...c, changes: [{ ...(c.changes[0] as object), after: { price_cents: 1 } }] })).toMatchObject({
+        status: 'rejected',
+        reason: 'idempotency_mismatch',
+      });
+    });
+  });
+
+  describe('the 20 % price limit is cumulative at HQ, from its own history (issue 13)', () => {
+    /** A fee HQ holds (counted from the end of the codes, clear of the tests above), between $10 and $1,000. */
+    async function fee(n: number): Promise<{ id: string; version: number; price_cents: number }> {
+      return (
+        await sql<{ id: string; version: number; price_cents: number }>(
+          'SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 AND price_cents BETWEEN 1000 AND 100000 ORDER BY code DESC LIMIT 1 OFFSET $2',
+          [ids.org, n],
+        )
+      )[0]!;
+    }
+    /** An update of the fee's price, as a device plans it (its own claim of `before` and version). */
+    const step = (id: string, version: number, before: number, after: number, extra: Record<string, unknown> = {}) => ({
+      changeset_id: uuidv7(),
+      verb: 'rates.updateItem',
+      changes: [{ op: 'update', table: 'rate_item', id, version, before: { price_cents: before }, after: { price_cents: after } }],
+      ...extra,
+    });
+    const current = async (id: string) =>
+      (await sql<{ price_cents: number; version: number }>('SELECT price_cents, version FROM rate_item WHERE id = $1', [id]))[0]!;
+
+    it('three 20 % steps made offline and uploaded at once: the second needs an owner, nothing past the first is written', async () => {
+      const item = await fee(0);
+      const p0 = item.price_cents;
+      const p1 = Math.floor(p0 * 1.2);
+      const p2 = Math.floor(p1 * 1.2);
+      const p3 = Math.floor(p2 * 1.2);
+      const res = await upload(tokens.admin!, {
+        changesets: [step(item.id, item.version, p0, p1), step(item.id, item.version + 1, p1, p2), step(item.id, item.version + 2, p2, p3)],
+      });
+      const results = ((await res.json()) as ChangesetUploadResult).results;
+      expect(results.map((r) => r.status)).toEqual(['applied', 'rejected', 'rejected']);
+      const second = results[1]!;
+      expect(second).toMatchObject({ reason: 'policy' });
+      if (second.status === 'rejected') {
+        expect(second.policy?.find((d) => d.code === 'numeric_change_needs_owner')?.detail).toMatchObject({ baseline: p0, baseline_source: 'first_on_record' });
+      }
+      expect(await current(item.id)).toEqual({ price_cents: p1, version: item.version + 1 });
+      // A device that lies about `before` (claims the step starts from p2) changes nothing: HQ reads its own row and log.
+      const lying = await one(tokens.admin!, step(item.id, item.version + 1, p2, p2 + 1));
+      expect(lying).toMatchObject({ status: 'rejected', reason: 'policy' });
+      expect(await current(item.id)).toEqual({ price_cents: p1, version: item.version + 1 });
+    });
+
+    it('a single 10 % change applies; an owner-approved raise re-bases later steps', async () => {
+      const item = await fee(1);
+      const p0 = item.price_cents;
+      const p1 = Math.round(p0 * 1.1);
+      expect(await one(tokens.admin!, step(item.id, item.version, p0, p1))).toMatchObject({ status: 'applied' });
+      // The owner raises it 50 % above the start on the owner's own device: HQ records the verified approval.
+      const p2 = Math.round(p0 * 1.5);
+      const owned = step(item.id, item.version + 1, p1, p2);
+      expect(await one(tokens.owner!, owned)).toMatchObject({ status: 'applied' });
+      const [row] = await sql<{ owner_approved_by: string | null }>('SELECT owner_approved_by FROM hq_changeset WHERE id = $1', [owned.changeset_id]);
+      expect(row!.owner_approved_by).toBe(ids.users.owner);
+      // +10 % from the owner's price applies (65 % above p0, which no longer counts) …
+      const p3 = Math.round(p2 * 1.1);
+      expect(await one(tokens.admin!, step(item.id, item.version + 2, p2, p3))).toMatchObject({ status: 'applied' });
+      // … another +15 % (26.5 % from the owner's price) needs an owner again.
+      const p4 = Math.round(p3 * 1.15);
+      expect(await one(tokens.admin!, step(item.id, item.version + 3, p3, p4))).toMatchObject({ status: 'rejected', reason: 'policy' });
+      // Naming the owner as approver without the owner's proof does not re-base anything.
+      const forged = await one(tokens.admin!, step(item.id, item.version + 3, p3, p3, { approved_by: ids.users.owner }));
+      expect(forged).toMatchObject({ status: 'applied' });
+      const [f2] = await sql<{ owner_approved_by: string | null }>('SELECT owner_approved_by FROM hq_changeset WHERE id = $1', [
+        (forged as { changeset_id: string }).changeset_id,
+      ]);
+      expect(f2!.owner_approved_by).toBeNull();
+    });
   });
 
   describe("RTP sign-offs uploaded under another user's token need the signer's own attestation", () => {
