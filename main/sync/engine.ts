@@ -45,8 +45,9 @@ import type {
   SyncReport,
   UploadedApproval,
   UploadedChangeset,
+  ProposalUploadResult,
 } from '../../models/sync';
-import { MAX_CHANGESETS_PER_UPLOAD } from '../../models/sync';
+import { MAX_CHANGESETS_PER_UPLOAD, MAX_PROPOSAL_EVENTS_PER_UPLOAD } from '../../models/sync';
 import { TABLE_NAMES, TABLES } from '../../models/tables';
 import type { Db } from '../data/db';
 import {
@@ -59,6 +60,9 @@ import {
   listConflicts,
   markShapeForbidden,
   pendingUploads,
+  pendingProposalEvents,
+  recordProposalEventOutcome,
+  type PendingProposalEvent,
   pruneSeenTxids,
   recordSyncOutcome,
   recordUploadAttemptFailed,
@@ -215,9 +219,11 @@ export function syncedTables(role: string): string[] {
     if (hasPermission(role, def.read) && (!selfScoped || def.athleteColumn)) out.push(t);
   }
   if (hasPermission(role, 'activity.read')) out.push('activity');
+  // Changes waiting for an owner, proposed on any staff device of the club (HQ 0009).
+  if (!selfScoped) out.push('hq_proposal');
   return out;
 }
-const ALL_TABLES = ['organization', 'app_user', ...TABLE_NAMES, 'activity'];
+const ALL_TABLES = ['organization', 'app_user', ...TABLE_NAMES, 'activity', 'hq_proposal'];
 
 /** The device sync engine for one database file. */
 export class DeviceSync {
@@ -525,6 +531,8 @@ export class DeviceSync {
 
   private async uploadQueue(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
     const perRequest = Math.min(MAX_CHANGESETS_PER_UPLOAD, Math.max(1, this.opts.uploadBatch ?? 50));
+    // Proposals first: HQ must hold a proposal before the changeset that approves it arrives.
+    await this.uploadProposalEvents(e, signal);
     for (;;) {
       if (signal?.aborted) return;
       // An athlete's device uploads that athlete's changesets; an org device everyone's who signed in on it.
@@ -590,6 +598,62 @@ export class DeviceSync {
       throw err;
     } finally {
       ids.forEach((id) => this.inFlight.delete(id));
+    }
+  }
+
+  /**
+   * Report this device's proposal events to HQ in order (POST /v1/proposals): a change waiting for
+   * an owner proposed here (HQ then syncs it to every staff device of the club), and declines made
+   * here. A decline is sent under the decider's own HQ token when they signed in to HQ on this
+   * device (an owner's decline needs it), else under the device token. An event HQ refuses is
+   * kept as refused (logged); the proposal then stays on this device only.
+   * @throws Unavailable (HQ unreachable or failing: the events wait and are sent again), Unauthenticated (device token refused)
+   */
+  private async uploadProposalEvents(e: SyncEnrolmentRow & { token: string }, signal?: AbortSignal): Promise<void> {
+    if (SELF_SCOPED_ROLES.has(this.currentRole(e) as never)) return;
+    for (;;) {
+      if (signal?.aborted) return;
+      const pending = pendingProposalEvents(this.db, MAX_PROPOSAL_EVENTS_PER_UPLOAD);
+      if (pending.length === 0) return;
+      // Consecutive events sent under the same token.
+      const tokenOf = (p: PendingProposalEvent): { userId: string; token: string } | null => {
+        if (p.event.op !== 'decline' || p.userId === e.user_id) return null;
+        const row = getUserToken(this.db, p.userId);
+        if (!row) return null;
+        try {
+          return { userId: p.userId, token: this.box.open(JSON.parse(row.token_sealed) as SealedSecret) };
+        } catch {
+          deleteUserToken(this.db, p.userId);
+          return null;
+        }
+      };
+      const own = tokenOf(pending[0]!);
+      const batch = [pending[0]!];
+      for (const p of pending.slice(1)) {
+        if (tokenOf(p)?.userId !== own?.userId) break;
+        batch.push(p);
+      }
+      const res = await this.post({ hq_url: e.hq_url, token: own?.token ?? e.token }, '/v1/proposals', { events: batch.map((p) => p.event) }, signal);
+      if (res.ok) {
+        const { results } = (await res.json()) as ProposalUploadResult;
+        results.forEach((r, i) => {
+          const p = batch[i];
+          if (!p) return;
+          recordProposalEventOutcome(this.db, p.seq, r.status === 'recorded' ? r : { status: 'refused', code: r.code, message: r.message });
+          if (r.status === 'refused') this.log(`sync: HQ did not record the ${r.op} of proposal ${r.changeset_id}: ${r.code}: ${r.message}`);
+        });
+        continue;
+      }
+      const err = await errorFromResponse(res, 'record these proposals');
+      if (res.status >= 500) throw err;
+      if (res.status === 401 && own) {
+        deleteUserToken(this.db, own.userId); // the decider's own sign-in was revoked: sent under the device token next time
+        continue;
+      }
+      if (res.status === 401) throw err;
+      // The whole request was refused (400/403/413): kept as refused so the queue moves on.
+      for (const p of batch) recordProposalEventOutcome(this.db, p.seq, { status: 'refused', code: err.code, message: err.message });
+      this.log(`sync: HQ refused ${batch.length} proposal event(s): ${err.code}: ${err.message}`);
     }
   }
 
