@@ -23,6 +23,11 @@
  *   uploaded, the approvals (and owner-authored changes) it holds are recorded at HQ under that
  *   owner's own token (`POST /v1/approvals`, bound to each changeset's content hash). Without
  *   such a sign-in HQ rejects the change `approval_unverified`, a visible conflict.
+ * - Changes waiting for an owner: a *needs owner* proposal made here, and a decline made here,
+ *   are reported to HQ before each outbox upload (`POST /v1/proposals`); the `hq_proposal` shape
+ *   brings every such proposal of the club to this device (main/data/sync.ts
+ *   `materializeProposals`), so an owner signed in here decides it, and a proposal made here takes
+ *   HQ's outcome. The approval itself is the changeset, uploaded with the proposal's id.
  * - RTP sign-offs: HQ applies a sign-off whose author is not the enrolled user only when the
  *   author's own token attested it. The same path: a signer who signed in to HQ on this device
  *   has each of their sign-off changesets attested before upload; otherwise HQ rejects it
@@ -768,7 +773,14 @@ export class DeviceSync {
    * Follow `tbl`'s shape: until its first up-to-date (`live` false) or until `signal` aborts.
    * Resolves when done; rejects with a typed error (401 → Unauthenticated, network → Unavailable).
    */
-  private follow(e: SyncEnrolmentRow & { token: string }, tbl: string, report: SyncReport | null, live: boolean, signal: AbortSignal): Promise<void> {
+  private follow(
+    e: SyncEnrolmentRow & { token: string },
+    tbl: string,
+    report: SyncReport | null,
+    live: boolean,
+    signal: AbortSignal,
+    restarted = false,
+  ): Promise<void> {
     if (shapeState(this.db, tbl).forbidden) markShapeForbidden(this.db, tbl, false);
     const state = shapeState(this.db, tbl);
     const ctrl = new AbortController();
@@ -810,6 +822,23 @@ export class DeviceSync {
           if (ctrl.signal.aborted) return;
           if (err instanceof FetchError && err.status === 401) {
             finish(new AppError({ code: 'Unauthenticated', message: 'HQ no longer accepts this device token (revoked or expired). Enrol the device again.' }));
+            return;
+          }
+          if (err instanceof FetchError && err.status === 400 && !restarted && state.handle && /handle do not match/.test(err.message)) {
+            // The shape HQ defines for this device changed under the stored handle (the proxy's
+            // where depends on the role for hq_proposal: a role change redefines it). Start the
+            // table over from a fresh snapshot, once, as after must-refetch.
+            if (settled) return;
+            settled = true;
+            signal.removeEventListener('abort', onAbort);
+            ctrl.abort();
+            try {
+              resetShape(this.db, tbl);
+            } catch (resetErr) {
+              reject(resetErr);
+              return;
+            }
+            this.follow(e, tbl, report, live, signal, true).then(resolve, reject);
             return;
           }
           if (err instanceof FetchError && err.status === 403) {
