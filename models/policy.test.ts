@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedChangeset, RowChange, RuleActor } from './changeset';
-import { canApprove, evaluatePolicy, mentionsSignoff, signoffFieldsSet } from './policy';
+import { canApprove, evaluatePolicy, mentionsSignoff, numericBaselines, numericHistoryKey, signoffFieldsSet } from './policy';
 import type { Role } from './roles';
 
 const TODAY = '2026-11-29';
@@ -98,11 +98,11 @@ describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
         code: 'numeric_change_needs_owner',
         effect: 'needs_owner',
         reason: 'The price $100.00 → $120.01 is a 20.01% rise (over 20%); an owner must approve this change in the app.',
-        rule: 'kinetix.md §3 Policy engine: a change of more than 20% to a numeric value needs an owner',
+        rule: 'kinetix.md §3 Policy engine: a change of more than 20% to a numeric value needs an owner (cumulative: judged from the last owner-approved value and the 30-day extremes, models/policy.ts numericBaselines)',
         table: 'rate_item',
         rowId: 'r1',
         field: 'price_cents',
-        detail: { before: 10_000, after: 12_001, change_pct: 20.01, limit_pct: 20 },
+        detail: { before: 10_000, after: 12_001, change_pct: 20.01, limit_pct: 20, baseline: 10_000, baseline_source: 'current' },
       },
     ]);
     expect(r.reasons).toEqual([r.decisions[0]!.reason]);
@@ -426,5 +426,62 @@ describe('sign-off fields a change sets (HQ attestation check)', () => {
     expect(mentionsSignoff([upd({ coach_signoff_by: 'u1' }, { coach_signoff_by: 'u1' })])).toBe(true);
     expect(mentionsSignoff([upd({ notes: '' }, { notes: 'x' })])).toBe(false);
     expect(mentionsSignoff([{ op: 'insert', table: 'rtp_entry', id, after: { doctor_signoff_by: null } } as RowChange])).toBe(false);
+  });
+});
+
+describe('evaluatePolicy: the 20% price limit is cumulative (numericBaselines, issue 13)', () => {
+  const NOW = '2026-11-29T12:00:00.000Z';
+  const day = (d: number) => new Date(Date.parse(NOW) - d * 86_400_000).toISOString();
+  const h = (at: string, before: number, after: number, ownerApproved = false) => ({ at, before, after, ownerApproved });
+  const withHistory = (entries: ReturnType<typeof h>[]) => ({
+    today: TODAY,
+    now: NOW,
+    history: new Map([[numericHistoryKey('rate_item', 'r1', 'price_cents'), entries]]),
+  });
+
+  it('4000 → 4800 → 5760 → 6912: each step is 20 %, but the second and third need an owner', () => {
+    expect(evaluatePolicy(physio, cs([price('r1', 4000, 4800)]), withHistory([])).verdict).toBe('allow');
+    const second = evaluatePolicy(physio, cs([price('r1', 4800, 5760)]), withHistory([h(day(2), 4000, 4800)]));
+    expect(second.verdict).toBe('needs_owner');
+    expect(second.decisions[0]).toMatchObject({ detail: { baseline: 4000, baseline_source: 'first_on_record', change_pct: 44 } });
+    const third = evaluatePolicy(physio, cs([price('r1', 5760, 6912)]), withHistory([h(day(2), 4000, 4800), h(day(1), 4800, 5760)]));
+    expect(third.verdict).toBe('needs_owner');
+    expect(third.decisions[0]!.detail).toMatchObject({ baseline: 4000, change_pct: 72.8 });
+    // Without history the same change is judged on its own (20 %: allowed), as before.
+    expect(evaluatePolicy(physio, cs([price('r1', 5760, 6912)]), ctx).verdict).toBe('allow');
+  });
+
+  it('an owner-approved change re-bases: steps before it no longer count', () => {
+    const r = evaluatePolicy(physio, cs([price('r1', 6000, 6600)]), withHistory([h(day(3), 4000, 4800), h(day(1), 4800, 6000, true)]));
+    expect(r.verdict).toBe('allow');
+    expect(
+      evaluatePolicy(physio, cs([price('r1', 6600, 7800)]), withHistory([h(day(3), 4000, 4800), h(day(1), 4800, 6000, true), h(day(1), 6000, 6600)])).verdict,
+    ).toBe('needs_owner');
+  });
+
+  it("the window's extremes bind a swing back the other way; values older than 30 days after the owner's price do not", () => {
+    const hist = [h(day(40), 5000, 5000, true), h(day(10), 5000, 6000), h(day(5), 6000, 5500)];
+    // 4700 is within 20 % of the owner's 5000 and of today's 5500, but 21.7 % below the window's 6000.
+    const r = evaluatePolicy(physio, cs([price('r1', 5500, 4700)]), withHistory(hist));
+    expect(r.verdict).toBe('needs_owner');
+    expect(r.decisions[0]!.detail).toMatchObject({ baseline: 6000, baseline_source: 'window' });
+    expect(r.reasons[0]).toMatch(/a value it held in the last 30 days/);
+    const old = [h(day(60), 5000, 5000, true), h(day(40), 5000, 6000), h(day(35), 6000, 5500)];
+    expect(evaluatePolicy(physio, cs([price('r1', 5500, 4700)]), withHistory(old)).verdict).toBe('allow');
+  });
+
+  it('numericBaselines lists the current value, the anchor and the window values', () => {
+    expect(numericBaselines(5500, [h(day(40), 5000, 5000, true), h(day(10), 5000, 6000)], Date.parse(NOW))).toEqual([
+      { value: 5500, source: 'current' },
+      { value: 5000, source: 'owner_approved', at: day(40) },
+      { value: 5000, source: 'window', at: day(10) },
+      { value: 6000, source: 'window', at: day(10) },
+    ]);
+  });
+
+  it('an owner making a cumulative raise is allowed, with the decision naming the baseline', () => {
+    const r = evaluatePolicy(owner, cs([price('r1', 4800, 5760)]), withHistory([h(day(2), 4000, 4800)]));
+    expect(r.verdict).toBe('allow');
+    expect(r.decisions[0]).toMatchObject({ code: 'numeric_change_by_owner', detail: { baseline: 4000 } });
   });
 });

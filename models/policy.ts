@@ -63,9 +63,38 @@ export interface PolicyResult {
   approverRole: Role | null;
 }
 
-/** Context of an evaluation. `today` is the clinic's date (YYYY-MM-DD). */
+/**
+ * One applied change of a value judged cumulatively ({@link CUMULATIVE_NUMERIC_FIELDS}), from the
+ * applying side's own log: `before` is the value the store held when it was applied (never a
+ * device's claim at HQ), `after` the value it wrote; `at` when it was applied (ISO date-time);
+ * `ownerApproved` when an owner made or approved it, as that side can verify.
+ */
+export interface NumericHistoryEntry {
+  at: string;
+  before: number | null;
+  after: number | null;
+  ownerApproved: boolean;
+}
+
+/** Applied history per value, keyed by {@link numericHistoryKey}, each list oldest first. */
+export type NumericHistory = ReadonlyMap<string, readonly NumericHistoryEntry[]>;
+
+/** The key of one row's field in a {@link NumericHistory}: `table:id:field`. */
+export function numericHistoryKey(table: TableName, id: string, field: string): string {
+  return `${table}:${id}:${field}`;
+}
+
+/**
+ * Context of an evaluation. `today` is the clinic's date (YYYY-MM-DD). `history`: the applied
+ * history of the values in {@link CUMULATIVE_NUMERIC_FIELDS} that the changeset updates (the
+ * caller reads it: the device from its changeset log, HQ from its own `hq_changeset`); `now` (ISO
+ * date-time, default the current time) places the rolling window. Without `history` a change is
+ * judged against its own `before` only.
+ */
 export interface PolicyContext {
   today: string;
+  history?: NumericHistory;
+  now?: string;
 }
 
 const SRC = 'kinetix.md §3 Policy engine';
@@ -93,6 +122,74 @@ export function countedRecords(changes: PlannedChangeset['changes']): number {
 
 /** A change to a listed numeric value of more than this fraction needs an owner. Source: kinetix.md §3. */
 export const MAX_NUMERIC_CHANGE_FRACTION = 0.2;
+
+/**
+ * Values whose 20% limit is cumulative: a change is judged against every baseline of
+ * {@link numericBaselines}, not only its own `before`, so a run of small steps (4000 → 4800 →
+ * 5760 → 6912 cents, each exactly 20%) cannot walk a price away without an owner.
+ */
+export const CUMULATIVE_NUMERIC_FIELDS: Readonly<Partial<Record<TableName, readonly string[]>>> = {
+  rate_item: ['price_cents'],
+};
+
+/** The values of `changes` whose history the policy needs ({@link CUMULATIVE_NUMERIC_FIELDS} on updates). */
+export function cumulativeTargets(changes: readonly RowChange[]): { table: TableName; id: string; field: string }[] {
+  return changes.flatMap((c) =>
+    c.op === 'update' ? (CUMULATIVE_NUMERIC_FIELDS[c.table] ?? []).filter((f) => f in c.after).map((field) => ({ table: c.table, id: c.id, field })) : [],
+  );
+}
+
+/** Length of the rolling window of {@link numericBaselines}, in days. */
+export const NUMERIC_BASELINE_WINDOW_DAYS = 30;
+
+/** Where a baseline of a cumulative numeric rule comes from. */
+export type BaselineSource = 'current' | 'owner_approved' | 'first_on_record' | 'window';
+
+/** One value a cumulative change is judged against (see {@link numericBaselines}). */
+export interface NumericBaseline {
+  value: number;
+  source: BaselineSource;
+  /** When the value was set or held (ISO date-time); absent for the current value. */
+  at?: string;
+}
+
+/**
+ * The baselines a new value of a cumulative field ({@link CUMULATIVE_NUMERIC_FIELDS}) is judged
+ * against; the change needs an owner when it is more than 20% from any of them (the strictest
+ * wins). Rule (this project's choice, after kinetix.md §3 "a change of more than 20% … needs an
+ * owner" and the review of issue 13, where 20% steps walked a price up 73% without one):
+ * - `current`: the stored value (the single-step rule);
+ * - `owner_approved`: the value set by the latest change an owner made or approved, at any age;
+ *   when the history holds none, `first_on_record`: the value before its oldest change;
+ * - `window`: every value held in the last {@link NUMERIC_BASELINE_WINDOW_DAYS} days after that
+ *   owner-approved change (both sides of each applied change), so a price may not swing more than
+ *   20% from its extremes of the window either.
+ * An owner's approval therefore re-bases the price: later steps count from it.
+ * `history` is oldest first; `nowMs` is the evaluation time (ms since epoch).
+ */
+export function numericBaselines(current: number, history: readonly NumericHistoryEntry[], nowMs: number): NumericBaseline[] {
+  const out: NumericBaseline[] = [{ value: current, source: 'current' }];
+  let k = -1;
+  for (let i = history.length - 1; i >= 0; i--) {
+    if (history[i]!.ownerApproved) {
+      k = i;
+      break;
+    }
+  }
+  if (k >= 0) {
+    const h = history[k]!;
+    if (isNum(h.after)) out.push({ value: h.after, source: 'owner_approved', at: h.at });
+  } else if (history.length > 0 && isNum(history[0]!.before)) {
+    out.push({ value: history[0]!.before, source: 'first_on_record', at: history[0]!.at });
+  }
+  const since = nowMs - NUMERIC_BASELINE_WINDOW_DAYS * 86_400_000;
+  for (let i = k + 1; i < history.length; i++) {
+    const h = history[i]!;
+    if (Date.parse(h.at) < since) continue;
+    for (const v of [h.before, h.after]) if (isNum(v)) out.push({ value: v, source: 'window', at: h.at });
+  }
+  return out;
+}
 
 /** Rates between $1 and $10,000, in USD cents. Source: kinetix.md §3; models/records RateItem. */
 export const RATE_MIN_CENTS = 100;
@@ -298,23 +395,54 @@ function at(change: RowChange, field?: string): Pick<PolicyDecision, 'table' | '
   return field === undefined ? { table: change.table, rowId: change.id } : { table: change.table, rowId: change.id, field };
 }
 
-function numericChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[]): void {
+const BASELINE_WORDS: Readonly<Record<Exclude<BaselineSource, 'current'>, string>> = {
+  owner_approved: 'the value an owner last approved',
+  first_on_record: 'the first value on record (no owner has approved one)',
+  window: `a value it held in the last ${NUMERIC_BASELINE_WINDOW_DAYS} days`,
+};
+
+function numericChecks(actor: RuleActor, change: RowChange, ctx: { history?: NumericHistory; nowMs: number }, out: PolicyDecision[]): void {
   if (change.op !== 'update') return;
   for (const field of NUMERIC_CHANGE_FIELDS[change.table] ?? []) {
     if (!(field in change.after)) continue;
     const before = change.before[field];
     const after = change.after[field];
-    if (!isNum(before) || !isNum(after) || !overNumericLimit(before, after)) continue;
-    const r = relativeChange(before, after);
-    const dir = after > before ? 'rise' : 'cut';
+    if (!isNum(before) || !isNum(after)) continue;
+    const cumulative = CUMULATIVE_NUMERIC_FIELDS[change.table]?.includes(field) ?? false;
+    const hist = cumulative ? (ctx.history?.get(numericHistoryKey(change.table, change.id, field)) ?? []) : [];
+    const baselines = cumulative ? numericBaselines(before, hist, ctx.nowMs) : [{ value: before, source: 'current' as const }];
+    // The strictest baseline: the one the new value is furthest from (relative to it).
+    let worst: NumericBaseline | null = null;
+    for (const b of baselines) {
+      if (!overNumericLimit(b.value, after)) continue;
+      if (!worst || relativeChange(b.value, after) > relativeChange(worst.value, after)) worst = b;
+    }
+    if (!worst) continue;
+    const base = worst.value;
+    const r = relativeChange(base, after);
+    const dir = after > base ? 'rise' : 'cut';
     const what = `${policyFieldWords(change.table, field)} ${fmt(change.table, field, before)} → ${fmt(change.table, field, after)}`;
-    const detail = { before, after, change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null, limit_pct: MAX_NUMERIC_CHANGE_FRACTION * 100 };
+    const from = worst.source === 'current' ? '' : ` from ${fmt(change.table, field, base)}, ${BASELINE_WORDS[worst.source]}`;
+    const detail: Record<string, string | number | null> = {
+      before,
+      after,
+      change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null,
+      limit_pct: MAX_NUMERIC_CHANGE_FRACTION * 100,
+    };
+    if (cumulative) {
+      detail.baseline = base;
+      detail.baseline_source = worst.source;
+      if (worst.at) detail.baseline_at = worst.at;
+    }
+    const rule = cumulative
+      ? `${SRC}: a change of more than 20% to a numeric value needs an owner (cumulative: judged from the last owner-approved value and the ${NUMERIC_BASELINE_WINDOW_DAYS}-day extremes, models/policy.ts numericBaselines)`
+      : `${SRC}: a change of more than 20% to a numeric value needs an owner`;
     if (actor.role === NEEDS_OWNER_APPROVER) {
       out.push({
         code: 'numeric_change_by_owner',
         effect: 'allow',
-        reason: `${what} is a ${pctText(r)} ${dir} (over 20%); you are an owner, so no further approval is needed.`,
-        rule: `${SRC}: a change of more than 20% to a numeric value needs an owner`,
+        reason: `${what} is a ${pctText(r)} ${dir}${from} (over 20%); you are an owner, so no further approval is needed.`,
+        rule,
         ...at(change, field),
         detail,
       });
@@ -322,8 +450,8 @@ function numericChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
       out.push({
         code: 'numeric_change_needs_owner',
         effect: 'needs_owner',
-        reason: `${what} is a ${pctText(r)} ${dir} (over 20%); an owner must approve this change in the app.`,
-        rule: `${SRC}: a change of more than 20% to a numeric value needs an owner`,
+        reason: `${what} is a ${pctText(r)} ${dir}${from} (over 20%); an owner must approve this change in the app.`,
+        rule,
         ...at(change, field),
         detail,
       });
@@ -445,13 +573,15 @@ function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
  * Limits (kinetix.md §3): at most 50 records (deny; the rows are then not judged one by one; a
  * capture session's readings inserted with it count as one record, {@link countedRecords});
  * a change of more than 20% to a value in {@link NUMERIC_CHANGE_FIELDS} needs an owner (allowed
- * outright when the actor is an owner); rates $1–$10,000 (deny); scores within
+ * outright when the actor is an owner; for {@link CUMULATIVE_NUMERIC_FIELDS} judged against every
+ * baseline of {@link numericBaselines} from `ctx.history`, so steps cannot add up past 20%); rates $1–$10,000 (deny); scores within
  * {@link SCALE_FIELDS} and clinical dates in {@link CLINICAL_EVENT_DATE_FIELDS} not after
  * `ctx.today` (deny); RTP sign-offs only by the holder of that permission, in their own name
  * (deny). `ctx.today` defaults to today's UTC date.
  */
 export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?: PolicyContext): PolicyResult {
   const today = ctx?.today ?? new Date().toISOString().slice(0, 10);
+  const nowMs = ctx?.now ? Date.parse(ctx.now) : Date.now();
   const decisions: PolicyDecision[] = [];
   const n = countedRecords(planned.changes);
   if (n > MAX_RECORDS_PER_CHANGESET) {
@@ -468,7 +598,7 @@ export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?
       scaleChecks(change, decisions);
       dateChecks(change, today, decisions);
       signoffChecks(actor, change, decisions);
-      numericChecks(actor, change, decisions);
+      numericChecks(actor, change, { ...(ctx?.history ? { history: ctx.history } : {}), nowMs }, decisions);
     }
   }
   const verdict: PolicyVerdict = decisions.some((d) => d.effect === 'deny')

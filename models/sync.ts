@@ -121,7 +121,7 @@ export const MAX_PROPOSAL_EVENTS_PER_UPLOAD = 50;
  * One proposal event a device sends to HQ (POST /v1/proposals), in the order they happened there:
  * - `propose`: a change the policy marks *needs owner* was proposed on this device. HQ re-runs the
  *   policy on it for the proposer as HQ holds them (it must still need an owner), keeps it as an
- *   `hq_proposal` row (HQ migration 0009) and syncs it to the org's staff devices, so an owner
+ *   `hq_proposal` row (HQ migration 0010) and syncs it to the org's staff devices, so an owner
  *   signed in on any of them can review it. `permission`: the tool's gating permission, re-checked
  *   against the proposer's role when it is approved.
  * - `decline`: `decided_by` declined it (an owner) or withdrew it (the proposer). HQ accepts it

@@ -3,7 +3,8 @@
 // - triangulation: plain C++ (node-addon-api); must build.
 // - opencv: links Debian's libopencv-dev (pkg-config opencv4); required where OpenCV is installed,
 //   skipped with a warning where it is not (calibration and video decoding then report it missing).
-// - capture: multi-camera capture (threads, sync, recording), same OpenCV condition as opencv.
+// - capture: multi-camera capture (threads, sync, recording), same OpenCV condition as opencv; also
+//   links FFmpeg's libavformat/libavcodec/libavutil (libavformat-dev, which libopencv-dev pulls in).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -37,7 +38,9 @@ if (!nodeGyp(path.join(here, 'triangulation'))) {
 if (hasOpenCv()) {
   for (const name of ['opencv', 'capture']) {
     if (!nodeGyp(path.join(here, name))) {
-      console.error(`native: ${name} addon failed to build (libopencv-dev is installed)`);
+      console.error(
+        `native: ${name} addon failed to build (libopencv-dev is installed${name === 'capture' ? '; the capture addon also needs libavformat-dev' : ''})`,
+      );
       process.exit(1);
     }
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the system parts the app and its tests need (Debian 12 / Ubuntu): Chromium (e2e and the
-# UI benchmark), PostgreSQL 15 (the HQ sync server's tests) and the OpenCV headers (the native
-# capture addon). Installs only what is missing. Works in a root shell (a container: no sudo
+# UI benchmark), PostgreSQL 15 (the HQ sync server's tests), the OpenCV headers and FFmpeg's
+# libavformat headers (the native capture addon: its recordings are muxed by libavformat; Debian's
+# libopencv-dev already pulls libavformat-dev in, it is named so the addon's own link is explicit). Installs only what is missing. Works in a root shell (a container: no sudo
 # needed or present) and as a user (then it uses sudo, and says so when sudo is missing).
 #
 # Usage: scripts/setup-system.sh [--dry-run] [--all]
@@ -22,10 +23,11 @@ for arg in "$@"; do
 done
 
 need_pkgs=()
-if [ "$all" -eq 1 ]; then need_pkgs=(chromium postgresql-15 libopencv-dev g++ make python3); else
+if [ "$all" -eq 1 ]; then need_pkgs=(chromium postgresql-15 libopencv-dev libavformat-dev g++ make python3); else
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need_pkgs+=(postgresql-15)
 [ -d /usr/include/opencv4 ] || need_pkgs+=(libopencv-dev)
+pkg-config --exists libavformat 2>/dev/null || need_pkgs+=(libavformat-dev)
 # node-gyp builds the native addons during `npm ci`: it needs a C++ toolchain, make and python3.
 command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
 command -v make >/dev/null 2>&1 || need_pkgs+=(make)
@@ -33,7 +35,7 @@ command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)
 fi
 
 if [ ${#need_pkgs[@]} -eq 0 ]; then
-  echo "setup-system: everything is installed (chromium, postgresql-15, libopencv-dev, g++, make, python3)"
+  echo "setup-system: everything is installed (chromium, postgresql-15, libopencv-dev, libavformat-dev, g++, make, python3)"
   exit 0
 fi
 

@@ -11,6 +11,9 @@ import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, UpdateChange, InsertChange } from '../../models/changeset';
 import { authorizeChange, canonicalJson, inverseOf, NOW_PLACEHOLDER } from '../../models/changeset';
+import type { NumericHistory, NumericHistoryEntry } from '../../models/policy';
+import { numericHistoryKey } from '../../models/policy';
+import { NEEDS_OWNER_APPROVER } from '../../models/roles';
 import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound } from '../../models/errors';
 import type { Activity } from '../../models/records';
 import type { Db } from './db';
@@ -446,3 +449,44 @@ export function pendingOutbox(db: Db, limit = 100): { seq: number; changeset_id:
 }
 
 export { decodeRow };
+
+/**
+ * The applied history of the values `targets` names (models/policy.ts `CUMULATIVE_NUMERIC_FIELDS`:
+ * a rate item's price) from this device's changeset log, oldest first, keyed by
+ * `numericHistoryKey`: each applied (or later undone) change that set the field, with the value
+ * before and after it (the `before` the change was planned and version-checked against), when it
+ * was applied, and whether an owner made it or approved it (the author's or the proposal's
+ * decider's current role is `owner`). Changes made on other devices reach this one as rows, not as
+ * changesets: HQ judges those with its own log (sync/write/apply.ts).
+ */
+export function numericHistory(db: Db, orgId: string, targets: readonly { table: TableName; id: string; field: string }[]): NumericHistory {
+  const out = new Map<string, NumericHistoryEntry[]>();
+  if (targets.length === 0) return out;
+  const stmt = sqlite(db).prepare(
+    `SELECT c.changes_json, coalesce(c.applied_at, c.created_at) AS at, u.role AS author_role, d.role AS decider_role
+       FROM changeset c JOIN app_user u ON u.id = c.user_id
+       LEFT JOIN changeset_proposal p ON p.id = c.id LEFT JOIN app_user d ON d.id = p.decided_by
+      WHERE c.org_id = ? AND c.status IN ('applied', 'undone') AND instr(c.changes_json, ?) > 0
+      ORDER BY coalesce(c.applied_at, c.created_at), c.id`,
+  );
+  for (const t of targets) {
+    const key = numericHistoryKey(t.table, t.id, t.field);
+    if (out.has(key)) continue;
+    const entries: NumericHistoryEntry[] = [];
+    const rows = stmt.all(orgId, JSON.stringify(t.id)) as { changes_json: string; at: string; author_role: string; decider_role: string | null }[];
+    for (const r of rows) {
+      for (const ch of JSON.parse(r.changes_json) as RowChange[]) {
+        if (ch.op !== 'update' || ch.table !== t.table || ch.id !== t.id || !(t.field in ch.after)) continue;
+        const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+        entries.push({
+          at: r.at,
+          before: num(ch.before[t.field]),
+          after: num(ch.after[t.field]),
+          ownerApproved: r.author_role === NEEDS_OWNER_APPROVER || r.decider_role === NEEDS_OWNER_APPROVER,
+        });
+      }
+    }
+    out.set(key, entries);
+  }
+  return out;
+}

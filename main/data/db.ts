@@ -94,6 +94,33 @@ export function openSiblingConnection(db: Db): Database.Database | null {
 }
 
 /**
+ * Open a connection to an existing, already migrated database file from another thread: the
+ * device sync's shape worker (main/sync/shape-worker.ts) writes replica rows through it, with the
+ * same busy timeout as {@link openDb}, foreign keys off for good (replica rows, main/data/sync.ts)
+ * and `synchronous = NORMAL`. It does not migrate (the thread that opened the file with `openDb`
+ * did) and does not switch the journal mode (the file is in WAL already, so this connection's
+ * writes and the opener's reads and writes proceed side by side; a writer waits at most the other
+ * connection's current transaction, up to BUSY_TIMEOUT_MS).
+ * @throws Error (SqliteError) when the file cannot be opened, or `path` is `:memory:` (another
+ *   connection would be another database)
+ */
+export function openReplicaWriter(path: string): Db {
+  if (path === ':memory:' || path === '') throw new Error('openReplicaWriter needs a database file, not an in-memory database.');
+  const raw = new Database(path, { timeout: BUSY_TIMEOUT_MS, fileMustExist: true });
+  try {
+    raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    raw.pragma('foreign_keys = OFF');
+    raw.pragma('synchronous = NORMAL');
+  } catch (e) {
+    raw.close();
+    throw e;
+  }
+  const db: Db = { path, close: () => raw.close() };
+  bindConnection(db, raw);
+  return db;
+}
+
+/**
  * Switch to WAL. The switch needs an exclusive lock on a fresh file; SQLite can report
  * SQLITE_BUSY for it without calling the busy handler (while another connection runs recovery
  * or its own switch), so it is retried here for up to BUSY_TIMEOUT_MS.

@@ -178,10 +178,27 @@ const toState = (r: ShapeRow): ShapeState => ({
   up_to_date_at: r.up_to_date_at,
 });
 
-/** The shape state of `tbl` (created, from scratch, when missing). */
+/**
+ * The shape state of `tbl` (created, from scratch, when missing). Only a missing row is written:
+ * reading an existing one takes no write lock, so it never waits for the shape worker's apply
+ * transaction on its own connection.
+ */
 export function shapeState(db: Db, tbl: string): ShapeState {
-  sqlite(db).prepare(`INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(tbl, new Date().toISOString());
-  return toState(sqlite(db).prepare('SELECT * FROM sync_shape WHERE tbl = ?').get(tbl) as ShapeRow);
+  const row = stmt(db, 'SELECT * FROM sync_shape WHERE tbl = ?').get(tbl) as ShapeRow | undefined;
+  if (row) return toState(row);
+  stmt(db, `INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(tbl, new Date().toISOString());
+  return toState(stmt(db, 'SELECT * FROM sync_shape WHERE tbl = ?').get(tbl) as ShapeRow);
+}
+
+/**
+ * Create the missing shape states of `tables` in one transaction (a pass does this before it
+ * starts any stream, so that no later `shapeState` call has to write while a shape is applied).
+ */
+export function ensureShapeStates(db: Db, tables: readonly string[]): void {
+  const missing = tables.filter((t) => !stmt(db, 'SELECT 1 FROM sync_shape WHERE tbl = ?').get(t));
+  if (missing.length === 0) return;
+  const at = new Date().toISOString();
+  sqlite(db).transaction(() => missing.forEach((t) => stmt(db, `INSERT OR IGNORE INTO sync_shape (tbl, updated_at) VALUES (?, ?)`).run(t, at)))();
 }
 
 /** Every shape's state. */
@@ -228,18 +245,40 @@ interface UpsertPlan {
   stmt: Database.Statement<unknown[]>;
   /** The row's keys that are columns of the table, in statement order. */
   cols: string[];
+  /** The row's keys the plan was made for, in the row's order. */
+  keys: string[];
 }
 const upsertPlans = new WeakMap<Db, Map<string, UpsertPlan>>();
+/** The plan the previous row of each table used (a shape's rows all carry the same keys). */
+const lastPlans = new WeakMap<Db, Map<string, UpsertPlan>>();
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 /**
  * Upsert `row` (only the columns it carries and the table has) into the live table. The prepared
- * statement is cached per table and set of keys (a shape's rows all carry the same keys), so the
- * per-row work is one key join and one `run`.
+ * statement is cached per table and set of keys (a shape's rows all carry the same keys: the
+ * previous row's plan is tried first, compared key by key), so the per-row work is building the
+ * values and one `run`.
  */
 function upsertLive(db: Db, tbl: string, row: Record<string, unknown>): void {
+  let last = lastPlans.get(db);
+  if (!last) lastPlans.set(db, (last = new Map()));
+  const keys = Object.keys(row);
+  let plan = last.get(tbl);
+  if (!plan || !sameKeys(plan.keys, keys)) plan = upsertPlan(db, tbl, keys);
+  last.set(tbl, plan);
+  const values = new Array<unknown>(plan.cols.length);
+  for (let i = 0; i < plan.cols.length; i++) values[i] = sqliteValue(row[plan.cols[i]!]);
+  plan.stmt.run(values);
+}
+
+function upsertPlan(db: Db, tbl: string, keys: string[]): UpsertPlan {
   let plans = upsertPlans.get(db);
   if (!plans) upsertPlans.set(db, (plans = new Map()));
-  const keys = Object.keys(row);
   const sig = `${tbl}\u0000${keys.join('\u0000')}`;
   let plan = plans.get(sig);
   if (!plan) {
@@ -250,11 +289,9 @@ function upsertLive(db: Db, tbl: string, row: Record<string, unknown>): void {
     const sql = `INSERT INTO "${tbl}" (${present.map((c) => `"${c}"`).join(', ')}) VALUES (${present.map(() => '?').join(', ')}) ON CONFLICT (id) DO ${
       updates.length ? `UPDATE SET ${updates.map((c) => `"${c}" = excluded."${c}"`).join(', ')}` : 'NOTHING'
     }`;
-    plans.set(sig, (plan = { stmt: sqlite(db).prepare(sql), cols: present }));
+    plans.set(sig, (plan = { stmt: sqlite(db).prepare(sql), cols: present, keys }));
   }
-  const values = new Array<unknown>(plan.cols.length);
-  for (let i = 0; i < plan.cols.length; i++) values[i] = sqliteValue(row[plan.cols[i]!]);
-  plan.stmt.run(values);
+  return plan;
 }
 
 function deleteLive(db: Db, tbl: string, id: string): number {
@@ -713,7 +750,7 @@ export function optimisticRowCount(db: Db): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Proposals across devices (migration 0015, HQ 0009)
+// Proposals across devices (migration 0015, HQ 0010)
 
 /** A proposal event waiting to be reported to HQ, with the user it is sent for (the decider of a decline). */
 export interface PendingProposalEvent {

@@ -20,12 +20,11 @@
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { ProposalItemView } from '../../models/contract';
 import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound, ValidationError } from '../../models/errors';
-import { evaluatePolicy } from '../../models/policy';
 import type { Db } from '../data/db';
 import { inTransaction } from '../data/db';
 import type { ProposalView } from '../kinetix/proposals';
 import { declineProposal, getProposal, moveProposalKey, proposeChangeset } from '../kinetix/proposals';
-import { VERBS, applyPlanned, planWrite, PolicyDenied, requirePermission, resolveActor } from '../services';
+import { VERBS, applyPlanned, evaluatePolicyWithHistory, planWrite, PolicyDenied, requirePermission, resolveActor } from '../services';
 import type { Actor, ServiceContext } from '../services';
 import type { AppliedChangeset, KeyedChangeset } from '../services/review';
 import { IdempotencyKeyTaken, priorChangeset, requestHashOf, storedRtpEntry } from '../services/review';
@@ -154,7 +153,7 @@ export function submitForm(
   }
   const { planned, reveal, actor } = planWrite(ctx, verb, req.input ?? {});
   checkExpected(planned, req.expected_versions, req.expect_absent === true);
-  const policy = evaluatePolicy(actor, planned, { today: now.toISOString().slice(0, 10) });
+  const policy = evaluatePolicyWithHistory(db, actor, planned, now);
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
   try {
     // Undo always asks first: the confirmation says what will be reverted.

@@ -18,7 +18,7 @@ import type { PlannedChangeset, RowChange } from '../../models/changeset';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, Conflict, Forbidden, NotFound, toErrorPayload } from '../../models/errors';
 import type { PolicyDecision, PolicyVerdict } from '../../models/policy';
-import { canApprove, evaluatePolicy } from '../../models/policy';
+import { canApprove } from '../../models/policy';
 import type { Permission, Role } from '../../models/roles';
 import { hasPermission, NEEDS_OWNER_APPROVER } from '../../models/roles';
 import type { AppliedChangeset } from '../data/changesets';
@@ -28,7 +28,7 @@ import { findUserById } from '../data/identity';
 import * as P from '../data/proposals';
 import type { ProposalSource, ProposalStatus } from '../data/proposals';
 import { resolveActor } from '../services/context';
-import { applyPlanned, PolicyDenied } from '../services/verb';
+import { applyPlanned, evaluatePolicyWithHistory, PolicyDenied } from '../services/verb';
 import { uuidv7 } from 'uuidv7';
 
 export type { ProposalSource, ProposalStatus } from '../data/proposals';
@@ -149,7 +149,7 @@ export function proposeChangeset(db: Db, input: ProposeInput): ProposalView {
   if (input.permission && !hasPermission(actor.role, input.permission)) throw new Forbidden(`Your role (${actor.role}) does not have ${input.permission}.`);
   if (input.planned.changes.length === 0) throw new AppError({ code: 'Validation', message: 'Nothing to change: the changeset is empty.' });
   const now = input.now ?? new Date();
-  const policy = evaluatePolicy(actor, input.planned, { today: now.toISOString().slice(0, 10) });
+  const policy = evaluatePolicyWithHistory(db, actor, input.planned, now);
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
   checkChangeset(db, actor, input.planned.changes);
   const id = uuidv7();
@@ -253,7 +253,7 @@ export function approveProposal(db: Db, input: ApproveInput): { proposal: Propos
     if (proposer.orgId !== approver.org_id) throw new NotFound('Proposed change');
     if (pol.permission && !hasPermission(proposer.role, pol.permission))
       throw new Forbidden(`${proposer.displayName}'s role (${proposer.role}) no longer has ${pol.permission}; nothing was written.`);
-    const now2 = evaluatePolicy(proposer, planned, { today: nowIso.slice(0, 10) });
+    const now2 = evaluatePolicyWithHistory(db, proposer, planned, new Date(nowIso));
     if (now2.verdict === 'deny') throw new PolicyDenied(now2);
     if (now2.verdict === 'needs_owner') verdict = 'needs_owner';
   } catch (e) {

@@ -95,7 +95,7 @@ export const VERB_IMPLS: { readonly [K in VerbName]: VerbImpl<K> } = {
 export const VERBS: ReadonlyMap<string, Verb> = new Map<string, Verb>(VERB_NAMES.map((name) => [name, VERB_IMPLS[name]]));
 
 export type { Verb, VerbImpl, ReadVerb, WriteVerb, VerbContext, PlanResult, WriteResult } from './verb';
-export { callVerbByName, runRead, planWrite, applyPlanned, parseInput, inputIssues, boundInput, PolicyDenied } from './verb';
+export { callVerbByName, runRead, planWrite, applyPlanned, parseInput, inputIssues, boundInput, PolicyDenied, evaluatePolicyWithHistory } from './verb';
 export type { InputIssue } from './verb';
 
 /** What {@link callVerb} returns for verb `K`: a read's output, or a write's applied changeset. */

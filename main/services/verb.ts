@@ -5,15 +5,15 @@
  * calls, the capability), and validates input with the verb's zod schema.
  */
 import type { z } from 'zod';
-import type { PlannedChangeset } from '../../models/changeset';
+import type { PlannedChangeset, RuleActor } from '../../models/changeset';
 import { AppError, IdempotencyKeyReused, NotFound, ValidationError } from '../../models/errors';
 import type { PolicyDecision, PolicyResult } from '../../models/policy';
-import { evaluatePolicy } from '../../models/policy';
+import { cumulativeTargets, evaluatePolicy } from '../../models/policy';
 import type { Permission } from '../../models/roles';
 import type { ReadVerbName, VerbName, VerbOutput, VerbParsedInput, VerbSpec, VerbSpecOf, WriteVerbName } from '../../models/verbs';
 import { VERB_SPECS } from '../../models/verbs';
 import type { AppliedChangeset } from '../data/changesets';
-import { applyChangeset, checkChangeset, findByIdempotencyKey, IdempotencyKeyTaken, requestHashOf } from '../data/changesets';
+import { applyChangeset, checkChangeset, findByIdempotencyKey, IdempotencyKeyTaken, numericHistory, requestHashOf } from '../data/changesets';
 import type { Db } from '../data/db';
 import { MAX_TOOL_INPUT_BYTES, boundsIssue, boundsMessage, measureInput } from './bounds';
 import type { Actor, ServiceContext } from './context';
@@ -253,6 +253,22 @@ export function applyPlanned(
 }
 
 /**
+ * Run the policy engine (models/policy.ts `evaluatePolicy`) on `planned` for `actor` at `now`, with
+ * the applied history of every cumulatively judged value it changes (a rate item's price: see
+ * `numericBaselines`), read from this device's changeset log. Every device door (forms, `verb.call`
+ * and the CLI, the assistant and MCP proposals, and their approval) judges through this one
+ * function, so the cumulative 20% rule holds on each. Pure apart from that read.
+ */
+export function evaluatePolicyWithHistory(db: Db, actor: RuleActor, planned: PlannedChangeset, now: Date): PolicyResult {
+  const targets = cumulativeTargets(planned.changes);
+  return evaluatePolicy(actor, planned, {
+    today: now.toISOString().slice(0, 10),
+    now: now.toISOString(),
+    ...(targets.length ? { history: numericHistory(db, actor.orgId, targets) } : {}),
+  });
+}
+
+/**
  * The policy's refusal of a change (kinetix.md §3): `deny` for everyone, or `needs_owner` where
  * the caller cannot approve it themselves. Carries every decision for the page to show.
  */
@@ -307,7 +323,7 @@ export function callVerbByName(
   }
   const { planned, reveal, actor } = planWrite(ctx, verb, raw);
   const now = ctx.now?.() ?? new Date();
-  const policy = evaluatePolicy(actor, planned, { today: now.toISOString().slice(0, 10) });
+  const policy = evaluatePolicyWithHistory(ctx.db, actor, planned, now);
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
   if (policy.verdict === 'needs_owner') {
     throw new PolicyDenied(

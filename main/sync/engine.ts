@@ -6,10 +6,12 @@
  *   stores the device token sealed under the machine key (main/security/secret-box.ts), never in
  *   a log line or an error.
  * - Read path: one `@electric-sql/client` ShapeStream per synced table through HQ's proxy
- *   (`GET /v1/shape`, device token in `Authorization`). Messages are buffered and applied at each
- *   `up-to-date` in bounded transactions (`applySliceRows` rows each, yielding to the event loop
- *   in between); the last one stores the shape's handle and offset with the rows, so a restart
- *   resumes there. A kill between slices re-applies at most that batch: every message carries the
+ *   (`GET /v1/shape`, device token in `Authorization`), run with the application of its messages
+ *   in the shape worker thread through the worker's own connection to the file (shape-feed.ts,
+ *   shape-worker.ts), or in this thread without one. Messages are applied in bounded
+ *   transactions (`applySliceRows` rows each; main/sync/shape-apply.ts); the one that ends an
+ *   `up-to-date` batch stores the shape's handle and offset with the rows, so a restart resumes
+ *   there. A kill between slices re-applies at most that catch-up: every message carries the
  *   whole row (`replica=full`), so re-applying converges to the same rows. `must-refetch`
  *   replaces the table's synced rows with a fresh snapshot; optimistic local rows are kept.
  * - Write path: the uploader sends the outbox in order (`POST /v1/changesets`), records each
@@ -37,7 +39,7 @@
  * reachable or not ready), `Unauthenticated` (token revoked or expired: sync stops), `Forbidden`.
  */
 import { setMaxListeners } from 'node:events';
-import { FetchError, isChangeMessage, isControlMessage, type Message, type Row } from '@electric-sql/client';
+import { FetchError } from '@electric-sql/client';
 import { AppError, NotConfigured, type ErrorPayload } from '../../models/errors';
 import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { RowChange } from '../../models/changeset';
@@ -56,7 +58,6 @@ import { MAX_CHANGESETS_PER_UPLOAD, MAX_PROPOSAL_EVENTS_PER_UPLOAD } from '../..
 import { TABLE_NAMES, TABLES } from '../../models/tables';
 import type { Db } from '../data/db';
 import {
-  applyShapeBatch,
   deleteUserToken,
   discardChangeset,
   getEnrolment,
@@ -66,32 +67,36 @@ import {
   markShapeForbidden,
   pendingUploads,
   pendingProposalEvents,
+  resetShape,
   recordProposalEventOutcome,
   type PendingProposalEvent,
   pruneSeenTxids,
   recordSyncOutcome,
   recordUploadAttemptFailed,
   recordUploadOutcome,
-  resetShape,
   saveEnrolment,
   shapeState,
   syncCounts,
-  isTableEmpty,
+  ensureShapeStates,
   unsettledUploads,
   uploadContentHash,
-  type ReplicaOp,
   type SyncEnrolmentRow,
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
 import { findUserById } from '../data/identity';
 import { SHAPE_DEADLINES, withResponseDeadline } from './fetch-deadline';
-import { inThreadFeed, ShapeWorkerHost, type ShapeFeed, type ShapeFeedOptions } from './shape-feed';
+import { inThreadFeed, ShapeWorkerHost, type ShapeFeedOptions } from './shape-feed';
+import { ShapeApplier, type ApplyEvent, type ConsumeResult } from './shape-apply';
 
 /** Options of the engine. Defaults suit the app; tests shorten the delays. */
 export interface DeviceSyncOptions {
   /** Machine key for the device token. @default ATHLETE_SECRET_KEY or machine.key next to the database */
   box?: SecretBox;
-  /** Rows per apply transaction (the event loop runs between them). @default 500 */
+  /**
+   * Rows per apply transaction: in the shape worker, how long the engine's own writes (and the
+   * app's) may wait for the file's write lock; in this thread, the longest block of the event loop
+   * (it runs between them). @default 2000 in the shape worker, 500 in this thread
+   */
   applySliceRows?: number;
   /** Uploader back-off after a failure, ms: doubles from `initialMs` to `maxMs` (full jitter). @default 500..30000 */
   backoff?: { initialMs: number; maxMs: number };
@@ -114,9 +119,11 @@ export interface DeviceSyncOptions {
    */
   settleTimeoutMs?: number;
   /**
-   * Run the shape streams (fetch + the client's parse of each response) in a worker thread, so no
-   * response parse blocks this thread's event loop (main/sync/shape-feed.ts). Falls back to this
-   * thread when the worker's file is not present. @default true
+   * Run the shape streams in a worker thread that also applies their messages through its own
+   * connection to the database file (fetch, the client's parse of each response and SQLite's
+   * writes; main/sync/shape-feed.ts, shape-worker.ts), so none of it blocks this thread's event
+   * loop. Falls back to this thread (streams and applies) when the worker's file is not present or
+   * the database is in memory. @default true
    */
   shapeWorker?: boolean;
   /** Changesets per upload request (≤ 100). @default 50 */
@@ -164,6 +171,11 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     signal?.addEventListener('abort', done, { once: true });
   });
 const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
+/** Rows per apply transaction by default: in the shape worker / in this thread (DeviceSyncOptions.applySliceRows). */
+const WORKER_SLICE_ROWS = 2000;
+const THREAD_SLICE_ROWS = 500;
+/** A database on disk (another connection, in the shape worker, can open the same file). */
+const isFileDb = (db: Db): boolean => db.path !== '' && db.path !== ':memory:';
 
 function normaliseUrl(u: string): string {
   let url: URL;
@@ -224,7 +236,7 @@ export function syncedTables(role: string): string[] {
     if (hasPermission(role, def.read) && (!selfScoped || def.athleteColumn)) out.push(t);
   }
   if (hasPermission(role, 'activity.read')) out.push('activity');
-  // Changes waiting for an owner, proposed on any staff device of the club (HQ 0009).
+  // Changes waiting for an owner, proposed on any staff device of the club (HQ 0010).
   if (!selfScoped) out.push('hq_proposal');
   return out;
 }
@@ -233,7 +245,7 @@ const ALL_TABLES = ['organization', 'app_user', ...TABLE_NAMES, 'activity', 'hq_
 /** The device sync engine for one database file. */
 export class DeviceSync {
   private readonly box: SecretBox;
-  private readonly sliceRows: number;
+  private readonly sliceRows: number | undefined;
   private readonly listeners = new Set<Listener>();
   private readonly inFlight = new Set<string>();
   private lastEmitted = '';
@@ -244,17 +256,17 @@ export class DeviceSync {
   private wake: (() => void) | null = null;
   private stopped = true;
   private readonly log: (line: string) => void;
-  private readonly shapeWorker: ShapeWorkerHost | { available: false; open: never; close(): void };
+  private readonly shapeWorker: ShapeWorkerHost | { available: false; openApplying: never; close(): void };
 
   constructor(
     private readonly db: Db,
     private readonly opts: DeviceSyncOptions = {},
   ) {
     this.box = opts.box ?? machineSecretBox(db.path);
-    this.sliceRows = Math.max(1, opts.applySliceRows ?? 500);
+    this.sliceRows = opts.applySliceRows === undefined ? undefined : Math.max(1, opts.applySliceRows);
     this.log = opts.log ?? (() => undefined);
     this.shapeFetch = this.track(withResponseDeadline((input, init) => fetch(input, init), opts.shapeDeadlines ?? SHAPE_DEADLINES));
-    this.shapeWorker = opts.shapeWorker === false ? { available: false, open: undefined as never, close: () => undefined } : new ShapeWorkerHost();
+    this.shapeWorker = opts.shapeWorker === false ? { available: false, openApplying: undefined as never, close: () => undefined } : new ShapeWorkerHost();
   }
 
   /**
@@ -730,6 +742,7 @@ export class DeviceSync {
 
   private async pullAll(e: SyncEnrolmentRow & { token: string }, report: SyncReport, live: boolean, signal: AbortSignal): Promise<void> {
     const queue = this.tablesFor(e, report);
+    ensureShapeStates(this.db, queue); // before any stream applies (see shapeState)
     const workers = Array.from({ length: Math.min(queue.length, this.opts.concurrency ?? 4) }, async () => {
       for (let t = queue.shift(); t !== undefined; t = queue.shift()) await this.follow(e, t, report, live, signal);
     });
@@ -771,7 +784,8 @@ export class DeviceSync {
 
   /**
    * Follow `tbl`'s shape: until its first up-to-date (`live` false) or until `signal` aborts.
-   * Resolves when done; rejects with a typed error (401 → Unauthenticated, network → Unavailable).
+   * Resolves when done (in worker mode: once the worker has no transaction of it under way);
+   * rejects with a typed error (401 → Unauthenticated, network → Unavailable).
    */
   private follow(
     e: SyncEnrolmentRow & { token: string },
@@ -785,25 +799,18 @@ export class DeviceSync {
     const state = shapeState(this.db, tbl);
     const ctrl = new AbortController();
     setMaxListeners(64, ctrl.signal);
-    let buffer: ReplicaOp[] = [];
-    let txids = new Set<string>();
-    let resetting = state.needs_reset;
-    // After a reset the rows the fresh snapshot did not deliver are swept away; a table that was
-    // empty when the reset began (a first sync) has nothing to sweep, which spares reading every id.
-    let keepIds: Set<string> | null = resetting && !isTableEmpty(this.db, tbl) ? new Set() : null;
-    let lastOffset = state.offset;
     const backoff = live ? (this.opts.streamBackoff ?? { initialMs: 500, maxMs: 10_000 }) : { initialMs: 200, maxMs: 2_000 };
 
     return new Promise<void>((resolve, reject) => {
       let settled = false;
+      let closed: Promise<void> = Promise.resolve();
       const onAbort = (): void => finish();
       const finish = (err?: unknown): void => {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
         ctrl.abort();
-        if (err) reject(err);
-        else resolve();
+        void closed.then(() => (err ? reject(err) : resolve()));
       };
       if (signal.aborted) return finish();
       signal.addEventListener('abort', onAbort, { once: true });
@@ -832,13 +839,12 @@ export class DeviceSync {
             settled = true;
             signal.removeEventListener('abort', onAbort);
             ctrl.abort();
-            try {
-              resetShape(this.db, tbl);
-            } catch (resetErr) {
-              reject(resetErr);
-              return;
-            }
-            this.follow(e, tbl, report, live, signal, true).then(resolve, reject);
+            void closed
+              .then(() => {
+                resetShape(this.db, tbl);
+                return this.follow(e, tbl, report, live, signal, true);
+              })
+              .then(resolve, reject);
             return;
           }
           if (err instanceof FetchError && err.status === 403) {
@@ -863,74 +869,52 @@ export class DeviceSync {
           return;
         },
       };
-      const stream: ShapeFeed = this.shapeWorker.available ? this.shapeWorker.open(feedOptions) : inThreadFeed(feedOptions);
 
-      const onBatch = async (messages: Message<Row>[]): Promise<void> => {
-        if (settled) return;
-        let upToDate = false;
-        for (const m of messages) {
-          if (isChangeMessage(m)) {
-            const id = (m.value.id as string | undefined) ?? /\/"?([^"/]+)"?$/.exec(m.key)?.[1];
-            if (!id) continue;
-            if (m.headers.operation === 'delete') buffer.push({ op: 'delete', id });
-            else {
-              buffer.push({ op: 'upsert', id, row: m.value as Record<string, unknown> });
-              keepIds?.add(id);
-            }
-            for (const t of (m.headers as { txids?: (number | string)[] }).txids ?? []) txids.add(String(t));
-          } else if (isControlMessage(m)) {
-            if (m.headers.control === 'must-refetch') {
-              buffer = [];
-              txids = new Set();
-              resetting = true;
-              keepIds = new Set();
-              resetShape(this.db, tbl);
-              if (report && !report.refetched.includes(tbl)) report.refetched.push(tbl);
-            } else if (m.headers.control === 'up-to-date') upToDate = true;
-          }
-        }
-        if (!upToDate) return;
-        this.online = true;
-        const handle = stream.shapeHandle;
-        const offset = stream.lastOffset;
-        if (buffer.length === 0 && offset === lastOffset && !resetting) {
-          if (!live) finish();
-          return;
-        }
-        if (resetting && report && !report.refetched.includes(tbl)) report.refetched.push(tbl);
-        const ops = buffer;
-        const seen = [...txids];
-        const keep = keepIds;
-        buffer = [];
-        txids = new Set();
-        let written = 0;
-        for (let i = 0; i < ops.length || i === 0; i += this.sliceRows) {
-          const slice = ops.slice(i, i + this.sliceRows);
-          const last = i + this.sliceRows >= ops.length;
-          const r = applyShapeBatch(
-            this.db,
-            tbl,
-            slice,
-            last && handle ? { handle, offset, txids: seen, keepIds: resetting ? keep : null, at: new Date().toISOString() } : null,
-          );
-          written += r.written;
-          this.opts.trace?.(last ? 'apply:commit' : 'apply:slice', tbl);
-          if (!last) await yieldToLoop();
-          if (ctrl.signal.aborted) return;
-        }
-        resetting = false;
-        keepIds = null;
-        lastOffset = offset;
-        if (report) report.pulled[tbl] = (report.pulled[tbl] ?? 0) + written;
+      // One transaction of this shape committed (in the worker or here): count it, and when it
+      // stored the offset, tell the app (status listeners re-read; live: the device is in sync).
+      const onApplied = (ev: ApplyEvent): void => {
+        if (ev.reset && report && !report.refetched.includes(tbl)) report.refetched.push(tbl);
+        if (report) report.pulled[tbl] = (report.pulled[tbl] ?? 0) + ev.written;
+        this.opts.trace?.(ev.committed ? 'apply:commit' : 'apply:slice', tbl);
+        if (!ev.committed) return;
         if (live) this.markLiveSynced();
         this.emit();
+      };
+      const onConsumed = (r: ConsumeResult): void => {
+        if (r.refetched && report && !report.refetched.includes(tbl)) report.refetched.push(tbl);
+        if (!r.upToDate) return;
+        this.online = true;
         if (!live) finish();
       };
+      const init = { resetting: state.needs_reset, lastOffset: state.offset };
 
+      if (this.shapeWorker.available && isFileDb(this.db)) {
+        // The worker fetches, parses and applies through its own connection to the file.
+        closed = this.shapeWorker.openApplying(
+          feedOptions,
+          { dbPath: this.db.path, tbl, ...init, sliceRows: this.sliceRows ?? WORKER_SLICE_ROWS, waitAfterEach: !!this.opts.trace },
+          { onApplied, onConsumed, onFatal: (err) => finish(err) },
+        ).closed;
+        return;
+      }
+      // This thread: the client here, the rows through the engine's connection, yielding to the
+      // event loop between transactions.
+      const applier = new ShapeApplier(this.db, tbl, { ...init, sliceRows: this.sliceRows ?? THREAD_SLICE_ROWS });
+      const stream = inThreadFeed(feedOptions);
       stream.subscribe(
         async (messages) => {
+          if (settled) return;
           try {
-            await onBatch(messages);
+            const r = await applier.consume(
+              messages,
+              { handle: stream.shapeHandle, offset: stream.lastOffset },
+              async (ev) => {
+                onApplied(ev);
+                if (!ev.committed) await yieldToLoop();
+              },
+              () => ctrl.signal.aborted,
+            );
+            if (!ctrl.signal.aborted) onConsumed(r);
           } catch (err) {
             finish(err);
           }

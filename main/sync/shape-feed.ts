@@ -1,20 +1,22 @@
 /**
  * Where the device sync engine's shape streams run: in a worker thread (main/sync/shape-worker.ts)
- * when one can be started, so the client's parsing of each response never blocks the main
- * thread's event loop; otherwise in this thread (the plain `@electric-sql/client` ShapeStream).
- * Both give the engine the same surface: `subscribe(onMessages, onError)`, `shapeHandle`,
- * `lastOffset`, and the options' `onError` called with a `FetchError` for HTTP failures.
+ * when one can be started and the database is a file, and then the worker also applies the
+ * messages through its own connection to that file, so neither the client's parsing of a response
+ * nor SQLite's writing of its rows blocks the main thread's event loop; otherwise in this thread
+ * (the plain `@electric-sql/client` ShapeStream, whose messages the engine applies itself).
  *
- * The worker is found next to this module: `shape-worker.js` (a bundled build) or
+ * The worker is found next to this module: `shape-worker.js` (a bundled build: electron-vite
+ * emits out/main/shape-worker.js next to index.js, see electron.vite.config.ts) or
  * `shape-worker-entry.mjs` (from source, with tsx). One worker serves every stream of an engine;
  * it is unref'd (never keeps the process alive) and ends after 2 s without a stream.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { FetchError, ShapeStream, type Message, type Offset, type Row } from '@electric-sql/client';
+import { FetchError, ShapeStream, type Offset, type Row } from '@electric-sql/client';
 import { HQ_SHAPE_PARSER, int8ToNumber } from '../../models/sync';
-import type { FromWorker, ToWorker } from './shape-worker';
+import type { ApplyEvent, ConsumeResult } from './shape-apply';
+import type { ApplyTarget, FromWorker, ToWorker } from './shape-worker';
 
 /** The options the engine gives a shape stream (a subset of ShapeStream's that can cross threads). */
 export interface ShapeFeedOptions {
@@ -36,15 +38,8 @@ export interface ShapeFeedOptions {
   onError: (err: FetchError | Error) => void | Record<string, never>;
 }
 
-/** What the engine uses of a shape stream. */
-export interface ShapeFeed {
-  readonly shapeHandle: string | undefined;
-  readonly lastOffset: string;
-  subscribe(onMessages: (messages: Message<Row>[]) => Promise<void>, onError: (err: Error) => void): void;
-}
-
-/** A ShapeStream in this thread. */
-export function inThreadFeed(o: ShapeFeedOptions): ShapeFeed {
+/** A ShapeStream in this thread (the engine applies its messages). */
+export function inThreadFeed(o: ShapeFeedOptions): ShapeStream<Row> {
   return new ShapeStream<Row>({
     url: o.url,
     params: o.params,
@@ -72,9 +67,27 @@ function workerUrl(): URL | null {
 }
 
 interface Route {
-  onBatch: (m: Extract<FromWorker, { type: 'batch' }>) => void;
+  onApplied: (ev: ApplyEvent) => void;
+  onConsumed: (r: ConsumeResult) => void;
   onOnline: (online: boolean) => void;
   onError: (m: Extract<FromWorker, { type: 'error' }>) => void;
+  onStopped: () => void;
+}
+
+/** What the engine is told of a stream that applies in the worker. */
+export interface ApplyingFeedHandlers {
+  /** A transaction committed (the worker waits for this to return when `apply.waitAfterEach`). */
+  onApplied: (ev: ApplyEvent) => void;
+  /** A response's messages are applied. */
+  onConsumed: (r: ConsumeResult) => void;
+  /** The stream stopped for good (HTTP error it does not retry, a failed apply, the worker died). */
+  onFatal: (err: Error) => void;
+}
+
+/** A shape stream whose messages the worker applies. */
+export interface ApplyingFeed {
+  /** Resolves once the stream is stopped (the options' signal aborted) and none of its transactions is under way. */
+  readonly closed: Promise<void>;
 }
 
 /** One worker thread hosting the shape streams of one engine. */
@@ -99,16 +112,21 @@ export class ShapeWorkerHost {
     w.on('message', (m: FromWorker) => {
       const r = this.routes.get(m.id);
       if (!r) return;
-      if (m.type === 'batch') r.onBatch(m);
+      if (m.type === 'applied') r.onApplied(m.ev);
+      else if (m.type === 'consumed') r.onConsumed(m.result);
       else if (m.type === 'online') r.onOnline(m.online);
-      else r.onError(m);
+      else if (m.type === 'error') r.onError(m);
+      else r.onStopped();
     });
     const fail = (err: Error): void => {
       if (this.worker !== w) return;
       this.worker = null;
       const routes = [...this.routes.values()];
       this.routes.clear();
-      for (const r of routes) r.onError({ type: 'error', id: 0, status: null, message: `The shape worker stopped: ${err.message}`, url: '', retrying: false });
+      for (const r of routes) {
+        r.onError({ type: 'error', id: 0, status: null, message: `The shape worker stopped: ${err.message}`, url: '', retrying: false });
+        r.onStopped();
+      }
     };
     w.on('error', fail);
     w.on('exit', (code) => fail(new Error(`exit code ${code}`)));
@@ -132,38 +150,38 @@ export class ShapeWorkerHost {
     if (w) void w.terminate();
   }
 
-  /** A shape stream running in the worker. */
-  open(o: ShapeFeedOptions): ShapeFeed {
+  /**
+   * A shape stream running in the worker, which applies its messages to `apply.dbPath` (see
+   * main/sync/shape-apply.ts). Stopped by aborting `o.signal`; `closed` resolves when it has.
+   */
+  openApplying(o: ShapeFeedOptions, apply: ApplyTarget, h: ApplyingFeedHandlers): ApplyingFeed {
     const id = this.nextId++;
-    const send = (m: ToWorker): void => this.worker?.postMessage(m);
-    let shapeHandle: string | undefined = o.handle;
-    let lastOffset = o.offset ?? '-1';
-    let onMessages: ((messages: Message<Row>[]) => Promise<void>) | null = null;
-    let onFatal: ((err: Error) => void) | null = null;
-    let pending: Message<Row>[] = [];
     let stopped = false;
+    let closedResolve!: () => void;
+    const closed = new Promise<void>((r) => (closedResolve = r));
     const stop = (): void => {
       if (stopped) return;
       stopped = true;
-      send({ type: 'stop', id });
-      this.release(id);
+      if (this.worker && this.routes.has(id)) this.worker.postMessage({ type: 'stop', id } satisfies ToWorker);
+      else {
+        this.release(id);
+        closedResolve();
+      }
+    };
+    const fatal = (err: Error): void => {
+      stop();
+      h.onFatal(err);
     };
     const route: Route = {
-      onBatch: (m) => {
-        if (stopped) return;
-        for (const msg of m.messages) pending.push(msg);
-        if (!m.last) return;
-        shapeHandle = m.handle;
-        lastOffset = m.offset;
-        const batch = pending;
-        pending = [];
-        void (onMessages ? onMessages(batch) : Promise.resolve()).then(
-          () => !stopped && send({ type: 'ack', id }),
-          (err: unknown) => {
-            stop();
-            onFatal?.(err as Error);
-          },
-        );
+      onApplied: (ev) => {
+        try {
+          h.onApplied(ev);
+        } finally {
+          if (apply.waitAfterEach && !stopped) this.worker?.postMessage({ type: 'ack', id } satisfies ToWorker);
+        }
+      },
+      onConsumed: (r) => {
+        if (!stopped) h.onConsumed(r);
       },
       onOnline: (online) => o.onOnline(online),
       onError: (m) => {
@@ -173,38 +191,32 @@ export class ShapeWorkerHost {
             ? new FetchError(m.status, undefined, undefined, {}, m.url, m.message)
             : Object.assign(new Error(m.message), { cause: { code: m.cause } });
         o.onError(err);
-        if (!m.retrying) {
-          stop();
-          onFatal?.(err);
-        }
+        if (!m.retrying) fatal(err);
+      },
+      onStopped: () => {
+        this.release(id);
+        closedResolve();
       },
     };
-    return {
-      get shapeHandle() {
-        return shapeHandle;
-      },
-      get lastOffset() {
-        return lastOffset;
-      },
-      subscribe: (cb, errCb) => {
-        onMessages = cb;
-        onFatal = errCb;
-        if (o.signal.aborted) return;
-        const w = this.ensure();
-        this.routes.set(id, route);
-        o.signal.addEventListener('abort', stop, { once: true });
-        w.postMessage({
-          type: 'start',
-          id,
-          url: o.url,
-          params: o.params,
-          ...(o.handle && o.offset ? { offset: o.offset, handle: o.handle } : {}),
-          headers: o.headers,
-          live: o.live,
-          backoff: o.backoff,
-          deadlines: o.deadlines,
-        } satisfies ToWorker);
-      },
-    };
+    if (o.signal.aborted) {
+      closedResolve();
+      return { closed };
+    }
+    const w = this.ensure();
+    this.routes.set(id, route);
+    o.signal.addEventListener('abort', stop, { once: true });
+    w.postMessage({
+      type: 'start',
+      id,
+      url: o.url,
+      params: o.params,
+      ...(o.handle && o.offset ? { offset: o.offset, handle: o.handle } : {}),
+      headers: o.headers,
+      live: o.live,
+      backoff: o.backoff,
+      deadlines: o.deadlines,
+      apply,
+    } satisfies ToWorker);
+    return { closed };
   }
 }

@@ -25,6 +25,13 @@ export type CaptureSourceSpec =
       fps?: number;
       /** Requested pixel format as a FOURCC; default `MJPG` where the camera offers it (USB 2 bandwidth). */
       pixelFormat?: string;
+      /**
+       * MJPEG passthrough (default true): when the source delivers MJPEG, its own JPEG frames are
+       * written into the recording unchanged (no decode + re-encode; only frames the preview or board
+       * detection reads are decoded). False: decode every frame and re-encode it. Other formats are
+       * always decoded and encoded. See {@link NegotiatedSource.passthrough}.
+       */
+      passthrough?: boolean;
       /** Camera name in the trial folder (`cam01`…); default `cam` + two-digit position. */
       name?: string;
     }
@@ -41,6 +48,13 @@ export type CaptureSourceSpec =
       pace?: 'realtime' | 'fast';
       /** Start again at the end instead of ending (long runs from a short file). Default false. */
       loop?: boolean;
+      /**
+       * MJPEG passthrough (default true): when the source delivers MJPEG, its own JPEG frames are
+       * written into the recording unchanged (no decode + re-encode; only frames the preview or board
+       * detection reads are decoded). False: decode every frame and re-encode it. Other formats are
+       * always decoded and encoded. See {@link NegotiatedSource.passthrough}.
+       */
+      passthrough?: boolean;
       name?: string;
     };
 
@@ -84,6 +98,13 @@ export interface NegotiatedSource {
   pixelFormat: string;
   /** OpenCV backend (`V4L2`, `FFMPEG`, `AVFOUNDATION`, `MSMF`). */
   backend: string;
+  /**
+   * True when the source's own MJPEG frames are recorded unchanged (V4L2 with
+   * `CAP_PROP_CONVERT_RGB` off, FFmpeg raw packets with `CAP_PROP_FORMAT` −1); false when frames
+   * are decoded and the recording re-encodes them (other formats, `passthrough: false`, or a first
+   * JPEG that did not match the negotiated size).
+   */
+  passthrough: boolean;
 }
 
 /** Live state of one source. */
@@ -108,6 +129,8 @@ export interface CameraCounts {
   dropped: number;
   /** Recording: slots filled by repeating the previous frame. */
   duplicated: number;
+  /** Frames are the source's own JPEGs, recorded without re-encoding (see {@link NegotiatedSource.passthrough}). */
+  passthrough: boolean;
 }
 
 /** A downscaled JPEG of a camera's newest frame, for the preview grid. */
@@ -159,7 +182,7 @@ export interface RecordingOptions {
   calibrationPath?: string;
   /** Free-form trial metadata written to `Config.toml` `[capture]` (athlete id, test name, …). */
   metadata?: Record<string, string | number | boolean>;
-  /** MJPEG quality of the recorded videos, 1–100 (OpenCV `VIDEOWRITER_PROP_QUALITY`). @default 90 (BENCHMARKS.md, "Recording: writer cost") */
+  /** JPEG quality (libjpeg, `cv::imencode`) of frames the recording encodes, 1–100; passthrough frames keep the camera's own. @default 90 (BENCHMARKS.md, "Recording: writer cost") */
   quality?: number;
 }
 
@@ -172,7 +195,14 @@ export interface RecordingResult {
   fps: number;
   seconds: number;
   /** Per camera: its video, its timestamp sidecar and its counts. */
-  cameras: (CameraCounts & { video: string; timestamps: string })[];
+  cameras: (CameraCounts & {
+    video: string;
+    timestamps: string;
+    /** Written frames that are the source's own JPEG bytes (passthrough). */
+    passedThrough: number;
+    /** Written frames JPEG-encoded by the recorder (decoded sources; black frames before a camera's first). */
+    encoded: number;
+  })[];
   /** `stopped` (asked to stop, or `seconds` reached) or `source_ended` (a camera failed or a file ended: see `failure`). */
   reason: 'stopped' | 'source_ended';
   /** The camera whose end stopped the recording, when `reason` is `source_ended`. */

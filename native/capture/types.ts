@@ -20,6 +20,8 @@ export interface NativeSourceSpec {
   pace?: 'realtime' | 'fast';
   /** Files only: start again at the end. */
   loop?: boolean;
+  /** Keep an MJPEG source's own JPEG frames for the recording (default true); false decodes and re-encodes. */
+  passthrough?: boolean;
   name: string;
 }
 
@@ -28,7 +30,7 @@ export interface NativeRecordConfig {
   dir: string;
   /** Stop after this many seconds of the synchronised timeline (0 or absent: until stopRecording). */
   seconds?: number;
-  /** MJPEG quality 1–100 (default 90). */
+  /** JPEG quality 1–100 of frames the writer encodes (default 90); passthrough frames are written as the source's bytes. */
   quality?: number;
 }
 
@@ -55,6 +57,8 @@ export interface NativeNegotiated {
   fps: number;
   pixelFormat: string;
   backend: string;
+  /** Frames are kept as the source's own JPEGs (MJPEG source in raw mode). */
+  passthrough: boolean;
 }
 
 export interface NativeCounts {
@@ -71,6 +75,7 @@ export interface NativeCounts {
   written: number;
   dropped: number;
   duplicated: number;
+  passthrough: boolean;
 }
 
 export interface NativeFrame {
@@ -95,13 +100,15 @@ export interface NativeRecordingStatus {
   state: 'idle' | 'recording' | 'finished';
   frames: number;
   fps: number;
-  /** "stopped", "seconds" or "source_ended" once finished; "" before. */
+  /** "stopped", "seconds", "source_ended" or "write_failed" once finished; "" before. */
   reason: string;
-  /** The camera whose end stopped it, −1 when none. */
+  /** The camera whose end (or whose writer's failure) stopped it, −1 when none. */
   failedCamera: number;
+  /** reason "write_failed": the file and libavformat's/OpenCV's message; "" otherwise. */
+  error: string;
   /** Timestamp of the first synchronised slot (µs), −1 before it. */
   startUs: number;
-  cameras: { video: string; timestamps: string; written: number; dropped: number; duplicated: number }[];
+  cameras: { video: string; timestamps: string; written: number; passedThrough: number; encoded: number; dropped: number; duplicated: number }[];
 }
 
 export interface NativeCaptureSession {
@@ -144,6 +151,11 @@ export interface NativeCameraDevice {
 export interface CaptureAddon {
   /** Attached cameras (Linux: V4L2 ioctls on /dev/video*; macOS/Windows: OpenCV probe of indices 0–9). */
   listDevices(): NativeCameraDevice[];
+  /**
+   * A video file's encoded frames as stored (OpenCV FFmpeg backend, raw mode `CAP_PROP_FORMAT` −1): for an
+   * MJPEG .avi each frame's JPEG bytes. `maxFrames` 0 or absent: all. Throws ERR_OPENCV for a file it cannot open.
+   */
+  readPackets(path: string, maxFrames?: number): Uint8Array[];
   /** Opens every source (throws when one cannot be opened), then starts one capture thread per source. */
   CaptureSession: new (sources: NativeSourceSpec[], options?: NativeSessionOptions) => NativeCaptureSession;
 }

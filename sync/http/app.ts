@@ -31,7 +31,7 @@ import {
 import { SELF_SCOPED_ROLES } from '../../models/roles';
 import { isTableName, TABLES } from '../../models/tables';
 import { DeviceRegistry } from '../auth/devices';
-import { applyUploadedChangeset, uploadContentHash } from '../write/apply';
+import { applyUploadedChangeset, hqPolicy, uploadContentHash } from '../write/apply';
 import { recordProposalEvents } from '../write/proposals';
 import { recordApprovals } from '../write/approvals';
 import { badRequest, errorResponse, payloadTooLarge } from './errors';
@@ -257,7 +257,7 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
         zodIssues(parsed.error),
       );
     const body: ProposalUploadResult = {
-      results: await recordProposalEvents(opts.pool, p, parsed.data.events, new Date(now()), (cs) => uploadContentHash(cs, 1)),
+      results: await recordProposalEvents(opts.pool, p, parsed.data.events, new Date(now()), { contentHash: (cs) => uploadContentHash(cs, 1), policy: hqPolicy }),
     };
     return c.json(body);
   });

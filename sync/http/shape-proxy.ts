@@ -50,7 +50,7 @@ const ACTIVITY_COLUMNS = [
 ];
 const ORGANIZATION_COLUMNS = ['id', 'created_at', 'updated_at', 'version', 'deleted_at', 'name', 'plan', 'budget_cap_usd', 'assistant_model'];
 
-/** Changes waiting for an owner (HQ 0009), as the device's replica table holds them (device migration 0015). */
+/** Changes waiting for an owner (HQ 0010), as the device's replica table holds them (device migration 0015). */
 const PROPOSAL_COLUMNS = [
   'id',
   'org_id',

@@ -25,7 +25,8 @@ import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
 import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
 import { AppError, type ErrorCode } from '../../models/errors';
-import { evaluatePolicy, OWNER_AUTHORITY_CODES, signoffFieldsSet } from '../../models/policy';
+import type { NumericHistory, NumericHistoryEntry } from '../../models/policy';
+import { cumulativeTargets, evaluatePolicy, numericHistoryKey, OWNER_AUTHORITY_CODES, signoffFieldsSet, type PolicyResult } from '../../models/policy';
 import type { Role } from '../../models/roles';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { ChangesetOutcome, ContentHashVersion, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
@@ -220,7 +221,7 @@ export function recordedAt(deviceCreatedAt: string | undefined, now: Date): stri
   return Number.isNaN(t) || t > now.getTime() ? now.toISOString() : new Date(t).toISOString();
 }
 
-/** What the apply learnt about the proposal a changeset approves (HQ 0009), for the rejection path. */
+/** What the apply learnt about the proposal a changeset approves (HQ 0010), for the rejection path. */
 interface ProposalContext {
   /** The changeset is the approved change of a waiting `hq_proposal`, by its proposer with its content. */
   matched: boolean;
@@ -324,12 +325,13 @@ async function applyOnce(
 
     // 3. Policy limits, as at proposal time on the device.
     const planned: PlannedChangeset = { verb: cs.verb, summary: cs.summary ?? cs.verb, changes: serverChanges };
-    const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
-    const policy = evaluatePolicy(actor, planned, { today });
+    const policy = await hqPolicy(c, actor, planned, now);
     if (policy.verdict === 'deny') throw reject('policy', policy.reasons.join(' '), { policy: policy.decisions });
     // An owner as the author stands in for the approval only under the same proof: an org device
     // can name any user as a changeset's author.
     const ownerAuthority = actor.role === NEEDS_OWNER_APPROVER && policy.decisions.some((d) => OWNER_AUTHORITY_CODES.has(d.code));
+    // The owner whose approval (or own act) HQ verified: it re-bases the cumulative price rule.
+    let ownerApprovedBy: string | null = null;
     if (policy.verdict === 'needs_owner' || ownerAuthority) {
       // The approval must be an act HQ can verify (sync/write/approvals.ts): the named owner's own
       // device token uploaded this, or recorded an approval of this id and content first.
@@ -339,6 +341,12 @@ async function applyOnce(
         const why = policy.reasons.length ? policy.reasons : policy.decisions.filter((d) => OWNER_AUTHORITY_CODES.has(d.code)).map((d) => d.reason);
         throw reject(check.reason, `${why.join(' ')} ${check.message}`, { policy: policy.decisions });
       }
+      ownerApprovedBy = check.approverId;
+    } else if (actor.role === NEEDS_OWNER_APPROVER && principal.userId === actor.userId) {
+      ownerApprovedBy = actor.userId;
+    } else if (cs.approved_by) {
+      const check = await verifyOwnerApproval(c, principal, cs.approved_by, cs.changeset_id, hashes);
+      if (check.ok) ownerApprovedBy = check.approverId;
     }
 
     // An RTP sign-off is the signer's own act: authored by someone other than the token's user
@@ -395,7 +403,7 @@ async function applyOnce(
       replayed: false,
     };
     await c.query(
-      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, hash_version, status, txid, changes, outcome) VALUES ($1, $2, $3, $4, $5, $6, $7, $11, 'applied', $8, $9, $10)`,
+      `INSERT INTO hq_changeset (id, org_id, user_id, device_id, verb, summary, content_hash, hash_version, status, txid, changes, outcome, owner_approved_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $11, 'applied', $8, $9, $10, $12)`,
       [
         cs.changeset_id,
         actor.orgId,
@@ -405,9 +413,11 @@ async function applyOnce(
         planned.summary,
         hashes[CONTENT_HASH_VERSION],
         txid,
-        JSON.stringify(cs.changes),
+        // As applied: each \`before\` is HQ's own row (the cumulative price rule reads it back).
+        JSON.stringify(serverChanges),
         JSON.stringify(outcome),
         CONTENT_HASH_VERSION,
+        ownerApprovedBy,
       ],
     );
     const first = serverChanges[0]!;
@@ -429,6 +439,56 @@ async function applyOnce(
     );
     return outcome;
   });
+}
+
+/**
+ * The policy engine (models/policy.ts `evaluatePolicy`) as HQ runs it for `actor` on `planned` at
+ * `now`: "today" as the furthest clinic time zone has it, and the cumulative 20 % rule fed HQ's
+ * own applied history ({@link hqNumericHistory}). Runs in the caller's tenant transaction `c`.
+ */
+export async function hqPolicy(c: pg.PoolClient, actor: RuleActor, planned: PlannedChangeset, now: Date): Promise<PolicyResult> {
+  const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
+  const targets = cumulativeTargets(planned.changes);
+  return evaluatePolicy(actor, planned, { today, now: now.toISOString(), ...(targets.length ? { history: await hqNumericHistory(c, targets) } : {}) });
+}
+
+/**
+ * HQ's own applied history of each value `targets` names (models/policy.ts
+ * `CUMULATIVE_NUMERIC_FIELDS`), oldest first, for the cumulative 20% rule: from applied
+ * `hq_changeset` rows (never the uploading device's claim). Each entry's `before` is the previous
+ * entry's `after` (what HQ wrote); the first one's is the `before` stored with it (HQ's row at the
+ * time since HQ 0009; a device's claim for older rows). `ownerApproved`: HQ verified an owner's
+ * approval or own act (`owner_approved_by`, HQ 0009). Runs in the caller's tenant transaction.
+ */
+async function hqNumericHistory(c: pg.PoolClient, targets: readonly { table: TableName; id: string; field: string }[]): Promise<NumericHistory> {
+  const out = new Map<string, NumericHistoryEntry[]>();
+  for (const t of targets) {
+    const key = numericHistoryKey(t.table, t.id, t.field);
+    if (out.has(key)) continue;
+    const rows = (
+      await c.query<{ changes: RowChange[]; at: string | null; owner_approved_by: string | null }>(
+        `SELECT changes, outcome->>'applied_at' AS at, owner_approved_by FROM hq_changeset
+          WHERE status = 'applied' AND changes @> $1::jsonb ORDER BY received_at, outcome->>'applied_at', id`,
+        [JSON.stringify([{ table: t.table, id: t.id }])],
+      )
+    ).rows;
+    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+    const entries: NumericHistoryEntry[] = [];
+    for (const r of rows) {
+      for (const ch of r.changes) {
+        if (ch.op !== 'update' || ch.table !== t.table || ch.id !== t.id || !(t.field in ch.after)) continue;
+        const prev = entries[entries.length - 1];
+        entries.push({
+          at: r.at ?? new Date(0).toISOString(),
+          before: prev ? prev.after : num(ch.before[t.field]),
+          after: num(ch.after[t.field]),
+          ownerApproved: r.owner_approved_by !== null,
+        });
+      }
+    }
+    out.set(key, entries);
+  }
+  return out;
 }
 
 /**

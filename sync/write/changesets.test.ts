@@ -467,6 +467,76 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     });
   });
 
+  describe('the 20 % price limit is cumulative at HQ, from its own history (issue 13)', () => {
+    /** A fee HQ holds (counted from the end of the codes, clear of the tests above), between $10 and $1,000. */
+    async function fee(n: number): Promise<{ id: string; version: number; price_cents: number }> {
+      return (
+        await sql<{ id: string; version: number; price_cents: number }>(
+          'SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 AND price_cents BETWEEN 1000 AND 100000 ORDER BY code DESC LIMIT 1 OFFSET $2',
+          [ids.org, n],
+        )
+      )[0]!;
+    }
+    /** An update of the fee's price, as a device plans it (its own claim of `before` and version). */
+    const step = (id: string, version: number, before: number, after: number, extra: Record<string, unknown> = {}) => ({
+      changeset_id: uuidv7(),
+      verb: 'rates.updateItem',
+      changes: [{ op: 'update', table: 'rate_item', id, version, before: { price_cents: before }, after: { price_cents: after } }],
+      ...extra,
+    });
+    const current = async (id: string) =>
+      (await sql<{ price_cents: number; version: number }>('SELECT price_cents, version FROM rate_item WHERE id = $1', [id]))[0]!;
+
+    it('three 20 % steps made offline and uploaded at once: the second needs an owner, nothing past the first is written', async () => {
+      const item = await fee(0);
+      const p0 = item.price_cents;
+      const p1 = Math.floor(p0 * 1.2);
+      const p2 = Math.floor(p1 * 1.2);
+      const p3 = Math.floor(p2 * 1.2);
+      const res = await upload(tokens.admin!, {
+        changesets: [step(item.id, item.version, p0, p1), step(item.id, item.version + 1, p1, p2), step(item.id, item.version + 2, p2, p3)],
+      });
+      const results = ((await res.json()) as ChangesetUploadResult).results;
+      expect(results.map((r) => r.status)).toEqual(['applied', 'rejected', 'rejected']);
+      const second = results[1]!;
+      expect(second).toMatchObject({ reason: 'policy' });
+      if (second.status === 'rejected') {
+        expect(second.policy?.find((d) => d.code === 'numeric_change_needs_owner')?.detail).toMatchObject({ baseline: p0, baseline_source: 'first_on_record' });
+      }
+      expect(await current(item.id)).toEqual({ price_cents: p1, version: item.version + 1 });
+      // A device that lies about `before` (claims the step starts from p2) changes nothing: HQ reads its own row and log.
+      const lying = await one(tokens.admin!, step(item.id, item.version + 1, p2, p2 + 1));
+      expect(lying).toMatchObject({ status: 'rejected', reason: 'policy' });
+      expect(await current(item.id)).toEqual({ price_cents: p1, version: item.version + 1 });
+    });
+
+    it('a single 10 % change applies; an owner-approved raise re-bases later steps', async () => {
+      const item = await fee(1);
+      const p0 = item.price_cents;
+      const p1 = Math.round(p0 * 1.1);
+      expect(await one(tokens.admin!, step(item.id, item.version, p0, p1))).toMatchObject({ status: 'applied' });
+      // The owner raises it 50 % above the start on the owner's own device: HQ records the verified approval.
+      const p2 = Math.round(p0 * 1.5);
+      const owned = step(item.id, item.version + 1, p1, p2);
+      expect(await one(tokens.owner!, owned)).toMatchObject({ status: 'applied' });
+      const [row] = await sql<{ owner_approved_by: string | null }>('SELECT owner_approved_by FROM hq_changeset WHERE id = $1', [owned.changeset_id]);
+      expect(row!.owner_approved_by).toBe(ids.users.owner);
+      // +10 % from the owner's price applies (65 % above p0, which no longer counts) …
+      const p3 = Math.round(p2 * 1.1);
+      expect(await one(tokens.admin!, step(item.id, item.version + 2, p2, p3))).toMatchObject({ status: 'applied' });
+      // … another +15 % (26.5 % from the owner's price) needs an owner again.
+      const p4 = Math.round(p3 * 1.15);
+      expect(await one(tokens.admin!, step(item.id, item.version + 3, p3, p4))).toMatchObject({ status: 'rejected', reason: 'policy' });
+      // Naming the owner as approver without the owner's proof does not re-base anything.
+      const forged = await one(tokens.admin!, step(item.id, item.version + 3, p3, p3, { approved_by: ids.users.owner }));
+      expect(forged).toMatchObject({ status: 'applied' });
+      const [f2] = await sql<{ owner_approved_by: string | null }>('SELECT owner_approved_by FROM hq_changeset WHERE id = $1', [
+        (forged as { changeset_id: string }).changeset_id,
+      ]);
+      expect(f2!.owner_approved_by).toBeNull();
+    });
+  });
+
   describe("RTP sign-offs uploaded under another user's token need the signer's own attestation", () => {
     async function attest(token: string, approvals: unknown[]): Promise<Response> {
       return fetch(`${server.url}/v1/approvals`, {

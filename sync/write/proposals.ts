@@ -1,5 +1,5 @@
 /**
- * Changes waiting for an owner, across devices (HQ migration 0009, issue 12): the HQ side of
+ * Changes waiting for an owner, across devices (HQ migration 0010, issue 12): the HQ side of
  * POST /v1/proposals and the proposal bookkeeping of POST /v1/changesets.
  *
  * - {@link recordProposalEvents}: a device reports a *needs owner* proposal made on it (`propose`)
@@ -17,16 +17,21 @@
  *   reason, so the proposing device sees that outcome too.
  */
 import type pg from 'pg';
-import type { RowChange, RuleActor } from '../../models/changeset';
-import { evaluatePolicy } from '../../models/policy';
+import type { PlannedChangeset, RowChange, RuleActor } from '../../models/changeset';
+import type { PolicyResult } from '../../models/policy';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
 import type { ChangesetOutcome, ProposalEvent, ProposalEventOutcome, RejectionReason } from '../../models/sync';
 import { isTableName, TABLES } from '../../models/tables';
 import { withTenant } from '../pg/db';
 import type { Principal } from './principal';
 
-/** Clinics sit in time zones up to UTC+14 (as sync/write/apply.ts). */
-const MAX_CLINIC_UTC_OFFSET_MS = 14 * 3_600_000;
+/** What a proposal is judged by at HQ (sync/write/apply.ts supplies both, as for uploads). */
+export interface ProposalRules {
+  /** The proposal hash of `{verb, changes}` (`uploadContentHash` version 1, the device's `changesetContentHash`). */
+  contentHash(cs: { verb: string; changes: RowChange[] }): string;
+  /** The policy as HQ runs it for an upload (`hqPolicy`: cumulative limits from HQ's own history), in transaction `c`. */
+  policy(c: pg.PoolClient, actor: RuleActor, planned: PlannedChangeset, now: Date): Promise<PolicyResult>;
+}
 
 /** An `hq_proposal` row as the write path needs it. */
 export interface HqProposalRow {
@@ -70,8 +75,7 @@ function unknownField(changes: readonly RowChange[]): string | null {
 /**
  * Record a device's proposal events, in order, for `principal` (the device token's user). Each
  * event is its own transaction under row-level security; each answers `recorded` or `refused`
- * (never thrown). `contentHash(verb, changes)`: the proposal hash (sync/write/apply.ts
- * `uploadContentHash` version 1, the device's `changesetContentHash`).
+ * (never thrown). `rules`: the proposal hash and HQ's policy ({@link ProposalRules}).
  * @throws Forbidden (an athlete's device: nothing is recorded; checked by the caller), database errors (the request answers 503 and the device retries, idempotently)
  */
 export async function recordProposalEvents(
@@ -79,10 +83,10 @@ export async function recordProposalEvents(
   principal: Principal,
   events: readonly ProposalEvent[],
   now: Date,
-  contentHash: (cs: { verb: string; changes: RowChange[] }) => string,
+  rules: ProposalRules,
 ): Promise<ProposalEventOutcome[]> {
   const out: ProposalEventOutcome[] = [];
-  for (const e of events) out.push(e.op === 'propose' ? await propose(pool, principal, e, now, contentHash) : await decline(pool, principal, e, now));
+  for (const e of events) out.push(e.op === 'propose' ? await propose(pool, principal, e, now, rules) : await decline(pool, principal, e, now));
   return out;
 }
 
@@ -95,12 +99,12 @@ async function propose(
   principal: Principal,
   e: Extract<ProposalEvent, { op: 'propose' }>,
   now: Date,
-  contentHash: (cs: { verb: string; changes: RowChange[] }) => string,
+  rules: ProposalRules,
 ): Promise<ProposalEventOutcome> {
   const changes = e.changes as RowChange[];
   const bad = unknownField(changes);
   if (bad) return refused(e, 'Validation', `This proposal names ${bad}; nothing was recorded.`);
-  const hash = contentHash({ verb: e.verb, changes });
+  const hash = rules.contentHash({ verb: e.verb, changes });
   return withTenant(pool, { orgId: principal.orgId, userId: e.user_id }, async (c) => {
     const prior = (await c.query<HqProposalRow>('SELECT id, user_id, content_hash, status FROM hq_proposal WHERE id = $1', [e.changeset_id])).rows[0];
     if (prior) {
@@ -115,8 +119,7 @@ async function propose(
       return refused(e, 'Forbidden', 'The proposing account is deactivated or unknown at HQ; nothing was recorded.');
     if (SELF_SCOPED_ROLES.has(user.role as Role)) return refused(e, 'Forbidden', 'Athlete accounts do not propose changes for an owner.');
     const actor: RuleActor = { userId: user.id, orgId: user.org_id, role: user.role as Role, linkedAthleteId: user.linked_athlete_id, active: true };
-    const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
-    const policy = evaluatePolicy(actor, { verb: e.verb, summary: e.summary, changes }, { today });
+    const policy = await rules.policy(c, actor, { verb: e.verb, summary: e.summary, changes }, now);
     if (policy.verdict !== 'needs_owner')
       return refused(
         e,

@@ -23,6 +23,7 @@ export const LIVE_HELP = `  npm run capture -- devices [--json]
       --pixel-format CC              FOURCC to ask for (default MJPG)
       --pace realtime|fast           video files: as a camera would deliver them (default) or as fast as they decode
       --calib FILE                   calibration TOML copied into DIR/calibration/
+      --no-passthrough               decode and re-encode MJPEG sources (default: their own JPEG frames are recorded as they are)
       --json                         print the result as JSON
       exit 3: a camera failed mid-recording (the recording stops; what was captured is kept)
 `;
@@ -84,6 +85,7 @@ export async function recordCommand(argv: string[], io: LiveIo): Promise<number>
       fps: { type: 'string' },
       'pixel-format': { type: 'string' },
       pace: { type: 'string' },
+      'no-passthrough': { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
@@ -101,15 +103,18 @@ export async function recordCommand(argv: string[], io: LiveIo): Promise<number>
   const width = positive(values.width, 'width'),
     height = positive(values.height, 'height'),
     fps = positive(values.fps, 'fps');
+  const passthrough = !values['no-passthrough'];
   const sources: CaptureSourceSpec[] = specs.map((s) => {
-    const p = parseSourceSpec(s, pace);
+    const p = { ...parseSourceSpec(s, pace), passthrough };
     if (p.kind === 'device')
       return { ...p, ...(width ? { width } : {}), ...(height ? { height } : {}), ...(fps ? { fps } : {}), ...(pf ? { pixelFormat: pf } : {}) };
     return p;
   });
   const rig = await openRig(sources, { record: { outDir: values.out, seconds, ...(values.calib ? { calibrationPath: values.calib } : {}) } });
   for (const s of rig.sources)
-    io.err(`${s.name}: ${s.kind} ${s.source} → ${s.width}×${s.height} @ ${Number(s.fps.toFixed(2))} fps ${s.pixelFormat} (${s.backend})\n`);
+    io.err(
+      `${s.name}: ${s.kind} ${s.source} → ${s.width}×${s.height} @ ${Number(s.fps.toFixed(2))} fps ${s.pixelFormat} (${s.backend}; ${s.passthrough ? 'MJPEG passthrough' : 'decode + encode'})\n`,
+    );
   rig.on('device-failure', (f) => io.err(`${f.name} ${f.state}: ${f.message}\n`));
   const onSigint = () => {
     io.err('stopping…\n');

@@ -121,6 +121,9 @@ describe.skipIf(!built && !ci)(
         expect(r.reason).toBe('stopped');
         expect(r.failure).toBeNull();
         for (const c of r.cameras) expect([c.name, c.written, c.dropped, c.duplicated]).toEqual([c.name, 30, 0, 0]);
+        // H.264/VP9 sources: decoded, and every frame JPEG-encoded by the writer (no passthrough)
+        expect(rig.sources.map((s) => s.passthrough)).toEqual([false, false, false, false]);
+        for (const c of r.cameras) expect([c.passedThrough, c.encoded]).toEqual([0, 30]);
         for (const c of r.cameras) {
           const rows = sidecar(c.timestamps);
           expect(rows.map((x) => x.sourceFrame)).toEqual(Array.from({ length: 30 }, (_, i) => i));
@@ -349,8 +352,14 @@ describe.skipIf(!built && !ci)(
         expect(i.stdout).toMatch(/^15 synchronised frames per camera at 30 fps/);
         expect(i.stdout).toMatch(/camera\s+state\s+captured\s+written\s+dropped\s+duplicated/);
         expect(i.stdout).toMatch(/cam01\s+\w+\s+\d+\s+15\s+\d+\s+\d+/);
-        expect(i.stderr).toMatch(/cam02: file .*cli1\.avi → 96×64 @ 30 fps MJPG \(FFMPEG\)/);
+        expect(i.stderr).toMatch(/cam02: file .*cli1\.avi → 96×64 @ 30 fps MJPG \(FFMPEG; MJPEG passthrough\)/);
         expect(readdirSync(path.join(out, 'videos')).sort()).toEqual(['cam01.avi', 'cam01.timestamps.csv', 'cam02.avi', 'cam02.timestamps.csv']);
+        const enc = io();
+        expect(
+          await runCaptureCli(['record', '--source', files[0]!, '--seconds', '0.2', '--out', path.join(dir, 'cli-enc'), '--no-passthrough', '--json'], enc),
+        ).toBe(0);
+        expect(enc.stderr).toMatch(/cam01: file .*cli0\.avi → 96×64 @ 30 fps MJPG \(FFMPEG; decode \+ encode\)/);
+        expect((JSON.parse(enc.stdout) as RecordingResult).cameras[0]).toMatchObject({ written: 6, passedThrough: 0, encoded: 6, passthrough: false });
         const bad = io();
         expect(await runCaptureCli(['record', '--source', files[0]!, '--out', path.join(dir, 'x')], bad)).toBe(2);
         expect(bad.stderr).toMatch(/--seconds N is required/);

@@ -27,7 +27,7 @@ import type {
   RecordingResult,
 } from '../../../models/capture/live';
 import { CaptureInputError } from '../errors';
-import { captureAddon, type NativeCaptureSession, type NativeCounts, type NativeRecordingStatus, type NativeSourceSpec } from '../native/index';
+import { captureAddon, OpenCvError, type NativeCaptureSession, type NativeCounts, type NativeRecordingStatus, type NativeSourceSpec } from '../native/index';
 
 export type * from '../../../models/capture/live';
 
@@ -78,8 +78,8 @@ function names(specs: CaptureSourceSpec[]): string[] {
 }
 
 function toNative(s: CaptureSourceSpec, name: string): NativeSourceSpec {
-  if (s.kind === 'file') return { kind: 'file', path: s.path, pace: s.pace ?? 'realtime', loop: s.loop ?? false, name };
-  const base: NativeSourceSpec = { kind: 'device', name, pixelFormat: s.pixelFormat ?? 'MJPG' };
+  if (s.kind === 'file') return { kind: 'file', path: s.path, pace: s.pace ?? 'realtime', loop: s.loop ?? false, passthrough: s.passthrough ?? true, name };
+  const base: NativeSourceSpec = { kind: 'device', name, pixelFormat: s.pixelFormat ?? 'MJPG', passthrough: s.passthrough ?? true };
   if (typeof s.device === 'number') base.device = s.device;
   else base.path = s.device;
   if (s.width) base.width = s.width;
@@ -108,6 +108,7 @@ function counts(c: NativeCounts): CameraCounts {
     written: c.written,
     dropped: c.dropped,
     duplicated: c.duplicated,
+    passthrough: c.passthrough,
   };
 }
 
@@ -223,6 +224,8 @@ class CaptureRig implements CaptureRigApi {
    * The running recording's result, or the last one's when the poll has already ended it (a
    * recording with `seconds` or a source that ended can finish before the caller asks).
    * @throws CaptureInputError (bad_argument) when no recording was ever started
+   * @throws OpenCvError (ERR_VIDEO_WRITE) when a video or sidecar could not be written (e.g. a full
+   *   disk): the recording stopped there, every file is closed and kept, Config.toml says `write_failed`
    */
   recordingDone(): Promise<RecordingResult> {
     if (!this.#rec) return this.#lastDone ?? Promise.reject(new CaptureInputError('bad_argument', 'no recording is running'));
@@ -308,7 +311,16 @@ class CaptureRig implements CaptureRigApi {
     // The status was read after the writers closed: its per-camera numbers are final.
     const cams = raw.map((c, i) => {
       const w = st.cameras[i]!;
-      return { ...counts(c), written: w.written, dropped: w.dropped, duplicated: w.duplicated, video: w.video, timestamps: w.timestamps };
+      return {
+        ...counts(c),
+        written: w.written,
+        passedThrough: w.passedThrough,
+        encoded: w.encoded,
+        dropped: w.dropped,
+        duplicated: w.duplicated,
+        video: w.video,
+        timestamps: w.timestamps,
+      };
     });
     const failedRaw = st.failedCamera >= 0 ? raw[st.failedCamera] : undefined;
     const failure = st.reason === 'source_ended' && failedRaw ? this.#failure(failedRaw, true) : null;
@@ -325,8 +337,9 @@ class CaptureRig implements CaptureRigApi {
         recorded_at: rec.startedAt,
         frames: st.frames,
         seconds: st.frames / st.fps,
-        reason: st.reason === 'source_ended' ? 'source_ended' : 'stopped',
+        reason: st.reason === 'source_ended' || st.reason === 'write_failed' ? st.reason : 'stopped',
         ...(failure ? { failed_camera: failure.name, failure: `${failure.state}: ${failure.message}` } : {}),
+        ...(st.reason === 'write_failed' ? { failed_camera: raw[st.failedCamera]?.name ?? '', write_error: st.error } : {}),
         ...(calibration ? { calibration: path.relative(rec.outDir, calibration) } : {}),
         sync: `frames grouped on a ${st.fps} fps timeline, tolerance ±half a frame interval; dropped = captured but not written, duplicated = slot filled by repeating the previous frame`,
         metadata: rec.opts.metadata ?? {},
@@ -346,11 +359,17 @@ class CaptureRig implements CaptureRigApi {
             written: c.written,
             dropped: c.dropped,
             duplicated: c.duplicated,
+            // passthrough: the camera's own JPEG frames, not re-encoded
+            recording: c.encoded === 0 && c.passedThrough > 0 ? 'passthrough' : c.passedThrough === 0 ? 'encoded' : 'mixed',
+            passed_through: c.passedThrough,
+            encoded: c.encoded,
           };
         }),
       },
     };
     writeFileSync(config, `# Written by Athlete Intelligence capture (issue 15); [project] frame_rate is what the pipeline reads.\n${tomlStringify(doc)}`);
+    // A file that could not be written: what was written before is closed and kept (Config.toml says so).
+    if (st.reason === 'write_failed') throw new OpenCvError(`recording stopped: ${st.error}`, 'ERR_VIDEO_WRITE', null, null);
     return {
       outDir: rec.outDir,
       frames: st.frames,

@@ -72,18 +72,20 @@ export function triangulationAddon(): TriangulationAddon {
  * The addon catches every native exception so none can abort the process; this is the typed
  * form callers see, an {@link AppError}. `kind`: `ERR_OPENCV` (OpenCV refused the input; `cvCode` is OpenCV's error
  * code, e.g. -215 for a failed assertion, and `cvFunction` the function that raised it) or
- * `ERR_VIDEO_CLOSED` (a reader used after `close()`), or `ERR_CAPTURE_STATE` (a capture session
- * used after `close()`, or a recording started while one runs).
+ * `ERR_VIDEO_CLOSED` (a reader used after `close()`), `ERR_CAPTURE_STATE` (a capture session
+ * used after `close()`, or a recording started while one runs), or `ERR_VIDEO_WRITE` (a recording
+ * file could not be created or written: libavformat's or OpenCV's message with the file named;
+ * AppError code `Unavailable`, e.g. a full or read-only disk).
  */
 export class OpenCvError extends AppError {
   constructor(
     message: string,
-    /** Which failure (the addon's code); the {@link AppError} `code` is `Validation` for ERR_OPENCV, `Conflict` for a closed reader or session. */
-    readonly kind: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED' | 'ERR_CAPTURE_STATE',
+    /** Which failure (the addon's code); the {@link AppError} `code` is `Validation` for ERR_OPENCV, `Unavailable` for ERR_VIDEO_WRITE, `Conflict` for a closed reader or session. */
+    readonly kind: 'ERR_OPENCV' | 'ERR_VIDEO_CLOSED' | 'ERR_CAPTURE_STATE' | 'ERR_VIDEO_WRITE',
     readonly cvCode: number | null,
     readonly cvFunction: string | null,
   ) {
-    super({ code: kind === 'ERR_OPENCV' ? 'Validation' : 'Conflict', message, kind });
+    super({ code: kind === 'ERR_OPENCV' ? 'Validation' : kind === 'ERR_VIDEO_WRITE' ? 'Unavailable' : 'Conflict', message, kind });
     this.name = 'OpenCvError';
   }
 }
@@ -92,7 +94,7 @@ export class OpenCvError extends AppError {
 function typed(e: unknown): unknown {
   if (!(e instanceof Error)) return e;
   const x = e as Error & { code?: unknown; cvCode?: unknown; cvFunction?: unknown };
-  if (x.code === 'ERR_OPENCV' || x.code === 'ERR_VIDEO_CLOSED' || x.code === 'ERR_CAPTURE_STATE') {
+  if (x.code === 'ERR_OPENCV' || x.code === 'ERR_VIDEO_CLOSED' || x.code === 'ERR_CAPTURE_STATE' || x.code === 'ERR_VIDEO_WRITE') {
     return new OpenCvError(
       x.message,
       x.code,
@@ -159,9 +161,10 @@ let capture: CaptureAddon | null = null;
 
 /**
  * Multi-camera capture addon (`native/capture/`): device enumeration and `CaptureSession` (one
- * capture thread per source, bounded rings, timestamp synchronisation, MJPEG recording). Every
- * method throws `OpenCvError` (`ERR_OPENCV` when OpenCV refuses, e.g. a source that cannot be
- * opened; `ERR_CAPTURE_STATE` on a closed session) and TypeError/RangeError for malformed arguments.
+ * capture thread per source, bounded rings, timestamp synchronisation, MJPEG recording with
+ * passthrough of MJPEG sources). Every method throws `OpenCvError` (`ERR_OPENCV` when OpenCV
+ * refuses, e.g. a source that cannot be opened; `ERR_VIDEO_WRITE` when a recording file cannot be
+ * created; `ERR_CAPTURE_STATE` on a closed session) and TypeError/RangeError for malformed arguments.
  * Throws `NativeAddonMissingError` when the addon is not built (no libopencv-dev).
  */
 export function captureAddon(): CaptureAddon {
@@ -207,6 +210,6 @@ export function captureAddon(): CaptureAddon {
       }
     }
   }
-  capture = { listDevices: guard(raw.listDevices), CaptureSession };
+  capture = { listDevices: guard(raw.listDevices), readPackets: guard(raw.readPackets), CaptureSession };
   return capture;
 }

@@ -1,5 +1,5 @@
 /**
- * 0015: changes waiting for an owner travel between devices (issue 12; HQ migration 0009).
+ * 0015: changes waiting for an owner travel between devices (issue 12; HQ migration 0010).
  * - `hq_proposal`: the replica of HQ's table of the same name (the `hq_proposal` shape), column
  *   for column: every *needs owner* proposal of the org that HQ recorded, with who proposed it, when,
  *   from which device, the diff, and HQ's outcome (waiting, applied, declined, failed). The sync

@@ -25,6 +25,13 @@
 
 #include "guarded.h"
 
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/error.h>
+}
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -35,6 +42,7 @@
 #include <deque>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -213,9 +221,116 @@ Napi::Value ListDevices(const Napi::CallbackInfo& info) {
 
 // ---------------------------------------------------------------- session
 struct Frame {
-  cv::Mat bgr;
+  cv::Mat bgr;        // decoded BGR (empty for a passthrough frame until someone decodes it)
+  cv::Mat jpeg;       // passthrough: the source's own JPEG bytes (1×N CV_8UC1), else empty
   int64_t t = 0;      // µs since session start
   int64_t index = 0;  // among this source's captured frames
+};
+
+bool isJpeg(const cv::Mat& m) {
+  return m.type() == CV_8UC1 && m.rows == 1 && m.cols > 4 && m.isContinuous() && m.data[0] == 0xFF && m.data[1] == 0xD8;
+}
+
+// The frame as BGR: a passthrough frame is decoded here (libjpeg; `reduce` 1, 2, 4 or 8 decodes at
+// 1/reduce size through the DCT, much cheaper for a preview). Throws std::runtime_error when the
+// bytes do not decode.
+cv::Mat frameBgr(const Frame& f, int reduce = 1) {
+  if (!f.bgr.empty() || f.jpeg.empty()) return f.bgr;
+  const int flag = reduce >= 8 ? cv::IMREAD_REDUCED_COLOR_8 : reduce >= 4 ? cv::IMREAD_REDUCED_COLOR_4 : reduce >= 2 ? cv::IMREAD_REDUCED_COLOR_2 : cv::IMREAD_COLOR;
+  cv::Mat out = cv::imdecode(f.jpeg, flag);
+  if (out.empty()) throw std::runtime_error("frame " + std::to_string(f.index) + " is not a decodable JPEG");
+  return out;
+}
+
+std::string avError(int err) {
+  char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+  av_strerror(err, buf, sizeof buf);
+  return buf;
+}
+
+// One MJPEG video stream in an AVI file, written by libavformat's AVI muxer (FFmpeg's "avi"
+// format: RIFF AVI with an idx1 index, switching to OpenDML AVIX/indx for files past 1 GiB).
+// Each frame is one JPEG, written as one packet (a '00dc' chunk) with pts = its frame number
+// at a constant rate: the timestamps live in the sidecar CSV. Every libav error throws
+// std::runtime_error naming the file and libav's message.
+class AviMjpegMux {
+ public:
+  AviMjpegMux() = default;
+  AviMjpegMux(const AviMjpegMux&) = delete;
+  AviMjpegMux& operator=(const AviMjpegMux&) = delete;
+  ~AviMjpegMux() { Free(); }
+
+  void Open(const std::string& path, int width, int height, double fps) {
+    path_ = path;
+    int r = avformat_alloc_output_context2(&oc_, nullptr, "avi", path.c_str());
+    if (r < 0 || !oc_) Fail("cannot set up the AVI muxer", r);
+    AVStream* st = avformat_new_stream(oc_, nullptr);
+    if (!st) Fail("cannot add a video stream", AVERROR(ENOMEM));
+    st->codecpar->codec_type = AVMEDIA_TYPE_VIDEO;
+    st->codecpar->codec_id = AV_CODEC_ID_MJPEG;
+    st->codecpar->codec_tag = MKTAG('M', 'J', 'P', 'G');
+    st->codecpar->width = width;
+    st->codecpar->height = height;
+    st->codecpar->format = AV_PIX_FMT_YUVJ420P;
+    const AVRational rate = av_d2q(fps, 1000000);
+    tb_ = av_inv_q(rate);
+    st->time_base = tb_;
+    st->avg_frame_rate = rate;
+    st->r_frame_rate = rate;
+    r = avio_open(&oc_->pb, path.c_str(), AVIO_FLAG_WRITE);
+    if (r < 0) Fail("cannot open for writing", r);
+    r = avformat_write_header(oc_, nullptr);
+    if (r < 0) Fail("cannot write the AVI header", r);
+    headerWritten_ = true;
+  }
+
+  void Write(const uint8_t* data, size_t size) {
+    if (!headerWritten_) throw std::runtime_error(path_ + ": write before open");
+    AVPacket* pkt = av_packet_alloc();
+    if (!pkt) Fail("cannot allocate a packet", AVERROR(ENOMEM));
+    pkt->data = const_cast<uint8_t*>(data);  // av_write_frame does not take ownership of non-refcounted data
+    pkt->size = static_cast<int>(size);
+    pkt->stream_index = 0;
+    pkt->pts = pkt->dts = frames_;
+    pkt->duration = 1;
+    pkt->flags |= AV_PKT_FLAG_KEY;
+    av_packet_rescale_ts(pkt, tb_, oc_->streams[0]->time_base);
+    const int r = av_write_frame(oc_, pkt);
+    av_packet_free(&pkt);
+    if (r < 0) Fail("cannot write frame " + std::to_string(frames_), r);
+    frames_++;
+  }
+
+  // Writes the index and the final header fields; the file is complete after this.
+  void Close() {
+    if (!oc_) return;
+    int r = 0;
+    if (headerWritten_) r = av_write_trailer(oc_);
+    int c = oc_->pb ? avio_closep(&oc_->pb) : 0;
+    avformat_free_context(oc_);
+    oc_ = nullptr;
+    headerWritten_ = false;
+    if (r < 0) Fail("cannot finish the AVI index", r);
+    if (c < 0) Fail("cannot close the file", c);
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& what, int err) {
+    Free();
+    throw std::runtime_error(path_ + ": " + what + " (libavformat: " + avError(err) + ")");
+  }
+  void Free() {
+    if (!oc_) return;
+    if (oc_->pb) avio_closep(&oc_->pb);
+    avformat_free_context(oc_);
+    oc_ = nullptr;
+    headerWritten_ = false;
+  }
+  AVFormatContext* oc_ = nullptr;
+  AVRational tb_{1, 30};
+  bool headerWritten_ = false;
+  int64_t frames_ = 0;
+  std::string path_;
 };
 
 struct Spec {
@@ -225,6 +340,7 @@ struct Spec {
   int width = 0, height = 0;
   double fps = 0;
   bool fast = false, loop = false;
+  bool passthrough = true;  // keep MJPEG sources' own JPEGs (off: decode and re-encode)
 };
 
 enum class State { Running, Ended, Failed, Closed };
@@ -246,7 +362,8 @@ struct FrameQueue {
 
 struct Writer {
   std::string video, timestamps;
-  cv::VideoWriter vw;
+  AviMjpegMux mux;
+  int quality = 90;
   std::ofstream csv;
   std::mutex m;
   std::condition_variable cv;
@@ -259,6 +376,10 @@ struct Writer {
   bool done = false;
   int width = 0, height = 0;
   std::atomic<int64_t> written{0};
+  std::atomic<int64_t> passedThrough{0};  // written frames that are the source's own JPEG bytes
+  std::atomic<int64_t> encoded{0};        // written frames encoded here (decoded sources; black before a first frame)
+  std::atomic<bool> failed{false};        // a libav/OpenCV error: the writer stopped; `error` says why
+  std::string error;                      // set before `failed`
   std::thread th;
 };
 
@@ -273,6 +394,7 @@ struct Recording {
   std::atomic<int64_t> frames{0};
   std::atomic<int64_t> startUs{-1};
   std::string reason;
+  std::string error;  // reason "write_failed": which file and why
   int failedCamera = -1;
 };
 
@@ -282,6 +404,9 @@ struct Source {
   int width = 0, height = 0;
   double fps = 0;
   std::string pixelFormat, backend;
+  bool raw = false;                      // the backend delivers undecoded frames (set at open)
+  std::atomic<bool> passthrough{false};  // frames arrive as the source's own JPEGs (decided at open, may turn off on the first frame)
+  bool checkedFirst = false;             // the first JPEG was decoded once to check it
   std::thread th;
   std::mutex m;
   std::condition_variable cv;  // signals ring/record queue changes
@@ -376,6 +501,7 @@ class Session : public Napi::ObjectWrap<Session> {
       sp.pixelFormat = optStr(o, "pixelFormat", "MJPG");
       sp.fast = optStr(o, "pace", "realtime") == "fast";
       sp.loop = o.Has("loop") && o.Get("loop").ToBoolean().Value();
+      sp.passthrough = !(o.Has("passthrough") && !o.Get("passthrough").ToBoolean().Value());
       if (!sp.device && sp.path.empty()) throw Napi::TypeError::New(env, "a file source needs a path");
       if (sp.device && sp.path.empty() && sp.deviceIndex < 0) throw Napi::TypeError::New(env, "a device source needs a device index or path");
       if (sp.pixelFormat.size() != 4) throw Napi::RangeError::New(env, "pixelFormat must be a 4-character FOURCC");
@@ -502,7 +628,53 @@ class Session : public Napi::ObjectWrap<Session> {
     if (!(s.fps > 0) || s.fps > 1000) s.fps = sp.device ? 30 : 25;
     s.pixelFormat = fourccString(s.cap.get(cv::CAP_PROP_FOURCC));
     s.backend = s.cap.getBackendName();
+    s.raw = sp.passthrough && isMjpegFourcc(s.pixelFormat) && SetRaw(s);
+    s.passthrough.store(s.raw);
     return "";
+  }
+
+  static bool isMjpegFourcc(const std::string& cc) { return cc == "MJPG" || cc == "mjpg" || cc == "jpeg" || cc == "JPEG"; }
+
+  // Ask the backend for the undecoded frames (before the first grab): V4L2 hands over the driver's
+  // buffer with CAP_PROP_CONVERT_RGB off; FFmpeg returns each demuxed packet with CAP_PROP_FORMAT
+  // = -1 (OpenCV 4.6: both as a 1×N CV_8UC1 Mat). Returns whether the backend accepted.
+  bool SetRaw(Source& s) {
+    if (s.spec.device) return s.cap.set(cv::CAP_PROP_CONVERT_RGB, 0);
+    return s.cap.set(cv::CAP_PROP_FORMAT, -1);
+  }
+
+  // A retrieved frame into `f`: the JPEG kept as it is (passthrough), or decoded. The first JPEG is
+  // decoded once: when it is not a JPEG of the negotiated size, passthrough turns off and every
+  // frame is decoded (the writer then re-encodes). Throws std::runtime_error for undecodable bytes.
+  void Ingest(Source& s, cv::Mat&& m, Frame& f) {
+    if (!s.raw) {
+      f.bgr = std::move(m);
+      return;
+    }
+    if (s.passthrough.load() && isJpeg(m)) {
+      if (!s.checkedFirst) {
+        s.checkedFirst = true;
+        cv::Mat probe = cv::imdecode(m, cv::IMREAD_COLOR);
+        if (probe.empty() || probe.cols != s.width || probe.rows != s.height) {
+          s.passthrough.store(false);
+          if (probe.empty()) throw std::runtime_error("the first frame is not a decodable JPEG");
+          f.bgr = probe;
+          return;
+        }
+      }
+      f.jpeg = std::move(m);
+      return;
+    }
+    // raw mode, but not passed through: decode here like any other source
+    s.passthrough.store(false);
+    if (m.rows != 1 || m.type() != CV_8UC1) {  // the backend decoded after all
+      f.bgr = std::move(m);
+      return;
+    }
+    Frame tmp;
+    tmp.jpeg = m;
+    tmp.index = f.index;
+    f.bgr = frameBgr(tmp);
   }
 
   // ------------------------------------------------------------ capture thread
@@ -517,20 +689,22 @@ class Session : public Napi::ObjectWrap<Session> {
       while (!stop_.load()) {
         Frame f;
         bool ok;
+        cv::Mat m;
         if (sp.device) {
           ok = s.cap.grab();
           f.t = now();
-          ok = ok && s.cap.retrieve(f.bgr) && !f.bgr.empty();
+          ok = ok && s.cap.retrieve(m) && !m.empty();
           if (!ok) {
             end = State::Failed;
             why = "read failed: the camera stopped delivering frames (unplugged?)";
             break;
           }
+          Ingest(s, std::move(m), f);
         } else {
-          ok = s.cap.read(f.bgr) && !f.bgr.empty();
+          ok = s.cap.read(m) && !m.empty();
           if (!ok && sp.loop && fileFrame > 0) {
             s.cap.release();
-            if (!s.cap.open(sp.path, cv::CAP_FFMPEG)) {
+            if (!s.cap.open(sp.path, cv::CAP_FFMPEG) || (s.raw && !SetRaw(s))) {
               end = State::Failed;
               why = "cannot reopen " + sp.path + " to loop";
               break;
@@ -543,6 +717,7 @@ class Session : public Napi::ObjectWrap<Session> {
             why = "end of file after " + std::to_string(n) + " frames";
             break;
           }
+          Ingest(s, std::move(m), f);
           const int64_t due = start_ + static_cast<int64_t>(std::llround(double(fileBase + fileFrame) * 1e6 / s.fps));
           fileFrame++;
           if (sp.fast) {
@@ -605,7 +780,7 @@ class Session : public Napi::ObjectWrap<Session> {
         s.recDropped++;
       }
       if (!s.rq.closed) {
-        s.rq.q.push_back(Frame{f.bgr, f.t, f.index});
+        s.rq.q.push_back(Frame{f.bgr, f.jpeg, f.t, f.index});
         queued = true;
       }
     }
@@ -630,13 +805,16 @@ class Session : public Napi::ObjectWrap<Session> {
       auto w = std::make_unique<Writer>();
       w->video = r->dir + "/" + s->spec.name + ".avi";
       w->timestamps = r->dir + "/" + s->spec.name + ".timestamps.csv";
-      if (!w->vw.open(w->video, cv::CAP_OPENCV_MJPEG, cv::VideoWriter::fourcc('M', 'J', 'P', 'G'), fps_, cv::Size(s->width, s->height), true))
-        throw codedError(env, "cannot open " + w->video + " for writing", "ERR_OPENCV");
-      w->vw.set(cv::VIDEOWRITER_PROP_QUALITY, r->quality);
+      try {
+        w->mux.Open(w->video, s->width, s->height, fps_);
+      } catch (const std::exception& e) {
+        throw codedError(env, e.what(), "ERR_VIDEO_WRITE");
+      }
+      w->quality = r->quality;
       w->width = s->width;
       w->height = s->height;
       w->csv.open(w->timestamps);
-      if (!w->csv) throw codedError(env, "cannot open " + w->timestamps + " for writing", "ERR_OPENCV");
+      if (!w->csv) throw codedError(env, "cannot open " + w->timestamps + " for writing", "ERR_VIDEO_WRITE");
       w->csv << "frame,timestamp_us,slot_us,source_frame,status\n";
       r->writers.push_back(std::move(w));
     }
@@ -653,7 +831,13 @@ class Session : public Napi::ObjectWrap<Session> {
     rp->sync = std::thread([this, rp] { SyncLoop(*rp); });
   }
 
+  // One per camera, on its own thread: takes the synchroniser's frames in order and appends each
+  // to the .avi — a passthrough frame's JPEG bytes unchanged, any other frame JPEG-encoded here —
+  // then its sidecar row. A libav/OpenCV error stops writing (the queue is still drained so the
+  // synchroniser never waits on a dead writer), sets `error` and `failed`; the synchroniser then
+  // ends the recording ("write_failed"). The files keep every frame written before the error.
   static void WriterLoop(Writer& w) {
+    std::vector<uchar> enc;
     for (;;) {
       Writer::Item it;
       {
@@ -664,21 +848,42 @@ class Session : public Napi::ObjectWrap<Session> {
         w.q.pop_front();
         w.cv.notify_all();
       }
+      if (w.failed.load()) continue;
       try {
-        if (it.f.bgr.empty()) it.f.bgr = cv::Mat::zeros(w.height, w.width, CV_8UC3);  // a camera with no frame yet
-        if (it.f.bgr.cols != w.width || it.f.bgr.rows != w.height) {
-          cv::Mat r;
-          cv::resize(it.f.bgr, r, cv::Size(w.width, w.height));
-          it.f.bgr = r;
+        if (!it.f.jpeg.empty()) {
+          w.mux.Write(it.f.jpeg.data, it.f.jpeg.total());
+          w.passedThrough++;
+        } else {
+          cv::Mat bgr = it.f.bgr;
+          if (bgr.empty()) bgr = cv::Mat::zeros(w.height, w.width, CV_8UC3);  // a camera with no frame yet
+          if (bgr.cols != w.width || bgr.rows != w.height) {
+            cv::Mat r;
+            cv::resize(bgr, r, cv::Size(w.width, w.height));
+            bgr = r;
+          }
+          if (!cv::imencode(".jpg", bgr, enc, {cv::IMWRITE_JPEG_QUALITY, w.quality})) throw std::runtime_error("JPEG encoding failed");
+          w.mux.Write(enc.data(), enc.size());
+          w.encoded++;
         }
-        w.vw.write(it.f.bgr);
-      } catch (const cv::Exception&) {
-        // keep the sidecar consistent with what was attempted; the video keeps what it could take
+        w.csv << w.written.load() << ',' << it.f.t << ',' << it.slot << ',' << it.f.index << ',' << (it.dup ? "duplicated" : "captured") << '\n';
+        if (++w.written % 60 == 0) w.csv.flush();
+        if (!w.csv) throw std::runtime_error(w.timestamps + ": cannot write the sidecar");
+      } catch (const cv::Exception& e) {
+        w.error = w.video + ": OpenCV " + e.func + ": " + e.err;
+        w.failed.store(true);
+      } catch (const std::exception& e) {
+        w.error = e.what();
+        w.failed.store(true);
       }
-      w.csv << w.written.load() << ',' << it.f.t << ',' << it.slot << ',' << it.f.index << ',' << (it.dup ? "duplicated" : "captured") << '\n';
-      if (++w.written % 60 == 0) w.csv.flush();
     }
-    w.vw.release();
+    try {
+      w.mux.Close();
+    } catch (const std::exception& e) {
+      if (!w.failed.load()) {
+        w.error = e.what();
+        w.failed.store(true);
+      }
+    }
     w.csv.flush();
     w.csv.close();
   }
@@ -709,6 +914,14 @@ class Session : public Napi::ObjectWrap<Session> {
         reason = "seconds";
         break;
       }
+      bool writeFailed = false;
+      for (size_t i = 0; i < N && !writeFailed; i++)
+        if (r.writers[i]->failed.load()) {
+          writeFailed = true;
+          reason = "write_failed";
+          failed = static_cast<int>(i);
+        }
+      if (writeFailed) break;
       if (r.stopAsked.load() && !closedForStop) {
         // Stop: no new frames; what is queued still completes slots.
         closedForStop = true;
@@ -824,8 +1037,15 @@ class Session : public Napi::ObjectWrap<Session> {
       w->cv.notify_all();
       if (w->th.joinable()) w->th.join();
     }
+    // A writer can also fail while draining (e.g. the disk filled up on the last frames).
+    for (size_t i = 0; i < N && reason != "write_failed"; i++)
+      if (r.writers[i]->failed.load()) {
+        reason = "write_failed";
+        failed = static_cast<int>(i);
+      }
+    if (reason == "write_failed") r.error = r.writers[failed]->error;
     r.reason = reason;
-    r.failedCamera = reason == "source_ended" ? failed : -1;
+    r.failedCamera = reason == "source_ended" || reason == "write_failed" ? failed : -1;
     r.finished.store(true);
   }
 
@@ -890,6 +1110,7 @@ class Session : public Napi::ObjectWrap<Session> {
       o.Set("fps", s.fps);
       o.Set("pixelFormat", s.pixelFormat);
       o.Set("backend", s.backend);
+      o.Set("passthrough", s.passthrough.load());
       arr.Set(i, o);
     }
     return arr;
@@ -917,9 +1138,18 @@ class Session : public Napi::ObjectWrap<Session> {
       o.Set("written", static_cast<double>(rec_ ? rec_->writers[i]->written.load() : 0));
       o.Set("dropped", static_cast<double>(s.recDropped));
       o.Set("duplicated", static_cast<double>(s.recDuplicated));
+      o.Set("passthrough", s.passthrough.load());
       arr.Set(i, o);
     }
     return arr;
+  }
+
+  // The largest JPEG DCT reduction (1, 2, 4, 8) that still decodes at least maxWidth wide.
+  static int reduceFor(const Source& s, int maxWidth) {
+    if (maxWidth <= 0) return 1;
+    int k = 1;
+    while (k < 8 && s.width / (k * 2) >= maxWidth) k *= 2;
+    return k;
   }
 
   static cv::Mat downscale(const cv::Mat& bgr, int maxWidth) {
@@ -943,7 +1173,7 @@ class Session : public Napi::ObjectWrap<Session> {
       s.ring.pop_front();
     }
     cv::Mat rgb;
-    cv::cvtColor(downscale(f.bgr, maxWidth), rgb, cv::COLOR_BGR2RGB);
+    cv::cvtColor(downscale(frameBgr(f, reduceFor(s, maxWidth)), maxWidth), rgb, cv::COLOR_BGR2RGB);
     auto o = Napi::Object::New(env);
     auto buf = Napi::Uint8Array::New(env, rgb.total() * rgb.elemSize());
     std::memcpy(buf.Data(), rgb.data, rgb.total() * rgb.elemSize());
@@ -971,14 +1201,21 @@ class Session : public Napi::ObjectWrap<Session> {
       s.ring.clear();
     }
     std::vector<uchar> jpg;
-    cv::Mat small = downscale(f.bgr, maxWidth);
-    cv::imencode(".jpg", small, jpg, {cv::IMWRITE_JPEG_QUALITY, quality});
+    int w = s.width, h = s.height;
+    if (!f.jpeg.empty() && (maxWidth <= 0 || s.width <= maxWidth)) {
+      jpg.assign(f.jpeg.data, f.jpeg.data + f.jpeg.total());  // the camera's own JPEG, not re-encoded
+    } else {
+      cv::Mat small = downscale(frameBgr(f, reduceFor(s, maxWidth)), maxWidth);
+      cv::imencode(".jpg", small, jpg, {cv::IMWRITE_JPEG_QUALITY, quality});
+      w = small.cols;
+      h = small.rows;
+    }
     auto o = Napi::Object::New(env);
     auto buf = Napi::Uint8Array::New(env, jpg.size());
     std::memcpy(buf.Data(), jpg.data(), jpg.size());
     o.Set("jpeg", buf);
-    o.Set("width", small.cols);
-    o.Set("height", small.rows);
+    o.Set("width", w);
+    o.Set("height", h);
     o.Set("timestampUs", static_cast<double>(f.t));
     o.Set("frameIndex", static_cast<double>(f.index));
     return o;
@@ -1011,6 +1248,7 @@ class Session : public Napi::ObjectWrap<Session> {
     o.Set("fps", fps_);
     o.Set("reason", fin ? rec_->reason : "");
     o.Set("failedCamera", fin ? rec_->failedCamera : -1);
+    o.Set("error", fin ? rec_->error : "");
     o.Set("startUs", static_cast<double>(rec_ ? rec_->startUs.load() : -1));
     auto cams = Napi::Array::New(env, sources_.size());
     for (size_t i = 0; i < sources_.size(); i++) {
@@ -1019,10 +1257,14 @@ class Session : public Napi::ObjectWrap<Session> {
         c.Set("video", rec_->writers[i]->video);
         c.Set("timestamps", rec_->writers[i]->timestamps);
         c.Set("written", static_cast<double>(rec_->writers[i]->written.load()));
+        c.Set("passedThrough", static_cast<double>(rec_->writers[i]->passedThrough.load()));
+        c.Set("encoded", static_cast<double>(rec_->writers[i]->encoded.load()));
       } else {
         c.Set("video", "");
         c.Set("timestamps", "");
         c.Set("written", 0);
+        c.Set("passedThrough", 0);
+        c.Set("encoded", 0);
       }
       std::lock_guard<std::mutex> g(sources_[i]->m);
       c.Set("dropped", static_cast<double>(sources_[i]->recDropped));
@@ -1056,7 +1298,32 @@ class Session : public Napi::ObjectWrap<Session> {
   std::condition_variable stopCv_, syncCv_;
 };
 
+// readPackets(path, maxFrames = 0) → Uint8Array[]: a video file's encoded frames as stored (FFmpeg
+// demuxer in OpenCV's raw mode, CAP_PROP_FORMAT = -1): for an MJPEG .avi, each frame's JPEG bytes.
+// For tests and tools that check passthrough recordings byte for byte. maxFrames 0: all.
+Napi::Value ReadPackets(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "readPackets(path: string, maxFrames?: number)");
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  const int64_t max = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int64Value() : 0;
+  cv::VideoCapture cap;
+  if (!cap.open(path, cv::CAP_FFMPEG)) throw codedError(env, "cannot open video " + path + " (missing, corrupt or unsupported)", "ERR_OPENCV");
+  if (!cap.set(cv::CAP_PROP_FORMAT, -1)) throw codedError(env, "OpenCV's FFmpeg backend refused raw mode for " + path, "ERR_OPENCV");
+  std::vector<cv::Mat> packets;
+  cv::Mat m;
+  while ((max <= 0 || static_cast<int64_t>(packets.size()) < max) && cap.read(m) && !m.empty()) packets.push_back(m.clone());
+  auto arr = Napi::Array::New(env, packets.size());
+  for (size_t i = 0; i < packets.size(); i++) {
+    const size_t n = packets[i].total() * packets[i].elemSize();
+    auto buf = Napi::Uint8Array::New(env, n);
+    std::memcpy(buf.Data(), packets[i].data, n);
+    arr.Set(i, buf);
+  }
+  return arr;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("readPackets", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return ReadPackets(i); }); }));
   exports.Set("listDevices", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return ListDevices(i); }); }));
   exports.Set("CaptureSession", Session::Define(env));
   return exports;

@@ -173,7 +173,7 @@ function BulkRateDialog({ folder, onClose, onSaved }: { folder: RateFolder & { i
       intro={
         <p className="small muted">
           Every item of the folder (or of one type) changes by the same percentage, rounded to the cent. You see each new price before anything is written; more
-          than 20 % waits for an owner.
+          than 20 % from the price an owner last approved (or from any price of the last 30 days) waits for an owner.
         </p>
       }
     >

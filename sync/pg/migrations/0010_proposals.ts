@@ -1,5 +1,5 @@
 /**
- * HQ 0009: changes waiting for an owner travel between devices (issue 12). A change the policy
+ * HQ 0010: changes waiting for an owner travel between devices (issue 12). A change the policy
  * marks *needs owner*, proposed on one device, is recorded here (`POST /v1/proposals`, by the
  * proposing device) and synced as the `hq_proposal` shape to every staff device of the org, so an
  * owner signed in on any of them sees it, with who proposed it, when, from which device, and the
