@@ -3,7 +3,8 @@
  * results page (charts per joint with each side's conditions, repetitions, comparison) at 1024 px;
  * the demo trial imported and processed from the app with a progress bar per stage; the new
  * session's results compared with the seeded one; cancel keeps the recording. Processing reads the
- * trial's 2D keypoint files (seconds), and the cancelled run is a video run stopped after its first stage.
+ * trial's 2D keypoint files (seconds), and the cancelled run is a video run with the second-model
+ * cross-check (ticked from the keyboard) stopped after its first stage.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -89,6 +90,8 @@ describe.skipIf(!hasDemo && process.env.CI !== 'true')(`capture processing${hasD
     await goTo(page, '#/capture/process', 'capture-process');
     const rec = page.locator(`li[data-recording="${imported.value!.id}"]`);
     await rec.locator('select[name="input"]').selectOption('keypoints');
+    // the second-model cross-check runs a 2D model on the videos: not offered for keypoint files
+    expect(await rec.getByRole('checkbox', { name: /^Cross-check with a second model \(about [\d.]+× slower\)$/ }).isDisabled()).toBe(true);
     await rec.locator('[data-action="process"]').click();
     const job = page.locator('section[data-job]');
     await job.waitFor();
@@ -129,8 +132,18 @@ describe.skipIf(!hasDemo && process.env.CI !== 'true')(`capture processing${hasD
     const rec = page.locator(`li[data-recording="${imported.value!.id}"]`);
     await rec.locator('select[name="input"]').selectOption('video');
     await rec.locator('input[name="max_frames"]').fill('3');
+    // the cross-check option, ticked from the keyboard (Tab from the frames field, Space)
+    const cross = rec.getByRole('checkbox', { name: /^Cross-check with a second model \(about 3\.6× slower\)$/ });
+    expect(await cross.isChecked()).toBe(false);
+    await rec.locator('input[name="max_frames"]').focus();
+    await page.keyboard.press('Tab');
+    expect(await cross.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.press('Space');
+    expect(await cross.isChecked()).toBe(true);
     await rec.locator('[data-action="process"]').click();
     await page.locator('section[data-job] li[data-stage="decode"][data-done="true"]').waitFor({ timeout: 60_000 });
+    // the job runs the second model as its own stage
+    expect(await page.locator('section[data-job] li[data-stage]').evaluateAll((xs) => xs.map((x) => x.getAttribute('data-stage')))).toContain('cross-check');
     await page.locator('[data-action="cancel-job"]').click();
     await page.locator('section[data-job][data-job-status="cancelled"]').waitFor();
     await page.locator(`li[data-recording="${imported.value!.id}"][data-recording-status="recorded"]`).waitFor();

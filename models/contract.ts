@@ -222,10 +222,10 @@ export const CONTRACT = {
           .describe('2D pose from the videos (default when there are videos) or from the recording’s keypoint files.'),
         max_frames: z.number().int().min(1).max(100_000).optional().describe('Process only the first N frames (a quick check).'),
         cross_check: z
-          .enum(['blazepose', 'movenet'])
+          .enum(['movenet-thunder', 'blazepose', 'movenet'])
           .optional()
           .describe(
-            'Also run this second 2D model on the same frames (video only; about twice the 2D time): readings whose joints the two models place more than 60 mm apart fail model_disagreement.',
+            "Also run this second 2D model on the same frames (video only; with movenet-thunder, the app's choice, about 3.6× the 2D time): each reading carries how far the two models' angles differ (model_difference), and fails model_disagreement above 8° mean.",
           ),
       })
       .strict(),

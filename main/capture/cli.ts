@@ -34,10 +34,11 @@ Athlete and rig:
   --layout JSON         declared layout, e.g. '[{"camera":"cam_01","label":"front","yaw_deg":0}]'
   --drift-deg N         layout drift tolerance in degrees (default 15)
 Processing:
-  --model NAME|FILE     movenet (default, Lightning) | blazepose (33 points: heels, foot tips) | blazepose-lite | bodypix | path to a SimCC .onnx (e.g. RTMPose)
-  --cross-check NAME    also run a second 2D model (blazepose | movenet | …, as --model) on the same frames
-                        and fail readings whose joints the two place > 60 mm apart (model_disagreement);
-                        about doubles the 2D time (off by default)
+  --model NAME|FILE     movenet (default, Lightning) | movenet-thunder | blazepose (33 points: heels, foot tips) | blazepose-lite | bodypix | path to a SimCC .onnx (e.g. RTMPose)
+  --cross-check NAME    also run a second 2D model (movenet-thunder, the app's choice | blazepose | …, as --model)
+                        on the same frames: every reading carries how far the two models' angles differ
+                        (model_difference) and fails above 8° mean (model_disagreement); with movenet-thunder
+                        about 3.6× the 2D time (off by default)
   --cutoff HZ           Butterworth cut-off (default 6)      --max-gap N  longest gap filled, frames (default 10)
   --frames N            process only the first N frames
   --sync check|auto|off camera synchronisation (default check: estimate each camera's frame offset and

@@ -68,9 +68,10 @@ export interface ProcessOptions {
    */
   sync?: 'check' | 'auto' | 'off';
   /**
-   * A second 2D model run on the same frames (video input only), triangulated and filtered the same
-   * way: readings whose keypoints the two models place further apart than
-   * `MODEL_DISAGREEMENT_MAX_MM` fail `model_disagreement` (quality.ts). Costs a second 2D pass
+   * A second 2D model run on the same frames (video input only), triangulated, filtered and turned
+   * into angles the same way: readings whose two angles differ by more than
+   * `MODEL_DISAGREEMENT_MAX_DEG` mean fail `model_disagreement`, the others carry the difference as
+   * `model_difference` (quality.ts). Costs a second 2D pass
    * (BENCHMARKS.md, "Second-model cross-check"). Off when omitted.
    */
   crossCheck?: PoseEstimatorSpec;

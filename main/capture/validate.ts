@@ -1,5 +1,5 @@
 /**
- * `npm run capture:validate [-- --frames N] [--skip-video] [--model blazepose|blazepose-lite|movenet|bodypix|FILE.onnx]`
+ * `npm run capture:validate [-- --frames N] [--skip-video] [--model blazepose|blazepose-lite|movenet|movenet-thunder|bodypix|FILE.onnx] [--cross-check MODEL[,MODEL…]|none] [--cache-2d DIR]`
  *
  * Accuracy tables, one per configuration (never one averaged number):
  *  1. synthetic rigs with known motion: 2/3/4 cameras × 0/1/3 px noise × frontal/oblique layouts →
@@ -14,10 +14,13 @@
  *     with each reading's trustworthy verdict and failed conditions from both sources, the share of
  *     its frames resting on a keypoint triangulated from only two cameras (`two_view_keypoints`),
  *     and the video-vs-JSON difference in those frames vs in cross-checked frames;
- *  6. the second-model cross-check (`--cross-check MODEL|none`, default BlazePose Full for MoveNet
- *     and MoveNet Lightning otherwise): per reading, the keypoint the two models place furthest
- *     apart (median mm over its frames), whether it fails `model_disagreement`, and how far the
- *     reading is from the JSON's; flagged vs unflagged readings' mean difference.
+ *  6. the second-model cross-check (`--cross-check MODEL[,MODEL…]|none`, default MoveNet Thunder for
+ *     MoveNet Lightning, else MoveNet Lightning), one table per second model: per reading, its error
+ *     from the JSON's, the two models' angle difference (the `model_disagreement` criterion), the
+ *     keypoint they place furthest apart, the verdict; whether each criterion separates good readings
+ *     from bad ones.
+ * `--cache-2d DIR` keeps each model's 2D poses in DIR (`testing/pose-cache.ts`): a rerun, or another
+ * cross-check model, does not redo the 2D pass of a model already there.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,20 +29,27 @@ import { computeJointSeries, FLEXION_OBSERVABILITY_GATE, type JointSeries } from
 import { projectionMatrix } from '../../models/capture/camera';
 import { COCO17, POSE2SIM_TRC_MARKERS, type KeypointSet } from '../../models/capture/keypoints';
 import { postProcess } from '../../models/capture/summary';
-import { MODEL_DISAGREEMENT_MAX_MM, readingModelDistances, uncheckedFrames } from '../../models/capture/quality';
+import { INFO_CONDITIONS, MODEL_DISAGREEMENT_MAX_DEG, readingAngleDifference, readingModelDistances, uncheckedFrames } from '../../models/capture/quality';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose, type SyntheticAngles } from '../../models/capture/synthetic';
 import { parseTrc, type TrcData } from '../../models/capture/trc';
 import { median, quantile } from '../../models/capture/vec';
 import { calibrateIntrinsics, loadTomlCalibration } from './calibration';
 import { compareWithTrc } from './compare';
 import { hasAddon, triangulationAddon } from './native/index';
-import { processTrial } from './pipeline';
-import { lastPoseRunStats } from './pose/run';
+import { poseModelLabel, processTrial } from './pipeline';
+import { findVideos, probeVideos } from './sources';
+import { cachedVideoPoses } from './testing/pose-cache';
 import { parsePoseModel } from './pose/types';
 import { BALANCING, DEMO, DEMO_CALIB, hasBodyPix, hasDemo, NO_DEMO } from './testing/paths';
 
 const { values } = parseArgs({
-  options: { frames: { type: 'string' }, 'skip-video': { type: 'boolean' }, model: { type: 'string' }, 'cross-check': { type: 'string' } },
+  options: {
+    frames: { type: 'string' },
+    'skip-video': { type: 'boolean' },
+    model: { type: 'string' },
+    'cross-check': { type: 'string' },
+    'cache-2d': { type: 'string' },
+  },
 });
 const log = (s = '') => process.stdout.write(`${s}\n`);
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
@@ -259,32 +269,52 @@ async function demo(): Promise<void> {
       tn++;
     }
   }
-  const crossName = values['cross-check'] ?? (spec.kind === 'movenet' ? 'blazepose' : 'movenet');
-  const crossSpec = crossName === 'none' ? null : parsePoseModel(crossName, (p) => path.resolve(p));
-  if (crossSpec === null && crossName !== 'none') throw new Error(`--cross-check: unknown model "${crossName}" (or none)`);
+  // 2D poses first (cached with --cache-2d DIR), so every cross-check model reuses the primary's
+  const crossNames = (values['cross-check'] ?? (spec.kind === 'movenet' && spec.variant !== 'thunder' ? 'movenet-thunder' : 'movenet'))
+    .split(',')
+    .filter((x) => x && x !== 'none');
+  const crossSpecs = crossNames.map((n) => {
+    const c = parsePoseModel(n, (p) => path.resolve(p));
+    if (!c) throw new Error(`--cross-check: unknown model "${n}" (or none)`);
+    return c;
+  });
+  const videos = probeVideos(fromJson.cameras, findVideos(BALANCING));
+  const frames2d = Math.min(frames, videos[0]!.frames);
+  const cacheDir = values['cache-2d'] ? path.resolve(values['cache-2d']) : undefined;
   const t0 = performance.now();
   let last = '';
-  const r = await processTrial({
-    trialDir: BALANCING,
-    calibPath: DEMO_CALIB,
-    pose: spec,
-    maxFrames: frames,
-    ...(crossSpec ? { crossCheck: crossSpec } : {}),
-    tap: { camera: 0, x: tx / tn, y: ty / tn },
-    onProgress: (st, d, n) => {
-      const q = `${st} ${Math.floor((d / n) * 10)}`;
-      if (q !== last) {
-        process.stderr.write(`${st} ${d}/${n}\n`);
-        last = q;
-      }
-    },
-  });
+  const onProgress = (st: string, d: number, n: number) => {
+    const q = `${st} ${Math.floor((d / n) * 10)}`;
+    if (q !== last) {
+      process.stderr.write(`${st} ${d}/${n}\n`);
+      last = q;
+    }
+  };
+  const twoD = new Map<string, Awaited<ReturnType<typeof cachedVideoPoses>>>();
+  for (const [n, sp] of [[values.model ?? 'movenet', spec] as const, ...crossNames.map((x, i) => [x, crossSpecs[i]!] as const)])
+    twoD.set(n, await cachedVideoPoses(videos, frames2d, n.replace(/[^a-z0-9.-]/gi, '_'), sp, cacheDir, onProgress));
+  const primary2d = twoD.get(values.model ?? 'movenet')!;
+  const runWith = (i: number | null) =>
+    processTrial({
+      trialDir: BALANCING,
+      calibPath: DEMO_CALIB,
+      pose: spec,
+      maxFrames: frames,
+      ...(i === null ? {} : { crossCheck: crossSpecs[i]! }),
+      precomputed: { primary: primary2d.people, ...(i === null ? {} : { crossCheck: twoD.get(crossNames[i]!)!.people }) },
+      tap: { camera: 0, x: tx / tn, y: ty / tn },
+    });
+  const r = await runWith(crossSpecs.length ? 0 : null);
+  const crossRuns = [r, ...(await Promise.all(crossSpecs.slice(1).map((_, i) => runWith(i + 1))))].filter((x) => x.crossCheck);
+  log(
+    `2D pass per model (4 cameras × ${frames2d} frames${cacheDir ? `, cache ${cacheDir}` : ''}): ${[...twoD].map(([n, x]) => `${n} ${x.cached ? 'from the cache' : `${x.cpuS.toFixed(1)} CPU-s (${x.wallS.toFixed(1)} s wall)`}`).join('; ')}`,
+  );
   const secs = (performance.now() - t0) / 1000;
   const Kv = r.keypointSet.length;
   // 4. our 3D per joint vs their TRC, from both 2D sources
   const trcSub = { ...trc, frames: Math.min(trc.frames, frames) };
   log(
-    `## 4. Our 3D per joint vs Pose2Sim's raw TRC (their triangulation of OpenPose), from both 2D sources: their OpenPose JSON, and ${lastPoseRunStats?.estimator ?? spec.kind} on their videos (${r.frames} frames × ${C} cameras) — mean / p95 distance, mm (gap-filled, unfiltered)`,
+    `## 4. Our 3D per joint vs Pose2Sim's raw TRC (their triangulation of OpenPose), from both 2D sources: their OpenPose JSON, and ${poseModelLabel(spec)} on their videos (${r.frames} frames × ${C} cameras) — mean / p95 distance, mm (gap-filled, unfiltered)`,
   );
   const trcJ = trcAsPoints(trcSub, fromJson.keypointSet),
     trcV = trcAsPoints(trcSub, r.keypointSet);
@@ -299,7 +329,7 @@ async function demo(): Promise<void> {
   }
   const all = (d: Map<string, number[]>) => [...d.values()].flat();
   jointRows.push(['ALL joints', mp95(all(dJ)), mp95(all(dV))]);
-  tableOut(['TRC marker', 'from OpenPose JSON', `from video (${lastPoseRunStats?.estimator ?? spec.kind})`], jointRows);
+  tableOut(['TRC marker', 'from OpenPose JSON', `from video (${poseModelLabel(spec)})`], jointRows);
   log(
     `video: views excluded (> 15 px) per camera: ${r.cameras.map((c, i) => `${c.name} ${r.triangulation.excludedCounts[i]}`).join(', ')}; missing point-frames ${Array.from(r.triangulation.points).filter((x, i) => i % 3 === 0 && Number.isNaN(x)).length} of ${r.frames * Kv}`,
   );
@@ -342,28 +372,49 @@ async function demo(): Promise<void> {
   ]);
   tableOut(['joint (L+R)', ...r.cameras.map((c) => c.name), 'all cameras'], rows);
   angleAgreement(r, fromJson, trcFilt);
-  modelCrossCheck(r, fromJson);
+  if (!crossRuns.length) log('## 6. Second-model cross-check: skipped (--cross-check none)\n');
+  for (const x of crossRuns) modelCrossCheck(x, fromJson);
+}
+
+/** Spearman rank correlation of two equal-length lists (average ranks for ties are not needed here: values are continuous). */
+function spearman(a: number[], b: number[]): number {
+  const rank = (v: number[]) => {
+    const r = new Array<number>(v.length);
+    v.map((x, i) => [x, i] as const)
+      .sort((p, q) => p[0] - q[0])
+      .forEach(([, i], j) => (r[i] = j));
+    return r;
+  };
+  const ra = rank(a),
+    rb = rank(b);
+  const ma = meanOf(ra),
+    mb = meanOf(rb);
+  let n = 0,
+    da = 0,
+    db = 0;
+  for (let i = 0; i < a.length; i++) {
+    n += (ra[i]! - ma) * (rb[i]! - mb);
+    da += (ra[i]! - ma) ** 2;
+    db += (rb[i]! - mb) ** 2;
+  }
+  return n / Math.sqrt(da * db);
 }
 
 /**
- * Section 6: the second-model cross-check. Per reading of the video run: the keypoint its angle uses
- * that the two models place furthest apart (median 3D distance over its reported frames, mm), whether
- * the reading fails `model_disagreement` (bound {@link MODEL_DISAGREEMENT_MAX_MM}), and the reading's
- * mean |Δ| from the JSON's; then the mean |Δ| of flagged and of unflagged readings.
+ * Section 6: the second-model cross-check, one table per second model. Per reading of the video
+ * run: its mean / p95 |Δ| from the JSON's (the reference), the second model's own mean |Δ| from the
+ * JSON's, the two models' angle difference (the criterion: mean / p95 degrees over the reading's
+ * reported frames, bound {@link MODEL_DISAGREEMENT_MAX_DEG}), the keypoint they place furthest apart
+ * (median mm; the earlier criterion, bound 60 mm) and the verdict. Then whether each criterion
+ * separates good readings from bad ones: mean error of flagged vs passing readings, Spearman rank
+ * correlation over readings, and per frame the error where the two models differ by more than 10°.
  */
 function modelCrossCheck(video: Awaited<ReturnType<typeof processTrial>>, json: Awaited<ReturnType<typeof processTrial>>): void {
-  const x = video.crossCheck;
-  if (!x) {
-    log('## 6. Second-model cross-check: skipped (--cross-check none)');
-    log();
-    return;
-  }
+  const x = video.crossCheck!;
   log(
-    `## 6. Second-model cross-check (model_disagreement): ${x.primaryModel} vs ${x.model} on the same ${video.frames} frames — per reading, the keypoint the two place furthest apart (median over the reading's frames; bound ${MODEL_DISAGREEMENT_MAX_MM} mm), and the reading's mean / p95 |Δ| from the JSON's`,
+    `## 6. Second-model cross-check: ${x.primaryModel} vs ${x.model} on the same ${video.frames} frames — per reading, its |Δ| from the JSON's angle (the reference), the two models' angle difference (the criterion; model_disagreement above ${MODEL_DISAGREEMENT_MAX_DEG}° mean), and the keypoint they place furthest apart (median mm; the earlier 60 mm criterion)`,
   );
-  log(
-    `${x.model} views excluded (> 15 px) per camera: ${video.cameras.map((c, i) => `${c.name} ${x.excludedCounts[i]}`).join(', ')}; 2D time ${f1(video.timings.pose_s ?? NaN)} s (${x.primaryModel}) + ${f1(video.timings.cross_check_pose_s ?? NaN)} s (${x.model})`,
-  );
+  log(`${x.model} views excluded (> 15 px) per camera: ${video.cameras.map((c, i) => `${c.name} ${x.excludedCounts[i]}`).join(', ')}`);
   log();
   const check = {
     primary: x.primaryModel,
@@ -373,34 +424,73 @@ function modelCrossCheck(video: Awaited<ReturnType<typeof processTrial>>, json: 
     secondarySet: x.keypointSet,
     secondaryPoints: x.filtered,
   };
+  const second = computeJointSeries(x.filtered, x.keypointSet);
+  const jsonSeries = computeJointSeries(json.filtered, json.keypointSet);
   const rows: (string | number)[][] = [];
-  const flagged: number[] = [],
-    agreed: number[] = [];
+  const per: { err: number; deg: number; mm: number; flagged: boolean; mmFlagged: boolean; frames: number[] }[] = [];
+  const frameErr: number[] = [],
+    frameDiff: number[] = [];
   for (const o of video.outcomes) {
     if (o.omitted) continue;
-    const j = json.outcomes.find((y) => y.series.joint === o.series.joint && y.series.side === o.series.side);
-    const d: number[] = [];
+    const j = jsonSeries.find((y) => y.joint === o.series.joint && y.side === o.series.side);
+    const b = second.find((y) => y.joint === o.series.joint && y.side === o.series.side && y.measurable);
+    const e: number[] = [],
+      eb: number[] = [];
+    const mirror = o.series.side === 'right' && (o.series.joint === 'pelvic_obliquity' || o.series.joint === 'trunk_lateral_lean');
     for (let f = 0; f < o.perFrame.length; f++) {
       const a = o.perFrame[f] ?? NaN,
-        b = j?.series.angleDeg[f] ?? NaN;
-      if (Number.isFinite(a) && Number.isFinite(b)) d.push(Math.abs(a - b));
+        jv = j?.angleDeg[f] ?? NaN,
+        bv = b?.angleDeg[f] ?? NaN;
+      if (Number.isFinite(a) && Number.isFinite(jv)) e.push(Math.abs(a - jv));
+      if (Number.isFinite(a) && Number.isFinite(bv) && Number.isFinite(jv)) {
+        eb.push(Math.abs(bv - jv));
+        if (!mirror) {
+          frameErr.push(Math.abs(a - jv));
+          frameDiff.push(Math.abs(a - bv));
+        }
+      }
     }
+    const diff = readingAngleDifference(o.perFrame, b?.angleDeg ?? []);
     const dist = readingModelDistances(o.series.joint, o.series.side, o.perFrame, check);
     const m = video.rows.find((y) => y.joint === o.series.joint && y.side === o.series.side && y.statistic === 'mean');
-    const isFlagged = Boolean(m?.conditions.some((c) => c.code === 'model_disagreement'));
-    (isFlagged ? flagged : agreed).push(...d);
+    const flagged = Boolean(m?.conditions.some((c) => c.code === 'model_disagreement'));
+    per.push({ err: meanOf(e), deg: diff.meanDeg, mm: dist[0]?.medianMm ?? NaN, flagged, mmFlagged: (dist[0]?.medianMm ?? 0) > 60, frames: e });
     rows.push([
       o.series.joint,
       o.series.side,
+      mp95(e),
+      f1(meanOf(eb)),
+      `${f1(diff.meanDeg)} / ${f1(diff.p95Deg)}`,
       dist[0] ? `${dist[0].keypoint} ${f1(dist[0].medianMm)}` : '-',
-      dist[1] ? `${dist[1].keypoint} ${f1(dist[1].medianMm)}` : '-',
-      isFlagged ? 'model_disagreement' : 'agree',
-      mp95(d),
+      flagged ? 'model_disagreement' : 'model_difference',
     ]);
   }
-  tableOut(['joint', 'side', 'furthest keypoint, mm', 'next, mm', 'cross-check', 'video vs JSON'], rows);
+  tableOut(['joint', 'side', `${x.primaryModel} vs JSON`, `${x.model} vs JSON`, 'models differ, ° mean / p95', 'furthest keypoint, mm', 'verdict'], rows);
+  const split = (sel: (p: (typeof per)[number]) => boolean) => {
+    const a = per.filter(sel),
+      b = per.filter((p) => !sel(p));
+    return `${a.length} readings, ${f1(meanOf(a.map((p) => p.err)))}° mean (per frame ${mp95(a.flatMap((p) => p.frames))}) vs ${b.length} passing, ${f1(meanOf(b.map((p) => p.err)))}° (per frame ${mp95(b.flatMap((p) => p.frames))})`;
+  };
+  log(`|Δ| from the JSON's, flagged vs passing: degrees criterion (> ${MODEL_DISAGREEMENT_MAX_DEG}° mean) ${split((p) => p.flagged)}`);
+  log(`  earlier mm criterion (a keypoint > 60 mm): ${split((p) => p.mmFlagged)}`);
+  const ok = per.filter((p) => Number.isFinite(p.err) && Number.isFinite(p.deg) && Number.isFinite(p.mm));
   log(
-    `video vs JSON, mean / p95 |Δ| per frame: readings failing model_disagreement ${mp95(flagged)} (n = ${flagged.length}); readings where the models agree ${mp95(agreed)} (n = ${agreed.length})`,
+    `  Spearman rank correlation over readings, error vs criterion: degrees ${f2(
+      spearman(
+        ok.map((p) => p.err),
+        ok.map((p) => p.deg),
+      ),
+    )}, mm ${f2(
+      spearman(
+        ok.map((p) => p.err),
+        ok.map((p) => p.mm),
+      ),
+    )} (n = ${ok.length}; pelvic obliquity and trunk lean appear twice, as mirror values)`,
+  );
+  const over = frameErr.filter((_, i) => frameDiff[i]! > 10),
+    under = frameErr.filter((_, i) => frameDiff[i]! <= 10);
+  log(
+    `  per frame (mirror readings once): where the two models differ by > 10° the reading is ${mp95(over)} from the JSON's (n = ${over.length}), elsewhere ${mp95(under)} (n = ${under.length})`,
   );
   log();
 }
@@ -429,7 +519,7 @@ function angleAgreement(video: Awaited<ReturnType<typeof processTrial>>, json: A
     const m = r.rows.find((x) => x.joint === joint && x.side === side && x.statistic === 'mean');
     if (!m) return '-';
     if (m.omitted_reason) return `omitted (${m.omitted_reason})`;
-    const failed = m.conditions.filter((c) => c.code !== 'static_trial' && c.code !== 'camera_offset_corrected').map((c) => c.code);
+    const failed = m.conditions.filter((c) => !INFO_CONDITIONS.includes(c.code)).map((c) => c.code);
     return m.trustworthy ? 'yes' : `no: ${failed.join(', ')}`;
   };
   const diff = (a: JointSeries | undefined, b: JointSeries | undefined, F: number) => {

@@ -39,7 +39,7 @@ export interface ChildJob {
   tap: { camera: string; x: number; y: number } | null;
   trcPath: string;
   /** Second 2D model for the `model_disagreement` cross-check (pipeline `crossCheck`); null = off. */
-  crossCheck?: 'blazepose' | 'movenet' | null;
+  crossCheck?: 'movenet-thunder' | 'blazepose' | 'movenet' | null;
 }
 
 /** Stores the processed results (the IPC layer calls `capture.recordSession` as `userId`). */
@@ -235,7 +235,7 @@ export class CaptureWorkspace {
     orgId: string,
     userId: string,
     recordingId: string,
-    o: { input?: 'video' | 'keypoints'; maxFrames?: number | null; crossCheck?: 'blazepose' | 'movenet' | null } = {},
+    o: { input?: 'video' | 'keypoints'; maxFrames?: number | null; crossCheck?: 'movenet-thunder' | 'blazepose' | 'movenet' | null } = {},
   ): JobView {
     const rec = this.get(orgId, recordingId);
     if (rec.status === 'recording') throw new Conflict('This recording is still being recorded: stop it first.');

@@ -93,6 +93,9 @@ export function openSiblingConnection(db: Db): Database.Database | null {
   return raw;
 }
 
+/** Page cache of the replica writer connection, KiB (used only as pages are touched). */
+export const REPLICA_WRITER_CACHE_KIB = 65_536;
+
 /**
  * Open a connection to an existing, already migrated database file from another thread: the
  * device sync's shape worker (main/sync/shape-worker.ts) writes replica rows through it, with the
@@ -100,7 +103,10 @@ export function openSiblingConnection(db: Db): Database.Database | null {
  * and `synchronous = NORMAL`. It does not migrate (the thread that opened the file with `openDb`
  * did) and does not switch the journal mode (the file is in WAL already, so this connection's
  * writes and the opener's reads and writes proceed side by side; a writer waits at most the other
- * connection's current transaction, up to BUSY_TIMEOUT_MS).
+ * connection's current transaction, up to BUSY_TIMEOUT_MS). Its page cache is
+ * {@link REPLICA_WRITER_CACHE_KIB} (SQLite's default is 2 MiB): a first sync writes tables and
+ * indexes larger than that, and re-reading evicted b-tree pages cost ~15 % of the apply's CPU
+ * (BENCHMARKS.md "Device sync").
  * @throws Error (SqliteError) when the file cannot be opened, or `path` is `:memory:` (another
  *   connection would be another database)
  */
@@ -111,6 +117,7 @@ export function openReplicaWriter(path: string): Db {
     raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     raw.pragma('foreign_keys = OFF');
     raw.pragma('synchronous = NORMAL');
+    raw.pragma(`cache_size = -${REPLICA_WRITER_CACHE_KIB}`);
   } catch (e) {
     raw.close();
     throw e;

@@ -221,10 +221,20 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
       if (!cur) throw new ValidationError('No recording is running.');
       let result: RecordingResult;
       try {
-        result = await rig.stopRecording();
-      } catch {
-        // A source that ended finished the recording by itself: its result is the one to keep.
-        result = await rig.recordingDone();
+        try {
+          result = await rig.stopRecording();
+        } catch {
+          // A source that ended finished the recording by itself: its result is the one to keep.
+          result = await rig.recordingDone();
+        }
+      } catch (e) {
+        // A video that could not be written (OpenCvError ERR_VIDEO_WRITE, e.g. a full disk): the
+        // recording stopped there and its files are kept; mark it recorded with the error, then say so.
+        if (e instanceof AppError && e.details.kind === 'ERR_VIDEO_WRITE') {
+          room.recording = null;
+          ws.finishLive(actor.orgId, cur.id, { stage: 'record', code: 'write_failed', message: e.message });
+        }
+        throw e;
       }
       room.recording = null;
       room.last = result;

@@ -6,8 +6,9 @@ import {
   conditionsPass,
   crossCheckCondition,
   mergeConditions,
-  MODEL_DISAGREEMENT_MAX_MM,
+  MODEL_DISAGREEMENT_MAX_DEG,
   modelDisagreementCondition,
+  readingAngleDifference,
   readingModelDistances,
   type ModelCrossCheck,
   hipPlacementCondition,
@@ -21,7 +22,7 @@ import {
 import { applySyncOffsets, estimateSync, SYNC_MAX_RATIO } from './sync';
 import { projectionMatrix } from './camera';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose } from './synthetic';
-import { conditionsFor } from './summary';
+import { buildPoseMetrics, conditionsFor } from './summary';
 
 describe('hip placement (pelvis axis against the shoulder line)', () => {
   const frames = syntheticMotion(40).map((a) => syntheticPose(a));
@@ -150,58 +151,119 @@ describe('merged conditions (one entry per code)', () => {
   });
 });
 
-describe('second-model cross-check (model_disagreement)', () => {
+describe('second-model cross-check (model_disagreement / model_difference, in degrees)', () => {
   const F = 40,
     K = COCO17.length;
   const pts = Float64Array.from(syntheticMotion(F).flatMap((a) => syntheticPose(a).flat()));
-  /** The same skeleton with the left shoulder moved `mm` along +Y in every frame (a consistent misplacement, as a 2D model's). */
-  const moved = (name: (typeof COCO17)[number], mm: number) => {
+  const at = (p: Float64Array, f: number, name: string): [number, number, number] => {
+    const k = (f * K + COCO17.indexOf(name as (typeof COCO17)[number])) * 3;
+    return [p[k]!, p[k + 1]!, p[k + 2]!];
+  };
+  /** The same skeleton with the left forearm turned by `deg` about the elbow, in the arm's plane: the left elbow angle changes by exactly `deg` (a second model that bends the elbow differently). */
+  const bentElbow = (deg: number) => {
     const out = Float64Array.from(pts);
-    const k = COCO17.indexOf(name);
-    for (let f = 0; f < F; f++) out[(f * K + k) * 3 + 1]! += mm / 1000;
+    const th = (deg * Math.PI) / 180;
+    for (let f = 0; f < F; f++) {
+      const s = at(pts, f, 'left_shoulder'),
+        e = at(pts, f, 'left_elbow'),
+        w = at(pts, f, 'left_wrist');
+      const u = [s[0] - e[0], s[1] - e[1], s[2] - e[2]],
+        v = [w[0] - e[0], w[1] - e[1], w[2] - e[2]];
+      // axis n = u × v (normalised); rotating v about n by -th opens the elbow (angle u–v grows by th)
+      const n0 = [u[1]! * v[2]! - u[2]! * v[1]!, u[2]! * v[0]! - u[0]! * v[2]!, u[0]! * v[1]! - u[1]! * v[0]!];
+      const nl = Math.hypot(...n0);
+      const n = n0.map((x) => x / nl);
+      const c = Math.cos(-th),
+        sn = Math.sin(-th);
+      const nxv = [n[1]! * v[2]! - n[2]! * v[1]!, n[2]! * v[0]! - n[0]! * v[2]!, n[0]! * v[1]! - n[1]! * v[0]!];
+      const nd = n[0]! * v[0]! + n[1]! * v[1]! + n[2]! * v[2]!;
+      const k = (f * K + COCO17.indexOf('left_wrist')) * 3;
+      for (let d = 0; d < 3; d++) out[k + d] = e[d]! + v[d]! * c + nxv[d]! * sn + n[d]! * nd * (1 - c);
+    }
     return out;
   };
   const check = (secondary: Float64Array): ModelCrossCheck => ({
     primary: 'MoveNet Lightning',
-    secondary: 'BlazePose Full',
+    secondary: 'MoveNet Thunder',
     primarySet: COCO17,
     primaryPoints: pts,
     secondarySet: COCO17,
     secondaryPoints: secondary,
   });
-  const all = new Float64Array(F).fill(30);
-  it('passes when the models agree within the bound; fails the readings that use a joint placed further apart, naming it, the distance and both models', () => {
-    expect(modelDisagreementCondition('shoulder_flexion', 'left', all, check(moved('left_shoulder', MODEL_DISAGREEMENT_MAX_MM - 5)))).toBeNull();
-    const far = check(moved('left_shoulder', 80));
-    const c = modelDisagreementCondition('shoulder_flexion', 'left', all, far)!;
-    expect(c.code).toBe('model_disagreement');
-    expect(c.detail).toMatch(new RegExp(`MoveNet Lightning and BlazePose Full place the left shoulder 80 mm apart .*limit ${MODEL_DISAGREEMENT_MAX_MM} mm`));
-    // the right shoulder angle uses both shoulders (thorax axis): flagged too; the left elbow uses the left shoulder; the knee does not
-    expect(modelDisagreementCondition('shoulder_flexion', 'right', all, far)?.code).toBe('model_disagreement');
-    expect(modelDisagreementCondition('elbow_flexion', 'left', all, far)?.code).toBe('model_disagreement');
-    expect(modelDisagreementCondition('knee_flexion', 'left', all, far)).toBeNull();
-    expect(readingModelDistances('elbow_flexion', 'left', all, far)[0]).toMatchObject({ keypoint: 'left_shoulder', frames: F });
-    expect(readingModelDistances('elbow_flexion', 'left', all, far)[0]!.medianMm).toBeCloseTo(80, 6);
+  const base = {
+    cameraCount: 4,
+    cameraMode: 'test',
+    viewObliquityDeg: 0,
+    obliquityBand: 'sagittal' as const,
+    viewMatchesDeclared: true,
+    rigTrustworthy: true,
+  };
+  const reading = (rows: ReturnType<typeof buildPoseMetrics>['rows'], joint: string, side: string) =>
+    rows.find((r) => r.joint === joint && r.side === side && r.statistic === 'mean')!;
+
+  it('readingAngleDifference: mean and p95 |Δ| over the frames where both models have a value', () => {
+    const d = readingAngleDifference([10, 20, NaN, 40], [12, 25, 30, NaN]);
+    expect(d.frames).toBe(2);
+    expect(d.meanDeg).toBeCloseTo(3.5, 12);
+    expect(d.p95Deg).toBeCloseTo(2 + 0.95 * 3, 12);
+    expect(readingAngleDifference([1, 2], [NaN, NaN]).frames).toBe(0);
   });
-  it("counts only the reading's reported frames (a disagreement in gated frames does not fail it)", () => {
-    const half = Float64Array.from(pts);
-    const k = COCO17.indexOf('left_elbow');
-    for (let f = 0; f < F / 2; f++) half[(f * K + k) * 3]! += 0.1;
-    const reportedLate = Float64Array.from({ length: F }, (_, f) => (f < F / 2 ? NaN : 30));
-    expect(modelDisagreementCondition('elbow_flexion', 'left', reportedLate, check(half))).toBeNull();
-    const reportedEarly = Float64Array.from({ length: F }, (_, f) => (f < F / 2 ? 30 : NaN));
-    expect(modelDisagreementCondition('elbow_flexion', 'left', reportedEarly, check(half))?.detail).toMatch(/left elbow 100 mm/);
+
+  it(`fails above ${MODEL_DISAGREEMENT_MAX_DEG}° mean with the number and both models; at or below, reports the number without failing`, () => {
+    const reported = Float64Array.from({ length: F }, (_, f) => 20 + f);
+    const plus = (x: number) => Float64Array.from(reported, (v) => v + x);
+    const same = check(pts);
+    const over = modelDisagreementCondition('elbow_flexion', 'left', reported, plus(MODEL_DISAGREEMENT_MAX_DEG + 1), same);
+    expect(over.code).toBe('model_disagreement');
+    expect(over.detail).toMatch(
+      new RegExp(
+        `^two 2D models disagree on this angle: MoveNet Lightning and MoveNet Thunder differ by ${MODEL_DISAGREEMENT_MAX_DEG + 1}\\.0° mean here \\(p95 ${MODEL_DISAGREEMENT_MAX_DEG + 1}\\.0°, ${F} frames`,
+      ),
+    );
+    expect(over.detail).toContain(`limit ${MODEL_DISAGREEMENT_MAX_DEG}°`);
+    const at8 = modelDisagreementCondition('elbow_flexion', 'left', reported, plus(-MODEL_DISAGREEMENT_MAX_DEG), same);
+    expect(at8.code).toBe('model_difference');
+    expect(at8.detail).toMatch(new RegExp(`differ by ${MODEL_DISAGREEMENT_MAX_DEG}\\.0° mean here .*within the ${MODEL_DISAGREEMENT_MAX_DEG}° limit`));
+    expect(conditionsPass([at8])).toBe(true);
+    expect(conditionsPass([over])).toBe(false);
+    // only the reading's reported frames count: a 30° difference in frames it did not report is ignored
+    const secondHalf = Float64Array.from(reported, (v, f) => (f < F / 2 ? v + 30 : v + 2));
+    const late = Float64Array.from(reported, (v, f) => (f < F / 2 ? NaN : v));
+    expect(modelDisagreementCondition('elbow_flexion', 'left', late, secondHalf, same).detail).toMatch(/differ by 2\.0° mean here .*20 frames/);
+    expect(modelDisagreementCondition('elbow_flexion', 'left', reported, secondHalf, same).code).toBe('model_disagreement');
+    // a second model with no value on the reading's frames: said, not hidden, and not failed
+    const none = modelDisagreementCondition('elbow_flexion', 'left', reported, new Float64Array(F).fill(NaN), same);
+    expect(none).toMatchObject({ code: 'model_difference', detail: expect.stringMatching(/^not cross-checked: MoveNet Thunder has no value for this angle/) });
+    for (const c of [over, at8, none]) expect(c.detail.length).toBeLessThanOrEqual(500);
   });
-  it('fails the reading through readingConditions and conditionsPass', () => {
-    const seg = segmentLengths(pts, COCO17);
-    const conds = readingConditions('shoulder_flexion', 'left', {
-      segments: seg,
-      values: [10, 60],
-      confidence: () => 0.9,
-      models: { check: check(moved('left_shoulder', 80)), reported: all },
-    });
-    expect(conds.map((c) => c.code)).toEqual(['model_disagreement']);
-    expect(conditionsPass(conds)).toBe(false);
+
+  it('through buildPoseMetrics: a second model bending the left elbow 12° more fails left elbow flexion only; every other reading carries its (0°) difference', () => {
+    const moved = bentElbow(12);
+    const { rows } = buildPoseMetrics(pts, COCO17, { ...base, models: check(moved) });
+    const el = reading(rows, 'elbow_flexion', 'left');
+    expect(el.trustworthy).toBe(false);
+    const c = el.conditions.find((x) => x.code === 'model_disagreement')!;
+    expect(c.detail).toMatch(/differ by 12\.0° mean here \(p95 12\.0°, 40 frames; the joint they place furthest apart is the left wrist, \d+ mm\)/);
+    const right = reading(rows, 'elbow_flexion', 'right');
+    expect(right.trustworthy).toBe(true);
+    expect(right.conditions.map((x) => x.code)).toEqual(['model_difference']);
+    expect(right.conditions[0]!.detail).toMatch(/differ by 0\.0° mean here/);
+    // a reading that does not use the wrist: unchanged and trustworthy
+    expect(reading(rows, 'knee_flexion', 'left').conditions.map((x) => x.code)).toEqual(['model_difference']);
+    // 6° more: reported beside the number, not failed
+    const small = buildPoseMetrics(pts, COCO17, { ...base, models: check(bentElbow(6)) }).rows;
+    const el6 = reading(small, 'elbow_flexion', 'left');
+    expect(el6.trustworthy).toBe(true);
+    expect(el6.conditions.find((x) => x.code === 'model_difference')?.detail).toMatch(/differ by 6\.0° mean here/);
+    // without a second model: no cross-check condition at all
+    expect(reading(buildPoseMetrics(pts, COCO17, base).rows, 'elbow_flexion', 'left').conditions).toEqual([]);
+  });
+
+  it("readingModelDistances (the detail's furthest joint) counts only the reported frames", () => {
+    const far = check(bentElbow(12));
+    const all = new Float64Array(F).fill(30);
+    expect(readingModelDistances('elbow_flexion', 'left', all, far)[0]).toMatchObject({ keypoint: 'left_wrist', frames: F });
+    expect(readingModelDistances('elbow_flexion', 'left', new Float64Array(F).fill(NaN), far)).toEqual([]);
   });
 });
 

@@ -73,7 +73,7 @@ export interface ReadingConditions {
   confidence?: (keypoint: string) => number;
   /** The views each point was triangulated from (F×K masks, frames as `points`): the `two_view_keypoints` check (quality.ts); omitted = not checked. */
   views?: ViewSupport;
-  /** A second 2D model's processed 3D keypoints, frames as `points` (`--cross-check`): the `model_disagreement` check (quality.ts); omitted = not checked. */
+  /** A second 2D model's processed 3D keypoints, frames as `points` (`--cross-check`): its angles by the same definitions give each reading's `model_disagreement` / `model_difference` condition (quality.ts); omitted = not checked. */
   models?: ModelCrossCheck;
 }
 
@@ -206,6 +206,8 @@ export function buildPoseMetrics(
   opts: { gate?: number; minCoverage?: number } = {},
 ): { rows: PoseMetricInput[]; outcomes: JointOutcome[] } {
   const series = computeJointSeries(points, set);
+  // the second model's angles by the same definitions (the model_disagreement / model_difference condition)
+  const second = cond.models ? computeJointSeries(cond.models.secondaryPoints, cond.models.secondarySet) : null;
   const frames = points.length / (set.length * 3);
   const outcomes = series.map((s) => jointOutcome(s, opts));
   const segments = segmentLengths(points, set);
@@ -219,7 +221,14 @@ export function buildPoseMetrics(
           confidence: cond.confidence ?? (() => NaN),
           hipPlacement,
           views: cond.views ? { support: cond.views, reported: o.perFrame } : undefined,
-          models: cond.models ? { check: cond.models, reported: o.perFrame } : undefined,
+          models:
+            cond.models && second
+              ? {
+                  check: cond.models,
+                  reported: o.perFrame,
+                  secondaryDeg: second.find((y) => y.joint === o.series.joint && y.side === o.series.side && y.measurable)?.angleDeg ?? [],
+                }
+              : undefined,
         })
       : [];
     const conditions = conditionsFor(cond, o.series.joint, o.coverage, own);

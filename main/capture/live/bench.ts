@@ -1,5 +1,5 @@
 /**
- * `npm run capture:bench:live [-- --seconds S] [--writer-only]` — multi-camera capture throughput (issue 15), for BENCHMARKS.md.
+ * `npm run capture:bench:live [-- --seconds S] [--writer-only] [--passthrough]` — multi-camera capture throughput (issue 15), for BENCHMARKS.md.
  *
  * 1. Frames/s captured per camera and in total with 4 file sources at 720p and 1080p (portrait
  *    720×1280 and 1080×1920, MPEG-4 Part 2 re-encodes of the demo trial's frames so both sizes
@@ -10,6 +10,10 @@
  * 3. Real-time recording at 60 fps: the synchroniser's dropped and duplicated frames per camera.
  * `--writer-only`: only the recording writer's cost by MJPEG quality (90 default, 75, 50) on the
  * 4 × 1080p sources, against live capture without a writer: CPU per written frame and KB per frame.
+ * `--passthrough`: recording throughput, MJPEG passthrough vs decode + re-encode, 4 MJPEG .avi file
+ * sources (the demo frames resized to 720p / 1080p portrait, OpenCV's MJPEG writer) recorded as fast
+ * as they go: written frames/s per camera and in total, CPU per written frame, KB per frame.
+ * (Files stand in for USB cameras, which deliver MJPEG the same way through V4L2; no camera here.)
  * Prints a Markdown table; the demo data must be present (shared/data/pose2sim-demo).
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -20,7 +24,7 @@ import { openCvAddon } from '../native/index';
 import { BALANCING, hasDemo, NO_DEMO } from '../testing/paths';
 import { openRig, type CaptureSourceSpec } from './rig';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'writer-only': { type: 'boolean' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'writer-only': { type: 'boolean' }, passthrough: { type: 'boolean' } } });
 const SECONDS = Number(values.seconds ?? 4);
 if (!hasDemo) {
   console.error(NO_DEMO);
@@ -30,8 +34,8 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'capture-bench-'));
 const cv = openCvAddon();
 const demo = [1, 2, 3, 4].map((i) => path.join(BALANCING, 'videos', `cam0${i}.mp4`));
 
-/** 60 frames of each demo video resized to w×h, written as MPEG-4 Part 2 (`mp4v`). */
-function resized(w: number, h: number): string[] {
+/** 60 frames of each demo video resized to w×h, written as MPEG-4 Part 2 (`mp4v`, .mp4) or MJPEG (`MJPG`, .avi). */
+function resized(w: number, h: number, fourcc: 'mp4v' | 'MJPG' = 'mp4v'): string[] {
   return demo.map((f, i) => {
     const r = new cv.VideoReader(f);
     const frames = [];
@@ -41,17 +45,17 @@ function resized(w: number, h: number): string[] {
       frames.push(cv.cropResize(fr, 0, 0, fr.width - 1, fr.height - 1, w, h));
     }
     r.close();
-    const out = path.join(dir, `${w}x${h}-cam0${i + 1}.mp4`);
-    cv.writeVideo(out, 'mp4v', 60, frames);
+    const out = path.join(dir, `${w}x${h}-cam0${i + 1}.${fourcc === 'MJPG' ? 'avi' : 'mp4'}`);
+    cv.writeVideo(out, fourcc, 60, frames);
     return out;
   });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function throughput(label: string, files: string[], record: boolean, quality?: number) {
-  const specs: CaptureSourceSpec[] = files.map((f) => ({ kind: 'file', path: f, pace: 'fast', loop: true }));
-  const out = path.join(dir, `rec-${label}-${record}-${quality ?? ''}`.replace(/[^a-z0-9-]/gi, '_'));
+async function throughput(label: string, files: string[], record: boolean, quality?: number, passthrough = true) {
+  const specs: CaptureSourceSpec[] = files.map((f) => ({ kind: 'file', path: f, pace: 'fast', loop: true, passthrough }));
+  const out = path.join(dir, `rec-${label}-${record}-${quality ?? ''}-${passthrough}`.replace(/[^a-z0-9-]/gi, '_'));
   const rig = await openRig(specs, record ? { record: { outDir: out, ...(quality ? { quality } : {}) } } : {});
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
@@ -75,13 +79,43 @@ async function throughput(label: string, files: string[], record: boolean, quali
       : 0;
   rmSync(out, { recursive: true, force: true });
   const s = rig.sources[0]!;
-  const mode = record ? `live + recording (MJPEG${quality ? ` q${quality}` : ''})` : 'live only';
+  const mode = record ? `live + recording (${s.passthrough ? 'MJPEG passthrough' : `decode + JPEG encode${quality ? ` q${quality}` : ''}`})` : 'live only';
   return {
     row: `| ${label} | ${s.width}×${s.height} | ${mode} | ${per.map((p) => p.toFixed(1)).join(' / ')} | ${per.reduce((a, b) => a + b, 0).toFixed(1)} | ${cpuMs.toFixed(1)} |`,
     cpuMs,
     kbPerFrame: frames > 0 ? bytes / 1024 / frames : NaN,
     fps: per.reduce((a, b) => a + b, 0),
+    per,
   };
+}
+
+/** Recording throughput, passthrough vs decode + re-encode, 4 MJPEG file sources at 720p and 1080p. */
+async function passthroughVsEncode() {
+  console.log(
+    '\n| 4 MJPEG .avi sources (pace fast) | recording | written frames/s per camera | total written frames/s | CPU ms per written frame (whole process) | KB per frame |\n|---|---|---|---|---|---|',
+  );
+  for (const [label, w, h] of [
+    ['720p', 720, 1280],
+    ['1080p', 1080, 1920],
+  ] as const) {
+    const files = resized(w, h, 'MJPG');
+    for (const passthrough of [false, true]) {
+      const r = await throughput(`4 × ${label} MJPEG`, files, true, undefined, passthrough);
+      console.log(
+        `| 4 × ${label} (${w}×${h}) | ${passthrough ? 'MJPEG passthrough' : 'decode + JPEG encode (q90)'} | ${r.per.map((p) => p.toFixed(1)).join(' / ')} | ${r.fps.toFixed(1)} | ${r.cpuMs.toFixed(1)} | ${r.kbPerFrame.toFixed(0)} |`,
+      );
+    }
+  }
+  // As cameras deliver: each file released at its 60 fps on the rig clock; what a slow writer costs.
+  console.log('\n| real-time recording, 4 MJPEG sources at 60 fps | frames | dropped/duplicated per camera | duplicated share |\n|---|---|---|---|');
+  for (const [label, w, h] of [
+    ['720p', 720, 1280],
+    ['1080p', 1080, 1920],
+  ] as const) {
+    const files = resized(w, h, 'MJPG');
+    for (const passthrough of [false, true])
+      console.log(await realtimeRecording(`4 × ${label}, ${passthrough ? 'passthrough' : 'decode + encode'}`, files, passthrough));
+  }
 }
 
 /** The recording writer's cost by MJPEG quality: 4 × 1080p file sources recorded as fast as they go. */
@@ -91,7 +125,7 @@ async function writerCost(files: string[]) {
   console.log(`| live only (decode, no writer) | ${live.fps.toFixed(1)} captured | ${live.cpuMs.toFixed(1)} | – |`);
   for (const q of [90, 75, 50]) {
     const r = await throughput('4 × 1080p mp4v', files, true, q);
-    console.log(`| MJPEG quality ${q}${q === 90 ? ' (default)' : ''} | ${r.fps.toFixed(1)} | ${r.cpuMs.toFixed(1)} | ${r.kbPerFrame.toFixed(0)} |`);
+    console.log(`| JPEG encode quality ${q}${q === 90 ? ' (default)' : ''} | ${r.fps.toFixed(1)} | ${r.cpuMs.toFixed(1)} | ${r.kbPerFrame.toFixed(0)} |`);
   }
 }
 
@@ -113,10 +147,10 @@ async function slowConsumer(label: string, files: string[]) {
   return `| ${label} | ${counts.map((c) => c.measuredFps.toFixed(1)).join(' / ')} | ${captured} | ${read} | ${dropped} | ${((100 * dropped) / captured).toFixed(1)} % |`;
 }
 
-async function realtimeRecording(label: string, files: string[]) {
-  const out = path.join(dir, `rt-${label}`.replace(/[^a-z0-9-]/gi, '_'));
+async function realtimeRecording(label: string, files: string[], passthrough = true) {
+  const out = path.join(dir, `rt-${label}-${passthrough}`.replace(/[^a-z0-9-]/gi, '_'));
   const rig = await openRig(
-    files.map((f) => ({ kind: 'file' as const, path: f, loop: true })),
+    files.map((f) => ({ kind: 'file' as const, path: f, loop: true, passthrough })),
     { record: { outDir: out, seconds: SECONDS } },
   );
   const r = await rig.recordingDone();
@@ -125,11 +159,13 @@ async function realtimeRecording(label: string, files: string[]) {
   return `| ${label} | ${r.frames} | ${r.cameras.map((c) => `${c.dropped}/${c.duplicated}`).join(' · ')} | ${((100 * r.cameras.reduce((a, c) => a + c.duplicated, 0)) / (r.frames * r.cameras.length)).toFixed(1)} % |`;
 }
 
-if (values['writer-only']) {
+if (values['writer-only'] || values.passthrough) {
   console.log(
     `machine: ${os.cpus()[0]?.model ?? '?'} × ${os.cpus().length}, load average ${os.loadavg()[0]!.toFixed(1)}; ${new Date().toISOString()}; OpenCV ${cv.version}; ${SECONDS} s per run`,
   );
-  await writerCost(resized(1080, 1920));
+  if (values['writer-only']) await writerCost(resized(1080, 1920));
+  if (values.passthrough) await passthroughVsEncode();
+  console.log(`load average at the end ${os.loadavg()[0]!.toFixed(1)}`);
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }
@@ -164,4 +200,5 @@ for (const [label, files] of [
   ['4 × 1080p', p1080],
 ] as const)
   console.log(await realtimeRecording(label, [...files]));
+await passthroughVsEncode();
 rmSync(dir, { recursive: true, force: true });

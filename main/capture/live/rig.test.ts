@@ -263,18 +263,23 @@ describe.skipIf(!built && !ci)(
       await rig.close();
     }, 30_000);
 
-    it('a one-frame recorder queue: whatever it drops or duplicates, it still writes equal-length, frame-accurate videos', async () => {
-      // recordQueueFrames 1 with 4 sources: the synchroniser cannot always take every frame in time.
-      const files = [0, 1, 2, 3].map((i) => synthVideo(dir, `q${i}`, 60, 60));
-      const rig = await openRig(
-        files.map((f) => ({ kind: 'file' as const, path: f })),
-        { recordQueueFrames: 1, record: { outDir: path.join(dir, 'q-trial') } },
-      );
-      const r = await rig.recordingDone();
-      await rig.close();
-      checkRecording(r);
-      for (const c of r.cameras) expect(c.captured).toBe(60);
-    }, 60_000);
+    it.each([true, false])(
+      'a one-frame recorder queue: whatever it drops or duplicates, it still writes equal-length, frame-accurate videos (passthrough %s)',
+      async (passthrough) => {
+        // recordQueueFrames 1 with 4 sources: the synchroniser cannot always take every frame in time.
+        const files = [0, 1, 2, 3].map((i) => synthVideo(dir, `q${i}-${passthrough}`, 60, 60));
+        const rig = await openRig(
+          files.map((f) => ({ kind: 'file' as const, path: f, passthrough })),
+          { recordQueueFrames: 1, record: { outDir: path.join(dir, `q-trial-${passthrough}`) } },
+        );
+        const r = await rig.recordingDone();
+        await rig.close();
+        checkRecording(r);
+        for (const c of r.cameras) expect(passthrough ? c.passedThrough : c.encoded).toBe(r.frames);
+        for (const c of r.cameras) expect(c.captured).toBe(60);
+      },
+      60_000,
+    );
 
     it('no leak over 10,000 frames (64×48 source looped, read and recorded)', async () => {
       const file = synthVideo(dir, 'tiny', 250, 100, 64, 48);

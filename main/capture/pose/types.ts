@@ -52,7 +52,7 @@ export const POSE_MODEL_NAMES = ['blazepose', 'blazepose-lite', 'movenet', 'move
 
 /**
  * `--model` value → spec: `blazepose` (full), `blazepose-lite`, `movenet` (Lightning),
- * `movenet-thunder` (weights not shipped: needs `ATHLETE_POSE_WEIGHTS`), `bodypix`, or a path
+ * `movenet-thunder` (shipped for the cross-check), `bodypix`, or a path
  * ending in `.onnx` (SimCC model); undefined → {@link DEFAULT_POSE}. Returns null for anything else.
  */
 export function parsePoseModel(s: string | undefined, resolve: (p: string) => string = (p) => p): PoseEstimatorSpec | null {

@@ -838,6 +838,10 @@ class Session : public Napi::ObjectWrap<Session> {
   // ends the recording ("write_failed"). The files keep every frame written before the error.
   static void WriterLoop(Writer& w) {
     std::vector<uchar> enc;
+    // The last encoded frame's identity: a duplicated slot repeats the same source frame, so its
+    // JPEG is written again instead of encoded again (a slow encoder would otherwise spend its time
+    // on duplicates and never catch up with the timeline).
+    int64_t encT = -2, encIndex = -2;
     for (;;) {
       Writer::Item it;
       {
@@ -854,14 +858,20 @@ class Session : public Napi::ObjectWrap<Session> {
           w.mux.Write(it.f.jpeg.data, it.f.jpeg.total());
           w.passedThrough++;
         } else {
-          cv::Mat bgr = it.f.bgr;
-          if (bgr.empty()) bgr = cv::Mat::zeros(w.height, w.width, CV_8UC3);  // a camera with no frame yet
-          if (bgr.cols != w.width || bgr.rows != w.height) {
-            cv::Mat r;
-            cv::resize(bgr, r, cv::Size(w.width, w.height));
-            bgr = r;
+          const int64_t key = it.f.bgr.empty() ? -1 : it.f.t;
+          if (key != encT || it.f.index != encIndex || enc.empty()) {
+            encT = -2;
+            cv::Mat bgr = it.f.bgr;
+            if (bgr.empty()) bgr = cv::Mat::zeros(w.height, w.width, CV_8UC3);  // a camera with no frame yet
+            if (bgr.cols != w.width || bgr.rows != w.height) {
+              cv::Mat r;
+              cv::resize(bgr, r, cv::Size(w.width, w.height));
+              bgr = r;
+            }
+            if (!cv::imencode(".jpg", bgr, enc, {cv::IMWRITE_JPEG_QUALITY, w.quality})) throw std::runtime_error("JPEG encoding failed");
+            encT = key;
+            encIndex = it.f.index;
           }
-          if (!cv::imencode(".jpg", bgr, enc, {cv::IMWRITE_JPEG_QUALITY, w.quality})) throw std::runtime_error("JPEG encoding failed");
           w.mux.Write(enc.data(), enc.size());
           w.encoded++;
         }

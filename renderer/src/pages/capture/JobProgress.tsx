@@ -2,10 +2,12 @@
  * A capture processing job as the Process and Record tabs show it: one progress bar per stage
  * (open the videos, 2D pose per camera, triangulate, angles), Cancel while it runs, the link to the
  * results when done, and which stage failed and why (the recording is kept). `useCaptureJob` polls
- * the running job; `FramesInput` / `maxFrames` are the "first N frames" field both tabs offer.
+ * the running job; `FramesInput` / `maxFrames` are the "first N frames" field both tabs offer, and
+ * `CrossCheckInput` / `crossCheck` the second-model cross-check option.
  */
 import { useCallback, useEffect, useState } from 'react';
 import type { CaptureJobView } from '../../../../models/contract';
+import { CROSS_CHECK_COST_FACTOR, CROSS_CHECK_MODEL } from '../../../../models/capture/quality';
 import { call } from '../../bridge';
 import { href } from '../../router';
 
@@ -61,6 +63,25 @@ export function FramesInput({ value, onChange }: { value: string; onChange: (v: 
     <label>
       Frames
       <input name="max_frames" type="number" min={1} placeholder="all" value={value} onChange={(e) => onChange(e.target.value)} className="narrow" />
+    </label>
+  );
+}
+
+/** `{ cross_check }` with the app's second model when the option is ticked, else nothing (off). */
+export function crossCheck(on: boolean): { cross_check?: typeof CROSS_CHECK_MODEL } {
+  return on ? { cross_check: CROSS_CHECK_MODEL } : {};
+}
+
+/**
+ * "Cross-check with a second model": runs a second 2D model on the same video frames; each reading
+ * then says how far the two models' angles differ (the `model_disagreement` condition on the
+ * results). Only for 2D pose from the videos; the cost factor is measured (BENCHMARKS.md).
+ */
+export function CrossCheckInput({ checked, onChange, disabled }: { checked: boolean; onChange: (v: boolean) => void; disabled?: boolean }) {
+  return (
+    <label className="check" title="A second pose model runs on the same frames; each angle then shows how far the two models differ">
+      <input type="checkbox" name="cross_check" checked={checked && !disabled} disabled={disabled} onChange={(e) => onChange(e.target.checked)} />
+      Cross-check with a second model (about {CROSS_CHECK_COST_FACTOR}× slower)
     </label>
   );
 }

@@ -3,6 +3,7 @@
  * shows one progress bar per stage (open the videos, 2D pose per camera, synchronise and
  * triangulate, joint angles) and can be cancelled; a failure says which stage failed and why, and
  * the recording stays to be processed again. A trial recorded elsewhere can be imported by folder.
+ * A video run can be cross-checked by a second 2D model (each reading then says how far the two differ).
  * The work runs in a separate process in main (main/capture/workspace.ts), never in this page.
  */
 import { useEffect, useState } from 'react';
@@ -13,7 +14,7 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
 import { href } from '../../router';
-import { FramesInput, JobProgress, maxFrames, useCaptureJob } from './JobProgress';
+import { CrossCheckInput, crossCheck, FramesInput, JobProgress, maxFrames, useCaptureJob } from './JobProgress';
 import { TEST_LABEL } from './labels';
 import type { ErrorPayload } from '../../../../models/errors';
 
@@ -89,6 +90,7 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [frames, setFrames] = useState('');
   const [input, setInput] = useState<'video' | 'keypoints'>(r.videos.length ? 'video' : 'keypoints');
+  const [cross, setCross] = useState(false);
   return (
     <li className="card recording" data-recording={r.id} data-recording-status={r.status}>
       <div className="recording-head">
@@ -115,7 +117,7 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
         onSubmit={(e) => {
           e.preventDefault();
           setError(null);
-          call('capture.process', { recording_id: r.id, input, ...maxFrames(frames) }).then(onJob, (err: unknown) =>
+          call('capture.process', { recording_id: r.id, input, ...maxFrames(frames), ...crossCheck(cross && input === 'video') }).then(onJob, (err: unknown) =>
             setError(err instanceof CallError ? err.payload : { code: 'Internal', message: String(err) }),
           );
         }}
@@ -130,6 +132,7 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
           </label>
         ) : null}
         <FramesInput value={frames} onChange={setFrames} />
+        {r.videos.length ? <CrossCheckInput checked={cross} onChange={setCross} disabled={input !== 'video'} /> : null}
         <button type="submit" disabled={r.status === 'processing'} data-action="process">
           {r.status === 'processed' || r.status === 'failed' ? 'Process again' : 'Process'}
         </button>

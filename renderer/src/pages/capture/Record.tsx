@@ -12,7 +12,7 @@ import type { ErrorPayload } from '../../../../models/errors';
 import { CallError, call } from '../../bridge';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
-import { FramesInput, JobProgress, maxFrames, useCaptureJob } from './JobProgress';
+import { CrossCheckInput, crossCheck, FramesInput, JobProgress, maxFrames, useCaptureJob } from './JobProgress';
 import { TEST_LABEL } from './labels';
 
 type Opened = CallOutput<'capture.openRig'>;
@@ -111,6 +111,7 @@ export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'er
   const [tapped, setTapped] = useState(false);
   const { job, setJob, cancel } = useCaptureJob();
   const [frames, setFrames] = useState('');
+  const [cross, setCross] = useState(false);
   const form = useRef<HTMLFormElement>(null);
   useEffect(() => {
     if (!recording) return;
@@ -307,10 +308,13 @@ export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'er
             aria-label="Process this recording"
             onSubmit={(e) => {
               e.preventDefault();
-              call('capture.process', { recording_id: stopped.recording.id, ...maxFrames(frames) }).then(setJob, (err: unknown) => setError(asError(err)));
+              call('capture.process', { recording_id: stopped.recording.id, ...maxFrames(frames), ...crossCheck(cross) }).then(setJob, (err: unknown) =>
+                setError(asError(err)),
+              );
             }}
           >
             <FramesInput value={frames} onChange={setFrames} />
+            <CrossCheckInput checked={cross} onChange={setCross} />
             <button type="submit" className="primary" data-action="process-recording" disabled={!tapped || running}>
               Process
             </button>
