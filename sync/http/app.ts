@@ -257,7 +257,10 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
         zodIssues(parsed.error),
       );
     const body: ProposalUploadResult = {
-      results: await recordProposalEvents(opts.pool, p, parsed.data.events, new Date(now()), { contentHash: (cs) => uploadContentHash(cs, 1), policy: hqPolicy }),
+      results: await recordProposalEvents(opts.pool, p, parsed.data.events, new Date(now()), {
+        contentHash: (cs) => uploadContentHash(cs, 1),
+        policy: hqPolicy,
+      }),
     };
     return c.json(body);
   });
