@@ -347,6 +347,8 @@ export function FormMessages({ form }: { form: EntryForm }) {
       </p>
     );
   if (!e) return null;
+  // A record already stored that day: the form shows the service's answer with its tick box (SameDayWarning.tsx).
+  if (e.kind === 'SameDayExists') return null;
   // Correct outcomes (undone or approved a moment ago, in another tab) are not errors.
   if (e.code === 'Conflict' && /already (been )?(undone|applied|approved)/i.test(e.message))
     return (
