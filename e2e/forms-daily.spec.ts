@@ -63,19 +63,19 @@ describe('screening, vitals and wellness forms', () => {
     await field(page, 'vitals-add', 'resting_hr_bpm').locator('input').fill('300');
     await field(page, 'vitals-add', 'hrv_rmssd_ms').locator('input').fill('71.5');
     await form(page, 'vitals-add').locator('button[type="submit"]').click();
-    // The demo seed records vitals every morning: the day's stored set is shown, and a second set
-    // is sent only once the user says it is a new measurement.
-    const warning = form(page, 'vitals-add').locator('[data-duplicate-warning]');
-    await warning.waitFor();
-    expect(await warning.textContent()).toMatch(/already recorded for .*one set.*Resting heart rate \d+ bpm/);
-    expect(await form(page, 'vitals-add').locator('button[type="submit"]').isDisabled()).toBe(true);
-    await screenshot(page, 'form-10b-vitals-same-day-warning');
-    await form(page, 'vitals-add').locator('[data-action="confirm-new-measurement"]').check();
-    await form(page, 'vitals-add').locator('button[type="submit"]').click();
     await waitForForm(page, 'vitals-add', 'error');
     expect(await field(page, 'vitals-add', 'resting_hr_bpm').locator('.field-error').textContent()).toMatch(/at most 220/);
     await field(page, 'vitals-add', 'resting_hr_bpm').locator('input').fill('49');
     await screenshot(page, 'form-10-record-vitals');
+    await form(page, 'vitals-add').locator('button[type="submit"]').click();
+    // The demo seed records vitals every morning: the service refuses a second set that day and
+    // names the stored one; it is sent again only once the user says it is a new measurement.
+    const warning = form(page, 'vitals-add').locator('[data-duplicate-warning]');
+    await warning.waitFor();
+    expect(await warning.textContent()).toMatch(/already recorded for .*resting heart rate \d+ bpm, HRV [\d.]+ ms \(set /);
+    expect(await form(page, 'vitals-add').locator('button[type="submit"]').isDisabled()).toBe(true);
+    await screenshot(page, 'form-10b-vitals-same-day-warning');
+    await form(page, 'vitals-add').locator('[data-action="confirm-new-measurement"]').check();
     await form(page, 'vitals-add').locator('button[type="submit"]').click();
     await page.locator('[data-saved="true"]', { hasText: 'Vitals for' }).waitFor();
     const today = new Date().toISOString().slice(0, 10);

@@ -420,6 +420,8 @@ export interface ProposalItemView {
   decidedAt: string | null;
   failure: ErrorPayload | null;
   createdAt: string;
+  /** The club device it was proposed on when not this one (a change waiting for an owner, synced through HQ), else null. */
+  originDevice: { id: string; name: string } | null;
 }
 
 /**

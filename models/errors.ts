@@ -192,6 +192,19 @@ export class IdempotencyKeyReused extends AppError {
   }
 }
 
+/**
+ * A record of this kind already exists for the athlete on that day, and the input did not say a
+ * second one is meant (a re-measurement, a second session): Conflict, `kind` `SameDayExists`.
+ * Nothing was written. The message names the stored record(s); `issues` points at the
+ * acknowledgement field of the verb's input (`ackField`, e.g. `second_set_same_day`), which sent
+ * as `true` records the second one.
+ */
+export class SameDayExists extends AppError {
+  constructor(message: string, ackField: string) {
+    super({ code: 'Conflict', kind: 'SameDayExists', message, issues: [{ path: ackField, message }] });
+  }
+}
+
 /** Input failed validation; `issues` name each field. */
 export class ValidationError extends AppError {
   constructor(message: string, issues: FieldIssue[] = []) {

@@ -89,6 +89,18 @@ describe('single-line text and notes', () => {
         .success,
     ).toBe(false);
   });
+  it('checks the length limit on the normalised text: NFKC can lengthen it (U+FDFA becomes 18 characters)', () => {
+    expect('\uFDFA'.normalize('NFKC')).toHaveLength(18);
+    // 6 characters typed (under the squad name's 100), 6 × 18 = 108 once normalised: refused.
+    const long = I.CreateSquad.safeParse({ name: '\uFDFA'.repeat(6), season: '2026/27' });
+    expect(long.success).toBe(false);
+    expect(long.error?.issues[0]).toMatchObject({ path: ['name'], message: expect.stringMatching(/at most 100 characters once normalised/) });
+    // 5 of them (90 characters) fit, stored normalised.
+    expect(I.CreateSquad.parse({ name: '\uFDFA'.repeat(5), season: '2026/27' }).name).toHaveLength(90);
+    // Through .nullable() as well: an athlete's position (at most 60; 4 typed are 72 once normalised).
+    const pos = I.CreateAthlete.safeParse({ name: 'A', date_of_birth: '2000-01-01', position: '\uFDFA'.repeat(4) });
+    expect(pos.error?.issues.filter((i) => /once normalised/.test(i.message)).map((i) => i.path.join('.'))).toEqual(['position']);
+  });
   it('notes keep line breaks and tabs but refuse NUL, other C0 controls and bidi overrides', () => {
     const base = { athlete_id: '00000000-0000-4000-8000-000000000000', body_part: 'ankle', side: 'left', onset_date: '2026-11-01', severity: 'mild' };
     expect(I.CreateInjury.parse({ ...base, clinician_notes: 'Line 1\r\nLine 2\tindented' }).clinician_notes).toBe('Line 1\r\nLine 2\tindented');

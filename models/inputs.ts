@@ -184,6 +184,12 @@ export const RecordVitals = z
     date: R.IsoDate.describe('Day of the measurement (YYYY-MM-DD).'),
     resting_hr_bpm: R.Vitals.shape.resting_hr_bpm,
     hrv_rmssd_ms: R.Vitals.shape.hrv_rmssd_ms,
+    second_set_same_day: z
+      .boolean()
+      .default(false)
+      .describe(
+        'true to record another set on a day that already has one (a new measurement, e.g. a reading retaken); without it a second set that day is refused (Conflict SameDayExists naming the stored set).',
+      ),
   })
   .strict();
 

@@ -114,6 +114,69 @@ export interface ApprovalUploadResult {
   results: { changeset_id: string; status: 'recorded' | 'already_recorded' }[];
 }
 
+/** At most this many proposal events per POST /v1/proposals request. */
+export const MAX_PROPOSAL_EVENTS_PER_UPLOAD = 50;
+
+/**
+ * One proposal event a device sends to HQ (POST /v1/proposals), in the order they happened there:
+ * - `propose`: a change the policy marks *needs owner* was proposed on this device. HQ re-runs the
+ *   policy on it for the proposer as HQ holds them (it must still need an owner), keeps it as an
+ *   `hq_proposal` row (HQ migration 0010) and syncs it to the org's staff devices, so an owner
+ *   signed in on any of them can review it. `permission`: the tool's gating permission, re-checked
+ *   against the proposer's role when it is approved.
+ * - `decline`: `decided_by` declined it (an owner) or withdrew it (the proposer). HQ accepts it
+ *   from the decider's own device token, or for a withdrawal from an org device (which signs the
+ *   proposer in), and only while the proposal still waits.
+ * The owner's approval is not an event: it is the changeset itself, uploaded with the proposal's
+ * id as changeset id (POST /v1/changesets), which HQ applies at most once.
+ */
+export const ProposalEvent = z.discriminatedUnion('op', [
+  z
+    .object({
+      op: z.literal('propose'),
+      changeset_id: Id,
+      user_id: Id,
+      verb: z.string().min(1).max(100),
+      summary: z.string().min(1).max(500),
+      changes: z.array(UploadedRowChange).min(1).max(MAX_CHANGES_PER_CHANGESET),
+      source: z.enum(['assistant', 'mcp', 'page']),
+      tool_name: z.string().min(1).max(100),
+      title: z.string().min(1).max(200),
+      permission: z.string().max(64).nullable(),
+      created_at: IsoDateTime,
+    })
+    .strict(),
+  z.object({ op: z.literal('decline'), changeset_id: Id, decided_by: Id, decided_at: IsoDateTime }).strict(),
+]);
+export type ProposalEvent = z.infer<typeof ProposalEvent>;
+
+/** The body of POST /v1/proposals. */
+export const ProposalUpload = z.object({ events: z.array(ProposalEvent).min(1).max(MAX_PROPOSAL_EVENTS_PER_UPLOAD) }).strict();
+export type ProposalUpload = z.infer<typeof ProposalUpload>;
+
+/**
+ * HQ's answer per proposal event, in request order: `recorded` (new, or the same event again),
+ * or `refused` with a typed code (models/errors.ts) and a message: `Validation` (it does not need
+ * an owner at HQ, or names unknown tables or columns), `Forbidden` (the proposer or decider may
+ * not, or HQ cannot verify who declined), `NotFound` (no such proposal), `Conflict` (the same id
+ * with other content, or the proposal was already decided: `status` says how).
+ */
+export type ProposalEventOutcome =
+  | { changeset_id: string; op: 'propose' | 'decline'; status: 'recorded' }
+  | {
+      changeset_id: string;
+      op: 'propose' | 'decline';
+      status: 'refused';
+      code: 'Validation' | 'Forbidden' | 'NotFound' | 'Conflict';
+      message: string;
+      proposal_status?: string;
+    };
+
+/** The response of POST /v1/proposals. */
+export interface ProposalUploadResult {
+  results: ProposalEventOutcome[];
+}
+
 /** The body of POST /v1/changesets: changesets in outbox order. */
 export const ChangesetUpload = z.object({ changesets: z.array(UploadedChangeset).min(1).max(MAX_CHANGESETS_PER_UPLOAD) }).strict();
 export type ChangesetUpload = z.infer<typeof ChangesetUpload>;

@@ -34,16 +34,31 @@ type TextSchema = z.ZodType<string | null, string | null>;
  * before anything is trimmed), trims surrounding spaces and, unless `nfkc: false` (file paths,
  * machine names), NFKC-normalises (Unicode UAX #15: full-width "Ｕ１９" becomes "U19") so that the
  * stored value and every duplicate comparison see one spelling. A field whose schema requires text
- * (a string with min length ≥ 1) must not be blank once trimmed. Returns the same schema type, its
- * description kept.
+ * (a string with min length ≥ 1) must not be blank once trimmed, and a maximum length (`.max(n)`,
+ * also through `.nullable()`) is checked again on the normalised value, since NFKC can lengthen
+ * text ("ﷺ", U+FDFA, becomes 18 characters). Returns the same schema type, its description kept.
  */
 export function plainText<T extends TextSchema>(s: T, opts: { nfkc?: boolean } = {}): T {
   const required = ((s as unknown as { minLength?: number | null }).minLength ?? 0) > 0;
+  const max = maxLengthOf(s);
   let r = s
     .refine((v) => v === null || !CONTROL_OR_BIDI.test(v), { message: PLAIN_MESSAGE })
     .overwrite((v) => (v === null ? v : ((opts.nfkc === false ? v.trim() : v.trim().normalize('NFKC')) as typeof v))) as T;
   if (required) r = r.refine((v) => v === null || v.length > 0, { message: 'Enter a value: it cannot be blank or only spaces.' }) as T;
+  // NFKC can lengthen text (U+FDFA "ﷺ" becomes 18 characters): the limit holds for what is stored.
+  if (max !== null)
+    r = r.refine((v) => v === null || v.length <= max, {
+      message: `Too long: at most ${max} characters once normalised (some characters, such as ligatures, expand to several).`,
+    }) as T;
   return r;
+}
+
+/** The schema's maximum length (`.max(n)`), looking through `.nullable()`; null when it has none. */
+function maxLengthOf(s: TextSchema): number | null {
+  const direct = (s as unknown as { maxLength?: number | null }).maxLength;
+  if (typeof direct === 'number') return direct;
+  const inner = (s as unknown as { unwrap?: () => { maxLength?: number | null } }).unwrap?.();
+  return typeof inner?.maxLength === 'number' ? inner.maxLength : null;
 }
 /** A multi-line note: newlines and tabs kept, {@link NOTE_FORBIDDEN} refused. Returns the same schema type. */
 export function noteText<T extends TextSchema>(s: T): T {

@@ -33,6 +33,9 @@ export interface ProposalRow {
   failure_json: string | null;
   created_at: string;
   updated_at: string;
+  /** The device the proposal was made on, when another one (synced through HQ; migration 0015), else null. */
+  origin_device_id: string | null;
+  origin_device_name: string | null;
   /** From the changeset row. */
   verb: string;
   summary: string;
@@ -114,8 +117,20 @@ export function insertProposal(db: Db, p: NewProposal): void {
           p.createdAt,
           p.createdAt,
         );
+      // On an enrolled device a change waiting for an owner is reported to HQ (POST /v1/proposals),
+      // so an owner signed in on any of the club's devices can decide it (migration 0015).
+      if (p.status === 'needs_owner') queueProposalEvent(db, p.id, 'propose', p.userId, p.createdAt);
     })
     .immediate();
+}
+
+/**
+ * Queue a proposal event for HQ (migration 0015 `sync_proposal_event`), in the caller's
+ * transaction; nothing on a file that is not enrolled. One event per proposal and kind.
+ */
+function queueProposalEvent(db: Db, proposalId: string, op: 'propose' | 'decline', userId: string, at: string): void {
+  if (!sqlite(db).prepare('SELECT 1 FROM sync_enrolment WHERE id = 1').get()) return;
+  sqlite(db).prepare('INSERT OR IGNORE INTO sync_proposal_event (proposal_id, op, user_id, created_at) VALUES (?, ?, ?, ?)').run(proposalId, op, userId, at);
 }
 
 const SELECT = `SELECT p.*, c.verb AS verb, c.summary AS summary, c.changes_json AS changes_json, c.undo_of AS undo_of, c.result_json AS result_json
@@ -178,6 +193,11 @@ export function closeProposal(
     if (res.changes !== 1) return false;
     if (patch.status !== 'applied')
       sqlite(db).prepare(`UPDATE changeset SET status = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(patch.status, id);
+    // A change that waited for an owner, declined here: HQ and the other devices learn it (migration 0015).
+    if (patch.status === 'declined' && patch.decidedBy) {
+      const verdict = sqlite(db).prepare('SELECT verdict FROM changeset_proposal WHERE id = ?').pluck().get(id);
+      if (verdict === 'needs_owner') queueProposalEvent(db, id, 'decline', patch.decidedBy, patch.decidedAt);
+    }
     return true;
   })();
 }

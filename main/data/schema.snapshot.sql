@@ -94,6 +94,9 @@ CREATE INDEX squad_org ON squad(org_id);
 -- index sync_optimistic_row
 CREATE INDEX sync_optimistic_row ON sync_optimistic(tbl, id);
 
+-- index sync_proposal_event_pending
+CREATE INDEX sync_proposal_event_pending ON sync_proposal_event(status, seq);
+
 -- index sync_upload_state
 CREATE INDEX sync_upload_state ON sync_upload(state);
 
@@ -239,7 +242,7 @@ CREATE TABLE "changeset_proposal" (
   failure_json TEXT,
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL
-);
+, origin_device_id TEXT, origin_device_name TEXT);
 
 -- table device
 CREATE TABLE device (id TEXT PRIMARY KEY,
@@ -301,6 +304,32 @@ CREATE TABLE 'help_passage_docsize'(id INTEGER PRIMARY KEY, sz BLOB);
 
 -- table help_passage_idx
 CREATE TABLE 'help_passage_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
+
+-- table hq_proposal
+CREATE TABLE hq_proposal (
+  id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  device_id TEXT NOT NULL,
+  device_name TEXT NOT NULL,
+  source TEXT NOT NULL,
+  tool_name TEXT NOT NULL,
+  title TEXT NOT NULL,
+  verb TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  changes_json TEXT NOT NULL,
+  tables TEXT NOT NULL,
+  policy_json TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  status TEXT NOT NULL,
+  decided_by TEXT,
+  decided_at TEXT,
+  decided_device_name TEXT,
+  outcome_json TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 1
+);
 
 -- table injury
 CREATE TABLE injury (id TEXT PRIMARY KEY,
@@ -674,6 +703,19 @@ CREATE TABLE sync_optimistic (
   id TEXT NOT NULL,
   PRIMARY KEY (changeset_id, tbl, id)
 ) WITHOUT ROWID;
+
+-- table sync_proposal_event
+CREATE TABLE sync_proposal_event (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  proposal_id TEXT NOT NULL,
+  op TEXT NOT NULL CHECK (op IN ('propose', 'decline')),
+  user_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'recorded', 'refused')),
+  code TEXT,
+  message TEXT,
+  UNIQUE (proposal_id, op)
+);
 
 -- table sync_seen_txid
 CREATE TABLE sync_seen_txid (

@@ -18,7 +18,7 @@ import type { RowChange } from '../../models/changeset';
 import { canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
 import { createHash } from 'node:crypto';
 import { AppError, Conflict, NotFound } from '../../models/errors';
-import type { ChangesetOutcome, CurrentRow, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
+import type { ChangesetOutcome, CurrentRow, ProposalEvent, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
 import { uploadHashPayload } from '../../models/sync';
 import type Database from 'better-sqlite3';
 import { openSiblingConnection, type Db } from './db';
@@ -142,9 +142,16 @@ export function recordSyncOutcome(db: Db, outcome: { ok: true; at: string } | { 
   }
 }
 
-/** Outbox changesets not yet accepted or refused by HQ, and conflicts (rejected, not discarded). */
+/**
+ * Uploads waiting (outbox changesets not yet accepted or refused by HQ, plus proposal events not
+ * yet reported: migration 0015), and conflicts (rejected, not discarded).
+ */
 export function syncCounts(db: Db): { pending: number; conflicts: number } {
-  const pending = (sqlite(db).prepare(`SELECT count(*) AS n FROM outbox WHERE status = 'pending'`).get() as { n: number }).n;
+  const pending = (
+    sqlite(db)
+      .prepare(`SELECT (SELECT count(*) FROM outbox WHERE status = 'pending') + (SELECT count(*) FROM sync_proposal_event WHERE status = 'pending') AS n`)
+      .get() as { n: number }
+  ).n;
   const conflicts = (sqlite(db).prepare(`SELECT count(*) AS n FROM sync_upload WHERE state = 'rejected'`).get() as { n: number }).n;
   return { pending, conflicts };
 }
@@ -394,6 +401,12 @@ export function applyShapeBatch(
         written++;
       }
     }
+    // Proposals HQ holds (migration 0015): copied into this device's own proposal tables.
+    if (tbl === 'hq_proposal')
+      materializeProposals(
+        db,
+        ops.filter((o) => o.op === 'upsert').map((o) => o.id),
+      );
     let settled: string[] = [];
     if (commit) {
       if (commit.keepIds) written += sweepAfterReset(db, tbl, commit.keepIds);
@@ -734,4 +747,187 @@ export function uploadState(db: Db, changesetId: string): { outbox: string | nul
 /** Rows currently held optimistically (under a not-yet-synced local changeset). */
 export function optimisticRowCount(db: Db): number {
   return (sqlite(db).prepare('SELECT count(*) AS n FROM sync_server_row').get() as { n: number }).n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Proposals across devices (migration 0015, HQ 0010)
+
+/** A proposal event waiting to be reported to HQ, with the user it is sent for (the decider of a decline). */
+export interface PendingProposalEvent {
+  seq: number;
+  userId: string;
+  event: ProposalEvent;
+}
+
+interface ProposalEventJoin {
+  seq: number;
+  proposal_id: string;
+  op: 'propose' | 'decline';
+  user_id: string;
+  created_at: string;
+  proposer: string;
+  source: 'assistant' | 'mcp' | 'page';
+  tool_name: string;
+  title: string;
+  policy_json: string;
+  p_created_at: string;
+  verb: string;
+  summary: string;
+  changes_json: string;
+}
+
+/** The oldest `limit` proposal events not yet reported to HQ, in the wire format (models/sync.ts ProposalEvent). */
+export function pendingProposalEvents(db: Db, limit: number): PendingProposalEvent[] {
+  const rows = sqlite(db)
+    .prepare(
+      `SELECT e.seq, e.proposal_id, e.op, e.user_id, e.created_at, p.user_id AS proposer, p.source, p.tool_name, p.title, p.policy_json,
+              p.created_at AS p_created_at, c.verb, c.summary, c.changes_json
+         FROM sync_proposal_event e JOIN changeset_proposal p ON p.id = e.proposal_id JOIN changeset c ON c.id = e.proposal_id
+        WHERE e.status = 'pending' ORDER BY e.seq LIMIT ?`,
+    )
+    .all(limit) as ProposalEventJoin[];
+  return rows.map((r) => {
+    if (r.op === 'decline')
+      return { seq: r.seq, userId: r.user_id, event: { op: 'decline', changeset_id: r.proposal_id, decided_by: r.user_id, decided_at: r.created_at } };
+    const pol = JSON.parse(r.policy_json) as { permission?: string | null };
+    return {
+      seq: r.seq,
+      userId: r.user_id,
+      event: {
+        op: 'propose',
+        changeset_id: r.proposal_id,
+        user_id: r.proposer,
+        verb: r.verb,
+        summary: r.summary.slice(0, 500),
+        changes: JSON.parse(r.changes_json) as UploadedRowChange[],
+        source: r.source,
+        tool_name: r.tool_name.slice(0, 100),
+        title: r.title.slice(0, 200),
+        permission: pol.permission ?? null,
+        created_at: r.p_created_at,
+      },
+    };
+  });
+}
+
+/** Store HQ's answer to proposal event `seq` (recorded, or refused with a code and message). */
+export function recordProposalEventOutcome(db: Db, seq: number, outcome: { status: 'recorded' } | { status: 'refused'; code: string; message: string }): void {
+  sqlite(db)
+    .prepare(`UPDATE sync_proposal_event SET status = ?, code = ?, message = ? WHERE seq = ? AND status = 'pending'`)
+    .run(outcome.status, outcome.status === 'refused' ? outcome.code : null, outcome.status === 'refused' ? outcome.message.slice(0, 1000) : null, seq);
+}
+
+/** Proposal events HQ refused (diagnostics, tests): the proposal stays on this device only. */
+export function refusedProposalEvents(db: Db): { proposal_id: string; op: string; code: string | null; message: string | null }[] {
+  return sqlite(db).prepare(`SELECT proposal_id, op, code, message FROM sync_proposal_event WHERE status = 'refused' ORDER BY seq`).all() as {
+    proposal_id: string;
+    op: string;
+    code: string | null;
+    message: string | null;
+  }[];
+}
+
+interface HqProposalReplica {
+  id: string;
+  org_id: string;
+  user_id: string;
+  device_id: string;
+  device_name: string;
+  source: string;
+  tool_name: string;
+  title: string;
+  verb: string;
+  summary: string;
+  changes_json: string;
+  policy_json: string;
+  content_hash: string;
+  status: 'needs_owner' | 'applied' | 'declined' | 'failed';
+  decided_by: string | null;
+  decided_at: string | null;
+  outcome_json: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * The local `changeset` row status of a proposal HQ decided: `applied_elsewhere` for one applied
+ * by another device's upload (its rows arrive through the shapes; it has no local undo),
+ * otherwise the proposal's status.
+ */
+const changesetStatusOf = (s: HqProposalReplica['status']): string => (s === 'applied' ? 'applied_elsewhere' : s);
+
+/**
+ * Copy proposals HQ holds (replica rows `ids` of `hq_proposal`) into this device's proposal
+ * tables, in the shape batch's transaction: one made on another device is added (its origin
+ * device kept), so the Approvals page lists it and an owner here decides it through the usual
+ * path; one this device holds open (made here, or copied earlier) takes HQ's outcome when HQ has
+ * decided it (applied on another device, declined, failed), and so does one approved here whose
+ * upload HQ refused. A proposal decided here stays as decided here.
+ */
+function materializeProposals(db: Db, ids: readonly string[]): void {
+  for (const id of ids) {
+    const r = stmt(db, 'SELECT * FROM hq_proposal WHERE id = ?').get(id) as HqProposalReplica | undefined;
+    if (!r) continue;
+    const local = stmt(db, 'SELECT status FROM changeset_proposal WHERE id = ?').get(id) as { status: string } | undefined;
+    if (!local) {
+      stmt(
+        db,
+        `INSERT OR IGNORE INTO changeset (id, org_id, user_id, verb, summary, changes_json, inverse_json, content_hash, idempotency_key, request_hash, status, run_id, via_assistant, created_at, applied_at, undo_of, result_json)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, NULL, 0, ?, ?, NULL, NULL)`,
+      ).run(
+        r.id,
+        r.org_id,
+        r.user_id,
+        r.verb,
+        r.summary,
+        r.changes_json,
+        r.content_hash,
+        changesetStatusOf(r.status),
+        r.created_at,
+        r.status === 'applied' ? r.decided_at : null,
+      );
+      stmt(
+        db,
+        `INSERT INTO changeset_proposal (id, org_id, user_id, source, run_id, tool_call_id, tool_name, title, status, verdict, policy_json, content_hash, decided_by, decided_at, failure_json, created_at, updated_at, origin_device_id, origin_device_name)
+         VALUES (?, ?, ?, ?, NULL, NULL, ?, ?, ?, 'needs_owner', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        r.id,
+        r.org_id,
+        r.user_id,
+        r.source,
+        r.tool_name,
+        r.title,
+        r.status,
+        r.policy_json,
+        r.content_hash,
+        r.decided_by,
+        r.decided_at,
+        r.outcome_json,
+        r.created_at,
+        r.updated_at,
+        r.device_id,
+        r.device_name,
+      );
+      continue;
+    }
+    if (r.status === 'needs_owner' || local.status === r.status) continue;
+    const open = local.status === 'proposed' || local.status === 'needs_owner';
+    const outbox = stmt(db, 'SELECT status FROM outbox WHERE changeset_id = ?').pluck().get(id) as string | undefined;
+    const refusedHere = local.status === 'applied' && (outbox === 'rejected' || outbox === 'discarded');
+    if (!open && !refusedHere) continue;
+    stmt(db, 'UPDATE changeset_proposal SET status = ?, decided_by = ?, decided_at = ?, failure_json = ?, updated_at = ? WHERE id = ?').run(
+      r.status,
+      r.decided_by,
+      r.decided_at,
+      r.outcome_json,
+      r.updated_at,
+      id,
+    );
+    if (open)
+      stmt(db, `UPDATE changeset SET status = ?, applied_at = ? WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(
+        changesetStatusOf(r.status),
+        r.status === 'applied' ? r.decided_at : null,
+        id,
+      );
+  }
 }

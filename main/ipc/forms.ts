@@ -66,6 +66,7 @@ export function proposalItem(p: ProposalView): ProposalItemView {
     decidedAt: p.decidedAt,
     failure: p.failure,
     createdAt: p.createdAt,
+    originDevice: p.originDevice,
   };
 }
 

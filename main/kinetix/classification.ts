@@ -669,6 +669,8 @@ export const INPUT_FIELD_CLASSIFICATION: Readonly<Record<string, Classification 
   doctor_signoff: 'internal',
   coach_signoff: 'internal',
   signed: 'internal',
+  /** vitals.record: the acknowledgement that a second set the same day is a new measurement. */
+  second_set_same_day: 'internal',
   pct: 'internal',
   folder_id: 'internal',
   item_type: 'internal',

@@ -88,6 +88,8 @@ export interface ProposalView {
   result: AppliedChangeset | null;
   createdAt: string;
   updatedAt: string;
+  /** The device it was proposed on, when another device of the club (synced through HQ), else null: this device. */
+  originDevice: { id: string; name: string } | null;
 }
 
 interface StoredPolicy {
@@ -123,6 +125,7 @@ function view(row: P.ProposalRow): ProposalView {
     result: row.status === 'applied' && row.result_json ? (JSON.parse(row.result_json) as AppliedChangeset) : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    originDevice: row.origin_device_id ? { id: row.origin_device_id, name: row.origin_device_name ?? '' } : null,
   };
 }
 

@@ -1,6 +1,6 @@
 /** Injuries, screenings, return-to-play (RTP) entries with their three sign-offs, wellness, vitals. */
 import { codeWords, formatDay } from '../../models/format';
-import { ValidationError } from '../../models/errors';
+import { SameDayExists, ValidationError } from '../../models/errors';
 import type { Injury, RtpEntry, Screening, Vitals, Wellness } from '../../models/records';
 import { screeningTest } from '../../models/screening-tests';
 import { listRows } from '../data/rows';
@@ -285,6 +285,22 @@ export const recordVitals = writeVerb('vitals.record', {
   plan(vc, i) {
     const a = activeAthlete(vc, athleteFilter(vc, i.athlete_id)!);
     notInFuture(vc, 'date', i.date, a);
-    return { planned: { verb: 'vitals.record', summary: `Vitals for ${a.name} on ${formatDay(i.date)}`, changes: [insertRow('vitals', i)] } };
+    const { second_set_same_day: again, ...values } = i;
+    // A second set the same day must be meant (a re-measurement): a set entered twice skews the
+    // day's trend. The check runs on every door (form, CLI, assistant, MCP) and cannot be skipped;
+    // if the read itself fails, the verb fails with it (nothing is written).
+    const stored = listRows<Vitals>(vc.db, 'vitals', vc.actor.orgId, {
+      eq: { athlete_id: a.id, date: i.date },
+      orderBy: [{ column: 'created_at' }],
+      limit: 20,
+    });
+    if (stored.length > 0 && !again) {
+      const sets = stored.map((s) => `resting heart rate ${s.resting_hr_bpm} bpm, HRV ${s.hrv_rmssd_ms} ms (set ${s.id})`).join('; ');
+      throw new SameDayExists(
+        `Vitals for ${a.name} on ${formatDay(i.date)} are already recorded: ${sets}. Nothing was written. If this is a new measurement (a reading retaken), send it again with second_set_same_day: true; a set entered by mistake is undone from Activity.`,
+        'second_set_same_day',
+      );
+    }
+    return { planned: { verb: 'vitals.record', summary: `Vitals for ${a.name} on ${formatDay(i.date)}`, changes: [insertRow('vitals', values)] } };
   },
 });

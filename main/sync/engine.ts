@@ -25,6 +25,11 @@
  *   uploaded, the approvals (and owner-authored changes) it holds are recorded at HQ under that
  *   owner's own token (`POST /v1/approvals`, bound to each changeset's content hash). Without
  *   such a sign-in HQ rejects the change `approval_unverified`, a visible conflict.
+ * - Changes waiting for an owner: a *needs owner* proposal made here, and a decline made here,
+ *   are reported to HQ before each outbox upload (`POST /v1/proposals`); the `hq_proposal` shape
+ *   brings every such proposal of the club to this device (main/data/sync.ts
+ *   `materializeProposals`), so an owner signed in here decides it, and a proposal made here takes
+ *   HQ's outcome. The approval itself is the changeset, uploaded with the proposal's id.
  * - RTP sign-offs: HQ applies a sign-off whose author is not the enrolled user only when the
  *   author's own token attested it. The same path: a signer who signed in to HQ on this device
  *   has each of their sign-off changesets attested before upload; otherwise HQ rejects it
@@ -47,8 +52,9 @@ import type {
   SyncReport,
   UploadedApproval,
   UploadedChangeset,
+  ProposalUploadResult,
 } from '../../models/sync';
-import { MAX_CHANGESETS_PER_UPLOAD } from '../../models/sync';
+import { MAX_CHANGESETS_PER_UPLOAD, MAX_PROPOSAL_EVENTS_PER_UPLOAD } from '../../models/sync';
 import { TABLE_NAMES, TABLES } from '../../models/tables';
 import type { Db } from '../data/db';
 import {
@@ -60,6 +66,10 @@ import {
   listConflicts,
   markShapeForbidden,
   pendingUploads,
+  pendingProposalEvents,
+  resetShape,
+  recordProposalEventOutcome,
+  type PendingProposalEvent,
   pruneSeenTxids,
   recordSyncOutcome,
   recordUploadAttemptFailed,
@@ -226,9 +236,11 @@ export function syncedTables(role: string): string[] {
     if (hasPermission(role, def.read) && (!selfScoped || def.athleteColumn)) out.push(t);
   }
   if (hasPermission(role, 'activity.read')) out.push('activity');
+  // Changes waiting for an owner, proposed on any staff device of the club (HQ 0010).
+  if (!selfScoped) out.push('hq_proposal');
   return out;
 }
-const ALL_TABLES = ['organization', 'app_user', ...TABLE_NAMES, 'activity'];
+const ALL_TABLES = ['organization', 'app_user', ...TABLE_NAMES, 'activity', 'hq_proposal'];
 
 /** The device sync engine for one database file. */
 export class DeviceSync {
@@ -536,6 +548,8 @@ export class DeviceSync {
 
   private async uploadQueue(e: SyncEnrolmentRow & { token: string }, report: SyncReport, signal?: AbortSignal): Promise<void> {
     const perRequest = Math.min(MAX_CHANGESETS_PER_UPLOAD, Math.max(1, this.opts.uploadBatch ?? 50));
+    // Proposals first: HQ must hold a proposal before the changeset that approves it arrives.
+    await this.uploadProposalEvents(e, signal);
     for (;;) {
       if (signal?.aborted) return;
       // An athlete's device uploads that athlete's changesets; an org device everyone's who signed in on it.
@@ -601,6 +615,62 @@ export class DeviceSync {
       throw err;
     } finally {
       ids.forEach((id) => this.inFlight.delete(id));
+    }
+  }
+
+  /**
+   * Report this device's proposal events to HQ in order (POST /v1/proposals): a change waiting for
+   * an owner proposed here (HQ then syncs it to every staff device of the club), and declines made
+   * here. A decline is sent under the decider's own HQ token when they signed in to HQ on this
+   * device (an owner's decline needs it), else under the device token. An event HQ refuses is
+   * kept as refused (logged); the proposal then stays on this device only.
+   * @throws Unavailable (HQ unreachable or failing: the events wait and are sent again), Unauthenticated (device token refused)
+   */
+  private async uploadProposalEvents(e: SyncEnrolmentRow & { token: string }, signal?: AbortSignal): Promise<void> {
+    if (SELF_SCOPED_ROLES.has(this.currentRole(e) as never)) return;
+    for (;;) {
+      if (signal?.aborted) return;
+      const pending = pendingProposalEvents(this.db, MAX_PROPOSAL_EVENTS_PER_UPLOAD);
+      if (pending.length === 0) return;
+      // Consecutive events sent under the same token.
+      const tokenOf = (p: PendingProposalEvent): { userId: string; token: string } | null => {
+        if (p.event.op !== 'decline' || p.userId === e.user_id) return null;
+        const row = getUserToken(this.db, p.userId);
+        if (!row) return null;
+        try {
+          return { userId: p.userId, token: this.box.open(JSON.parse(row.token_sealed) as SealedSecret) };
+        } catch {
+          deleteUserToken(this.db, p.userId);
+          return null;
+        }
+      };
+      const own = tokenOf(pending[0]!);
+      const batch = [pending[0]!];
+      for (const p of pending.slice(1)) {
+        if (tokenOf(p)?.userId !== own?.userId) break;
+        batch.push(p);
+      }
+      const res = await this.post({ hq_url: e.hq_url, token: own?.token ?? e.token }, '/v1/proposals', { events: batch.map((p) => p.event) }, signal);
+      if (res.ok) {
+        const { results } = (await res.json()) as ProposalUploadResult;
+        results.forEach((r, i) => {
+          const p = batch[i];
+          if (!p) return;
+          recordProposalEventOutcome(this.db, p.seq, r.status === 'recorded' ? r : { status: 'refused', code: r.code, message: r.message });
+          if (r.status === 'refused') this.log(`sync: HQ did not record the ${r.op} of proposal ${r.changeset_id}: ${r.code}: ${r.message}`);
+        });
+        continue;
+      }
+      const err = await errorFromResponse(res, 'record these proposals');
+      if (res.status >= 500) throw err;
+      if (res.status === 401 && own) {
+        deleteUserToken(this.db, own.userId); // the decider's own sign-in was revoked: sent under the device token next time
+        continue;
+      }
+      if (res.status === 401) throw err;
+      // The whole request was refused (400/403/413): kept as refused so the queue moves on.
+      for (const p of batch) recordProposalEventOutcome(this.db, p.seq, { status: 'refused', code: err.code, message: err.message });
+      this.log(`sync: HQ refused ${batch.length} proposal event(s): ${err.code}: ${err.message}`);
     }
   }
 
@@ -717,7 +787,14 @@ export class DeviceSync {
    * Resolves when done (in worker mode: once the worker has no transaction of it under way);
    * rejects with a typed error (401 → Unauthenticated, network → Unavailable).
    */
-  private follow(e: SyncEnrolmentRow & { token: string }, tbl: string, report: SyncReport | null, live: boolean, signal: AbortSignal): Promise<void> {
+  private follow(
+    e: SyncEnrolmentRow & { token: string },
+    tbl: string,
+    report: SyncReport | null,
+    live: boolean,
+    signal: AbortSignal,
+    restarted = false,
+  ): Promise<void> {
     if (shapeState(this.db, tbl).forbidden) markShapeForbidden(this.db, tbl, false);
     const state = shapeState(this.db, tbl);
     const ctrl = new AbortController();
@@ -752,6 +829,22 @@ export class DeviceSync {
           if (ctrl.signal.aborted) return;
           if (err instanceof FetchError && err.status === 401) {
             finish(new AppError({ code: 'Unauthenticated', message: 'HQ no longer accepts this device token (revoked or expired). Enrol the device again.' }));
+            return;
+          }
+          if (err instanceof FetchError && err.status === 400 && !restarted && state.handle && /handle do not match/.test(err.message)) {
+            // The shape HQ defines for this device changed under the stored handle (the proxy's
+            // where depends on the role for hq_proposal: a role change redefines it). Start the
+            // table over from a fresh snapshot, once, as after must-refetch.
+            if (settled) return;
+            settled = true;
+            signal.removeEventListener('abort', onAbort);
+            ctrl.abort();
+            void closed
+              .then(() => {
+                resetShape(this.db, tbl);
+                return this.follow(e, tbl, report, live, signal, true);
+              })
+              .then(resolve, reject);
             return;
           }
           if (err instanceof FetchError && err.status === 403) {

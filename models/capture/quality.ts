@@ -324,11 +324,13 @@ export function crossCheckCondition(joint: PoseJoint, side: PoseSide, reported: 
  *
  * Why 8°: by the triangle inequality, mean |A − B| ≤ mean |A − truth| + mean |B − truth|, so two models
  * differing by more than 8° mean means at least one is more than 4° mean from the truth — beyond the
- * 3–4° Pose2Sim reports for marker-less angles against markers (walking, running, cycling; Pose2Sim
- * docs, Pagnon et al. 2022). The bound is that rationale, not a fit to the demo. Measured on the demo
+ * 3–4° Pose2Sim reports for marker-less angles against markers (walking, running, cycling; Pagnon et
+ * al. 2022, "Pose2Sim … Part 2: Accuracy", Sensors 22(7)). The bound comes from that rationale, but it
+ * was picked with the demo's sweep in view (> 5° flags 10 readings, > 10° two), so the figures below
+ * are not an independent test of it. Measured on the demo
  * BalancingTrial (100 frames; BENCHMARKS.md, "Second-model cross-check"), MoveNet Lightning against
- * MoveNet Thunder: the 5 readings above 8° differ from the OpenPose-JSON run by 14.6° mean, the 11 at or
- * below by 7.9°; per frame, where the two models differ by > 10° the reading is 20.7° from the JSON's,
+ * MoveNet Thunder: the 5 readings above 8° differ from the OpenPose-JSON run by 16.3° mean, the 11 at or
+ * below by 7.1°; per frame, where the two models differ by > 10° the reading is 20.7° from the JSON's,
  * elsewhere 8.1°. The earlier criterion (a keypoint's median 3D distance between the models > 60 mm) did
  * not separate them (flagged 9.8° vs unflagged 11.1° with BlazePose; nothing flagged with Thunder).
  * What it cannot see: a misplacement both models share. Lightning and Thunder place the left shoulder

@@ -6,6 +6,9 @@
  *   authors' attestations of their RTP sign-offs, bound to their content hash, that a needs-owner
  *   changeset, or a sign-off uploaded under another user's token, is verified against
  *   (sync/write/approvals.ts);
+ * - `POST /v1/proposals` (Bearer, a staff device): changes waiting for an owner proposed on the
+ *   device, and declines of them, so every staff device of the org shows them (`hq_proposal`
+ *   shape; sync/write/proposals.ts);
  * - `GET /v1/shape` (Bearer): the auth proxy in front of the shape service (sync/http/shape-proxy.ts);
  * - `/healthz` (liveness, touches nothing), `/readyz` (Postgres reachable, replication slot
  *   active), `/health/deps` (every dependency, hard and soft, with timings).
@@ -17,11 +20,19 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type pg from 'pg';
 import { z } from 'zod';
 import { AppError, Forbidden, RateLimited } from '../../models/errors';
-import { ApprovalUpload, ChangesetUpload, type ApprovalUploadResult, type ChangesetOutcome } from '../../models/sync';
+import {
+  ApprovalUpload,
+  ChangesetUpload,
+  ProposalUpload,
+  type ApprovalUploadResult,
+  type ChangesetOutcome,
+  type ProposalUploadResult,
+} from '../../models/sync';
 import { SELF_SCOPED_ROLES } from '../../models/roles';
 import { isTableName, TABLES } from '../../models/tables';
 import { DeviceRegistry } from '../auth/devices';
-import { applyUploadedChangeset } from '../write/apply';
+import { applyUploadedChangeset, hqPolicy, uploadContentHash } from '../write/apply';
+import { recordProposalEvents } from '../write/proposals';
 import { recordApprovals } from '../write/approvals';
 import { badRequest, errorResponse, payloadTooLarge } from './errors';
 import { MAX_TOOL_INPUT_DEPTH, measureJsonText } from '../../models/bounds';
@@ -233,6 +244,26 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
       return c.json(body);
     },
   );
+
+  // --- Changes waiting for an owner, across devices (sync/write/proposals.ts)
+  app.post('/v1/proposals', limit, async (c) => {
+    const p = await registry.authenticate(c.req.header('authorization'));
+    if (SELF_SCOPED_ROLES.has(p.role as never))
+      throw new Forbidden("An athlete's device does not share proposals: athlete accounts propose no changes for an owner. Nothing was recorded.");
+    const parsed = ProposalUpload.safeParse(await readJson(c));
+    if (!parsed.success)
+      throw badRequest(
+        'The request is not a valid proposal batch: {"events": [{"op": "propose" | "decline", "changeset_id", …}, …]}. Nothing was recorded.',
+        zodIssues(parsed.error),
+      );
+    const body: ProposalUploadResult = {
+      results: await recordProposalEvents(opts.pool, p, parsed.data.events, new Date(now()), {
+        contentHash: (cs) => uploadContentHash(cs, 1),
+        policy: hqPolicy,
+      }),
+    };
+    return c.json(body);
+  });
 
   // --- Read path
   app.get('/v1/shape', async (c) => {

@@ -20,7 +20,7 @@
 import type { Context } from 'hono';
 import { AppError, Forbidden } from '../../models/errors';
 import { hasPermission, SELF_SCOPED_ROLES, type Permission } from '../../models/roles';
-import { isTableName, TABLES } from '../../models/tables';
+import { isTableName, TABLE_NAMES, TABLES } from '../../models/tables';
 import { NO_ATHLETE } from '../pg/db';
 import type { Principal } from '../write/principal';
 import { badRequest } from './errors';
@@ -33,7 +33,7 @@ const PASS_THROUGH = new Set(['offset', 'handle', 'live', 'cursor', 'replica', '
 const HIDDEN_COLUMNS: Record<string, readonly string[]> = {};
 
 /** Tables outside models/tables.ts that devices sync, with their read permission (null: every role). */
-const EXTRA_TABLES: Record<string, Permission | null> = { organization: null, activity: 'activity.read' };
+const EXTRA_TABLES: Record<string, Permission | null> = { organization: null, activity: 'activity.read', hq_proposal: null };
 
 const ACTIVITY_COLUMNS = [
   'id',
@@ -50,8 +50,35 @@ const ACTIVITY_COLUMNS = [
 ];
 const ORGANIZATION_COLUMNS = ['id', 'created_at', 'updated_at', 'version', 'deleted_at', 'name', 'plan', 'budget_cap_usd', 'assistant_model'];
 
+/** Changes waiting for an owner (HQ 0010), as the device's replica table holds them (device migration 0015). */
+const PROPOSAL_COLUMNS = [
+  'id',
+  'org_id',
+  'user_id',
+  'device_id',
+  'device_name',
+  'source',
+  'tool_name',
+  'title',
+  'verb',
+  'summary',
+  'changes_json',
+  'tables',
+  'policy_json',
+  'content_hash',
+  'status',
+  'decided_by',
+  'decided_at',
+  'decided_device_name',
+  'outcome_json',
+  'created_at',
+  'updated_at',
+  'version',
+];
+
 function columnsOf(table: string): string[] {
   if (table === 'activity') return ACTIVITY_COLUMNS;
+  if (table === 'hq_proposal') return PROPOSAL_COLUMNS;
   if (table === 'organization') return ORGANIZATION_COLUMNS;
   return Object.keys(TABLES[table as keyof typeof TABLES].schema.shape);
 }
@@ -71,6 +98,14 @@ export function tenantWhere(p: Principal, table: string): string {
     // An org device (enrolled by staff) holds the club's accounts with their PIN hashes, so anyone
     // in the club signs in on it offline; an athlete's device holds that athlete's account only.
     return selfScoped ? `org_id = ${lit(p.orgId)} AND id = ${lit(p.userId)}` : `org_id = ${lit(p.orgId)}`;
+  }
+  if (table === 'hq_proposal') {
+    // Every staff device of the org: an owner may sign in on any of them to approve, and the
+    // proposer's device learns the outcome. Never an athlete's device.
+    if (selfScoped) throw new Forbidden('Athlete accounts do not sync proposals.');
+    // Only proposals whose every table the role may read (a device holds no rows of the others).
+    const unreadable = TABLE_NAMES.filter((t) => !hasPermission(p.role, TABLES[t].read)).map((t) => ` AND tables NOT LIKE '%,${t},%'`);
+    return `org_id = ${lit(p.orgId)}${unreadable.join('')}`;
   }
   if (table === 'activity') {
     if (!hasPermission(p.role, 'activity.read')) throw new Forbidden(`Your role (${p.role}) cannot read the activity log.`);

@@ -13,7 +13,7 @@ import { ensurePublication } from './db';
 import { HQ_ROLES } from './roles';
 import { sqlite } from '../../main/data/sqlite';
 
-const SYNCED = ['organization', ...TABLE_NAMES, 'activity'];
+const SYNCED = ['organization', ...TABLE_NAMES, 'activity', 'hq_proposal'];
 
 /** Postgres types a SQLite declared type may become on HQ. */
 const COMPATIBLE: Record<string, string[]> = {

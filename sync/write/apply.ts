@@ -26,7 +26,7 @@ import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../
 import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
 import { AppError, type ErrorCode } from '../../models/errors';
 import type { NumericHistory, NumericHistoryEntry } from '../../models/policy';
-import { cumulativeTargets, evaluatePolicy, numericHistoryKey, OWNER_AUTHORITY_CODES, signoffFieldsSet } from '../../models/policy';
+import { cumulativeTargets, evaluatePolicy, numericHistoryKey, OWNER_AUTHORITY_CODES, signoffFieldsSet, type PolicyResult } from '../../models/policy';
 import type { Role } from '../../models/roles';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { ChangesetOutcome, ContentHashVersion, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
@@ -35,6 +35,7 @@ import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
 import { NO_ATHLETE, withTenant } from '../pg/db';
 import { verifyAuthorAttestation, verifyOwnerApproval } from './approvals';
+import { failProposal, lockProposal, proposalMismatch, settleProposal } from './proposals';
 import type { Principal } from './principal';
 
 /** Clinics sit in time zones up to UTC+14: a clinical date is "in the future" only past that. */
@@ -144,10 +145,17 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
     };
   }
   for (let attempt = 0; ; attempt++) {
+    const proposal: ProposalContext = { matched: false, approverId: null };
     try {
-      return await applyOnce(pool, principal, cs, hashes, opts);
+      return await applyOnce(pool, principal, cs, hashes, opts, proposal);
     } catch (e) {
-      if (e instanceof Rejection) return recordRejection(pool, principal, cs, hashes, e);
+      if (e instanceof Rejection) {
+        const outcome = await recordRejection(pool, principal, cs, hashes, e);
+        // The owner-approved change of a proposal synced through HQ was refused: every device sees it failed.
+        if (proposal.matched && outcome.status === 'rejected')
+          await failProposal(pool, principal, outcome, proposal.approverId, (opts.now ?? (() => new Date()))().toISOString()).catch(() => undefined);
+        return outcome;
+      }
       const code = (e as { code?: string }).code;
       if ((code === '40001' || code === '40P01') && attempt < 2) continue; // serialization failure / deadlock: retry
       if (code === '23505' && (e as { constraint?: string }).constraint === 'wellness_one_per_day') {
@@ -213,11 +221,34 @@ export function recordedAt(deviceCreatedAt: string | undefined, now: Date): stri
   return Number.isNaN(t) || t > now.getTime() ? now.toISOString() : new Date(t).toISOString();
 }
 
-async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, hashes: ContentHashes, opts: ApplyOptions): Promise<ChangesetOutcome> {
+/** What the apply learnt about the proposal a changeset approves (HQ 0010), for the rejection path. */
+interface ProposalContext {
+  /** The changeset is the approved change of a waiting `hq_proposal`, by its proposer with its content. */
+  matched: boolean;
+  approverId: string | null;
+}
+
+async function applyOnce(
+  pool: pg.Pool,
+  principal: Principal,
+  cs: UploadedChangeset,
+  hashes: ContentHashes,
+  opts: ApplyOptions,
+  proposalCtx: ProposalContext,
+): Promise<ChangesetOutcome> {
   const userId = actingUserId(principal, cs);
   return withTenant(pool, { orgId: principal.orgId, userId }, async (c) => {
+    // A proposal synced through HQ (sync/write/proposals.ts) is applied at most once: its row is
+    // locked first, so a second approval (another device) waits here and then finds it decided.
+    const proposal = await lockProposal(c, cs.changeset_id);
     const prior = await priorOutcome(c, cs, hashes, userId);
     if (prior) return prior;
+    if (proposal) {
+      const mismatch = proposalMismatch(proposal, userId, hashes[1]);
+      if (mismatch) throw reject(mismatch.reason, mismatch.message);
+      proposalCtx.matched = true;
+      proposalCtx.approverId = cs.approved_by ?? null;
+    }
 
     // 1. Re-read the user: role, active flag and self-scope come from HQ's row, not the device.
     //    Row-level security shows only this org's accounts, so another org's user is "not found".
@@ -294,9 +325,7 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
 
     // 3. Policy limits, as at proposal time on the device.
     const planned: PlannedChangeset = { verb: cs.verb, summary: cs.summary ?? cs.verb, changes: serverChanges };
-    const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
-    const targets = cumulativeTargets(serverChanges);
-    const policy = evaluatePolicy(actor, planned, { today, now: nowIso, ...(targets.length ? { history: await hqNumericHistory(c, targets) } : {}) });
+    const policy = await hqPolicy(c, actor, planned, now);
     if (policy.verdict === 'deny') throw reject('policy', policy.reasons.join(' '), { policy: policy.decisions });
     // An owner as the author stands in for the approval only under the same proof: an org device
     // can name any user as a changeset's author.
@@ -358,6 +387,9 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
       }
     }
 
+    if (proposal)
+      await settleProposal(c, proposal.id, cs.approved_by ?? (actor.role === NEEDS_OWNER_APPROVER ? actor.userId : null), principal.deviceName, nowIso);
+
     // 5. The changeset log (idempotency) and the activity row, in the same transaction.
     const txid = (await c.query<{ txid: string }>('SELECT pg_current_xact_id()::xid::text AS txid')).rows[0]!.txid;
     const activityId = cs.activity_id ?? uuidv7();
@@ -407,6 +439,17 @@ async function applyOnce(pool: pg.Pool, principal: Principal, cs: UploadedChange
     );
     return outcome;
   });
+}
+
+/**
+ * The policy engine (models/policy.ts `evaluatePolicy`) as HQ runs it for `actor` on `planned` at
+ * `now`: "today" as the furthest clinic time zone has it, and the cumulative 20 % rule fed HQ's
+ * own applied history ({@link hqNumericHistory}). Runs in the caller's tenant transaction `c`.
+ */
+export async function hqPolicy(c: pg.PoolClient, actor: RuleActor, planned: PlannedChangeset, now: Date): Promise<PolicyResult> {
+  const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
+  const targets = cumulativeTargets(planned.changes);
+  return evaluatePolicy(actor, planned, { today, now: now.toISOString(), ...(targets.length ? { history: await hqNumericHistory(c, targets) } : {}) });
 }
 
 /**

@@ -27,6 +27,7 @@ import { sql as idempotencyPerUser } from './0011_idempotency_per_user';
 import { sql as syncUserTokens } from './0012_sync_user_tokens';
 import { sql as freeText } from './0013_free_text';
 import { sql as wellnessOnePerDay } from './0014_wellness_one_per_day';
+import { sql as proposalSync } from './0015_proposal_sync';
 
 export interface Migration {
   id: number;
@@ -51,6 +52,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 12, name: '0012_sync_user_tokens', sql: syncUserTokens, sha256: '801c447329cc6126339ae0a0f58ec17337946599aebd8c98adb4f81b7b6c9899' },
   { id: 13, name: '0013_free_text', sql: freeText, sha256: 'c0a4e46e12f050dc6f75932bc7d53f019eecf5da5d5a18f227614ad547744d1e' },
   { id: 14, name: '0014_wellness_one_per_day', sql: wellnessOnePerDay, sha256: '99f0ba848c8cf014860b9a087640361683020c132eda0d57346d7241e57f11c5' },
+  { id: 15, name: '0015_proposal_sync', sql: proposalSync, sha256: 'cb5ac40cdd3bf913c4c7f98e2dd84466811632aee7bd2529255e4806c5f285f4' },
 ];
 
 /** SHA-256 (lower-case hex) of a migration's SQL text, as recorded in schema_migrations.sha256. */

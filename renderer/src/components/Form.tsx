@@ -13,7 +13,9 @@
  *   form's {@link LabelBook}, so the "Nothing was saved" summary names fields by the label the form
  *   shows, never by column; a control that is not a `Field` (a fieldset of checkboxes) enters its
  *   own with {@link useFieldLabel}.
- * - {@link FormDialog}: a modal `<dialog>` form (Escape closes, focus starts in the first field).
+ * - {@link FormDialog}: a modal `<dialog>` form (Escape closes, focus starts in the first field and
+ *   returns to the control that opened it; after the service refuses the input, focus moves to the
+ *   first field it named).
  * - {@link ReviewDialog}: the diff of a change awaiting review (see ChangeReview.tsx).
  *
  * Test hooks: every form is `<form data-form=NAME data-state=STATE>`; each state change fires
@@ -347,6 +349,8 @@ export function FormMessages({ form }: { form: EntryForm }) {
       </p>
     );
   if (!e) return null;
+  // A record already stored that day: the form shows the service's answer with its tick box (SameDayWarning.tsx).
+  if (e.kind === 'SameDayExists') return null;
   // Correct outcomes (undone or approved a moment ago, in another tab) are not errors.
   if (e.code === 'Conflict' && /already (been )?(undone|applied|approved)/i.test(e.message))
     return (
@@ -400,9 +404,33 @@ export function FormDialog(props: {
   const titleId = useId();
   useEffect(() => {
     const d = ref.current;
+    // The control that opened the dialog (focused when it mounts): focus goes back to it when the
+    // dialog goes away (Escape, Cancel, saved), as WAI-ARIA APG "Dialog (Modal)" asks.
+    const opener = document.activeElement instanceof HTMLElement && !d?.contains(document.activeElement) ? document.activeElement : null;
     if (d && !d.open) d.showModal();
+    return () => {
+      if (opener?.isConnected) opener.focus();
+    };
   }, []);
   const { form } = props;
+  // After the service refused the input, focus the first field it named (marked aria-invalid, its
+  // message linked by aria-describedby), else a same-day warning's tick box, else the error note:
+  // once per answer.
+  const focusedFor = useRef<unknown>(null);
+  useEffect(() => {
+    const e = form.error;
+    if (!e || form.state !== 'error' || focusedFor.current === e) return;
+    focusedFor.current = e;
+    const f = ref.current?.querySelector('form');
+    const target =
+      f?.querySelector<HTMLElement>('[aria-invalid="true"]') ??
+      f?.querySelector<HTMLElement>('[data-duplicate-warning] input') ??
+      f?.querySelector<HTMLElement>('.error-note');
+    if (target) {
+      if (target.classList.contains('error-note')) target.tabIndex = -1;
+      target.focus();
+    }
+  }, [form.error, form.state]);
   const busy = form.state === 'saving';
   const blocked = busy || props.submitDisabled === true;
   return (

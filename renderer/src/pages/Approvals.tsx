@@ -91,7 +91,13 @@ function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
       <p>{p.summary}</p>
       <p className="small muted">
         Proposed by {personName(people, p.userId)}{' '}
-        {p.source === 'assistant' ? 'via Assistant' : p.source === 'mcp' ? 'via an MCP client' : 'on a form in the app'} · {formatDateTime(p.createdAt)}
+        {p.source === 'assistant' ? 'via Assistant' : p.source === 'mcp' ? 'via an MCP client' : 'on a form in the app'}
+        {p.originDevice ? (
+          <>
+            , on the device <span data-origin-device={p.originDevice.id}>{p.originDevice.name}</span>
+          </>
+        ) : null}{' '}
+        · {formatDateTime(p.createdAt)}
         {p.runId ? (
           <>
             {' '}

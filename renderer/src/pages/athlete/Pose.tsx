@@ -16,7 +16,7 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { href } from '../../router';
 import { formatDateTime, humanize } from '../../format';
-import { CONDITION, OMITTED } from '../capture/labels';
+import { CONDITION, conditionLabel, OMITTED } from '../capture/labels';
 
 type Condition = NonNullable<PoseMetricView['conditions']>[number];
 const conditionKey = (c: Condition) => `${c.code}|${c.detail}`;
@@ -144,7 +144,7 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
                       {m.trustworthy ? <span className="badge ok">Trustworthy</span> : <span className="badge warn">Not trustworthy</span>}
                       {own(m).map((c) => (
                         <div key={c.code} className="small" data-condition={c.code} title={c.detail}>
-                          {CONDITION[c.code] ?? humanize(c.code)}
+                          {conditionLabel(c)}
                         </div>
                       ))}
                     </td>

@@ -5,13 +5,14 @@
  * before it changes stored answers, and shows an athlete their own answers back; Record vitals
  * for the roles that hold vitals.write.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { Vitals, Wellness } from '../../../../models/records';
 import { hasPermission } from '../../../../models/roles';
-import { CallError, call } from '../../bridge';
+import { call } from '../../bridge';
 import { LineChart } from '../../components/Charts';
 import { Field, FormDialog, FormMessages, NOTHING_STORED, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
+import { SameDayWarning } from '../../components/SameDayWarning';
 import { useLoad } from '../../components/useLoad';
 import { addDays, formatDate, formatDateTime, todayIso } from '../../format';
 import { useSession } from '../../store';
@@ -422,60 +423,45 @@ function ScaleField({
 /**
  * Record a day of vitals: resting heart rate (bpm) and HRV rMSSD (ms). Vitals are a morning
  * measurement, one set a day, and are never edited (a set is recorded, or undone from Activity).
- * Before saving, the form looks up what is already stored for the athlete that day, as the load
- * form does: a re-measurement is legitimate (a reading retaken because the first looked wrong),
- * a set entered twice by mistake skews the day's trend, so when one exists the form shows it and
- * waits for a box to be ticked ("a new measurement"). Nothing is sent before that check has
- * answered; a check that fails is an error, never read as "nothing stored".
+ * The same-day check is the service's (`vitals.record` refuses a second set that day with Conflict
+ * `SameDayExists`, naming the stored set, unless `second_set_same_day` is sent): the form shows
+ * that answer with a box to tick ("a new measurement") and sends the acknowledgement only once it
+ * is ticked. A re-measurement is legitimate; a set entered twice by mistake skews the day's trend.
  */
 function VitalsFormDialog({ athleteId, onClose, onSaved }: { athleteId: string; onClose(): void; onSaved(s: string): void }) {
   const [v, setV] = useState({ date: todayIso(), hr: '', hrv: '' });
-  const [stored, setStored] = useState<Vitals[] | null>(null);
   const [again, setAgain] = useState(false);
-  const [checking, setChecking] = useState(false);
-  const [checkError, setCheckError] = useState<string | null>(null);
-  const inFlight = useRef(false);
   const form = useEntryForm('vitals-add', { onSaved });
+  // The service's same-day answer, kept while the user decides (a later validation error must not hide it).
+  const [sameDay, setSameDay] = useState<string | null>(null);
+  const [seenError, setSeenError] = useState(form.error);
+  if (form.error !== seenError) {
+    setSeenError(form.error);
+    if (form.error?.kind === 'SameDayExists') setSameDay(form.error.message);
+  }
   const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
   const setDate = (date: string) => {
-    // Another day: the next press checks again.
-    setStored(null);
+    // Another day: the service answers again.
+    setSameDay(null);
     setAgain(false);
-    setCheckError(null);
     setV((x) => ({ ...x, date }));
   };
-  async function submit() {
-    if (inFlight.current) return;
-    if (stored === null && v.date) {
-      inFlight.current = true;
-      setChecking(true);
-      setCheckError(null);
-      let found: Vitals[];
-      try {
-        found = (await call('vitals.list', { athlete_id: athleteId, from: v.date, to: v.date, limit: 50 })).vitals;
-      } catch (e) {
-        setCheckError(
-          `Could not check for vitals already stored on this day (${e instanceof CallError ? e.payload.message : 'no answer'}). Nothing was saved: try again.`,
-        );
-        return;
-      } finally {
-        inFlight.current = false;
-        setChecking(false);
-      }
-      setStored(found);
-      if (found.length > 0) return;
-    } else if (stored && stored.length > 0 && !again) return;
-    void form.submit('vitals.record', { athlete_id: athleteId, date: v.date, resting_hr_bpm: num(v.hr), hrv_rmssd_ms: num(v.hrv) });
-  }
-  const warn = stored !== null && stored.length > 0;
+  const submit = () =>
+    void form.submit('vitals.record', {
+      athlete_id: athleteId,
+      date: v.date,
+      resting_hr_bpm: num(v.hr),
+      hrv_rmssd_ms: num(v.hrv),
+      ...(sameDay !== null && again ? { second_set_same_day: true } : {}),
+    });
   return (
     <FormDialog
       form={form}
       title="Record vitals"
-      submitLabel={warn ? 'Record anyway: a new measurement' : checking ? 'Checking…' : 'Record vitals'}
-      submitDisabled={checking || (warn && !again)}
+      submitLabel={sameDay !== null ? 'Record anyway: a new measurement' : 'Record vitals'}
+      submitDisabled={sameDay !== null && !again}
       onClose={onClose}
-      onSubmit={() => void submit()}
+      onSubmit={submit}
       intro={<p className="small muted">Morning values, measured lying down before getting up.</p>}
     >
       <Field label="Date" name="date" form={form}>
@@ -487,32 +473,16 @@ function VitalsFormDialog({ athleteId, onClose, onSaved }: { athleteId: string; 
       <Field label="HRV (rMSSD)" unit="ms" name="hrv_rmssd_ms" form={form} hint="1–400">
         <input type="number" inputMode="decimal" min={1} max={400} step={0.1} value={v.hrv} onChange={(e) => setV((x) => ({ ...x, hrv: e.target.value }))} />
       </Field>
-      {warn ? (
-        <div className="replace-confirm field wide" role="alert" data-duplicate-warning>
-          <strong>
-            Vitals are already recorded for {formatDate(v.date)} ({stored.length === 1 ? 'one set' : `${stored.length} sets`})
-          </strong>
-          <ul className="small">
-            {stored.map((s) => (
-              <li key={s.id}>
-                Resting heart rate {s.resting_hr_bpm ?? '—'} bpm, HRV {s.hrv_rmssd_ms ?? '—'} ms
-              </li>
-            ))}
-          </ul>
-          <p className="small">
-            Vitals are not edited: a set entered by mistake is undone from Activity. Record another set only for a new measurement (a reading retaken); the same
-            values entered again count twice in the day&apos;s trend.
-          </p>
-          <label className="check">
-            <input type="checkbox" data-action="confirm-new-measurement" checked={again} onChange={(e) => setAgain(e.target.checked)} /> This is a new
-            measurement, not the same one entered again
-          </label>
-        </div>
-      ) : null}
-      {checkError ? (
-        <p className="field-error field wide" role="alert" data-duplicate-check-error>
-          {checkError}
-        </p>
+      {sameDay !== null ? (
+        <SameDayWarning
+          title={`Vitals are already recorded for ${formatDate(v.date)}`}
+          items={[sameDay]}
+          advice="Vitals are not edited: a set entered by mistake is undone from Activity. Record another set only for a new measurement (a reading retaken); the same values entered again count twice in the day's trend."
+          confirmLabel="This is a new measurement, not the same one entered again"
+          action="confirm-new-measurement"
+          checked={again}
+          onChange={setAgain}
+        />
       ) : null}
     </FormDialog>
   );

@@ -14,7 +14,7 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
 import { href } from '../../router';
-import { CONDITION, JOINT_LABEL, OMITTED, TEST_LABEL } from './labels';
+import { conditionLabel, JOINT_LABEL, OMITTED, TEST_LABEL } from './labels';
 
 type Results = CallOutput<'capture.getResults'>;
 type Metric = Results['metrics'][number];
@@ -62,7 +62,7 @@ function SideConditions({ m, side }: { m: Metric | undefined; side: string }) {
         <ul className="small conditions">
           {(m.conditions ?? []).map((c) => (
             <li key={c.code} data-condition={c.code}>
-              <strong>{CONDITION[c.code] ?? humanize(c.code)}:</strong> {c.detail}
+              <strong>{conditionLabel(c)}:</strong> {c.detail}
             </li>
           ))}
         </ul>

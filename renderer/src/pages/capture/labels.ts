@@ -39,6 +39,19 @@ export const CONDITION: Record<string, string> = {
   not_checked: 'recorded before quality checks',
 };
 
+/**
+ * The short label of one condition as a reading's row shows it. For the second-model cross-check
+ * (`model_disagreement`, `model_difference`) it carries the number the detail states, e.g. "two pose
+ * models differ by 13.2°", so the difference sits beside the value, not only in the full sentence.
+ */
+export function conditionLabel(c: { code: string; detail: string }): string {
+  const base = CONDITION[c.code] ?? c.code.replace(/_/g, ' ');
+  if (c.code !== 'model_disagreement' && c.code !== 'model_difference') return base;
+  const deg = /differ by (\d+(?:\.\d+)?)° mean/.exec(c.detail)?.[1];
+  if (!deg) return c.code === 'model_difference' ? 'not cross-checked by a second model' : base;
+  return c.code === 'model_disagreement' ? `two pose models differ by ${deg}°` : `second pose model within ${deg}°`;
+}
+
 /** Movement tests as the clinician reads them. */
 export const TEST_LABEL: Record<string, string> = {
   single_leg_squat: 'Single-leg squat',

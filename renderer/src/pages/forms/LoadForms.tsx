@@ -11,6 +11,7 @@ import { useRef, useState } from 'react';
 import type { Athlete, SessionLoad } from '../../../../models/records';
 import { CallError, call } from '../../bridge';
 import { Field, FormDialog, useEntryForm } from '../../components/Form';
+import { SameDayCheckError, SameDayWarning } from '../../components/SameDayWarning';
 import { formatDate, todayIso } from '../../format';
 
 interface Row {
@@ -240,33 +241,17 @@ export function LoadFormDialog({
         </div>
       ) : null}
       {dupes ? (
-        <div className="replace-confirm field wide" role="alert" data-duplicate-warning>
-          <strong>
-            {dupes.length === 1 && !squad ? `${name} already has` : `${dupes.length} athlete${dupes.length === 1 ? ' already has' : 's already have'}`} a load
-            on {formatDate(v.date)}
-          </strong>
-          <ul className="small">
-            {dupes.slice(0, 8).map((d) => (
-              <li key={d.name}>
-                {d.name}: {d.loads.map((l) => `${l.duration_min} min × RPE ${l.rpe} = ${l.load_au} AU`).join('; ')}
-              </li>
-            ))}
-            {dupes.length > 8 ? <li>and {dupes.length - 8} more</li> : null}
-          </ul>
-          <p className="small">
-            A second session that day is fine. If this is the same session entered again, cancel: a duplicate doubles that day's load and inflates ACWR.
-          </p>
-          <label className="check">
-            <input type="checkbox" data-action="confirm-second-session" checked={second} onChange={(e) => setSecond(e.target.checked)} /> This is another
-            session that day, not the same one entered again
-          </label>
-        </div>
+        <SameDayWarning
+          title={`${dupes.length === 1 && !squad ? `${name} already has` : `${dupes.length} athlete${dupes.length === 1 ? ' already has' : 's already have'}`} a load on ${formatDate(v.date)}`}
+          items={dupes.map((d) => `${d.name}: ${d.loads.map((l) => `${l.duration_min} min × RPE ${l.rpe} = ${l.load_au} AU`).join('; ')}`)}
+          advice="A second session that day is fine. If this is the same session entered again, cancel: a duplicate doubles that day's load and inflates ACWR."
+          confirmLabel="This is another session that day, not the same one entered again"
+          action="confirm-second-session"
+          checked={second}
+          onChange={setSecond}
+        />
       ) : null}
-      {checkError ? (
-        <p className="field-error field wide" role="alert" data-duplicate-check-error>
-          {checkError}
-        </p>
-      ) : null}
+      <SameDayCheckError message={checkError} />
     </FormDialog>
   );
 }

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { CONDITION_CODES, MODEL_DISAGREEMENT_MAX_DEG, modelDisagreementCondition, type ModelCrossCheck } from '../../../../models/capture/quality';
+import { COCO17 } from '../../../../models/capture/keypoints';
+import { CONDITION, conditionLabel } from './labels';
+
+describe('condition labels', () => {
+  it('every condition code a reading can carry has a short label', () => {
+    for (const c of CONDITION_CODES) expect(CONDITION[c], c).toBeTruthy();
+  });
+
+  it("the cross-check conditions show the two models' difference beside the value, taken from the stored sentence", () => {
+    const F = 10;
+    const x: ModelCrossCheck = {
+      primary: 'MoveNet Lightning',
+      secondary: 'MoveNet Thunder',
+      primarySet: COCO17,
+      primaryPoints: new Float64Array(F * COCO17.length * 3),
+      secondarySet: COCO17,
+      secondaryPoints: new Float64Array(F * COCO17.length * 3),
+    };
+    const reported = Float64Array.from({ length: F }, (_, f) => 30 + f);
+    const shifted = (d: number) => Float64Array.from(reported, (v) => v + d);
+    expect(conditionLabel(modelDisagreementCondition('knee_flexion', 'left', reported, shifted(MODEL_DISAGREEMENT_MAX_DEG + 5.2), x))).toBe(
+      `two pose models differ by ${(MODEL_DISAGREEMENT_MAX_DEG + 5.2).toFixed(1)}°`,
+    );
+    expect(conditionLabel(modelDisagreementCondition('knee_flexion', 'left', reported, shifted(-5.8), x))).toBe('second pose model within 5.8°');
+    expect(conditionLabel(modelDisagreementCondition('knee_flexion', 'left', reported, new Float64Array(F).fill(NaN), x))).toBe(
+      'not cross-checked by a second model',
+    );
+    expect(conditionLabel({ code: 'two_view_keypoints', detail: 'whatever' })).toBe('joint seen by only two cameras');
+  });
+});
