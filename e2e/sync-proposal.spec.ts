@@ -102,7 +102,7 @@ describe.skipIf(!havePostgres)('a change waiting for an owner, across devices', 
     const card = owner.locator(`section[data-proposal="${id}"][data-status="needs_owner"]`);
     await card.waitFor({ timeout: 30_000 });
     const text = (await card.textContent()) ?? '';
-    expect(text).toMatch(/Proposed by .+ on a form in the app on Clinic laptop E2E/);
+    expect(text).toMatch(/Proposed by .+ on a form in the app, on the device Clinic laptop E2E/);
     await screenshot(owner, 'sync-proposal-01-owner-sees-laptop-proposal');
     await card.locator('button.primary').click();
     await owner.locator(`tr[data-proposal="${id}"][data-status="applied"]`).waitFor({ timeout: 30_000 });

@@ -94,8 +94,7 @@ function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
         {p.source === 'assistant' ? 'via Assistant' : p.source === 'mcp' ? 'via an MCP client' : 'on a form in the app'}
         {p.originDevice ? (
           <>
-            {' '}
-            on <span data-origin-device={p.originDevice.id}>{p.originDevice.name}</span>
+            , on the device <span data-origin-device={p.originDevice.id}>{p.originDevice.name}</span>
           </>
         ) : null}{' '}
         · {formatDateTime(p.createdAt)}
