@@ -68,7 +68,6 @@ export function noteText<T extends TextSchema>(s: T): T {
 }
 
 /** {@link CONTROL_OR_BIDI}, every occurrence. */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_OR_BIDI_ALL = new RegExp(CONTROL_OR_BIDI.source, 'g');
 
 /**
