@@ -407,7 +407,8 @@ function spearman(a: number[], b: number[]): number {
  * reported frames, bound {@link MODEL_DISAGREEMENT_MAX_DEG}), the keypoint they place furthest apart
  * (median mm; the earlier criterion, bound 60 mm) and the verdict. Then whether each criterion
  * separates good readings from bad ones: mean error of flagged vs passing readings, Spearman rank
- * correlation over readings, and per frame the error where the two models differ by more than 10°.
+ * correlation over readings, and per frame the error where the two models differ by more than 10°;
+ * last, per joint, whether the two models' 3D misplacements (from the JSON's) are independent.
  */
 function modelCrossCheck(video: Awaited<ReturnType<typeof processTrial>>, json: Awaited<ReturnType<typeof processTrial>>): void {
   const x = video.crossCheck!;
@@ -493,6 +494,45 @@ function modelCrossCheck(video: Awaited<ReturnType<typeof processTrial>>, json: 
     `  per frame (mirror readings once): where the two models differ by > 10° the reading is ${mp95(over)} from the JSON's (n = ${over.length}), elsewhere ${mp95(under)} (n = ${under.length})`,
   );
   log();
+  // Is the second model's error independent of the primary's? Per joint: each model's median 3D
+  // distance from the JSON's point, their distance from each other, and the cosine between their mean
+  // offsets from the JSON's (1 = both misplace the joint the same way, which no cross-check can see).
+  const jointRows: (string | number)[][] = [];
+  for (const name of video.keypointSet) {
+    const i = video.keypointSet.indexOf(name),
+      k = x.keypointSet.indexOf(name),
+      jj = json.keypointSet.indexOf(name);
+    if (k < 0 || jj < 0 || name === 'nose') continue;
+    const dA: number[] = [],
+      dB: number[] = [],
+      dAB: number[] = [];
+    const oA = [0, 0, 0],
+      oB = [0, 0, 0];
+    let n = 0;
+    const F = Math.min(video.frames, json.frames);
+    for (let f = 0; f < F; f++) {
+      const a = [0, 1, 2].map((d) => video.filtered[(f * video.keypointSet.length + i) * 3 + d]!);
+      const b = [0, 1, 2].map((d) => x.filtered[(f * x.keypointSet.length + k) * 3 + d]!);
+      const j = [0, 1, 2].map((d) => json.filtered[(f * json.keypointSet.length + jj) * 3 + d]!);
+      const da = 1000 * Math.hypot(a[0]! - j[0]!, a[1]! - j[1]!, a[2]! - j[2]!),
+        db = 1000 * Math.hypot(b[0]! - j[0]!, b[1]! - j[1]!, b[2]! - j[2]!),
+        dab = 1000 * Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
+      if (Number.isFinite(da)) dA.push(da);
+      if (Number.isFinite(db)) dB.push(db);
+      if (Number.isFinite(dab)) dAB.push(dab);
+      if (Number.isFinite(da) && Number.isFinite(db)) {
+        for (let d = 0; d < 3; d++) {
+          oA[d]! += a[d]! - j[d]!;
+          oB[d]! += b[d]! - j[d]!;
+        }
+        n++;
+      }
+    }
+    const cos = (oA[0]! * oB[0]! + oA[1]! * oB[1]! + oA[2]! * oB[2]!) / (Math.hypot(...oA) * Math.hypot(...oB));
+    jointRows.push([name, f1(median(dA)), f1(median(dB)), f1(median(dAB)), n ? f2(cos) : '-']);
+  }
+  log(`Shared error per joint (filtered 3D, median mm over frames): is ${x.model}'s misplacement independent of ${x.primaryModel}'s?`);
+  tableOut(['joint', `${x.primaryModel} – JSON`, `${x.model} – JSON`, 'between the models', 'cosine of mean offsets from JSON'], jointRows);
 }
 
 /**
