@@ -42,6 +42,21 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     return { db, sync };
   }
   const userId = (db: Db, email: string): string => findUserByEmail(db, email)!.id;
+  /**
+   * Sync `device` until `done()` (bounded): what another device uploaded reaches HQ's shape log
+   * through logical replication, which can lag HQ's answer, so one pass may end before it.
+   */
+  async function syncUntil(device: DeviceSync, what: string, done: () => boolean, timeoutMs = 30_000): Promise<void> {
+    const start = Date.now();
+    for (;;) {
+      await device.syncOnce();
+      if (done()) return;
+      if (Date.now() - start > timeoutMs) throw new Error(`timed out syncing until ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  const hasProposal = (db: Db, id: string): boolean => sqlite(db).prepare('SELECT 1 FROM changeset_proposal WHERE id = ?').get(id) !== undefined;
+  const proposalStatus = (db: Db, id: string): unknown => sqlite(db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(id);
   async function hqPrice(id: string): Promise<{ price_cents: number; version: number }> {
     const [r] = await hq.query<{ price_cents: number; version: number }>(hq.summary.orgId, 'SELECT price_cents, version FROM rate_item WHERE id = $1', [id]);
     return r!;
@@ -106,7 +121,7 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     expect(await hqPrice(made.itemId)).toEqual(before); // proposing writes nothing
 
     // The owner's laptop: the same proposal, with who, when, from which device, the same diff and hash.
-    await owner.sync.syncOnce();
+    await syncUntil(owner.sync, 'the proposal reaches the owner', () => hasProposal(owner.db, made.id));
     const mine = getProposal(laptop.db, adminId, made.id);
     const seen = listProposals(owner.db, ownerId, { status: 'needs_owner' }).find((p) => p.id === made.id);
     expect(seen).toBeDefined();
@@ -142,7 +157,11 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     expect(act).toEqual({ n: 1, actor_user_id: adminId });
 
     // 3. The laptop sees the outcome; its pending state clears and the fee shows HQ's value.
-    await laptop.sync.syncOnce();
+    await syncUntil(
+      laptop.sync,
+      'the laptop sees it applied',
+      () => proposalStatus(laptop.db, made.id) === 'applied' && localPrice(laptop.db, made.itemId) === made.after,
+    );
     expect(getProposal(laptop.db, adminId, made.id)).toMatchObject({ status: 'applied', decidedBy: ownerId });
     expect(listProposals(laptop.db, adminId, { status: 'needs_owner' }).some((p) => p.id === made.id)).toBe(false);
     expect(localPrice(laptop.db, made.itemId)).toBe(made.after);
@@ -155,14 +174,37 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     const made = proposeRise(laptop.db, 1);
     const before = await hqPrice(made.itemId);
     await laptop.sync.syncOnce();
-    await owner.sync.syncOnce();
+    await syncUntil(owner.sync, 'the proposal reaches the owner', () => hasProposal(owner.db, made.id));
     declineProposal(owner.db, { userId: ownerId, changesetId: made.id });
     await owner.sync.syncOnce();
     expect(await hqProposal(made.id)).toMatchObject({ status: 'declined', decided_by: ownerId, decided_device_name: 'Owner laptop' });
-    await laptop.sync.syncOnce();
+    await syncUntil(laptop.sync, 'the laptop sees it declined', () => proposalStatus(laptop.db, made.id) === 'declined');
     expect(getProposal(laptop.db, adminId, made.id)).toMatchObject({ status: 'declined', decidedBy: ownerId });
     expect(await hqPrice(made.itemId)).toEqual(before);
     expect(refusedProposalEvents(owner.db)).toEqual([]);
+
+    // The proposer withdraws their own proposal on the laptop: HQ records it from the laptop's token.
+    const withdrawn = proposeRise(laptop.db, 4);
+    declineProposal(laptop.db, { userId: adminId, changesetId: withdrawn.id });
+    await laptop.sync.syncOnce();
+    expect(await hqProposal(withdrawn.id)).toMatchObject({ status: 'declined', decided_by: adminId, decided_device_name: 'Clinic laptop' });
+
+    // The owner declines on the admin's clinic laptop, signed in there with the PIN only: HQ cannot
+    // verify it was the owner, so the proposal still waits at HQ for an owner elsewhere.
+    const other = proposeRise(laptop.db, 5);
+    declineProposal(laptop.db, { userId: ownerId, changesetId: other.id });
+    await laptop.sync.syncOnce();
+    expect(await hqProposal(other.id)).toMatchObject({ status: 'needs_owner', decided_by: null });
+    expect(refusedProposalEvents(laptop.db)).toEqual([
+      { proposal_id: other.id, op: 'decline', code: 'Forbidden', message: expect.stringMatching(/cannot verify that the owner declined/) },
+    ]);
+    expect(laptop.sync.status().pending_uploads).toBe(0);
+    // The owner on their own laptop still sees it waiting and can decide it there.
+    await syncUntil(owner.sync, 'the proposal reaches the owner', () => hasProposal(owner.db, other.id));
+    expect(proposalStatus(owner.db, other.id)).toBe('needs_owner');
+    declineProposal(owner.db, { userId: ownerId, changesetId: other.id });
+    await owner.sync.syncOnce();
+    expect(await hqProposal(other.id)).toMatchObject({ status: 'declined', decided_by: ownerId });
   }, 180_000);
 
   it('approved on two devices: one applied changeset at HQ, the second a replay; approved after the row changed: one visible conflict, failed everywhere', async () => {
@@ -174,8 +216,8 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     const made = proposeRise(laptop.db, 2);
     const before = await hqPrice(made.itemId);
     await laptop.sync.syncOnce();
-    await owner.sync.syncOnce();
-    await second.sync.syncOnce();
+    await syncUntil(owner.sync, 'the proposal reaches the owner', () => hasProposal(owner.db, made.id));
+    await syncUntil(second.sync, 'the proposal reaches the tablet', () => hasProposal(second.db, made.id));
     approveProposal(owner.db, { approverUserId: ownerId, changesetId: made.id, contentHash: made.hash });
     approveProposal(second.db, { approverUserId: ownerId, changesetId: made.id, contentHash: made.hash });
     await Promise.all([owner.sync.syncOnce(), second.sync.syncOnce()]);
@@ -189,7 +231,7 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     // The row changes at HQ (the admin's small edit, uploaded) before the owner's approval of a new proposal arrives.
     const stale = proposeRise(laptop.db, 3);
     await laptop.sync.syncOnce();
-    await owner.sync.syncOnce();
+    await syncUntil(owner.sync, 'the proposal reaches the owner', () => hasProposal(owner.db, stale.id));
     approveProposal(owner.db, { approverUserId: ownerId, changesetId: stale.id, contentHash: stale.hash }); // offline: the owner's laptop has the old row
     const [cur] = await hq.query<{ price_cents: number }>(hq.summary.orgId, 'SELECT price_cents FROM rate_item WHERE id = $1', [stale.itemId]);
     callVerb({ db: second.db, userId: ownerId }, 'rates.updateItem', { id: stale.itemId, price_cents: cur!.price_cents + 100 });
@@ -201,7 +243,7 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     expect(conflict).toMatchObject({ changeset_id: stale.id, reason: 'stale' });
     expect(await hqPrice(stale.itemId)).toEqual(changed); // never two writes
     expect(await hqProposal(stale.id)).toMatchObject({ status: 'failed', decided_device_name: 'Owner laptop' });
-    await laptop.sync.syncOnce();
+    await syncUntil(laptop.sync, 'the laptop sees it failed', () => proposalStatus(laptop.db, stale.id) === 'failed');
     const out = getProposal(laptop.db, adminId, stale.id);
     expect(out.status).toBe('failed');
     expect(out.failure).toMatchObject({ code: 'Conflict' });
