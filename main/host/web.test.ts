@@ -193,7 +193,7 @@ describe('web host', () => {
     const session = await signIn('physio');
     const input = {
       verb: 'vitals.record',
-      input: { athlete_id: seed.linkedAthleteId, date: '2026-11-19', resting_hr_bpm: 51, hrv_rmssd_ms: 80 },
+      input: { athlete_id: seed.linkedAthleteId, date: '2026-11-19', resting_hr_bpm: 51, hrv_rmssd_ms: 80, second_set_same_day: true },
       idempotency_key: 'test-key-0001',
     };
     const a = JSON.parse((await call('verb.call', input, session)).body) as { value: { changeset: { id: string; replayed: boolean } } };
