@@ -540,10 +540,15 @@ export const TASKS: EvalCase[] = [
     kind: 'task',
     title: 'Record vitals',
     as: 'physio',
-    message: "Record today's vitals for Jonah Merrow: resting HR 49, HRV 92 ms.",
+    // The seeded club already holds this morning's set for Jonah: a second set the same day is
+    // recorded only when the user says it is a new measurement (the service refuses it otherwise).
+    message: "Jonah Merrow's vitals were retaken this afternoon; record them as a second set for today: resting HR 49, HRV 92 ms.",
     script: () => [
       call({ name: 'list_athletes', input: { search: 'Jonah' } }),
-      call((t) => ({ name: 'record_vitals', input: { athlete_id: athleteId(t, 'Jonah Merrow'), date: EVAL_TODAY, resting_hr_bpm: 49, hrv_rmssd_ms: 92 } })),
+      call((t) => ({
+        name: 'record_vitals',
+        input: { athlete_id: athleteId(t, 'Jonah Merrow'), date: EVAL_TODAY, resting_hr_bpm: 49, hrv_rmssd_ms: 92, second_set_same_day: true },
+      })),
       say(declinedOrDone('record_vitals', () => 'Vitals recorded.')),
     ],
     proposals: (w) => [
