@@ -66,3 +66,17 @@ export function noteText<T extends TextSchema>(s: T): T {
     message: 'Remove the control or text-direction characters: notes may hold line breaks and tabs, nothing invisible.',
   }) as T;
 }
+
+/** {@link CONTROL_OR_BIDI}, every occurrence. */
+const CONTROL_OR_BIDI_ALL = new RegExp(CONTROL_OR_BIDI.source, 'g');
+
+/**
+ * Clean a stored one-line value the way {@link plainText} would have stored it, for data written
+ * before the text rules existed (device migration 0016, HQ 0011): remove every
+ * {@link CONTROL_OR_BIDI} character (a typed value with one would now be refused), trim, NFKC-normalise
+ * and trim again. The migrations keep the original when the result would be blank or collide
+ * with another row's unique value.
+ */
+export function cleanOneLine(v: string): string {
+  return v.replace(CONTROL_OR_BIDI_ALL, '').trim().normalize('NFKC').trim();
+}

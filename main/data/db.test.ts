@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MigrationMismatch, appliedMigrations, openDb, type Db } from './db';
+import { MigrationMismatch, appliedMigrations, openDb, registerSqlFunctions, type Db } from './db';
 import { MIGRATIONS, sqlSha256 } from './migrations';
 import { seedDemo } from './seed';
 import { sqlite } from './sqlite';
@@ -64,6 +64,7 @@ describe('openDb', () => {
   it('records the hashes of a database written before hashes were kept, and keeps its rows', () => {
     const p = tempPath();
     const raw = new Database(p);
+    registerSqlFunctions(raw);
     raw.exec(`CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
     for (const m of MIGRATIONS) {
       raw.exec(m.sql);

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS, sqlSha256 } from './migrations';
+import { cleanOneLine } from '../../models/text';
 import { bindConnection, sqlite } from './sqlite';
 
 /** Raised when a database file was written by a different build (its migrations diverge). Code Conflict: the file and this build disagree; nothing was changed. */
@@ -38,6 +39,14 @@ export interface Db {
 export const BUSY_TIMEOUT_MS = 5000;
 
 /**
+ * The app's own SQL functions, registered on every connection before migrating: `ai_clean_line(text)`
+ * (models/text.ts `cleanOneLine`; NULL and non-text pass through), used by migration 0016.
+ */
+export function registerSqlFunctions(raw: Database.Database): void {
+  raw.function('ai_clean_line', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? cleanOneLine(v) : v) as string | null);
+}
+
+/**
  * Open (creating if needed) the SQLite file at `path` and bring its schema up to date.
  * Safe when several processes (the app, `npm run cli`, the MCP server) open the same new file at
  * once: pending migrations are decided and applied inside one write lock (BEGIN IMMEDIATE), so
@@ -55,6 +64,7 @@ export function openDb(path: string, opts: { migrateUpTo?: number } = {}): Db {
     enableWal(raw, path);
     raw.pragma('foreign_keys = ON');
     raw.pragma('synchronous = NORMAL');
+    registerSqlFunctions(raw);
     migrate(raw, opts.migrateUpTo ?? Number.POSITIVE_INFINITY);
   } catch (e) {
     raw.close();

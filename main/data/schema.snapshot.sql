@@ -768,6 +768,17 @@ CREATE TABLE sync_user_token (
   signed_in_at TEXT NOT NULL
 );
 
+-- table text_cleanup_kept
+CREATE TABLE text_cleanup_kept (
+  table_name TEXT NOT NULL,
+  row_id TEXT NOT NULL,
+  column_name TEXT NOT NULL,
+  reason TEXT NOT NULL CHECK (reason IN ('blank', 'collision')),
+  original TEXT NOT NULL,
+  cleaned TEXT NOT NULL,
+  PRIMARY KEY (table_name, row_id, column_name)
+);
+
 -- table training_session
 CREATE TABLE training_session (id TEXT PRIMARY KEY,
   org_id TEXT NOT NULL REFERENCES organization(id),
