@@ -109,7 +109,7 @@ function start(m: Extract<ToWorker, { type: 'start' }>): void {
       type: 'error',
       id: m.id,
       status: null,
-      message: `The shape worker cannot open the device file: ${(e as Error).message}`,
+      message: `The shape worker cannot apply the ${m.apply.tbl} shape to the device file: ${(e as Error).message}`,
       url: m.url,
       retrying: false,
     });
