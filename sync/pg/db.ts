@@ -154,7 +154,8 @@ export async function withLookup<T>(
  * Make sure publication `name` lists the synced tables (those of the HQ's own publication), for a
  * real Electric service run with manual table publishing (Electric names its publication
  * `electric_publication_<ELECTRIC_REPLICATION_STREAM_ID>`). Run as the owner role, which owns the
- * tables; nothing is done when it already exists.
+ * tables. When it already exists, the synced tables it lacks (added by later HQ migrations) are
+ * added to it.
  * @returns true when the publication was created now.
  */
 export async function ensurePublication(ownerUrl: string, name: string, like: string): Promise<boolean> {
@@ -162,12 +163,20 @@ export async function ensurePublication(ownerUrl: string, name: string, like: st
   const client = new pg.Client({ connectionString: ownerUrl });
   await client.connect();
   try {
-    const exists = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name]);
-    if (exists.rowCount) return false;
-    const tables = (
-      await client.query<{ t: string }>(`SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1`, [like])
-    ).rows.map((r) => r.t);
+    const listed = async (pub: string): Promise<string[]> =>
+      (
+        await client.query<{ t: string }>(`SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1`, [pub])
+      ).rows.map((r) => r.t);
+    const tables = await listed(like);
     if (tables.length === 0) throw new Error(`Publication ${like} lists no tables; run the HQ migrations first.`);
+    const exists = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name]);
+    if (exists.rowCount) {
+      // Created by an earlier HQ version: tables synced since then (e.g. hq_proposal, HQ 0010) are added.
+      const have = new Set(await listed(name));
+      const missing = tables.filter((t) => !have.has(t));
+      if (missing.length) await client.query(`ALTER PUBLICATION ${name} ADD TABLE ${missing.join(', ')}`);
+      return false;
+    }
     await client.query(`CREATE PUBLICATION ${name} FOR TABLE ${tables.join(', ')}`);
     return true;
   } finally {

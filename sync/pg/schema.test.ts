@@ -118,6 +118,11 @@ describe.skipIf(!havePg)('HQ schema', () => {
     expect(await ensurePublication(hq.ownerUrl, 'electric_publication_hq', 'hq_sync')).toBe(false);
     const electric = await q<{ tablename: string }>(`SELECT tablename FROM pg_publication_tables WHERE pubname = 'electric_publication_hq' ORDER BY 1`);
     expect(electric.map((p) => p.tablename)).toEqual([...SYNCED].sort());
+    // One created by an earlier HQ version (without hq_proposal, HQ 0010) gets the tables it lacks.
+    await q('ALTER PUBLICATION electric_publication_hq DROP TABLE hq_proposal');
+    expect(await ensurePublication(hq.ownerUrl, 'electric_publication_hq', 'hq_sync')).toBe(false);
+    const again = await q<{ tablename: string }>(`SELECT tablename FROM pg_publication_tables WHERE pubname = 'electric_publication_hq' ORDER BY 1`);
+    expect(again.map((p) => p.tablename)).toEqual([...SYNCED].sort());
     const ident = await q<{ relname: string; relreplident: string }>(`SELECT relname, relreplident FROM pg_class WHERE relname = ANY($1)`, [SYNCED]);
     expect(ident.every((i) => i.relreplident === 'f')).toBe(true);
   });

@@ -12,6 +12,7 @@ import { sql as wellnessOnePerDay } from './0007_wellness_one_per_day';
 import { sql as contentHashV2 } from './0008_content_hash_v2';
 import { sql as ownerApprovedChanges } from './0009_owner_approved_changes';
 import { sql as proposals } from './0010_proposals';
+import { sql as cleanOneLineText } from './0011_clean_one_line_text';
 
 export interface HqMigration {
   id: number;
@@ -30,4 +31,5 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 8, name: '0008_content_hash_v2', sql: contentHashV2 },
   { id: 9, name: '0009_owner_approved_changes', sql: ownerApprovedChanges },
   { id: 10, name: '0010_proposals', sql: proposals },
+  { id: 11, name: '0011_clean_one_line_text', sql: cleanOneLineText },
 ];
