@@ -20,7 +20,7 @@ describe('scripts/setup-system.sh (README set-up, .ci/run)', () => {
     const lines = r.stdout.split('\n').filter((l) => l.startsWith('+ '));
     expect(lines).toEqual([
       `+ ${isRoot ? '' : 'sudo '}apt-get update -qq`,
-      `+ ${isRoot ? '' : 'sudo '}env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium postgresql-15 libopencv-dev g++ make python3`,
+      `+ ${isRoot ? '' : 'sudo '}env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium postgresql-15 libopencv-dev libavformat-dev g++ make python3`,
     ]);
   });
 
