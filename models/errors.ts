@@ -197,11 +197,18 @@ export class IdempotencyKeyReused extends AppError {
  * second one is meant (a re-measurement, a second session): Conflict, `kind` `SameDayExists`.
  * Nothing was written. The message names the stored record(s); `issues` points at the
  * acknowledgement field of the verb's input (`ackField`, e.g. `second_set_same_day`), which sent
- * as `true` records the second one.
+ * as `true` records the second one. `items` (optional): one line per stored record (a squad load:
+ * one per athlete who already has a load that day), each given as its own issue on `ackField`;
+ * without it the single issue carries the message.
  */
 export class SameDayExists extends AppError {
-  constructor(message: string, ackField: string) {
-    super({ code: 'Conflict', kind: 'SameDayExists', message, issues: [{ path: ackField, message }] });
+  constructor(message: string, ackField: string, items?: readonly string[]) {
+    super({
+      code: 'Conflict',
+      kind: 'SameDayExists',
+      message,
+      issues: items?.length ? items.map((m) => ({ path: ackField, message: m })) : [{ path: ackField, message }],
+    });
   }
 }
 

@@ -239,6 +239,12 @@ export const LogSessionLoads = z
       .max(200)
       .default([])
       .describe('Per-athlete minutes or RPE that differ from the session values (e.g. a late substitute).'),
+    second_session_same_day: z
+      .boolean()
+      .default(false)
+      .describe(
+        'true when this is another session on a day where some of these athletes already have a load (a second session is legitimate); without it the call is refused (Conflict SameDayExists naming every athlete with a load that day and its AU/minutes/RPE) and nothing is written. For a squad it acknowledges all rows at once.',
+      ),
   })
   .strict()
   .refine((v) => (v.athlete_id ? 1 : 0) + (v.squad_id ? 1 : 0) === 1, { message: 'Give exactly one of athlete_id or squad_id.', path: ['athlete_id'] });

@@ -83,7 +83,11 @@ async function main(): Promise<void> {
       ]);
       // The demo already holds the last DEMO_DAYS days of vitals; a second row a day is not wanted.
       if (d >= DEMO_DAYS) calls.push(['vitals.record', { athlete_id: athlete.id, date, resting_hr_bpm: 48 + (d % 9), hrv_rmssd_ms: 70 + ((d * 13) % 40) }]);
-      calls.push(['workload.logSessionLoads', { athlete_id: athlete.id, date, duration_min: 45 + (d % 6) * 10, rpe: 3 + (d % 6) }]);
+      // The demo may already hold a load on these days: the bench's load is a second session, acknowledged.
+      calls.push([
+        'workload.logSessionLoads',
+        { athlete_id: athlete.id, date, duration_min: 45 + (d % 6) * 10, rpe: 3 + (d % 6), second_session_same_day: true },
+      ]);
       if (d % 14 === 0)
         calls.push([
           'screenings.create',

@@ -72,7 +72,21 @@ describe('cli', () => {
     expect(list.athletes).toHaveLength(5);
     expect(list.athletes.every((a) => a.squad_id === u19?.id)).toBe(true);
 
-    const input = JSON.stringify({ squad_id: u19?.id, date: TODAY, duration_min: 30, rpe: 4 });
+    // The demo holds today's squad loads: a second session that day is refused (Conflict, exit 5,
+    // naming the athletes with a load), nothing written, unless the call says it is one.
+    const dup = cli(
+      'call',
+      '--db',
+      db,
+      '--as',
+      DEMO_EMAILS.coach,
+      'workload.logSessionLoads',
+      JSON.stringify({ squad_id: u19?.id, date: TODAY, duration_min: 30, rpe: 4 }),
+    );
+    expect(dup.code).toBe(5);
+    expect(dup.stdout).toBe('');
+    expect(json(dup.stderr)).toMatchObject({ code: 'Conflict', kind: 'SameDayExists', message: expect.stringMatching(/already ha(s|ve) a load on .*AU/) });
+    const input = JSON.stringify({ squad_id: u19?.id, date: TODAY, duration_min: 30, rpe: 4, second_session_same_day: true });
     const w1 = cli('call', '--db', db, '--as', DEMO_EMAILS.coach, 'workload.logSessionLoads', input, '--idempotency-key', 'cli-test-1');
     expect(w1.stderr).toBe('');
     expect(w1.code).toBe(0);

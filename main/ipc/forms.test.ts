@@ -186,7 +186,7 @@ describe('submitForm', () => {
 });
 
 describe('submitForm idempotency: one key → at most one changeset of the user, pending or applied', () => {
-  const squadLoad = { squad_id: '', date: '2026-11-19', duration_min: 60, rpe: 5 };
+  const squadLoad = { squad_id: '', date: '2026-11-18', duration_min: 60, rpe: 5 };
   const loadsOn = (date: string) =>
     (f.call(f.a.users.physio, 'workload.listLoads', { squad_id: f.a.squadId, from: date, to: date }) as { loads: unknown[] }).loads.length;
 

@@ -177,9 +177,22 @@ describe('turns against the demo club', () => {
     const coach = s.userIds.coach;
     const squad = s.squadIds.U19;
     const active = countRows(t.db, 'athlete', s.orgId, { eq: { squad_id: squad, status: 'active' } });
-    server.push({ toolUses: [{ name: 'log_session_load', input: { squad_id: squad, date: '2026-11-28', duration_min: 75, rpe: 6 } }] }, { text: 'Logged.' });
     const { kx } = testHarness(t.db, defaultToolRegistry(), { baseURL: server.url });
-    const { runId } = kx.startRun({ userId: coach, message: "log yesterday's session for the U19 squad: 75 minutes at RPE 6" });
+    // The demo holds yesterday's U19 loads: without the acknowledgement the service refuses the
+    // tool call (Conflict SameDayExists), nothing is proposed or written.
+    const loadsBefore = countRows(t.db, 'session_load', s.orgId);
+    server.push({ toolUses: [{ name: 'log_session_load', input: { squad_id: squad, date: '2026-11-28', duration_min: 75, rpe: 6 } }] }, { text: 'Refused.' });
+    const refused = kx.startRun({ userId: coach, message: "log yesterday's session for the U19 squad: 75 minutes at RPE 6" }).runId;
+    await kx.waitForRun(refused);
+    const failed = K.listToolCalls(t.db, refused)[0]!;
+    expect(failed.status).toBe('failed');
+    expect(failed.error_json).toContain('SameDayExists');
+    expect(countRows(t.db, 'session_load', s.orgId)).toBe(loadsBefore);
+    server.push(
+      { toolUses: [{ name: 'log_session_load', input: { squad_id: squad, date: '2026-11-28', duration_min: 75, rpe: 6, second_session_same_day: true } }] },
+      { text: 'Logged.' },
+    );
+    const { runId } = kx.startRun({ userId: coach, message: "log yesterday's second U19 session (they already have one that day): 75 minutes at RPE 6" });
     const ev = await waitForEvent(
       kx,
       coach,

@@ -231,7 +231,7 @@ describe('changesets in the run', () => {
         dominant_side: 'right',
       });
     server.push(
-      { toolUses: [{ name: 'log_session_load', input: { squad_id: f.a.squadId, date: '2026-11-19', duration_min: 60, rpe: 5 } }] },
+      { toolUses: [{ name: 'log_session_load', input: { squad_id: f.a.squadId, date: '2026-11-18', duration_min: 60, rpe: 5 } }] },
       { text: 'That is more than 50 records; I will split it.' },
     );
     const { kx } = testHarness(f.db, defaultToolRegistry(), { baseURL: server.url });

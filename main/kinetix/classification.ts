@@ -671,6 +671,8 @@ export const INPUT_FIELD_CLASSIFICATION: Readonly<Record<string, Classification 
   signed: 'internal',
   /** vitals.record: the acknowledgement that a second set the same day is a new measurement. */
   second_set_same_day: 'internal',
+  /** workload.logSessionLoads: the acknowledgement that a load on a day with one already is a second session. */
+  second_session_same_day: 'internal',
   pct: 'internal',
   folder_id: 'internal',
   item_type: 'internal',

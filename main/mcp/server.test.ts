@@ -165,7 +165,20 @@ describe('MCP server over stdio (SDK client)', () => {
     const members = listRows(db, 'athlete', seed.orgId, { eq: { squad_id: squadId, status: 'active' }, limit: 1000 }).length;
     const before = countRows(db, 'session_load', seed.orgId);
     const activityBefore = listActivity(db, seed.orgId, { limit: 1000 }).length;
-    const r = (await physio.callTool({ name: 'log_session_load', arguments: { squad_id: squadId, date: seed.today, duration_min: 60, rpe: 6 } })) as ToolResult;
+    const proposalsBefore = listProposals(db, seed.userIds.physio).length;
+    // The demo holds today's squad loads: without the acknowledgement the service refuses the plan
+    // (Conflict SameDayExists); no proposal is stored, nothing written.
+    const dup = (await physio.callTool({
+      name: 'log_session_load',
+      arguments: { squad_id: squadId, date: seed.today, duration_min: 60, rpe: 6 },
+    })) as ToolResult;
+    expect(dup.isError).toBe(true);
+    expect(body(dup).error.code).toBe('Conflict');
+    expect(listProposals(db, seed.userIds.physio)).toHaveLength(proposalsBefore);
+    const r = (await physio.callTool({
+      name: 'log_session_load',
+      arguments: { squad_id: squadId, date: seed.today, duration_min: 60, rpe: 6, second_session_same_day: true },
+    })) as ToolResult;
     expect(r.isError).toBeFalsy();
     const out = body(r);
     expect(out.status).toBe('waiting_for_approval');

@@ -464,10 +464,11 @@ describe('idempotency keys are per request and per user', () => {
       { idempotencyKey: 'k-user' },
     );
     const before = count(f, 'session_load');
+    // The same athlete and day: the coach's is a second session that day, said so.
     const theirs = f.call(
       f.a.users.coach,
       'workload.logSessionLoads',
-      { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4 },
+      { athlete_id: f.a.athleteId, date: '2026-11-07', duration_min: 30, rpe: 4, second_session_same_day: true },
       { idempotencyKey: 'k-user' },
     );
     expect(theirs.changeset.replayed).toBe(false);

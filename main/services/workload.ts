@@ -1,7 +1,7 @@
 /** Training sessions, session-RPE loads (one athlete or a whole squad) and ACWR. */
 import { codeWords, formatDay } from '../../models/format';
 import { computeAcwr } from '../../models/acwr';
-import { NotFound, ValidationError } from '../../models/errors';
+import { NotFound, SameDayExists, ValidationError } from '../../models/errors';
 import type { Athlete, SessionLoad, TrainingSession } from '../../models/records';
 import { countRows, dailyLoads, getRow, listRows } from '../data/rows';
 import { orgSquad, visibleAthlete, visibleRow } from './scope';
@@ -87,6 +87,35 @@ export const logSessionLoads = writeVerb('workload.logSessionLoads', {
       throw new ValidationError('per_athlete names an athlete who is not part of this load (not in the squad, inactive or excluded).', [
         { path: 'per_athlete', message: `athlete ${stray.athlete_id} is not part of this load` },
       ]);
+    // A second session the same day must be meant: a load entered twice doubles that day's load and
+    // inflates ACWR. The check runs on every door (form, CLI, assistant, MCP) and cannot be skipped;
+    // if the read itself fails, the verb fails with it (nothing is written). One acknowledgement
+    // covers every row of a squad call.
+    if (!i.second_session_same_day && athletes.length > 0) {
+      const stored = listRows<SessionLoad>(vc.db, 'session_load', vc.actor.orgId, {
+        eq: { date: i.date },
+        in: { athlete_id: athletes.map((a) => a.id) },
+        orderBy: [{ column: 'created_at' }],
+        limit: 100_000,
+      });
+      if (stored.length > 0) {
+        const byAthlete = new Map<string, SessionLoad[]>();
+        for (const l of stored) byAthlete.set(l.athlete_id, [...(byAthlete.get(l.athlete_id) ?? []), l]);
+        const already = athletes.filter((a) => byAthlete.has(a.id));
+        const line = (a: Athlete, ids: boolean) =>
+          `${a.name}: ${byAthlete
+            .get(a.id)!
+            .map((l) => `${l.duration_min} min × RPE ${l.rpe} = ${l.load_au} AU${ids ? ` (load ${l.id})` : ''}`)
+            .join('; ')}`;
+        const lines = already.map((a) => line(a, false));
+        const who = already.length === 1 ? '1 athlete already has' : `${already.length} athletes already have`;
+        throw new SameDayExists(
+          `${who} a load on ${formatDay(i.date)}: ${already.map((a) => line(a, true)).join('; ')}. Nothing was written. If this is another session that day, send it again with second_session_same_day: true (it covers every athlete of the call); a load entered by mistake is undone from Activity.`,
+          'second_session_same_day',
+          lines,
+        );
+      }
+    }
     const changes = athletes.map((a) => {
       const minutes = own.get(a.id)?.duration_min ?? i.duration_min;
       const rpe = own.get(a.id)?.rpe ?? i.rpe;

@@ -35,10 +35,15 @@ export const TASKS: EvalCase[] = [
     kind: 'task',
     title: "Log yesterday's U19 session (one changeset, N rows)",
     as: 'coach',
-    message: "Log yesterday's session for the U19 squad: 75 minutes at RPE 6.",
+    // The seeded club already holds this day's loads: the task says it is a second session, and the
+    // call acknowledges it (the service refuses a load on a day with one otherwise).
+    message: "Log yesterday's second session for the U19 squad (they already have one that day): 75 minutes at RPE 6.",
     script: () => [
       call({ name: 'list_squads', input: {} }),
-      call((t) => ({ name: 'log_session_load', input: { squad_id: squadId(t, 'U19'), date: EVAL_YESTERDAY, duration_min: 75, rpe: 6 } })),
+      call((t) => ({
+        name: 'log_session_load',
+        input: { squad_id: squadId(t, 'U19'), date: EVAL_YESTERDAY, duration_min: 75, rpe: 6, second_session_same_day: true },
+      })),
       say(
         declinedOrDone(
           'log_session_load',
@@ -64,7 +69,9 @@ export const TASKS: EvalCase[] = [
     kind: 'task',
     title: 'Log a First-team session leaving out athletes with open injuries',
     as: 'sports_scientist',
-    message: "Log today's First team session, 60 minutes at RPE 5, but leave out anyone with an open injury.",
+    // The seeded club already holds this day's loads: the task says it is a second session, and the
+    // call acknowledges it (the service refuses a load on a day with one otherwise).
+    message: "Log today's second First team session (they already trained this morning), 60 minutes at RPE 5, but leave out anyone with an open injury.",
     script: () => [
       call({ name: 'list_squads', input: {} }, { name: 'list_injuries', input: { status: 'open' } }),
       call((t) => ({ name: 'list_athletes', input: { squad_id: squadId(t, 'First team') } })),
@@ -73,7 +80,7 @@ export const TASKS: EvalCase[] = [
         const squad = (t.last<{ athletes: Athlete[] }>('list_athletes')?.athletes ?? []).filter((a) => injured.has(a.id)).map((a) => a.id);
         return {
           name: 'log_session_load',
-          input: { squad_id: squadId(t, 'First team'), date: EVAL_TODAY, duration_min: 60, rpe: 5, exclude_athlete_ids: squad },
+          input: { squad_id: squadId(t, 'First team'), date: EVAL_TODAY, duration_min: 60, rpe: 5, exclude_athlete_ids: squad, second_session_same_day: true },
         };
       }),
       say(
@@ -815,12 +822,14 @@ export const TASKS: EvalCase[] = [
     kind: 'task',
     title: "Log one athlete's rehab session",
     as: 'physio',
-    message: (w) => `Log a 40 minute rehab session at RPE 3 today for ${injuryOf(w, 'Knee').athleteName}.`,
+    // The seeded club already holds this day's loads: the task says it is a second session, and the
+    // call acknowledges it (the service refuses a load on a day with one otherwise).
+    message: (w) => `Log a 40 minute rehab session at RPE 3 today for ${injuryOf(w, 'Knee').athleteName}, a second session after this morning's.`,
     script: (w) => [
       call({ name: 'list_athletes', input: { search: injuryOf(w, 'Knee').athleteName.split(' ')[0] } }),
       call((t) => ({
         name: 'log_session_load',
-        input: { athlete_id: athleteId(t, injuryOf(w, 'Knee').athleteName), date: EVAL_TODAY, duration_min: 40, rpe: 3 },
+        input: { athlete_id: athleteId(t, injuryOf(w, 'Knee').athleteName), date: EVAL_TODAY, duration_min: 40, rpe: 3, second_session_same_day: true },
       })),
       say(declinedOrDone('log_session_load', () => 'Logged 120 AU for today.')),
     ],
@@ -839,13 +848,18 @@ export const TASKS: EvalCase[] = [
     kind: 'task',
     title: 'A confirm after more than 300 events still reaches the human (issue 9 §2)',
     as: 'coach',
-    message: "Check every squad's athletes, then log yesterday's U19 session: 75 minutes at RPE 6.",
+    // The seeded club already holds this day's loads: the task says it is a second session, and the
+    // call acknowledges it (the service refuses a load on a day with one otherwise).
+    message: "Check every squad's athletes, then log yesterday's second U19 session (they already have one that day): 75 minutes at RPE 6.",
     script: () => [
       call({ name: 'list_squads', input: {} }),
       ...['a', 'b', 'c', 'd'].map((tag) => (t: Turn) => ({
         calls: Array.from({ length: 16 }, (_, i) => ({ name: 'list_athletes', input: { squad_id: squadId(t, 'U19') }, id: `toolu_t40${tag}${i}` })),
       })),
-      call((t) => ({ name: 'log_session_load', input: { squad_id: squadId(t, 'U19'), date: EVAL_YESTERDAY, duration_min: 75, rpe: 6 } })),
+      call((t) => ({
+        name: 'log_session_load',
+        input: { squad_id: squadId(t, 'U19'), date: EVAL_YESTERDAY, duration_min: 75, rpe: 6, second_session_same_day: true },
+      })),
       say(
         declinedOrDone(
           'log_session_load',
@@ -867,7 +881,9 @@ export const TASKS: EvalCase[] = [
     kind: 'task',
     title: 'A tool call cut off at max_tokens is never run; the complete retry (input in content_block_start) is (issue 9 §4)',
     as: 'coach',
-    message: "Log yesterday's session for the U19 squad: 75 minutes at RPE 6.",
+    // The seeded club already holds this day's loads: the task says it is a second session, and the
+    // call acknowledges it (the service refuses a load on a day with one otherwise).
+    message: "Log yesterday's second session for the U19 squad (they already have one that day): 75 minutes at RPE 6.",
     script: () => [
       call({ name: 'list_squads', input: {} }),
       (t) => ({
@@ -875,7 +891,13 @@ export const TASKS: EvalCase[] = [
         stopReason: 'max_tokens',
       }),
       (t) => ({
-        calls: [{ name: 'log_session_load', input: { squad_id: squadId(t, 'U19'), date: EVAL_YESTERDAY, duration_min: 75, rpe: 6 }, inputInStart: true }],
+        calls: [
+          {
+            name: 'log_session_load',
+            input: { squad_id: squadId(t, 'U19'), date: EVAL_YESTERDAY, duration_min: 75, rpe: 6, second_session_same_day: true },
+            inputInStart: true,
+          },
+        ],
       }),
       say(
         declinedOrDone(

@@ -2,8 +2,8 @@
  * The "already recorded that day" warning the entry forms share (session load, vitals): what is
  * stored, why a duplicate matters, and a box the user must tick to record a second one (a quick
  * second Enter cannot skip it: the form keeps its submit disabled until it is ticked). Test hooks:
- * `[data-duplicate-warning]` on the warning, `[data-action=ACTION]` on the box,
- * `[data-duplicate-check-error]` on {@link SameDayCheckError}.
+ * `[data-duplicate-warning]` on the warning, `[data-action=ACTION]` on the box. The check itself is
+ * the service's (Conflict `SameDayExists`); the forms show its answer here.
  */
 import type { ReactNode } from 'react';
 
@@ -36,13 +36,4 @@ export function SameDayWarning(props: {
       </label>
     </div>
   );
-}
-
-/** The check for records already stored that day failed: an error (nothing was saved), never "nothing stored". */
-export function SameDayCheckError({ message }: { message: string | null }) {
-  return message ? (
-    <p className="field-error field wide" role="alert" data-duplicate-check-error>
-      {message}
-    </p>
-  ) : null;
 }

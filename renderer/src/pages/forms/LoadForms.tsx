@@ -1,17 +1,18 @@
 /**
  * Workload entry forms: Log session load for one athlete or a whole squad (session minutes and
- * RPE, per-athlete minutes/RPE, athletes left out), and Add training session. Before saving, the
- * form warns when athletes already have a load that day: a second session is legitimate, a silent
- * duplicate inflates ACWR, so the user says which it is (a box to tick: a quick second Enter
- * cannot skip the warning). Nothing is sent before that check has answered, and a check that
- * fails is shown as an error, never read as "no duplicates". Load (AU) = RPE × minutes (Foster et al.
- * 2001). A squad load is reviewed as a table (rows can still be left out) before it is applied.
+ * RPE, per-athlete minutes/RPE, athletes left out), and Add training session. The same-day check
+ * is the service's (`workload.logSessionLoads` refuses a load on a day where an athlete of the
+ * call already has one, Conflict `SameDayExists` naming each with that load's minutes/RPE/AU,
+ * unless `second_session_same_day` is sent): the form shows that answer as a warning with a box
+ * to tick (a second session is legitimate, a silent duplicate inflates ACWR; a quick second Enter
+ * cannot skip it) and sends the acknowledgement only once it is ticked. Load (AU) = RPE × minutes
+ * (Foster et al. 2001). A squad load is reviewed as a table (rows can still be left out) before it
+ * is applied.
  */
-import { useRef, useState } from 'react';
-import type { Athlete, SessionLoad } from '../../../../models/records';
-import { CallError, call } from '../../bridge';
+import { useState } from 'react';
+import type { Athlete } from '../../../../models/records';
 import { Field, FormDialog, useEntryForm } from '../../components/Form';
-import { SameDayCheckError, SameDayWarning } from '../../components/SameDayWarning';
+import { SameDayWarning } from '../../components/SameDayWarning';
 import { formatDate, todayIso } from '../../format';
 
 interface Row {
@@ -19,24 +20,6 @@ interface Row {
   include: boolean;
   minutes: string;
   rpe: string;
-}
-
-/** Athletes (by name) who already have a load on `date`, with what is stored. */
-interface Duplicate {
-  name: string;
-  loads: Pick<SessionLoad, 'duration_min' | 'rpe' | 'load_au'>[];
-}
-
-async function existingLoads(date: string, target: { athlete_id: string } | { squad_id: string }, names: ReadonlyMap<string, string>): Promise<Duplicate[]> {
-  const r = await call('workload.listLoads', { ...target, from: date, to: date, limit: 1000 });
-  const by = new Map<string, Duplicate>();
-  for (const l of r.loads) {
-    if (!names.has(l.athlete_id)) continue;
-    const d = by.get(l.athlete_id) ?? { name: names.get(l.athlete_id)!, loads: [] };
-    d.loads.push(l);
-    by.set(l.athlete_id, d);
-  }
-  return [...by.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 const num = (s: string): number | undefined => (s.trim() === '' ? undefined : Number(s));
@@ -61,21 +44,29 @@ export function LoadFormDialog({
 }) {
   const [v, setV] = useState({ date: todayIso(), minutes: '', rpe: '' });
   const [rows, setRows] = useState<Row[]>(() => (members ?? []).map((a) => ({ athlete: a, include: true, minutes: '', rpe: '' })));
-  const [dupes, setDupes] = useState<Duplicate[] | null>(null);
   // The user's answer to the duplicate warning: another session that day (not the same one again).
   const [second, setSecond] = useState(false);
-  const [checking, setChecking] = useState(false);
-  const [checkError, setCheckError] = useState<string | null>(null);
-  // A check in flight: a second press (Enter held, a double click) waits for it, never skips it.
-  const inFlight = useRef(false);
   const form = useEntryForm(squad ? 'load-squad' : 'load-athlete', {
     onSaved,
     labels: { per_athlete: 'Athletes in this load', exclude_athlete_ids: 'Include' },
   });
   const name = squad ? squad.name : athlete!.name;
+  // The service's same-day answer (one line per athlete with a load that day), kept while the user
+  // decides (a later validation error must not hide it).
+  const [dupes, setDupes] = useState<string[] | null>(null);
+  const [seenError, setSeenError] = useState(form.error);
+  if (form.error !== seenError) {
+    setSeenError(form.error);
+    if (form.error?.kind === 'SameDayExists') setDupes((form.error.issues ?? []).map((i) => i.message));
+  }
 
   function input(): Record<string, unknown> {
-    const base: Record<string, unknown> = { date: v.date, duration_min: num(v.minutes), rpe: num(v.rpe) };
+    const base: Record<string, unknown> = {
+      date: v.date,
+      duration_min: num(v.minutes),
+      rpe: num(v.rpe),
+      ...(dupes !== null && second ? { second_session_same_day: true } : {}),
+    };
     if (!squad) return { ...base, athlete_id: athlete!.id };
     return {
       ...base,
@@ -91,41 +82,13 @@ export function LoadFormDialog({
     };
   }
 
-  /** Forget the duplicate check (the date or the athletes changed): the next press checks again. */
+  /** Forget the service's same-day answer (the date or the athletes changed): the next press asks again. */
   function recheck() {
     setDupes(null);
     setSecond(false);
-    setCheckError(null);
   }
 
-  async function submit() {
-    if (inFlight.current) return;
-    if (dupes === null) {
-      // First press: look for loads already stored that day for the athletes about to be logged.
-      // Nothing is sent until the check has answered; a failed check is an error, never "no duplicates".
-      inFlight.current = true;
-      setChecking(true);
-      setCheckError(null);
-      let found: Duplicate[];
-      try {
-        const names = new Map(squad ? rows.filter((r) => r.include).map((r) => [r.athlete.id, r.athlete.name]) : [[athlete!.id, athlete!.name]]);
-        found = v.date ? await existingLoads(v.date, squad ? { squad_id: squad.id } : { athlete_id: athlete!.id }, names) : [];
-      } catch (e) {
-        setCheckError(
-          `Could not check for loads already stored on this day (${e instanceof CallError ? e.payload.message : 'no answer'}). Nothing was saved: try again.`,
-        );
-        return;
-      } finally {
-        inFlight.current = false;
-        setChecking(false);
-      }
-      if (found.length > 0) {
-        setDupes(found);
-        return;
-      }
-    } else if (dupes.length > 0 && !second) return;
-    void form.submit('workload.logSessionLoads', input());
-  }
+  const submit = () => void form.submit('workload.logSessionLoads', input());
 
   const setRow = (i: number, patch: Partial<Row>) => {
     recheck();
@@ -137,12 +100,10 @@ export function LoadFormDialog({
     <FormDialog
       form={form}
       title={`Log session load — ${name}`}
-      submitLabel={
-        dupes ? 'Log anyway: a second session' : checking ? 'Checking…' : squad ? `Log for ${included} athlete${included === 1 ? '' : 's'}` : 'Log load'
-      }
+      submitLabel={dupes ? 'Log anyway: a second session' : squad ? `Log for ${included} athlete${included === 1 ? '' : 's'}` : 'Log load'}
       wide={Boolean(squad)}
-      submitDisabled={checking || (dupes !== null && dupes.length > 0 && !second)}
-      onSubmit={() => void submit()}
+      submitDisabled={dupes !== null && !second}
+      onSubmit={submit}
       onClose={onClose}
       intro={<p className="small muted">Load (AU) = session RPE (CR-10, 0–10) × minutes. Leave the per-athlete boxes empty to use the session values.</p>}
     >
@@ -243,7 +204,7 @@ export function LoadFormDialog({
       {dupes ? (
         <SameDayWarning
           title={`${dupes.length === 1 && !squad ? `${name} already has` : `${dupes.length} athlete${dupes.length === 1 ? ' already has' : 's already have'}`} a load on ${formatDate(v.date)}`}
-          items={dupes.map((d) => `${d.name}: ${d.loads.map((l) => `${l.duration_min} min × RPE ${l.rpe} = ${l.load_au} AU`).join('; ')}`)}
+          items={dupes}
           advice="A second session that day is fine. If this is the same session entered again, cancel: a duplicate doubles that day's load and inflates ACWR."
           confirmLabel="This is another session that day, not the same one entered again"
           action="confirm-second-session"
@@ -251,7 +212,6 @@ export function LoadFormDialog({
           onChange={setSecond}
         />
       ) : null}
-      <SameDayCheckError message={checkError} />
     </FormDialog>
   );
 }
