@@ -46,6 +46,20 @@ export function formatCents(c: number): string {
   return (c / 100).toLocaleString('en-US', { style: 'currency', currency: 'USD' });
 }
 
+/**
+ * A typed US-dollar amount → cents: "$1,234.50", "1234.5", "60" → 123450, 123450, 6000.
+ * A comma is read only as a thousands separator (groups of exactly three digits), so a
+ * comma-decimal entry such as "61,50" is not a price (NaN), never $6,150.00; at most two decimals.
+ * Returns undefined for an empty entry, NaN for anything else that is not a price.
+ */
+export function parseUsdCents(s: string): number | undefined {
+  const t = s.replace(/[$\s]/g, '');
+  if (t === '') return undefined;
+  if (!/^(\d{1,3}(,\d{3})+|\d+)(\.\d{1,2})?$/.test(t)) return Number.NaN;
+  const [whole = '', frac = ''] = t.replace(/,/g, '').split('.');
+  return Number(whole) * 100 + Number(frac.padEnd(2, '0'));
+}
+
 /** Age in whole years on `today`. */
 export function ageOn(dob: string, today: string): number {
   const [y, m, d] = dob.split('-').map(Number) as [number, number, number];

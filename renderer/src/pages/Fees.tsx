@@ -10,7 +10,7 @@ import { call } from '../bridge';
 import { Field, FormDialog, SavedNote, useEntryForm } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
-import { formatCents, humanize } from '../format';
+import { formatCents, humanize, parseUsdCents } from '../format';
 import { useSession } from '../store';
 
 const ITEM_TYPES = ['assessment', 'treatment', 'report', 'consultation', 'rehab_session', 'screening'];
@@ -106,19 +106,13 @@ export function Fees() {
 }
 
 /** Dollars typed by a person → cents (undefined when empty or not a number). */
-function toCents(s: string): number | undefined {
-  const t = s.replace(/[$,\s]/g, '');
-  if (t === '' || !/^\d+(\.\d{1,2})?$/.test(t)) return t === '' ? undefined : Number.NaN;
-  return Math.round(Number(t) * 100);
-}
-
 /** Edit one fee item (code, name, type, price in USD), against the version it was opened with. */
 function RateItemDialog({ item, onClose, onSaved }: { item: RateItem; onClose(): void; onSaved(s: string): void }) {
   const [v, setV] = useState({ code: item.code, name: item.name, item_type: item.item_type as string, price: (item.price_cents / 100).toFixed(2) });
   const form = useEntryForm('rate-item-edit', { onSaved });
   const set = (k: keyof typeof v, value: string) => setV((x) => ({ ...x, [k]: value }));
   function submit() {
-    const price = toCents(v.price);
+    const price = parseUsdCents(v.price);
     const patch: Record<string, unknown> = {};
     if (v.code.trim() !== item.code) patch.code = v.code.trim();
     if (v.name.trim() !== item.name) patch.name = v.name.trim();
