@@ -485,3 +485,35 @@ describe('evaluatePolicy: the 20% price limit is cumulative (numericBaselines, i
     expect(r.decisions[0]).toMatchObject({ code: 'numeric_change_by_owner', detail: { baseline: 4000 } });
   });
 });
+
+describe('evaluatePolicy: a fee code change needs an owner (issue 13 review: code swap around the 20 % limit)', () => {
+  const rename = (before: string, after: string): RowChange => ({
+    op: 'update',
+    table: 'rate_item',
+    id: 'r1',
+    version: 1,
+    before: { code: before },
+    after: { code: after },
+  });
+
+  it("a non-owner's code change waits for an owner; an owner's is allowed; a name-only change and an unchanged code are not judged", () => {
+    const admin = actor('admin', 'u-admin');
+    const p = evaluatePolicy(admin, cs([rename('CLU-001', 'OLD-001')], 'rates.updateItem'), ctx);
+    expect(p.verdict).toBe('needs_owner');
+    expect(p.decisions).toEqual([
+      expect.objectContaining({
+        code: 'fee_code_change_needs_owner',
+        effect: 'needs_owner',
+        table: 'rate_item',
+        rowId: 'r1',
+        field: 'code',
+        detail: { before: 'CLU-001', after: 'OLD-001' },
+      }),
+    ]);
+    expect(p.reasons[0]).toContain('CLU-001 → OLD-001');
+    expect(evaluatePolicy(owner, cs([rename('CLU-001', 'OLD-001')]), ctx).verdict).toBe('allow');
+    expect(evaluatePolicy(admin, cs([rename('CLU-001', 'CLU-001')]), ctx).verdict).toBe('allow');
+    const nameOnly: RowChange = { op: 'update', table: 'rate_item', id: 'r1', version: 1, before: { name: 'A' }, after: { name: 'B' } };
+    expect(evaluatePolicy(admin, cs([nameOnly]), ctx).verdict).toBe('allow');
+  });
+});

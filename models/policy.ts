@@ -34,7 +34,8 @@ export type PolicyCode =
   | 'date_in_future'
   | 'date_too_early'
   | 'signoff_not_holder'
-  | 'signoff_for_other_user';
+  | 'signoff_for_other_user'
+  | 'fee_code_change_needs_owner';
 
 /** One policy decision, ready for the run trace and the confirm dialog. */
 export interface PolicyDecision {
@@ -459,6 +460,28 @@ function numericChecks(actor: RuleActor, change: RowChange, ctx: { history?: Num
   }
 }
 
+/**
+ * A fee item's code is what bills are looked up by: changing it on an existing item needs an owner
+ * (allowed outright for an owner). Without this, the 20 % price limit could be stepped around by
+ * renaming an item's code and creating a new item under the old code at any price (a new item has
+ * no "before" to judge; issue 13 review).
+ */
+function feeCodeChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[]): void {
+  if (change.table !== 'rate_item' || change.op !== 'update' || !('code' in change.after)) return;
+  const before = change.before.code;
+  const after = change.after.code;
+  if (typeof before !== 'string' || typeof after !== 'string' || before === after) return;
+  if (actor.role === NEEDS_OWNER_APPROVER) return;
+  out.push({
+    code: 'fee_code_change_needs_owner',
+    effect: 'needs_owner',
+    reason: `The fee code ${before} → ${after}: a code is what bills are looked up by, so changing it needs an owner's approval in the app.`,
+    rule: `${SRC}: changes that move billed prices need an owner (a fee code change frees the old code for a new item at any price)`,
+    ...at(change, 'code'),
+    detail: { before, after },
+  });
+}
+
 function rateChecks(change: RowChange, out: PolicyDecision[]): void {
   if (change.table !== 'rate_item' || change.op === 'delete' || !('price_cents' in change.after)) return;
   const v = change.after.price_cents;
@@ -595,6 +618,7 @@ export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?
   } else {
     for (const change of planned.changes) {
       rateChecks(change, decisions);
+      feeCodeChecks(actor, change, decisions);
       scaleChecks(change, decisions);
       dateChecks(change, today, decisions);
       signoffChecks(actor, change, decisions);
