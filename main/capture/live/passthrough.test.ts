@@ -8,6 +8,7 @@
  * every other camera's files are kept.
  */
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -181,6 +182,94 @@ describe.skipIf((!built || !hasDemo) && !ci)(
       expect(captureAddon().readPackets(ok.video).length).toBe(ok.written);
       expect(sidecar(ok.timestamps).length).toBe(ok.written);
     }, 60_000);
+
+    it('a sidecar that cannot be written (a full disk) stops the recording with ERR_VIDEO_WRITE, naming it; the other camera keeps its files', async () => {
+      // cam01's .avi is fine, its timestamps CSV is a link to /dev/full: the per-row flush fails.
+      const vdir = path.join(dir, 'fullcsv', 'videos');
+      mkdirSync(vdir, { recursive: true });
+      symlinkSync('/dev/full', path.join(vdir, 'cam01.timestamps.csv'));
+      const s = new (captureAddon().CaptureSession)(
+        mjpeg.slice(0, 2).map((f, i) => ({ kind: 'file' as const, path: f, pace: 'fast' as const, name: `cam0${i + 1}` })),
+        { record: { dir: vdir } },
+      );
+      let st = s.recording();
+      for (let t = 0; t < 1000 && st.state !== 'finished'; t++) {
+        await new Promise((res) => setTimeout(res, 10));
+        st = s.recording();
+      }
+      s.close();
+      expect(st.reason).toBe('write_failed');
+      expect(st.failedCamera).toBe(0);
+      expect(st.error).toMatch(/cam01\.timestamps\.csv: cannot write the sidecar/);
+      const ok = st.cameras[1]!;
+      expect(ok.written).toBe(st.frames);
+      expect(captureAddon().readPackets(ok.video).length).toBe(ok.written);
+      expect(sidecar(ok.timestamps).length).toBe(ok.written);
+    }, 60_000);
+
+    // A real full disk: a small tmpfs (needs root / CAP_SYS_ADMIN to mount; CI runs as root).
+    const canMount = (() => {
+      if (process.platform !== 'linux' || process.getuid?.() !== 0) return false;
+      const probe = mkdtempSync(path.join(tmpdir(), 'capture-mount-probe-'));
+      try {
+        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
+        execFileSync('umount', [probe], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      } finally {
+        rmSync(probe, { recursive: true, force: true });
+      }
+    })();
+    it.skipIf(!canMount && !ci)(
+      `a disk that fills up during a 4-camera recording: typed ERR_VIDEO_WRITE (write_failed), sidecar rows kept for the frames written${canMount ? '' : ' (skipped: cannot mount a tmpfs here; needs root)'}`,
+      async () => {
+        const mnt = mkdtempSync(path.join(tmpdir(), 'capture-diskfull-'));
+        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mnt]);
+        try {
+          const out = path.join(mnt, 'trial');
+          const rig = await openRig(
+            mjpeg.map((f) => ({ kind: 'file' as const, path: f, pace: 'fast' as const })),
+            { record: { outDir: out, seconds: FRAMES / FPS } },
+          );
+          let err: unknown;
+          try {
+            await rig.recordingDone();
+          } catch (e) {
+            err = e;
+          }
+          await rig.close();
+          expect(err).toBeInstanceOf(OpenCvError);
+          expect((err as OpenCvError).kind).toBe('ERR_VIDEO_WRITE');
+          expect((err as OpenCvError).code).toBe('Unavailable');
+          const msg = (err as OpenCvError).message;
+          expect(msg).toMatch(/No space left on device|ENOSPC/);
+          // either Config.toml still fit (it says write_failed) or the error says so and what to do
+          // the trial folder stays readable: Config.toml is never empty and always has the frame rate
+          const cfg = path.join(out, 'Config.toml');
+          expect(frameRateFromConfig(out)).toBe(FPS);
+          const doc = parseToml(readFileSync(cfg, 'utf8')) as { capture: { reason: string; write_error: string } };
+          if (doc.capture.reason !== 'recording') {
+            expect(doc.capture.reason).toBe('write_failed');
+            expect(doc.capture.write_error).toMatch(/No space left on device/);
+            expect(msg).toMatch(/^recording stopped: .*cam0\d\.(avi|timestamps\.csv)/);
+          } else {
+            expect(msg).toContain(`cannot write the recording's metadata in ${out}`);
+            expect(msg).toMatch(/the recording had already stopped: .*No space left on device/);
+            expect(msg).toMatch(/free disk space/);
+          }
+          // every sidecar keeps its header and consecutive rows; the disk filled after some frames were written
+          const rows = [1, 2, 3, 4].map((i) => sidecar(path.join(out, 'videos', `cam0${i}.timestamps.csv`)));
+          rows.forEach((r) => expect(r.map((x) => x.frame)).toEqual(r.map((_, k) => k)));
+          expect(rows.some((r) => r.length > 0)).toBe(true);
+          expect(Math.max(...rows.map((r) => r.length))).toBeLessThan(FRAMES);
+        } finally {
+          execFileSync('umount', [mnt]);
+          rmSync(mnt, { recursive: true, force: true });
+        }
+      },
+      60_000,
+    );
 
     it('a recording folder that cannot be created is a typed ERR_VIDEO_WRITE error', () => {
       let err: unknown;

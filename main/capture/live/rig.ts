@@ -9,7 +9,7 @@
  * writes one MJPEG video per camera plus a timestamp sidecar, and finishes the trial folder the
  * pipeline reads (`videos/`, `Config.toml` with `[project] frame_rate`, `calibration/`).
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify as tomlStringify } from 'smol-toml';
 import type {
@@ -210,7 +210,19 @@ class CaptureRig implements CaptureRigApi {
       reject = rej;
     });
     done.catch(() => undefined);
-    this.#rec = { opts, outDir, startedAt: new Date().toISOString(), done, resolve, reject };
+    const startedAt = new Date().toISOString();
+    this.#rec = { opts, outDir, startedAt, done, resolve, reject };
+    // A minimal Config.toml now, while the disk has room: if it fills up during the recording and
+    // the full one cannot be written, the trial folder still says its frame rate and that it was
+    // cut short. Best effort: when even this fails, #finish reports the write error (typed).
+    try {
+      writeFileSync(
+        path.join(outDir, 'Config.toml'),
+        `# Written by Athlete Intelligence capture (issue 15) when the recording started; replaced when it ends.\n${tomlStringify({ project: { frame_rate: this.fps }, capture: { recorded_at: startedAt, reason: 'recording' } })}`,
+      );
+    } catch {
+      /* reported by #finish */
+    }
   }
 
   async stopRecording(): Promise<RecordingResult> {
@@ -326,9 +338,13 @@ class CaptureRig implements CaptureRigApi {
     const failure = st.reason === 'source_ended' && failedRaw ? this.#failure(failedRaw, true) : null;
     let calibration: string | null = null;
     if (rec.opts.calibrationPath) {
-      mkdirSync(path.join(rec.outDir, 'calibration'), { recursive: true });
       calibration = path.join(rec.outDir, 'calibration', path.basename(rec.opts.calibrationPath));
-      copyFileSync(rec.opts.calibrationPath, calibration);
+      const dest = calibration;
+      const src = rec.opts.calibrationPath;
+      writeOrExplain(rec.outDir, st, () => {
+        mkdirSync(path.dirname(dest), { recursive: true });
+        copyFileSync(src, dest);
+      });
     }
     const config = path.join(rec.outDir, 'Config.toml');
     const doc = {
@@ -367,7 +383,17 @@ class CaptureRig implements CaptureRigApi {
         }),
       },
     };
-    writeFileSync(config, `# Written by Athlete Intelligence capture (issue 15); [project] frame_rate is what the pipeline reads.\n${tomlStringify(doc)}`);
+    // Written next to it, then renamed over the minimal one: a full disk never leaves it truncated.
+    writeOrExplain(rec.outDir, st, () => {
+      const tmp = `${config}.partial`;
+      try {
+        writeFileSync(tmp, `# Written by Athlete Intelligence capture (issue 15); [project] frame_rate is what the pipeline reads.\n${tomlStringify(doc)}`);
+        renameSync(tmp, config);
+      } catch (e) {
+        rmSync(tmp, { force: true });
+        throw e;
+      }
+    });
     // A file that could not be written: what was written before is closed and kept (Config.toml says so).
     if (st.reason === 'write_failed') throw new OpenCvError(`recording stopped: ${st.error}`, 'ERR_VIDEO_WRITE', null, null);
     return {
@@ -395,4 +421,25 @@ class CaptureRig implements CaptureRigApi {
  */
 export async function openRig(sources: CaptureSourceSpec[], o: OpenRigOptions = {}): Promise<CaptureRigApi> {
   return CaptureRig.open(sources, o);
+}
+
+/**
+ * Run one write of the recording's metadata (Config.toml, the calibration copy); a failing
+ * file-system call (e.g. ENOSPC on a full disk) becomes a typed error naming the folder.
+ * @throws OpenCvError (ERR_VIDEO_WRITE, AppError code `Unavailable`) naming `outDir`, the fs
+ *   error, the recording's own write error if it had one, and what to do (free space, record again).
+ */
+function writeOrExplain(outDir: string, st: NativeRecordingStatus, write: () => void): void {
+  try {
+    write();
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    const before = st.reason === 'write_failed' ? ` (the recording had already stopped: ${st.error})` : '';
+    throw new OpenCvError(
+      `cannot write the recording's metadata in ${outDir}: ${why}${before}; the videos and timestamp files written so far are kept (Config.toml is the one written at the start, reason "recording") — free disk space (or choose another folder) and record again`,
+      'ERR_VIDEO_WRITE',
+      null,
+      null,
+    );
+  }
 }

@@ -298,6 +298,10 @@ class AviMjpegMux {
     const int r = av_write_frame(oc_, pkt);
     av_packet_free(&pkt);
     if (r < 0) Fail("cannot write frame " + std::to_string(frames_), r);
+    // libavformat records a failed buffered write on the AVIOContext (not in av_write_frame's
+    // return): flush the frame out and read that error, so a full disk stops this writer here.
+    avio_flush(oc_->pb);
+    if (oc_->pb->error < 0) Fail("cannot write frame " + std::to_string(frames_), oc_->pb->error);
     frames_++;
   }
 
@@ -876,8 +880,11 @@ class Session : public Napi::ObjectWrap<Session> {
           w.encoded++;
         }
         w.csv << w.written.load() << ',' << it.f.t << ',' << it.slot << ',' << it.f.index << ',' << (it.dup ? "duplicated" : "captured") << '\n';
-        if (++w.written % 60 == 0) w.csv.flush();
-        if (!w.csv) throw std::runtime_error(w.timestamps + ": cannot write the sidecar");
+        // Flushed per row: the sidecar keeps a row for every frame that reached the .avi, and a
+        // full disk shows up here (the stream's fail state) instead of being lost at close.
+        w.csv.flush();
+        if (!w.csv) throw std::runtime_error(w.timestamps + ": cannot write the sidecar (" + std::strerror(errno) + ")");
+        ++w.written;
       } catch (const cv::Exception& e) {
         w.error = w.video + ": OpenCV " + e.func + ": " + e.err;
         w.failed.store(true);
