@@ -44,7 +44,11 @@ const provider = () => ({
 describe('ask', () => {
   it('prints AG-UI events as JSON lines, approves with --approve all, then prints the answer', async () => {
     server.push(
-      { toolUses: [{ name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 60, rpe: 5 } }] },
+      {
+        toolUses: [
+          { name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 60, rpe: 5, second_session_same_day: true } },
+        ],
+      },
       { text: 'Logged the U19 session.' },
     );
     const { io: sink, out, err } = io();
@@ -93,7 +97,11 @@ describe('ask', () => {
       reads('b'),
       reads('c'),
       reads('d'),
-      { toolUses: [{ name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 45, rpe: 4 } }] },
+      {
+        toolUses: [
+          { name: 'log_session_load', input: { squad_id: s.squadIds.U19, date: '2026-11-28', duration_min: 45, rpe: 4, second_session_same_day: true } },
+        ],
+      },
       { text: 'Logged after looking.' },
     );
     const { io: sink, out } = io();

@@ -156,7 +156,9 @@ export function inputFor(verb: string, o: OrgFixture, role: Role): unknown {
     case 'sessions.create':
       return { squad_id: o.squadId, date: day, kind: 'gym', duration_min: 45 };
     case 'workload.logSessionLoads':
-      return { squad_id: o.squadId, date: day, duration_min: 60, rpe: 5 };
+      // Every role logs onto the same day of the same fixture: the matrix tests permissions, so each
+      // call acknowledges the earlier roles' loads (the same-day check has its own tests).
+      return { squad_id: o.squadId, date: day, duration_min: 60, rpe: 5, second_session_same_day: true };
     case 'workload.acwr':
       return { athlete_id: o.athleteId };
     case 'rates.createFolder':
