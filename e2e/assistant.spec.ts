@@ -63,7 +63,7 @@ describe('assistant side panel', () => {
     model.push(
       {
         text: 'I will log it for the U19 squad.',
-        toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 75, rpe: 6 } }],
+        toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 75, rpe: 6, second_session_same_day: true } }],
       },
       { text: `Done: yesterday's session is logged for the U19 squad (${squad.count} athletes).` },
     );
@@ -102,7 +102,7 @@ describe('assistant side panel', () => {
     const squad = await u19(page);
     const acts = await activityCount(page);
     model.push(
-      { toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 30, rpe: 3 } }] },
+      { toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 30, rpe: 3, second_session_same_day: true } }] },
       { text: 'Understood, nothing was logged. How would you like to proceed?' },
     );
     const sent = model.requests.length;
@@ -124,7 +124,7 @@ describe('assistant side panel', () => {
     model.push(
       {
         text: 'Proposing the loads now.',
-        toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 20, rpe: 2 } }],
+        toolUses: [{ name: 'log_session_load', input: { squad_id: squad.id, date: yesterday(), duration_min: 20, rpe: 2, second_session_same_day: true } }],
       },
       { text: 'Logged the cool-down.' },
     );
