@@ -176,6 +176,13 @@ describe.skipIf(!run)(`capture room with files as cameras${run ? '' : ` (skipped
     // Stop answers once every video file is closed.
     await stopped.waitFor({ timeout: 120_000 });
     expect(await stopped.textContent()).toMatch(/Recorded [1-9]\d* frames/);
+    // Per camera: Captured (its own frames in this recording, not the preview's), Written, Dropped, Duplicated.
+    expect((await stopped.locator('thead th').allTextContents()).map((t) => t.trim())).toEqual(['Camera', 'Captured', 'Written', 'Dropped', 'Duplicated']);
+    const counts = await stopped
+      .locator('tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td')).map((td) => Number(td.textContent))));
+    expect(counts.length).toBeGreaterThan(0);
+    for (const [captured, written, , duplicated] of counts) expect(captured! + duplicated!).toBe(written);
     // One tap on the athlete (the demo participant stands in the middle of cam01's frame).
     const img = page.locator('img[data-tap-image]');
     await img.waitFor();

@@ -397,7 +397,8 @@ export interface CaptureStopView {
   seconds: number;
   reason: 'stopped' | 'source_ended';
   failure: DeviceFailure | null;
-  cameras: { name: string; written: number; dropped: number; duplicated: number }[];
+  /** Per camera, this recording only: `captured` = its own frames written (written − duplicated; preview frames before/after are not counted). */
+  cameras: { name: string; captured: number; written: number; dropped: number; duplicated: number }[];
 }
 /** A processing job (models/capture/jobs.ts). */
 export type CaptureJobView = JobView;

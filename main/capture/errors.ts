@@ -12,7 +12,9 @@ export type CaptureInputErrorCode =
   | 'bad_keypoints'
   | 'bad_calibration'
   | 'bad_argument'
-  | 'no_athlete';
+  | 'no_athlete'
+  /** a recording's trial folder cannot be created or written (permissions, read-only disk, a file in the way) */
+  | 'unwritable_output';
 
 /**
  * Bad capture input: an {@link AppError} with code `Validation` (HTTP 422: fix the input and

@@ -66,6 +66,13 @@ describe.skipIf(!ready && process.env.CI !== 'true')(`live room${ready ? '' : ` 
     const stop = (await h['capture.stopRecording'](physio, {})) as CaptureStopView;
     expect(stop.frames).toBeGreaterThan(0);
     expect(stop.cameras.map((c) => c.written)).toEqual([stop.frames, stop.frames, stop.frames, stop.frames]);
+    // "captured" is the recording's own frames (written − duplicated), not the rig's since it opened:
+    // the preview ran before the recording started and still runs after it stopped.
+    const live = ((await h['capture.rigStatus'](physio, {})) as { counts: { captured: number }[] }).counts;
+    stop.cameras.forEach((c, i) => {
+      expect(c.captured + c.duplicated, c.name).toBe(c.written);
+      expect(live[i]!.captured, c.name).toBeGreaterThan(c.captured);
+    });
     expect(stop.recording).toMatchObject({ status: 'recorded', origin: 'live', cameras: ['cam01', 'cam02', 'cam03', 'cam04'] });
     expect(stop.recording.videos).toHaveLength(4);
     const frame = (await h['capture.tapFrame'](physio, { recording_id: rec.id })) as { camera: string; jpeg_base64: string };

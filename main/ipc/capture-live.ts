@@ -246,7 +246,7 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
         seconds: result.seconds,
         reason: result.reason,
         failure: result.failure,
-        cameras: result.cameras.map((c) => ({ name: c.name, written: c.written, dropped: c.dropped, duplicated: c.duplicated })),
+        cameras: result.cameras.map((c) => ({ name: c.name, captured: c.captured, written: c.written, dropped: c.dropped, duplicated: c.duplicated })),
       };
     },
     'capture.tapFrame': (ctx, i) => {

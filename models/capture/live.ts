@@ -178,7 +178,13 @@ export interface RecordingOptions {
   outDir: string;
   /** Stop by itself after this many seconds (rig clock). Default: until {@link CaptureRigApi.stopRecording}. */
   seconds?: number;
-  /** Calibration TOML (Pose2Sim layout) copied to `calibration/` of the trial folder. */
+  /**
+   * Calibration TOML (Pose2Sim layout) copied to `calibration/` of the trial folder. When given,
+   * every source's name must match one of its cameras (the rule the pipeline applies to the trial's
+   * videos: `cam_01` ↔ `cam01`, or a unique trailing number) and every calibrated camera needs a
+   * source; otherwise opening / starting the recording throws `CaptureInputError` (`bad_calibration`,
+   * `missing_camera`) before anything is written.
+   */
   calibrationPath?: string;
   /** Free-form trial metadata written to `Config.toml` `[capture]` (athlete id, test name, …). */
   metadata?: Record<string, string | number | boolean>;
@@ -194,8 +200,15 @@ export interface RecordingResult {
   frames: number;
   fps: number;
   seconds: number;
-  /** Per camera: its video, its timestamp sidecar and its counts. */
+  /**
+   * Per camera: its video, its timestamp sidecar and its counts — of this recording only:
+   * `captured` is the number of this camera's own frames written to its video (`written` −
+   * `duplicated`); frames the rig captured before the recording started or after it stopped (the
+   * preview) are not counted.
+   */
   cameras: (CameraCounts & {
+    /** Calibration camera this source was bound to (`calibrationPath` given), else null. */
+    calibrationCamera: string | null;
     video: string;
     timestamps: string;
     /** Written frames that are the source's own JPEG bytes (passthrough). */

@@ -1,7 +1,8 @@
 /**
  * `npm run capture -- devices` and `npm run capture -- record` (issue 15), dispatched from
  * `main/capture/cli.ts`. Exit codes: 0 ok (an empty camera list is not an error), 2 bad input,
- * 3 the recording was cut short by a camera that failed (what was captured is kept), 1 other error.
+ * 3 the recording was cut short by a camera that failed (what was captured is kept), 1 other error
+ * (e.g. `ERR_VIDEO_WRITE`: a disk that filled up during the recording).
  */
 import { parseArgs } from 'node:util';
 import { CaptureInputError } from '../errors';
@@ -16,13 +17,16 @@ export interface LiveIo {
 export const LIVE_HELP = `  npm run capture -- devices [--json]
       attached cameras with their modes (size, fps, pixel format); an empty list is not an error
   npm run capture -- record --source SPEC,SPEC,... --seconds N --out DIR [options]
-      record N seconds from every source at once into the trial folder DIR (videos/camNN.avi,
-      videos/camNN.timestamps.csv, Config.toml, calibration/); prints frames, drops and duplicates
-      per camera. SPEC: a camera index (0), a device path (/dev/video2) or a video file.
+      record N seconds from every source at once into the trial folder DIR (videos/NAME.avi,
+      videos/NAME.timestamps.csv, Config.toml, calibration/); prints per camera the frames captured
+      (its own frames in the recording), written, dropped and duplicated. SPEC: a camera index (0),
+      a device path (/dev/video2) or a video file, optionally named NAME=SOURCE (cam_01=/dev/video0);
+      unnamed sources are cam01, cam02, … in --source order. A DIR left by a failed open is reused.
       --width W --height H --fps F   mode to ask the cameras for (they report what they grant)
       --pixel-format CC              FOURCC to ask for (default MJPG)
       --pace realtime|fast           video files: as a camera would deliver them (default) or as fast as they decode
-      --calib FILE                   calibration TOML copied into DIR/calibration/
+      --calib FILE                   calibration TOML copied into DIR/calibration/; every source name must
+                                     match one of its cameras (cam_01 ↔ cam01) and every camera needs a source (else exit 2)
       --no-passthrough               decode and re-encode MJPEG sources (default: their own JPEG frames are recorded as they are)
       --json                         print the result as JSON
       exit 3: a camera failed mid-recording (the recording stops; what was captured is kept)
@@ -63,8 +67,9 @@ export function recordingTable(r: RecordingResult): string {
   lines.push('camera  state    captured  written  dropped  duplicated  video');
   for (const c of r.cameras)
     lines.push(
-      `${c.name.padEnd(7)} ${c.state.padEnd(8)} ${String(c.captured).padStart(8)} ${String(c.written).padStart(8)} ${String(c.dropped).padStart(8)} ${String(c.duplicated).padStart(11)}  ${c.video}`,
+      `${c.name.padEnd(7)} ${c.state.padEnd(8)} ${String(c.captured).padStart(8)} ${String(c.written).padStart(8)} ${String(c.dropped).padStart(8)} ${String(c.duplicated).padStart(11)}  ${c.video}${c.calibrationCamera ? `  (calibration camera ${c.calibrationCamera})` : ''}`,
     );
+  lines.push("captured: the camera's own frames in the recording; written = captured + duplicated (slots that repeat its previous frame)");
   if (r.failure) lines.push(`stopped at ${r.frames} frames: ${r.failure.name} ${r.failure.state}: ${r.failure.message}; everything written is kept`);
   return `${lines.join('\n')}\n`;
 }

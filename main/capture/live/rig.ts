@@ -26,7 +26,9 @@ import type {
   RecordingProgress,
   RecordingResult,
 } from '../../../models/capture/live';
+import { CalibrationError, loadTomlCalibration } from '../calibration';
 import { CaptureInputError } from '../errors';
+import { matchToCameras } from '../sources';
 import { captureAddon, OpenCvError, type NativeCaptureSession, type NativeCounts, type NativeRecordingStatus, type NativeSourceSpec } from '../native/index';
 
 export type * from '../../../models/capture/live';
@@ -55,17 +57,73 @@ export function listCameras(): CameraDevice[] {
   return captureAddon().listDevices();
 }
 
+/** `NAME=SOURCE`: a camera name (letters, digits, `_`, `-`) before the first `=`. */
+const NAMED_SPEC = /^([A-Za-z0-9_-]{1,64})=(.+)$/;
+
 /**
- * Parse a CLI source SPEC: a device index (`0`), a device path (`/dev/video2`) or a video file.
- * Throws `CaptureInputError('bad_argument')` for a file that does not exist.
+ * Parse a CLI source SPEC: a device index (`0`), a device path (`/dev/video2`) or a video file,
+ * optionally named `NAME=SOURCE` (`cam_01=/dev/video0`): the name of its video, sidecar and
+ * `Config.toml` entry in the trial folder, and the calibration camera it is bound to. Unnamed
+ * sources are named `cam01`, `cam02`, … by position. (A file whose own name starts with
+ * `word=` is given as `./word=….mp4`.)
+ * Throws `CaptureInputError`: `bad_argument` for a file that does not exist, `empty_video` for a
+ * zero-length file.
  */
 export function parseSourceSpec(spec: string, pace: 'realtime' | 'fast' = 'realtime'): CaptureSourceSpec {
-  const s = spec.trim();
-  if (/^\d+$/.test(s)) return { kind: 'device', device: Number(s) };
-  if (/^\/dev\/video\d+$/.test(s)) return { kind: 'device', device: s };
-  if (!existsSync(s) || !statSync(s).isFile())
-    throw new CaptureInputError('bad_argument', `source "${s}" is neither a camera (index like 0, or /dev/videoN) nor an existing video file`);
-  return { kind: 'file', path: path.resolve(s), pace };
+  const m = NAMED_SPEC.exec(spec.trim());
+  const s = (m ? m[2]! : spec).trim();
+  const named = m ? { name: m[1]! } : {};
+  if (/^\d+$/.test(s)) return { kind: 'device', device: Number(s), ...named };
+  if (/^\/dev\/video\d+$/.test(s)) return { kind: 'device', device: s, ...named };
+  checkFileSource(s, m?.[1] ?? null);
+  return { kind: 'file', path: path.resolve(s), pace, ...named };
+}
+
+/**
+ * A file source exists, is a file and is not empty (FFmpeg's own error for an empty or non-video
+ * file does not say which source it was). Throws `CaptureInputError` (`bad_argument`, `empty_video`).
+ */
+function checkFileSource(file: string, name: string | null): void {
+  const label = `source "${file}"${name ? ` (${name})` : ''}`;
+  if (!existsSync(file) || !statSync(file).isFile())
+    throw new CaptureInputError('bad_argument', `${label} is neither a camera (index like 0, or /dev/videoN) nor an existing video file`);
+  if (statSync(file).size === 0)
+    throw new CaptureInputError('empty_video', `${label} is an empty file (0 bytes), not a video; give a video file (mp4, avi, …) or a camera`);
+}
+
+/**
+ * Bind every source to a camera of the calibration by its name, with the rule the pipeline
+ * applies to a trial's videos ({@link matchToCameras}: `cam_01` ↔ `cam01`, else a unique trailing
+ * number). Returns the calibration camera's name per source.
+ * @throws CaptureInputError `bad_calibration` (unreadable TOML, or a source matching no calibrated
+ *   camera), `missing_camera` (a calibrated camera without a source), `bad_argument` (two sources
+ *   for one camera) — each naming the sources and cameras
+ */
+export function bindToCalibration(calibrationPath: string, sourceNames: readonly string[]): string[] {
+  let cams;
+  try {
+    cams = loadTomlCalibration(calibrationPath);
+  } catch (e) {
+    if (e instanceof CalibrationError) throw new CaptureInputError('bad_calibration', e.message);
+    throw e;
+  }
+  const idx = sourceNames.map((_, i) => i);
+  let ordered: number[];
+  try {
+    ordered = matchToCameras(cams, idx, (i) => sourceNames[i]!, 'source');
+  } catch (e) {
+    if (!(e instanceof CaptureInputError)) throw e;
+    throw new CaptureInputError(
+      e.kind,
+      `sources vs calibration ${calibrationPath}: ${e.message}. Name each source after its calibrated camera with NAME=SOURCE (e.g. --source ${cams
+        .slice(0, 2)
+        .map((c, k) => `${c.name}=${k === 0 ? '/dev/video0' : 'FILE.mp4'}`)
+        .join(',')})`,
+    );
+  }
+  const out = new Array<string>(sourceNames.length);
+  ordered.forEach((src, c) => (out[src] = cams[c]!.name));
+  return out;
 }
 
 /** `cam01`, `cam02`, … unless named; names must be unique and file-name safe. */
@@ -88,12 +146,104 @@ function toNative(s: CaptureSourceSpec, name: string): NativeSourceSpec {
   return base;
 }
 
-function prepareOutDir(dir: string): string {
+/** A trial folder made ready for a recording, and how to take back what this run created. */
+interface PreparedOut {
+  dir: string;
+  /** Remove what this run created (never anything that was there before): the folders it made, or, in a folder that existed, `videos/` (unless it existed, empty), `calibration/` and `Config.toml`. */
+  undo(): void;
+}
+
+/**
+ * `mkdir -p` one level at a time, so a failure reports its real errno (Node's recursive mkdir says
+ * ENOENT for a read-only file system). Returns the first folder it created, or undefined.
+ */
+function mkdirs(dir: string): string | undefined {
+  const missing: string[] = [];
+  let d = dir;
+  while (!existsSync(d)) {
+    missing.unshift(d);
+    const up = path.dirname(d);
+    if (up === d) break;
+    d = up;
+  }
+  let first: string | undefined;
+  try {
+    for (const m of missing) {
+      mkdirSync(m);
+      first ??= m;
+    }
+  } catch (e) {
+    if (first) rmSync(first, { recursive: true, force: true });
+    throw e;
+  }
+  return first;
+}
+
+/** An empty `videos/` folder (what a failed open of an older version left behind) does not make a trial folder non-empty. */
+function isEmptyTrialFolder(dir: string): boolean {
+  const entries = readdirSync(dir);
+  if (entries.length === 0) return true;
+  if (entries.length !== 1 || entries[0] !== 'videos') return false;
+  const v = path.join(dir, 'videos');
+  return statSync(v).isDirectory() && readdirSync(v).length === 0;
+}
+
+/**
+ * Create the trial folder and its `videos/`. Throws `CaptureInputError`: `bad_argument` when the
+ * folder exists and holds anything (never recorded over), `unwritable_output` when it cannot be
+ * created (permissions, a read-only disk, a file in the way) — naming the path and what to do.
+ */
+function prepareOutDir(dir: string): PreparedOut {
   const out = path.resolve(dir);
-  if (existsSync(out) && (!statSync(out).isDirectory() || readdirSync(out).length > 0))
+  const videos = path.join(out, 'videos');
+  const existed = existsSync(out);
+  if (existed && (!statSync(out).isDirectory() || !isEmptyTrialFolder(out)))
     throw new CaptureInputError('bad_argument', `${out} exists and is not an empty folder; record into a new trial folder`);
-  mkdirSync(path.join(out, 'videos'), { recursive: true });
-  return out;
+  const videosExisted = existed && existsSync(videos);
+  let first: string | undefined;
+  try {
+    first = mkdirs(out);
+    if (!videosExisted) mkdirSync(videos);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (first) rmSync(first, { recursive: true, force: true });
+    else if (existed && !videosExisted) rmSync(videos, { recursive: true, force: true });
+    const hint =
+      err.code === 'ENOSPC'
+        ? 'free disk space or choose a folder on another disk'
+        : err.code === 'ENOTDIR' || err.code === 'EEXIST'
+          ? 'a file is in the way: choose a folder path whose parents are folders'
+          : 'choose a folder you can write to (e.g. under your home folder), or give your user write permission on its parent';
+    throw new CaptureInputError(
+      'unwritable_output',
+      `cannot create the trial folder ${out}${err.code ? ` (${err.code}${err.syscall ? ` on ${err.syscall} ${err.path ?? ''}`.trimEnd() : ''})` : `: ${err.message}`}; ${hint}`,
+    );
+  }
+  return {
+    dir: out,
+    undo() {
+      if (first) {
+        rmSync(first, { recursive: true, force: true });
+        return;
+      }
+      if (!videosExisted) rmSync(videos, { recursive: true, force: true });
+      else for (const f of readdirSync(videos)) rmSync(path.join(videos, f), { recursive: true, force: true });
+      rmSync(path.join(out, 'calibration'), { recursive: true, force: true });
+      rmSync(path.join(out, 'Config.toml'), { force: true });
+    },
+  };
+}
+
+/** A file source FFmpeg could not open (not a video, corrupt, unsupported codec) as a typed input error naming it; other errors unchanged. */
+function sourceOpenError(e: unknown, specs: CaptureSourceSpec[], n: string[]): unknown {
+  if (!(e instanceof OpenCvError) || e.kind !== 'ERR_OPENCV') return e;
+  const i = specs.findIndex((s) => s.kind === 'file' && e.message.includes(`video ${s.path}`));
+  if (i < 0) return e;
+  const file = (specs[i] as { path: string }).path;
+  return new CaptureInputError(
+    'unreadable_video',
+    `source "${file}" (${n[i]}) cannot be opened as a video (not a video file, corrupt, or a codec FFmpeg does not decode); give a video file (mp4, avi, …) or a camera`,
+  );
 }
 
 function counts(c: NativeCounts): CameraCounts {
@@ -117,6 +267,8 @@ interface RecState {
   opts: RecordingOptions;
   outDir: string;
   startedAt: string;
+  /** Calibration camera per source (`calibrationPath` given), else null. */
+  calib: string[] | null;
   done: Promise<RecordingResult>;
   resolve: (r: RecordingResult) => void;
   reject: (e: unknown) => void;
@@ -142,9 +294,15 @@ class CaptureRig implements CaptureRigApi {
   static async open(specs: CaptureSourceSpec[], o: OpenRigOptions): Promise<CaptureRig> {
     if (specs.length === 0) throw new CaptureInputError('no_input', 'give at least one source (a camera index/path or a video file)');
     const n = names(specs);
+    for (let i = 0; i < specs.length; i++) {
+      const s = specs[i]!;
+      if (s.kind === 'file') checkFileSource(s.path, n[i]!);
+    }
+    // Before anything is written: the sources' names against the calibration's cameras.
+    const calib = o.record?.calibrationPath ? bindToCalibration(o.record.calibrationPath, n) : null;
     const native = specs.map((s, i) => toNative(s, n[i]!));
-    let outDir: string | null = null;
-    if (o.record) outDir = prepareOutDir(o.record.outDir);
+    const prepared = o.record ? prepareOutDir(o.record.outDir) : null;
+    const outDir = prepared?.dir ?? null;
     const opts: ConstructorParameters<ReturnType<typeof captureAddon>['CaptureSession']>[1] = { deferOpen: true };
     if (o.ringFrames) opts.ringFrames = o.ringFrames;
     if (o.recordQueueFrames) opts.recordQueueFrames = o.recordQueueFrames;
@@ -155,16 +313,39 @@ class CaptureRig implements CaptureRigApi {
         ...(o.record.seconds ? { seconds: o.record.seconds } : {}),
         ...(o.record.quality ? { quality: o.record.quality } : {}),
       };
-    const s = new (captureAddon().CaptureSession)(native, opts);
-    await s.openAsync();
-    return new CaptureRig(s, o, outDir);
+    // A source that cannot be opened (or a recording file that cannot be created): nothing this run
+    // created is left behind, so the same --out can be used again.
+    let s: NativeCaptureSession | null = null;
+    try {
+      s = new (captureAddon().CaptureSession)(native, opts);
+      await s.openAsync();
+    } catch (e) {
+      try {
+        s?.close();
+      } catch {
+        /* already released */
+      }
+      prepared?.undo();
+      throw sourceOpenError(e, specs, n);
+    }
+    // FFmpeg's tty demuxer opens a text file (.txt, .nfo, …) as "ANSI art" video: not a camera's picture.
+    const text = s.sources().findIndex((x, i) => specs[i]!.kind === 'file' && x.pixelFormat.toLowerCase() === 'ansi');
+    if (text >= 0) {
+      s.close();
+      prepared?.undo();
+      throw new CaptureInputError(
+        'unreadable_video',
+        `source "${(specs[text] as { path: string }).path}" (${n[text]}) is a text file (FFmpeg would render its characters as a picture), not a video; give a video file (mp4, avi, …) or a camera`,
+      );
+    }
+    return new CaptureRig(s, o, outDir, calib);
   }
 
-  private constructor(session: NativeCaptureSession, o: OpenRigOptions, outDir: string | null) {
+  private constructor(session: NativeCaptureSession, o: OpenRigOptions, outDir: string | null, calib: string[] | null) {
     this.#s = session;
     this.sources = this.#s.sources();
     this.fps = this.#s.fps();
-    if (o.record && outDir) this.#begin(o.record, outDir);
+    if (o.record && outDir) this.#begin(o.record, outDir, calib);
     this.#poll = setInterval(() => this.#tick(), o.pollMs ?? 100);
     this.#poll.unref?.();
   }
@@ -198,12 +379,27 @@ class CaptureRig implements CaptureRigApi {
 
   startRecording(o: RecordingOptions): void {
     if (this.#rec) throw new CaptureInputError('bad_argument', `a recording into ${this.#rec.outDir} is running; stop it first`);
-    const outDir = prepareOutDir(o.outDir);
-    this.#s.startRecording({ dir: path.join(outDir, 'videos'), ...(o.seconds ? { seconds: o.seconds } : {}), ...(o.quality ? { quality: o.quality } : {}) });
-    this.#begin(o, outDir);
+    const calib = o.calibrationPath
+      ? bindToCalibration(
+          o.calibrationPath,
+          this.sources.map((s) => s.name),
+        )
+      : null;
+    const prepared = prepareOutDir(o.outDir);
+    try {
+      this.#s.startRecording({
+        dir: path.join(prepared.dir, 'videos'),
+        ...(o.seconds ? { seconds: o.seconds } : {}),
+        ...(o.quality ? { quality: o.quality } : {}),
+      });
+    } catch (e) {
+      prepared.undo();
+      throw e;
+    }
+    this.#begin(o, prepared.dir, calib);
   }
 
-  #begin(opts: RecordingOptions, outDir: string): void {
+  #begin(opts: RecordingOptions, outDir: string, calib: string[] | null): void {
     let resolve!: (r: RecordingResult) => void, reject!: (e: unknown) => void;
     const done = new Promise<RecordingResult>((res, rej) => {
       resolve = res;
@@ -211,7 +407,7 @@ class CaptureRig implements CaptureRigApi {
     });
     done.catch(() => undefined);
     const startedAt = new Date().toISOString();
-    this.#rec = { opts, outDir, startedAt, done, resolve, reject };
+    this.#rec = { opts, outDir, startedAt, done, resolve, reject, calib };
     // A minimal Config.toml now, while the disk has room: if it fills up during the recording and
     // the full one cannot be written, the trial folder still says its frame rate and that it was
     // cut short. Best effort: when even this fails, #finish reports the write error (typed).
@@ -325,6 +521,9 @@ class CaptureRig implements CaptureRigApi {
       const w = st.cameras[i]!;
       return {
         ...counts(c),
+        // this recording's own frames: not the preview's before it started or after it stopped
+        captured: w.written - w.duplicated,
+        calibrationCamera: rec.calib?.[i] ?? null,
         written: w.written,
         passedThrough: w.passedThrough,
         encoded: w.encoded,
@@ -357,12 +556,13 @@ class CaptureRig implements CaptureRigApi {
         ...(failure ? { failed_camera: failure.name, failure: `${failure.state}: ${failure.message}` } : {}),
         ...(st.reason === 'write_failed' ? { failed_camera: raw[st.failedCamera]?.name ?? '', write_error: st.error } : {}),
         ...(calibration ? { calibration: path.relative(rec.outDir, calibration) } : {}),
-        sync: `frames grouped on a ${st.fps} fps timeline, tolerance ±half a frame interval; dropped = captured but not written, duplicated = slot filled by repeating the previous frame`,
+        sync: `frames grouped on a ${st.fps} fps timeline, tolerance ±half a frame interval; captured = the camera's own frames written, dropped = captured but not written, duplicated = slot filled by repeating the previous frame (written = captured + duplicated)`,
         metadata: rec.opts.metadata ?? {},
         camera: cams.map((c, i) => {
           const s = this.sources[i]!;
           return {
             name: c.name,
+            ...(c.calibrationCamera ? { calibration_camera: c.calibrationCamera } : {}),
             kind: s.kind,
             source: s.source,
             width: s.width,
@@ -372,6 +572,7 @@ class CaptureRig implements CaptureRigApi {
             backend: s.backend,
             video: path.relative(rec.outDir, c.video),
             timestamps: path.relative(rec.outDir, c.timestamps),
+            captured: c.captured,
             written: c.written,
             dropped: c.dropped,
             duplicated: c.duplicated,
@@ -415,9 +616,14 @@ class CaptureRig implements CaptureRigApi {
  * sources are opened on libuv worker threads, in parallel (a USB camera's open and mode
  * negotiation can take about a second each), so the calling thread — the Electron main process or
  * the web host — is not blocked.
- * Throws `CaptureInputError` (`no_input`, `bad_argument`: bad names, an `outDir` that is not
- * empty) and `OpenCvError` (`ERR_OPENCV`: a source that cannot be opened, with the source named);
- * `NativeAddonMissingError` when the addon is not built.
+ * Throws `CaptureInputError` (`no_input`; `bad_argument`: bad names, a missing file, an `outDir`
+ * that is not empty; `empty_video` / `unreadable_video`: a file source that is empty or not a video,
+ * named; `unwritable_output`: an `outDir` that cannot be created; `bad_calibration` /
+ * `missing_camera`: with `record.calibrationPath`, a source name matching no calibrated camera or a
+ * calibrated camera without a source) and `OpenCvError` (`ERR_OPENCV`: a camera that cannot be
+ * opened, named; `ERR_VIDEO_WRITE`: a recording file that cannot be created);
+ * `NativeAddonMissingError` when the addon is not built. When the open fails, whatever this call
+ * created in `outDir` is removed again (a folder that existed is kept), so it can be used again.
  */
 export async function openRig(sources: CaptureSourceSpec[], o: OpenRigOptions = {}): Promise<CaptureRigApi> {
   return CaptureRig.open(sources, o);

@@ -268,6 +268,9 @@ export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'er
               <thead>
                 <tr>
                   <th scope="col">Camera</th>
+                  <th scope="col" className="num" title="The camera's own frames in the recording (written − duplicated)">
+                    Captured
+                  </th>
                   <th scope="col" className="num">
                     Written
                   </th>
@@ -283,6 +286,7 @@ export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'er
                 {stopped.cameras.map((c) => (
                   <tr key={c.name}>
                     <th scope="row">{c.name}</th>
+                    <td className="num">{c.captured}</td>
                     <td className="num">{c.written}</td>
                     <td className="num">{c.dropped}</td>
                     <td className="num">{c.duplicated}</td>
