@@ -36,6 +36,8 @@ export const CONDITION: Record<string, string> = {
   model_disagreement: 'two pose models disagree',
   model_difference: 'second pose model',
   static_trial: 'static trial (unfiltered)',
+  duplicated_frames: 'camera repeated frames',
+  duplicated_frames_masked: 'repeated frames left out',
   not_checked: 'recorded before quality checks',
 };
 
