@@ -24,7 +24,7 @@ import { hasAddon, triangulationAddon } from './native/index';
 import { findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
 import { DEFAULT_POSE, poseKeypointSet, type PoseEstimatorSpec } from './pose/types';
 import { estimateVideoPoses } from './pose/run';
-import { duplicatedFramesCondition, maskDuplicatedViews, trialDuplicatedFrames } from './live/sidecar';
+import { confirmedFrames, duplicatedFramesCondition, maskDuplicatedViews, trialDuplicatedFrames } from './live/sidecar';
 import type { Keypoints2D } from '../../models/capture/openpose';
 
 /** Progress callback: stage name, units done, units total. */
@@ -110,8 +110,8 @@ export interface ProcessResult {
   sync: (SyncReport & { applied: boolean; firstFrame: number }) | null;
   /** Trial-level conditions given to every reading (camera synchronisation and imbalance, static trial, a live recording's duplicated frames). */
   trialConditions: ReadingCondition[];
-  /** Per camera, frames its live recording's sidecar marks duplicated (left out of triangulation: confidence 0 in `observations`); null without sidecars. */
-  duplicatedFrames: { camera: string; count: number; share: number }[] | null;
+  /** Per camera, frames its live recording's sidecar marks duplicated (left out of triangulation: confidence 0 in `observations`) and its sidecar's rows; null without sidecars. */
+  duplicatedFrames: { camera: string; count: number; share: number; rows: number | null }[] | null;
   /** Raw triangulation (F×K×3, m) and its diagnostics. */
   triangulation: TriangulationResult;
   /** Gap-filled (no filter) and gap-filled + filtered points (F×K×3, m). */
@@ -190,7 +190,10 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     timings.probe_s = (performance.now() - t0) / 1000;
     o.onProgress?.('decode', 1, 1);
     fps = videos[0]!.fps;
-    frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity);
+    // A live recording stopped by a write failure (a full disk): only the frames every writer confirmed.
+    frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity, confirmedFrames(videos) ?? Infinity);
+    if (frames < 1)
+      throw new CaptureInputError('empty_video', `${o.trialDir}: no frame was written by every camera (timestamp sidecars in videos/); record again`);
     const spec = o.pose ?? DEFAULT_POSE;
     set = poseKeypointSet(spec);
     const t1 = performance.now();
@@ -384,7 +387,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     undistorted,
     sync,
     trialConditions,
-    duplicatedFrames: duplicated?.map((d) => ({ camera: d.camera, count: d.count, share: d.share })) ?? null,
+    duplicatedFrames: duplicated?.map((d) => ({ camera: d.camera, count: d.count, share: d.share, rows: d.rows })) ?? null,
     triangulation: tri,
     filled: filled.points,
     filtered: filtered.points,

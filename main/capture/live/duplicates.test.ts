@@ -90,7 +90,7 @@ describe.skipIf((!built || !hasDemo) && !ci)(
 
     it(`over ${100 * DUPLICATED_FRAMES_MAX} % of a camera's frames duplicated: those views are left out of the 3D and every reading fails duplicated_frames`, async () => {
       const r = await proc(trial);
-      expect(r.duplicatedFrames).toEqual([
+      expect(r.duplicatedFrames?.map(({ camera, count, share }) => ({ camera, count, share }))).toEqual([
         { camera: 'cam_01', count: 0, share: 0 },
         { camera: 'cam_02', count: 0, share: 0 },
         { camera: 'cam_03', count: 0, share: 0 },
@@ -155,6 +155,18 @@ describe.skipIf((!built || !hasDemo) && !ci)(
       const K = r.keypointSet.length;
       for (const f of [7, 8]) for (let k = 0; k < K; k++) expect(r.triangulation.viewMask[f * K + k]! & (1 << 1)).toBe(0);
     }, 120_000);
+
+    it("a recording cut short by a write failure: only the frames every camera's sidecar confirms are processed", async () => {
+      const cut = path.join(dir, 'cut');
+      cpSync(trial, cut, { recursive: true });
+      const f = path.join(cut, 'videos', 'cam_02.timestamps.csv');
+      writeFileSync(f, `${readFileSync(f, 'utf8').trim().split('\n').slice(0, 16).join('\n')}\n`); // header + 15 rows
+      const r = await proc(cut);
+      expect(r.frames).toBe(15);
+      expect(r.duplicatedFrames?.map((d) => d.rows)).toEqual([FRAMES, 15, FRAMES, FRAMES]);
+      writeFileSync(f, 'frame,timestamp_us,slot_us,source_frame,status\n');
+      await expect(proc(cut)).rejects.toMatchObject({ name: 'CaptureInputError', kind: 'empty_video' });
+    }, 60_000);
 
     it('a broken sidecar is a typed error naming the file and line', async () => {
       const broken = path.join(dir, 'broken');

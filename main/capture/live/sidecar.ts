@@ -32,13 +32,14 @@ export function sidecarPath(video: string): string {
 }
 
 /**
- * Which of the first `frames` frames of a video the recorder marked duplicated. Null when the video
- * has no sidecar (a video not recorded by this app). Rows past the end of a sidecar cut short (a
- * full disk) count as captured.
+ * Which of the first `frames` frames of a video the recorder marked duplicated, and how many rows
+ * the sidecar has (the frames the recorder confirmed written: a recording stopped by a full disk
+ * can leave a last, partly written frame in the video without a row). Null when the video has no
+ * sidecar (a video not recorded by this app).
  * @throws CaptureInputError (`bad_argument`) for a sidecar without the recorder's header or with a
  *   row that is not `frame,…,captured|duplicated` in order, naming the file and line
  */
-export function readDuplicatedFrames(video: string, frames: number): boolean[] | null {
+export function readDuplicatedFrames(video: string, frames: number): { duplicated: boolean[]; rows: number } | null {
   const file = sidecarPath(video);
   if (!existsSync(file)) return null;
   const lines = readFileSync(file, 'utf8').split('\n');
@@ -48,9 +49,12 @@ export function readDuplicatedFrames(video: string, frames: number): boolean[] |
       `${file} is not a capture timestamp sidecar (first line must be "${SIDECAR_HEADER}"); restore it, or remove it to process ${path.basename(video)} without it`,
     );
   const dup = new Array<boolean>(frames).fill(false);
-  for (let i = 1; i < lines.length && i - 1 < frames; i++) {
+  let rows = 0;
+  for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (!line) continue;
+    rows++;
+    if (i - 1 >= frames) continue;
     const cells = line.split(',');
     if (cells.length !== 5 || Number(cells[0]) !== i - 1 || (cells[4] !== 'captured' && cells[4] !== 'duplicated'))
       throw new CaptureInputError(
@@ -59,12 +63,14 @@ export function readDuplicatedFrames(video: string, frames: number): boolean[] |
       );
     dup[i - 1] = cells[4] === 'duplicated';
   }
-  return dup;
+  return { duplicated: dup, rows };
 }
 
 /** Per camera, the duplicated frames of a trial's videos (see {@link readDuplicatedFrames}). */
 export interface DuplicatedFrames {
   camera: string;
+  /** Rows of its sidecar (frames the recorder confirmed written); null without a sidecar. */
+  rows: number | null;
   /** Per processed frame: true when the recorder repeated the camera's previous frame there. */
   duplicated: boolean[];
   count: number;
@@ -72,14 +78,27 @@ export interface DuplicatedFrames {
   share: number;
 }
 
+/**
+ * The frames of a recording every camera's writer confirmed (the fewest sidecar rows; the videos
+ * may hold one more, partly written frame after a write failure), or null without sidecars.
+ */
+export function confirmedFrames(videos: readonly { camera: string; path: string }[]): number | null {
+  let min: number | null = null;
+  for (const v of videos) {
+    const d = readDuplicatedFrames(v.path, 0);
+    if (d) min = min === null ? d.rows : Math.min(min, d.rows);
+  }
+  return min;
+}
+
 /** Read every video's sidecar; null when none has one (not recorded by this app). */
 export function trialDuplicatedFrames(videos: readonly { camera: string; path: string }[], frames: number): DuplicatedFrames[] | null {
   const per = videos.map((v) => ({ camera: v.camera, dup: readDuplicatedFrames(v.path, frames) }));
   if (per.every((p) => p.dup === null)) return null;
   return per.map((p) => {
-    const duplicated = p.dup ?? new Array<boolean>(frames).fill(false);
+    const duplicated = p.dup?.duplicated ?? new Array<boolean>(frames).fill(false);
     const count = duplicated.filter(Boolean).length;
-    return { camera: p.camera, duplicated, count, share: frames > 0 ? count / frames : 0 };
+    return { camera: p.camera, rows: p.dup?.rows ?? null, duplicated, count, share: frames > 0 ? count / frames : 0 };
   });
 }
 
