@@ -4,7 +4,7 @@
  * the demo trial imported and processed from the app with a progress bar per stage; the new
  * session's results compared with the seeded one; cancel keeps the recording. Processing reads the
  * trial's 2D keypoint files (seconds), and the cancelled run is a video run with the second-model
- * cross-check (ticked from the keyboard) stopped after its first stage.
+ * cross-check (on by default; toggled from the keyboard) stopped after its first stage.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -132,12 +132,14 @@ describe.skipIf(!hasDemo && process.env.CI !== 'true')(`capture processing${hasD
     const rec = page.locator(`li[data-recording="${imported.value!.id}"]`);
     await rec.locator('select[name="input"]').selectOption('video');
     await rec.locator('input[name="max_frames"]').fill('3');
-    // the cross-check option, ticked from the keyboard (Tab from the frames field, Space)
+    // the cross-check option: ticked by default for videos; unticked and ticked again from the keyboard (Tab from the frames field, Space)
     const cross = rec.getByRole('checkbox', { name: /^Cross-check with a second model \(about 3\.6× slower\)$/ });
-    expect(await cross.isChecked()).toBe(false);
+    expect(await cross.isChecked()).toBe(true);
     await rec.locator('input[name="max_frames"]').focus();
     await page.keyboard.press('Tab');
     expect(await cross.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.press('Space');
+    expect(await cross.isChecked()).toBe(false);
     await page.keyboard.press('Space');
     expect(await cross.isChecked()).toBe(true);
     await rec.locator('[data-action="process"]').click();

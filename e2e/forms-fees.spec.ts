@@ -76,6 +76,42 @@ describe('fee forms', () => {
     await owner.context().close();
   });
 
+  it('a change waiting for an owner: Escape leaves it waiting (one copy), Withdraw declines it', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    const before = await contractCall<Schedule>(page, 'verb.call', { verb: 'rates.schedule', input: {} });
+    const folder = before.value!.folders.find((f) => f.items.length >= 1 && f.items.every((i) => i.price_cents * 1.5 <= 1_000_000 && i.price_cents >= 100))!;
+    const waiting = async () => {
+      const l = await contractCall<{ id: string; status: string; summary: string }[]>(page, 'proposals.list', { limit: 500 });
+      return l.value!.filter((p) => p.summary.includes(folder.name));
+    };
+    const start = await waiting();
+    const bulk = async (pct: string) => {
+      await goTo(page, '#/fees', 'fees');
+      await page.locator(`section[data-folder="${folder.name}"] [data-action="bulk-rates"]`).click();
+      await waitForForm(page, 'rates-bulk', 'idle');
+      await field(page, 'rates-bulk', 'pct').locator('input').fill(pct);
+      await form(page, 'rates-bulk').locator('button[type="submit"]').click();
+      await review(page).waitFor();
+      expect(await review(page).getAttribute('data-status')).toBe('needs_owner');
+    };
+    await bulk('40');
+    await page.keyboard.press('Escape');
+    await form(page, 'rates-bulk').locator('[data-waiting="true"]').waitFor();
+    const afterEscape = await waiting();
+    expect(afterEscape.filter((p) => p.status === 'needs_owner')).toHaveLength(start.filter((p) => p.status === 'needs_owner').length + 1);
+    await page.keyboard.press('Escape');
+    await page.locator('dialog.form-dialog').waitFor({ state: 'detached' });
+
+    await bulk('45');
+    await review(page).getByRole('button', { name: 'Withdraw' }).click();
+    await review(page).waitFor({ state: 'detached' });
+    const afterWithdraw = await waiting();
+    // The withdrawn one is declined; only the first still waits for an owner.
+    expect(afterWithdraw.filter((p) => p.status === 'needs_owner')).toHaveLength(afterEscape.filter((p) => p.status === 'needs_owner').length);
+    expect(afterWithdraw.filter((p) => p.status === 'declined')).toHaveLength(start.filter((p) => p.status === 'declined').length + 1);
+    await page.context().close();
+  });
+
   it('a coach (no rates.write) is offered no fee form', async () => {
     const page = await signedIn(browser, app, 'doctor');
     await goTo(page, '#/fees', 'fees');

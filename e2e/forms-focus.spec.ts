@@ -57,6 +57,27 @@ describe('form dialog focus', () => {
     await page.context().close();
   });
 
+  it('Fees: after a saved edit the page re-renders the row, and focus goes back to its Edit button, not <body>', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    const s = await contractCall<{ folders: { items: { code: string; name: string }[] }[] }>(page, 'verb.call', { verb: 'rates.schedule', input: {} });
+    const item = s.value!.folders.find((f) => f.items.length > 1)!.items[1]!;
+    await goTo(page, '#/fees', 'fees');
+    await page.locator(`tr[data-rate-item="${item.code}"] [data-action="edit-item"]`).first().click();
+    await waitForForm(page, 'rate-item-edit', 'idle');
+    await field(page, 'rate-item-edit', 'name').locator('input').fill(`${item.name} (focus check)`);
+    await page.keyboard.press('Enter');
+    await page.locator('[data-saved="true"]').waitFor();
+    await page.locator('dialog.form-dialog').waitFor({ state: 'detached' });
+    await page.waitForFunction(() => document.activeElement !== document.body);
+    const where = await focused(page);
+    expect(where, JSON.stringify(await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 200)))).toMatchObject({
+      action: 'edit-item',
+      inDialog: false,
+    });
+    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.getAttribute('data-rate-item'))).toBe(item.code);
+    await page.context().close();
+  });
+
   it("Record vitals: a refused value takes focus, with the service's message linked; Escape goes back to the opener", async () => {
     const page = await signedIn(browser, app, 'physio');
     const list = await contractCall<{ athletes: { id: string }[] }>(page, 'verb.call', { verb: 'athletes.list', input: { limit: 1, offset: 3 } });

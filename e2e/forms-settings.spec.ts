@@ -114,7 +114,9 @@ describe('settings: users', () => {
     await waitForForm(page, 'user-role', 'idle');
     expect(await roleOptions(page, 'user-role')).toEqual(['admin', 'athlete']);
     // Athlete without the athlete record: the service names the missing link at its field.
-    await field(page, 'user-role', 'role').locator('select').selectOption('athlete');
+    // The labels name their selects (a screen reader reads "Role", "Athlete record").
+    await form(page, 'user-role').getByLabel('Role', { exact: true }).selectOption('athlete');
+    await form(page, 'user-role').getByLabel('Athlete record', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Save role' }).click();
     await waitForForm(page, 'user-role', 'error');
     expect(await field(page, 'user-role', 'linked_athlete_id').locator('.field-error').textContent()).toBeTruthy();

@@ -89,6 +89,12 @@ describe('single-line text and notes', () => {
         .success,
     ).toBe(false);
   });
+  it('a blank required name gets one message, not two (the minimum and the blank check)', () => {
+    for (const name of ['', '   ']) {
+      const r = I.CreateSquad.safeParse({ name, season: '2026/27' });
+      expect(r.error?.issues.filter((i) => i.path[0] === 'name')).toHaveLength(1);
+    }
+  });
   it('checks the length limit on the normalised text: NFKC can lengthen it (U+FDFA becomes 18 characters)', () => {
     expect('\uFDFA'.normalize('NFKC')).toHaveLength(18);
     // 6 characters typed (under the squad name's 100), 6 × 18 = 108 once normalised: refused.

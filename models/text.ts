@@ -44,7 +44,13 @@ export function plainText<T extends TextSchema>(s: T, opts: { nfkc?: boolean } =
   let r = s
     .refine((v) => v === null || !CONTROL_OR_BIDI.test(v), { message: PLAIN_MESSAGE })
     .overwrite((v) => (v === null ? v : ((opts.nfkc === false ? v.trim() : v.trim().normalize('NFKC')) as typeof v))) as T;
-  if (required) r = r.refine((v) => v === null || v.length > 0, { message: 'Enter a value: it cannot be blank or only spaces.' }) as T;
+  // Only spaces: blank once trimmed. An empty value already failed the schema's own minimum, and
+  // one field gets one message.
+  if (required)
+    r = r.refine((v) => v === null || v.length > 0, {
+      message: 'Enter a value: it cannot be blank or only spaces.',
+      when: (p) => !p.issues.some((x) => x.code === 'too_small'),
+    }) as T;
   // NFKC can lengthen text (U+FDFA "ﷺ" becomes 18 characters): the limit holds for what is stored.
   if (max !== null)
     r = r.refine((v) => v === null || v.length <= max, {

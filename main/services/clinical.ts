@@ -295,10 +295,11 @@ export const recordVitals = writeVerb('vitals.record', {
       limit: 20,
     });
     if (stored.length > 0 && !again) {
-      const sets = stored.map((s) => `resting heart rate ${s.resting_hr_bpm} bpm, HRV ${s.hrv_rmssd_ms} ms (set ${s.id})`).join('; ');
+      const items = stored.map((s) => `Resting heart rate ${s.resting_hr_bpm} bpm, HRV ${s.hrv_rmssd_ms} ms (set ${s.id})`);
       throw new SameDayExists(
-        `Vitals for ${a.name} on ${formatDay(i.date)} are already recorded: ${sets}. Nothing was written. If this is a new measurement (a reading retaken), send it again with second_set_same_day: true; a set entered by mistake is undone from Activity.`,
+        `Vitals for ${a.name} on ${formatDay(i.date)} are already recorded: ${items.join('; ')}. Nothing was written. If this is a new measurement (a reading retaken), send it again with second_set_same_day: true; a set entered by mistake is undone from Activity.`,
         'second_set_same_day',
+        items,
       );
     }
     return { planned: { verb: 'vitals.record', summary: `Vitals for ${a.name} on ${formatDay(i.date)}`, changes: [insertRow('vitals', values)] } };

@@ -85,7 +85,8 @@ export const bulkUpdate = writeVerb('rates.bulkUpdate', {
         .join(', ');
       throw new ValidationError(
         `A ${i.pct}% change would take ${outOfRange.length} price(s) outside $1–$10,000: ${list}. Nothing was changed; use a smaller percentage or narrow it with item_type.`,
-        [{ path: 'pct', message: 'moves prices out of bounds' }],
+        // The form shows this next to the percentage field: it names the items, not just "out of bounds".
+        [{ path: 'pct', message: `Takes ${outOfRange.length} price(s) outside $1–$10,000: ${list}${outOfRange.length > 5 ? ', …' : ''}.` }],
       );
     }
     const changes = priced.map(({ it, price }) => updateRow('rate_item', it, { price_cents: price })).filter((c) => c !== null);

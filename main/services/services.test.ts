@@ -410,6 +410,8 @@ describe('validation', () => {
     const e = errorOf(() => f.call(f.a.users.owner, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: -50 }));
     expect(e.code).toBe('Validation');
     expect(e.message).toMatch(/outside \$1–\$10,000: CHEAP/);
+    // The field's own message (what the form shows next to the percentage) names the item too.
+    expect(e.issues).toEqual([{ path: 'pct', message: expect.stringMatching(/outside \$1–\$10,000: CHEAP \(\$1\.50 → \$0\.75\)/) }]);
   });
   it('an impossible calendar date is Validation', () => {
     const e = errorOf(() =>

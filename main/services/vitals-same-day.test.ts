@@ -38,8 +38,9 @@ describe('vitals.record: a second set the same day', () => {
     expect(e.toJSON()).toMatchObject({
       code: 'Conflict',
       kind: 'SameDayExists',
-      issues: [{ path: 'second_set_same_day' }],
-      message: expect.stringContaining(`resting heart rate 52 bpm, HRV 78 ms (set ${storedId})`),
+      // One issue per stored set (what the entry form lists); the message names them too.
+      issues: [{ path: 'second_set_same_day', message: `Resting heart rate 52 bpm, HRV 78 ms (set ${storedId})` }],
+      message: expect.stringContaining(`Resting heart rate 52 bpm, HRV 78 ms (set ${storedId})`),
     });
     expect(setsOn(DAY)).toHaveLength(1);
     f.call(f.a.users.physio, 'vitals.record', { athlete_id: f.a.athleteId, date: DAY, resting_hr_bpm: 55, hrv_rmssd_ms: 70, second_set_same_day: true });

@@ -300,8 +300,12 @@ export function ReviewDialog({ form }: { form: EntryForm }) {
       data-review={p.id}
       data-status={p.status}
       onCancel={(e) => {
+        // Escape: change nothing. A plain review is cancelled; a change already waiting for an
+        // owner is left waiting (withdrawing it is the Withdraw button, never a key press).
+        // The review sits inside the form's dialog: the key closes this one only, back to the form.
         e.preventDefault();
-        void act(() => form.cancelReview());
+        e.stopPropagation();
+        void act(() => (needsOwner ? form.approve() : form.cancelReview()));
       }}
     >
       <h2 id={titleId}>{needsOwner ? 'This change needs an owner' : 'Check what will change'}</h2>

@@ -265,7 +265,9 @@ export function useEntryForm(
     setReview(null);
     setState('idle');
     key.current = newKey();
-    if (p && p.status === 'proposed') await call('proposals.decline', { changeset_id: p.id }).catch(() => undefined);
+    // Declined whatever its status: one waiting for an owner is withdrawn too (else it would stay
+    // in Approvals, and the form, back to a fresh key, would send a second copy).
+    if (p && (p.status === 'proposed' || p.status === 'needs_owner')) await call('proposals.decline', { changeset_id: p.id }).catch(() => undefined);
   }, [review]);
 
   const reset = useCallback(() => {
@@ -407,9 +409,17 @@ export function FormDialog(props: {
     // The control that opened the dialog (focused when it mounts): focus goes back to it when the
     // dialog goes away (Escape, Cancel, saved), as WAI-ARIA APG "Dialog (Modal)" asks.
     const opener = document.activeElement instanceof HTMLElement && !d?.contains(document.activeElement) ? document.activeElement : null;
+    const again = opener ? openerSelector(opener) : null;
     if (d && !d.open) d.showModal();
     return () => {
-      if (opener?.isConnected) opener.focus();
+      if (opener?.isConnected) {
+        opener.focus();
+        return;
+      }
+      // Saving re-renders the page (the new row shows without a reload), which may replace the
+      // opener: once the page has drawn, focus the same control again (found by its action and
+      // its row), else the page's saved note, so focus never falls back to <body>.
+      requestAnimationFrame(() => refocusAfterClose(again));
     };
   }, []);
   const { form } = props;
@@ -470,6 +480,60 @@ export function FormDialog(props: {
       {form.review ? <ReviewDialog form={form} /> : null}
     </dialog>
   );
+}
+
+/**
+ * A CSS selector that finds a dialog's opener again after the page re-rendered it: its
+ * `data-action`, inside the nearest ancestor that names a record by a `data-*` attribute (a table
+ * row's `data-rate-item="CODE"`, `data-athlete="ID"`). Null when the opener has no `data-action`.
+ */
+function openerSelector(el: HTMLElement): string | null {
+  const action = el.getAttribute('data-action');
+  if (!action) return null;
+  const own = `[data-action="${CSS.escape(action)}"]`;
+  for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    const a = [...p.attributes].find((x) => x.name.startsWith('data-') && x.value !== '' && !/^data-(action|testid|state)$/.test(x.name));
+    if (a) return `[${a.name}="${CSS.escape(a.value)}"] ${own}`;
+  }
+  return own;
+}
+
+/** How long (ms) to wait for a re-rendered page to show the opener again before focusing the saved note. */
+const REFOCUS_WAIT_MS = 1500;
+
+/**
+ * Focus after a dialog closed and its opener is gone: the opener found again once the page has
+ * reloaded its rows (watched for up to {@link REFOCUS_WAIT_MS}), else the saved note, else the
+ * page heading. Does nothing once something else has focus (another dialog, the user).
+ */
+function refocusAfterClose(selector: string | null) {
+  const idle = () => !document.activeElement || document.activeElement === document.body;
+  const fallback = () => {
+    if (!idle()) return;
+    const t = document.querySelector<HTMLElement>('[data-saved="true"]') ?? document.querySelector<HTMLElement>('main h1, main h2, h1');
+    if (!t) return;
+    if (!t.hasAttribute('tabindex')) t.setAttribute('tabindex', '-1');
+    t.focus();
+  };
+  const find = () => (selector ? document.querySelector<HTMLElement>(selector) : null);
+  const now = find();
+  if (now || !selector) {
+    if (now && idle()) now.focus();
+    else fallback();
+    return;
+  }
+  const obs = new MutationObserver(() => {
+    const el = find();
+    if (!el) return;
+    obs.disconnect();
+    clearTimeout(timer);
+    if (idle()) el.focus();
+  });
+  const timer = setTimeout(() => {
+    obs.disconnect();
+    fallback();
+  }, REFOCUS_WAIT_MS);
+  obs.observe(document.body, { childList: true, subtree: true });
 }
 
 /** A saved / waiting line a page shows after its dialog closed. */

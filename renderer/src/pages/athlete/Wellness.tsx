@@ -433,11 +433,13 @@ function VitalsFormDialog({ athleteId, onClose, onSaved }: { athleteId: string; 
   const [again, setAgain] = useState(false);
   const form = useEntryForm('vitals-add', { onSaved });
   // The service's same-day answer, kept while the user decides (a later validation error must not hide it).
-  const [sameDay, setSameDay] = useState<string | null>(null);
+  // One line per stored set (the error's issues); the message itself is written for the assistant
+  // and the command line (it names the API's acknowledgement field), so the form does not show it.
+  const [sameDay, setSameDay] = useState<string[] | null>(null);
   const [seenError, setSeenError] = useState(form.error);
   if (form.error !== seenError) {
     setSeenError(form.error);
-    if (form.error?.kind === 'SameDayExists') setSameDay(form.error.message);
+    if (form.error?.kind === 'SameDayExists') setSameDay((form.error.issues ?? []).map((i) => i.message));
   }
   const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
   const setDate = (date: string) => {
@@ -476,7 +478,7 @@ function VitalsFormDialog({ athleteId, onClose, onSaved }: { athleteId: string; 
       {sameDay !== null ? (
         <SameDayWarning
           title={`Vitals are already recorded for ${formatDate(v.date)}`}
-          items={[sameDay]}
+          items={sameDay}
           advice="Vitals are not edited: a set entered by mistake is undone from Activity. Record another set only for a new measurement (a reading retaken); the same values entered again count twice in the day's trend."
           confirmLabel="This is a new measurement, not the same one entered again"
           action="confirm-new-measurement"

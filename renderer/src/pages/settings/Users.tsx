@@ -7,6 +7,7 @@
  * `admin.setPin` (credentials never travel in a changeset). Accounts whose role the signed-in role
  * cannot manage, and one's own account, show no actions.
  */
+import type { SelectHTMLAttributes } from 'react';
 import { useState } from 'react';
 import type { Role } from '../../../../models/roles';
 import { GRANTABLE_ROLES, canManageRole } from '../../../../models/roles';
@@ -133,9 +134,15 @@ export function UsersSection() {
   );
 }
 
-function RoleSelect({ value, grantable, onChange }: { value: Role | ''; grantable: readonly Role[]; onChange(r: Role | ''): void }) {
+/**
+ * The select sits inside a `Field`, which gives its child the label's `id`, `name` and the
+ * aria attributes: they are passed on to the `<select>` so the label names it.
+ */
+type SelectAttrs = Omit<SelectHTMLAttributes<HTMLSelectElement>, 'value' | 'onChange'>;
+
+function RoleSelect({ value, grantable, onChange, ...attrs }: SelectAttrs & { value: Role | ''; grantable: readonly Role[]; onChange(r: Role | ''): void }) {
   return (
-    <select value={value} onChange={(e) => onChange(e.target.value as Role | '')} required>
+    <select {...attrs} value={value} onChange={(e) => onChange(e.target.value as Role | '')} required>
       <option value="">Choose…</option>
       {grantable.map((r) => (
         <option key={r} value={r}>
@@ -146,9 +153,14 @@ function RoleSelect({ value, grantable, onChange }: { value: Role | ''; grantabl
   );
 }
 
-function AthleteSelect({ value, athletes, onChange }: { value: string; athletes: readonly AthleteOption[]; onChange(id: string): void }) {
+function AthleteSelect({
+  value,
+  athletes,
+  onChange,
+  ...attrs
+}: SelectAttrs & { value: string; athletes: readonly AthleteOption[]; onChange(id: string): void }) {
   return (
-    <select value={value} onChange={(e) => onChange(e.target.value)}>
+    <select {...attrs} value={value} onChange={(e) => onChange(e.target.value)}>
       <option value="">Choose the athlete…</option>
       {athletes.map((a) => (
         <option key={a.id} value={a.id}>
