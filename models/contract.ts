@@ -225,7 +225,7 @@ export const CONTRACT = {
           .enum(['movenet-thunder', 'blazepose', 'movenet'])
           .optional()
           .describe(
-            "Also run this second 2D model on the same frames (video only; with movenet-thunder, the app's choice, about 3.6× the 2D time): each reading carries how far the two models' angles differ (model_difference), and fails model_disagreement above 8° mean.",
+            "Also run this second 2D model on the same frames (video only; with movenet-thunder, the app's choice and the Process step's default, about 3.6× the 2D time): each reading carries how far the two models' angles differ (model_difference), and fails model_disagreement above 8° mean. Omitted: no second model, and every reading says not_cross_checked.",
           ),
       })
       .strict(),

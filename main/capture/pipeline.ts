@@ -356,6 +356,14 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
           secondaryPoints: crossCheck.filtered,
         }
       : undefined,
+    notCrossChecked: crossCheck
+      ? undefined
+      : {
+          primary: poseLabel === 'keypoint JSON' ? 'the keypoint files' : poseLabel,
+          why: keypointDirs
+            ? 'the 2D came from keypoint files, and the second-model cross-check runs a second model on the videos'
+            : "the second-model cross-check was turned off (--cross-check none, or the Process step's option unticked)",
+        },
   });
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   o.onProgress?.('angles', 1, 1);

@@ -5,7 +5,8 @@ import { inventLegs, loseAthleteInView, misplaceHips, shiftCameraFiles } from '.
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const ci = process.env.CI === 'true';
-const codes = (r: PoseMetricInput | undefined) => (r?.conditions ?? []).map((c) => c.code);
+// keypoint-JSON input: every reading with a value also says not_cross_checked (no second model; asserted once below), left out here
+const codes = (r: PoseMetricInput | undefined) => (r?.conditions ?? []).map((c) => c.code).filter((c) => c !== 'not_cross_checked');
 const row = (rows: PoseMetricInput[], joint: string, side: string) => rows.find((x) => x.joint === joint && x.side === side && x.statistic === 'range');
 const run = (trialDir: string, extra: Partial<Parameters<typeof processTrial>[0]> = {}) =>
   processTrial({ trialDir, calibPath: DEMO_CALIB, useTrialKeypoints: true, fps: 60, ...extra });
@@ -21,6 +22,11 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     expect(codes(row(r.rows, 'pelvic_obliquity', 'left'))).toEqual(['implausible_range']);
     // every reading's points were cross-checked by ≥ 3 cameras in ≥ 86 % of its frames (worst: right ankle dorsiflexion)
     for (const m of r.rows) expect(codes(m)).not.toContain('two_view_keypoints');
+    // no second 2D model looked at keypoint files: each reading with a value says so, informationally (still trustworthy)
+    for (const m of r.rows.filter((x) => x.value_deg !== null))
+      expect(m.conditions.filter((c) => c.code === 'not_cross_checked').map((c) => c.detail)).toEqual([
+        expect.stringMatching(/^2D points from one model \(the keypoint files\); no second model compared: the 2D came from keypoint files/),
+      ]);
   });
 
   it('the athlete lost in one camera for 50 frames: leg readings resting on two-camera points fail two_view_keypoints, alone; arms stay trustworthy', async () => {

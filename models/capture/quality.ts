@@ -31,6 +31,7 @@ export const CONDITION_CODES = [
   'two_view_keypoints',
   'model_disagreement',
   'model_difference',
+  'not_cross_checked',
   'static_trial',
   // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
@@ -38,7 +39,7 @@ export const CONDITION_CODES = [
 export type ConditionCode = (typeof CONDITION_CODES)[number];
 
 /** Codes that are reported but do not by themselves make a reading untrustworthy. */
-export const INFO_CONDITIONS: readonly ConditionCode[] = ['camera_offset_corrected', 'static_trial', 'model_difference'];
+export const INFO_CONDITIONS: readonly ConditionCode[] = ['camera_offset_corrected', 'static_trial', 'model_difference', 'not_cross_checked'];
 
 /** Longest condition detail (characters) a reading stores: one check's sentence is ≤ 500; merged details of one code (several cameras or segments, {@link mergeConditions}) may need twice that. */
 export const CONDITION_DETAIL_MAX = 1000;
@@ -421,8 +422,8 @@ export function readingAngleDifference(reported: ArrayLike<number>, secondaryDeg
 /**
  * The cross-check of one reading: `model_disagreement` (fails) when the two models' angles differ by
  * more than {@link MODEL_DISAGREEMENT_MAX_DEG} mean over the reading's reported frames, else
- * `model_difference` (informational) with the number — also when the second model has no value on
- * those frames (then nothing was cross-checked, and it says so). The detail gives mean and p95
+ * `model_difference` (informational) with the number; when the second model has no value on those
+ * frames nothing was cross-checked, and it says so ({@link notCrossCheckedCondition}). The detail gives mean and p95
  * degrees, the frames compared, both models, and the keypoint the two place furthest apart (mm).
  * @param reported the primary reading's per-frame values (NaN = not reported)
  * @param secondaryDeg the second model's angle for the same joint and side per frame (NaN = none)
@@ -436,10 +437,7 @@ export function modelDisagreementCondition(
 ): ReadingCondition {
   const d = readingAngleDifference(reported, secondaryDeg);
   if (d.frames === 0)
-    return {
-      code: 'model_difference',
-      detail: `not cross-checked: ${x.secondary} has no value for this angle on the reading's frames (it did not find these joints), so only ${x.primary} measured it`,
-    };
+    return notCrossCheckedCondition(x.primary, `${x.secondary} ran but has no value for this angle on the reading's frames (it did not find these joints)`);
   const far = readingModelDistances(joint, side, reported, x)[0];
   const where = far ? `; the joint they place furthest apart is the ${far.keypoint.replace(/_/g, ' ')}, ${Math.round(far.medianMm)} mm` : '';
   const num = `${x.primary} and ${x.secondary} differ by ${d.meanDeg.toFixed(1)}° mean here (p95 ${d.p95Deg.toFixed(1)}°, ${d.frames} frames${where})`;
@@ -452,6 +450,35 @@ export function modelDisagreementCondition(
     code: 'model_difference',
     detail: `${num}, within the ${MODEL_DISAGREEMENT_MAX_DEG}° limit. Agreement does not prove both right: two models can misplace a joint the same way`,
   };
+}
+
+/**
+ * `not_cross_checked` (informational): the reading's 2D points come from one model and no second
+ * model's angle was compared with it, so a misplacement by that model is checked only by the
+ * geometric checks (which cannot see an offset consistent across views; README "Not done").
+ * Said on every reading that has no `model_difference` / `model_disagreement`: the cross-check
+ * was turned off (`--cross-check none`, the Process step's option unticked), the 2D came from
+ * keypoint files (the cross-check runs a model on the videos), or the second model found none of
+ * the angle's joints.
+ * @param primary label of where the 2D came from, e.g. "MoveNet Lightning" or "the keypoint files"; null when unknown
+ * @param why why no second model was compared (a clause, no final full stop)
+ */
+export function notCrossCheckedCondition(primary: string | null, why: string): ReadingCondition {
+  return {
+    code: 'not_cross_checked',
+    detail: `2D points from one model${primary ? ` (${primary})` : ''}; no second model compared: ${why}. A joint that model misplaces the same way in every camera passes the other checks, so read the angle with the spread measured for that model (capture:validate)`,
+  };
+}
+
+/**
+ * The mean angle difference (degrees) a `model_difference` / `model_disagreement` detail states
+ * ("… differ by 5.8° mean here …"), or null for other conditions and for details without it. For
+ * the CLI table and the app's short labels, so the number sits beside the code.
+ */
+export function crossCheckDegrees(c: ReadingCondition | { code: string; detail: string }): number | null {
+  if (c.code !== 'model_difference' && c.code !== 'model_disagreement') return null;
+  const m = /differ by (\d+(?:\.\d+)?)° mean/.exec(c.detail);
+  return m ? Number(m[1]) : null;
 }
 
 /**
