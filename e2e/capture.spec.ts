@@ -59,6 +59,10 @@ describe('capture results', () => {
       const c = knee.locator(`.side-cond[data-side="${side}"]`);
       expect(await c.getAttribute('data-trustworthy')).toMatch(/true|false/);
       expect(await c.textContent()).toMatch(/Cameras.*calibrated cameras.*View.*Coverage\d+ % of frames/s);
+      // the seeded session came from keypoint files: no second model compared, and the reading says so beside its conditions
+      expect(await c.locator('[data-condition="not_cross_checked"]').textContent()).toMatch(
+        /^not cross-checked by a second model: 2D points from one model \(the keypoint files\); no second model compared/,
+      );
     }
     expect(await page.locator('[data-repetitions]').count()).toBe(1);
     expect(await page.locator('[data-comparison="none"]').textContent()).toMatch(/No earlier balance session/);
