@@ -76,6 +76,29 @@ describe('fee forms', () => {
     await owner.context().close();
   });
 
+  it('a price with a space inside or a comma decimal is refused at the field in dollars words; the limit reads in dollars', async () => {
+    const page = await signedIn(browser, app, 'owner');
+    const s = await contractCall<Schedule>(page, 'verb.call', { verb: 'rates.schedule', input: {} });
+    const item = s.value!.folders.find((f) => f.items.length)!.items[0]!;
+    await goTo(page, '#/fees', 'fees');
+    await page.locator(`tr[data-rate-item="${item.code}"] [data-action="edit-item"]`).first().click();
+    await waitForForm(page, 'rate-item-edit', 'idle');
+    const price = field(page, 'rate-item-edit', 'price_cents');
+    for (const typed of ['45 50', '61,50', '']) {
+      await price.locator('input').fill(typed);
+      await form(page, 'rate-item-edit').locator('button[type="submit"]').click();
+      await waitForForm(page, 'rate-item-edit', 'error');
+      expect(await price.locator('.field-error').textContent(), typed).toMatch(/Enter a price in dollars, e\.g\. 61\.50/);
+    }
+    await price.locator('input').fill('0.50');
+    await form(page, 'rate-item-edit').locator('button[type="submit"]').click();
+    await waitForForm(page, 'rate-item-edit', 'error');
+    expect(await price.locator('.field-error').textContent()).toBe('Too small: at least $1.00.');
+    const after = await contractCall<Schedule>(page, 'verb.call', { verb: 'rates.schedule', input: {} });
+    expect(after.value!.folders.flatMap((f) => f.items).find((i) => i.id === item.id)!.price_cents).toBe(item.price_cents);
+    await page.context().close();
+  });
+
   it('a change waiting for an owner: Escape leaves it waiting (one copy), Withdraw declines it', async () => {
     const page = await signedIn(browser, app, 'physio');
     const before = await contractCall<Schedule>(page, 'verb.call', { verb: 'rates.schedule', input: {} });
