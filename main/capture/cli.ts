@@ -274,7 +274,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       const excluded = Object.fromEntries(r.cameras.map((c, i) => [c.name, r.triangulation.excludedCounts[i] ?? 0]));
       if (values.json) {
         io.out(
-          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, cross_check: r.crossCheck ? { model: r.crossCheck.model, excluded_views: r.crossCheck.excludedCounts } : null, metrics: r.rows }, null, 2)}\n`,
+          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, duplicated_frames: r.duplicatedFrames, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, cross_check: r.crossCheck ? { model: r.crossCheck.model, excluded_views: r.crossCheck.excludedCounts } : null, metrics: r.rows }, null, 2)}\n`,
         );
       } else {
         io.out(

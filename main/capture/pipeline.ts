@@ -24,6 +24,7 @@ import { hasAddon, triangulationAddon } from './native/index';
 import { findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
 import { DEFAULT_POSE, poseKeypointSet, type PoseEstimatorSpec } from './pose/types';
 import { estimateVideoPoses } from './pose/run';
+import { confirmedFrames, duplicatedFramesCondition, maskDuplicatedViews, trialDuplicatedFrames } from './live/sidecar';
 import type { Keypoints2D } from '../../models/capture/openpose';
 
 /** Progress callback: stage name, units done, units total. */
@@ -72,7 +73,8 @@ export interface ProcessOptions {
    * into angles the same way: readings whose two angles differ by more than
    * `MODEL_DISAGREEMENT_MAX_DEG` mean fail `model_disagreement`, the others carry the difference as
    * `model_difference` (quality.ts). Costs a second 2D pass
-   * (BENCHMARKS.md, "Second-model cross-check"). Off when omitted.
+   * (BENCHMARKS.md, "Second-model cross-check"). Off when omitted here (every reading then says
+   * `not_cross_checked`); the CLI and the Process step turn it on by default for video.
    */
   crossCheck?: PoseEstimatorSpec;
   /**
@@ -107,8 +109,10 @@ export interface ProcessResult {
   undistorted: boolean;
   /** Synchronisation estimate (null with `sync: 'off'`), and whether offsets were applied (`sync: 'auto'`); applied offsets trim `frames`. */
   sync: (SyncReport & { applied: boolean; firstFrame: number }) | null;
-  /** Trial-level conditions given to every reading (camera synchronisation and imbalance, static trial). */
+  /** Trial-level conditions given to every reading (camera synchronisation and imbalance, static trial, a live recording's duplicated frames). */
   trialConditions: ReadingCondition[];
+  /** Per camera, frames its live recording's sidecar marks duplicated (left out of triangulation: confidence 0 in `observations`) and its sidecar's rows; null without sidecars. */
+  duplicatedFrames: { camera: string; count: number; share: number; rows: number | null }[] | null;
   /** Raw triangulation (F×K×3, m) and its diagnostics. */
   triangulation: TriangulationResult;
   /** Gap-filled (no filter) and gap-filled + filtered points (F×K×3, m). */
@@ -187,7 +191,10 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     timings.probe_s = (performance.now() - t0) / 1000;
     o.onProgress?.('decode', 1, 1);
     fps = videos[0]!.fps;
-    frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity);
+    // A live recording stopped by a write failure (a full disk): only the frames every writer confirmed.
+    frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity, confirmedFrames(videos) ?? Infinity);
+    if (frames < 1)
+      throw new CaptureInputError('empty_video', `${o.trialDir}: no frame was written by every camera (timestamp sidecars in videos/); record again`);
     const spec = o.pose ?? DEFAULT_POSE;
     set = poseKeypointSet(spec);
     const t1 = performance.now();
@@ -219,6 +226,13 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     }
   }
 
+  // A live recording's duplicated frames (its timestamp sidecars): those views are stale, left out.
+  const duplicated = videos ? trialDuplicatedFrames(videos, frames) : null;
+  if (duplicated) {
+    maskDuplicatedViews(observations, set.length, duplicated);
+    if (crossObs && crossSet) maskDuplicatedViews(crossObs, crossSet.length, duplicated);
+  }
+
   const t2 = performance.now();
   const topt = { ...DEFAULT_TRIANGULATION, ...o.triangulation };
   o.onProgress?.('triangulate', 0, 1);
@@ -227,6 +241,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   let ideal = undistorted ? undistortObservations(observations, cams) : observations;
   const K = set.length;
   const trialConditions: ReadingCondition[] = [];
+  const dupCondition = duplicated ? duplicatedFramesCondition(duplicated, frames) : null;
+  if (dupCondition) trialConditions.push(dupCondition);
   let sync: ProcessResult['sync'] = null;
   if ((o.sync ?? 'check') !== 'off') {
     o.onProgress?.('synchronise', 0, 1);
@@ -380,6 +396,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     undistorted,
     sync,
     trialConditions,
+    duplicatedFrames: duplicated?.map((d) => ({ camera: d.camera, count: d.count, share: d.share, rows: d.rows })) ?? null,
     triangulation: tri,
     filled: filled.points,
     filtered: filtered.points,

@@ -33,13 +33,22 @@ export const CONDITION_CODES = [
   'model_difference',
   'not_cross_checked',
   'static_trial',
+  // a live recording's repeated frames (main/capture/live/sidecar.ts): over the bound / within it
+  'duplicated_frames',
+  'duplicated_frames_masked',
   // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
 ] as const;
 export type ConditionCode = (typeof CONDITION_CODES)[number];
 
 /** Codes that are reported but do not by themselves make a reading untrustworthy. */
-export const INFO_CONDITIONS: readonly ConditionCode[] = ['camera_offset_corrected', 'static_trial', 'model_difference', 'not_cross_checked'];
+export const INFO_CONDITIONS: readonly ConditionCode[] = [
+  'camera_offset_corrected',
+  'static_trial',
+  'model_difference',
+  'not_cross_checked',
+  'duplicated_frames_masked',
+];
 
 /** Longest condition detail (characters) a reading stores: one check's sentence is ≤ 500; merged details of one code (several cameras or segments, {@link mergeConditions}) may need twice that. */
 export const CONDITION_DETAIL_MAX = 1000;

@@ -39,6 +39,8 @@ export const CONDITION: Record<string, string> = {
   model_difference: 'second pose model',
   not_cross_checked: 'not cross-checked by a second model',
   static_trial: 'static trial (unfiltered)',
+  duplicated_frames: 'camera repeated frames',
+  duplicated_frames_masked: 'repeated frames left out',
   not_checked: 'recorded before quality checks',
 };
 
