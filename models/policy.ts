@@ -202,6 +202,76 @@ export function cumulativeTargets(changes: readonly RowChange[]): { table: Table
   );
 }
 
+/** A stored rate item as {@link buildFeeCodeHistory} reads it (ISO date-times). */
+export interface FeeCodeItemRow {
+  id: string;
+  code: string;
+  name: string;
+  price_cents: number;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+/**
+ * Build the {@link FeeCodeHistory} of fee codes `codes` (normalised) and items `renamedIds` from
+ * the organisation's stored rate items (`items`, live or deleted: each holds its code at its stored
+ * price; a deleted one since `deleted_at`) and its applied changes in apply order (`log`: every
+ * change of a changeset, oldest first; only rate item updates are read). A rename (an update whose
+ * code differs) makes the item an earlier holder of its old code, at its price then: the rename's
+ * own `before` price, else the `before` of the item's next price change, else its stored price.
+ * Pure: the device (main/data/changesets.ts) and HQ (sync/write/apply.ts) pass their own rows.
+ */
+export function buildFeeCodeHistory(
+  codes: readonly string[],
+  renamedIds: readonly string[],
+  items: readonly FeeCodeItemRow[],
+  log: readonly { at: string; changes: readonly RowChange[] }[],
+): FeeCodeHistory {
+  const holders = new Map<string, FeeCodeHolder[]>();
+  const prices = new Map<string, number>();
+  const wanted = new Set(codes);
+  const byId = new Map(items.map((it) => [it.id, it]));
+  for (const id of renamedIds) {
+    const it = byId.get(id);
+    if (it) prices.set(id, it.price_cents);
+  }
+  const add = (code: string, h: FeeCodeHolder) => {
+    const key = normaliseFeeCode(code);
+    if (wanted.has(key)) holders.set(key, [...(holders.get(key) ?? []), h]);
+  };
+  for (const it of items) {
+    add(it.code, {
+      itemId: it.id,
+      code: it.code,
+      name: it.name,
+      priceCents: it.price_cents,
+      at: it.deleted_at ?? it.updated_at,
+      how: it.deleted_at ? 'deleted' : 'current',
+    });
+  }
+  if (wanted.size === 0) return { holders, prices };
+  const updates: { at: string; ch: Extract<RowChange, { op: 'update' }> }[] = [];
+  for (const e of log) for (const ch of e.changes) if (ch.table === 'rate_item' && ch.op === 'update') updates.push({ at: e.at, ch });
+  updates.forEach(({ at, ch }, i) => {
+    const old = ch.before.code;
+    if (typeof old !== 'string' || typeof ch.after.code !== 'string' || old === ch.after.code) return;
+    let price: unknown = 'price_cents' in ch.before ? ch.before.price_cents : undefined;
+    if (price === undefined) price = updates.slice(i + 1).find((e) => e.ch.id === ch.id && 'price_cents' in e.ch.before)?.ch.before.price_cents;
+    const it = byId.get(ch.id);
+    if (price === undefined) price = it?.price_cents;
+    add(old, {
+      itemId: ch.id,
+      code: old,
+      name: it?.name ?? old,
+      priceCents: isNum(price) ? price : null,
+      at,
+      how: 'renamed',
+      ...(it ? { codeNow: it.code } : {}),
+    });
+  });
+  return { holders, prices };
+}
+
 /** Length of the rolling window of {@link numericBaselines}, in days. */
 export const NUMERIC_BASELINE_WINDOW_DAYS = 30;
 

@@ -11,8 +11,8 @@ import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, UpdateChange, InsertChange } from '../../models/changeset';
 import { authorizeChange, canonicalJson, inverseOf, NOW_PLACEHOLDER } from '../../models/changeset';
-import type { FeeCodeHistory, FeeCodeHolder, NumericHistory, NumericHistoryEntry } from '../../models/policy';
-import { normaliseFeeCode, numericHistoryKey } from '../../models/policy';
+import type { FeeCodeHistory, FeeCodeItemRow, NumericHistory, NumericHistoryEntry } from '../../models/policy';
+import { buildFeeCodeHistory, numericHistoryKey } from '../../models/policy';
 import { NEEDS_OWNER_APPROVER } from '../../models/roles';
 import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound } from '../../models/errors';
 import type { Activity } from '../../models/records';
@@ -494,73 +494,27 @@ export function numericHistory(db: Db, orgId: string, targets: readonly { table:
 /**
  * The earlier holders of fee codes `codes` (normalised, models/policy.ts `normaliseFeeCode`) in
  * `orgId`, and the stored price of each rate item of `renamedIds`, for the policy's reused-code
- * rule (models/policy.ts `FeeCodeHistory`). Holders come from this device's rate items (live or
- * deleted: their stored code and price) and its changeset log (applied or later undone renames:
- * the old code, with the item's price then — the rename's own `before` price, else the `before` of
- * the item's next price change, else its stored price). Renames made on other devices reach this
+ * rule (models/policy.ts `FeeCodeHistory`, built by `buildFeeCodeHistory`) from this device's rate
+ * items (live or deleted) and its changeset log (applied or later undone changes). Renames made on other devices reach this
  * one as rows only: HQ judges those with its own log (sync/write/apply.ts).
  */
 export function feeCodeHistory(db: Db, orgId: string, codes: readonly string[], renamedIds: readonly string[]): FeeCodeHistory {
-  const holders = new Map<string, FeeCodeHolder[]>();
-  const prices = new Map<string, number>();
-  if (codes.length === 0 && renamedIds.length === 0) return { holders, prices };
-  const wanted = new Set(codes);
-  const items = sqlite(db).prepare('SELECT id, code, name, price_cents, updated_at, deleted_at FROM rate_item WHERE org_id = ?').all(orgId) as {
-    id: string;
-    code: string;
-    name: string;
-    price_cents: number;
-    updated_at: string;
-    deleted_at: string | null;
-  }[];
-  const byId = new Map(items.map((it) => [it.id, it]));
-  for (const id of renamedIds) {
-    const it = byId.get(id);
-    if (it) prices.set(id, it.price_cents);
-  }
-  const add = (code: string, h: FeeCodeHolder) => {
-    const key = normaliseFeeCode(code);
-    if (!wanted.has(key)) return;
-    holders.set(key, [...(holders.get(key) ?? []), h]);
-  };
-  for (const it of items) {
-    add(it.code, {
-      itemId: it.id,
-      code: it.code,
-      name: it.name,
-      priceCents: it.price_cents,
-      at: it.deleted_at ?? it.updated_at,
-      how: it.deleted_at ? 'deleted' : 'current',
-    });
-  }
-  if (wanted.size === 0) return { holders, prices };
-  const rows = sqlite(db)
-    .prepare(
-      `SELECT changes_json, coalesce(applied_at, created_at) AS at FROM changeset
-        WHERE org_id = ? AND status IN ('applied', 'undone') AND instr(changes_json, '"rate_item"') > 0
-        ORDER BY coalesce(applied_at, created_at), id`,
-    )
-    .all(orgId) as { changes_json: string; at: string }[];
-  // Every rate item change in log order, to find an item's price at the time of a rename.
-  const log: { at: string; ch: UpdateChange }[] = [];
-  for (const r of rows)
-    for (const ch of JSON.parse(r.changes_json) as RowChange[]) if (ch.table === 'rate_item' && ch.op === 'update') log.push({ at: r.at, ch });
-  log.forEach(({ at, ch }, i) => {
-    const old = ch.before.code;
-    if (typeof old !== 'string' || typeof ch.after.code !== 'string' || old === ch.after.code) return;
-    let price: unknown = 'price_cents' in ch.before ? ch.before.price_cents : undefined;
-    if (price === undefined) price = log.slice(i + 1).find((e) => e.ch.id === ch.id && 'price_cents' in e.ch.before)?.ch.before.price_cents;
-    if (price === undefined) price = byId.get(ch.id)?.price_cents;
-    const it = byId.get(ch.id);
-    add(old, {
-      itemId: ch.id,
-      code: old,
-      name: it?.name ?? old,
-      priceCents: typeof price === 'number' && Number.isFinite(price) ? price : null,
-      at,
-      how: 'renamed',
-      ...(it ? { codeNow: it.code } : {}),
-    });
-  });
-  return { holders, prices };
+  if (codes.length === 0 && renamedIds.length === 0) return buildFeeCodeHistory(codes, renamedIds, [], []);
+  const items = sqlite(db).prepare('SELECT id, code, name, price_cents, updated_at, deleted_at FROM rate_item WHERE org_id = ?').all(orgId) as FeeCodeItemRow[];
+  const rows =
+    codes.length === 0
+      ? []
+      : (sqlite(db)
+          .prepare(
+            `SELECT changes_json, coalesce(applied_at, created_at) AS at FROM changeset
+              WHERE org_id = ? AND status IN ('applied', 'undone') AND instr(changes_json, '"rate_item"') > 0
+              ORDER BY coalesce(applied_at, created_at), id`,
+          )
+          .all(orgId) as { changes_json: string; at: string }[]);
+  return buildFeeCodeHistory(
+    codes,
+    renamedIds,
+    items,
+    rows.map((r) => ({ at: r.at, changes: JSON.parse(r.changes_json) as RowChange[] })),
+  );
 }
