@@ -73,7 +73,8 @@ export interface ProcessOptions {
    * into angles the same way: readings whose two angles differ by more than
    * `MODEL_DISAGREEMENT_MAX_DEG` mean fail `model_disagreement`, the others carry the difference as
    * `model_difference` (quality.ts). Costs a second 2D pass
-   * (BENCHMARKS.md, "Second-model cross-check"). Off when omitted.
+   * (BENCHMARKS.md, "Second-model cross-check"). Off when omitted here (every reading then says
+   * `not_cross_checked`); the CLI and the Process step turn it on by default for video.
    */
   crossCheck?: PoseEstimatorSpec;
   /**
