@@ -856,7 +856,17 @@ export class DeviceSync {
         onError: (err) => {
           if (ctrl.signal.aborted) return;
           if (err instanceof FetchError && err.status === 401) {
-            finish(new AppError({ code: 'Unauthenticated', message: 'HQ no longer accepts this device token (revoked or expired). Enrol the device again.' }));
+            // HQ says why (revoked, expired, the account deactivated): pass its words on.
+            const hq = (err.json as { error?: { message?: unknown } } | undefined)?.error?.message;
+            finish(
+              new AppError({
+                code: 'Unauthenticated',
+                message:
+                  typeof hq === 'string' && hq
+                    ? `HQ no longer accepts this device token: ${hq}`
+                    : 'HQ no longer accepts this device token (revoked or expired). Enrol the device again.',
+              }),
+            );
             return;
           }
           if (err instanceof FetchError && err.status === 400 && !restarted && state.handle && /handle do not match/.test(err.message)) {

@@ -179,6 +179,24 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
           ),
         );
       }
+      if (code === '23505') {
+        // A unique value already taken at HQ. An id (activity_id, or a row id another org's row
+        // holds, which RLS hides from the version check) says nothing of where: the raw Postgres
+        // message would name the key and value and confirm the other row exists.
+        const constraint = (e as { constraint?: string }).constraint ?? '';
+        const what = /_pkey$/.test(constraint)
+          ? constraint === 'activity_pkey'
+            ? 'its activity_id'
+            : `the id of a ${constraint.replace(/_pkey$/, '')} row it inserts`
+          : `a value that must be unique (${constraint || 'a unique constraint'})`;
+        return recordRejection(
+          pool,
+          principal,
+          cs,
+          hashes,
+          reject('validation', `HQ cannot use ${what} for this change. Nothing was written; re-plan the change so it gets new ids, or change that value.`),
+        );
+      }
       if (code && /^(22|23)/.test(code)) {
         // Data exception or integrity violation the rules did not foresee: the database refused it.
         return recordRejection(

@@ -831,6 +831,40 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     });
   });
 
+  it("answers an activity_id or row id that another org's row holds with a typed validation rejection that reveals nothing of it", async () => {
+    // Larchfield's physio records wellness: its activity row and wellness row are the other org's.
+    const larch = ((await (await enrol(DEMO_SECOND_EMAILS.physio)).json()) as { token: string }).token;
+    const theirs = await one(larch, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(secondAthlete) }],
+    });
+    if (theirs.status !== 'applied') throw new Error(JSON.stringify(theirs));
+    const theirAct = { id: theirs.activity_id };
+    const theirWellness = { id: Object.keys(theirs.versions)[0]! };
+    const act = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      activity_id: theirAct!.id,
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[7]!) }],
+    });
+    expect(act).toMatchObject({ status: 'rejected', reason: 'validation' });
+    if (act.status === 'rejected') {
+      expect(act.message).toMatch(/cannot use its activity_id/);
+      expect(act.message).not.toMatch(/duplicate|already exists|Key \(|another org/i);
+      expect(act.message).not.toContain(theirAct!.id);
+    }
+    const row = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: theirWellness!.id, after: wellness(athletes[7]!) }],
+    });
+    expect(row).toMatchObject({ status: 'rejected', reason: 'validation' });
+    if (row.status === 'rejected') expect(row.message).not.toMatch(/duplicate|already exists|Key \(|another org/i);
+    // Their rows are untouched.
+    expect(await sql('SELECT org_id FROM wellness WHERE id = $1', [theirWellness!.id])).toEqual([{ org_id: ids.second }]);
+  });
+
   it('rate-limits device sign-in attempts per address', async () => {
     const strict = await startHqServer({ appUrl: hq.appUrl, shapeUrl: 'http://127.0.0.1:9', poolSize: 2, enrolLimit: { max: 3, windowMs: 60_000 } });
     try {
