@@ -4,7 +4,7 @@
  * the demo trial imported and processed from the app with a progress bar per stage; the new
  * session's results compared with the seeded one; cancel keeps the recording. Processing reads the
  * trial's 2D keypoint files (seconds), and the cancelled run is a video run with the second-model
- * cross-check (ticked from the keyboard) stopped after its first stage.
+ * cross-check (on by default; toggled from the keyboard) stopped after its first stage.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -59,6 +59,10 @@ describe('capture results', () => {
       const c = knee.locator(`.side-cond[data-side="${side}"]`);
       expect(await c.getAttribute('data-trustworthy')).toMatch(/true|false/);
       expect(await c.textContent()).toMatch(/Cameras.*calibrated cameras.*View.*Coverage\d+ % of frames/s);
+      // the seeded session came from keypoint files: no second model compared, and the reading says so beside its conditions
+      expect(await c.locator('[data-condition="not_cross_checked"]').textContent()).toMatch(
+        /^not cross-checked by a second model: 2D points from one model \(the keypoint files\); no second model compared/,
+      );
     }
     expect(await page.locator('[data-repetitions]').count()).toBe(1);
     expect(await page.locator('[data-comparison="none"]').textContent()).toMatch(/No earlier balance session/);
@@ -132,12 +136,14 @@ describe.skipIf(!hasDemo && process.env.CI !== 'true')(`capture processing${hasD
     const rec = page.locator(`li[data-recording="${imported.value!.id}"]`);
     await rec.locator('select[name="input"]').selectOption('video');
     await rec.locator('input[name="max_frames"]').fill('3');
-    // the cross-check option, ticked from the keyboard (Tab from the frames field, Space)
+    // the cross-check option: ticked by default for videos; unticked and ticked again from the keyboard (Tab from the frames field, Space)
     const cross = rec.getByRole('checkbox', { name: /^Cross-check with a second model \(about 3\.6× slower\)$/ });
-    expect(await cross.isChecked()).toBe(false);
+    expect(await cross.isChecked()).toBe(true);
     await rec.locator('input[name="max_frames"]').focus();
     await page.keyboard.press('Tab');
     expect(await cross.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.press('Space');
+    expect(await cross.isChecked()).toBe(false);
     await page.keyboard.press('Space');
     expect(await cross.isChecked()).toBe(true);
     await rec.locator('[data-action="process"]').click();

@@ -100,6 +100,33 @@ describe('athlete forms', () => {
     await page.context().close();
   });
 
+  it("saving again after a conflict keeps the other user's change to a field this user did not touch", async () => {
+    const page = await signedIn(browser, app, 'physio');
+    const list = await contractCall<{ athletes: { id: string; position: string | null; notes: string | null }[] }>(page, 'verb.call', {
+      verb: 'athletes.list',
+      input: { limit: 5 },
+    });
+    const a = list.value!.athletes[3]!;
+    await goTo(page, `#/athletes/${a.id}`, 'athlete-overview');
+    await page.locator('[data-action="edit-athlete"]').click();
+    await waitForForm(page, 'athlete-edit', 'idle');
+    // Another session changes the position; this form changes only the notes.
+    const doctor = await signedIn(browser, app, 'doctor');
+    expect((await contractCall(doctor, 'forms.submit', { verb: 'athletes.update', input: { id: a.id, position: 'Goalkeeper T1' } })).ok).toBe(true);
+    await doctor.context().close();
+    await field(page, 'athlete-edit', 'notes').locator('textarea').fill('Notes from the second tab');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await waitForForm(page, 'athlete-edit', 'conflict');
+    // The untouched field now shows what is stored; the user's own edit stays.
+    await page.waitForFunction(() => (document.querySelector('[data-field="position"] input') as HTMLInputElement | null)?.value === 'Goalkeeper T1');
+    expect(await field(page, 'athlete-edit', 'notes').locator('textarea').inputValue()).toBe('Notes from the second tab');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('[data-saved="true"]').waitFor();
+    const after = await contractCall<{ position: string; notes: string }>(page, 'verb.call', { verb: 'athletes.get', input: { id: a.id } });
+    expect(after.value).toMatchObject({ position: 'Goalkeeper T1', notes: 'Notes from the second tab' });
+    await page.context().close();
+  });
+
   it('deactivate says nothing is deleted and marks the athlete deactivated', async () => {
     const page = await signedIn(browser, app, 'doctor');
     const list = await contractCall<{ athletes: { id: string; name: string }[] }>(page, 'verb.call', { verb: 'athletes.list', input: { limit: 5 } });

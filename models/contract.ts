@@ -225,7 +225,7 @@ export const CONTRACT = {
           .enum(['movenet-thunder', 'blazepose', 'movenet'])
           .optional()
           .describe(
-            "Also run this second 2D model on the same frames (video only; with movenet-thunder, the app's choice, about 3.6× the 2D time): each reading carries how far the two models' angles differ (model_difference), and fails model_disagreement above 8° mean.",
+            "Also run this second 2D model on the same frames (video only; with movenet-thunder, the app's choice and the Process step's default, about 3.6× the 2D time): each reading carries how far the two models' angles differ (model_difference), and fails model_disagreement above 8° mean. Omitted: no second model, and every reading says not_cross_checked.",
           ),
       })
       .strict(),
@@ -428,7 +428,9 @@ export interface ProposalItemView {
 /**
  * What `forms.submit` returns: applied at once (one row, no sign-off, within policy), or stored
  * as a proposal to review as a diff and approve with `proposals.approve` (more than one row, an
- * RTP sign-off, or needs an owner). `notes` are what a reviewer must read besides the diff.
+ * RTP sign-off, needs an owner, or an owner's own change the policy allows only because they are
+ * an owner). The same change sent again while its proposal waits returns that proposal (no
+ * duplicate). `notes` are what a reviewer must read besides the diff.
  */
 export type FormSubmitResultView =
   { status: 'applied'; changeset: AppliedChangesetView; reveal?: Record<string, string> } | { status: 'review'; proposal: ProposalItemView; notes: string[] };

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedChangeset, RowChange, RuleActor } from './changeset';
-import { canApprove, evaluatePolicy, mentionsSignoff, numericBaselines, numericHistoryKey, signoffFieldsSet } from './policy';
+import type { FeeCodeHistory } from './policy';
+import {
+  canApprove,
+  evaluateOrgBudgetCap,
+  evaluatePolicy,
+  feeCodeTargets,
+  mentionsSignoff,
+  numericBaselines,
+  numericHistoryKey,
+  OWNER_AUTHORITY_CODES,
+  signoffFieldsSet,
+} from './policy';
 import type { Role } from './roles';
 
 const TODAY = '2026-11-29';
@@ -515,5 +526,119 @@ describe('evaluatePolicy: a fee code change needs an owner (issue 13 review: cod
     expect(evaluatePolicy(admin, cs([rename('CLU-001', 'CLU-001')]), ctx).verdict).toBe('allow');
     const nameOnly: RowChange = { op: 'update', table: 'rate_item', id: 'r1', version: 1, before: { name: 'A' }, after: { name: 'B' } };
     expect(evaluatePolicy(admin, cs([nameOnly]), ctx).verdict).toBe('allow');
+  });
+});
+
+describe('evaluatePolicy: budget caps are limits (issue 13 review)', () => {
+  const admin = actor('admin', 'u-admin');
+  const cap = (before: number | null, after: number | null): RowChange => ({
+    op: 'update',
+    table: 'app_user',
+    id: 'u9',
+    version: 1,
+    before: { budget_cap_usd: before },
+    after: { budget_cap_usd: after },
+  });
+  it('removing a cap (→ null) needs an owner like a rise beyond any bound; an owner is allowed under owner authority', () => {
+    const r = evaluatePolicy(admin, cs([cap(2, null)]), ctx);
+    expect(r.verdict).toBe('needs_owner');
+    expect(r.reasons).toEqual([
+      'The monthly assistant budget cap $2.00 → no cap removes the limit (a rise beyond any bound, over 20%); an owner must approve this change in the app.',
+    ]);
+    expect(r.decisions[0]).toMatchObject({
+      code: 'numeric_change_needs_owner',
+      table: 'app_user',
+      rowId: 'u9',
+      field: 'budget_cap_usd',
+      detail: { before: 2, after: null },
+    });
+    const o = evaluatePolicy(owner, cs([cap(2, null)]), ctx);
+    expect(o.verdict).toBe('allow');
+    expect(OWNER_AUTHORITY_CODES.has(o.decisions[0]!.code)).toBe(true);
+  });
+  it('a cut of any size, or a cap set where none was, needs no owner; a rise over 20 % does', () => {
+    expect(evaluatePolicy(admin, cs([cap(200, 1)]), ctx).verdict).toBe('allow');
+    expect(evaluatePolicy(admin, cs([cap(null, 5000)]), ctx).verdict).toBe('allow');
+    expect(evaluatePolicy(admin, cs([cap(null, null)]), ctx).verdict).toBe('allow');
+    expect(evaluatePolicy(admin, cs([cap(2, 2.4)]), ctx).verdict).toBe('allow');
+    expect(evaluatePolicy(admin, cs([cap(2, 3)]), ctx).verdict).toBe('needs_owner');
+  });
+  it('the organisation cap follows the same rule (evaluateOrgBudgetCap)', () => {
+    expect(evaluateOrgBudgetCap(admin, 200, 5000)).toMatchObject({
+      verdict: 'needs_owner',
+      approverRole: 'owner',
+      reasons: [
+        "The organisation's monthly assistant budget cap $200.00 → $5,000.00 is a 2400% rise (over 20%); an owner must approve this change in the app.",
+      ],
+    });
+    expect(evaluateOrgBudgetCap(admin, 200, null).verdict).toBe('needs_owner');
+    expect(evaluateOrgBudgetCap(admin, 200, 240).verdict).toBe('allow');
+    expect(evaluateOrgBudgetCap(admin, 200, 10).verdict).toBe('allow');
+    expect(evaluateOrgBudgetCap(admin, null, 10).verdict).toBe('allow');
+    expect(evaluateOrgBudgetCap(owner, 200, null)).toMatchObject({ verdict: 'allow', decisions: [{ code: 'numeric_change_by_owner' }] });
+  });
+});
+
+describe('evaluatePolicy: a fee code used before carries its last price (issue 13 review)', () => {
+  const admin = actor('admin', 'u-admin');
+  const history: FeeCodeHistory = {
+    holders: new Map([
+      [
+        'pri-010',
+        [
+          {
+            itemId: 'old',
+            code: 'PRI-010',
+            name: 'Initial assessment',
+            priceCents: 22_000,
+            at: '2026-11-01T10:00:00.000Z',
+            how: 'renamed',
+            codeNow: 'PRI-010-OLD',
+          },
+          { itemId: 'older', code: 'PRI-010', name: 'Assessment (2024)', priceCents: 15_000, at: '2024-01-01T10:00:00.000Z', how: 'deleted' },
+        ],
+      ],
+    ]),
+    prices: new Map([['r2', 50_000]]),
+  };
+  const create = (code: string, price_cents: number): RowChange => ({
+    op: 'insert',
+    table: 'rate_item',
+    id: 'new',
+    after: { folder_id: 'f', code, name: 'X', item_type: 'assessment', price_cents },
+  });
+  it('feeCodeTargets lists inserted and renamed-to codes, normalised (NFKC, trimmed, lower case)', () => {
+    const rename: RowChange = { op: 'update', table: 'rate_item', id: 'r2', version: 1, before: { code: 'B' }, after: { code: 'ＰＲＩ-011' } };
+    const caseOnly: RowChange = { op: 'update', table: 'rate_item', id: 'r3', version: 1, before: { code: 'c-1' }, after: { code: 'C-1' } };
+    expect(feeCodeTargets([create(' PRI-010 ', 100), rename, caseOnly])).toEqual({ codes: ['pri-010', 'pri-011'], renamedIds: ['r2'] });
+  });
+  it('a new item under the code more than 20 % from its latest holder’s price needs an owner, naming that item and price', () => {
+    const r = evaluatePolicy(admin, cs([create('pri-010', 999_900)]), { ...ctx, feeCodes: history });
+    expect(r.verdict).toBe('needs_owner');
+    expect(r.reasons).toEqual([
+      'Fee code pri-010 was last billed at $220.00 by item "Initial assessment" (now PRI-010-OLD); the new item at $9,999.00 is a 4445% rise from it (over 20%); an owner must approve this change in the app.',
+    ]);
+    expect(r.decisions[0]).toMatchObject({ code: 'fee_code_reuse_needs_owner', detail: { previous_item_id: 'old', previous_price_cents: 22_000 } });
+    expect(evaluatePolicy(admin, cs([create('PRI-010', 26_400)]), { ...ctx, feeCodes: history }).verdict).toBe('allow');
+    expect(evaluatePolicy(admin, cs([create('PRI-010', 999_900)]), ctx).verdict).toBe('allow'); // no history given: not judged
+    expect(evaluatePolicy(owner, cs([create('PRI-010', 999_900)]), { ...ctx, feeCodes: history }).decisions[0]!.code).toBe('fee_code_reuse_by_owner');
+  });
+  it('renaming an item to the code judges its stored price; the item’s own old code is not a reuse', () => {
+    const toUsed: RowChange = { op: 'update', table: 'rate_item', id: 'r2', version: 1, before: { code: 'B' }, after: { code: 'PRI-010' } };
+    expect(evaluatePolicy(admin, cs([toUsed]), { ...ctx, feeCodes: history }).decisions.map((d) => d.code)).toEqual([
+      'fee_code_change_needs_owner',
+      'fee_code_reuse_needs_owner',
+    ]);
+    const back: RowChange = { op: 'update', table: 'rate_item', id: 'old', version: 2, before: { code: 'PRI-010-OLD' }, after: { code: 'PRI-010' } };
+    expect(evaluatePolicy(admin, cs([back]), { ...ctx, feeCodes: { ...history, prices: new Map([['old', 99_000]]) } }).decisions.map((d) => d.code)).toEqual([
+      'fee_code_change_needs_owner',
+    ]);
+  });
+  it('a code rename says the old code becomes free; an owner’s is allowed under owner authority', () => {
+    const rename: RowChange = { op: 'update', table: 'rate_item', id: 'r1', version: 1, before: { code: 'PRI-010' }, after: { code: 'PRI-010-OLD' } };
+    expect(evaluatePolicy(admin, cs([rename]), ctx).reasons[0]).toMatch(/PRI-010 becomes free for another item/);
+    const o = evaluatePolicy(owner, cs([rename]), ctx);
+    expect(o).toMatchObject({ verdict: 'allow', decisions: [{ code: 'fee_code_change_by_owner', effect: 'allow' }] });
+    expect(OWNER_AUTHORITY_CODES.has('fee_code_change_by_owner')).toBe(true);
   });
 });

@@ -35,7 +35,10 @@ export type PolicyCode =
   | 'date_too_early'
   | 'signoff_not_holder'
   | 'signoff_for_other_user'
-  | 'fee_code_change_needs_owner';
+  | 'fee_code_change_needs_owner'
+  | 'fee_code_change_by_owner'
+  | 'fee_code_reuse_needs_owner'
+  | 'fee_code_reuse_by_owner';
 
 /** One policy decision, ready for the run trace and the confirm dialog. */
 export interface PolicyDecision {
@@ -96,6 +99,65 @@ export interface PolicyContext {
   today: string;
   history?: NumericHistory;
   now?: string;
+  /** Earlier holders of the fee codes the changeset gives items ({@link feeCodeTargets}); without it a reused code is not judged. */
+  feeCodes?: FeeCodeHistory;
+}
+
+/**
+ * An item of the organisation that held a fee code before (a later item taking the code inherits
+ * what bills under it were charged): `priceCents` is the last price billed under the code (the
+ * item's price when it was renamed away from it, or its stored price when it still holds it or was
+ * deleted), `at` when it last held the code (ISO date-time), `how` why it no longer does.
+ */
+export interface FeeCodeHolder {
+  itemId: string;
+  /** The code as that item spelled it. */
+  code: string;
+  /** The item's name (as stored now). */
+  name: string;
+  priceCents: number | null;
+  at: string;
+  how: 'renamed' | 'deleted' | 'current';
+  /** The item's code now, when it was renamed away from this one. */
+  codeNow?: string;
+}
+
+/**
+ * Earlier holders per fee code (keyed by {@link normaliseFeeCode}), and the stored price of each
+ * rate item a changeset renames (its change carries the price only when it changes it). The
+ * caller reads both: the device from its rate items and changeset log, HQ from its own.
+ */
+export interface FeeCodeHistory {
+  holders: ReadonlyMap<string, readonly FeeCodeHolder[]>;
+  prices: ReadonlyMap<string, number>;
+}
+
+/**
+ * A fee code as codes are compared (unique in an organisation ignoring case): NFKC, trimmed,
+ * lower case — the input schema (models/text.ts plainText) already stores codes NFKC and trimmed.
+ */
+export function normaliseFeeCode(code: string): string {
+  return code.normalize('NFKC').trim().toLowerCase();
+}
+
+/**
+ * The fee codes `changes` gives rate items (an insert's code, an update's new code when it differs
+ * from the old one ignoring case), normalised ({@link normaliseFeeCode}), and the ids of the
+ * renamed items: what a caller reads into {@link FeeCodeHistory}.
+ */
+export function feeCodeTargets(changes: readonly RowChange[]): { codes: string[]; renamedIds: string[] } {
+  const codes = new Set<string>();
+  const renamedIds: string[] = [];
+  for (const c of changes) {
+    if (c.table !== 'rate_item' || c.op === 'delete' || typeof c.after.code !== 'string') continue;
+    const code = normaliseFeeCode(c.after.code);
+    if (c.op === 'update') {
+      if (typeof c.before.code === 'string' && normaliseFeeCode(c.before.code) === code) continue;
+      renamedIds.push(c.id);
+    }
+    codes.add(code);
+  }
+  return { codes: [...codes], renamedIds };
 }
 
 const SRC = 'kinetix.md §3 Policy engine';
@@ -138,6 +200,76 @@ export function cumulativeTargets(changes: readonly RowChange[]): { table: Table
   return changes.flatMap((c) =>
     c.op === 'update' ? (CUMULATIVE_NUMERIC_FIELDS[c.table] ?? []).filter((f) => f in c.after).map((field) => ({ table: c.table, id: c.id, field })) : [],
   );
+}
+
+/** A stored rate item as {@link buildFeeCodeHistory} reads it (ISO date-times). */
+export interface FeeCodeItemRow {
+  id: string;
+  code: string;
+  name: string;
+  price_cents: number;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+/**
+ * Build the {@link FeeCodeHistory} of fee codes `codes` (normalised) and items `renamedIds` from
+ * the organisation's stored rate items (`items`, live or deleted: each holds its code at its stored
+ * price; a deleted one since `deleted_at`) and its applied changes in apply order (`log`: every
+ * change of a changeset, oldest first; only rate item updates are read). A rename (an update whose
+ * code differs) makes the item an earlier holder of its old code, at its price then: the rename's
+ * own `before` price, else the `before` of the item's next price change, else its stored price.
+ * Pure: the device (main/data/changesets.ts) and HQ (sync/write/apply.ts) pass their own rows.
+ */
+export function buildFeeCodeHistory(
+  codes: readonly string[],
+  renamedIds: readonly string[],
+  items: readonly FeeCodeItemRow[],
+  log: readonly { at: string; changes: readonly RowChange[] }[],
+): FeeCodeHistory {
+  const holders = new Map<string, FeeCodeHolder[]>();
+  const prices = new Map<string, number>();
+  const wanted = new Set(codes);
+  const byId = new Map(items.map((it) => [it.id, it]));
+  for (const id of renamedIds) {
+    const it = byId.get(id);
+    if (it) prices.set(id, it.price_cents);
+  }
+  const add = (code: string, h: FeeCodeHolder) => {
+    const key = normaliseFeeCode(code);
+    if (wanted.has(key)) holders.set(key, [...(holders.get(key) ?? []), h]);
+  };
+  for (const it of items) {
+    add(it.code, {
+      itemId: it.id,
+      code: it.code,
+      name: it.name,
+      priceCents: it.price_cents,
+      at: it.deleted_at ?? it.updated_at,
+      how: it.deleted_at ? 'deleted' : 'current',
+    });
+  }
+  if (wanted.size === 0) return { holders, prices };
+  const updates: { at: string; ch: Extract<RowChange, { op: 'update' }> }[] = [];
+  for (const e of log) for (const ch of e.changes) if (ch.table === 'rate_item' && ch.op === 'update') updates.push({ at: e.at, ch });
+  updates.forEach(({ at, ch }, i) => {
+    const old = ch.before.code;
+    if (typeof old !== 'string' || typeof ch.after.code !== 'string' || old === ch.after.code) return;
+    let price: unknown = 'price_cents' in ch.before ? ch.before.price_cents : undefined;
+    if (price === undefined) price = updates.slice(i + 1).find((e) => e.ch.id === ch.id && 'price_cents' in e.ch.before)?.ch.before.price_cents;
+    const it = byId.get(ch.id);
+    if (price === undefined) price = it?.price_cents;
+    add(old, {
+      itemId: ch.id,
+      code: old,
+      name: it?.name ?? old,
+      priceCents: isNum(price) ? price : null,
+      at,
+      how: 'renamed',
+      ...(it ? { codeNow: it.code } : {}),
+    });
+  });
+  return { holders, prices };
 }
 
 /** Length of the rolling window of {@link numericBaselines}, in days. */
@@ -199,7 +331,9 @@ export const RATE_MAX_CENTS = 1_000_000;
 /**
  * The numeric values whose change of more than 20% needs an owner as approver: the clinic's
  * prices, planned training loads, and assistant budget caps (money). Only updates are judged
- * (an insert has no "before"); a value that is or becomes null is not a numeric change.
+ * (an insert has no "before"; a new fee item under a code used before is judged against that
+ * code's last price, {@link FeeCodeHistory}); a value that is or becomes null is not a numeric
+ * change, except a limit removed ({@link NULL_MEANS_UNLIMITED}).
  * Clinical measurements (wellness, vitals, screening values) are deliberately not listed: they
  * are corrections of observations, owned by clinicians, not business limits.
  */
@@ -209,6 +343,69 @@ export const NUMERIC_CHANGE_FIELDS: Readonly<Partial<Record<TableName, readonly 
   training_session: ['duration_min'],
   app_user: ['budget_cap_usd'],
 };
+
+/**
+ * Limits of {@link NUMERIC_CHANGE_FIELDS} (null means "no limit"), judged one way only: a rise of
+ * more than 20% needs an owner, and removing one (a number → null) is a rise beyond any bound, so
+ * it needs an owner too; a cut, or a limit set where there was none (null → a number), is a
+ * stricter limit and needs no owner (issue 13 review: an administrator lifted budget caps at once).
+ */
+export const NULL_MEANS_UNLIMITED: Readonly<Partial<Record<TableName, readonly string[]>>> = {
+  app_user: ['budget_cap_usd'],
+};
+
+/**
+ * The decision on removing a limit (a value → none): needs an owner, or allowed for an owner
+ * (code `numeric_change_by_owner`, which HQ accepts only with proof the owner acted).
+ * `words`: "The monthly assistant budget cap"; `shown`: the old value as shown ("$2.00").
+ */
+function limitRemovedDecision(
+  actor: Pick<RuleActor, 'role'>,
+  words: string,
+  shown: string,
+  before: number,
+  where: Pick<PolicyDecision, 'table' | 'rowId' | 'field'>,
+): PolicyDecision {
+  const what = `${words} ${shown} → no cap removes the limit (a rise beyond any bound, over 20%)`;
+  const rule = `${SRC}: a change of more than 20% to a numeric value needs an owner (removing a limit is more than any rise)`;
+  const detail = { before, after: null, change_pct: null, limit_pct: MAX_NUMERIC_CHANGE_FRACTION * 100 };
+  return actor.role === NEEDS_OWNER_APPROVER
+    ? { code: 'numeric_change_by_owner', effect: 'allow', reason: `${what}; you are an owner, so no further approval is needed.`, rule, ...where, detail }
+    : { code: 'numeric_change_needs_owner', effect: 'needs_owner', reason: `${what}; an owner must approve this change in the app.`, rule, ...where, detail };
+}
+
+/**
+ * The policy on a change of the organisation's monthly assistant budget cap (USD; null = no cap),
+ * an organisation setting outside changesets (main/kinetix/settings.ts): the same rule as a user's
+ * cap ({@link NULL_MEANS_UNLIMITED}) — a rise of more than 20%, or removing the cap, needs an
+ * owner (allowed outright for an owner); a cut, a cap set where there was none, or a rise within
+ * 20% is allowed. Pure.
+ */
+export function evaluateOrgBudgetCap(actor: Pick<RuleActor, 'role'>, beforeUsd: number | null, afterUsd: number | null): PolicyResult {
+  const words = "The organisation's monthly assistant budget cap";
+  const usd = (v: number) => money(Math.round(v * 100));
+  const decisions: PolicyDecision[] = [];
+  if (isNum(beforeUsd) && afterUsd === null) decisions.push(limitRemovedDecision(actor, words, usd(beforeUsd), beforeUsd, {}));
+  else if (isNum(beforeUsd) && isNum(afterUsd) && afterUsd > beforeUsd && overNumericLimit(beforeUsd, afterUsd)) {
+    const r = relativeChange(beforeUsd, afterUsd);
+    const what = `${words} ${usd(beforeUsd)} → ${usd(afterUsd)} is a ${pctText(r)} rise (over 20%)`;
+    const rule = `${SRC}: a change of more than 20% to a numeric value needs an owner`;
+    const detail = { before: beforeUsd, after: afterUsd, change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null, limit_pct: 20 };
+    decisions.push(
+      actor.role === NEEDS_OWNER_APPROVER
+        ? { code: 'numeric_change_by_owner', effect: 'allow', reason: `${what}; you are an owner, so no further approval is needed.`, rule, detail }
+        : { code: 'numeric_change_needs_owner', effect: 'needs_owner', reason: `${what}; an owner must approve this change in the app.`, rule, detail },
+    );
+  }
+  const verdict: PolicyVerdict = decisions.some((d) => d.effect === 'needs_owner') ? 'needs_owner' : 'allow';
+  if (decisions.length === 0) decisions.push({ code: 'within_limits', effect: 'allow', reason: 'Within every policy limit.', rule: SRC });
+  return {
+    verdict,
+    decisions,
+    reasons: verdict === 'allow' ? [] : decisions.filter((d) => d.effect === verdict).map((d) => d.reason),
+    approverRole: verdict === 'needs_owner' ? NEEDS_OWNER_APPROVER : null,
+  };
+}
 
 /** A closed numeric scale. */
 interface Scale {
@@ -408,7 +605,13 @@ function numericChecks(actor: RuleActor, change: RowChange, ctx: { history?: Num
     if (!(field in change.after)) continue;
     const before = change.before[field];
     const after = change.after[field];
+    if (isNum(before) && after === null && (NULL_MEANS_UNLIMITED[change.table]?.includes(field) ?? false)) {
+      out.push(limitRemovedDecision(actor, policyFieldWords(change.table, field), fmt(change.table, field, before), before, { ...at(change, field) }));
+      continue;
+    }
     if (!isNum(before) || !isNum(after)) continue;
+    // A lower limit is a stricter one: never judged.
+    if (after < before && (NULL_MEANS_UNLIMITED[change.table]?.includes(field) ?? false)) continue;
     const cumulative = CUMULATIVE_NUMERIC_FIELDS[change.table]?.includes(field) ?? false;
     const hist = cumulative ? (ctx.history?.get(numericHistoryKey(change.table, change.id, field)) ?? []) : [];
     const baselines = cumulative ? numericBaselines(before, hist, ctx.nowMs) : [{ value: before, source: 'current' as const }];
@@ -462,24 +665,96 @@ function numericChecks(actor: RuleActor, change: RowChange, ctx: { history?: Num
 
 /**
  * A fee item's code is what bills are looked up by: changing it on an existing item needs an owner
- * (allowed outright for an owner). Without this, the 20 % price limit could be stepped around by
- * renaming an item's code and creating a new item under the old code at any price (a new item has
- * no "before" to judge; issue 13 review).
+ * (for an owner, an allow decision `fee_code_change_by_owner` that HQ accepts only with proof the
+ * owner acted, and that the entry form shows for review). The old code becomes free for another
+ * item: a new item under it is judged against this item's price ({@link feeCodeReuseChecks}).
  */
 function feeCodeChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[]): void {
   if (change.table !== 'rate_item' || change.op !== 'update' || !('code' in change.after)) return;
   const before = change.before.code;
   const after = change.after.code;
   if (typeof before !== 'string' || typeof after !== 'string' || before === after) return;
-  if (actor.role === NEEDS_OWNER_APPROVER) return;
-  out.push({
-    code: 'fee_code_change_needs_owner',
-    effect: 'needs_owner',
-    reason: `The fee code ${before} → ${after}: a code is what bills are looked up by, so changing it needs an owner's approval in the app.`,
-    rule: `${SRC}: changes that move billed prices need an owner (a fee code change frees the old code for a new item at any price)`,
-    ...at(change, 'code'),
-    detail: { before, after },
-  });
+  const what = `The fee code ${before} → ${after}: a code is what bills are looked up by, and ${before} becomes free for another item (a new item under it is judged against this item's price)`;
+  const rule = `${SRC}: changes that move billed prices need an owner (a fee code change frees the old code for another item)`;
+  out.push(
+    actor.role === NEEDS_OWNER_APPROVER
+      ? {
+          code: 'fee_code_change_by_owner',
+          effect: 'allow',
+          reason: `${what}; you are an owner, so no further approval is needed.`,
+          rule,
+          ...at(change, 'code'),
+          detail: { before, after },
+        }
+      : {
+          code: 'fee_code_change_needs_owner',
+          effect: 'needs_owner',
+          reason: `${what}; changing it needs an owner's approval in the app.`,
+          rule,
+          ...at(change, 'code'),
+          detail: { before, after },
+        },
+  );
+}
+
+/**
+ * A fee code another item of the organisation held before (now, renamed away, or deleted) carries
+ * that item's last price: an item taking the code (a new item, or another item renamed to it) at
+ * a price more than 20% from it needs an owner, like a price change of the code (allowed for an
+ * owner, `fee_code_reuse_by_owner`). Without this, a code rename (or delete) followed by a new
+ * item under the old code would move what bills under the code charge at once (issue 13 review).
+ * The latest holder counts (none when that is the item itself); needs `feeCodes` from the caller.
+ */
+function feeCodeReuseChecks(actor: RuleActor, change: RowChange, feeCodes: FeeCodeHistory | undefined, out: PolicyDecision[]): void {
+  if (!feeCodes || change.table !== 'rate_item' || change.op === 'delete' || typeof change.after.code !== 'string') return;
+  const code = normaliseFeeCode(change.after.code);
+  if (change.op === 'update' && typeof change.before.code === 'string' && normaliseFeeCode(change.before.code) === code) return;
+  let prior: FeeCodeHolder | null = null;
+  for (const h of feeCodes.holders.get(code) ?? []) {
+    if (!isNum(h.priceCents) && h.itemId !== change.id) continue;
+    if (!prior || h.at > prior.at) prior = h;
+  }
+  // The item taking back its own code: its price is judged by the numeric rule, not as a reuse.
+  if (!prior || prior.itemId === change.id || !isNum(prior.priceCents)) return;
+  const price = 'price_cents' in change.after ? change.after.price_cents : feeCodes.prices.get(change.id);
+  if (!isNum(price) || !overNumericLimit(prior.priceCents, price)) return;
+  const r = relativeChange(prior.priceCents, price);
+  const holder =
+    prior.how === 'renamed'
+      ? `item "${prior.name}" (now ${prior.codeNow ?? 'under another code'})`
+      : prior.how === 'deleted'
+        ? `item "${prior.name}" (deleted)`
+        : `item "${prior.name}"`;
+  const what = `Fee code ${change.after.code} was last billed at ${money(prior.priceCents)} by ${holder}; ${change.op === 'insert' ? 'the new item' : 'this item'} at ${money(price)} is a ${pctText(r)} ${price > prior.priceCents ? 'rise' : 'cut'} from it (over 20%)`;
+  const rule = `${SRC}: a change of more than 20% to a numeric value needs an owner (a reused fee code is judged against its last price)`;
+  const detail = {
+    code: change.after.code,
+    previous_item_id: prior.itemId,
+    previous_item: prior.name,
+    previous_price_cents: prior.priceCents,
+    price_cents: price,
+    change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null,
+    limit_pct: MAX_NUMERIC_CHANGE_FRACTION * 100,
+  };
+  out.push(
+    actor.role === NEEDS_OWNER_APPROVER
+      ? {
+          code: 'fee_code_reuse_by_owner',
+          effect: 'allow',
+          reason: `${what}; you are an owner, so no further approval is needed.`,
+          rule,
+          ...at(change, 'code'),
+          detail,
+        }
+      : {
+          code: 'fee_code_reuse_needs_owner',
+          effect: 'needs_owner',
+          reason: `${what}; an owner must approve this change in the app.`,
+          rule,
+          ...at(change, 'code'),
+          detail,
+        },
+  );
 }
 
 function rateChecks(change: RowChange, out: PolicyDecision[]): void {
@@ -600,7 +875,10 @@ function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
  * baseline of {@link numericBaselines} from `ctx.history`, so steps cannot add up past 20%); rates $1–$10,000 (deny); scores within
  * {@link SCALE_FIELDS} and clinical dates in {@link CLINICAL_EVENT_DATE_FIELDS} not after
  * `ctx.today` (deny); RTP sign-offs only by the holder of that permission, in their own name
- * (deny). `ctx.today` defaults to today's UTC date.
+ * (deny); a changed fee code needs an owner, and a fee code another item held before, given to
+ * an item at a price more than 20% from its last price, needs an owner (`ctx.feeCodes`); removing
+ * a limit of {@link NULL_MEANS_UNLIMITED} needs an owner, a cut of one never does. An owner's own
+ * such change is allowed under {@link OWNER_AUTHORITY_CODES}. `ctx.today` defaults to today's UTC date.
  */
 export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?: PolicyContext): PolicyResult {
   const today = ctx?.today ?? new Date().toISOString().slice(0, 10);
@@ -619,6 +897,7 @@ export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?
     for (const change of planned.changes) {
       rateChecks(change, decisions);
       feeCodeChecks(actor, change, decisions);
+      feeCodeReuseChecks(actor, change, ctx?.feeCodes, decisions);
       scaleChecks(change, decisions);
       dateChecks(change, today, decisions);
       signoffChecks(actor, change, decisions);
@@ -650,9 +929,14 @@ export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?
 /**
  * Decision codes that allow a change only because the acting user is an owner (the owner's own
  * authority stands in for the approval a non-owner would need). HQ accepts that authority only
- * with proof the owner acted (sync/write/approvals.ts), as for an approval.
+ * with proof the owner acted (sync/write/approvals.ts), as for an approval; the entry form shows
+ * such a change for review before applying it (main/ipc/forms.ts).
  */
-export const OWNER_AUTHORITY_CODES: ReadonlySet<PolicyCode> = new Set<PolicyCode>(['numeric_change_by_owner']);
+export const OWNER_AUTHORITY_CODES: ReadonlySet<PolicyCode> = new Set<PolicyCode>([
+  'numeric_change_by_owner',
+  'fee_code_change_by_owner',
+  'fee_code_reuse_by_owner',
+]);
 
 /**
  * May a user of `approverRole` approve a changeset with this verdict? `deny` is approved by no

@@ -5,7 +5,10 @@
  * `capture.recordSession` in a seeded SQLite file. Prints one JSON line per run; BENCHMARKS.md
  * records the figures with the machine and date.
  *
- *   npm run capture:bench-process [-- --frames N] [--input video|keypoints]
+ *   npm run capture:bench-process [-- --frames N] [--input video|keypoints] [--cross-check movenet-thunder|none]
+ *
+ * `--cross-check` (video only) also runs the second 2D model of the `model_disagreement` check, as the
+ * Process step does by default for videos; `none` (the default here) measures the primary model alone.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,9 +19,14 @@ import { seedDemo } from '../data/seed';
 import { createCaptureWorkspace } from '../ipc/capture';
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO } from '../capture/testing/paths';
 
-const { values } = parseArgs({ options: { frames: { type: 'string' }, input: { type: 'string', default: 'video' } } });
+const { values } = parseArgs({
+  options: { frames: { type: 'string' }, input: { type: 'string', default: 'video' }, 'cross-check': { type: 'string', default: 'none' } },
+});
 if (!hasDemo) throw new Error(NO_DEMO);
 const input = values.input === 'keypoints' ? 'keypoints' : 'video';
+const cc = values['cross-check'];
+if (cc !== 'none' && cc !== 'movenet-thunder' && cc !== 'blazepose') throw new Error(`--cross-check: movenet-thunder, blazepose or none, not ${cc}`);
+const crossCheck = cc === 'none' ? null : cc;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-capture-bench-'));
 const db = openDb(path.join(dir, 'bench.sqlite'));
 try {
@@ -38,7 +46,7 @@ try {
     DEMO_CALIB,
   );
   const t0 = performance.now();
-  const job = ws.start(seed.orgId, seed.userIds.physio, rec.id, { input, maxFrames: values.frames ? Number(values.frames) : null });
+  const job = ws.start(seed.orgId, seed.userIds.physio, rec.id, { input, maxFrames: values.frames ? Number(values.frames) : null, crossCheck });
   let j = ws.job(seed.orgId, job.id);
   while (j.status === 'running') {
     await new Promise((r) => setTimeout(r, 50));
@@ -47,7 +55,7 @@ try {
   const seconds = (performance.now() - t0) / 1000;
   if (j.status !== 'complete') throw new Error(`processing ${j.status}: ${JSON.stringify(j.error)}`);
   process.stdout.write(
-    `${JSON.stringify({ trial: 'S00_P00_T01_BalancingTrial', input, frames: values.frames ? Number(values.frames) : 100, cameras: 4, stop_to_results_s: Number(seconds.toFixed(2)), cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model })}\n`,
+    `${JSON.stringify({ trial: 'S00_P00_T01_BalancingTrial', input, cross_check: crossCheck ?? 'none', frames: values.frames ? Number(values.frames) : 100, cameras: 4, stop_to_results_s: Number(seconds.toFixed(2)), cpus: os.availableParallelism(), cpu: os.cpus()[0]?.model })}\n`,
   );
 } finally {
   db.close();

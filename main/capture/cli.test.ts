@@ -8,12 +8,14 @@ import { listAllUsers } from '../data/identity';
 import { seedDemo } from '../data/seed';
 import { callVerb } from '../services';
 import { formatTomlCalibration, loadTomlCalibration } from './calibration';
-import { runCaptureCli, type CaptureIo } from './cli';
+import { HELP, parseCrossCheck, runCaptureCli, tableCodes, type CaptureIo } from './cli';
 import { compareWithTrc } from './compare';
 import { hasAddon, openCvAddon } from './native/index';
 import { processTrial } from './pipeline';
 import { openCaptureStore } from './store';
 import { ringCamera } from '../../models/capture/synthetic';
+import { COCO17 } from '../../models/capture/keypoints';
+import { INFO_CONDITIONS, modelDisagreementCondition, type ModelCrossCheck } from '../../models/capture/quality';
 import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 function io(): CaptureIo & { stdout: string; stderr: string } {
@@ -53,6 +55,58 @@ describe('capture command: arguments', () => {
     expect((await run(['process', '/x', '--calib', 'c.toml', '--cross-check', 'yolo'])).stderr).toMatch(/--cross-check must be one of/);
     const same = await run(['process', '/x', '--calib', 'c.toml', '--cross-check', 'movenet']);
     expect([same.code, same.stderr]).toEqual([2, expect.stringMatching(/--cross-check movenet is the model already used \(--model\)/)]);
+    // the hint names the README's second model (MoveNet Thunder), not BlazePose (which flags nearly every reading)
+    expect(same.stderr).toMatch(/e\.g\. movenet-thunder with the default movenet/);
+    expect(same.stderr).not.toMatch(/blazepose/);
+    const onJson = await run(['process', '/x', '--calib', 'c.toml', '--trial-keypoints', '--cross-check', 'movenet-thunder']);
+    expect([onJson.code, onJson.stderr]).toEqual([2, expect.stringMatching(/--cross-check movenet-thunder runs a second 2D model on the videos/)]);
+  });
+
+  it('the second-model cross-check is on by default for video (MoveNet Thunder, or Lightning beside Thunder), none turns it off, keypoint JSON has none', () => {
+    const lightning = { kind: 'movenet', variant: 'lightning' } as const,
+      thunder = { kind: 'movenet', variant: 'thunder' } as const;
+    expect(parseCrossCheck(undefined, lightning, false)).toEqual(thunder);
+    expect(parseCrossCheck(undefined, { kind: 'blazepose', variant: 'full' }, false)).toEqual(thunder);
+    expect(parseCrossCheck(undefined, thunder, false)).toEqual(lightning);
+    expect(parseCrossCheck('none', lightning, false)).toBeUndefined();
+    expect(parseCrossCheck(undefined, lightning, true)).toBeUndefined();
+    expect(parseCrossCheck('none', lightning, true)).toBeUndefined();
+    expect(parseCrossCheck('blazepose', lightning, false)).toEqual({ kind: 'blazepose', variant: 'full' });
+    expect(() => parseCrossCheck('movenet-thunder', thunder, false)).toThrow(/already used/);
+    expect(HELP).toMatch(/--cross-check NAME\|none/);
+  });
+
+  it("the table lists each code once, the cross-check's with its number", () => {
+    const F = 10;
+    const x: ModelCrossCheck = {
+      primary: 'MoveNet Lightning',
+      secondary: 'MoveNet Thunder',
+      primarySet: COCO17,
+      primaryPoints: new Float64Array(F * COCO17.length * 3),
+      secondarySet: COCO17,
+      secondaryPoints: new Float64Array(F * COCO17.length * 3),
+    };
+    const reported = Float64Array.from({ length: F }, (_, f) => 30 + f);
+    const diff = modelDisagreementCondition(
+      'knee_flexion',
+      'left',
+      reported,
+      Float64Array.from(reported, (v) => v + 5.8),
+      x,
+    );
+    const dis = modelDisagreementCondition(
+      'knee_flexion',
+      'left',
+      reported,
+      Float64Array.from(reported, (v) => v - 13.2),
+      x,
+    );
+    expect(tableCodes({ omitted_reason: null, conditions: [diff] })).toBe('model_difference 5.8°');
+    expect(tableCodes({ omitted_reason: null, conditions: [{ code: 'two_view_keypoints', detail: 'x' }, dis] })).toBe(
+      'two_view_keypoints, model_disagreement 13.2°',
+    );
+    // an omitted reading's reason and a condition of the same code (rows stored before the fix) are listed once
+    expect(tableCodes({ omitted_reason: 'low_coverage', conditions: [{ code: 'low_coverage', detail: 'only 30 %' }] })).toBe('low_coverage');
   });
   it('explains a missing or malformed calibration', async () => {
     const d = tmp();
@@ -252,7 +306,18 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       const stored = got.metrics as unknown as { trustworthy: boolean; conditions: { code: string; detail: string }[] }[];
       expect(stored.every((m) => Array.isArray(m.conditions) && m.conditions.every((c) => typeof c.code === 'string' && c.detail.length > 0))).toBe(true);
       // a trustworthy reading carries no failing condition; an untrustworthy one with a value names at least one
-      const notes = ['static_trial', 'camera_offset_corrected'];
+      const notes: string[] = [...INFO_CONDITIONS];
+      // keypoint files: no second model ran, and every reading with a value says so, with why
+      const valued = stored.filter((m) => (m as unknown as { value_deg: number | null }).value_deg !== null);
+      expect(valued.length).toBeGreaterThan(0);
+      for (const m of valued)
+        expect(m.conditions.filter((c) => c.code === 'not_cross_checked')).toEqual([
+          {
+            code: 'not_cross_checked',
+            detail: expect.stringMatching(/^2D points from one model \(the keypoint files\); no second model compared: the 2D came from keypoint files/),
+          },
+        ]);
+      expect(stored.some((m) => m.trustworthy)).toBe(true);
       expect(stored.filter((m) => m.trustworthy).every((m) => m.conditions.every((c) => notes.includes(c.code)))).toBe(true);
       expect(
         (got.metrics as unknown as { trustworthy: boolean; value_deg: number | null; conditions: { code: string }[] }[])
@@ -378,6 +443,20 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       const j = JSON.parse(r.stdout) as { drift: { drifted: boolean }; metrics: { trustworthy: boolean; view_matches_declared: boolean }[] };
       expect(j.drift.drifted).toBe(true);
       expect(j.metrics.every((m) => !m.trustworthy && !m.view_matches_declared)).toBe(true);
+    });
+
+    it('prints the table with each code once per reading, and not_cross_checked beside keypoint-JSON readings', async () => {
+      const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '30', '--out', tmp()]);
+      expect(r.code).toBe(0);
+      const lines = r.stdout.split('\n');
+      const head = lines.findIndex((l) => l.startsWith('joint '));
+      const rows = lines.slice(head + 1, head + 19);
+      expect(rows).toHaveLength(18);
+      for (const row of rows) {
+        const codes = (row.split(/\s{2,}/).at(-1) ?? '').split(', ');
+        expect(new Set(codes).size, row).toBe(codes.length);
+        if (/ (true|false) /.test(row) && !/omitted|observability_gate|not_measurable/.test(row)) expect(row).toMatch(/not_cross_checked/);
+      }
     });
   });
 });

@@ -10,10 +10,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DeclaredLayout } from '../../models/capture/obliquity';
+import { CROSS_CHECK_MODEL, crossCheckDegrees } from '../../models/capture/quality';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { CaptureInputError } from './errors';
 import { processTrial, type ProcessOptions } from './pipeline';
-import { parsePoseModel, POSE_MODEL_NAMES, type PoseEstimatorSpec } from './pose/types';
+import { DEFAULT_POSE, parsePoseModel, POSE_MODEL_NAMES, type PoseEstimatorSpec } from './pose/types';
 import { openCaptureStore } from './store';
 import { devicesCommand, LIVE_HELP, recordCommand } from './live/commands';
 
@@ -35,10 +36,12 @@ Athlete and rig:
   --drift-deg N         layout drift tolerance in degrees (default 15)
 Processing:
   --model NAME|FILE     movenet (default, Lightning) | movenet-thunder | blazepose (33 points: heels, foot tips) | blazepose-lite | bodypix | path to a SimCC .onnx (e.g. RTMPose)
-  --cross-check NAME    also run a second 2D model (movenet-thunder, the app's choice | blazepose | …, as --model)
-                        on the same frames: every reading carries how far the two models' angles differ
-                        (model_difference) and fails above 8° mean (model_disagreement); with movenet-thunder
-                        about 3.6× the 2D time (off by default)
+  --cross-check NAME|none
+                        a second 2D model run on the same frames (default for video: movenet-thunder;
+                        movenet when --model is movenet-thunder; blazepose | … as --model): every reading
+                        carries how far the two models' angles differ (model_difference) and fails above
+                        8° mean (model_disagreement); about 3.6× the 2D time. none: skip it, and every
+                        reading says not_cross_checked (as with --keypoints, where it does not apply)
   --cutoff HZ           Butterworth cut-off (default 6)      --max-gap N  longest gap filled, frames (default 10)
   --frames N            process only the first N frames
   --sync check|auto|off camera synchronisation (default check: estimate each camera's frame offset and
@@ -92,16 +95,44 @@ function parseModel(s: string | undefined): PoseEstimatorSpec {
   return spec;
 }
 
-/** `--cross-check NAME`: a second model, not the primary one (comparing a model with itself checks nothing). */
-function parseCrossCheck(s: string, primary: PoseEstimatorSpec): PoseEstimatorSpec {
+/** The app's second model (`CROSS_CHECK_MODEL`, MoveNet Thunder), or Lightning when Thunder is the primary. */
+function defaultCrossCheck(primary: PoseEstimatorSpec): PoseEstimatorSpec {
+  const thunder = parsePoseModel(CROSS_CHECK_MODEL)!;
+  return JSON.stringify(primary) === JSON.stringify(thunder) ? DEFAULT_POSE : thunder;
+}
+
+/**
+ * `--cross-check NAME|none` (a second model, not the primary one: comparing a model with itself checks
+ * nothing). Omitted → {@link defaultCrossCheck} for video, none for keypoint JSON; `none` → off.
+ * @throws CaptureInputError `bad_argument` for an unknown name, the primary model, or a model named with keypoint JSON input
+ */
+export function parseCrossCheck(s: string | undefined, primary: PoseEstimatorSpec, keypointInput: boolean): PoseEstimatorSpec | undefined {
+  if (s === 'none') return undefined;
+  if (s === undefined) return keypointInput ? undefined : defaultCrossCheck(primary);
   const spec = parsePoseModel(s, (p) => path.resolve(p));
-  if (!spec || !s) throw new CaptureInputError('bad_argument', `--cross-check must be one of ${POSE_MODEL_NAMES.join(', ')} or a .onnx file; got "${s}"`);
+  if (!spec || !s) throw new CaptureInputError('bad_argument', `--cross-check must be one of ${POSE_MODEL_NAMES.join(', ')}, a .onnx file or none; got "${s}"`);
+  if (keypointInput)
+    throw new CaptureInputError(
+      'bad_argument',
+      `--cross-check ${s} runs a second 2D model on the videos: process the videos (not keypoint JSON) to use it, or drop --cross-check (the readings then say not_cross_checked)`,
+    );
   if (JSON.stringify(spec) === JSON.stringify(primary))
     throw new CaptureInputError(
       'bad_argument',
-      `--cross-check ${s} is the model already used (--model): name a different 2D model, e.g. blazepose with the default movenet`,
+      `--cross-check ${s} is the model already used (--model): name a different 2D model, e.g. ${CROSS_CHECK_MODEL} with the default movenet (the README's choice), or movenet with --model ${CROSS_CHECK_MODEL}`,
     );
   return spec;
+}
+
+/** Codes shown in the table's last column: the omission reason, then each condition once, the cross-check's with its degrees (e.g. `model_difference 5.8°`). */
+export function tableCodes(r: Pick<PoseMetricInput, 'omitted_reason' | 'conditions'>): string {
+  const out: string[] = [];
+  for (const c of [...(r.omitted_reason ? [{ code: r.omitted_reason, detail: '' }] : []), ...r.conditions]) {
+    const deg = crossCheckDegrees(c);
+    const label = deg === null ? c.code : `${c.code} ${deg.toFixed(1)}°`;
+    if (!out.some((o) => o === label || o.startsWith(`${c.code} `))) out.push(label);
+  }
+  return out.join(', ');
 }
 
 function num(v: string | undefined, name: string): number | undefined {
@@ -117,7 +148,10 @@ function table(rows: PoseMetricInput[]): string {
   const conditions = c
     ? `conditions: ${c.camera_mode} (${c.camera_count} camera${c.camera_count === 1 ? '' : 's'}); view obliquity ${c.view_obliquity_deg === null ? 'unknown' : `${c.view_obliquity_deg.toFixed(0)}°`} (${c.obliquity_band}); view matches declared layout: ${c.view_matches_declared ? 'yes' : 'no'}; ${c.frames} frames. Angles in degrees; no test-retest reliability or "improved" threshold has been measured.`
     : 'no readings';
-  const lines = [conditions, 'joint               side   peak    min   mean  range  coverage  ratio  trustworthy  omitted / failed conditions'];
+  const lines = [
+    conditions,
+    'joint               side   peak    min   mean  range  coverage  ratio  trustworthy  omitted / conditions (failed and informational)',
+  ];
   const key = (r: PoseMetricInput) => `${r.joint}|${r.side}`;
   const groups = new Map<string, PoseMetricInput[]>();
   for (const r of rows) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
@@ -128,7 +162,7 @@ function table(rows: PoseMetricInput[]): string {
     };
     const r0 = g[0]!;
     lines.push(
-      `${r0.joint.padEnd(19)} ${r0.side.padEnd(5)} ${v('peak')} ${v('min')} ${v('mean')} ${v('range')}  ${r0.coverage.toFixed(2).padStart(8)}  ${r0.sagittal_ratio === null ? '    -' : r0.sagittal_ratio.toFixed(2).padStart(5)}  ${String(r0.trustworthy).padEnd(11)}  ${[r0.omitted_reason, ...r0.conditions.map((c) => c.code)].filter(Boolean).join(', ')}`,
+      `${r0.joint.padEnd(19)} ${r0.side.padEnd(5)} ${v('peak')} ${v('min')} ${v('mean')} ${v('range')}  ${r0.coverage.toFixed(2).padStart(8)}  ${r0.sagittal_ratio === null ? '    -' : r0.sagittal_ratio.toFixed(2).padStart(5)}  ${String(r0.trustworthy).padEnd(11)}  ${tableCodes(r0)}`,
     );
   }
   return lines.join('\n');
@@ -207,7 +241,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       layout,
       driftToleranceDeg: num(values['drift-deg'], 'drift-deg'),
       pose: parseModel(values.model),
-      ...(values['cross-check'] !== undefined ? { crossCheck: parseCrossCheck(values['cross-check'], parseModel(values.model)) } : {}),
+      crossCheck: parseCrossCheck(values['cross-check'], parseModel(values.model), Boolean(keypointDirs?.length || values['trial-keypoints'])),
       onProgress: progressBar(io),
       sync,
     };
@@ -240,7 +274,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       const excluded = Object.fromEntries(r.cameras.map((c, i) => [c.name, r.triangulation.excludedCounts[i] ?? 0]));
       if (values.json) {
         io.out(
-          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, cross_check: r.crossCheck ? { model: r.crossCheck.model, excluded_views: r.crossCheck.excludedCounts } : null, metrics: r.rows }, null, 2)}\n`,
+          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, out_of_image: Object.fromEntries(r.cameras.map((c, i) => [c.name, r.outOfImage[i] ?? 0])), sync: r.sync, trial_conditions: r.trialConditions, duplicated_frames: r.duplicatedFrames, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, cross_check: r.crossCheck ? { model: r.crossCheck.model, excluded_views: r.crossCheck.excludedCounts } : null, metrics: r.rows }, null, 2)}\n`,
         );
       } else {
         io.out(
@@ -251,6 +285,8 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
             .map(([k, v]) => `${k} ${v}`)
             .join(', ')}; ${r.interpolated} point-frames interpolated\n`,
         );
+        if (r.outOfImage.some((n) => n > 0))
+          io.out(`2D points outside the image treated as unseen: ${r.cameras.map((c, i) => `${c.name} ${r.outOfImage[i] ?? 0}`).join(', ')}\n`);
         io.out(
           `view obliquity ${r.obliquity.obliquityDeg?.toFixed(1) ?? '-'}° (${r.rows[0]?.obliquity_band}); rig ${r.drift.drifted ? `DRIFTED: ${r.drift.reasons.join('; ')}` : opts.layout ? 'within its declared layout' : 'has no declared layout (view_matches_declared = false)'}\n\n`,
         );

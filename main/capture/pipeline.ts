@@ -15,7 +15,7 @@ import { makeAngleSeries, type AngleSeries } from '../../models/capture/series';
 import { DEFAULT_TRIANGULATION, triangulateBatch, type TriangulationOptions, type TriangulationResult } from '../../models/capture/triangulation';
 import { formatTrc } from '../../models/capture/trc';
 import { filterPad } from '../../models/capture/filters';
-import { cameraConditions, meanKeypointConfidence, STATIC_TRIAL_SECONDS, type ReadingCondition } from '../../models/capture/quality';
+import { cameraConditions, dropOutOfImage, meanKeypointConfidence, STATIC_TRIAL_SECONDS, type ReadingCondition } from '../../models/capture/quality';
 import { applySyncOffsets, estimateSync, type SyncReport } from '../../models/capture/sync';
 import { median } from '../../models/capture/vec';
 import { loadTomlCalibration, CalibrationError } from './calibration';
@@ -24,6 +24,7 @@ import { hasAddon, triangulationAddon } from './native/index';
 import { findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
 import { DEFAULT_POSE, poseKeypointSet, type PoseEstimatorSpec } from './pose/types';
 import { estimateVideoPoses } from './pose/run';
+import { confirmedFrames, duplicatedFramesCondition, maskDuplicatedViews, trialDuplicatedFrames } from './live/sidecar';
 import type { Keypoints2D } from '../../models/capture/openpose';
 
 /** Progress callback: stage name, units done, units total. */
@@ -72,7 +73,8 @@ export interface ProcessOptions {
    * into angles the same way: readings whose two angles differ by more than
    * `MODEL_DISAGREEMENT_MAX_DEG` mean fail `model_disagreement`, the others carry the difference as
    * `model_difference` (quality.ts). Costs a second 2D pass
-   * (BENCHMARKS.md, "Second-model cross-check"). Off when omitted.
+   * (BENCHMARKS.md, "Second-model cross-check"). Off when omitted here (every reading then says
+   * `not_cross_checked`); the CLI and the Process step turn it on by default for video.
    */
   crossCheck?: PoseEstimatorSpec;
   /**
@@ -103,12 +105,16 @@ export interface ProcessResult {
   tap: Tap;
   /** The athlete's 2D keypoints per frame, keypoint and camera: F×K×C×3 (x px, y px, confidence), as observed (distorted). */
   observations: Float64Array;
+  /** Per camera: the athlete's 2D keypoints outside the image (beyond `OUT_OF_IMAGE_MARGIN_PX`), treated as unseen (confidence 0 in `observations`). */
+  outOfImage: number[];
   /** True when the observations were undistorted with the calibration's coefficients before triangulation. */
   undistorted: boolean;
   /** Synchronisation estimate (null with `sync: 'off'`), and whether offsets were applied (`sync: 'auto'`); applied offsets trim `frames`. */
   sync: (SyncReport & { applied: boolean; firstFrame: number }) | null;
-  /** Trial-level conditions given to every reading (camera synchronisation and imbalance, static trial). */
+  /** Trial-level conditions given to every reading (camera synchronisation and imbalance, static trial, a live recording's duplicated frames). */
   trialConditions: ReadingCondition[];
+  /** Per camera, frames its live recording's sidecar marks duplicated (left out of triangulation: confidence 0 in `observations`) and its sidecar's rows; null without sidecars. */
+  duplicatedFrames: { camera: string; count: number; share: number; rows: number | null }[] | null;
   /** Raw triangulation (F×K×3, m) and its diagnostics. */
   triangulation: TriangulationResult;
   /** Gap-filled (no filter) and gap-filled + filtered points (F×K×3, m). */
@@ -187,7 +193,10 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     timings.probe_s = (performance.now() - t0) / 1000;
     o.onProgress?.('decode', 1, 1);
     fps = videos[0]!.fps;
-    frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity);
+    // A live recording stopped by a write failure (a full disk): only the frames every writer confirmed.
+    frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity, confirmedFrames(videos) ?? Infinity);
+    if (frames < 1)
+      throw new CaptureInputError('empty_video', `${o.trialDir}: no frame was written by every camera (timestamp sidecars in videos/); record again`);
     const spec = o.pose ?? DEFAULT_POSE;
     set = poseKeypointSet(spec);
     const t1 = performance.now();
@@ -219,6 +228,16 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     }
   }
 
+  // A point outside its camera's image was not seen there, whatever confidence the 2D model gave it.
+  const outOfImage = dropOutOfImage(observations, set.length, cams);
+  if (crossObs && crossSet) dropOutOfImage(crossObs, crossSet.length, cams);
+  // A live recording's duplicated frames (its timestamp sidecars): those views are stale, left out.
+  const duplicated = videos ? trialDuplicatedFrames(videos, frames) : null;
+  if (duplicated) {
+    maskDuplicatedViews(observations, set.length, duplicated);
+    if (crossObs && crossSet) maskDuplicatedViews(crossObs, crossSet.length, duplicated);
+  }
+
   const t2 = performance.now();
   const topt = { ...DEFAULT_TRIANGULATION, ...o.triangulation };
   o.onProgress?.('triangulate', 0, 1);
@@ -227,6 +246,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   let ideal = undistorted ? undistortObservations(observations, cams) : observations;
   const K = set.length;
   const trialConditions: ReadingCondition[] = [];
+  const dupCondition = duplicated ? duplicatedFramesCondition(duplicated, frames) : null;
+  if (dupCondition) trialConditions.push(dupCondition);
   let sync: ProcessResult['sync'] = null;
   if ((o.sync ?? 'check') !== 'off') {
     o.onProgress?.('synchronise', 0, 1);
@@ -294,7 +315,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   trialConditions.push(
     ...cameraConditions({ names: cams.map((c) => c.name), excluded: tri.excludedCounts, valid: validViews, residualPx: residuals.map((r) => median(r)) }),
   );
-  if (frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps) {
+  const isStatic = frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps;
+  if (isStatic) {
     trialConditions.push({
       code: 'static_trial',
       detail: `a static trial of ${frames} frames (${(frames / fps).toFixed(2)} s): too short for the zero-lag filter, so values are unfiltered, and peak, minimum and range describe a held posture, not a movement`,
@@ -343,6 +365,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     rigTrustworthy: !drift.drifted,
     trialConditions,
     confidence,
+    rawPoints: isStatic ? undefined : tri.points,
     // a camera's angle from facing the athlete's front or back (yaw 0 or 180)
     frontalObliquityDeg: ob.obliquityDeg === null ? null : Math.min(...ob.yawsDeg.map((y) => Math.min(Math.abs(y), 180 - Math.abs(y)))),
     views: { cameras: cams.map((c) => c.name), keypoints: set, viewMask: tri.viewMask, confidentMask },
@@ -356,6 +379,14 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
           secondaryPoints: crossCheck.filtered,
         }
       : undefined,
+    notCrossChecked: crossCheck
+      ? undefined
+      : {
+          primary: poseLabel === 'keypoint JSON' ? 'the keypoint files' : poseLabel,
+          why: keypointDirs
+            ? 'the 2D came from keypoint files, and the second-model cross-check runs a second model on the videos'
+            : "the second-model cross-check was turned off (--cross-check none, or the Process step's option unticked)",
+        },
   });
   const trcText = formatTrc(`${path.basename(o.trialDir)}.trc`, set, fps, filtered.points);
   o.onProgress?.('angles', 1, 1);
@@ -369,9 +400,11 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     frames,
     tap,
     observations,
+    outOfImage,
     undistorted,
     sync,
     trialConditions,
+    duplicatedFrames: duplicated?.map((d) => ({ camera: d.camera, count: d.count, share: d.share, rows: d.rows })) ?? null,
     triangulation: tri,
     filled: filled.points,
     filtered: filtered.points,

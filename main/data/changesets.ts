@@ -11,8 +11,8 @@ import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, UpdateChange, InsertChange } from '../../models/changeset';
 import { authorizeChange, canonicalJson, inverseOf, NOW_PLACEHOLDER } from '../../models/changeset';
-import type { NumericHistory, NumericHistoryEntry } from '../../models/policy';
-import { numericHistoryKey } from '../../models/policy';
+import type { FeeCodeHistory, FeeCodeItemRow, NumericHistory, NumericHistoryEntry } from '../../models/policy';
+import { buildFeeCodeHistory, numericHistoryKey } from '../../models/policy';
 import { NEEDS_OWNER_APPROVER } from '../../models/roles';
 import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound } from '../../models/errors';
 import type { Activity } from '../../models/records';
@@ -489,4 +489,32 @@ export function numericHistory(db: Db, orgId: string, targets: readonly { table:
     out.set(key, entries);
   }
   return out;
+}
+
+/**
+ * The earlier holders of fee codes `codes` (normalised, models/policy.ts `normaliseFeeCode`) in
+ * `orgId`, and the stored price of each rate item of `renamedIds`, for the policy's reused-code
+ * rule (models/policy.ts `FeeCodeHistory`, built by `buildFeeCodeHistory`) from this device's rate
+ * items (live or deleted) and its changeset log (applied or later undone changes). Renames made on other devices reach this
+ * one as rows only: HQ judges those with its own log (sync/write/apply.ts).
+ */
+export function feeCodeHistory(db: Db, orgId: string, codes: readonly string[], renamedIds: readonly string[]): FeeCodeHistory {
+  if (codes.length === 0 && renamedIds.length === 0) return buildFeeCodeHistory(codes, renamedIds, [], []);
+  const items = sqlite(db).prepare('SELECT id, code, name, price_cents, updated_at, deleted_at FROM rate_item WHERE org_id = ?').all(orgId) as FeeCodeItemRow[];
+  const rows =
+    codes.length === 0
+      ? []
+      : (sqlite(db)
+          .prepare(
+            `SELECT changes_json, coalesce(applied_at, created_at) AS at FROM changeset
+              WHERE org_id = ? AND status IN ('applied', 'undone') AND instr(changes_json, '"rate_item"') > 0
+              ORDER BY coalesce(applied_at, created_at), id`,
+          )
+          .all(orgId) as { changes_json: string; at: string }[]);
+  return buildFeeCodeHistory(
+    codes,
+    renamedIds,
+    items,
+    rows.map((r) => ({ at: r.at, changes: JSON.parse(r.changes_json) as RowChange[] })),
+  );
 }

@@ -141,6 +141,21 @@ export function findProposal(db: Db, orgId: string, id: string): ProposalRow | n
   return (sqlite(db).prepare(`${SELECT} WHERE p.id = ? AND p.org_id = ?`).get(id, orgId) as ProposalRow | undefined) ?? null;
 }
 
+/**
+ * The id of `userId`'s open proposal (`proposed` / `needs_owner`) from `source` in `orgId` with
+ * this verb and content hash (the same planned changes), newest first; null when there is none.
+ */
+export function findOpenProposalByContent(db: Db, orgId: string, userId: string, source: ProposalSource, verb: string, contentHash: string): string | null {
+  const r = sqlite(db)
+    .prepare(
+      `SELECT p.id FROM changeset_proposal p JOIN changeset c ON c.id = p.id
+        WHERE p.org_id = ? AND p.user_id = ? AND p.source = ? AND c.verb = ? AND p.content_hash = ? AND p.status IN ('proposed', 'needs_owner')
+        ORDER BY p.created_at DESC, p.id DESC LIMIT 1`,
+    )
+    .get(orgId, userId, source, verb, contentHash) as { id: string } | undefined;
+  return r?.id ?? null;
+}
+
 /** How many proposals of assistant run `runId` in `orgId` needed an owner's approval (waiting or decided). */
 export function countNeedsOwnerForRun(db: Db, orgId: string, runId: string): number {
   return (

@@ -10,7 +10,11 @@
  * - stores it as a proposal (`proposeChangeset`, source `page`) for the user to review as a
  *   diff and approve through `proposals.approve` — the same approval path as an assistant's
  *   proposal (main/kinetix/proposals.ts) — when it changes more than one row, touches a
- *   sign-off, or the policy says it needs an owner (it then waits in Approvals).
+ *   sign-off, or the policy says it needs an owner (it then waits in Approvals), or the user is
+ *   an owner whose change the policy allows only because they are one (a price moved more than
+ *   20 %, a fee code changed or reused: shown as a diff first, applied on Confirm).
+ * The same change (same verb and planned rows) sent again while its first proposal still waits
+ * returns that proposal, with a note saying so: Approvals never lists duplicates.
  *
  * A form also sends the versions of the rows it showed (`expected_versions`), or, when it showed
  * nothing stored, `expect_absent`: when a row moved on since (or appeared since), the submit is
@@ -23,7 +27,9 @@ import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound, Validati
 import type { Db } from '../data/db';
 import { inTransaction } from '../data/db';
 import type { ProposalView } from '../kinetix/proposals';
-import { declineProposal, getProposal, moveProposalKey, proposeChangeset } from '../kinetix/proposals';
+import { declineProposal, findOpenDuplicate, getProposal, moveProposalKey, proposeChangeset } from '../kinetix/proposals';
+import type { PolicyDecision } from '../../models/policy';
+import { OWNER_AUTHORITY_CODES } from '../../models/policy';
 import { VERBS, applyPlanned, evaluatePolicyWithHistory, planWrite, PolicyDenied, requirePermission, resolveActor } from '../services';
 import type { Actor, ServiceContext } from '../services';
 import type { AppliedChangeset, KeyedChangeset } from '../services/review';
@@ -92,6 +98,28 @@ function reviewNotes(ctx: ServiceContext, actor: Actor, changes: readonly RowCha
 }
 
 /**
+ * Notes for an owner's change that the policy allows only because they are an owner
+ * (models/policy.ts `OWNER_AUTHORITY_CODES`): one per kind, so the form shows it as a diff to
+ * confirm instead of applying it at once. Empty when there is none. A limit removed (a budget cap
+ * emptied) is left out: an owner empties the field on purpose, and a typed magnitude is the slip
+ * this catches.
+ */
+export function ownerCheckNotes(decisions: readonly PolicyDecision[]): string[] {
+  // A limit emptied on purpose (no cap) is not a typing slip: it applies as before.
+  const typed = decisions.filter(
+    (d) => d.effect === 'allow' && OWNER_AUTHORITY_CODES.has(d.code) && !(d.code === 'numeric_change_by_owner' && d.detail?.after === null),
+  );
+  const codes = new Set(typed.map((d) => d.code));
+  const notes: string[] = [];
+  if (codes.has('numeric_change_by_owner'))
+    notes.push('A change of more than 20 % — check it before it is applied. Anyone but an owner would need an owner’s approval for it.');
+  if (codes.has('fee_code_change_by_owner'))
+    notes.push('A fee code change — check it before it is applied: bills are looked up by code, and the old code becomes free for another item.');
+  if (codes.has('fee_code_reuse_by_owner')) notes.push('This fee code was used before at a price more than 20 % away — check it before it is applied.');
+  return notes;
+}
+
+/**
  * Refuse when a row the form showed has moved on since (`expected`: row id → version shown), or
  * when the form showed nothing stored (`expectAbsent`) and the change would now update a stored
  * row that appeared meanwhile (reported with expected version 0). Nothing is written.
@@ -155,10 +183,28 @@ export function submitForm(
   checkExpected(planned, req.expected_versions, req.expect_absent === true);
   const policy = evaluatePolicyWithHistory(db, actor, planned, now);
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
+  // An owner's own change that would need an owner from anyone else (a price moved more than
+  // 20 %, a fee code changed or reused): allowed, but shown as a diff first (a 100× slip is seen
+  // before it is applied).
+  const ownerNotes = ownerCheckNotes(policy.decisions);
   try {
     // Undo always asks first: the confirmation says what will be reverted.
-    if (policy.verdict === 'needs_owner' || needsReview(planned.changes) || verb.name === 'changesets.undo') {
+    if (policy.verdict === 'needs_owner' || needsReview(planned.changes) || verb.name === 'changesets.undo' || ownerNotes.length > 0) {
       if (reveal) throw new AppError({ code: 'Internal', message: 'A change that reveals a secret cannot wait for review. Nothing was written.' });
+      // The same change sent again (another click, a new form) while its first copy still waits:
+      // that copy, not a duplicate in Approvals.
+      const open = findOpenDuplicate(db, userId, 'page', planned);
+      if (open) {
+        return {
+          status: 'review',
+          proposal: proposalItem(open),
+          notes: [
+            `You already sent this same change on ${open.createdAt.slice(0, 10)}; it is still ${open.status === 'needs_owner' ? 'waiting for an owner in Approvals' : 'waiting for your review'}, so it was not added again.`,
+            ...ownerNotes,
+            ...reviewNotes(ctx, actor, planned.changes),
+          ],
+        };
+      }
       const p = proposeChangeset(db, {
         userId,
         planned,
@@ -170,7 +216,7 @@ export function submitForm(
         idempotencyKey: key ?? null,
         requestHash,
       });
-      return { status: 'review', proposal: proposalItem(p), notes: reviewNotes(ctx, actor, planned.changes) };
+      return { status: 'review', proposal: proposalItem(p), notes: [...ownerNotes, ...reviewNotes(ctx, actor, planned.changes)] };
     }
     const changeset = applyPlanned(ctx, planned, key ? { idempotencyKey: key, requestHash } : {});
     return reveal ? { status: 'applied', changeset, reveal } : { status: 'applied', changeset };

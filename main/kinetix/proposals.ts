@@ -324,6 +324,18 @@ export function listProposals(db: Db, userId: string, opts: { status?: ProposalS
   );
 }
 
+/**
+ * `userId`'s own open proposal (`proposed` / `needs_owner`) from `source` that plans exactly
+ * `planned` (same verb, same content hash), or null: a form sent again while its first copy
+ * still waits finds that copy instead of adding a duplicate to Approvals. @throws Forbidden (deactivated)
+ */
+export function findOpenDuplicate(db: Db, userId: string, source: P.ProposalSource, planned: PlannedChangeset): ProposalView | null {
+  const u = activeUser(db, userId);
+  const id = P.findOpenProposalByContent(db, u.org_id, u.id, source, planned.verb, changesetContentHash(planned));
+  const row = id ? P.findProposal(db, u.org_id, id) : null;
+  return row ? view(row) : null;
+}
+
 /** One proposal visible to `userId` (see {@link listProposals}). @throws NotFound, Forbidden */
 export function getProposal(db: Db, userId: string, changesetId: string): ProposalView {
   const u = activeUser(db, userId);

@@ -22,7 +22,8 @@ import { checkBudget, monthStartIso } from './limits';
 import { SecretBox, describeProviderKey, storeProviderKey } from './secrets';
 import { getOrgSetting } from '../data/identity';
 import type { Actor } from '../services';
-import { requirePermission, resolveActor } from '../services';
+import { PolicyDenied, requirePermission, resolveActor } from '../services';
+import { evaluateOrgBudgetCap } from '../../models/policy';
 
 /** What the settings operations need. */
 export interface SettingsDeps {
@@ -116,8 +117,10 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
  * `provider_clearance.mcp` for MCP clients: the classes it may be sent, a prefix of
  * internal < personal < clinical < clinical-restricted, e.g. `['internal', 'personal']`; a
  * provider not named keeps its clearance). Gated by `settings.manage` (owner, admin,
- * super-admin). Everything is validated before anything is saved.
- * @throws Forbidden, Validation (a clearance with a gap such as `['internal', 'clinical']`, an unknown class or provider)
+ * super-admin). Everything is validated before anything is saved. A budget rise of more than
+ * 20 %, or removing the cap, needs an owner (models/policy.ts `evaluateOrgBudgetCap`):
+ * anyone else is refused with PolicyDenied (a Forbidden) and nothing is saved.
+ * @throws Forbidden (incl. PolicyDenied), Validation (a clearance with a gap such as `['internal', 'clinical']`, an unknown class or provider)
  */
 export function updateAssistantSettings(
   deps: SettingsDeps,
@@ -159,13 +162,24 @@ export function updateAssistantSettings(
       { path: 'budget_cap_usd', message: 'out of range' },
     ]);
   }
+  // The same owner rule as a user's cap (models/policy.ts evaluateOrgBudgetCap): a rise of more
+  // than 20 %, or removing the cap, needs an owner; anyone else is refused (nothing saved).
+  const newCap = cap === undefined ? undefined : cap === null ? null : Math.round(cap * 100) / 100;
+  if (newCap !== undefined) {
+    const policy = evaluateOrgBudgetCap(actor, findOrganization(deps.db, actor.orgId)?.budget_cap_usd ?? null, newCap);
+    if (policy.verdict === 'needs_owner')
+      throw new PolicyDenied(
+        policy,
+        `This change needs an owner: ${policy.reasons.join(' ')} Nothing was saved; ask an owner to change the organisation's budget (a change within 20 %, or a lower cap, you can make yourself).`,
+      );
+  }
   if (input.disabled_tools) {
     const known = new Set(deps.tools.all().map((t) => t.name));
     const unknown = input.disabled_tools.filter((n) => !known.has(n));
     if (unknown.length) throw new ValidationError(`Unknown tool(s): ${unknown.join(', ')}.`, [{ path: 'disabled_tools', message: 'unknown tool name' }]);
   }
-  if (cap !== undefined) {
-    setOrgBudgetCap(deps.db, actor.orgId, cap === null ? null : Math.round(cap * 100) / 100, new Date().toISOString());
+  if (newCap !== undefined) {
+    setOrgBudgetCap(deps.db, actor.orgId, newCap, new Date().toISOString());
     deps.log?.(`settings: organisation budget ${cap === null ? 'removed' : 'changed'}`);
   }
   if (input.disabled_tools) {

@@ -8,12 +8,12 @@ import type { z } from 'zod';
 import type { PlannedChangeset, RuleActor } from '../../models/changeset';
 import { AppError, IdempotencyKeyReused, NotFound, ValidationError } from '../../models/errors';
 import type { PolicyDecision, PolicyResult } from '../../models/policy';
-import { cumulativeTargets, evaluatePolicy } from '../../models/policy';
+import { cumulativeTargets, evaluatePolicy, feeCodeTargets } from '../../models/policy';
 import type { Permission } from '../../models/roles';
 import type { ReadVerbName, VerbName, VerbOutput, VerbParsedInput, VerbSpec, VerbSpecOf, WriteVerbName } from '../../models/verbs';
 import { VERB_SPECS } from '../../models/verbs';
 import type { AppliedChangeset } from '../data/changesets';
-import { applyChangeset, checkChangeset, findByIdempotencyKey, IdempotencyKeyTaken, numericHistory, requestHashOf } from '../data/changesets';
+import { applyChangeset, checkChangeset, feeCodeHistory, findByIdempotencyKey, IdempotencyKeyTaken, numericHistory, requestHashOf } from '../data/changesets';
 import type { Db } from '../data/db';
 import { MAX_TOOL_INPUT_BYTES, boundsIssue, boundsMessage, measureInput } from './bounds';
 import type { Actor, ServiceContext } from './context';
@@ -255,16 +255,19 @@ export function applyPlanned(
 /**
  * Run the policy engine (models/policy.ts `evaluatePolicy`) on `planned` for `actor` at `now`, with
  * the applied history of every cumulatively judged value it changes (a rate item's price: see
- * `numericBaselines`), read from this device's changeset log. Every device door (forms, `verb.call`
+ * `numericBaselines`), read from this device's changeset log, and the earlier holders of any fee code
+ * it gives an item (`feeCodeHistory`). Every device door (forms, `verb.call`
  * and the CLI, the assistant and MCP proposals, and their approval) judges through this one
  * function, so the cumulative 20% rule holds on each. Pure apart from that read.
  */
 export function evaluatePolicyWithHistory(db: Db, actor: RuleActor, planned: PlannedChangeset, now: Date): PolicyResult {
   const targets = cumulativeTargets(planned.changes);
+  const codes = feeCodeTargets(planned.changes);
   return evaluatePolicy(actor, planned, {
     today: now.toISOString().slice(0, 10),
     now: now.toISOString(),
     ...(targets.length ? { history: numericHistory(db, actor.orgId, targets) } : {}),
+    ...(codes.codes.length ? { feeCodes: feeCodeHistory(db, actor.orgId, codes.codes, codes.renamedIds) } : {}),
   });
 }
 

@@ -195,6 +195,9 @@ describe('joint angles and the observability gate', () => {
     const knee = rows.find((r) => r.joint === 'knee_flexion')!;
     expect(knee.omitted_reason).toBe('low_coverage');
     expect(knee.coverage).toBeCloseTo(6 / 20, 9);
+    // the omission says "too few valid frames" once: no low_coverage condition repeating it, on any omitted row
+    expect(knee.conditions.map((c) => c.code)).not.toContain('low_coverage');
+    for (const r of rows.filter((x) => x.omitted_reason !== null)) expect(r.conditions.map((c) => c.code)).not.toContain('low_coverage');
   });
 });
 

@@ -5,6 +5,7 @@ import {
   CONDITION_DETAIL_MAX,
   conditionsPass,
   crossCheckCondition,
+  crossCheckDegrees,
   mergeConditions,
   MODEL_DISAGREEMENT_MAX_DEG,
   modelDisagreementCondition,
@@ -231,9 +232,17 @@ describe('second-model cross-check (model_disagreement / model_difference, in de
     const late = Float64Array.from(reported, (v, f) => (f < F / 2 ? NaN : v));
     expect(modelDisagreementCondition('elbow_flexion', 'left', late, secondHalf, same).detail).toMatch(/differ by 2\.0° mean here .*20 frames/);
     expect(modelDisagreementCondition('elbow_flexion', 'left', reported, secondHalf, same).code).toBe('model_disagreement');
-    // a second model with no value on the reading's frames: said, not hidden, and not failed
+    // a second model with no value on the reading's frames: said (not_cross_checked, naming both), not hidden, and not failed
     const none = modelDisagreementCondition('elbow_flexion', 'left', reported, new Float64Array(F).fill(NaN), same);
-    expect(none).toMatchObject({ code: 'model_difference', detail: expect.stringMatching(/^not cross-checked: MoveNet Thunder has no value for this angle/) });
+    expect(none).toMatchObject({
+      code: 'not_cross_checked',
+      detail: expect.stringMatching(
+        /^2D points from one model \(MoveNet Lightning\); no second model compared: MoveNet Thunder ran but has no value for this angle/,
+      ),
+    });
+    expect(conditionsPass([none])).toBe(true);
+    expect(crossCheckDegrees(none)).toBeNull();
+    expect([over, at8].map(crossCheckDegrees)).toEqual([MODEL_DISAGREEMENT_MAX_DEG + 1, MODEL_DISAGREEMENT_MAX_DEG]);
     for (const c of [over, at8, none]) expect(c.detail.length).toBeLessThanOrEqual(500);
   });
 
@@ -255,8 +264,22 @@ describe('second-model cross-check (model_disagreement / model_difference, in de
     const el6 = reading(small, 'elbow_flexion', 'left');
     expect(el6.trustworthy).toBe(true);
     expect(el6.conditions.find((x) => x.code === 'model_difference')?.detail).toMatch(/differ by 6\.0° mean here/);
-    // without a second model: no cross-check condition at all
-    expect(reading(buildPoseMetrics(pts, COCO17, base).rows, 'elbow_flexion', 'left').conditions).toEqual([]);
+    // without a second model: the reading says it was not cross-checked (informational: still trustworthy), with the reason given
+    const alone = reading(buildPoseMetrics(pts, COCO17, base).rows, 'elbow_flexion', 'left');
+    expect([alone.trustworthy, alone.conditions.map((x) => x.code)]).toEqual([true, ['not_cross_checked']]);
+    expect(alone.conditions[0]!.detail).toMatch(/^2D points from one model; no second model compared: no second 2D model was run\./);
+    const why = { primary: 'MoveNet Lightning', why: 'the second-model cross-check was turned off' };
+    const off = buildPoseMetrics(pts, COCO17, { ...base, notCrossChecked: why }).rows;
+    expect(reading(off, 'knee_flexion', 'right').conditions).toEqual([
+      {
+        code: 'not_cross_checked',
+        detail: expect.stringMatching(
+          /^2D points from one model \(MoveNet Lightning\); no second model compared: the second-model cross-check was turned off\./,
+        ),
+      },
+    ]);
+    // an omitted reading shows its reason, not a not-cross-checked note on a number it does not have
+    expect(off.filter((r) => r.omitted_reason !== null).every((r) => !r.conditions.some((x) => x.code === 'not_cross_checked'))).toBe(true);
   });
 
   it("readingModelDistances (the detail's furthest joint) counts only the reported frames", () => {

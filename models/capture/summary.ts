@@ -8,6 +8,7 @@ import {
   conditionsPass,
   hipPlacementCondition,
   mergeConditions,
+  notCrossCheckedCondition,
   pelvisStats,
   readingConditions,
   segmentLengths,
@@ -73,8 +74,16 @@ export interface ReadingConditions {
   confidence?: (keypoint: string) => number;
   /** The views each point was triangulated from (F×K masks, frames as `points`): the `two_view_keypoints` check (quality.ts); omitted = not checked. */
   views?: ViewSupport;
+  /** Raw (unfiltered, not gap-filled) triangulated points F×K×3 (m), frames as `points`, given for trials that are not static: the `frozen_keypoints` check (quality.ts). Omitted = not checked. */
+  rawPoints?: Float64Array;
   /** A second 2D model's processed 3D keypoints, frames as `points` (`--cross-check`): its angles by the same definitions give each reading's `model_disagreement` / `model_difference` condition (quality.ts); omitted = not checked. */
   models?: ModelCrossCheck;
+  /**
+   * Without `models`: where the 2D came from and why no second model was compared, for the
+   * informational `not_cross_checked` condition every reading with a value then carries
+   * (quality.ts `notCrossCheckedCondition`). Omitted → the model unnamed, "no second 2D model was run".
+   */
+  notCrossChecked?: { primary: string; why: string };
 }
 
 /** Coverage a reading needs to be called trustworthy (it is reported, with a value, from 0.5). */
@@ -212,11 +221,13 @@ export function buildPoseMetrics(
   const outcomes = series.map((s) => jointOutcome(s, opts));
   const segments = segmentLengths(points, set);
   const hipPlacement = hipPlacementCondition(pelvisStats(points, set));
+  const rawSegments = cond.rawPoints ? segmentLengths(cond.rawPoints, set) : undefined;
   const rows: PoseMetricInput[] = [];
   for (const o of outcomes) {
     const own = o.series.measurable
       ? readingConditions(o.series.joint, o.series.side, {
           segments,
+          rawSegments,
           values: o.samples,
           confidence: cond.confidence ?? (() => NaN),
           hipPlacement,
@@ -231,7 +242,19 @@ export function buildPoseMetrics(
               : undefined,
         })
       : [];
-    const conditions = conditionsFor(cond, o.series.joint, o.coverage, own);
+    const readingOmitted = o.omitted !== null || !o.values;
+    const said = conditionsFor(cond, o.series.joint, o.coverage, own);
+    // An omitted reading shows its reason (e.g. low_coverage: under half the frames) instead of a value; the
+    // low_coverage condition would repeat it, so the reading lists each code once. A reading with a value that no
+    // second model checked says so (not_cross_checked).
+    const conditions = readingOmitted
+      ? said.filter((c) => c.code !== 'low_coverage')
+      : cond.models
+        ? said
+        : mergeConditions([
+            ...said,
+            notCrossCheckedCondition(cond.notCrossChecked?.primary ?? null, cond.notCrossChecked?.why ?? 'no second 2D model was run'),
+          ]);
     for (const statistic of POSE_STATISTICS) {
       const value = o.values ? o.values[statistic] : null;
       const omitted: OmittedReason | null = o.omitted ?? (value === null ? 'low_coverage' : null);

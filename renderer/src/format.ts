@@ -47,17 +47,32 @@ export function formatCents(c: number): string {
 }
 
 /**
- * A typed US-dollar amount → cents: "$1,234.50", "1234.5", "60" → 123450, 123450, 6000.
- * A comma is read only as a thousands separator (groups of exactly three digits), so a
- * comma-decimal entry such as "61,50" is not a price (NaN), never $6,150.00; at most two decimals.
+ * A typed US-dollar amount → cents: "$1,234.50", "1234.5", "60", " $ 61.50 " → 123450, 123450,
+ * 6000, 6150. Spaces are allowed only around the amount (and after the "$"): "45 50" is not a
+ * price (NaN), never $4,550.00. A comma is read only as a thousands separator (groups of exactly
+ * three digits after a first group of 1–3 digits that does not start with 0), so a comma-decimal
+ * entry such as "61,50" or "0,095" is not a price (NaN); at most two decimals.
  * Returns undefined for an empty entry, NaN for anything else that is not a price.
  */
 export function parseUsdCents(s: string): number | undefined {
-  const t = s.replace(/[$\s]/g, '');
-  if (t === '') return undefined;
-  if (!/^(\d{1,3}(,\d{3})+|\d+)(\.\d{1,2})?$/.test(t)) return Number.NaN;
+  const t = s.trim().replace(/^\$\s*/, '');
+  if (t === '') return s.trim() === '' ? undefined : Number.NaN;
+  if (!/^([1-9]\d{0,2}(,\d{3})+|\d+)(\.\d{1,2})?$/.test(t)) return Number.NaN;
   const [whole = '', frac = ''] = t.replace(/,/g, '').split('.');
   return Number(whole) * 100 + Number(frac.padEnd(2, '0'));
+}
+
+/**
+ * A number typed into a form field → the number; an empty entry → undefined; anything else (a
+ * comma decimal "7,5", a space inside, "1e3", letters) → the text as typed, so the service refuses
+ * it next to the field instead of a browser number field reading "7,5" as 75 (Chromium drops a
+ * comma it takes for a thousands separator). Digits with at most one decimal point, an optional
+ * leading minus (also U+2212 "−").
+ */
+export function numberInput(s: string): number | string | undefined {
+  const t = s.trim();
+  if (t === '') return undefined;
+  return /^[-\u2212]?(\d+(\.\d*)?|\.\d+)$/.test(t) ? Number(t.replace('\u2212', '-')) : t;
 }
 
 /** Age in whole years on `today`. */

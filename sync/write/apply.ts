@@ -29,8 +29,17 @@ import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
 import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
 import { AppError, type ErrorCode } from '../../models/errors';
-import type { NumericHistory, NumericHistoryEntry } from '../../models/policy';
-import { cumulativeTargets, evaluatePolicy, numericHistoryKey, OWNER_AUTHORITY_CODES, signoffFieldsSet, type PolicyResult } from '../../models/policy';
+import type { FeeCodeHistory, NumericHistory, NumericHistoryEntry } from '../../models/policy';
+import {
+  buildFeeCodeHistory,
+  cumulativeTargets,
+  evaluatePolicy,
+  feeCodeTargets,
+  numericHistoryKey,
+  OWNER_AUTHORITY_CODES,
+  signoffFieldsSet,
+  type PolicyResult,
+} from '../../models/policy';
 import type { Role } from '../../models/roles';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { ChangesetOutcome, ContentHashVersion, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
@@ -515,12 +524,41 @@ async function applyOnce(
 /**
  * The policy engine (models/policy.ts `evaluatePolicy`) as HQ runs it for `actor` on `planned` at
  * `now`: "today" as the furthest clinic time zone has it, and the cumulative 20 % rule fed HQ's
- * own applied history ({@link hqNumericHistory}). Runs in the caller's tenant transaction `c`.
+ * own applied history ({@link hqNumericHistory}), and a reused fee code judged from HQ's own rate
+ * items and log ({@link hqFeeCodeHistory}). Runs in the caller's tenant transaction `c`.
  */
 export async function hqPolicy(c: pg.PoolClient, actor: RuleActor, planned: PlannedChangeset, now: Date): Promise<PolicyResult> {
   const today = new Date(now.getTime() + MAX_CLINIC_UTC_OFFSET_MS).toISOString().slice(0, 10);
   const targets = cumulativeTargets(planned.changes);
-  return evaluatePolicy(actor, planned, { today, now: now.toISOString(), ...(targets.length ? { history: await hqNumericHistory(c, targets) } : {}) });
+  const codes = feeCodeTargets(planned.changes);
+  return evaluatePolicy(actor, planned, {
+    today,
+    now: now.toISOString(),
+    ...(targets.length ? { history: await hqNumericHistory(c, targets) } : {}),
+    ...(codes.codes.length ? { feeCodes: await hqFeeCodeHistory(c, codes.codes, codes.renamedIds) } : {}),
+  });
+}
+
+/**
+ * HQ's own record of who held fee codes `codes` before (models/policy.ts `buildFeeCodeHistory`):
+ * the organisation's rate items as HQ holds them (live or deleted) and the rate item changes of its
+ * applied `hq_changeset` rows, in apply order (never the uploading device's claim). Runs in the
+ * caller's tenant transaction (row level security scopes both to the organisation).
+ */
+async function hqFeeCodeHistory(c: pg.PoolClient, codes: readonly string[], renamedIds: readonly string[]): Promise<FeeCodeHistory> {
+  const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString());
+  const items = (
+    await c.query<{ id: string; code: string; name: string; price_cents: number; updated_at: unknown; deleted_at: unknown }>(
+      'SELECT id::text AS id, code, name, price_cents, updated_at, deleted_at FROM rate_item',
+    )
+  ).rows.map((r) => ({ ...r, updated_at: iso(r.updated_at), deleted_at: r.deleted_at === null ? null : iso(r.deleted_at) }));
+  const log = (
+    await c.query<{ changes: RowChange[]; at: string | null }>(
+      `SELECT changes, outcome->>'applied_at' AS at FROM hq_changeset
+        WHERE status = 'applied' AND changes @> '[{"table": "rate_item"}]'::jsonb ORDER BY received_at, outcome->>'applied_at', id`,
+    )
+  ).rows.map((r) => ({ at: r.at ?? new Date(0).toISOString(), changes: r.changes }));
+  return buildFeeCodeHistory(codes, renamedIds, items, log);
 }
 
 /**

@@ -537,6 +537,46 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     });
   });
 
+  describe('a fee code freed by a rename carries its last price at HQ, from its own rows and log (issue 13 review)', () => {
+    it("an owner's rename needs the owner's proof; a new item under the old code at 5× its last price needs an owner; within 20 % it applies", async () => {
+      const [item] = await sql<{ id: string; version: number; code: string; price_cents: number; folder_id: string }>(
+        "SELECT id, version, code, price_cents, folder_id FROM rate_item WHERE org_id = $1 AND deleted_at IS NULL AND price_cents BETWEEN 1000 AND 100000 AND code NOT LIKE '%-OLD' ORDER BY code LIMIT 1 OFFSET 3",
+        [ids.org],
+      );
+      const rename = (extra: Record<string, unknown> = {}) => ({
+        changeset_id: uuidv7(),
+        verb: 'rates.updateItem',
+        changes: [
+          { op: 'update', table: 'rate_item', id: item!.id, version: item!.version, before: { code: item!.code }, after: { code: `${item!.code}-OLD` } },
+        ],
+        ...extra,
+      });
+      // Naming the owner as author on another user's device proves nothing (owner authority, as for a price).
+      expect(await one(tokens.admin!, rename({ user_id: ids.users.owner }))).toMatchObject({ status: 'rejected', reason: 'approval_unverified' });
+      expect(await one(tokens.owner!, rename())).toMatchObject({ status: 'applied' });
+      const create = (price_cents: number) => ({
+        changeset_id: uuidv7(),
+        verb: 'rates.createItem',
+        changes: [
+          {
+            op: 'insert',
+            table: 'rate_item',
+            id: uuidv7(),
+            after: { folder_id: item!.folder_id, code: item!.code.toLowerCase(), name: 'Reused code', item_type: 'assessment', price_cents },
+          },
+        ],
+      });
+      const high = await one(tokens.admin!, create(item!.price_cents * 5));
+      expect(high).toMatchObject({ status: 'rejected', reason: 'policy' });
+      if (high.status === 'rejected') {
+        expect(high.policy?.find((d) => d.code === 'fee_code_reuse_needs_owner')).toMatchObject({
+          detail: expect.objectContaining({ previous_item_id: item!.id, previous_price_cents: item!.price_cents }),
+        });
+      }
+      expect(await one(tokens.admin!, create(item!.price_cents))).toMatchObject({ status: 'applied' });
+    });
+  });
+
   describe("RTP sign-offs uploaded under another user's token need the signer's own attestation", () => {
     async function attest(token: string, approvals: unknown[]): Promise<Response> {
       return fetch(`${server.url}/v1/approvals`, {

@@ -232,7 +232,7 @@ describe.skipIf((!built || !hasDemo) && !ci)(
           const out = path.join(mnt, 'trial');
           const rig = await openRig(
             mjpeg.map((f) => ({ kind: 'file' as const, path: f, pace: 'fast' as const })),
-            { record: { outDir: out, seconds: FRAMES / FPS } },
+            { record: { outDir: out, seconds: FRAMES / FPS, calibrationPath: DEMO_CALIB } },
           );
           let err: unknown;
           try {
@@ -246,25 +246,28 @@ describe.skipIf((!built || !hasDemo) && !ci)(
           expect((err as OpenCvError).code).toBe('Unavailable');
           const msg = (err as OpenCvError).message;
           expect(msg).toMatch(/No space left on device|ENOSPC/);
-          // either Config.toml still fit (it says write_failed) or the error says so and what to do
-          // the trial folder stays readable: Config.toml is never empty and always has the frame rate
+          // the error names the camera's file; the final Config.toml is written into the space held
+          // since the start (.capture-reserve, released first) and says what happened
+          expect(msg).toMatch(/^recording stopped: .*cam0\d\.(avi|timestamps\.csv)/);
           const cfg = path.join(out, 'Config.toml');
           expect(frameRateFromConfig(out)).toBe(FPS);
-          const doc = parseToml(readFileSync(cfg, 'utf8')) as { capture: { reason: string; write_error: string } };
-          if (doc.capture.reason !== 'recording') {
-            expect(doc.capture.reason).toBe('write_failed');
-            expect(doc.capture.write_error).toMatch(/No space left on device/);
-            expect(msg).toMatch(/^recording stopped: .*cam0\d\.(avi|timestamps\.csv)/);
-          } else {
-            expect(msg).toContain(`cannot write the recording's metadata in ${out}`);
-            expect(msg).toMatch(/the recording had already stopped: .*No space left on device/);
-            expect(msg).toMatch(/free disk space/);
-          }
+          const doc = parseToml(readFileSync(cfg, 'utf8')) as {
+            capture: { reason: string; write_error: string; failed_camera: string; frames: number; calibration: string };
+          };
+          expect(doc.capture.reason).toBe('write_failed');
+          expect(doc.capture.write_error).toMatch(/No space left on device/);
+          expect(msg).toContain(doc.capture.failed_camera);
+          expect(existsSync(path.join(out, '.capture-reserve'))).toBe(false);
+          // the calibration was copied when the recording started, while there was room
+          expect(readFileSync(path.join(out, doc.capture.calibration), 'utf8')).toBe(readFileSync(DEMO_CALIB, 'utf8'));
           // every sidecar keeps its header and consecutive rows; the disk filled after some frames were written
           const rows = [1, 2, 3, 4].map((i) => sidecar(path.join(out, 'videos', `cam0${i}.timestamps.csv`)));
           rows.forEach((r) => expect(r.map((x) => x.frame)).toEqual(r.map((_, k) => k)));
           expect(rows.some((r) => r.length > 0)).toBe(true);
           expect(Math.max(...rows.map((r) => r.length))).toBeLessThan(FRAMES);
+          // Config.toml's frames = what every camera's writer confirmed; each video plays at least its sidecar's frames
+          expect(doc.capture.frames).toBe(Math.min(...rows.map((r) => r.length)));
+          rows.forEach((r, i) => expect(decodeAll(path.join(out, 'videos', `cam0${i + 1}.avi`)).length).toBeGreaterThanOrEqual(r.length));
         } finally {
           execFileSync('umount', [mnt]);
           rmSync(mnt, { recursive: true, force: true });

@@ -146,6 +146,17 @@ function toNative(s: CaptureSourceSpec, name: string): NativeSourceSpec {
   return base;
 }
 
+/** Bytes held in the trial folder while recording (`RESERVE_FILE`) so the final Config.toml (a few KiB) can be written after the disk filled up. */
+const RESERVE_BYTES = 64 * 1024;
+const RESERVE_FILE = '.capture-reserve';
+
+/** Copy the calibration TOML to `<outDir>/calibration/<its name>`. Throws the fs error. */
+function copyCalibration(src: string, outDir: string): void {
+  const dest = path.join(outDir, 'calibration', path.basename(src));
+  mkdirSync(path.dirname(dest), { recursive: true });
+  copyFileSync(src, dest);
+}
+
 /** A trial folder made ready for a recording, and how to take back what this run created. */
 interface PreparedOut {
   dir: string;
@@ -230,6 +241,7 @@ function prepareOutDir(dir: string): PreparedOut {
       else for (const f of readdirSync(videos)) rmSync(path.join(videos, f), { recursive: true, force: true });
       rmSync(path.join(out, 'calibration'), { recursive: true, force: true });
       rmSync(path.join(out, 'Config.toml'), { force: true });
+      rmSync(path.join(out, RESERVE_FILE), { force: true });
     },
   };
 }
@@ -269,6 +281,8 @@ interface RecState {
   startedAt: string;
   /** Calibration camera per source (`calibrationPath` given), else null. */
   calib: string[] | null;
+  /** The calibration was copied into the trial folder when the recording started. */
+  calibCopied?: boolean;
   done: Promise<RecordingResult>;
   resolve: (r: RecordingResult) => void;
   reject: (e: unknown) => void;
@@ -419,6 +433,21 @@ class CaptureRig implements CaptureRigApi {
     } catch {
       /* reported by #finish */
     }
+    // Room for the final Config.toml on a disk that fills up: released just before it is written.
+    try {
+      writeFileSync(path.join(outDir, RESERVE_FILE), Buffer.alloc(RESERVE_BYTES));
+    } catch {
+      /* best effort */
+    }
+    // The calibration now too, while there is room (again at the end when this fails).
+    if (opts.calibrationPath) {
+      try {
+        copyCalibration(opts.calibrationPath, outDir);
+        this.#rec.calibCopied = true;
+      } catch {
+        /* copied (or reported) by #finish */
+      }
+    }
   }
 
   async stopRecording(): Promise<RecordingResult> {
@@ -470,6 +499,7 @@ class CaptureRig implements CaptureRigApi {
       status = this.#s.recording();
     } catch (e) {
       if (this.#rec) {
+        rmSync(path.join(this.#rec.outDir, RESERVE_FILE), { force: true });
         this.#lastDone = this.#rec.done;
         this.#rec.reject(e);
       }
@@ -535,23 +565,18 @@ class CaptureRig implements CaptureRigApi {
     });
     const failedRaw = st.failedCamera >= 0 ? raw[st.failedCamera] : undefined;
     const failure = st.reason === 'source_ended' && failedRaw ? this.#failure(failedRaw, true) : null;
-    let calibration: string | null = null;
-    if (rec.opts.calibrationPath) {
-      calibration = path.join(rec.outDir, 'calibration', path.basename(rec.opts.calibrationPath));
-      const dest = calibration;
-      const src = rec.opts.calibrationPath;
-      writeOrExplain(rec.outDir, st, () => {
-        mkdirSync(path.dirname(dest), { recursive: true });
-        copyFileSync(src, dest);
-      });
-    }
+    const calibration = rec.opts.calibrationPath ? path.join(rec.outDir, 'calibration', path.basename(rec.opts.calibrationPath)) : null;
+    // The space held since the start is what the final Config.toml is written into on a full disk.
+    rmSync(path.join(rec.outDir, RESERVE_FILE), { force: true });
     const config = path.join(rec.outDir, 'Config.toml');
+    const complete = st.reason === 'write_failed' ? Math.min(st.frames, ...cams.map((c) => c.written)) : st.frames;
     const doc = {
       project: { frame_rate: st.fps },
       capture: {
         recorded_at: rec.startedAt,
-        frames: st.frames,
-        seconds: st.frames / st.fps,
+        // a write failure: the slots every camera's writer confirmed (its sidecar rows), not the slots handed out
+        frames: complete,
+        seconds: complete / st.fps,
         reason: st.reason === 'source_ended' || st.reason === 'write_failed' ? st.reason : 'stopped',
         ...(failure ? { failed_camera: failure.name, failure: `${failure.state}: ${failure.message}` } : {}),
         ...(st.reason === 'write_failed' ? { failed_camera: raw[st.failedCamera]?.name ?? '', write_error: st.error } : {}),
@@ -595,6 +620,8 @@ class CaptureRig implements CaptureRigApi {
         throw e;
       }
     });
+    const calibSrc = rec.opts.calibrationPath;
+    if (calibSrc && !rec.calibCopied) writeOrExplain(rec.outDir, st, () => copyCalibration(calibSrc, rec.outDir), true);
     // A file that could not be written: what was written before is closed and kept (Config.toml says so).
     if (st.reason === 'write_failed') throw new OpenCvError(`recording stopped: ${st.error}`, 'ERR_VIDEO_WRITE', null, null);
     return {
@@ -635,14 +662,14 @@ export async function openRig(sources: CaptureSourceSpec[], o: OpenRigOptions = 
  * @throws OpenCvError (ERR_VIDEO_WRITE, AppError code `Unavailable`) naming `outDir`, the fs
  *   error, the recording's own write error if it had one, and what to do (free space, record again).
  */
-function writeOrExplain(outDir: string, st: NativeRecordingStatus, write: () => void): void {
+function writeOrExplain(outDir: string, st: NativeRecordingStatus, write: () => void, configWritten = false): void {
   try {
     write();
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     const before = st.reason === 'write_failed' ? ` (the recording had already stopped: ${st.error})` : '';
     throw new OpenCvError(
-      `cannot write the recording's metadata in ${outDir}: ${why}${before}; the videos and timestamp files written so far are kept (Config.toml is the one written at the start, reason "recording") — free disk space (or choose another folder) and record again`,
+      `cannot write the recording's metadata in ${outDir}: ${why}${before}; the videos and timestamp files written so far are kept (${configWritten ? 'Config.toml is complete; copy the calibration into calibration/ yourself' : 'Config.toml is the one written at the start, reason "recording"'}) — free disk space (or choose another folder) and record again`,
       'ERR_VIDEO_WRITE',
       null,
       null,

@@ -146,7 +146,7 @@ export function friendlyIssue(message: string): string {
   const small = /expected (?:number|string|array) to (?:be|have) >=?(\d+(?:\.\d+)?)/i.exec(message);
   if (small) return `Too small: at least ${small[1]}.`;
   if (/Invalid ISO date|YYYY-MM-DD|Invalid date/i.test(message)) return 'Enter a date (day, month, year).';
-  if (/expected number/i.test(message)) return 'Enter a number.';
+  if (/expected number/i.test(message)) return 'Enter a number: digits, with a point for decimals (7.5), no comma or spaces.';
   return message;
 }
 
@@ -370,7 +370,8 @@ export function FormMessages({ form }: { form: EntryForm }) {
   if (e.code === 'Validation') {
     return (
       <div className="error-note" role="alert" data-error-code="Validation">
-        <strong>Nothing was saved: check the fields marked</strong>
+        {/* Without field issues the message is the whole answer (e.g. "Nothing to change: …"). */}
+        <strong>{e.issues?.length ? 'Nothing was saved: check the fields marked' : 'Nothing was saved'}</strong>
         {e.issues?.length ? (
           <ul className="small">
             {issueLines(e.issues, labels).map((line) => (
@@ -534,6 +535,18 @@ function refocusAfterClose(selector: string | null) {
     fallback();
   }, REFOCUS_WAIT_MS);
   obs.observe(document.body, { childList: true, subtree: true });
+}
+
+/**
+ * After a stale-form conflict: the form's values on top of the row now stored. A field still
+ * showing what the form was opened with takes the stored value; a field the user changed keeps
+ * theirs. Saving again (against the stored version) then sends only the user's own changes: a
+ * field they never touched cannot put back a value another user has just replaced.
+ */
+export function rebaseValues<T extends object>(values: T, opened: T, stored: T): T {
+  const out = { ...values };
+  for (const k of Object.keys(stored) as (keyof T)[]) if (values[k] === opened[k]) out[k] = stored[k];
+  return out;
 }
 
 /** A saved / waiting line a page shows after its dialog closed. */

@@ -1,21 +1,27 @@
 /**
  * The clinic's fee schedule: folders and their items (prices in USD). For roles with rates.write:
- * Edit an item, and Change prices by a percentage for a folder — reviewed as a table before it is
+ * Add folder, Add item (to a folder), Edit an item, and Change prices by a percentage for a folder — reviewed as a table before it is
  * applied; a change of more than 20 % waits for an owner's approval (the policy engine's rule).
  */
 import { useState } from 'react';
 import type { RateFolder, RateItem } from '../../../models/records';
+import { RateItemType } from '../../../models/records';
 import { hasPermission } from '../../../models/roles';
 import { call } from '../bridge';
-import { Field, FormDialog, SavedNote, useEntryForm } from '../components/Form';
+import { Field, FormDialog, SavedNote, rebaseValues, useEntryForm } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
-import { formatCents, humanize, parseUsdCents } from '../format';
+import { formatCents, humanize, numberInput, parseUsdCents } from '../format';
 import { useSession } from '../store';
 
-const ITEM_TYPES = ['assessment', 'treatment', 'report', 'consultation', 'rehab_session', 'screening'];
+const ITEM_TYPES = RateItemType.options;
 
-type Open = { kind: 'item'; item: RateItem } | { kind: 'bulk'; folder: RateFolder & { items: RateItem[] } } | null;
+type Open =
+  | { kind: 'item'; item: RateItem }
+  | { kind: 'bulk'; folder: RateFolder & { items: RateItem[] } }
+  | { kind: 'add-item'; folder: RateFolder }
+  | { kind: 'add-folder' }
+  | null;
 
 export function Fees() {
   const me = useSession((s) => s.me)!;
@@ -28,9 +34,29 @@ export function Fees() {
     setSaved(s);
   };
   return (
-    <Page page="fees" state={data.state} title="Fee schedule">
+    <Page
+      page="fees"
+      state={data.state}
+      title="Fee schedule"
+      actions={
+        canWrite ? (
+          <button
+            type="button"
+            data-action="add-folder"
+            onClick={() => {
+              setSaved(null);
+              setOpen({ kind: 'add-folder' });
+            }}
+          >
+            Add folder
+          </button>
+        ) : null
+      }
+    >
       {open?.kind === 'item' ? <RateItemDialog item={open.item} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open?.kind === 'bulk' ? <BulkRateDialog folder={open.folder} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'add-item' ? <AddItemDialog folder={open.folder} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'add-folder' ? <AddFolderDialog onClose={() => setOpen(null)} onSaved={done} /> : null}
       <SavedNote text={saved} />
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
       {data.state === 'ready' ? (
@@ -40,6 +66,18 @@ export function Fees() {
             <section key={f.id} className="card" aria-labelledby={`fee-${f.id}`} data-folder={f.name}>
               <header className="card-head">
                 <h2 id={`fee-${f.id}`}>{f.name}</h2>
+                {canWrite ? (
+                  <button
+                    type="button"
+                    data-action="add-item"
+                    onClick={() => {
+                      setSaved(null);
+                      setOpen({ kind: 'add-item', folder: f });
+                    }}
+                  >
+                    Add item…
+                  </button>
+                ) : null}
                 {canWrite && f.items.length ? (
                   <button
                     type="button"
@@ -105,20 +143,50 @@ export function Fees() {
   );
 }
 
-/** Dollars typed by a person → cents (undefined when empty or not a number). */
+/**
+ * A price field's service message in dollars: the schema counts cents ("Too small: at least 100."
+ * would read as $100), and text that is not a price gets how to type one.
+ */
+function priceIssue(message: string | null): string | null {
+  if (message === null) return null;
+  const n = /^Too (small|large): at (least|most) (\d+)\.$/.exec(message);
+  if (n) return `Too ${n[1]}: at ${n[2]} ${formatCents(Number(n[3]))}.`;
+  if (/^Enter a number/.test(message) || /expected number/i.test(message))
+    return 'Enter a price in dollars, e.g. 61.50: a point before the cents, no spaces inside; a comma only between thousands (1,250.00).';
+  return message;
+}
+
 /** Edit one fee item (code, name, type, price in USD), against the version it was opened with. */
 function RateItemDialog({ item, onClose, onSaved }: { item: RateItem; onClose(): void; onSaved(s: string): void }) {
-  const [v, setV] = useState({ code: item.code, name: item.name, item_type: item.item_type as string, price: (item.price_cents / 100).toFixed(2) });
-  const form = useEntryForm('rate-item-edit', { onSaved });
+  const valuesOf = (x: RateItem) => ({ code: x.code, name: x.name, item_type: x.item_type as string, price: (x.price_cents / 100).toFixed(2) });
+  const [opened, setOpened] = useState<RateItem>(item);
+  const [current, setCurrent] = useState<RateItem | null>(null);
+  const [v, setV] = useState(() => valuesOf(item));
+  const form = useEntryForm('rate-item-edit', {
+    onSaved,
+    onConflict: () => {
+      // Stale: show what is stored now, keep the user's own edits, and save against the stored version.
+      void call('rates.listItems', { folder_id: item.folder_id, limit: 500 }).then((r) => {
+        const x = r.items.find((i) => i.id === item.id);
+        if (!x) return;
+        setV((cur) => rebaseValues(cur, valuesOf(opened), valuesOf(x)));
+        setCurrent(x);
+        setOpened(x);
+      });
+    },
+  });
+  const priceForm = { ...form, issueFor: (n: string) => (n === 'price_cents' ? priceIssue(form.issueFor(n)) : form.issueFor(n)) };
   const set = (k: keyof typeof v, value: string) => setV((x) => ({ ...x, [k]: value }));
+  const now = (k: keyof RateItem, show: (x: RateItem) => string) => (current && current[k] !== item[k] ? show(current) : null);
   function submit() {
     const price = parseUsdCents(v.price);
     const patch: Record<string, unknown> = {};
-    if (v.code.trim() !== item.code) patch.code = v.code.trim();
-    if (v.name.trim() !== item.name) patch.name = v.name.trim();
-    if (v.item_type !== item.item_type) patch.item_type = v.item_type;
-    if (price !== item.price_cents) patch.price_cents = Number.isNaN(price) ? 'not a price' : price;
-    void form.submit('rates.updateItem', { id: item.id, ...patch }, { [item.id]: item.version });
+    if (v.code.trim() !== opened.code) patch.code = v.code.trim();
+    if (v.name.trim() !== opened.name) patch.name = v.name.trim();
+    if (v.item_type !== opened.item_type) patch.item_type = v.item_type;
+    // An emptied price is not "no change": it is refused at the field like any other non-price.
+    if (price !== opened.price_cents) patch.price_cents = price === undefined || Number.isNaN(price) ? v.price.trim() : price;
+    void form.submit('rates.updateItem', { id: item.id, ...patch }, { [item.id]: opened.version });
   }
   return (
     <FormDialog
@@ -129,10 +197,10 @@ function RateItemDialog({ item, onClose, onSaved }: { item: RateItem; onClose():
       onClose={onClose}
       intro={<p className="small muted">A price change of more than 20 % waits for an owner's approval; prices stay between $1 and $10,000.</p>}
     >
-      <Field label="Code" name="code" form={form}>
+      <Field label="Code" name="code" form={form} current={now('code', (x) => x.code)}>
         <input type="text" value={v.code} maxLength={20} onChange={(e) => set('code', e.target.value)} />
       </Field>
-      <Field label="Item" name="name" form={form}>
+      <Field label="Item" name="name" form={form} current={now('name', (x) => x.name)}>
         <input type="text" value={v.name} maxLength={200} onChange={(e) => set('name', e.target.value)} />
       </Field>
       <Field label="Item type" name="item_type" form={form}>
@@ -144,8 +212,77 @@ function RateItemDialog({ item, onClose, onSaved }: { item: RateItem; onClose():
           ))}
         </select>
       </Field>
-      <Field label="Price" unit="USD" name="price_cents" form={form} hint={`Now ${formatCents(item.price_cents)}`}>
+      <Field
+        label="Price"
+        unit="USD"
+        name="price_cents"
+        form={priceForm}
+        hint={`Was ${formatCents(item.price_cents)} when opened; e.g. 61.50`}
+        current={now('price_cents', (x) => formatCents(x.price_cents))}
+      >
         <input type="text" inputMode="decimal" value={v.price} onChange={(e) => set('price', e.target.value)} />
+      </Field>
+    </FormDialog>
+  );
+}
+
+/** Add an item to a folder: code (unique in the club), name, type and price in USD. */
+function AddItemDialog({ folder, onClose, onSaved }: { folder: RateFolder; onClose(): void; onSaved(s: string): void }) {
+  const [v, setV] = useState({ code: '', name: '', item_type: '', price: '' });
+  const form = useEntryForm('rate-item-add', { onSaved });
+  const priceForm = { ...form, issueFor: (n: string) => (n === 'price_cents' ? priceIssue(form.issueFor(n)) : form.issueFor(n)) };
+  const set = (k: keyof typeof v, value: string) => setV((x) => ({ ...x, [k]: value }));
+  function submit() {
+    const price = parseUsdCents(v.price);
+    void form.submit('rates.createItem', {
+      folder_id: folder.id,
+      code: v.code,
+      name: v.name,
+      item_type: v.item_type || undefined,
+      // Not a price (or empty): sent as typed, refused at the field.
+      price_cents: price === undefined || Number.isNaN(price) ? v.price.trim() : price,
+    });
+  }
+  return (
+    <FormDialog
+      form={form}
+      title={`Add item — ${folder.name}`}
+      submitLabel="Add item"
+      onSubmit={submit}
+      onClose={onClose}
+      intro={<p className="small muted">Codes are unique in the club (ignoring case); prices between $1 and $10,000.</p>}
+    >
+      <Field label="Code" name="code" form={form} hint="e.g. PHY-01">
+        <input type="text" value={v.code} maxLength={20} autoComplete="off" onChange={(e) => set('code', e.target.value)} />
+      </Field>
+      <Field label="Item" name="name" form={form}>
+        <input type="text" value={v.name} maxLength={200} onChange={(e) => set('name', e.target.value)} />
+      </Field>
+      <Field label="Item type" name="item_type" form={form}>
+        <select value={v.item_type} onChange={(e) => set('item_type', e.target.value)}>
+          <option value="">Choose…</option>
+          {ITEM_TYPES.map((t) => (
+            <option key={t} value={t}>
+              {humanize(t)}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Price" unit="USD" name="price_cents" form={priceForm} hint="e.g. 61.50">
+        <input type="text" inputMode="decimal" value={v.price} onChange={(e) => set('price', e.target.value)} />
+      </Field>
+    </FormDialog>
+  );
+}
+
+/** Add a fee-schedule folder (e.g. "Insurer"). */
+function AddFolderDialog({ onClose, onSaved }: { onClose(): void; onSaved(s: string): void }) {
+  const [name, setName] = useState('');
+  const form = useEntryForm('rate-folder-add', { onSaved });
+  return (
+    <FormDialog form={form} title="Add fee folder" submitLabel="Add folder" onSubmit={() => void form.submit('rates.createFolder', { name })} onClose={onClose}>
+      <Field label="Folder name" name="name" form={form} hint="e.g. Insurer, Private">
+        <input type="text" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} />
       </Field>
     </FormDialog>
   );
@@ -156,7 +293,7 @@ function BulkRateDialog({ folder, onClose, onSaved }: { folder: RateFolder & { i
   const [pct, setPct] = useState('');
   const [type, setType] = useState('');
   const form = useEntryForm('rates-bulk', { onSaved });
-  const p = pct.trim() === '' ? undefined : Number(pct);
+  const p = numberInput(pct);
   return (
     <FormDialog
       form={form}
@@ -172,7 +309,7 @@ function BulkRateDialog({ folder, onClose, onSaved }: { folder: RateFolder & { i
       }
     >
       <Field label="Change" unit="%" name="pct" form={form} hint="e.g. 5 for +5 %, −3 for −3 % (−50 to 50)">
-        <input type="number" inputMode="decimal" step="0.1" min={-50} max={50} value={pct} onChange={(e) => setPct(e.target.value)} />
+        <input type="text" inputMode="decimal" value={pct} onChange={(e) => setPct(e.target.value)} />
       </Field>
       <Field label="Only items of type" name="item_type" form={form}>
         <select value={type} onChange={(e) => setType(e.target.value)}>

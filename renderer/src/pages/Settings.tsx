@@ -26,7 +26,7 @@ import type { EntryForm } from '../components/Form';
 import { Field, FormMessages, friendlyIssue, useEntryForm } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
-import { formatDate } from '../format';
+import { formatDate, numberInput } from '../format';
 import { useSession } from '../store';
 import { SyncSettings } from '../sync/SyncSettings';
 import { DevicesSection } from './settings/Devices';
@@ -174,21 +174,21 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          void save({ budget_cap_usd: cap.trim() === '' ? null : Number(cap) }, cap.trim() === '' ? 'monthly budget removed' : 'monthly budget');
+          const c = numberInput(cap);
+          if (typeof c === 'string') {
+            // Not a number (a comma decimal, letters): refused here, as the service would, at the field.
+            setCapError({
+              code: 'Validation',
+              message: 'The cap is not a number.',
+              issues: [{ path: 'budget_cap_usd', message: 'expected number, received string' }],
+            });
+            return;
+          }
+          void save({ budget_cap_usd: c ?? null }, cap.trim() === '' ? 'monthly budget removed' : 'monthly budget');
         }}
       >
         <Field label="Organisation monthly cap" unit="USD" name="budget_cap_usd" form={capForm} hint="Empty for no cap">
-          <input
-            type="number"
-            inputMode="decimal"
-            min={0}
-            max={1_000_000}
-            step="0.01"
-            value={cap}
-            onChange={(e) => setCap(e.target.value)}
-            placeholder="no cap"
-            data-testid="budget-cap"
-          />
+          <input type="text" inputMode="decimal" value={cap} onChange={(e) => setCap(e.target.value)} placeholder="no cap" data-testid="budget-cap" />
         </Field>
         <button type="submit" className="primary">
           Save budget

@@ -3,11 +3,11 @@ import { useEffect, useState } from 'react';
 import type { Screening } from '../../../../models/records';
 import { hasPermission } from '../../../../models/roles';
 import { call } from '../../bridge';
-import { Field, FormDialog, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, rebaseValues, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
 import { SCREENING_TESTS } from '../../../../models/screening-tests';
 import { useLoad } from '../../components/useLoad';
-import { formatDate, humanize, todayIso } from '../../format';
+import { formatDate, humanize, numberInput, todayIso } from '../../format';
 import { useSession } from '../../store';
 
 /** The club's screening tests and the unit each is measured in (models/screening-tests.ts). */
@@ -96,23 +96,29 @@ export function ScreeningsTab({
   );
 }
 
-/** Record a screening result, or correct one (with the version it was opened with). */
-function ScreeningFormDialog({ athleteId, row, onClose, onSaved }: { athleteId: string; row: Screening | null; onClose(): void; onSaved(s: string): void }) {
-  const [opened, setOpened] = useState<Screening | null>(row);
-  const [current, setCurrent] = useState<Screening | null>(null);
-  const [v, setV] = useState({
+/** A screening row as the form's text values (a new screening: today, nothing else filled in). */
+function screeningValues(row: Screening | null) {
+  return {
     test: row?.test ?? '',
     side: row?.side ?? '',
     value: row ? String(row.value) : '',
     unit: row?.unit ?? '',
     date: row?.date ?? todayIso(),
     notes: row?.notes ?? '',
-  });
+  };
+}
+
+/** Record a screening result, or correct one (with the version it was opened with). */
+function ScreeningFormDialog({ athleteId, row, onClose, onSaved }: { athleteId: string; row: Screening | null; onClose(): void; onSaved(s: string): void }) {
+  const [opened, setOpened] = useState<Screening | null>(row);
+  const [current, setCurrent] = useState<Screening | null>(null);
+  const [v, setV] = useState(() => screeningValues(row));
   const form = useEntryForm(row ? 'screening-edit' : 'screening-add', {
     onSaved,
     onConflict: () => {
       if (row)
         void call('screenings.get', { id: row.id }).then((x) => {
+          setV((cur) => rebaseValues(cur, screeningValues(opened), screeningValues(x)));
           setCurrent(x);
           setOpened(x);
         });
@@ -127,7 +133,7 @@ function ScreeningFormDialog({ athleteId, row, onClose, onSaved }: { athleteId: 
       unit: v.unit.trim(),
       date: v.date,
       notes: v.notes,
-      value: v.value.trim() === '' ? undefined : Number(v.value),
+      value: numberInput(v.value),
     };
     if (v.side) input.side = v.side;
     if (!row || !opened) {
@@ -174,7 +180,7 @@ function ScreeningFormDialog({ athleteId, row, onClose, onSaved }: { athleteId: 
         {...(test ? { hint: test.hint } : {})}
         current={now('value', (x) => `${x.value} ${x.unit}`)}
       >
-        <input type="number" inputMode="decimal" step="any" value={v.value} onChange={(e) => set('value', e.target.value)} />
+        <input type="text" inputMode="decimal" value={v.value} onChange={(e) => set('value', e.target.value)} />
       </Field>
       <Field label="Unit" name="unit" form={form} hint="e.g. cm, N, s">
         <input type="text" value={v.unit} maxLength={20} onChange={(e) => set('unit', e.target.value)} />

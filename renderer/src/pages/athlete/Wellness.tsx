@@ -14,7 +14,7 @@ import { Field, FormDialog, FormMessages, NOTHING_STORED, useEntryForm } from '.
 import { ErrorNote } from '../../components/Page';
 import { SameDayWarning } from '../../components/SameDayWarning';
 import { useLoad } from '../../components/useLoad';
-import { addDays, formatDate, formatDateTime, todayIso } from '../../format';
+import { addDays, formatDate, formatDateTime, numberInput, todayIso } from '../../format';
 import { useSession } from '../../store';
 
 const DAYS = 42;
@@ -441,7 +441,7 @@ function VitalsFormDialog({ athleteId, onClose, onSaved }: { athleteId: string; 
     setSeenError(form.error);
     if (form.error?.kind === 'SameDayExists') setSameDay((form.error.issues ?? []).map((i) => i.message));
   }
-  const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
+  const num = numberInput;
   const setDate = (date: string) => {
     // Another day: the service answers again.
     setSameDay(null);
@@ -470,10 +470,10 @@ function VitalsFormDialog({ athleteId, onClose, onSaved }: { athleteId: string; 
         <input type="date" value={v.date} max={todayIso()} onChange={(e) => setDate(e.target.value)} />
       </Field>
       <Field label="Resting heart rate" unit="bpm" name="resting_hr_bpm" form={form} hint="25–220">
-        <input type="number" inputMode="numeric" min={25} max={220} step={1} value={v.hr} onChange={(e) => setV((x) => ({ ...x, hr: e.target.value }))} />
+        <input type="text" inputMode="numeric" value={v.hr} onChange={(e) => setV((x) => ({ ...x, hr: e.target.value }))} />
       </Field>
       <Field label="HRV (rMSSD)" unit="ms" name="hrv_rmssd_ms" form={form} hint="1–400">
-        <input type="number" inputMode="decimal" min={1} max={400} step={0.1} value={v.hrv} onChange={(e) => setV((x) => ({ ...x, hrv: e.target.value }))} />
+        <input type="text" inputMode="decimal" value={v.hrv} onChange={(e) => setV((x) => ({ ...x, hrv: e.target.value }))} />
       </Field>
       {sameDay !== null ? (
         <SameDayWarning

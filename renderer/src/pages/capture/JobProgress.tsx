@@ -67,7 +67,7 @@ export function FramesInput({ value, onChange }: { value: string; onChange: (v: 
   );
 }
 
-/** `{ cross_check }` with the app's second model when the option is ticked, else nothing (off). */
+/** `{ cross_check }` with the app's second model when the option is ticked (the default for videos), else nothing (off: the readings then say `not_cross_checked`). */
 export function crossCheck(on: boolean): { cross_check?: typeof CROSS_CHECK_MODEL } {
   return on ? { cross_check: CROSS_CHECK_MODEL } : {};
 }
@@ -75,11 +75,15 @@ export function crossCheck(on: boolean): { cross_check?: typeof CROSS_CHECK_MODE
 /**
  * "Cross-check with a second model": runs a second 2D model on the same video frames; each reading
  * then says how far the two models' angles differ (the `model_disagreement` condition on the
- * results). Only for 2D pose from the videos; the cost factor is measured (BENCHMARKS.md).
+ * results). Ticked by default (the callers' state starts true); unticked, every reading says
+ * `not_cross_checked`. Only for 2D pose from the videos; the cost factor is measured (BENCHMARKS.md).
  */
 export function CrossCheckInput({ checked, onChange, disabled }: { checked: boolean; onChange: (v: boolean) => void; disabled?: boolean }) {
   return (
-    <label className="check" title="A second pose model runs on the same frames; each angle then shows how far the two models differ">
+    <label
+      className="check"
+      title="A second pose model runs on the same frames; each angle then shows how far the two models differ. Untick to process faster: the angles then say they were not cross-checked"
+    >
       <input type="checkbox" name="cross_check" checked={checked && !disabled} disabled={disabled} onChange={(e) => onChange(e.target.checked)} />
       Cross-check with a second model (about {CROSS_CHECK_COST_FACTOR}× slower)
     </label>

@@ -3,7 +3,7 @@
  * shows one progress bar per stage (open the videos, 2D pose per camera, synchronise and
  * triangulate, joint angles) and can be cancelled; a failure says which stage failed and why, and
  * the recording stays to be processed again. A trial recorded elsewhere can be imported by folder.
- * A video run can be cross-checked by a second 2D model (each reading then says how far the two differ).
+ * A video run is cross-checked by a second 2D model by default (each reading then says how far the two differ; unticked, each says it was not cross-checked).
  * The work runs in a separate process in main (main/capture/workspace.ts), never in this page.
  */
 import { useEffect, useState } from 'react';
@@ -90,7 +90,8 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
   const [error, setError] = useState<ErrorPayload | null>(null);
   const [frames, setFrames] = useState('');
   const [input, setInput] = useState<'video' | 'keypoints'>(r.videos.length ? 'video' : 'keypoints');
-  const [cross, setCross] = useState(false);
+  // on by default: a reading from video is compared with a second model unless the user unticks it (README, "Second-model cross-check")
+  const [cross, setCross] = useState(true);
   return (
     <li className="card recording" data-recording={r.id} data-recording-status={r.status}>
       <div className="recording-head">

@@ -111,7 +111,8 @@ export function RecordView({ onState }: { onState: (s: 'loading' | 'ready' | 'er
   const [tapped, setTapped] = useState(false);
   const { job, setJob, cancel } = useCaptureJob();
   const [frames, setFrames] = useState('');
-  const [cross, setCross] = useState(false);
+  // on by default: a reading from video is compared with a second model unless the user unticks it (README, "Second-model cross-check")
+  const [cross, setCross] = useState(true);
   const form = useRef<HTMLFormElement>(null);
   useEffect(() => {
     if (!recording) return;

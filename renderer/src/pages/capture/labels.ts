@@ -1,3 +1,5 @@
+import { crossCheckDegrees } from '../../../../models/capture/quality';
+
 /** Labels of the capture results: why a reading was refused, and each condition a reading can carry (shared by the athlete's pose tab and the Capture page). */
 
 /** Why a reading was omitted: a short label beside the number, the full reason under the table. */
@@ -33,9 +35,13 @@ export const CONDITION: Record<string, string> = {
   low_2d_confidence: 'low 2D confidence',
   hip_centres_implausible: 'hip points misplaced',
   two_view_keypoints: 'joint seen by only two cameras',
+  frozen_keypoints: 'points did not move (not detected per frame)',
   model_disagreement: 'two pose models disagree',
   model_difference: 'second pose model',
+  not_cross_checked: 'not cross-checked by a second model',
   static_trial: 'static trial (unfiltered)',
+  duplicated_frames: 'camera repeated frames',
+  duplicated_frames_masked: 'repeated frames left out',
   not_checked: 'recorded before quality checks',
 };
 
@@ -46,10 +52,9 @@ export const CONDITION: Record<string, string> = {
  */
 export function conditionLabel(c: { code: string; detail: string }): string {
   const base = CONDITION[c.code] ?? c.code.replace(/_/g, ' ');
-  if (c.code !== 'model_disagreement' && c.code !== 'model_difference') return base;
-  const deg = /differ by (\d+(?:\.\d+)?)° mean/.exec(c.detail)?.[1];
-  if (!deg) return c.code === 'model_difference' ? 'not cross-checked by a second model' : base;
-  return c.code === 'model_disagreement' ? `two pose models differ by ${deg}°` : `second pose model within ${deg}°`;
+  const deg = crossCheckDegrees(c);
+  if (deg === null) return c.code === 'model_difference' && /^not cross-checked/.test(c.detail) ? CONDITION.not_cross_checked! : base;
+  return c.code === 'model_disagreement' ? `two pose models differ by ${deg.toFixed(1)}°` : `second pose model within ${deg.toFixed(1)}°`;
 }
 
 /** Movement tests as the clinician reads them. */

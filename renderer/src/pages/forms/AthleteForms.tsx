@@ -8,7 +8,7 @@ import type { ReactNode } from 'react';
 import { useState } from 'react';
 import type { Athlete, Squad } from '../../../../models/records';
 import { call } from '../../bridge';
-import { Field, FormDialog, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, rebaseValues, useEntryForm } from '../../components/Form';
 import { formatDate, humanize, todayIso } from '../../format';
 
 type SquadOption = Pick<Squad, 'id' | 'name'>;
@@ -77,6 +77,8 @@ export function AthleteFormDialog({
     onConflict: () => {
       if (!athlete) return;
       void call('athletes.get', { id: athlete.id }).then((a) => {
+        // Untouched fields show (and keep) what is stored now; the user's own edits stay.
+        setV((cur) => rebaseValues(cur, valuesOf(opened), valuesOf(a)));
         setCurrent(a);
         // The user has now seen the stored values: saving again is judged against them.
         setOpened(a);

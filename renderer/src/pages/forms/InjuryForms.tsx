@@ -9,7 +9,7 @@ import type { ReactNode } from 'react';
 import { useState } from 'react';
 import type { Injury, RtpEntry } from '../../../../models/records';
 import { call } from '../../bridge';
-import { Field, FormDialog, FormMessages, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, FormMessages, rebaseValues, useEntryForm } from '../../components/Form';
 import { ReviewDialog } from '../../components/ChangeReview';
 import { formatDate, humanize, todayIso } from '../../format';
 
@@ -77,6 +77,8 @@ export function InjuryFormDialog({
     onConflict: () => {
       if (injury)
         void call('injuries.get', { id: injury.id }).then((x) => {
+          // Untouched fields show (and keep) what is stored now; the user's own edits stay.
+          setV((cur) => rebaseValues(cur, injuryValues(opened), injuryValues(x)));
           setCurrent(x);
           setOpened(x);
         });
@@ -205,6 +207,8 @@ export function RtpFormDialog({
     onConflict: () => {
       if (entry)
         void call('rtp.get', { id: entry.id }).then((x) => {
+          const pick = (r: RtpEntry | null) => ({ stage: r?.stage ?? 'protection', criteria_met: r?.criteria_met ?? '', notes: r?.notes ?? '' });
+          setV((cur) => rebaseValues(cur, pick(opened), pick(x)));
           setCurrent(x);
           setOpened(x);
         });

@@ -13,7 +13,7 @@ import { useState } from 'react';
 import type { Athlete } from '../../../../models/records';
 import { Field, FormDialog, useEntryForm } from '../../components/Form';
 import { SameDayWarning } from '../../components/SameDayWarning';
-import { formatDate, todayIso } from '../../format';
+import { formatDate, numberInput, todayIso } from '../../format';
 
 interface Row {
   athlete: Pick<Athlete, 'id' | 'name'>;
@@ -22,7 +22,7 @@ interface Row {
   rpe: string;
 }
 
-const num = (s: string): number | undefined => (s.trim() === '' ? undefined : Number(s));
+const num = numberInput;
 
 /**
  * Log a session load. `squad` set: every active athlete of the squad, listed with their own
@@ -95,7 +95,10 @@ export function LoadFormDialog({
     setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   };
   const included = rows.filter((r) => r.include).length;
-  const au = (m: string, r: string) => (num(m) !== undefined && num(r) !== undefined ? Math.round(num(m)! * num(r)! * 100) / 100 : null);
+  const au = (m: string, r: string) => {
+    const [mm, rr] = [num(m), num(r)];
+    return typeof mm === 'number' && typeof rr === 'number' ? Math.round(mm * rr * 100) / 100 : null;
+  };
   return (
     <FormDialog
       form={form}
@@ -119,18 +122,10 @@ export function LoadFormDialog({
         />
       </Field>
       <Field label="Duration" unit="min" name="duration_min" form={form} hint="1–600">
-        <input
-          type="number"
-          inputMode="numeric"
-          min={1}
-          max={600}
-          step={1}
-          value={v.minutes}
-          onChange={(e) => setV((x) => ({ ...x, minutes: e.target.value }))}
-        />
+        <input type="text" inputMode="numeric" value={v.minutes} onChange={(e) => setV((x) => ({ ...x, minutes: e.target.value }))} />
       </Field>
       <Field label="Session RPE" unit="CR-10, 0–10" name="rpe" form={form} hint="Asked ~30 min after the session">
-        <input type="number" inputMode="decimal" min={0} max={10} step={0.5} value={v.rpe} onChange={(e) => setV((x) => ({ ...x, rpe: e.target.value }))} />
+        <input type="text" inputMode="decimal" value={v.rpe} onChange={(e) => setV((x) => ({ ...x, rpe: e.target.value }))} />
       </Field>
       {squad ? (
         <div className="field wide" data-field="per_athlete">
@@ -164,9 +159,8 @@ export function LoadFormDialog({
                   <th scope="row">{r.athlete.name}</th>
                   <td className="num">
                     <input
-                      type="number"
-                      min={1}
-                      max={600}
+                      type="text"
+                      inputMode="decimal"
                       className="narrow"
                       placeholder={v.minutes || '—'}
                       value={r.minutes}
@@ -177,10 +171,8 @@ export function LoadFormDialog({
                   </td>
                   <td className="num">
                     <input
-                      type="number"
-                      min={0}
-                      max={10}
-                      step={0.5}
+                      type="text"
+                      inputMode="decimal"
                       className="narrow"
                       placeholder={v.rpe || '—'}
                       value={r.rpe}
@@ -253,7 +245,7 @@ export function SessionFormDialog({ squads, onClose, onSaved }: { squads: { id: 
         ))}
       </datalist>
       <Field label="Planned duration" unit="min" name="duration_min" form={form} hint="1–600">
-        <input type="number" min={1} max={600} value={v.minutes} onChange={(e) => set('minutes', e.target.value)} />
+        <input type="text" inputMode="decimal" value={v.minutes} onChange={(e) => set('minutes', e.target.value)} />
       </Field>
       <Field label="Notes" name="notes" form={form} wide>
         <textarea value={v.notes} maxLength={2000} onChange={(e) => set('notes', e.target.value)} />

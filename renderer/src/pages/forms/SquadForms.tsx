@@ -8,7 +8,7 @@
 import { useMemo, useState } from 'react';
 import type { Athlete, Squad } from '../../../../models/records';
 import { call } from '../../bridge';
-import { Field, FormDialog, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, rebaseValues, useEntryForm } from '../../components/Form';
 
 type SquadRow = Pick<Squad, 'id' | 'name' | 'season' | 'version'>;
 
@@ -28,6 +28,8 @@ export function SquadFormDialog({ squad, onClose, onSaved }: { squad: SquadRow |
     onConflict: () => {
       if (!squad) return;
       void call('squads.get', { id: squad.id }).then((s) => {
+        const pick = (r: SquadRow | null) => ({ name: r?.name ?? '', season: r?.season ?? '' });
+        setV((cur) => rebaseValues(cur, pick(opened), pick(s)));
         setCurrent(s);
         setOpened(s);
       });

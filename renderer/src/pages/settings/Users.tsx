@@ -17,7 +17,7 @@ import { CallError, call } from '../../bridge';
 import { Field, FormDialog, SavedNote, friendlyIssue, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
-import { roleLabel } from '../../format';
+import { numberInput, roleLabel } from '../../format';
 import { useSession } from '../../store';
 import { RecordTable } from './RecordTable';
 
@@ -260,9 +260,9 @@ function BudgetDialog({ user, onClose, onSaved }: { user: UserRow; onClose(): vo
   const [cap, setCap] = useState(user.budget_cap_usd === null ? '' : String(user.budget_cap_usd));
   const form = useEntryForm('user-budget', { onSaved });
   function submit() {
-    const t = cap.trim();
-    // Sent as typed: the service's schema judges it (a number out of range comes back named at this field).
-    const value = t === '' ? null : Number(t);
+    // Sent as typed: the service's schema judges it (a number out of range, or text that is not a
+    // number, comes back named at this field).
+    const value = numberInput(cap) ?? null;
     void form.submit('users.update', { id: user.id, budget_cap_usd: value }, { [user.id]: user.version });
   }
   return (
@@ -280,7 +280,7 @@ function BudgetDialog({ user, onClose, onSaved }: { user: UserRow; onClose(): vo
       }
     >
       <Field label="Monthly assistant budget" unit="USD" name="budget_cap_usd" form={form} hint={`Now: ${usd(user.budget_cap_usd)}. Empty for no personal cap`}>
-        <input type="number" inputMode="decimal" min={0} max={100_000} step="0.01" value={cap} onChange={(e) => setCap(e.target.value)} placeholder="no cap" />
+        <input type="text" inputMode="decimal" value={cap} onChange={(e) => setCap(e.target.value)} placeholder="no cap" />
       </Field>
     </FormDialog>
   );

@@ -1,0 +1,144 @@
+/**
+ * A recording's timestamp sidecars (`videos/<name>.timestamps.csv`, written by the native recorder
+ * next to each video, one row per video frame: `frame,timestamp_us,slot_us,source_frame,status`),
+ * read back by `process`: a row with status `duplicated` is a slot the camera had no new frame
+ * for, filled by repeating its previous frame (FFmpeg `-vsync cfr` terms). Its image shows the
+ * athlete one or more frame intervals earlier than the other cameras' frames of that slot, so the
+ * pipeline leaves that camera's view of those frames out of triangulation (as a view the camera did
+ * not have) and says how many there were (`duplicated_frames` / `duplicated_frames_masked`).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type ReadingCondition } from '../../../models/capture/quality';
+import { CaptureInputError } from '../errors';
+
+/** Header of a sidecar, as `native/capture/src/capture.cc` writes it. */
+export const SIDECAR_HEADER = 'frame,timestamp_us,slot_us,source_frame,status';
+
+/**
+ * A camera that repeated more than this share of a recording's frames (over the frames processed)
+ * fails every reading of the trial (`duplicated_frames`): it delivered under 90 % of the recording's
+ * frame rate (USB bandwidth, an exposure-limited rate in dim light, a decoder that could not keep up),
+ * and more than one frame in ten of its views is missing from the 3D. A quality-control bound of
+ * ours, not a validated one: at or under it the frames are left out and the share is said beside
+ * the readings (`duplicated_frames_masked`, informational). A `--pace realtime` recording of the
+ * compressed demo videos on this 2-core machine repeats 90–95 % (main/capture/README.md).
+ */
+export const DUPLICATED_FRAMES_MAX = 0.1;
+
+/** The sidecar of a recorded video: `videos/cam01.avi` → `videos/cam01.timestamps.csv`. */
+export function sidecarPath(video: string): string {
+  return path.join(path.dirname(video), `${path.basename(video, path.extname(video))}.timestamps.csv`);
+}
+
+/**
+ * Which of the first `frames` frames of a video the recorder marked duplicated, and how many rows
+ * the sidecar has (the frames the recorder confirmed written: a recording stopped by a full disk
+ * can leave a last, partly written frame in the video without a row). Null when the video has no
+ * sidecar (a video not recorded by this app).
+ * @throws CaptureInputError (`bad_argument`) for a sidecar without the recorder's header or with a
+ *   row that is not `frame,…,captured|duplicated` in order, naming the file and line
+ */
+export function readDuplicatedFrames(video: string, frames: number): { duplicated: boolean[]; rows: number } | null {
+  const file = sidecarPath(video);
+  if (!existsSync(file)) return null;
+  const lines = readFileSync(file, 'utf8').split('\n');
+  if (lines[0]?.trim() !== SIDECAR_HEADER)
+    throw new CaptureInputError(
+      'bad_argument',
+      `${file} is not a capture timestamp sidecar (first line must be "${SIDECAR_HEADER}"); restore it, or remove it to process ${path.basename(video)} without it`,
+    );
+  const dup = new Array<boolean>(frames).fill(false);
+  let rows = 0;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (!line) continue;
+    rows++;
+    if (i - 1 >= frames) continue;
+    const cells = line.split(',');
+    if (cells.length !== 5 || Number(cells[0]) !== i - 1 || (cells[4] !== 'captured' && cells[4] !== 'duplicated'))
+      throw new CaptureInputError(
+        'bad_argument',
+        `${file} line ${i + 1} is not a sidecar row for frame ${i - 1} ("${line.slice(0, 80)}"); restore it, or remove it to process ${path.basename(video)} without it`,
+      );
+    dup[i - 1] = cells[4] === 'duplicated';
+  }
+  return { duplicated: dup, rows };
+}
+
+/** Per camera, the duplicated frames of a trial's videos (see {@link readDuplicatedFrames}). */
+export interface DuplicatedFrames {
+  camera: string;
+  /** Rows of its sidecar (frames the recorder confirmed written); null without a sidecar. */
+  rows: number | null;
+  /** Per processed frame: true when the recorder repeated the camera's previous frame there. */
+  duplicated: boolean[];
+  count: number;
+  /** count / frames processed. */
+  share: number;
+}
+
+/**
+ * The frames of a recording every camera's writer confirmed (the fewest sidecar rows; the videos
+ * may hold one more, partly written frame after a write failure), or null without sidecars.
+ */
+export function confirmedFrames(videos: readonly { camera: string; path: string }[]): number | null {
+  let min: number | null = null;
+  for (const v of videos) {
+    const d = readDuplicatedFrames(v.path, 0);
+    if (d) min = min === null ? d.rows : Math.min(min, d.rows);
+  }
+  return min;
+}
+
+/** Read every video's sidecar; null when none has one (not recorded by this app). */
+export function trialDuplicatedFrames(videos: readonly { camera: string; path: string }[], frames: number): DuplicatedFrames[] | null {
+  const per = videos.map((v) => ({ camera: v.camera, dup: readDuplicatedFrames(v.path, frames) }));
+  if (per.every((p) => p.dup === null)) return null;
+  return per.map((p) => {
+    const duplicated = p.dup?.duplicated ?? new Array<boolean>(frames).fill(false);
+    const count = duplicated.filter(Boolean).length;
+    return { camera: p.camera, rows: p.dup?.rows ?? null, duplicated, count, share: frames > 0 ? count / frames : 0 };
+  });
+}
+
+/**
+ * Leave duplicated frames out: their views get confidence 0 (the pipeline's "not seen"), in place.
+ * `obs` is F×K×C×3 (x px, y px, confidence), cameras in the order of `dup`. Returns the number of
+ * (frame, camera) views masked.
+ */
+export function maskDuplicatedViews(obs: Float64Array, K: number, dup: readonly DuplicatedFrames[]): number {
+  const C = dup.length;
+  const F = obs.length / (K * C * 3);
+  let n = 0;
+  for (let c = 0; c < C; c++) {
+    const d = dup[c]!.duplicated;
+    for (let f = 0; f < F; f++) {
+      if (!d[f]) continue;
+      n++;
+      for (let k = 0; k < K; k++) obs[((f * K + k) * C + c) * 3 + 2] = 0;
+    }
+  }
+  return n;
+}
+
+/**
+ * The trial condition for duplicated frames: `duplicated_frames` (fails every reading) when a
+ * camera's share exceeds {@link DUPLICATED_FRAMES_MAX}, else `duplicated_frames_masked`
+ * (informational); null when no camera repeated a frame.
+ */
+export function duplicatedFramesCondition(dup: readonly DuplicatedFrames[], frames: number): ReadingCondition | null {
+  const some = dup.filter((d) => d.count > 0);
+  if (!some.length) return null;
+  const each = some.map((d) => `${d.camera} ${d.count} of ${frames} (${(100 * d.share).toFixed(1)} %)`).join(', ');
+  const worst = Math.max(...some.map((d) => d.share));
+  if (worst > DUPLICATED_FRAMES_MAX)
+    return {
+      code: 'duplicated_frames',
+      detail: `the recording repeated frames (the camera delivered no new frame for the slot): ${each}; above ${100 * DUPLICATED_FRAMES_MAX} % a camera did not deliver the recording's frame rate. Those views were left out of the 3D. Re-record: fewer cameras per USB bus, more light (a shorter exposure), or a lower frame rate; from video files, record with --pace fast`,
+    };
+  return {
+    code: 'duplicated_frames_masked',
+    detail: `the recording repeated a few frames (no new frame from the camera for that slot): ${each}; those views were left out of the 3D (limit ${100 * DUPLICATED_FRAMES_MAX} % per camera)`,
+  };
+}
