@@ -135,9 +135,38 @@ describe('fee forms', () => {
     await page.context().close();
   });
 
+  it('a physio adds a folder and an item to it with the keyboard; a look-alike code is refused at its field', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    await goTo(page, '#/fees', 'fees');
+    await page.locator('[data-action="add-folder"]').click();
+    await waitForForm(page, 'rate-folder-add', 'idle');
+    await page.keyboard.type('Insurer B');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-saved="true"]').waitFor();
+    const section = page.locator('section[data-folder="Insurer B"]');
+    await section.waitFor();
+    await section.locator('[data-action="add-item"]').click();
+    await waitForForm(page, 'rate-item-add', 'idle');
+    await field(page, 'rate-item-add', 'code').locator('input').fill('INB\u2011001');
+    await field(page, 'rate-item-add', 'name').locator('input').fill('Initial assessment');
+    await field(page, 'rate-item-add', 'item_type').locator('select').selectOption('assessment');
+    await field(page, 'rate-item-add', 'price_cents').locator('input').fill('85.00');
+    await screenshot(page, 'form-16c-fees-add-item');
+    await form(page, 'rate-item-add').locator('button[type="submit"]').click();
+    await waitForForm(page, 'rate-item-add', 'error');
+    expect(await field(page, 'rate-item-add', 'code').locator('.field-error').textContent()).toMatch(/letters A–Z, digits/);
+    await field(page, 'rate-item-add', 'code').locator('input').fill('INB-001');
+    await form(page, 'rate-item-add').locator('button[type="submit"]').click();
+    await page.locator('[data-saved="true"]').waitFor();
+    await section.locator('tr[data-rate-item="INB-001"]').waitFor();
+    expect(await section.locator('tr[data-rate-item="INB-001"]').textContent()).toContain('$85.00');
+    await page.context().close();
+  });
+
   it('a coach (no rates.write) is offered no fee form', async () => {
     const page = await signedIn(browser, app, 'doctor');
     await goTo(page, '#/fees', 'fees');
+    expect(await page.locator('[data-action="add-folder"], [data-action="add-item"]').count()).toBe(0);
     expect(await page.locator('[data-action="edit-item"]').count()).toBe(0);
     expect(await page.locator('[data-action="bulk-rates"]').count()).toBe(0);
     await page.context().close();

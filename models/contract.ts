@@ -428,7 +428,9 @@ export interface ProposalItemView {
 /**
  * What `forms.submit` returns: applied at once (one row, no sign-off, within policy), or stored
  * as a proposal to review as a diff and approve with `proposals.approve` (more than one row, an
- * RTP sign-off, or needs an owner). `notes` are what a reviewer must read besides the diff.
+ * RTP sign-off, needs an owner, or an owner's own change the policy allows only because they are
+ * an owner). The same change sent again while its proposal waits returns that proposal (no
+ * duplicate). `notes` are what a reviewer must read besides the diff.
  */
 export type FormSubmitResultView =
   { status: 'applied'; changeset: AppliedChangesetView; reveal?: Record<string, string> } | { status: 'review'; proposal: ProposalItemView; notes: string[] };

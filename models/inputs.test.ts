@@ -89,6 +89,18 @@ describe('single-line text and notes', () => {
         .success,
     ).toBe(false);
   });
+  it('a fee code is ASCII letters, digits and . _ / - (no look-alike hyphen), one message per field', () => {
+    const base = { folder_id: '00000000-0000-4000-8000-000000000000', name: 'X', item_type: 'assessment', price_cents: 100 };
+    for (const code of ['PHY-01', 'A1', 'INS/2026.3', 'x_1']) expect(I.CreateRateItem.safeParse({ ...base, code }).success, code).toBe(true);
+    for (const code of ['PRI\u2011011', 'PRI 011', '-A', 'ÄB', 'PRI—1']) {
+      const r = I.CreateRateItem.safeParse({ ...base, code });
+      expect(
+        r.error?.issues.filter((i) => i.path[0] === 'code'),
+        code,
+      ).toHaveLength(1);
+    }
+    expect(I.UpdateRateItem.safeParse({ id: base.folder_id, code: 'PRI\u2011011' }).success).toBe(false);
+  });
   it('a blank required name gets one message, not two (the minimum and the blank check)', () => {
     for (const name of ['', '   ']) {
       const r = I.CreateSquad.safeParse({ name, season: '2026/27' });

@@ -268,10 +268,21 @@ export const ListRateItems = z
   })
   .strict();
 export const CreateRateFolder = z.object({ name: plainText(R.RateFolder.shape.name) }).strict();
+/**
+ * A fee code as typed: plain text (see plainText), then ASCII letters, digits and . _ / - only,
+ * starting with a letter or digit. A billing code is read by people and by insurers' systems: a
+ * look-alike character ("PRI‑011" with U+2011, a non-breaking hyphen) would sit beside PRI-011 as
+ * a second item at another price.
+ */
+const FeeCode = plainText(R.RateItem.shape.code).refine((v) => /^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(v), {
+  message: 'Use letters A–Z, digits and . _ / - only (e.g. PHY-01): a look-alike character would make a second code that reads the same.',
+  // One message per field: a code already refused (blank, invisible characters, too long) is not judged again.
+  when: (p) => p.issues.length === 0,
+});
 export const CreateRateItem = z
   .object({
     folder_id: R.Id.describe('Fee-schedule folder the item goes in.'),
-    code: plainText(R.RateItem.shape.code),
+    code: FeeCode,
     name: plainText(R.RateItem.shape.name),
     item_type: R.RateItemType,
     price_cents: R.RateItem.shape.price_cents,
@@ -280,7 +291,7 @@ export const CreateRateItem = z
 export const UpdateRateItem = z
   .object({
     id: R.Id.describe('Fee item id.'),
-    code: plainText(R.RateItem.shape.code).optional(),
+    code: FeeCode.optional(),
     name: plainText(R.RateItem.shape.name).optional(),
     item_type: R.RateItemType.optional(),
     price_cents: R.RateItem.shape.price_cents.optional(),

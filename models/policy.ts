@@ -875,7 +875,10 @@ function signoffChecks(actor: RuleActor, change: RowChange, out: PolicyDecision[
  * baseline of {@link numericBaselines} from `ctx.history`, so steps cannot add up past 20%); rates $1–$10,000 (deny); scores within
  * {@link SCALE_FIELDS} and clinical dates in {@link CLINICAL_EVENT_DATE_FIELDS} not after
  * `ctx.today` (deny); RTP sign-offs only by the holder of that permission, in their own name
- * (deny). `ctx.today` defaults to today's UTC date.
+ * (deny); a changed fee code needs an owner, and a fee code another item held before, given to
+ * an item at a price more than 20% from its last price, needs an owner (`ctx.feeCodes`); removing
+ * a limit of {@link NULL_MEANS_UNLIMITED} needs an owner, a cut of one never does. An owner's own
+ * such change is allowed under {@link OWNER_AUTHORITY_CODES}. `ctx.today` defaults to today's UTC date.
  */
 export function evaluatePolicy(actor: RuleActor, planned: PlannedChangeset, ctx?: PolicyContext): PolicyResult {
   const today = ctx?.today ?? new Date().toISOString().slice(0, 10);

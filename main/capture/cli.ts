@@ -276,7 +276,7 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
       const excluded = Object.fromEntries(r.cameras.map((c, i) => [c.name, r.triangulation.excludedCounts[i] ?? 0]));
       if (values.json) {
         io.out(
-          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, sync: r.sync, trial_conditions: r.trialConditions, duplicated_frames: r.duplicatedFrames, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, cross_check: r.crossCheck ? { model: r.crossCheck.model, excluded_views: r.crossCheck.excludedCounts } : null, metrics: r.rows }, null, 2)}\n`,
+          `${JSON.stringify({ trc: trcPath, stored, fps: r.fps, frames: r.frames, source: r.source, excluded_views: excluded, out_of_image: Object.fromEntries(r.cameras.map((c, i) => [c.name, r.outOfImage[i] ?? 0])), sync: r.sync, trial_conditions: r.trialConditions, duplicated_frames: r.duplicatedFrames, undistorted: r.undistorted, drift: r.drift, obliquity: r.obliquity, timings: r.timings, cross_check: r.crossCheck ? { model: r.crossCheck.model, excluded_views: r.crossCheck.excludedCounts } : null, metrics: r.rows }, null, 2)}\n`,
         );
       } else {
         io.out(
@@ -287,6 +287,8 @@ export async function runCaptureCli(argv: string[], io: CaptureIo = STD): Promis
             .map(([k, v]) => `${k} ${v}`)
             .join(', ')}; ${r.interpolated} point-frames interpolated\n`,
         );
+        if (r.outOfImage.some((n) => n > 0))
+          io.out(`2D points outside the image treated as unseen: ${r.cameras.map((c, i) => `${c.name} ${r.outOfImage[i] ?? 0}`).join(', ')}\n`);
         io.out(
           `view obliquity ${r.obliquity.obliquityDeg?.toFixed(1) ?? '-'}° (${r.rows[0]?.obliquity_band}); rig ${r.drift.drifted ? `DRIFTED: ${r.drift.reasons.join('; ')}` : opts.layout ? 'within its declared layout' : 'has no declared layout (view_matches_declared = false)'}\n\n`,
         );

@@ -37,8 +37,13 @@ export const listItems = readVerb('rates.listItems', {
   },
 });
 
+/** Folder names are unique in an organisation, ignoring case: two "Private" folders would split one schedule. @throws Conflict */
 export const createFolder = writeVerb('rates.createFolder', {
-  plan: (_vc, i) => ({ planned: { verb: 'rates.createFolder', summary: `Create fee folder ${i.name}`, changes: [insertRow('rate_folder', i)] } }),
+  plan(vc, i) {
+    const same = listRows<RateFolder>(vc.db, 'rate_folder', vc.actor.orgId, { ieq: { name: i.name }, limit: 1 })[0];
+    if (same) throw new Conflict(`There is already a fee folder named ${same.name}; add the items there, or choose another name. Nothing was saved.`);
+    return { planned: { verb: 'rates.createFolder', summary: `Create fee folder ${i.name}`, changes: [insertRow('rate_folder', i)] } };
+  },
 });
 
 /** Fee codes are unique in an organisation (across folders), ignoring case: a code names one billable item. @throws Conflict */

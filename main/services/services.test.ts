@@ -405,6 +405,12 @@ describe('validation', () => {
     expect(e.code).toBe('Validation');
     expect(e.issues?.[0]?.path).toBe('price_cents');
   });
+  it('a second fee folder with the same name (ignoring case) is a Conflict, nothing written', () => {
+    f.call(f.a.users.owner, 'rates.createFolder', { name: 'Insurer X' });
+    const e = errorOf(() => f.call(f.a.users.physio, 'rates.createFolder', { name: 'insurer x' }));
+    expect(e.code).toBe('Conflict');
+    expect(e.message).toMatch(/already a fee folder named Insurer X/);
+  });
   it('a bulk change that would push a price out of bounds is refused by the rules, nothing written', () => {
     f.call(f.a.users.owner, 'rates.createItem', { folder_id: f.a.folderId, code: 'CHEAP', name: 'Cheap', item_type: 'report', price_cents: 150 });
     const e = errorOf(() => f.call(f.a.users.owner, 'rates.bulkUpdate', { folder_id: f.a.folderId, pct: -50 }));

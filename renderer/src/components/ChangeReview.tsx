@@ -13,6 +13,7 @@ import { useSession } from '../store';
 import type { EntryForm } from './Form';
 import type { NameBook } from './labels';
 import { RECORD_NOUN, fieldLabel, formatValue, labelWithUnit } from './labels';
+import { humanize } from '../format';
 
 const BULK_ROWS = 4;
 /** Verbs whose single-row get reveals the athlete of an updated row. */
@@ -31,7 +32,7 @@ async function recordOf(table: string, id: string): Promise<{ athleteId: string;
   }
   if (table === 'rtp_entry') {
     const r = await call('rtp.get', { id });
-    return { athleteId: r.athlete_id, what: `RTP stage ${r.stage.replace(/_/g, ' ')}` };
+    return { athleteId: r.athlete_id, what: `RTP stage “${humanize(r.stage)}”` };
   }
   if (table === 'screening') {
     const r = await call('screenings.get', { id });

@@ -44,7 +44,11 @@ export function ErrorNote({ error }: { error: ErrorPayload }) {
           : error.code === 'NotFound'
             ? 'Not found'
             : error.code === 'Conflict'
-              ? 'Changed meanwhile: nothing was written'
+              ? // A stale record names the rows that changed; any other conflict (a duplicate name or
+                // code, a state that no longer allows it) is not about "meanwhile".
+                error.conflicts?.length
+                ? 'Changed meanwhile: nothing was written'
+                : 'Not saved: nothing was written'
               : error.code === 'Validation'
                 ? 'Nothing was saved: check the values'
                 : error.code === 'Unauthenticated'

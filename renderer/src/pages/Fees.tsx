@@ -1,10 +1,11 @@
 /**
  * The clinic's fee schedule: folders and their items (prices in USD). For roles with rates.write:
- * Edit an item, and Change prices by a percentage for a folder — reviewed as a table before it is
+ * Add folder, Add item (to a folder), Edit an item, and Change prices by a percentage for a folder — reviewed as a table before it is
  * applied; a change of more than 20 % waits for an owner's approval (the policy engine's rule).
  */
 import { useState } from 'react';
 import type { RateFolder, RateItem } from '../../../models/records';
+import { RateItemType } from '../../../models/records';
 import { hasPermission } from '../../../models/roles';
 import { call } from '../bridge';
 import { Field, FormDialog, SavedNote, rebaseValues, useEntryForm } from '../components/Form';
@@ -13,9 +14,14 @@ import { useLoad } from '../components/useLoad';
 import { formatCents, humanize, numberInput, parseUsdCents } from '../format';
 import { useSession } from '../store';
 
-const ITEM_TYPES = ['assessment', 'treatment', 'report', 'consultation', 'rehab_session', 'screening'];
+const ITEM_TYPES = RateItemType.options;
 
-type Open = { kind: 'item'; item: RateItem } | { kind: 'bulk'; folder: RateFolder & { items: RateItem[] } } | null;
+type Open =
+  | { kind: 'item'; item: RateItem }
+  | { kind: 'bulk'; folder: RateFolder & { items: RateItem[] } }
+  | { kind: 'add-item'; folder: RateFolder }
+  | { kind: 'add-folder' }
+  | null;
 
 export function Fees() {
   const me = useSession((s) => s.me)!;
@@ -28,9 +34,29 @@ export function Fees() {
     setSaved(s);
   };
   return (
-    <Page page="fees" state={data.state} title="Fee schedule">
+    <Page
+      page="fees"
+      state={data.state}
+      title="Fee schedule"
+      actions={
+        canWrite ? (
+          <button
+            type="button"
+            data-action="add-folder"
+            onClick={() => {
+              setSaved(null);
+              setOpen({ kind: 'add-folder' });
+            }}
+          >
+            Add folder
+          </button>
+        ) : null
+      }
+    >
       {open?.kind === 'item' ? <RateItemDialog item={open.item} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open?.kind === 'bulk' ? <BulkRateDialog folder={open.folder} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'add-item' ? <AddItemDialog folder={open.folder} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'add-folder' ? <AddFolderDialog onClose={() => setOpen(null)} onSaved={done} /> : null}
       <SavedNote text={saved} />
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
       {data.state === 'ready' ? (
@@ -40,6 +66,18 @@ export function Fees() {
             <section key={f.id} className="card" aria-labelledby={`fee-${f.id}`} data-folder={f.name}>
               <header className="card-head">
                 <h2 id={`fee-${f.id}`}>{f.name}</h2>
+                {canWrite ? (
+                  <button
+                    type="button"
+                    data-action="add-item"
+                    onClick={() => {
+                      setSaved(null);
+                      setOpen({ kind: 'add-item', folder: f });
+                    }}
+                  >
+                    Add item…
+                  </button>
+                ) : null}
                 {canWrite && f.items.length ? (
                   <button
                     type="button"
@@ -183,6 +221,68 @@ function RateItemDialog({ item, onClose, onSaved }: { item: RateItem; onClose():
         current={now('price_cents', (x) => formatCents(x.price_cents))}
       >
         <input type="text" inputMode="decimal" value={v.price} onChange={(e) => set('price', e.target.value)} />
+      </Field>
+    </FormDialog>
+  );
+}
+
+/** Add an item to a folder: code (unique in the club), name, type and price in USD. */
+function AddItemDialog({ folder, onClose, onSaved }: { folder: RateFolder; onClose(): void; onSaved(s: string): void }) {
+  const [v, setV] = useState({ code: '', name: '', item_type: '', price: '' });
+  const form = useEntryForm('rate-item-add', { onSaved });
+  const priceForm = { ...form, issueFor: (n: string) => (n === 'price_cents' ? priceIssue(form.issueFor(n)) : form.issueFor(n)) };
+  const set = (k: keyof typeof v, value: string) => setV((x) => ({ ...x, [k]: value }));
+  function submit() {
+    const price = parseUsdCents(v.price);
+    void form.submit('rates.createItem', {
+      folder_id: folder.id,
+      code: v.code,
+      name: v.name,
+      item_type: v.item_type || undefined,
+      // Not a price (or empty): sent as typed, refused at the field.
+      price_cents: price === undefined || Number.isNaN(price) ? v.price.trim() : price,
+    });
+  }
+  return (
+    <FormDialog
+      form={form}
+      title={`Add item — ${folder.name}`}
+      submitLabel="Add item"
+      onSubmit={submit}
+      onClose={onClose}
+      intro={<p className="small muted">Codes are unique in the club (ignoring case); prices between $1 and $10,000.</p>}
+    >
+      <Field label="Code" name="code" form={form} hint="e.g. PHY-01">
+        <input type="text" value={v.code} maxLength={20} autoComplete="off" onChange={(e) => set('code', e.target.value)} />
+      </Field>
+      <Field label="Item" name="name" form={form}>
+        <input type="text" value={v.name} maxLength={200} onChange={(e) => set('name', e.target.value)} />
+      </Field>
+      <Field label="Item type" name="item_type" form={form}>
+        <select value={v.item_type} onChange={(e) => set('item_type', e.target.value)}>
+          <option value="">Choose…</option>
+          {ITEM_TYPES.map((t) => (
+            <option key={t} value={t}>
+              {humanize(t)}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Price" unit="USD" name="price_cents" form={priceForm} hint="e.g. 61.50">
+        <input type="text" inputMode="decimal" value={v.price} onChange={(e) => set('price', e.target.value)} />
+      </Field>
+    </FormDialog>
+  );
+}
+
+/** Add a fee-schedule folder (e.g. "Insurer"). */
+function AddFolderDialog({ onClose, onSaved }: { onClose(): void; onSaved(s: string): void }) {
+  const [name, setName] = useState('');
+  const form = useEntryForm('rate-folder-add', { onSaved });
+  return (
+    <FormDialog form={form} title="Add fee folder" submitLabel="Add folder" onSubmit={() => void form.submit('rates.createFolder', { name })} onClose={onClose}>
+      <Field label="Folder name" name="name" form={form} hint="e.g. Insurer, Private">
+        <input type="text" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} />
       </Field>
     </FormDialog>
   );
