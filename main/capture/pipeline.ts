@@ -15,7 +15,7 @@ import { makeAngleSeries, type AngleSeries } from '../../models/capture/series';
 import { DEFAULT_TRIANGULATION, triangulateBatch, type TriangulationOptions, type TriangulationResult } from '../../models/capture/triangulation';
 import { formatTrc } from '../../models/capture/trc';
 import { filterPad } from '../../models/capture/filters';
-import { cameraConditions, meanKeypointConfidence, STATIC_TRIAL_SECONDS, type ReadingCondition } from '../../models/capture/quality';
+import { cameraConditions, dropOutOfImage, meanKeypointConfidence, STATIC_TRIAL_SECONDS, type ReadingCondition } from '../../models/capture/quality';
 import { applySyncOffsets, estimateSync, type SyncReport } from '../../models/capture/sync';
 import { median } from '../../models/capture/vec';
 import { loadTomlCalibration, CalibrationError } from './calibration';
@@ -105,6 +105,8 @@ export interface ProcessResult {
   tap: Tap;
   /** The athlete's 2D keypoints per frame, keypoint and camera: F×K×C×3 (x px, y px, confidence), as observed (distorted). */
   observations: Float64Array;
+  /** Per camera: the athlete's 2D keypoints outside the image (beyond `OUT_OF_IMAGE_MARGIN_PX`), treated as unseen (confidence 0 in `observations`). */
+  outOfImage: number[];
   /** True when the observations were undistorted with the calibration's coefficients before triangulation. */
   undistorted: boolean;
   /** Synchronisation estimate (null with `sync: 'off'`), and whether offsets were applied (`sync: 'auto'`); applied offsets trim `frames`. */
@@ -226,6 +228,9 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     }
   }
 
+  // A point outside its camera's image was not seen there, whatever confidence the 2D model gave it.
+  const outOfImage = dropOutOfImage(observations, set.length, cams);
+  if (crossObs && crossSet) dropOutOfImage(crossObs, crossSet.length, cams);
   // A live recording's duplicated frames (its timestamp sidecars): those views are stale, left out.
   const duplicated = videos ? trialDuplicatedFrames(videos, frames) : null;
   if (duplicated) {
@@ -310,7 +315,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   trialConditions.push(
     ...cameraConditions({ names: cams.map((c) => c.name), excluded: tri.excludedCounts, valid: validViews, residualPx: residuals.map((r) => median(r)) }),
   );
-  if (frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps) {
+  const isStatic = frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps;
+  if (isStatic) {
     trialConditions.push({
       code: 'static_trial',
       detail: `a static trial of ${frames} frames (${(frames / fps).toFixed(2)} s): too short for the zero-lag filter, so values are unfiltered, and peak, minimum and range describe a held posture, not a movement`,
@@ -359,6 +365,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     rigTrustworthy: !drift.drifted,
     trialConditions,
     confidence,
+    rawPoints: isStatic ? undefined : tri.points,
     // a camera's angle from facing the athlete's front or back (yaw 0 or 180)
     frontalObliquityDeg: ob.obliquityDeg === null ? null : Math.min(...ob.yawsDeg.map((y) => Math.min(Math.abs(y), 180 - Math.abs(y)))),
     views: { cameras: cams.map((c) => c.name), keypoints: set, viewMask: tri.viewMask, confidentMask },
@@ -393,6 +400,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     frames,
     tap,
     observations,
+    outOfImage,
     undistorted,
     sync,
     trialConditions,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { processTrial } from './pipeline';
 import { inventLegs, loseAthleteInView, misplaceHips, shiftCameraFiles } from './testing/demo-cases';
-import { BALANCING, DEMO_CALIB, hasDemo, NO_DEMO, STATIC_TRIAL } from './testing/paths';
+import { BALANCING, DEMO_CALIB, hasDemo, MULTI, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const ci = process.env.CI === 'true';
 // keypoint-JSON input: every reading with a value also says not_cross_checked (no second model; asserted once below), left out here
@@ -109,6 +109,26 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     expect(row(moved.rows, 'hip_flexion', 'left')!.conditions.find((c) => c.code === 'hip_centres_implausible')!.detail).toMatch(
       /hip line turned \d+° against the shoulder line \(95th percentile; max \d+°; limit 30°\)/,
     );
+  });
+
+  it('the multi-person trial without a tap (issue 14): points outside the image are unseen, and the frozen person found is not trustworthy (frozen_keypoints)', async () => {
+    const r = await run(MULTI);
+    // the auto-selected person reaches x = −47 px in cam_01 with confidence 1.00: 300 points beyond the 16-px margin, none elsewhere
+    expect(r.outOfImage).toEqual([300, 0, 0, 0]);
+    const K = r.keypointSet.length;
+    const lhip = r.keypointSet.indexOf('left_hip');
+    expect(r.observations[((0 * K + lhip) * 4 + 0) * 3 + 2]).toBe(0);
+    // before issue 14's review: hip flexion 81.5° and knee flexion 146.1° (range 0.0) trustworthy
+    for (const side of ['left', 'right'])
+      for (const joint of ['hip_flexion', 'knee_flexion', 'elbow_flexion', 'hip_abduction', 'knee_frontal_projection_angle']) {
+        const m = row(r.rows, joint, side)!;
+        expect([joint, side, m.trustworthy, codes(m)]).toEqual([joint, side, false, expect.arrayContaining(['frozen_keypoints'])]);
+      }
+    expect(row(r.rows, 'knee_flexion', 'left')!.conditions.find((c) => c.code === 'frozen_keypoints')!.detail).toMatch(
+      /^the left thigh and shank lengths varied by only 0\.0\d % and 0\.0\d % over 100 frames before filtering/,
+    );
+    // the in-sync BalancingTrial's raw segments vary 3.8–10 %: nothing frozen there (first test), nor with invented legs
+    for (const m of (await run(inventLegs(BALANCING))).rows) expect(codes(m)).not.toContain('frozen_keypoints');
   });
 
   it('the static trial (12 frames) is reported as static and unfiltered', async () => {

@@ -29,6 +29,7 @@ export const CONDITION_CODES = [
   'low_2d_confidence',
   'hip_centres_implausible',
   'two_view_keypoints',
+  'frozen_keypoints',
   'model_disagreement',
   'model_difference',
   'not_cross_checked',
@@ -61,6 +62,20 @@ export interface ReadingCondition {
 
 /** Coefficient of variation of a segment's 3D length over the trial above which readings using it fail (`segment_length_unstable`). Measured on the demo BalancingTrial from its OpenPose JSON: 2.9–8.8 % (largest: left shank); with invented legs (testing/demo-cases.ts) 11–18 %. */
 export const SEGMENT_CV_MAX = 0.1;
+/**
+ * Raw (unfiltered) coefficient of variation of a segment's triangulated length below which, in a
+ * trial long enough to be a movement (not `static_trial`), its keypoints were not detected frame by
+ * frame (`frozen_keypoints`): a 2D model's independent per-frame detections jitter by a pixel or
+ * more in every view, which makes a 0.3–0.45 m segment's raw 3D length vary by ≥ 1 % even when the
+ * athlete holds still (≈ 2 mm per px at 3 m with f ≈ 1700 px). A segment rigid to 0.5 % over a
+ * movement trial is a picture, a mannequin, a repeated frame or a tracker holding its last pose, or
+ * points filled in by another tool; its angle measures no movement. Demo, raw CV: BalancingTrial
+ * 3.8–10.2 % (every segment); the multi-person trial's auto-selected person (confidence 1.00 in
+ * every view, 300 points outside cam_01's image) thigh and shank 0.00–0.04 % over 100 frames
+ * (knee flexion range 0.1°). The demo's static trials are 12 copies of one frame (CV 0.00 %): they
+ * are `static_trial`, to which this check does not apply.
+ */
+export const FROZEN_SEGMENT_CV_MAX = 0.005;
 /** Left/right difference of a segment's median length, relative to their mean, above which readings using it fail (`segment_asymmetry`). Demo: ≤ 6 %. Healthy adults' bone-length asymmetry is a few per cent. */
 export const SEGMENT_ASYMMETRY_MAX = 0.15;
 /** Mean 2D confidence (0..1) of the keypoints an angle uses, over the views that detected them, below which it fails (`low_2d_confidence`). */
@@ -581,6 +596,43 @@ export function meanKeypointConfidence(obs: Float64Array, K: number, C: number, 
   return n ? s / n : NaN;
 }
 
+/**
+ * Margin (px) beyond the image border inside which a 2D keypoint still counts as seen: one 16-px
+ * codec macroblock, the uncertainty of the image border itself (a calibration and its videos may
+ * differ by that much, e.g. 1080 vs 1088; `SIZE_TOLERANCE_PX` in main/capture/sources.ts). A camera
+ * cannot see a point outside its image: a keypoint placed there is the 2D model's guess (a
+ * regression model or a padded crop extrapolating a body that leaves the frame), whatever confidence
+ * it carries. Demo: the multi-person trial's auto-selected person has 300 points 20–50 px outside
+ * cam_01's image with confidence 1.00; the static trials' farthest point is 8 px outside; the
+ * BalancingTrial has none.
+ */
+export const OUT_OF_IMAGE_MARGIN_PX = 16;
+
+/**
+ * Treat 2D keypoints outside their camera's image (beyond {@link OUT_OF_IMAGE_MARGIN_PX}) as unseen:
+ * their confidence is set to 0 in place in the F×K×C×3 observations (observed, distorted pixels),
+ * before triangulation, so coverage, `two_view_keypoints` and `low_2d_confidence` see the view as
+ * missing. `sizes[c]` = camera c's image width and height (px). Returns the count per camera.
+ */
+export function dropOutOfImage(obs: Float64Array, K: number, sizes: readonly { width: number; height: number }[], marginPx = OUT_OF_IMAGE_MARGIN_PX): number[] {
+  const C = sizes.length,
+    F = obs.length / (K * C * 3);
+  const counts = new Array<number>(C).fill(0);
+  for (let i = 0; i < F * K; i++)
+    for (let c = 0; c < C; c++) {
+      const o = (i * C + c) * 3;
+      if (!((obs[o + 2] ?? 0) > 0)) continue;
+      const x = obs[o] ?? NaN,
+        y = obs[o + 1] ?? NaN,
+        s = sizes[c]!;
+      if (x < -marginPx || y < -marginPx || x > s.width + marginPx || y > s.height + marginPx) {
+        obs[o + 2] = 0;
+        counts[c]!++;
+      }
+    }
+  return counts;
+}
+
 /** Inputs of the trial-level camera checks. */
 export interface CameraCheckInput {
   names: string[];
@@ -628,6 +680,8 @@ export function readingConditions(
     confidence: (name: string) => number;
     /** The trial's hip-placement condition ({@link hipPlacementCondition}); applied to {@link HIP_DEPENDENT_JOINTS}. */
     hipPlacement?: ReadingCondition | null;
+    /** Segment lengths of the raw (unfiltered) triangulated points, given for trials that are not static: the `frozen_keypoints` check ({@link FROZEN_SEGMENT_CV_MAX}). Omitted = not checked. */
+    rawSegments?: ReturnType<typeof segmentLengths>;
     /** How the points were triangulated, and the reading's per-frame reported values (NaN = not reported): the {@link crossCheckCondition}. Omitted = not checked. */
     views?: { support: ViewSupport; reported: ArrayLike<number> };
     /** A second 2D model's 3D keypoints and its angle for this joint and side per frame (`--cross-check`): the {@link modelDisagreementCondition} over the reading's reported per-frame values. Omitted = not checked. */
@@ -642,6 +696,12 @@ export function readingConditions(
   const dep = JOINT_DEPENDS[joint];
   const other: PoseSide = side === 'left' ? 'right' : 'left';
   const label = (s: SegmentName) => s.replace('_', ' ');
+  const frozen = dep.segments.filter((s) => (x.rawSegments?.[side][s]?.cv ?? Infinity) < FROZEN_SEGMENT_CV_MAX);
+  if (frozen.length)
+    out.push({
+      code: 'frozen_keypoints',
+      detail: `the ${side} ${frozen.map(label).join(' and ')} length${frozen.length > 1 ? 's' : ''} varied by only ${frozen.map((s) => `${(100 * x.rawSegments![side][s]!.cv).toFixed(2)} %`).join(' and ')} over ${x.rawSegments![side][frozen[0]!]!.frames} frames before filtering (a 2D model's frame-by-frame detections vary ≥ ${100 * FROZEN_SEGMENT_CV_MAX} %): these points were not detected in each frame — a picture, a mannequin, a repeated frame or a tracker holding a pose — so the angle measures no movement; check the tap is on the athlete and the 2D came from this recording`,
+    });
   for (const s of dep.segments) {
     const st = x.segments[side][s];
     if (st && st.cv > SEGMENT_CV_MAX)

@@ -74,6 +74,8 @@ export interface ReadingConditions {
   confidence?: (keypoint: string) => number;
   /** The views each point was triangulated from (F×K masks, frames as `points`): the `two_view_keypoints` check (quality.ts); omitted = not checked. */
   views?: ViewSupport;
+  /** Raw (unfiltered, not gap-filled) triangulated points F×K×3 (m), frames as `points`, given for trials that are not static: the `frozen_keypoints` check (quality.ts). Omitted = not checked. */
+  rawPoints?: Float64Array;
   /** A second 2D model's processed 3D keypoints, frames as `points` (`--cross-check`): its angles by the same definitions give each reading's `model_disagreement` / `model_difference` condition (quality.ts); omitted = not checked. */
   models?: ModelCrossCheck;
   /**
@@ -219,11 +221,13 @@ export function buildPoseMetrics(
   const outcomes = series.map((s) => jointOutcome(s, opts));
   const segments = segmentLengths(points, set);
   const hipPlacement = hipPlacementCondition(pelvisStats(points, set));
+  const rawSegments = cond.rawPoints ? segmentLengths(cond.rawPoints, set) : undefined;
   const rows: PoseMetricInput[] = [];
   for (const o of outcomes) {
     const own = o.series.measurable
       ? readingConditions(o.series.joint, o.series.side, {
           segments,
+          rawSegments,
           values: o.samples,
           confidence: cond.confidence ?? (() => NaN),
           hipPlacement,

@@ -10,6 +10,8 @@ export const DEMO = path.join(SHARED_DATA, 'pose2sim-demo');
 export const DEMO_CALIB = path.join(DEMO, 'S00_Calibration', 'Calib_qualisys.toml');
 export const BALANCING = path.join(DEMO, 'S00_P00_SingleParticipant', 'S00_P00_T01_BalancingTrial');
 export const STATIC_TRIAL = path.join(DEMO, 'S00_P00_SingleParticipant', 'S00_P00_T00_StaticTrial');
+/** The multi-person trial (two participants; no videos, OpenPose JSON only). */
+export const MULTI = path.join(DEMO, 'S00_P01_MultiParticipants', 'S00_P01_T02_Participants1-2');
 export const BODYPIX = path.join(SHARED_DATA, 'models', 'bodypix', 'MobileNetV1-x050-stride16.onnx');
 export const hasDemo = existsSync(DEMO_CALIB) && existsSync(BALANCING);
 export const hasBodyPix = existsSync(BODYPIX);

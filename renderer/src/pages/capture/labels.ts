@@ -35,6 +35,7 @@ export const CONDITION: Record<string, string> = {
   low_2d_confidence: 'low 2D confidence',
   hip_centres_implausible: 'hip points misplaced',
   two_view_keypoints: 'joint seen by only two cameras',
+  frozen_keypoints: 'points did not move (not detected per frame)',
   model_disagreement: 'two pose models disagree',
   model_difference: 'second pose model',
   not_cross_checked: 'not cross-checked by a second model',
