@@ -59,11 +59,18 @@ describe('capture results', () => {
       const c = knee.locator(`.side-cond[data-side="${side}"]`);
       expect(await c.getAttribute('data-trustworthy')).toMatch(/true|false/);
       expect(await c.textContent()).toMatch(/Cameras.*calibrated cameras.*View.*Coverage\d+ % of frames/s);
-      // the seeded session came from keypoint files: no second model compared, and the reading says so beside its conditions
-      expect(await c.locator('[data-condition="not_cross_checked"]').textContent()).toMatch(
-        /^not cross-checked by a second model: 2D points from one model \(the keypoint files\); no second model compared/,
-      );
+      // Said once for the session (below), not on each side.
+      expect(await c.locator('[data-condition="not_cross_checked"]').count()).toBe(0);
+      expect(await c.textContent()).not.toMatch(/declared layout/);
     }
+    // The seeded session came from keypoint files: no second model compared; every reading carries
+    // it, so it is said once above the charts, as is the declared layout (none declared for the demo rig).
+    const wide = page.locator('[data-session-conditions]');
+    expect(await wide.locator('[data-condition="not_cross_checked"]').textContent()).toMatch(
+      /^not cross-checked by a second model: 2D points from one model \(the keypoint files\); no second model compared/,
+    );
+    expect(await wide.locator('[data-condition="view_differs_from_declared"]').count()).toBe(1);
+    expect(await page.getByText('differs from the declared layout', { exact: false }).count()).toBeLessThanOrEqual(1);
     expect(await page.locator('[data-repetitions]').count()).toBe(1);
     expect(await page.locator('[data-comparison="none"]').textContent()).toMatch(/No earlier balance session/);
     await noHorizontalOverflow(page);

@@ -148,9 +148,11 @@ function table(rows: PoseMetricInput[]): string {
   const conditions = c
     ? `conditions: ${c.camera_mode} (${c.camera_count} camera${c.camera_count === 1 ? '' : 's'}); view obliquity ${c.view_obliquity_deg === null ? 'unknown' : `${c.view_obliquity_deg.toFixed(0)}°`} (${c.obliquity_band}); view matches declared layout: ${c.view_matches_declared ? 'yes' : 'no'}; ${c.frames} frames. Angles in degrees; no test-retest reliability or "improved" threshold has been measured.`
     : 'no readings';
+  // the joint column as wide as the longest name (knee_frontal_projection_angle)
+  const w = Math.max(19, ...rows.map((r) => r.joint.length));
   const lines = [
     conditions,
-    'joint               side   peak    min   mean  range  coverage  ratio  trustworthy  omitted / conditions (failed and informational)',
+    `${'joint'.padEnd(w)} side   peak    min   mean  range  coverage  ratio  trustworthy  omitted / conditions (failed and informational)`,
   ];
   const key = (r: PoseMetricInput) => `${r.joint}|${r.side}`;
   const groups = new Map<string, PoseMetricInput[]>();
@@ -162,7 +164,7 @@ function table(rows: PoseMetricInput[]): string {
     };
     const r0 = g[0]!;
     lines.push(
-      `${r0.joint.padEnd(19)} ${r0.side.padEnd(5)} ${v('peak')} ${v('min')} ${v('mean')} ${v('range')}  ${r0.coverage.toFixed(2).padStart(8)}  ${r0.sagittal_ratio === null ? '    -' : r0.sagittal_ratio.toFixed(2).padStart(5)}  ${String(r0.trustworthy).padEnd(11)}  ${tableCodes(r0)}`,
+      `${r0.joint.padEnd(w)} ${r0.side.padEnd(5)} ${v('peak')} ${v('min')} ${v('mean')} ${v('range')}  ${r0.coverage.toFixed(2).padStart(8)}  ${r0.sagittal_ratio === null ? '    -' : r0.sagittal_ratio.toFixed(2).padStart(5)}  ${String(r0.trustworthy).padEnd(11)}  ${tableCodes(r0)}`,
     );
   }
   return lines.join('\n');

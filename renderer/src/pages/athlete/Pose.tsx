@@ -31,7 +31,7 @@ export function sharedConditions(rows: readonly PoseMetricView[]): Map<string, C
 }
 
 /** Why a reading can be trustworthy while its view differs from the declared layout. */
-const DECLARED_VS_TRUSTWORTHY =
+export const DECLARED_VS_TRUSTWORTHY =
   'Trustworthy is judged from the view the cameras actually had (their calibrated positions: obliquity, coverage, quality checks). The declared layout is the room set-up written down for the rig; it does not match those positions (or none was declared), so check or update the layout — the reading itself is not in doubt.';
 
 export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s: 'loading' | 'ready' | 'error') => void }) {

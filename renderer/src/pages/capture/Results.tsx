@@ -14,6 +14,7 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
 import { href } from '../../router';
+import { DECLARED_VS_TRUSTWORTHY, sharedConditions } from '../athlete/Pose';
 import { conditionLabel, JOINT_LABEL, OMITTED, TEST_LABEL } from './labels';
 
 type Results = CallOutput<'capture.getResults'>;
@@ -29,8 +30,16 @@ function fmt(v: number | null | undefined): string {
   return v === null || v === undefined ? '—' : `${v.toFixed(1)}°`;
 }
 
-/** Conditions of one side's reading, beside its chart. */
-function SideConditions({ m, side }: { m: Metric | undefined; side: string }) {
+/** What every reading of the session carries: said once above the charts, not on each side. */
+interface SessionWide {
+  /** Condition keys (`code|detail`) every valued reading carries. */
+  conditions: ReadonlySet<string>;
+  /** No reading's view matches a declared layout (none declared, or the cameras moved): said once. */
+  layoutOnce: boolean;
+}
+
+/** Conditions of one side's reading, beside its chart (less what the whole session carries). */
+function SideConditions({ m, side, wide }: { m: Metric | undefined; side: string; wide: SessionWide }) {
   if (!m) return <div className="muted small">{humanize(side)}: no reading.</div>;
   if (m.value_deg === null) {
     const why = OMITTED[m.omitted_reason ?? ''];
@@ -53,18 +62,20 @@ function SideConditions({ m, side }: { m: Metric | undefined; side: string }) {
         <dd>
           {humanize(m.obliquity_band)}
           {m.view_obliquity_deg === null ? '' : ` (${m.view_obliquity_deg.toFixed(0)}° from side-on)`}
-          {m.view_matches_declared ? '' : ' · differs from the declared layout'}
+          {m.view_matches_declared || wide.layoutOnce ? '' : ' · differs from the declared layout (see above)'}
         </dd>
         <dt>Coverage</dt>
         <dd>{Math.round(m.coverage * 100)} % of frames</dd>
       </dl>
-      {(m.conditions ?? []).length > 0 ? (
+      {(m.conditions ?? []).some((c) => !wide.conditions.has(`${c.code}|${c.detail}`)) ? (
         <ul className="small conditions">
-          {(m.conditions ?? []).map((c) => (
-            <li key={c.code} data-condition={c.code}>
-              <strong>{conditionLabel(c)}:</strong> {c.detail}
-            </li>
-          ))}
+          {(m.conditions ?? [])
+            .filter((c) => !wide.conditions.has(`${c.code}|${c.detail}`))
+            .map((c) => (
+              <li key={c.code} data-condition={c.code}>
+                <strong>{conditionLabel(c)}:</strong> {c.detail}
+              </li>
+            ))}
         </ul>
       ) : null}
     </div>
@@ -72,7 +83,7 @@ function SideConditions({ m, side }: { m: Metric | undefined; side: string }) {
 }
 
 /** A joint: its chart (left and right over time) and the conditions of each side. */
-function JointCard({ r, joint }: { r: Results; joint: string }) {
+function JointCard({ r, joint, wide }: { r: Results; joint: string; wide: SessionWide }) {
   const series = r.series?.series.filter((s) => s.joint === joint) ?? [];
   const fps = r.series?.fps ?? r.session.fps;
   const n = Math.max(0, ...series.map((s) => s.values.length));
@@ -101,7 +112,7 @@ function JointCard({ r, joint }: { r: Results; joint: string }) {
         </div>
         <div className="joint-conditions">
           {SIDES.map((side) => (
-            <SideConditions key={side} side={side} m={reading(r.metrics, joint, side)} />
+            <SideConditions key={side} side={side} m={reading(r.metrics, joint, side)} wide={wide} />
           ))}
         </div>
       </div>
@@ -238,6 +249,9 @@ export function ResultsView({ id, onState, onTitle }: { id: string; onState: (s:
   const { r, athlete } = data.data;
   // Clinical order (knee, hip, shoulder, elbow, ankle, then the frontal-plane angles), not alphabetical.
   const joints = [...new Set(r.metrics.map((m) => m.joint))].sort((a, b) => POSE_JOINTS.indexOf(a) - POSE_JOINTS.indexOf(b));
+  const valued = r.metrics.filter((m) => m.value_deg !== null);
+  const shared = sharedConditions(valued);
+  const wide: SessionWide = { conditions: new Set(shared.keys()), layoutOnce: valued.length > 0 && valued.every((m) => !m.view_matches_declared) };
   return (
     <div className="stack results" data-session={r.session.id}>
       <p className="muted small">
@@ -253,9 +267,26 @@ export function ResultsView({ id, onState, onTitle }: { id: string; onState: (s:
           ))}
         </ul>
       </aside>
+      {shared.size > 0 || wide.layoutOnce ? (
+        <section className="card" aria-label="Conditions of every reading" data-session-conditions>
+          <strong>Every reading of this session</strong>
+          <ul className="small conditions">
+            {[...shared.values()].map((c) => (
+              <li key={c.code} data-condition={c.code}>
+                <strong>{conditionLabel(c)}:</strong> {c.detail}
+              </li>
+            ))}
+            {wide.layoutOnce ? (
+              <li data-condition="view_differs_from_declared">
+                <strong>View differs from the declared layout.</strong> {DECLARED_VS_TRUSTWORTHY}
+              </li>
+            ) : null}
+          </ul>
+        </section>
+      ) : null}
       <h2>Angles over time</h2>
       {joints.map((j) => (
-        <JointCard key={j} r={r} joint={j} />
+        <JointCard key={j} r={r} joint={j} wide={wide} />
       ))}
       <h2>Peak per repetition</h2>
       <Repetitions r={r} />
