@@ -16,7 +16,7 @@ import { DEFAULT_TRIANGULATION, triangulateBatch, type TriangulationOptions, typ
 import { formatTrc } from '../../models/capture/trc';
 import { filterPad } from '../../models/capture/filters';
 import { cameraConditions, dropOutOfImage, meanKeypointConfidence, STATIC_TRIAL_SECONDS, type ReadingCondition } from '../../models/capture/quality';
-import { applySyncOffsets, estimateSync, type SyncReport } from '../../models/capture/sync';
+import { applySyncOffsets, estimateSync, SYNC_AMBIGUITY, SYNC_CONFIRM_MAX_FRAMES, type SyncReport } from '../../models/capture/sync';
 import { median } from '../../models/capture/vec';
 import { loadTomlCalibration, CalibrationError } from './calibration';
 import { CaptureInputError } from './errors';
@@ -272,12 +272,52 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
         code: 'camera_offset_corrected',
         detail: `camera frame offsets found and corrected (--sync auto): ${describe}; the trial was trimmed to the ${a.frames} frames all cameras cover`,
       });
+      // A correction restores trust only when the corrected trial checks out: re-run the check on it, and the
+      // corrected camera's best fit must be pinned to within ±SYNC_CONFIRM_MAX_FRAMES (not a flat curve).
+      const again = estimateSync(ideal, P, K, C, { minConfidence: o.triangulation?.minConfidence ?? 0.3 });
+      const doubts: string[] = [];
+      again.offsets.forEach((x, c) => {
+        if (x !== 0) doubts.push(`after the correction the check still finds ${cams[c]!.name} ${Math.abs(x)} frame${Math.abs(x) === 1 ? '' : 's'} out of step`);
+      });
+      rep.offsets.forEach((x, c) => {
+        const amb = rep.ambiguousLags[c];
+        if (x !== 0 && amb && (amb[0] < -SYNC_CONFIRM_MAX_FRAMES || amb[1] > SYNC_CONFIRM_MAX_FRAMES))
+          doubts.push(
+            `${cams[c]!.name}'s offset is uncertain: after shifting it by ${x}, lags from ${amb[0]} to ${amb[1]} frames fit within ${100 * SYNC_AMBIGUITY} % of the best (a correction is confirmed only within ±${SYNC_CONFIRM_MAX_FRAMES})`,
+          );
+      });
+      if (doubts.length)
+        trialConditions.push({
+          code: 'camera_offset',
+          detail: `the automatic correction is not confirmed: ${doubts.join('; ')}. Re-record with synchronised cameras`,
+        });
     } else {
       sync = { ...rep, applied: false, firstFrame: 0 };
       if (shifted)
         trialConditions.push({
           code: 'camera_offset',
           detail: `cameras out of step: ${describe}. Re-record with synchronised cameras, or process with --sync auto to shift that camera's frames`,
+        });
+    }
+    // The check's power: cameras it cannot confirm in step (an offset of a few frames would not show, or the best fit is not at 0).
+    if (rep.estimable) {
+      const ms = (d: number) => `${Math.round((1000 * d) / fps)} ms`;
+      const weak = rep.detectableFrames
+        .map((d, c) => {
+          const amb = rep.ambiguousLags[c];
+          const off0 = !!amb && (amb[0] > 0 || amb[1] < 0);
+          if (d !== null && d <= SYNC_CONFIRM_MAX_FRAMES && !off0) return null;
+          const limit =
+            d === null
+              ? `an offset of up to ${rep.maxLag} frames in one direction would not be found`
+              : `offsets under ${d} frames (${ms(d)}) would not be found`;
+          return `${cams[c]!.name}: ${limit}${off0 ? `; its best fit is ${amb?.[0]} to ${amb?.[1]} frames off, below the detection bound` : ''}`;
+        })
+        .filter((x) => x !== null);
+      if (weak.length)
+        trialConditions.push({
+          code: 'sync_unconfirmed',
+          detail: `the synchronisation check cannot confirm every camera in step (its reprojection residual changes too little with the lag): ${weak.join('; ')}. Fast movements magnify a small offset; record with this app's capture (timestamps) or synchronised cameras for fast movements`,
         });
     }
     o.onProgress?.('synchronise', 1, 1);

@@ -23,6 +23,7 @@ export const CONDITION_CODES = [
   'camera_offset_corrected',
   'sync_unchecked',
   'sync_timestamps',
+  'sync_unconfirmed',
   'camera_exclusion_imbalance',
   'reprojection_imbalance',
   'segment_length_unstable',
@@ -48,6 +49,7 @@ export type ConditionCode = (typeof CONDITION_CODES)[number];
 export const INFO_CONDITIONS: readonly ConditionCode[] = [
   'camera_offset_corrected',
   'sync_timestamps',
+  'sync_unconfirmed',
   'static_trial',
   'model_difference',
   'not_cross_checked',

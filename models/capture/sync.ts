@@ -20,6 +20,16 @@ import { median } from './vec';
 
 /** An offset is reported when the best lag's reprojection distance is below this fraction of the lag-0 distance (in-sync cameras on the demo: 0.89–0.99; a 5-frame shift: 0.65–0.71). */
 export const SYNC_MAX_RATIO = 0.8;
+/**
+ * Lags whose residual is within this fraction of the best one fit about equally well: the offset is
+ * only known to that interval. An automatic correction is accepted only when that interval, after
+ * the correction, stays within ±{@link SYNC_CONFIRM_MAX_FRAMES} of 0. Set from the demo (a QC bound,
+ * not a validated one): cam_02 corrected from a 5-frame shift rises 4–5 % at ±1 frame and 15 % at
+ * ±2; cam_03 (the noisiest view) in the unshifted trial stays within 3 % from lag +1 to +4.
+ */
+export const SYNC_AMBIGUITY = 0.05;
+/** Largest offset (frames) the check may leave unconfirmed without saying so, and the widest a confirmed correction's interval may reach. */
+export const SYNC_CONFIRM_MAX_FRAMES = 1;
 /** Frames used for the estimate (the middle of longer trials), to bound its cost. */
 export const SYNC_WINDOW_FRAMES = 240;
 
@@ -29,6 +39,14 @@ export interface SyncReport {
   /** Per camera: median reprojection distance (px) against the other cameras at lag 0 and at the best lag (null when not estimable). */
   residualAtZeroPx: (number | null)[];
   residualAtBestPx: (number | null)[];
+  /**
+   * Per camera, after the offsets: the smallest offset (frames) the check would find, i.e. the
+   * smallest d with residual(±d) ≥ residual(0) / {@link SYNC_MAX_RATIO} on both sides (null: not
+   * within ±maxLag on at least one side); and the lags whose residual is within
+   * {@link SYNC_AMBIGUITY} of the best ([lo, hi]; the offset is known only to that interval).
+   */
+  detectableFrames: (number | null)[];
+  ambiguousLags: ([number, number] | null)[];
   /** Largest lag searched (frames). */
   maxLag: number;
   /** False when there are fewer than 3 cameras or 20 frames. */
@@ -99,6 +117,8 @@ export function estimateSync(
     offsets: new Array<number>(C).fill(0),
     residualAtZeroPx: new Array<number | null>(C).fill(null),
     residualAtBestPx: new Array<number | null>(C).fill(null),
+    detectableFrames: new Array<number | null>(C).fill(null),
+    ambiguousLags: new Array<[number, number] | null>(C).fill(null),
     maxLag,
     estimable: false,
   };
@@ -135,6 +155,20 @@ export function estimateSync(
     if (pick < 0 || !(pickRatio < SYNC_MAX_RATIO) || fixed.size >= C - 2) break;
     report.offsets[pick] = (report.offsets[pick] ?? 0) + pickLag;
     fixed.add(pick);
+  }
+  // the power of the check and the uncertainty of each camera's timing, on the aligned trial
+  const aligned = applySyncOffsets(win, K, C, report.offsets).observations;
+  for (let c = 0; c < C; c++) {
+    const res = lagResiduals(aligned, projections, K, C, c, maxLag, minConf);
+    const zero = res.get(0);
+    if (zero === undefined) continue;
+    let d: number | null = null;
+    for (let k = 1; k <= maxLag && d === null; k++)
+      if ((res.get(k) ?? -Infinity) * SYNC_MAX_RATIO >= zero && (res.get(-k) ?? -Infinity) * SYNC_MAX_RATIO >= zero) d = k;
+    report.detectableFrames[c] = d;
+    const best = Math.min(...res.values());
+    const near = [...res].filter(([, r]) => r <= best * (1 + SYNC_AMBIGUITY)).map(([l]) => l);
+    report.ambiguousLags[c] = [Math.min(...near), Math.max(...near)];
   }
   return report;
 }

@@ -41,10 +41,12 @@ function copyTrial(trialDir: string, edit: (cam: string, files: string[], read: 
 /**
  * A desynchronised camera: `cam`'s files keep their names and count, but file i holds frame
  * i + `shift` (the last `shift` files hold nobody) — what a camera that started recording
- * `shift` frames late looks like.
+ * `shift` frames late looks like (a negative `shift`: the first files hold nobody, a camera that started early).
  */
 export function shiftCameraFiles(trialDir: string, cam: string, shift: number): string {
-  return copyTrial(trialDir, (c, files, read) => (c === cam ? files.map((_, i) => (i + shift < files.length ? read(files[i + shift]!) : null)) : null));
+  return copyTrial(trialDir, (c, files, read) =>
+    c === cam ? files.map((_, i) => (i + shift >= 0 && i + shift < files.length ? read(files[i + shift]!) : null)) : null,
+  );
 }
 
 /**

@@ -29,6 +29,7 @@ export const CONDITION: Record<string, string> = {
   camera_offset_corrected: 'camera timing corrected',
   sync_unchecked: 'camera timing not checked',
   sync_timestamps: 'cameras in step (timestamps)',
+  sync_unconfirmed: 'camera timing not confirmed',
   camera_exclusion_imbalance: 'one camera disagrees',
   reprojection_imbalance: 'one camera reprojects badly',
   segment_length_unstable: 'limb length unstable',
