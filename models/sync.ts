@@ -209,6 +209,14 @@ export type RejectionReason =
    * the signer sign in to HQ as themselves on that device (Settings → Sync) before signing again.
    */
   | 'signoff_unverified'
+  /**
+   * It names as its author (`user_id`) someone other than the user of the uploading device token,
+   * and the token's own user could not have made it themselves (a verb or row change their role
+   * does not allow, or any account, device or settings change: models/authorship.ts), but that
+   * author's own device token recorded no attestation of this changeset id and content hash
+   * (POST /v1/approvals). Re-plan it with the author signed in to HQ as themselves on that device.
+   */
+  | 'author_unverified'
   /** This changeset id was already used for different content. */
   | 'idempotency_mismatch';
 

@@ -29,6 +29,7 @@ import { HQ_PUBLICATION, HQ_ROLES, type HqRolePasswords } from './pg/roles';
 import { initialiseHq } from './seed';
 import { startHqServer, type HqServer } from './server';
 import { startShapeServer, type ShapeServer } from './shape/server';
+import { SHAPE_LIMITS } from './http/shape-registry';
 
 /** The HQ's default port. */
 export const HQ_DEFAULT_PORT = 5180;
@@ -171,6 +172,8 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
         secret: shapeSecret,
         slot: EMBEDDED_SLOT,
         publication: HQ_PUBLICATION,
+        // The proxy releases shapes idle this long; the service drops them too, and a restart resumes no older one.
+        idleShapeMs: SHAPE_LIMITS.idleMs,
         log: (l) => log(l),
       });
       shapeUrl = shapes.url;

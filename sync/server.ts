@@ -5,7 +5,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
-import { createHqApp, type HqAppOptions } from './http/app';
+import { createHqApp, type HqApp, type HqAppOptions } from './http/app';
 import { createPool } from './pg/db';
 
 /** A running HQ HTTP server. */
@@ -14,13 +14,16 @@ export interface HqServer {
   readonly url: string;
   readonly port: number;
   readonly pool: pg.Pool;
+  /** The proxy's live shape definitions and their release (sync/http/shape-registry.ts). */
+  readonly shapes: Pick<HqApp, 'shapes' | 'sweepShapes'>;
   close(): Promise<void>;
 }
 
 /** Start the HQ server. `port` 0 picks a free port; `host` defaults to 127.0.0.1. */
 export async function startHqServer(opts: Omit<HqAppOptions, 'pool'> & { appUrl: string; port?: number; host?: string; poolSize?: number }): Promise<HqServer> {
   const pool = createPool(opts.appUrl, opts.poolSize ?? 10);
-  const { app } = createHqApp({ ...opts, pool });
+  const hqApp = createHqApp({ ...opts, pool });
+  const { app } = hqApp;
   const host = opts.host ?? '127.0.0.1';
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: opts.port ?? 0, hostname: host }, () => resolve(s));
@@ -33,9 +36,11 @@ export async function startHqServer(opts: Omit<HqAppOptions, 'pool'> & { appUrl:
     url: `http://${shown}:${port}`,
     port,
     pool,
+    shapes: { shapes: hqApp.shapes, sweepShapes: hqApp.sweepShapes },
     async close() {
       if (closed) return;
       closed = true;
+      hqApp.stop();
       await new Promise<void>((res) => {
         server.close(() => res());
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -21,6 +21,7 @@ import { median } from '../../models/capture/vec';
 import { loadTomlCalibration, CalibrationError } from './calibration';
 import { CaptureInputError } from './errors';
 import { hasAddon, triangulationAddon } from './native/index';
+import { syncEvidenceCondition, timestampSkew } from './sync-timestamps';
 import { findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
 import { DEFAULT_POSE, poseKeypointSet, type PoseEstimatorSpec } from './pose/types';
 import { estimateVideoPoses } from './pose/run';
@@ -280,6 +281,20 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
         });
     }
     o.onProgress?.('synchronise', 1, 1);
+  }
+  // What vouches for synchronisation when the geometric check cannot: the recording's timestamps, or nothing (sync_timestamps / camera_offset / sync_unchecked).
+  {
+    const mode = o.sync ?? 'check';
+    const why =
+      mode === 'off'
+        ? 'it was turned off (--sync off)'
+        : C < 3
+          ? `it needs ≥ 3 calibrated cameras (the others triangulate what each camera is compared with) and this rig has ${C}`
+          : `it needs ≥ 20 frames and this trial has ${frames}`;
+    // a static trial (a held posture, too short to filter) does not depend on timing: nothing moves between frames
+    const heldPosture = frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps;
+    const ev = syncEvidenceCondition(videos ? timestampSkew(videos, frames) : null, fps, sync?.estimable === true || heldPosture, why);
+    if (ev) trialConditions.push(ev);
   }
   const tri: TriangulationResult =
     o.referenceTriangulation || !hasAddon('triangulation')

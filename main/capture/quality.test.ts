@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PoseMetricInput } from '../../models/capture/metrics';
 import { processTrial } from './pipeline';
-import { inventLegs, loseAthleteInView, misplaceHips, shiftCameraFiles } from './testing/demo-cases';
+import { inventLegs, loseAthleteInView, misplaceHips, shiftCameraFiles, twoCameraTrial } from './testing/demo-cases';
 import { BALANCING, DEMO_CALIB, hasDemo, MULTI, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const ci = process.env.CI === 'true';
@@ -129,6 +129,24 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     );
     // the in-sync BalancingTrial's raw segments vary 3.8–10 %: nothing frozen there (first test), nor with invented legs
     for (const m of (await run(inventLegs(BALANCING))).rows) expect(codes(m)).not.toContain('frozen_keypoints');
+  });
+
+  it('a 2-camera rig (the geometric sync check needs 3) without timestamps: every reading fails sync_unchecked, in step or 5 frames out', async () => {
+    const runTwo = (shift: number) => {
+      const t = twoCameraTrial(BALANCING, DEMO_CALIB, shift);
+      return processTrial({ trialDir: t.trialDir, calibPath: t.calibPath, useTrialKeypoints: true, fps: 60 });
+    };
+    const [inStep, out] = [await runTwo(0), await runTwo(5)];
+    for (const r of [inStep, out]) {
+      expect(r.sync?.estimable).toBe(false);
+      expect(r.trialConditions.map((c) => c.code)).toContain('sync_unchecked');
+      for (const m of r.rows) expect([m.joint, m.side, m.trustworthy, codes(m)]).toEqual([m.joint, m.side, false, expect.arrayContaining(['sync_unchecked'])]);
+    }
+    expect(out.trialConditions.find((c) => c.code === 'sync_unchecked')!.detail).toMatch(
+      /needs ≥ 3 calibrated cameras .* this rig has 2, and the recording has no timestamp files/,
+    );
+    // what it hides: right hip flexion's range moves by > 10° with cam_02 5 frames out (measured 49.6° → 63.8°)
+    expect(Math.abs(row(out.rows, 'hip_flexion', 'right')!.value_deg! - row(inStep.rows, 'hip_flexion', 'right')!.value_deg!)).toBeGreaterThan(10);
   });
 
   it('the static trial (12 frames) is reported as static and unfiltered', async () => {

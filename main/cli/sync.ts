@@ -5,7 +5,8 @@
  *   enrol --db FILE --hq URL --as EMAIL --pin PIN [--name DEVICE]
  *       Sign this database in at HQ (creates FILE when missing: migrated, empty, no demo seed).
  *   sync --db FILE [--watch]
- *       One pass (upload the outbox, pull every shape to up-to-date; prints what moved as JSON), or
+ *       One pass (upload the outbox, pull every shape to up-to-date; prints what moved as JSON, with
+ *       each changeset HQ rejected in it: id, verb, reason, message), or
  *       with --watch stay live until SIGINT/SIGTERM, printing one JSON line per status change.
  *
  * Exit codes: 0 ok; typed errors as JSON on stderr with 2 Validation, 3 Forbidden, 4 NotFound,
@@ -78,8 +79,23 @@ export async function syncCommand(args: string[], io: Io, opts: { signal?: Abort
     db = openDb(path);
     const engine = new DeviceSync(db, { log: (l) => io.err(l) });
     if (!values.watch) {
+      const started = new Date().toISOString();
       const report = await engine.syncOnce();
-      io.out(JSON.stringify(report, null, 2));
+      // Each changeset HQ rejected in this pass: which, why, and where it is resolved.
+      const rejected = engine
+        .conflicts()
+        .filter((c) => c.rejected_at >= started)
+        .map((c) => ({ changeset_id: c.changeset_id, verb: c.verb, reason: c.reason, message: c.message }));
+      const out = rejected.length
+        ? {
+            ...report,
+            rejected_changesets: rejected,
+            resolve:
+              "Nothing of these was written at HQ; they stay on this device as sync conflicts. Open the app's Sync conflicts page to re-plan or discard each.",
+          }
+        : report;
+      io.out(JSON.stringify(out, null, 2));
+      for (const r of rejected) io.err(`sync: rejected ${r.changeset_id} (${r.verb}): ${r.reason}: ${r.message}`);
       return 0;
     }
     // Live: one JSON status line per change; stop on SIGINT/SIGTERM (or the caller's signal).

@@ -159,6 +159,38 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
     expect(sync.status().conflicts).toBe(0);
   }, 120_000);
 
+  it("an account change the laptop's own user could not make needs its author's own HQ sign-in there (author_unverified until then)", async () => {
+    // The treatment room laptop again, enrolled by the physio; the owner signs in on it offline with the PIN.
+    const { db, sync } = await enrol(DEMO_EMAILS.physio, 'Physio room laptop');
+    const ownerId = userId(db, DEMO_EMAILS.owner);
+    const analystId = userId(db, DEMO_EMAILS.analyst);
+    const hqName = async () =>
+      (await hq.query<{ display_name: string }>(hq.summary.orgId, 'SELECT display_name FROM app_user WHERE id = $1', [analystId]))[0]!.display_name;
+    const before = await hqName();
+
+    // 1. The owner renames the analyst's account there: a physio could not (user.manage), so HQ wants the owner's own word.
+    const first = callVerb({ db, userId: ownerId }, 'users.update', { id: analystId, display_name: `${before} (analyst)` }) as { changeset: { id: string } };
+    const r1 = await sync.syncOnce();
+    expect(r1).toMatchObject({ uploaded: 0, rejected: 1 });
+    const [conflict] = sync.conflicts();
+    expect(conflict).toMatchObject({ changeset_id: first.changeset.id, reason: 'author_unverified', verb: 'users.update' });
+    expect(conflict!.message).toMatch(/cannot verify that the user this change names as its author made it/);
+    expect(await hqName()).toBe(before);
+
+    // 2. The owner signs in to HQ as themselves on the laptop and makes the change again: attested under the owner's token, applied.
+    await sync.signInUser({ email: DEMO_EMAILS.owner, pin: DEMO_PIN });
+    sync.discard(first.changeset.id);
+    const again = callVerb({ db, userId: ownerId }, 'users.update', { id: analystId, display_name: `${before} (analyst)` }) as { changeset: { id: string } };
+    const r2 = await sync.syncOnce();
+    expect(r2).toMatchObject({ uploaded: 1, rejected: 0 });
+    expect(await hqName()).toBe(`${before} (analyst)`);
+    const [rec] = await hq.query<{ approver_id: string }>(hq.summary.orgId, 'SELECT approver_id FROM hq_approval WHERE changeset_id = $1', [
+      again.changeset.id,
+    ]);
+    expect(rec).toEqual({ approver_id: ownerId });
+    expect(sync.status().conflicts).toBe(0);
+  }, 120_000);
+
   it("on a device the owner enrolled, the owner's approval of the admin's proposal made there needs nothing more", async () => {
     const { db, sync } = await enrol(DEMO_EMAILS.owner, 'Owner laptop');
     const made = proposeAndApprove(db, DEMO_EMAILS.admin, 2);

@@ -30,10 +30,12 @@
  *   brings every such proposal of the club to this device (main/data/sync.ts
  *   `materializeProposals`), so an owner signed in here decides it, and a proposal made here takes
  *   HQ's outcome. The approval itself is the changeset, uploaded with the proposal's id.
- * - RTP sign-offs: HQ applies a sign-off whose author is not the enrolled user only when the
- *   author's own token attested it. The same path: a signer who signed in to HQ on this device
- *   has each of their sign-off changesets attested before upload; otherwise HQ rejects it
- *   `signoff_unverified` (a visible conflict; ordinary clinical changes need nothing of this).
+ * - Other authors: HQ applies a changeset whose author is not the enrolled user without that
+ *   author's own attestation only when the enrolled user could have made it themselves
+ *   (models/authorship.ts); a sign-off always needs it. The same path: a user who signed in to HQ
+ *   on this device has each of their changesets attested before upload; otherwise HQ rejects
+ *   those it needs it for `signoff_unverified` / `author_unverified` (a visible conflict; a
+ *   doctor's ordinary clinical change on a physio's laptop needs nothing of this).
  *
  * Errors are typed (models/errors.ts): `NotConfigured` (not enrolled), `Unavailable` (HQ not
  * reachable or not ready), `Unauthenticated` (token revoked or expired: sync stops), `Forbidden`.
@@ -41,8 +43,9 @@
 import { setMaxListeners } from 'node:events';
 import { FetchError } from '@electric-sql/client';
 import { AppError, NotConfigured, type ErrorPayload } from '../../models/errors';
-import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
-import type { RowChange } from '../../models/changeset';
+import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
+import { uploaderCannotVouch } from '../../models/authorship';
+import type { RowChange, RuleActor } from '../../models/changeset';
 import { mentionsSignoff } from '../../models/policy';
 import type {
   ChangesetOutcome,
@@ -679,9 +682,11 @@ export class DeviceSync {
    * device, the approvals the batch names (`approved_by`), the changes owners made themselves,
    * and the RTP sign-offs each user made here (their attestation: HQ applies a sign-off uploaded
    * under another user's token only with it), each bound to the content hash HQ will compute for
-   * the upload. Nothing is needed for the enrolled user (the upload's token is theirs). A user
-   * without an HQ sign-in here, or whose token HQ refuses, is left out: HQ then rejects those
-   * changes `approval_unverified` / `signoff_unverified`, a visible conflict.
+   * the upload, and every other change a user signed in to HQ here made (HQ needs it for any the
+   * enrolled user could not have made, models/authorship.ts). Nothing is needed for the enrolled
+   * user (the upload's token is theirs). A user without an HQ sign-in here, or whose token HQ
+   * refuses, is left out: HQ then rejects those changes `approval_unverified` /
+   * `signoff_unverified` / `author_unverified`, a visible conflict.
    * @throws Unavailable (HQ unreachable or failing: the batch waits and retries)
    */
   private async recordApprovals(e: SyncEnrolmentRow & { token: string }, batch: UploadedChangeset[], signal?: AbortSignal): Promise<void> {
@@ -692,18 +697,41 @@ export class DeviceSync {
       list.push({ changeset_id: cs.changeset_id, content_hash: uploadContentHash(cs), approved_at: cs.created_at });
       byApprover.set(userId, list);
     };
+    /** Changesets HQ will refuse without their author's or approver's own attestation (for the log line). */
+    const needed = new Set<string>();
+    const uploader: RuleActor = {
+      userId: e.user_id,
+      orgId: e.org_id,
+      role: this.currentRole(e) as Role,
+      linkedAthleteId: null,
+      active: true,
+    };
     for (const cs of batch) {
       const author = cs.user_id ? findUserById(this.db, cs.user_id) : null;
       const approver = cs.approved_by ?? (author?.role === NEEDS_OWNER_APPROVER ? author.id : null);
-      if (approver && approver !== e.user_id) add(approver, cs);
-      if (cs.user_id && cs.user_id !== e.user_id && mentionsSignoff(cs.changes as RowChange[])) add(cs.user_id, cs);
+      if (approver && approver !== e.user_id) {
+        add(approver, cs);
+        needed.add(`${approver}:${cs.changeset_id}`);
+      }
+      if (cs.user_id && cs.user_id !== e.user_id) {
+        // Another user's change on this (shared) device: their own attestation, whenever they
+        // signed in to HQ here. HQ needs it for a sign-off and for anything the enrolled user
+        // could not have done themselves (models/authorship.ts; judged here on the change's own
+        // `before`, HQ judges on its rows); recording it for the rest costs one request per user.
+        const changes = cs.changes as RowChange[];
+        const why =
+          mentionsSignoff(changes) ||
+          uploaderCannotVouch(uploader, cs.verb, changes, (ch) => (ch.op === 'update' ? { orgId: e.org_id, athleteId: null, row: ch.before } : null)) !== null;
+        if (why) needed.add(`${cs.user_id}:${cs.changeset_id}`);
+        if (why || getUserToken(this.db, cs.user_id)) add(cs.user_id, cs);
+      }
     }
     for (const [userId, approvals] of byApprover) {
       const row = getUserToken(this.db, userId);
       if (!row) {
-        this.log(
-          `sync: ${approvals.length} change(s) approved or signed off by user ${userId}, who is not signed in to HQ on this device: HQ cannot verify them`,
-        );
+        const n = approvals.filter((a) => needed.has(`${userId}:${a.changeset_id}`)).length;
+        if (n > 0)
+          this.log(`sync: ${n} change(s) approved, signed off or made by user ${userId}, who is not signed in to HQ on this device: HQ cannot verify them`);
         continue;
       }
       let token: string;
@@ -828,7 +856,17 @@ export class DeviceSync {
         onError: (err) => {
           if (ctrl.signal.aborted) return;
           if (err instanceof FetchError && err.status === 401) {
-            finish(new AppError({ code: 'Unauthenticated', message: 'HQ no longer accepts this device token (revoked or expired). Enrol the device again.' }));
+            // HQ says why (revoked, expired, the account deactivated): pass its words on.
+            const hq = (err.json as { error?: { message?: unknown } } | undefined)?.error?.message;
+            finish(
+              new AppError({
+                code: 'Unauthenticated',
+                message:
+                  typeof hq === 'string' && hq
+                    ? `HQ no longer accepts this device token: ${hq}`
+                    : 'HQ no longer accepts this device token (revoked or expired). Enrol the device again.',
+              }),
+            );
             return;
           }
           if (err instanceof FetchError && err.status === 400 && !restarted && state.handle && /handle do not match/.test(err.message)) {

@@ -67,7 +67,7 @@ export type FromWorker =
   | { type: 'applied'; id: number; ev: ApplyEvent }
   | { type: 'consumed'; id: number; result: ConsumeResult }
   | { type: 'online'; id: number; online: boolean }
-  | { type: 'error'; id: number; status: number | null; message: string; url: string; retrying: boolean; cause?: string }
+  | { type: 'error'; id: number; status: number | null; message: string; url: string; retrying: boolean; cause?: string; hqMessage?: string }
   | { type: 'stopped'; id: number };
 
 interface Running {
@@ -147,7 +147,18 @@ function start(m: Extract<ToWorker, { type: 'start' }>): void {
       // The same rule as the in-thread engine: live streams retry unless HQ refused (4xx).
       const retrying = m.live && !(status !== null && status >= 400 && status < 500);
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? err.name;
-      post({ type: 'error', id: m.id, status, message: err.message, url: err instanceof FetchError ? err.url : m.url, retrying, cause });
+      // HQ's own words for a refusal (e.g. "revoked" vs "deactivated"), passed through to the engine.
+      const hqMessage = err instanceof FetchError ? (err.json as { error?: { message?: unknown } } | undefined)?.error?.message : undefined;
+      post({
+        type: 'error',
+        id: m.id,
+        status,
+        message: err.message,
+        url: err instanceof FetchError ? err.url : m.url,
+        retrying,
+        cause,
+        ...(typeof hqMessage === 'string' ? { hqMessage } : {}),
+      });
       return retrying ? {} : undefined;
     },
   });

@@ -21,6 +21,8 @@ export const CONDITION_CODES = [
   'low_coverage',
   'camera_offset',
   'camera_offset_corrected',
+  'sync_unchecked',
+  'sync_timestamps',
   'camera_exclusion_imbalance',
   'reprojection_imbalance',
   'segment_length_unstable',
@@ -45,6 +47,7 @@ export type ConditionCode = (typeof CONDITION_CODES)[number];
 /** Codes that are reported but do not by themselves make a reading untrustworthy. */
 export const INFO_CONDITIONS: readonly ConditionCode[] = [
   'camera_offset_corrected',
+  'sync_timestamps',
   'static_trial',
   'model_difference',
   'not_cross_checked',

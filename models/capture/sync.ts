@@ -35,8 +35,16 @@ export interface SyncReport {
   estimable: boolean;
 }
 
-/** Median distance (px) between camera c's detections at f + lag and the others' triangulation at f, for every lag. */
-function lagResiduals(obs: Float64Array, projections: Float64Array, K: number, C: number, c: number, maxLag: number, minConf: number): Map<number, number> {
+/** Median distance (px) between camera c's detections at f + lag (F×K×C×3 undistorted observations) and the others' triangulation at f, for every lag in ±maxLag with ≥ 50 pairs (lag → px). */
+export function lagResiduals(
+  obs: Float64Array,
+  projections: Float64Array,
+  K: number,
+  C: number,
+  c: number,
+  maxLag: number,
+  minConf: number,
+): Map<number, number> {
   const F = obs.length / (K * C * 3);
   const others = Float64Array.from(obs);
   for (let o = c * 3 + 2; o < others.length; o += C * 3) others[o] = 0;

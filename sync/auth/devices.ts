@@ -132,8 +132,8 @@ export class DeviceRegistry {
       hash,
       async (c) =>
         (
-          await c.query<{ id: string; org_id: string; user_id: string; name: string; expires_at: string; revoked_at: string | null }>(
-            'SELECT id, org_id, user_id, name, expires_at, revoked_at FROM hq_device WHERE token_hash = $1',
+          await c.query<{ id: string; org_id: string; user_id: string; name: string; created_at: string; expires_at: string; revoked_at: string | null }>(
+            'SELECT id, org_id, user_id, name, created_at, expires_at, revoked_at FROM hq_device WHERE token_hash = $1',
             [hash],
           )
         ).rows[0],
@@ -167,7 +167,28 @@ export class DeviceRegistry {
       role: user.role,
       linkedAthleteId: user.linked_athlete_id,
       active: user.active,
+      enrolledAt: new Date(device.created_at).toISOString(),
     };
+  }
+
+  /**
+   * Which of `deviceIds` (devices of org `orgId`) can no longer make a request: revoked, expired,
+   * unknown, or signed in with an account that is deactivated. Used to evict the shapes only such
+   * devices requested (sync/http/shape-registry.ts).
+   */
+  async inactiveDevices(orgId: string, deviceIds: readonly string[]): Promise<Set<string>> {
+    if (deviceIds.length === 0) return new Set();
+    const live = await withTenant(this.pool, { orgId }, async (c) =>
+      (
+        await c.query<{ id: string }>(
+          `SELECT d.id FROM hq_device d JOIN app_user u ON u.id = d.user_id
+            WHERE d.id = ANY($1::uuid[]) AND d.revoked_at IS NULL AND d.expires_at > $2 AND u.active AND u.deleted_at IS NULL`,
+          [deviceIds, new Date(this.now()).toISOString()],
+        )
+      ).rows.map((r) => r.id),
+    );
+    const alive = new Set(live);
+    return new Set(deviceIds.filter((id) => !alive.has(id)));
   }
 
   /**

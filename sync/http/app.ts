@@ -37,6 +37,7 @@ import { recordApprovals } from '../write/approvals';
 import { badRequest, errorResponse, payloadTooLarge } from './errors';
 import { MAX_TOOL_INPUT_DEPTH, measureJsonText } from '../../models/bounds';
 import { proxyShape, UpstreamError } from './shape-proxy';
+import { ShapeRegistry, type ShapeLimits } from './shape-registry';
 
 /** Configuration of {@link createHqApp}. */
 export interface HqAppOptions {
@@ -58,6 +59,25 @@ export interface HqAppOptions {
   enrolLimit?: { max: number; windowMs: number };
   /** Clock (ms), injectable for tests. */
   now?: () => number;
+  /** Limits of live shapes per device and per org, and the idle time after which one is released (sync/http/shape-registry.ts). @default SHAPE_LIMITS */
+  shapeLimits?: Partial<ShapeLimits>;
+  /** How often idle shapes and those of revoked devices are released, ms (0: only when `sweepShapes` is called). @default 60000 */
+  shapeSweepMs?: number;
+}
+
+/** What {@link createHqApp} returns. */
+export interface HqApp {
+  app: Hono;
+  registry: DeviceRegistry;
+  /** The live shape definitions the proxy admitted. */
+  shapes: ShapeRegistry;
+  /**
+   * Release idle shapes and those only revoked/expired/deactivated devices followed, deleting each
+   * at the shape service. @returns how many definitions were released
+   */
+  sweepShapes(): Promise<number>;
+  /** Stop the sweep timer. */
+  stop(): void;
 }
 
 const Enrol = z
@@ -139,9 +159,10 @@ function checkUpload(upload: ChangesetUpload, principal: { orgId: string; userId
 }
 
 /** Build the HQ app. The caller serves it (sync/hq.ts) and closes the pool. */
-export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRegistry } {
+export function createHqApp(opts: HqAppOptions): HqApp {
   const now = opts.now ?? Date.now;
   const registry = new DeviceRegistry(opts.pool, { tokenTtlDays: opts.tokenTtlDays ?? 90, now });
+  const shapes = new ShapeRegistry(opts.shapeLimits);
   const enrolLimiter = new WindowLimiter(opts.enrolLimit?.max ?? 20, opts.enrolLimit?.windowMs ?? 5 * 60_000);
   const maxBody = opts.maxBodyBytes ?? 4 * 1024 * 1024;
   const app = new Hono();
@@ -268,10 +289,32 @@ export function createHqApp(opts: HqAppOptions): { app: Hono; registry: DeviceRe
   // --- Read path
   app.get('/v1/shape', async (c) => {
     const p = await registry.authenticate(c.req.header('authorization'));
-    return proxyShape(c, p, { shapeUrl: opts.shapeUrl, secret: opts.shapeSecret ?? null, maxLifetimeMs: opts.maxLongPollMs ?? 60_000 });
+    return proxyShape(c, p, { shapeUrl: opts.shapeUrl, secret: opts.shapeSecret ?? null, maxLifetimeMs: opts.maxLongPollMs ?? 60_000, shapes, now: now() });
   });
 
-  return { app, registry };
+  let sweeping: Promise<number> | null = null;
+  const sweepShapes = (): Promise<number> => {
+    sweeping ??= (async () => {
+      const evicted = await shapes.sweep(now(), (orgId, ids) => registry.inactiveDevices(orgId, ids));
+      for (const def of evicted) {
+        const q = new URLSearchParams(def);
+        if (opts.shapeSecret) q.set('secret', opts.shapeSecret);
+        // 202 deleted, 404 already gone (dropped by the service itself): either way released.
+        await fetch(`${opts.shapeUrl.replace(/\/+$/, '')}/v1/shape?${q.toString()}`, { method: 'DELETE', signal: AbortSignal.timeout(10_000) })
+          .then((r) => r.arrayBuffer())
+          .catch(() => undefined);
+      }
+      return evicted.length;
+    })().finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+  const sweepMs = opts.shapeSweepMs ?? 60_000;
+  const timer = sweepMs > 0 ? setInterval(() => void sweepShapes().catch((e: Error) => console.error(`[hq] shape sweep failed: ${e.message}`)), sweepMs) : null;
+  timer?.unref();
+
+  return { app, registry, shapes, sweepShapes, stop: () => timer && clearInterval(timer) };
 }
 
 function clientAddress(c: Context): string {

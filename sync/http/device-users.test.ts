@@ -112,6 +112,7 @@ describe.skipIf(!havePg)('who can sign in on a device', () => {
     });
     server = await startHqServer({ appUrl: hq.appUrl, shapeUrl: shapes.url, shapeSecret: SECRET, maxLongPollMs: 10_000, poolSize: 4 });
     devices.clinic = await enrol(DEMO_EMAILS.admin, 'Clinic laptop');
+    devices.treatment = await enrol(DEMO_EMAILS.doctor, 'Treatment laptop');
     devices.athlete = await enrol(DEMO_EMAILS.athlete, 'Phone');
   });
   afterAll(async () => {
@@ -195,7 +196,11 @@ describe.skipIf(!havePg)('who can sign in on a device', () => {
     };
     const otherOrgUser = (await sql<{ id: string }>('SELECT id FROM app_user WHERE org_id = $1 LIMIT 1', [ids.second]))[0]!.id;
     const byStranger = { changeset_id: uuidv7(), verb: 'wellness.record', user_id: otherOrgUser, changes: [wellnessInsert(ids.linkedAthlete, 'stranger')] };
-    const res = await upload(devices.clinic!.token, [byPhysio, byCoach, byStranger]);
+    // The admin's clinic laptop could not record wellness itself (no wellness.write): the physio's own attestation would be needed.
+    const viaAdmin = await upload(devices.clinic!.token, [{ ...byPhysio, changeset_id: uuidv7() }]);
+    expect(((await viaAdmin.json()) as ChangesetUploadResult).results[0]).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+    // The doctor's treatment laptop could: applied as the physio's.
+    const res = await upload(devices.treatment!.token, [byPhysio, byCoach, byStranger]);
     expect(res.status, await res.clone().text()).toBe(200);
     const [physio, coach, stranger] = ((await res.json()) as ChangesetUploadResult).results as ChangesetOutcome[];
     expect(physio!.status).toBe('applied');
@@ -209,13 +214,13 @@ describe.skipIf(!havePg)('who can sign in on a device', () => {
     );
     const [physioName] = await sql<{ display_name: string }>('SELECT display_name FROM app_user WHERE id = $1', [ids.users.physio]);
     expect(act!.actor_user_id).toBe(ids.users.physio);
-    expect(act!.actor_name).toBe(`${physioName!.display_name} via Device Clinic laptop`);
+    expect(act!.actor_name).toBe(`${physioName!.display_name} via Device Treatment laptop`);
     expect(new Date(act!.created_at).toISOString()).toBe(recorded);
     const [log] = await sql<{ user_id: string; device_id: string; received_at: Date }>(
       'SELECT user_id, device_id, received_at FROM hq_changeset WHERE id = $1',
       [byPhysio.changeset_id],
     );
-    expect(log).toMatchObject({ user_id: ids.users.physio, device_id: devices.clinic!.device_id });
+    expect(log).toMatchObject({ user_id: ids.users.physio, device_id: devices.treatment!.device_id });
     expect(new Date(log!.received_at).getTime()).toBeGreaterThan(Date.parse(recorded));
 
     // A device clock running ahead cannot date a change into the future.
@@ -226,7 +231,7 @@ describe.skipIf(!havePg)('who can sign in on a device', () => {
       created_at: new Date(Date.now() + 86_400_000).toISOString(),
       changes: [wellnessInsert(ids.linkedAthlete, 'ahead')],
     };
-    expect(((await (await upload(devices.clinic!.token, [ahead])).json()) as ChangesetUploadResult).results[0]!.status).toBe('applied');
+    expect(((await (await upload(devices.treatment!.token, [ahead])).json()) as ChangesetUploadResult).results[0]!.status).toBe('applied');
     const [aheadAct] = await sql<{ created_at: Date }>('SELECT created_at FROM activity WHERE changeset_id = $1', [ahead.changeset_id]);
     expect(new Date(aheadAct!.created_at).getTime()).toBeLessThanOrEqual(Date.now());
 
@@ -249,7 +254,7 @@ describe.skipIf(!havePg)('who can sign in on a device', () => {
     // A write ends the live request the stream holds; its next request carries the revoked token.
     const first = wellnessInsert(ids.linkedAthlete, 'after revoke');
     expect(
-      (await upload(devices.clinic!.token, [{ changeset_id: uuidv7(), verb: 'wellness.record', user_id: ids.users.physio, changes: [first] }])).status,
+      (await upload(devices.treatment!.token, [{ changeset_id: uuidv7(), verb: 'wellness.record', user_id: ids.users.physio, changes: [first] }])).status,
     ).toBe(200);
     const err = await waitFor('the 401', () => errors[0]);
     expect(err).toBeInstanceOf(FetchError);

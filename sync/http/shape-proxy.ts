@@ -8,6 +8,8 @@
  *   to be one parenthesised expression, so it can narrow and never widen);
  * - `columns` (the client may pick columns of the table; nothing else);
  * - the shape service's `secret`.
+ * Each distinct definition a device asks for counts against its and its club's limit of live
+ * shapes (sync/http/shape-registry.ts): past it, 429 `shape_limit`, nothing created.
  * The shape service reads as the replication role, which row-level security does not narrow:
  * this `where` is what keeps tenants apart on the read path.
  *
@@ -24,6 +26,7 @@ import { isTableName, TABLE_NAMES, TABLES } from '../../models/tables';
 import { NO_ATHLETE } from '../pg/db';
 import type { Principal } from '../write/principal';
 import { badRequest } from './errors';
+import type { ShapeRegistry } from './shape-registry';
 import { whereProblem } from './where';
 
 /** Protocol parameters passed through as the client sent them. */
@@ -171,8 +174,17 @@ const DROP_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-en
  * Forward one shape request. The upstream request is aborted (and the client answered 504, which
  * ShapeStream retries) once it has run for `maxLifetimeMs`, so no long-poll is held for ever.
  */
-export async function proxyShape(c: Context, p: Principal, opts: { shapeUrl: string; secret: string | null; maxLifetimeMs: number }): Promise<Response> {
+export async function proxyShape(
+  c: Context,
+  p: Principal,
+  opts: { shapeUrl: string; secret: string | null; maxLifetimeMs: number; shapes?: ShapeRegistry; now?: number },
+): Promise<Response> {
   const q = upstreamQuery(p, new URL(c.req.url).searchParams, opts.secret);
+  // Past the device's or the club's limit of distinct shapes: 429 shape_limit, nothing created.
+  const admitted = opts.shapes ? opts.shapes.admit(p, q, opts.now ?? Date.now()) : false;
+  const forget = (): void => {
+    if (admitted) opts.shapes?.forget(p.deviceId, q);
+  };
   const url = `${opts.shapeUrl.replace(/\/+$/, '')}/v1/shape?${q.toString()}`;
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(new Error('lifetime')), opts.maxLifetimeMs);
@@ -186,12 +198,15 @@ export async function proxyShape(c: Context, p: Principal, opts: { shapeUrl: str
     upstream = await fetch(url, { headers, signal: ctrl.signal });
   } catch (e) {
     clearTimeout(timer);
+    forget();
     c.req.raw.signal?.removeEventListener('abort', onClientGone);
     if (ctrl.signal.aborted && String((ctrl.signal.reason as Error | undefined)?.message) === 'lifetime') {
       throw new UpstreamError(504, `The shape request ran past its ${Math.round(opts.maxLifetimeMs / 1000)} s lifetime; request it again.`);
     }
     throw new UpstreamError(502, 'The shape service is not reachable from HQ right now; try again shortly.');
   }
+  // Refused (bad where, unknown column): no shape exists for it, so it does not count.
+  if (upstream.status >= 400 && upstream.status !== 409) forget();
   const out = new Headers();
   upstream.headers.forEach((v, k) => {
     if (!DROP_HEADERS.has(k.toLowerCase())) out.set(k, v);

@@ -158,6 +158,7 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
 
   const mustRefetch = async (c: Context, req: ShapeRequest): Promise<Response> => {
     const fresh = await service.getOrCreate(req);
+    fresh.touch();
     c.header('electric-handle', fresh.handle);
     c.header('cache-control', 'public, max-age=60, must-revalidate');
     return c.json([{ headers: { control: 'must-refetch' } }], 409);
@@ -210,6 +211,7 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
       throw e;
     }
 
+    shape.touch();
     const schemaHeader = shape.schemaHeader;
     let after: Offset | null;
     if (reqOffset.kind === 'start') after = null;

@@ -53,6 +53,12 @@ export interface ShapeServiceOptions {
    * and its clients refetch a fresh snapshot (which is compact): logs are never silently truncated.
    */
   maxLogBytes?: number;
+  /**
+   * Drop a shape no request has named (by definition or handle) for this long, ms; also at start,
+   * so a restart resumes only shapes in use (`lastRequestedAt` in its meta.json). A client that
+   * comes back later gets 409 must-refetch and a fresh snapshot. Default: never (null).
+   */
+  idleShapeMs?: number | null;
   /** Log lines (default: none). */
   log?: (line: string) => void;
 }
@@ -112,6 +118,8 @@ interface ShapeMeta {
   /** Commit LSN of the last transaction applied (decimal). */
   lastLsn: string;
   createdAt: string;
+  /** When a request last named the shape (ISO-8601; absent in logs written before idle eviction: then `createdAt`). */
+  lastRequestedAt?: string;
 }
 
 const FORMAT_VERSION = 1;
@@ -137,6 +145,18 @@ export class Shape {
   metaDirty = false;
   /** Bytes of the snapshot part of the log (the limit applies to what changes add after it). */
   snapshotBytes = 0;
+  /** When a request last named this shape (ms since the epoch; idle eviction). */
+  lastRequestedAt = Date.now();
+  /** When the shape was created (ISO-8601). */
+  createdAt = new Date().toISOString();
+  /** `lastRequestedAt` as last written to meta.json. */
+  persistedRequestedAt = 0;
+
+  /** Note a request for this shape at `now` (ms); meta.json is rewritten at most once a minute for it. */
+  touch(now = Date.now()): void {
+    this.lastRequestedAt = now;
+    if (now - this.persistedRequestedAt > 60_000) this.metaDirty = true;
+  }
 
   constructor(
     readonly handle: string,
@@ -243,6 +263,9 @@ export class ShapeService {
   private readonly byDef = new Map<string, Promise<Shape>>();
   private stream: ReplicationStream | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  /** {@link ShapeServiceOptions.idleShapeMs}. */
+  readonly idleShapeMs: number | null;
   private relations = new Map<string, string>(); // "schema.table" → signature seen on the stream
   /** Everything up to here is applied to every shape (commit end LSN or an idle keepalive's LSN). */
   private processedLsn = 0n;
@@ -266,6 +289,7 @@ export class ShapeService {
     this.chunkBytes = options.chunkBytes ?? 4 * 1024 * 1024;
     this.longPollTimeoutMs = options.longPollTimeoutMs ?? 20_000;
     this.maxLogBytes = options.maxLogBytes ?? 256 * 1024 * 1024;
+    this.idleShapeMs = options.idleShapeMs ?? null;
     this.log = options.log ?? (() => undefined);
     this.pool = new pg.Pool({
       connectionString: options.databaseUrl,
@@ -381,12 +405,20 @@ export class ShapeService {
       }
       try {
         const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as ShapeMeta;
+        const requestedAt = Date.parse(meta.lastRequestedAt ?? meta.createdAt);
+        if (this.idleShapeMs !== null && !(Date.now() - requestedAt <= this.idleShapeMs)) {
+          this.log(`shape service: not resuming shape ${handle}: no request for it since ${meta.lastRequestedAt ?? meta.createdAt}`);
+          rmSync(dir, { recursive: true, force: true });
+          continue;
+        }
         const table = await loadTable(this.pool, meta.def.schema, meta.def.table);
         if (tableSignature(table) !== meta.signature) throw new Error('table changed while the service was down');
         const defKey = JSON.stringify(meta.def);
         const shape = new Shape(handle, defKey, meta.def, table, dir);
         shape.snapshot = { xmin: BigInt(meta.snapshot.xmin), xmax: BigInt(meta.snapshot.xmax), xip: meta.snapshot.xip.map(BigInt) };
         shape.lastLsn = BigInt(meta.lastLsn);
+        shape.createdAt = meta.createdAt;
+        shape.lastRequestedAt = shape.persistedRequestedAt = requestedAt;
         if (shape.log.length === 0) throw new Error('empty log');
         shape.snapshotBytes = shape.log.snapshotSize();
         for (const json of shape.log.messages()) {
@@ -409,6 +441,13 @@ export class ShapeService {
     await this.startStream();
     this.flushTimer = setInterval(() => void this.flush().catch((e: Error) => this.log(`shape service: flush failed: ${e.message}`)), 1000);
     this.flushTimer.unref();
+    if (this.idleShapeMs !== null) {
+      this.idleTimer = setInterval(
+        () => void this.evictIdle().catch((e: Error) => this.log(`shape service: idle eviction failed: ${e.message}`)),
+        Math.min(60_000, Math.max(1000, this.idleShapeMs / 4)),
+      );
+      this.idleTimer.unref();
+    }
     this.log(`shape service: ${this.byHandle.size} shape(s) resumed, streaming from slot ${this.slot}`);
   }
 
@@ -796,8 +835,10 @@ export class ShapeService {
       signature: tableSignature(shape.table),
       snapshot: { xmin: shape.snapshot.xmin.toString(), xmax: shape.snapshot.xmax.toString(), xip: shape.snapshot.xip.map(String) },
       lastLsn: shape.lastLsn.toString(),
-      createdAt: new Date().toISOString(),
+      createdAt: shape.createdAt,
+      lastRequestedAt: new Date(shape.lastRequestedAt).toISOString(),
     };
+    shape.persistedRequestedAt = shape.lastRequestedAt;
     const path = join(shape.dir, 'meta.json');
     writeFileSync(path + '.tmp', JSON.stringify(meta));
     renameSync(path + '.tmp', path);
@@ -817,6 +858,23 @@ export class ShapeService {
     shape.notify();
     shape.log.close();
     rmSync(shape.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Drop every shape no request has named for {@link ShapeServiceOptions.idleShapeMs} as of `now`
+   * (ms) (its clients, should any come back, get 409 must-refetch). Nothing when idle eviction is off.
+   * @returns the handles dropped
+   */
+  async evictIdle(now = Date.now()): Promise<string[]> {
+    if (this.idleShapeMs === null) return [];
+    const out: string[] = [];
+    for (const s of [...this.byHandle.values()]) {
+      if (s.deleted || s.waiting > 0 || now - s.lastRequestedAt <= this.idleShapeMs) continue;
+      await this.deleteShape(s);
+      out.push(s.handle);
+    }
+    if (out.length) this.log(`shape service: dropped ${out.length} shape(s) not requested for ${Math.round(this.idleShapeMs / 1000)} s`);
+    return out;
   }
 
   /** Persist logs and metadata, then acknowledge the slot up to what is persisted. */
@@ -839,6 +897,7 @@ export class ShapeService {
     if (this.stopped) return;
     this.stopped = true;
     if (this.flushTimer) clearInterval(this.flushTimer);
+    if (this.idleTimer) clearInterval(this.idleTimer);
     try {
       await this.stream?.stop().catch(() => undefined);
       for (const s of this.byHandle.values()) {

@@ -15,9 +15,13 @@
  * authorised as *that* user, re-read now), else the token's user. The activity row says who
  * ("Name via Device <device name>"), when (the time the change was made on the device, never later
  * than HQ's clock; `hq_changeset.received_at` keeps when HQ received it) and from which device
- * (`hq_changeset.device_id`, and the device's name in `actor_name`). A changeset that sets or
- * withdraws an RTP sign-off under another user's token needs that author's own attestation
- * (sync/write/approvals.ts), else it is rejected `signoff_unverified`.
+ * (`hq_changeset.device_id`, and the device's name in `actor_name`). A changeset under another
+ * user's token needs that author's own attestation (sync/write/approvals.ts) when it sets or
+ * withdraws an RTP sign-off (else rejected `signoff_unverified`) or does anything the token's own
+ * user could not do themselves (models/authorship.ts; else rejected `author_unverified`). The
+ * activity time is the device's `created_at` bounded by HQ's clock and the token's issue time
+ * ({@link recordedAt}); the activity line is the device's summary as plain bounded text
+ * ({@link uploadedSummary}).
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
@@ -42,6 +46,8 @@ import type { ChangesetOutcome, ContentHashVersion, CurrentRow, RejectionReason,
 import { CONTENT_HASH_VERSION, uploadHashPayload } from '../../models/sync';
 import type { TableName } from '../../models/tables';
 import { TABLES } from '../../models/tables';
+import { cleanOneLine } from '../../models/text';
+import { uploaderCannotVouch } from '../../models/authorship';
 import { NO_ATHLETE, withTenant } from '../pg/db';
 import { verifyAuthorAttestation, verifyOwnerApproval } from './approvals';
 import { failProposal, lockProposal, proposalMismatch, settleProposal } from './proposals';
@@ -66,6 +72,8 @@ const REJECTION_CODE: Readonly<Record<RejectionReason, ErrorCode>> = {
   approval_unverified: 'Forbidden',
   // An RTP sign-off authored by someone other than the token's user, without that author's own attestation.
   signoff_unverified: 'Forbidden',
+  // Authored by someone other than the token's user, beyond what the token's user may do, without that author's attestation.
+  author_unverified: 'Forbidden',
   idempotency_mismatch: 'Conflict',
 };
 
@@ -180,6 +188,24 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
           ),
         );
       }
+      if (code === '23505') {
+        // A unique value already taken at HQ. An id (activity_id, or a row id another org's row
+        // holds, which RLS hides from the version check) says nothing of where: the raw Postgres
+        // message would name the key and value and confirm the other row exists.
+        const constraint = (e as { constraint?: string }).constraint ?? '';
+        const what = /_pkey$/.test(constraint)
+          ? constraint === 'activity_pkey'
+            ? 'its activity_id'
+            : `the id of a ${constraint.replace(/_pkey$/, '')} row it inserts`
+          : `a value that must be unique (${constraint || 'a unique constraint'})`;
+        return recordRejection(
+          pool,
+          principal,
+          cs,
+          hashes,
+          reject('validation', `HQ cannot use ${what} for this change. Nothing was written; re-plan the change so it gets new ids, or change that value.`),
+        );
+      }
       if (code && /^(22|23)/.test(code)) {
         // Data exception or integrity violation the rules did not foresee: the database refused it.
         return recordRejection(
@@ -222,12 +248,41 @@ function actingUserId(principal: Principal, cs: UploadedChangeset): string {
 }
 
 /**
- * When the activity row says the change was made: the device's `created_at`, clamped to HQ's
- * clock (a device clock ahead of HQ cannot date a change into the future), else HQ's now.
+ * How long before its device token was issued a device may date a change (`created_at`): a
+ * laptop used before it was enrolled, or a clock a little behind. 7 days, in ms.
  */
-export function recordedAt(deviceCreatedAt: string | undefined, now: Date): string {
+export const CREATED_AT_BEFORE_ENROLMENT_MS = 7 * 86_400_000;
+
+/**
+ * When the activity row says the change was made: the device's `created_at`, clamped into
+ * [`enrolledAt` − {@link CREATED_AT_BEFORE_ENROLMENT_MS}, `now`] (a device clock ahead of HQ
+ * cannot date a change into the future, and no device can back-date one to before it was
+ * enrolled, e.g. "2019-01-01"); absent or unparseable: HQ's now. Clamped, never rejected: the
+ * change itself is kept, only its time is bounded (`hq_changeset.received_at` keeps the arrival).
+ * `enrolledAt` absent: only the upper bound applies.
+ */
+export function recordedAt(deviceCreatedAt: string | undefined, now: Date, enrolledAt?: string): string {
   const t = deviceCreatedAt ? Date.parse(deviceCreatedAt) : Number.NaN;
-  return Number.isNaN(t) || t > now.getTime() ? now.toISOString() : new Date(t).toISOString();
+  if (Number.isNaN(t) || t > now.getTime()) return now.toISOString();
+  const enrolled = enrolledAt ? Date.parse(enrolledAt) : Number.NaN;
+  const floor = Number.isNaN(enrolled) ? Number.NEGATIVE_INFINITY : Math.min(enrolled - CREATED_AT_BEFORE_ENROLMENT_MS, now.getTime());
+  return new Date(Math.max(t, floor)).toISOString();
+}
+
+/** Longest activity summary HQ stores from a device, characters (longer ones end in "…"). */
+export const MAX_UPLOADED_SUMMARY = 200;
+
+/**
+ * The activity line HQ stores for an upload: the device's `summary` as plain one-line text
+ * (control, invisible and text-direction characters removed, whitespace runs collapsed, NFKC;
+ * models/text.ts `cleanOneLine`), at most {@link MAX_UPLOADED_SUMMARY} characters; the verb when
+ * absent or blank after cleaning. It stays the device's words: the activity row also names the
+ * verb's author, device and the changeset id whose row changes are the record.
+ */
+export function uploadedSummary(summary: string | undefined, verb: string): string {
+  const clean = cleanOneLine((summary ?? '').replace(/\s+/g, ' '));
+  if (!clean) return cleanOneLine(verb).slice(0, MAX_UPLOADED_SUMMARY) || 'change';
+  return clean.length > MAX_UPLOADED_SUMMARY ? `${clean.slice(0, MAX_UPLOADED_SUMMARY - 1)}…` : clean;
 }
 
 /** What the apply learnt about the proposal a changeset approves (HQ 0010), for the rejection path. */
@@ -282,6 +337,8 @@ async function applyOnce(
     const insertedHere = new Set(changes.filter((ch) => ch.op === 'insert').map((ch) => `${ch.table}:${ch.id}`));
     const stale: CurrentRow[] = [];
     const serverChanges: RowChange[] = [];
+    /** The stored row each server change was judged against (for the uploader's check, step 3b). */
+    const factsOf = new Map<RowChange, StoredRowFacts | null>();
     for (const change of changes) {
       const def = TABLES[change.table as TableName];
       const stored = (await c.query<Record<string, unknown>>(`SELECT * FROM ${q(def.name)} WHERE id = $1 FOR UPDATE`, [change.id])).rows[0] ?? null;
@@ -299,6 +356,7 @@ async function applyOnce(
       const facts: StoredRowFacts | null = stored
         ? { orgId: stored.org_id as string, athleteId: def.athleteColumn ? ((stored[def.athleteColumn] as string | null) ?? null) : null, row: stored }
         : null;
+      factsOf.set(serverChange, facts);
       const decision = authorizeChange(actor, serverChange, facts);
       if (!decision.ok) {
         const reason: RejectionReason = decision.code === 'Forbidden' ? 'forbidden' : decision.code === 'NotFound' ? 'not_found' : 'validation';
@@ -333,7 +391,7 @@ async function applyOnce(
     }
 
     // 3. Policy limits, as at proposal time on the device.
-    const planned: PlannedChangeset = { verb: cs.verb, summary: cs.summary ?? cs.verb, changes: serverChanges };
+    const planned: PlannedChangeset = { verb: cs.verb, summary: uploadedSummary(cs.summary, cs.verb), changes: serverChanges };
     const policy = await hqPolicy(c, actor, planned, now);
     if (policy.verdict === 'deny') throw reject('policy', policy.reasons.join(' '), { policy: policy.decisions });
     // An owner as the author stands in for the approval only under the same proof: an org device
@@ -358,15 +416,28 @@ async function applyOnce(
       if (check.ok) ownerApprovedBy = check.approverId;
     }
 
-    // An RTP sign-off is the signer's own act: authored by someone other than the token's user
-    // (a shared device uploads everyone's changes), it needs that author's own attestation
-    // (sync/write/approvals.ts). A PIN checked offline on the device proves nothing.
-    const signoffFields = serverChanges.flatMap((ch) => signoffFieldsSet(ch).map((f) => ({ ch, f })));
-    if (signoffFields.length > 0 && actor.userId !== principal.userId) {
-      const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, hashes);
-      if (!check.ok) {
-        const first = signoffFields[0]!;
-        throw reject(check.reason, check.message, { table: first.ch.table, row_id: first.ch.id, field: first.f });
+    // 3b. Who made it. A changeset naming as its author someone other than the token's user (a
+    // shared device uploads everyone's changes) is the author's claim only. It needs that author's
+    // own attestation (sync/write/approvals.ts) when it sets or withdraws an RTP sign-off (the
+    // signer's own act), or when the token's own user could not have made it themselves
+    // (models/authorship.ts: a verb or row change beyond their role, any account, device or
+    // settings change). A PIN checked offline on the device proves nothing.
+    if (actor.userId !== principal.userId) {
+      const signoffFields = serverChanges.flatMap((ch) => signoffFieldsSet(ch).map((f) => ({ ch, f })));
+      const uploader: RuleActor = {
+        userId: principal.userId,
+        orgId: principal.orgId,
+        role: principal.role as Role,
+        linkedAthleteId: principal.linkedAthleteId,
+        active: principal.active,
+      };
+      const why = signoffFields.length > 0 ? null : uploaderCannotVouch(uploader, cs.verb, serverChanges, (ch) => factsOf.get(ch) ?? null);
+      if (signoffFields.length > 0 || why) {
+        const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, hashes, why ? 'author' : 'signoff', why ?? '');
+        if (!check.ok) {
+          const first = signoffFields[0];
+          throw reject(check.reason, check.message, first ? { table: first.ch.table, row_id: first.ch.id, field: first.f } : {});
+        }
       }
     }
 
@@ -435,7 +506,7 @@ async function applyOnce(
       [
         activityId,
         actor.orgId,
-        recordedAt(cs.created_at, now),
+        recordedAt(cs.created_at, now, principal.enrolledAt),
         actor.userId,
         activityActorName(user.display_name, cs.via ?? null, principal.deviceName),
         Boolean(cs.via),
@@ -550,7 +621,7 @@ async function recordRejection(pool: pg.Pool, principal: Principal, cs: Uploaded
         userId,
         principal.deviceId,
         cs.verb,
-        cs.summary ?? cs.verb,
+        uploadedSummary(cs.summary, cs.verb),
         hashes[CONTENT_HASH_VERSION],
         JSON.stringify(cs.changes),
         JSON.stringify(outcome),

@@ -7,11 +7,13 @@
  *   (`approved_by`, or its author when that author is an owner); HQ accepts that claim only with
  *   proof the owner acted ({@link verifyOwnerApproval}): the upload came with the approver's own
  *   device token, or the approver's own token recorded C + H first.
- * - **Sign-off attestation.** A changeset that sets or withdraws an RTP sign-off and names as its
- *   author (`user_id`) someone other than the uploading token's user (a shared clinic laptop
- *   uploads everyone's changes under one token) is applied only when that author's own token
- *   recorded C + H first ({@link verifyAuthorAttestation}): otherwise anyone holding the shared
- *   token could sign off in a doctor's name.
+ * - **Author attestation.** A changeset that names as its author (`user_id`) someone other than
+ *   the uploading token's user (a shared clinic laptop uploads everyone's changes under one token)
+ *   and either sets or withdraws an RTP sign-off, or does something the token's own user could
+ *   not do (models/authorship.ts: a verb or row change beyond their role, any account, device or
+ *   settings change) is applied only when that author's own token recorded C + H first
+ *   ({@link verifyAuthorAttestation}): otherwise anyone holding the shared token could sign off in
+ *   a doctor's name, or promote themselves in an owner's.
  *
  * Either is recorded with `POST /v1/approvals` ({@link recordApprovals}) by a device where that
  * user is signed in to HQ (their own, or a shared one they signed in to HQ on), possibly offline
@@ -130,15 +132,17 @@ export async function verifyOwnerApproval(
   };
 }
 
-/** Why an author's sign-off attestation is or is not proven (see {@link verifyAuthorAttestation}). */
-export type AttestationCheck = { ok: true; proof: 'token' | 'record' } | { ok: false; reason: 'signoff_unverified'; message: string };
+/** Why an author's attestation is or is not proven (see {@link verifyAuthorAttestation}). */
+export type AttestationCheck = { ok: true; proof: 'token' | 'record' } | { ok: false; reason: 'signoff_unverified' | 'author_unverified'; message: string };
 
 /**
  * Is there proof that `authorId` (the changeset's author, already re-read at HQ as an active user
  * of this org) made changeset `changesetId` with content hash `hashes`? Runs in the caller's
  * tenant transaction `c`. Proof: `principal` (the uploading token's user) is the author, or the
  * author's own device token recorded an attestation of that id and hash ({@link recordApprovals}).
- * Used for changesets that set an RTP sign-off (sync/write/apply.ts).
+ * `kind`: what needs it (sync/write/apply.ts): `signoff` (it sets or withdraws an RTP sign-off),
+ * or `author` (the token's user could not have made it themselves, models/authorship.ts; `why`
+ * says what); the rejection reason is `signoff_unverified` / `author_unverified`.
  */
 export async function verifyAuthorAttestation(
   c: pg.PoolClient,
@@ -146,10 +150,20 @@ export async function verifyAuthorAttestation(
   authorId: string,
   changesetId: string,
   hashes: Readonly<Record<ContentHashVersion, string>>,
+  kind: 'signoff' | 'author' = 'signoff',
+  why = '',
 ): Promise<AttestationCheck> {
   if (principal.userId === authorId) return { ok: true, proof: 'token' };
   const rec = await recordedHash(c, changesetId, authorId);
   if (rec && rec.content_hash === hashes[rec.hash_version]) return { ok: true, proof: 'record' };
+  if (kind === 'author')
+    return {
+      ok: false,
+      reason: 'author_unverified',
+      message: rec
+        ? "The author's recorded attestation is for different content than this change; nothing was written. Re-plan it with the author signed in to HQ as themselves on this device."
+        : `HQ cannot verify that the user this change names as its author made it: it was uploaded under another user's device token (${principal.displayName}), who could not have made it themselves (${why.replace(/\.$/, '')}), and no attestation of it was recorded by a device signed in to HQ as the author (a PIN checked on the device is no proof). Nothing was written. Re-plan it: the author signs in to HQ as themselves on this device (Settings → Sync) and makes the change again.`,
+    };
   return {
     ok: false,
     reason: 'signoff_unverified',

@@ -683,7 +683,7 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       expect(act!.actor_user_id).toBe(ids.users.doctor);
     });
 
-    it('still applies ordinary clinical changes a shared device uploads for another user, with no attestation', async () => {
+    it('still applies ordinary clinical changes a shared device uploads for another user that its own user could make, with no attestation', async () => {
       const [row] = await sql<{ id: string; version: number }>(
         'SELECT id, version FROM rtp_entry WHERE org_id = $1 AND deleted_at IS NULL ORDER BY id DESC LIMIT 1',
         [ids.org],
@@ -691,10 +691,14 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       const notes = {
         changeset_id: uuidv7(),
         verb: 'rtp.update',
-        user_id: ids.users.physio,
+        user_id: ids.users.doctor,
         changes: [{ op: 'update', table: 'rtp_entry', id: row!.id, version: row!.version, before: { notes: '' }, after: { notes: 'progressed to drills' } }],
       };
-      expect(await one(tokens.admin!, notes)).toMatchObject({ status: 'applied' });
+      // The admin's token could not write an RTP entry itself (no rtp.write): the author must attest it.
+      const byAdmin = await one(tokens.admin!, { ...notes, changeset_id: uuidv7() });
+      expect(byAdmin).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      // The physio's laptop could (rtp.write): the doctor's change is applied as the doctor's.
+      expect(await one(tokens.physio!, notes)).toMatchObject({ status: 'applied' });
       const w = {
         changeset_id: uuidv7(),
         verb: 'wellness.record',
@@ -703,6 +707,202 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       };
       expect(await one(tokens.physio!, w)).toMatchObject({ status: 'applied' });
     });
+  });
+
+  describe('a change naming another author (issue 12 review: forged user_id)', () => {
+    let coachToken = '';
+    async function attest(token: string, approvals: unknown[]): Promise<Response> {
+      return fetch(`${server.url}/v1/approvals`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ approvals }),
+      });
+    }
+    const userRow = async (id: string) =>
+      (await sql<{ role: string; active: boolean; version: number }>('SELECT role, active, version FROM app_user WHERE id = $1', [id]))[0]!;
+    beforeAll(async () => {
+      if (!havePg) return;
+      const res = await enrol(DEMO_EMAILS.strength_coach, DEMO_PIN, 'Gym tablet');
+      expect(res.status).toBe(201);
+      coachToken = ((await res.json()) as { token: string }).token;
+    });
+
+    it("refuses a strength coach's token promoting its user to owner in the owner's name, and a physio's promoting itself or demoting the admin", async () => {
+      const coachId = ids.users.strength_coach!;
+      const before = await userRow(coachId);
+      const takeover = {
+        changeset_id: uuidv7(),
+        user_id: ids.users.owner,
+        verb: 'users.update',
+        changes: [{ op: 'update', table: 'app_user', id: coachId, version: before.version, before: {}, after: { role: 'owner' } }],
+      };
+      const out = await one(coachToken, takeover);
+      expect(out).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      if (out.status === 'rejected') expect(out.message).toMatch(/users\.update manages accounts/);
+      expect(await userRow(coachId)).toEqual(before);
+      // Deactivating the real owner in the name of another owner-level account: refused the same way.
+      const owner = await userRow(ids.users.owner!);
+      const oust = {
+        changeset_id: uuidv7(),
+        user_id: ids.users.owner,
+        verb: 'users.update',
+        changes: [
+          { op: 'update', table: 'app_user', id: ids.users.admin, version: (await userRow(ids.users.admin!)).version, before: {}, after: { active: false } },
+        ],
+      };
+      expect(await one(coachToken, oust)).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      // The physio's token: promote itself, demote the admin, in the owner's name.
+      const physio = await userRow(ids.users.physio!);
+      const promote = {
+        changeset_id: uuidv7(),
+        user_id: ids.users.owner,
+        verb: 'users.update',
+        changes: [{ op: 'update', table: 'app_user', id: ids.users.physio, version: physio.version, before: {}, after: { role: 'owner' } }],
+      };
+      expect(await one(tokens.physio!, promote)).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      const admin = await userRow(ids.users.admin!);
+      const demote = {
+        changeset_id: uuidv7(),
+        user_id: ids.users.owner,
+        verb: 'users.update',
+        changes: [{ op: 'update', table: 'app_user', id: ids.users.admin, version: admin.version, before: {}, after: { role: 'analyst' } }],
+      };
+      expect(await one(tokens.physio!, demote)).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      // Even another manager's token (the admin's) cannot act in the owner's name without the owner.
+      expect(await one(tokens.admin!, { ...demote, changeset_id: uuidv7() })).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      expect(await userRow(ids.users.physio!)).toEqual(physio);
+      expect(await userRow(ids.users.admin!)).toEqual(admin);
+      expect(await userRow(ids.users.owner!)).toEqual(owner);
+      // Nothing of it reached the activity log.
+      const acts = await sql('SELECT 1 FROM activity WHERE changeset_id = ANY($1)', [
+        [takeover.changeset_id, oust.changeset_id, promote.changeset_id, demote.changeset_id],
+      ]);
+      expect(acts).toHaveLength(0);
+    });
+
+    it("applies an account change from a shared device once the author's own token attested it, bound to its content", async () => {
+      const { uploadContentHash } = await import('./apply');
+      const analyst = (
+        await sql<{ id: string; version: number; display_name: string }>(
+          "SELECT id, version, display_name FROM app_user WHERE org_id = $1 AND role = 'analyst' LIMIT 1",
+          [ids.org],
+        )
+      )[0]!;
+      const cs = {
+        changeset_id: uuidv7(),
+        user_id: ids.users.owner,
+        verb: 'users.update',
+        changes: [
+          { op: 'update', table: 'app_user', id: analyst.id, version: analyst.version, before: {}, after: { display_name: `${analyst.display_name} R.` } },
+        ],
+      };
+      // Attested by someone else (the coach vouching for the owner): no proof.
+      await attest(coachToken, [{ changeset_id: cs.changeset_id, content_hash: uploadContentHash(cs as never) }]);
+      expect(await one(coachToken, cs)).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      const fresh = { ...cs, changeset_id: uuidv7() };
+      expect((await attest(tokens.owner!, [{ changeset_id: fresh.changeset_id, content_hash: uploadContentHash(fresh as never) }])).status).toBe(200);
+      expect(await one(coachToken, fresh)).toMatchObject({ status: 'applied' });
+      const [act] = await sql<{ actor_user_id: string }>('SELECT actor_user_id FROM activity WHERE changeset_id = $1', [fresh.changeset_id]);
+      expect(act!.actor_user_id).toBe(ids.users.owner);
+    });
+
+    it("a clinical write beyond the token user's role needs the author; within it, it does not", async () => {
+      const injury = () => ({
+        changeset_id: uuidv7(),
+        user_id: ids.users.doctor,
+        verb: 'injuries.create',
+        changes: [
+          {
+            op: 'insert',
+            table: 'injury',
+            id: uuidv7(),
+            after: {
+              athlete_id: athletes[5]!,
+              body_part: 'hamstring',
+              side: 'left',
+              mechanism: 'non_contact',
+              onset_date: '2024-03-01',
+              severity: 'moderate',
+              status: 'open',
+              clinician_notes: '',
+            },
+          },
+        ],
+      });
+      // The strength coach has no injury.write: the doctor's injury from the gym tablet needs the doctor.
+      const fromGym = await one(coachToken, injury());
+      expect(fromGym).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      if (fromGym.status === 'rejected') expect(fromGym.message).toMatch(/injuries\.create needs injury\.write/);
+      // The physio's laptop may record injuries itself: applied as the doctor's.
+      expect(await one(tokens.physio!, injury())).toMatchObject({ status: 'applied' });
+    });
+
+    it('bounds the device-chosen created_at (clamped into [token issue − 7 days, now]) and stores the summary as plain bounded text', async () => {
+      const { CREATED_AT_BEFORE_ENROLMENT_MS, MAX_UPLOADED_SUMMARY } = await import('./apply');
+      const [dev] = await sql<{ created_at: string }>('SELECT created_at FROM hq_device WHERE user_id = $1 ORDER BY created_at LIMIT 1', [ids.users.physio]);
+      const floor = Date.parse(dev!.created_at) - CREATED_AT_BEFORE_ENROLMENT_MS;
+      const old = await one(tokens.physio!, {
+        changeset_id: uuidv7(),
+        verb: 'wellness.record',
+        created_at: '2019-01-01T00:00:00.000Z',
+        summary: 'Owner\u202e approved\u0007 nothing',
+        changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[6]!) }],
+      });
+      expect(old.status).toBe('applied');
+      if (old.status !== 'applied') return;
+      const [act] = await sql<{ created_at: string; summary: string }>('SELECT created_at, summary FROM activity WHERE id = $1', [old.activity_id]);
+      expect(Date.parse(act!.created_at)).toBeGreaterThanOrEqual(floor - 1000);
+      expect(Date.parse(act!.created_at)).toBeLessThanOrEqual(Date.now());
+      expect(act!.summary).toBe('Owner approved nothing');
+      // Within the bounds the device's time stands; a future one is HQ's now; a long summary is cut.
+      const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+      const recent = await one(tokens.physio!, {
+        changeset_id: uuidv7(),
+        verb: 'wellness.record',
+        created_at: hourAgo,
+        summary: 'x'.repeat(480),
+        changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[6]!) }],
+      });
+      if (recent.status !== 'applied') throw new Error(JSON.stringify(recent));
+      const [act2] = await sql<{ created_at: string; summary: string }>('SELECT created_at, summary FROM activity WHERE id = $1', [recent.activity_id]);
+      expect(new Date(act2!.created_at).toISOString()).toBe(hourAgo);
+      expect(act2!.summary).toHaveLength(MAX_UPLOADED_SUMMARY);
+      expect(act2!.summary.endsWith('…')).toBe(true);
+    });
+  });
+
+  it("answers an activity_id or row id that another org's row holds with a typed validation rejection that reveals nothing of it", async () => {
+    // Larchfield's physio records wellness: its activity row and wellness row are the other org's.
+    const larch = ((await (await enrol(DEMO_SECOND_EMAILS.physio)).json()) as { token: string }).token;
+    const theirs = await one(larch, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(secondAthlete) }],
+    });
+    if (theirs.status !== 'applied') throw new Error(JSON.stringify(theirs));
+    const theirAct = { id: theirs.activity_id };
+    const theirWellness = { id: Object.keys(theirs.versions)[0]! };
+    const act = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      activity_id: theirAct!.id,
+      changes: [{ op: 'insert', table: 'wellness', id: uuidv7(), after: wellness(athletes[7]!) }],
+    });
+    expect(act).toMatchObject({ status: 'rejected', reason: 'validation' });
+    if (act.status === 'rejected') {
+      expect(act.message).toMatch(/cannot use its activity_id/);
+      expect(act.message).not.toMatch(/duplicate|already exists|Key \(|another org/i);
+      expect(act.message).not.toContain(theirAct!.id);
+    }
+    const row = await one(tokens.physio!, {
+      changeset_id: uuidv7(),
+      verb: 'wellness.record',
+      changes: [{ op: 'insert', table: 'wellness', id: theirWellness!.id, after: wellness(athletes[7]!) }],
+    });
+    expect(row).toMatchObject({ status: 'rejected', reason: 'validation' });
+    if (row.status === 'rejected') expect(row.message).not.toMatch(/duplicate|already exists|Key \(|another org/i);
+    // Their rows are untouched.
+    expect(await sql('SELECT org_id FROM wellness WHERE id = $1', [theirWellness!.id])).toEqual([{ org_id: ids.second }]);
   });
 
   it('rate-limits device sign-in attempts per address', async () => {

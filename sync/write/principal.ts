@@ -8,4 +8,6 @@ export interface Principal {
   role: string;
   linkedAthleteId: string | null;
   active: boolean;
+  /** When this device token was issued (`hq_device.created_at`, ISO-8601): bounds the device's own clock claims (sync/write/apply.ts `recordedAt`). */
+  enrolledAt: string;
 }

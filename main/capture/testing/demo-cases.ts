@@ -2,7 +2,7 @@
  * Real-data failure cases built from the Pose2Sim demo (tests and `capture:validate`): copies of a
  * trial's OpenPose JSON folders in a temp dir with one thing broken, the way it breaks in a clinic.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { projectPoint, type Vec3 } from '../../../models/capture/camera';
@@ -137,4 +137,24 @@ export function loseAthleteInView(trialDir: string, cam: string, from: number, t
   return copyTrial(trialDir, (c, files, read) =>
     c === cam ? files.map((f, i) => (i >= from && i <= to ? { ...(read(f) as object), people: [] } : read(f))) : null,
   );
+}
+
+/**
+ * A 2-camera rig from the demo: the trial's first two cameras' keypoint folders (pose/cam01_json,
+ * cam02_json; `shiftCam02` frames of cam02 shifted as {@link shiftCameraFiles} does) and a
+ * calibration file with those two cameras only. Returns the trial dir and the calibration path.
+ */
+export function twoCameraTrial(trialDir: string, calibPath: string, shiftCam02 = 0): { trialDir: string; calibPath: string } {
+  const dir = copyTrial(trialDir, (c, files, read) =>
+    c === 'cam02_json' && shiftCam02 ? files.map((_, i) => (i + shiftCam02 < files.length ? read(files[i + shiftCam02]!) : null)) : null,
+  );
+  for (const cam of readdirSync(path.join(dir, 'pose'))) if (!/^cam0[12]_json$/.test(cam)) rmSync(path.join(dir, 'pose', cam), { recursive: true });
+  const toml = readFileSync(calibPath, 'utf8');
+  const keep = toml
+    .split(/\n(?=\[)/)
+    .filter((s) => !/^\[cam_0[3-9]\]/.test(s))
+    .join('\n');
+  const cal = path.join(dir, 'calib-2cams.toml');
+  writeFileSync(cal, keep);
+  return { trialDir: dir, calibPath: cal };
 }

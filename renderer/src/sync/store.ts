@@ -74,5 +74,9 @@ export const REASON_TEXT: Readonly<Record<string, { title: string; help: string 
     title: 'Sign-off not verified',
     help: 'HQ could not verify that the person this RTP sign-off names made it: it was made on a shared device where they are not signed in to HQ as themselves (a PIN checked on the device is not proof). Discard it, have the signer sign in to HQ as themselves on this device (Settings → Sync), and sign off again.',
   },
+  author_unverified: {
+    title: 'Author not verified',
+    help: 'HQ could not verify that the person this change names made it: it was made on a shared device where they are not signed in to HQ as themselves, and the device’s own user could not have made it (a PIN checked on the device is not proof). Discard it, have its author sign in to HQ as themselves on this device (Settings → Sync), and make it again.',
+  },
   idempotency_mismatch: { title: 'Duplicate change id', help: 'HQ already holds a different change with this id. Re-plan it as a new change.' },
 };

@@ -27,6 +27,8 @@ export const CONDITION: Record<string, string> = {
   low_coverage: 'too few valid frames',
   camera_offset: 'cameras out of step',
   camera_offset_corrected: 'camera timing corrected',
+  sync_unchecked: 'camera timing not checked',
+  sync_timestamps: 'cameras in step (timestamps)',
   camera_exclusion_imbalance: 'one camera disagrees',
   reprojection_imbalance: 'one camera reprojects badly',
   segment_length_unstable: 'limb length unstable',

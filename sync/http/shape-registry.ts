@@ -1,0 +1,159 @@
+/**
+ * The shapes HQ's proxy lets devices create (sync/http/shape-proxy.ts), bounded. Every distinct
+ * upstream definition (table, the proxy's tenant-AND-client `where`, params, columns, replica) is
+ * a shape the shape service snapshots, logs on disk, keeps in memory and resumes after a restart;
+ * a device token could otherwise mint one per hand-edited `where` without end (issue 12 review:
+ * 200 shapes, HQ's RSS 264 → 758 MB, minutes to restart).
+ *
+ * - **Cap.** A device token may hold at most {@link SHAPE_LIMITS}.perDevice live definitions, an
+ *   org {@link SHAPE_LIMITS}.perOrg; a request for a new definition past either is refused 429
+ *   `RateLimited` with `kind: "shape_limit"` (nothing is created). Requests for a definition
+ *   already live never count again (every device of a club with the same role shares its shapes).
+ * - **Eviction.** A device stops counting for a definition once it has not requested it for
+ *   `idleMs`, or once it is revoked, expired or its account deactivated; a definition no device
+ *   counts for any more is deleted at the shape service (`DELETE /v1/shape`, with the secret), so
+ *   its log leaves disk and memory. The embedded shape service also drops, and never resumes after
+ *   a restart, a shape not requested for the same idle time (sync/shape/service.ts `idleShapeMs`),
+ *   since this registry lives in memory and starts empty.
+ */
+import { AppError } from '../../models/errors';
+import type { Principal } from '../write/principal';
+
+/**
+ * Default limits. `perDevice` 32: a device syncs one shape per table (22 tables today, models/tables.ts
+ * plus organization, activity and hq_proposal), with room for ten narrowed ones. `perOrg` 500: a
+ * club's staff roles share their shapes, an athlete's device holds about six of its own, so 500
+ * covers ~75 athlete devices; each shape costs memory and disk for its whole table slice, so this
+ * bounds what one club can make HQ hold. `idleMs` 6 h: a device offline longer refetches its
+ * tables on return (a 100,000-row club in under 10 s, BENCHMARKS.md).
+ */
+export const SHAPE_LIMITS = { perDevice: 32, perOrg: 500, idleMs: 6 * 3_600_000 } as const;
+
+/** Limits of a {@link ShapeRegistry} (defaults {@link SHAPE_LIMITS}). */
+export interface ShapeLimits {
+  perDevice: number;
+  perOrg: number;
+  idleMs: number;
+}
+
+interface Entry {
+  orgId: string;
+  /** The upstream query that names the definition (protocol parameters dropped), for DELETE. */
+  definition: URLSearchParams;
+  /** Device id → last request (ms). */
+  requesters: Map<string, number>;
+}
+
+/** The parameters that define a shape (everything else in a request is protocol state). */
+const DEFINING = ['table', 'where', 'columns', 'replica'];
+
+/** The definition part of an upstream shape query (the proxy's output): table, where, params[n], columns, replica. */
+export function shapeDefinition(upstream: URLSearchParams): URLSearchParams {
+  const out = new URLSearchParams();
+  const keys = [...upstream.keys()].filter((k) => DEFINING.includes(k) || /^params\[\d+\]$/.test(k)).sort();
+  for (const k of keys) out.set(k, upstream.get(k)!);
+  return out;
+}
+
+/** Live shape definitions per org and device, with their cap and eviction (see the module comment). */
+export class ShapeRegistry {
+  private readonly entries = new Map<string, Entry>();
+  readonly limits: ShapeLimits;
+
+  constructor(limits: Partial<ShapeLimits> = {}) {
+    this.limits = { ...SHAPE_LIMITS, ...limits };
+  }
+
+  /** Definitions live now (all orgs). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Live definitions of `orgId`, and of those the ones `deviceId` counts for. */
+  counts(orgId: string, deviceId: string): { org: number; device: number } {
+    let org = 0;
+    let device = 0;
+    for (const e of this.entries.values()) {
+      if (e.orgId !== orgId) continue;
+      org++;
+      if (e.requesters.has(deviceId)) device++;
+    }
+    return { org, device };
+  }
+
+  /**
+   * Admit `p`'s request for the shape `upstream` (the proxy's upstream query) at `now` (ms):
+   * record it, or refuse a new definition past the device's or the org's limit. Returns true when
+   * `p`'s device did not count for it before (see {@link forget}).
+   * @throws AppError RateLimited, kind `shape_limit` (HTTP 429): nothing was created
+   */
+  admit(p: Principal, upstream: URLSearchParams, now: number): boolean {
+    const definition = shapeDefinition(upstream);
+    const key = definition.toString();
+    const hit = this.entries.get(key);
+    if (hit) {
+      if (!hit.requesters.has(p.deviceId)) {
+        const { device } = this.counts(p.orgId, p.deviceId);
+        if (device >= this.limits.perDevice) throw this.limitError('device', now);
+      }
+      const fresh = !hit.requesters.has(p.deviceId);
+      hit.requesters.set(p.deviceId, now);
+      return fresh;
+    }
+    const { org, device } = this.counts(p.orgId, p.deviceId);
+    if (device >= this.limits.perDevice) throw this.limitError('device', now);
+    if (org >= this.limits.perOrg) throw this.limitError('org', now);
+    this.entries.set(key, { orgId: p.orgId, definition, requesters: new Map([[p.deviceId, now]]) });
+    return true;
+  }
+
+  /** Undo an {@link admit} that returned true (the shape service refused the request: no shape was made for it). */
+  forget(deviceId: string, upstream: URLSearchParams): void {
+    const key = shapeDefinition(upstream).toString();
+    const e = this.entries.get(key);
+    if (!e) return;
+    e.requesters.delete(deviceId);
+    if (e.requesters.size === 0) this.entries.delete(key);
+  }
+
+  private limitError(scope: 'device' | 'org', now: number): AppError {
+    void now;
+    const n = scope === 'device' ? this.limits.perDevice : this.limits.perOrg;
+    const hours = Math.round((this.limits.idleMs / 3_600_000) * 10) / 10;
+    return new AppError({
+      code: 'RateLimited',
+      kind: 'shape_limit',
+      message:
+        scope === 'device'
+          ? `This device already follows ${n} distinct shapes, the most HQ keeps for one device (one per synced table, plus room for a few narrowed ones). Nothing was created. Stop following shapes you no longer need: one not requested for ${hours} h is released.`
+          : `This club's devices already follow ${n} distinct shapes, the most HQ keeps for one club. Nothing was created. Shapes not requested for ${hours} h, and those only revoked devices followed, are released.`,
+      retryAfterSeconds: Math.ceil(this.limits.idleMs / 1000),
+    });
+  }
+
+  /**
+   * Release what is idle or orphaned at `now` (ms): a device stops counting for a definition after
+   * `idleMs` without a request for it, or at once when `inactive(orgId, deviceIds)` names it
+   * (revoked, expired, deactivated). Definitions no device counts for are removed here and
+   * returned, for the caller to delete at the shape service.
+   */
+  async sweep(now: number, inactive: (orgId: string, deviceIds: string[]) => Promise<Set<string>>): Promise<URLSearchParams[]> {
+    const byOrg = new Map<string, Set<string>>();
+    for (const e of this.entries.values()) {
+      const s = byOrg.get(e.orgId) ?? new Set<string>();
+      for (const d of e.requesters.keys()) s.add(d);
+      byOrg.set(e.orgId, s);
+    }
+    const gone = new Set<string>();
+    for (const [orgId, devices] of byOrg) for (const d of await inactive(orgId, [...devices])) gone.add(d);
+    const evicted: URLSearchParams[] = [];
+    for (const [key, e] of this.entries) {
+      for (const [d, at] of e.requesters) if (gone.has(d) || now - at > this.limits.idleMs) e.requesters.delete(d);
+      if (e.requesters.size === 0) {
+        this.entries.delete(key);
+        evicted.push(e.definition);
+      }
+    }
+    return evicted;
+  }
+}
