@@ -134,4 +134,43 @@ describe.skipIf(!havePg)('cli enrol and sync against a real HQ', () => {
     expect(lastError(refused.stderr)).toMatchObject({ code: 'Unauthenticated' });
     expect(refused.stderr).not.toContain(token);
   }, 120_000);
+
+  it("sync names each rejected changeset (id, verb, reason, message) and where to resolve it; a deactivated account's 401 says so", async () => {
+    const path = freshPath();
+    const e = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.sports_scientist, '--pin', DEMO_PIN, '--name', 'gym laptop');
+    expect(e.code, e.stderr).toBe(0);
+    expect((await cli('sync', '--db', path)).code).toBe(0);
+    // The admin, signed in offline on the sports scientist's laptop, renames an account: the
+    // laptop's own user could not (user.manage), and the admin has no HQ sign-in there.
+    const db = openDb(path);
+    const adminId = findUserByEmail(db, DEMO_EMAILS.admin)!.id;
+    const athleteUser = findUserByEmail(db, DEMO_EMAILS.athlete)!.id;
+    const w = callVerb({ db, userId: adminId }, 'users.update', { id: athleteUser, display_name: 'Renamed on the gym laptop' }) as {
+      changeset: { id: string };
+    };
+    db.close();
+    const r = await cli('sync', '--db', path);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as SyncReport & {
+      rejected_changesets: { changeset_id: string; verb: string; reason: string; message: string }[];
+      resolve: string;
+    };
+    expect(out.rejected).toBe(1);
+    expect(out.rejected_changesets).toEqual([
+      {
+        changeset_id: w.changeset.id,
+        verb: 'users.update',
+        reason: 'author_unverified',
+        message: expect.stringMatching(/cannot verify that the user this change names as its author/),
+      },
+    ]);
+    expect(out.resolve).toMatch(/Sync conflicts page/);
+    expect(r.stderr).toContain(`sync: rejected ${w.changeset.id} (users.update): author_unverified`);
+
+    // The laptop's account is deactivated at HQ: the CLI passes HQ's reason on, not "revoked or expired".
+    await hq.adminQuery('UPDATE app_user SET active = false, version = version + 1 WHERE email = $1', [DEMO_EMAILS.sports_scientist]);
+    const refused = await cli('sync', '--db', path);
+    expect(refused.code, refused.stderr).toBe(7);
+    expect(lastError(refused.stderr)).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/deactivated/) });
+  }, 120_000);
 });

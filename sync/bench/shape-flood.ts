@@ -10,7 +10,7 @@
  * shape service holds and on disk, this process's RSS before and after, then the same after the
  * device is revoked and the proxy's sweep ran.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
@@ -25,6 +25,7 @@ const mb = (): number => Math.round(process.memoryUsage().rss / 1048576);
 async function main(): Promise<void> {
   const n = arg('requests', 200);
   const dir = mkdtempSync(join(tmpdir(), 'ai-hq-flood-'));
+  chmodSync(dir, 0o711); // the private Postgres runs as another OS user when we are root
   const hq = await startHq({ dataDir: join(dir, 'hq'), port: 0, env: {}, log: () => undefined });
   try {
     const url = hq.server.url;

@@ -175,7 +175,9 @@ describe.skipIf(!built && !ci)(
       expect(r.reason).toBe('stopped');
       expect(r.frames).toBe(30);
       checkRecording(r);
-      for (const c of r.cameras) expect(c.captured).toBeGreaterThanOrEqual(30);
+      // captured = the camera's own frames written; a slot the camera missed (a busy machine) is a
+      // duplicate, so together they are every written frame.
+      for (const c of r.cameras) expect(c.captured + c.duplicated, c.name).toBe(r.frames);
     }, 60_000);
 
     it('a source that ends early (an unplugged camera) stops the recording cleanly, names it, and keeps what was written', async () => {

@@ -1,5 +1,5 @@
 /** The activity log: who changed what; "via Assistant" rows link to the run trace; Undo per change. */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { call } from '../bridge';
 import { ReviewDialog } from '../components/ChangeReview';
 import { FormMessages, useEntryForm } from '../components/Form';
@@ -14,6 +14,12 @@ export function Activity() {
   // Undo goes through the one form path: the service plans the inverse, the review dialog says
   // what will be reverted, and nothing is written until the user confirms.
   const form = useEntryForm('undo', { onSaved: (s) => setDone(s) });
+  // "Already undone" (in another tab, on another device) is the outcome wanted: show the list as it is now.
+  const already = form.error?.code === 'Conflict' && /already (been )?(undone|applied)/i.test(form.error.message);
+  const reload = data.reload;
+  useEffect(() => {
+    if (already) reload();
+  }, [already, reload]);
   function undo(changesetId: string) {
     setDone(null);
     void form.submit('changesets.undo', { changeset_id: changesetId });

@@ -85,10 +85,11 @@ function ProposalCard({ p, onDone }: { p: ProposalItemView; onDone(): void }) {
   return (
     <section className="card" data-proposal={p.id} data-status={p.status}>
       <header className="card-head">
-        <h2>{p.title}</h2>
+        {/* What changes, in the record's words ("Update fee item PRI-011"); a form's title is only the verb's description. */}
+        <h2>{p.summary}</h2>
         <span className={`badge ${p.status === 'needs_owner' ? 'warn' : ''}`}>{p.status === 'needs_owner' ? 'Needs an owner' : 'Proposed'}</span>
       </header>
-      <p>{p.summary}</p>
+      {p.source === 'assistant' && p.title && p.title !== p.summary ? <p>{p.title}</p> : null}
       <p className="small muted">
         Proposed by {personName(people, p.userId)}{' '}
         {p.source === 'assistant' ? 'via Assistant' : p.source === 'mcp' ? 'via an MCP client' : 'on a form in the app'}
