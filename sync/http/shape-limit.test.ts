@@ -164,6 +164,23 @@ describe.skipIf(!havePg)('HQ shape proxy: a bounded number of live shapes', () =
     expect(server.shapes.shapes.size).toBe(1);
   });
 
+  it('a request the client cuts short still counts: every shape the service holds is one the registry counts', async () => {
+    // Issue 12 re-review: a request dropped mid-snapshot was uncounted while the shape service
+    // went on to create it, so cut-short requests made shapes past every limit and revocation.
+    for (const [i, ms] of [0, 5, 20, 50, 100, 200].entries()) {
+      const ctrl = new AbortController();
+      const t = setTimeout(() => ctrl.abort(), ms);
+      await fetch(`${server.url}/v1/shape?${narrowed(1000 + i)}`, { headers: { authorization: `Bearer ${tokens.doctor!.token}` }, signal: ctrl.signal })
+        .then((r) => r.arrayBuffer())
+        .catch(() => undefined);
+      clearTimeout(t);
+    }
+    // Let creations that outlived their request finish.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(shapes.service.stats().shapes).toBe(server.shapes.shapes.size);
+    expect(server.shapes.shapes.counts(orgId, tokens.doctor!.deviceId).device).toBeLessThanOrEqual(LIMITS.perDevice);
+  });
+
   it('a restarted shape service resumes only shapes requested within its idle time', async () => {
     const svc = shapes.service;
     const [handle] = readdirSync(join(storage, 'shapes'));

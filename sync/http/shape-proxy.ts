@@ -198,7 +198,11 @@ export async function proxyShape(
     upstream = await fetch(url, { headers, signal: ctrl.signal });
   } catch (e) {
     clearTimeout(timer);
-    forget();
+    // Unreachable: nothing was created, so it does not count. Aborted (the client went away, or the
+    // lifetime ran out): the shape service may still finish creating the shape, so it stays counted
+    // against this device until the idle or revocation sweep deletes it (uncounting it here let a
+    // client that cut its requests short create shapes past every limit).
+    if (!ctrl.signal.aborted) forget();
     c.req.raw.signal?.removeEventListener('abort', onClientGone);
     if (ctrl.signal.aborted && String((ctrl.signal.reason as Error | undefined)?.message) === 'lifetime') {
       throw new UpstreamError(504, `The shape request ran past its ${Math.round(opts.maxLifetimeMs / 1000)} s lifetime; request it again.`);
