@@ -157,7 +157,7 @@ describe('evaluatePolicy: numeric changes over 20% need an owner', () => {
       ['training_session', 't1', 'duration_min', null],
     ]);
     expect(r.decisions[0]!.reason).toBe('The session load (AU) 400 → 300 is a 25% cut (over 20%); an owner must approve this change in the app.');
-    expect(r.decisions[2]!.reason).toContain('a change from 0');
+    expect(r.decisions[2]!.reason).toContain('very large (from 0)');
   });
 });
 

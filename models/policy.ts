@@ -193,6 +193,8 @@ export const MAX_NUMERIC_CHANGE_FRACTION = 0.2;
  */
 export const CUMULATIVE_NUMERIC_FIELDS: Readonly<Partial<Record<TableName, readonly string[]>>> = {
   rate_item: ['price_cents'],
+  // A budget cap raised in 19 % steps ($2 → $2.38 → $2.83 …) must not walk away from an owner either.
+  app_user: ['budget_cap_usd'],
 };
 
 /** The values of `changes` whose history the policy needs ({@link CUMULATIVE_NUMERIC_FIELDS} on updates). */
@@ -379,18 +381,29 @@ function limitRemovedDecision(
  * an organisation setting outside changesets (main/kinetix/settings.ts): the same rule as a user's
  * cap ({@link NULL_MEANS_UNLIMITED}) — a rise of more than 20%, or removing the cap, needs an
  * owner (allowed outright for an owner); a cut, a cap set where there was none, or a rise within
- * 20% is allowed. Pure.
+ * 20% is allowed. `ownerSetUsd`: the cap an owner last set (null: an owner left it uncapped;
+ * undefined: not known), a second baseline so that steps within 20% cannot add up. Pure.
  */
-export function evaluateOrgBudgetCap(actor: Pick<RuleActor, 'role'>, beforeUsd: number | null, afterUsd: number | null): PolicyResult {
+export function evaluateOrgBudgetCap(
+  actor: Pick<RuleActor, 'role'>,
+  beforeUsd: number | null,
+  afterUsd: number | null,
+  ownerSetUsd?: number | null,
+): PolicyResult {
   const words = "The organisation's monthly assistant budget cap";
   const usd = (v: number) => money(Math.round(v * 100));
   const decisions: PolicyDecision[] = [];
+  // Judged from the current cap and from the cap an owner last set (when known), whichever the new
+  // value is further above: steps of 19 % add up against the owner's value.
+  const bases = [beforeUsd, ownerSetUsd].filter((v): v is number => isNum(v) && isNum(afterUsd) && afterUsd > v && overNumericLimit(v, afterUsd));
+  const base = bases.sort((a, b) => a - b)[0];
   if (isNum(beforeUsd) && afterUsd === null) decisions.push(limitRemovedDecision(actor, words, usd(beforeUsd), beforeUsd, {}));
-  else if (isNum(beforeUsd) && isNum(afterUsd) && afterUsd > beforeUsd && overNumericLimit(beforeUsd, afterUsd)) {
-    const r = relativeChange(beforeUsd, afterUsd);
-    const what = `${words} ${usd(beforeUsd)} → ${usd(afterUsd)} is a ${pctText(r)} rise (over 20%)`;
+  else if (base !== undefined && isNum(afterUsd)) {
+    const r = relativeChange(base, afterUsd);
+    const from = base === beforeUsd ? '' : ` from ${usd(base)}, the cap an owner last set`;
+    const what = `${words} ${isNum(beforeUsd) ? usd(beforeUsd) : 'none'} → ${usd(afterUsd)} is a ${pctText(r)} rise${from} (over 20%)`;
     const rule = `${SRC}: a change of more than 20% to a numeric value needs an owner`;
-    const detail = { before: beforeUsd, after: afterUsd, change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null, limit_pct: 20 };
+    const detail = { before: beforeUsd, after: afterUsd, baseline: base, change_pct: Number.isFinite(r) ? Math.round(r * 10_000) / 100 : null, limit_pct: 20 };
     decisions.push(
       actor.role === NEEDS_OWNER_APPROVER
         ? { code: 'numeric_change_by_owner', effect: 'allow', reason: `${what}; you are an owner, so no further approval is needed.`, rule, detail }
@@ -570,8 +583,9 @@ function overNumericLimit(before: number, after: number): boolean {
   return diff > limit + 1e-9 * Math.max(1, Math.abs(before));
 }
 
+/** "25%", or "very large (from 0)" for a change from 0 (callers write "is a … rise"). */
 function pctText(r: number): string {
-  if (!Number.isFinite(r)) return 'a change from 0';
+  if (!Number.isFinite(r)) return 'very large (from 0)';
   const p = Math.round(r * 10_000) / 100;
   return `${p}%`;
 }

@@ -24,6 +24,10 @@ import { getOrgSetting } from '../data/identity';
 import type { Actor } from '../services';
 import { PolicyDenied, requirePermission, resolveActor } from '../services';
 import { evaluateOrgBudgetCap } from '../../models/policy';
+import { NEEDS_OWNER_APPROVER } from '../../models/roles';
+
+/** Org setting: the organisation budget cap (USD, null = none) an owner last set; see updateAssistantSettings. */
+export const ORG_CAP_OWNER_SET_KEY = 'budget_cap_owner_set_usd';
 
 /** What the settings operations need. */
 export interface SettingsDeps {
@@ -165,8 +169,12 @@ export function updateAssistantSettings(
   // The same owner rule as a user's cap (models/policy.ts evaluateOrgBudgetCap): a rise of more
   // than 20 %, or removing the cap, needs an owner; anyone else is refused (nothing saved).
   const newCap = cap === undefined ? undefined : cap === null ? null : Math.round(cap * 100) / 100;
+  const currentCap = findOrganization(deps.db, actor.orgId)?.budget_cap_usd ?? null;
+  // The cap an owner last set (first recorded at the first change by anyone else), so that
+  // steps within 20 % cannot add up past it without an owner.
+  const ownerSet = getOrgSetting<number | null>(deps.db, actor.orgId, ORG_CAP_OWNER_SET_KEY);
   if (newCap !== undefined) {
-    const policy = evaluateOrgBudgetCap(actor, findOrganization(deps.db, actor.orgId)?.budget_cap_usd ?? null, newCap);
+    const policy = evaluateOrgBudgetCap(actor, currentCap, newCap, ownerSet);
     if (policy.verdict === 'needs_owner')
       throw new PolicyDenied(
         policy,
@@ -180,6 +188,8 @@ export function updateAssistantSettings(
   }
   if (newCap !== undefined) {
     setOrgBudgetCap(deps.db, actor.orgId, newCap, new Date().toISOString());
+    if (actor.role === NEEDS_OWNER_APPROVER) putOrgSetting(deps.db, actor.orgId, ORG_CAP_OWNER_SET_KEY, newCap);
+    else if (ownerSet === undefined) putOrgSetting(deps.db, actor.orgId, ORG_CAP_OWNER_SET_KEY, currentCap);
     deps.log?.(`settings: organisation budget ${cap === null ? 'removed' : 'changed'}`);
   }
   if (input.disabled_tools) {

@@ -135,6 +135,40 @@ describe('assistant budget caps: removing or raising a cap by more than 20 % nee
   });
 });
 
+describe('assistant budget caps: steps within 20 % add up (issue 13 re-review: $200 → $238 → $283 passed)', () => {
+  it('a user’s cap raised in two 19 % steps: the second waits for an owner (judged from the cap before the first)', () => {
+    const user = f.a.users.athlete;
+    f.call(f.a.users.owner, 'users.update', { id: user, budget_cap_usd: 2 });
+    f.call(f.a.users.admin, 'users.update', { id: user, budget_cap_usd: 2.38 });
+    expect(() => f.call(f.a.users.admin, 'users.update', { id: user, budget_cap_usd: 2.83 })).toThrow(
+      expect.objectContaining({ code: 'Forbidden', message: expect.stringMatching(/\$2\.38 → \$2\.83 is a 41\.5% rise from \$2\.00/) }),
+    );
+    expect(getRow<{ budget_cap_usd: number | null }>(f.db, 'app_user', f.a.orgId, user)!.budget_cap_usd).toBe(2.38);
+  });
+
+  it('the organisation’s cap raised in 19 % steps by an admin: refused once it is more than 20 % above the cap an owner last set', () => {
+    const deps = { db: f.db, tools: new ToolRegistry(), env: {} };
+    expect(updateAssistantSettings(deps, f.a.users.owner, { budget_cap_usd: 200 }).org.cap_usd).toBe(200);
+    expect(updateAssistantSettings(deps, f.a.users.admin, { budget_cap_usd: 238 }).org.cap_usd).toBe(238);
+    expect(() => updateAssistantSettings(deps, f.a.users.admin, { budget_cap_usd: 283.22 })).toThrow(
+      expect.objectContaining({
+        code: 'Forbidden',
+        message: expect.stringMatching(/\$238\.00 → \$283\.22 is a 41\.61% rise from \$200\.00, the cap an owner last set/),
+      }),
+    );
+    expect(updateAssistantSettings(deps, f.a.users.admin, {}).org.cap_usd).toBe(238);
+    // An owner re-bases it; the admin may then go within 20 % of the new value.
+    expect(updateAssistantSettings(deps, f.a.users.owner, { budget_cap_usd: 300 }).org.cap_usd).toBe(300);
+    expect(updateAssistantSettings(deps, f.a.users.admin, { budget_cap_usd: 360 }).org.cap_usd).toBe(360);
+  });
+
+  it('with no owner-set value on record (a seeded cap), the first admin step records the cap it started from', () => {
+    const deps = { db: f.db, tools: new ToolRegistry(), env: {} };
+    expect(updateAssistantSettings(deps, f.a.users.admin, { budget_cap_usd: 59 }).org.cap_usd).toBe(59); // from the seeded $50
+    expect(() => updateAssistantSettings(deps, f.a.users.admin, { budget_cap_usd: 70 })).toThrow(expect.objectContaining({ code: 'Forbidden' }));
+  });
+});
+
 describe('entry form review', () => {
   it('the same over-20 % form sent four times is one proposal waiting for an owner, and says so', () => {
     const send = () => submitForm(f.db, f.a.users.admin, { verb: 'rates.updateItem', input: { id: f.a.itemId, price_cents: 20_000 } }, now);
