@@ -64,6 +64,14 @@ describe.skipIf(!run)(`capture room with files as cameras${run ? '' : ` (skipped
     await page.setViewportSize({ width: 1280, height: 900 });
     await goTo(page, '#/capture/rig', 'capture-rig');
     await pickSources(page, ['cam01.avi', 'cam02.avi', 'cam03.avi', 'cam04.avi']);
+    // A comma decimal in a board size is refused, never read as ten times the size.
+    const square = page.locator('input[name="square_mm"]');
+    const typed = await square.inputValue();
+    await square.fill('22,5');
+    await page.locator('[data-action="start-calibration"]').click();
+    await page.locator('.rig-wizard .error-note', { hasText: 'point for decimals' }).waitFor();
+    expect(await page.locator('.rig-wizard[data-wizard="idle"]').count()).toBe(1);
+    await square.fill(typed);
     await page.locator('[data-action="start-calibration"]').click();
     await page.locator('.rig-wizard[data-wizard="running"]').waitFor();
     const cards = page.locator('section[data-calib-camera]');

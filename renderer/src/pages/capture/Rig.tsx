@@ -16,6 +16,7 @@ import type { ErrorPayload } from '../../../../models/errors';
 import { CallError, call } from '../../bridge';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
+import { numberInput } from '../../format';
 
 type Opened = CallOutput<'capture.openRig'>;
 type Frame = NonNullable<CallOutput<'capture.calibFrame'>>;
@@ -222,7 +223,14 @@ function LayoutCheck({
             const ch = LAYOUT_CHOICES.find((x) => x.label === labels[c.name]) ?? LAYOUT_CHOICES[0];
             return { camera: c.name, label: ch.label, yaw_deg: ch.yaw_deg };
           });
-          call('capture.calibLayout', { layout, tolerance_deg: Number(tol) || 15 }).then(onState, (err: unknown) => onError(asError(err)));
+          const t = numberInput(tol);
+          if (typeof t === 'string') {
+            onError({ code: 'Validation', message: 'Enter the tolerance in degrees as a number (e.g. 15 or 12.5), with a point for decimals.' });
+            return;
+          }
+          call('capture.calibLayout', { layout, tolerance_deg: typeof t === 'number' && t > 0 ? t : 15 }).then(onState, (err: unknown) =>
+            onError(asError(err)),
+          );
         }}
       >
         {state.cameras.map((c) => (
@@ -239,7 +247,7 @@ function LayoutCheck({
         ))}
         <label>
           Tolerance (°)
-          <input name="tolerance_deg" type="number" min={1} max={90} value={tol} onChange={(e) => setTol(e.target.value)} className="narrow" />
+          <input name="tolerance_deg" type="text" inputMode="decimal" value={tol} onChange={(e) => setTol(e.target.value)} className="narrow" />
         </label>
         <button type="submit" data-action="check-layout" disabled={!state.complete}>
           Check layout
@@ -514,7 +522,8 @@ export function RigView({ onState }: { onState: (s: 'loading' | 'ready' | 'error
   if (data.state === 'error') return <ErrorNote error={data.error} />;
   if (data.state !== 'ready') return null;
   const { sources, rigs } = data.data;
-  const num = (k: keyof typeof board) => Number(board[k]);
+  // Read strictly (format.ts numberInput): a browser number field read "22,5" mm as 225.
+  const num = (k: keyof typeof board) => numberInput(board[k]);
   return (
     <div className="stack rig-wizard" data-wizard={running ? 'running' : 'idle'}>
       <section className="card" data-step="cameras">
@@ -546,10 +555,20 @@ export function RigView({ onState }: { onState: (s: 'loading' | 'ready' | 'error
           onSubmit={(e) => {
             e.preventDefault();
             setError(null);
+            const v = Object.fromEntries((Object.keys(board) as (keyof typeof board)[]).map((k) => [k, num(k)])) as Record<keyof typeof board, unknown>;
+            const bad = (Object.keys(v) as (keyof typeof board)[]).filter((k) => typeof v[k] !== 'number');
+            if (bad.length) {
+              setError({
+                code: 'Validation',
+                message: `Enter the board sizes as numbers: digits, with a point for decimals (22.5), no comma or spaces (${bad.join(', ')}). Nothing was started.`,
+              });
+              return;
+            }
+            const n = v as Record<keyof typeof board, number>;
             const start = () =>
               call('capture.calibStart', {
-                intrinsic_board: { cols: num('cols'), rows: num('rows'), square_mm: num('square_mm') },
-                extrinsic_board: { cols: num('fcols'), rows: num('frows'), square_mm: num('fsquare_mm') },
+                intrinsic_board: { cols: n.cols, rows: n.rows, square_mm: n.square_mm },
+                extrinsic_board: { cols: n.fcols, rows: n.frows, square_mm: n.fsquare_mm },
               });
             (chosen.length ? call('capture.openRig', { source_ids: chosen }).then((o) => (setOpened(o), start())) : start()).then(setWiz, (err: unknown) =>
               setError(asError(err)),
@@ -568,7 +587,14 @@ export function RigView({ onState }: { onState: (s: 'loading' | 'ready' | 'error
           ).map(([k, label]) => (
             <label key={k}>
               {label}
-              <input name={k} type="number" min={1} value={board[k]} onChange={(e) => setBoard({ ...board, [k]: e.target.value })} className="narrow" />
+              <input
+                name={k}
+                type="text"
+                inputMode="decimal"
+                value={board[k]}
+                onChange={(e) => setBoard({ ...board, [k]: e.target.value })}
+                className="narrow"
+              />
             </label>
           ))}
           <button type="submit" className="primary" data-action="start-calibration" disabled={chosen.length === 0 && !opened}>
