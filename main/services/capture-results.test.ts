@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../models/errors';
+import { errorOf } from '../testing/clinic-fixture';
 import { CaptureResultsOut } from '../../models/outputs';
 import { POSE_JOINTS, type PoseJoint } from '../../models/capture/metrics';
 import { DEMO_CAPTURE } from '../../models/seed/demo-capture.generated';
@@ -18,15 +18,6 @@ import { sqlite } from '../data/sqlite';
 let dir: string, db: Db, seed: SeedSummary;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const call = (userId: string, verb: string, input: unknown): any => callVerbByName({ db, userId }, VERBS, verb as never, input as never);
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AppError) return e;
-    throw e;
-  }
-  throw new Error('expected an AppError');
-}
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ai-capture-results-'));

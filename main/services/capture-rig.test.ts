@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../models/errors';
+import { errorOf } from '../testing/clinic-fixture';
 import { openDb, type Db } from '../data/db';
 import { seedDemo, type SeedSummary } from '../data/seed';
 import { VERBS, callVerbByName } from './index';
@@ -15,15 +15,6 @@ import { VERBS, callVerbByName } from './index';
 let dir: string, db: Db, seed: SeedSummary;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const call = (userId: string, verb: string, input: unknown): any => callVerbByName({ db, userId }, VERBS, verb, input);
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AppError) return e;
-    throw e;
-  }
-  throw new Error('expected an AppError');
-}
 
 const cam = (name: string, x: number) => ({
   name,

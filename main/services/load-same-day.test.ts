@@ -7,9 +7,8 @@
  * SQLite file.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AppError } from '../../models/errors';
 import { submitForm } from '../ipc/forms';
-import { createClinicFixture, FIXTURE_TODAY, fixtureNow, type ClinicFixture } from '../testing/clinic-fixture';
+import { createClinicFixture, FIXTURE_TODAY, fixtureNow, type ClinicFixture, errorOf } from '../testing/clinic-fixture';
 import { VERBS, planWrite } from '.';
 
 let f: ClinicFixture;
@@ -25,15 +24,6 @@ const SQUAD_DAY = new Date(Date.parse(`${FIXTURE_TODAY}T00:00:00Z`) - 86_400_000
 const now = fixtureNow();
 const loadsOn = (day: string) =>
   (f.call(f.a.users.physio, 'workload.listLoads', { squad_id: f.a.squadId, from: day, to: day }) as { loads: { athlete_id: string; load_au: number }[] }).loads;
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AppError) return e;
-    throw e;
-  }
-  throw new Error('expected an error');
-}
 
 describe('workload.logSessionLoads: a load on a day that already has one', () => {
   it('CLI / verb.call, one athlete: refused with a typed error naming the stored load; logged with the acknowledgement', () => {

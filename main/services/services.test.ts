@@ -11,22 +11,12 @@ import { applyChangeset, getChangeset } from '../data/changesets';
 import { openDb } from '../data/db';
 import { getRow } from '../data/rows';
 import type { ClinicFixture } from '../testing/clinic-fixture';
-import { createClinicFixture, fixtureNow } from '../testing/clinic-fixture';
+import { createClinicFixture, fixtureNow, errorOf } from '../testing/clinic-fixture';
 import { EXPECTED, ROLE_ORDER, inputFor } from '../testing/verb-matrix';
 import { VERBS, applyPlanned, callVerb, callVerbByName, planWrite, resolveActor, runRead } from './index';
 import { readOrganisation, setUserPin, updateOrganisation } from './admin';
 import { verifyPin } from './pin';
 import { sqlite } from '../data/sqlite';
-
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AppError) return e;
-    throw e;
-  }
-  throw new Error('expected an AppError, got a result');
-}
 
 function count(f: ClinicFixture, table: string): number {
   // Test-only peek through the data layer's handle.

@@ -5,9 +5,8 @@
  * set, and nothing is written; with it the second set is recorded. Real SQLite file.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AppError } from '../../models/errors';
 import { submitForm } from '../ipc/forms';
-import { createClinicFixture, fixtureNow, type ClinicFixture } from '../testing/clinic-fixture';
+import { createClinicFixture, fixtureNow, type ClinicFixture, errorOf } from '../testing/clinic-fixture';
 import { VERBS, planWrite } from '.';
 
 let f: ClinicFixture;
@@ -20,15 +19,6 @@ const DAY = '2026-11-10';
 const now = fixtureNow();
 const setsOn = (day: string) =>
   (f.call(f.a.users.physio, 'vitals.list', { athlete_id: f.a.athleteId, from: day, to: day }) as { vitals: { id: string; resting_hr_bpm: number }[] }).vitals;
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AppError) return e;
-    throw e;
-  }
-  throw new Error('expected an error');
-}
 
 describe('vitals.record: a second set the same day', () => {
   it('CLI / verb.call: refused with a typed error naming the stored set; recorded with the acknowledgement', () => {

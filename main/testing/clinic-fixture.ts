@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
+import { AppError } from '../../models/errors';
 import type { Role } from '../../models/roles';
 import { ROLES } from '../../models/roles';
 import type { Db } from '../data/db';
@@ -240,4 +241,15 @@ export function createClinicFixture(): ClinicFixture {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The typed error `fn` throws (an AppError); fails the test when it returns, rethrows anything else. */
+export function errorOf(fn: () => unknown): AppError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof AppError) return e;
+    throw e;
+  }
+  throw new Error('expected an AppError, got a result');
 }
