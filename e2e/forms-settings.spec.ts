@@ -1,8 +1,10 @@
 /**
  * Settings forms in Chromium. Users: an owner adds a user (a bad email named next to its field,
  * nothing lost; the role list holds only what an owner may grant), sets their PIN, and the new
- * person signs in; an admin is offered only admin and athlete roles and no actions on clinical
- * accounts, and deactivates an admin account (gone from the sign-in picker). Devices: register
+ * person signs in; an admin is offered only the admin role, no actions on clinical accounts and
+ * only Budget / Deactivate on an athlete account (an owner adds, links and sets the PIN of athlete
+ * accounts; the service refuses the admin), and deactivates an admin account (gone from the
+ * sign-in picker). Devices: register
  * (the key shown once), Replace key (a new key, the old last four gone), Revoke. A physio (no
  * settings.manage, user.manage or device.manage) is offered none of it and refused by the service.
  * Reports: a doctor generates an athlete summary (keyboard, a missing athlete named at its field,
@@ -91,36 +93,44 @@ describe('settings: users', () => {
     await fresh.context().close();
   });
 
-  it('an admin grants only admin and athlete roles, has no actions on clinical accounts, and deactivates an admin account', async () => {
+  it('an admin grants only the admin role (athlete accounts are an owner’s), has no actions on clinical accounts, and deactivates an admin account', async () => {
     const owner = await signedIn(browser, app, 'owner');
     const made = await contractCall(owner, 'forms.submit', {
       verb: 'users.create',
       input: { email: 'office.temp@kestrelvale.test', display_name: 'Office Temp', role: 'admin' },
     });
     expect(made.ok).toBe(true);
+    // The owner may make it an athlete account; without the athlete record the service names the missing link at its field.
+    // The labels name their selects (a screen reader reads "Role", "Athlete record").
+    await goTo(owner, '#/settings', 'settings');
+    await owner.locator('tr[data-user="office.temp@kestrelvale.test"] [data-action="change-role"]').click();
+    await waitForForm(owner, 'user-role', 'idle');
+    await form(owner, 'user-role').getByLabel('Role', { exact: true }).selectOption('athlete');
+    await form(owner, 'user-role').getByLabel('Athlete record', { exact: true }).waitFor();
+    await owner.getByRole('button', { name: 'Save role' }).click();
+    await waitForForm(owner, 'user-role', 'error');
+    expect(await field(owner, 'user-role', 'linked_athlete_id').locator('.field-error').textContent()).toBeTruthy();
+    await screenshot(owner, 'form-25-change-role-validation');
     await owner.context().close();
 
     const page = await signedIn(browser, app, 'admin');
     await goTo(page, '#/settings', 'settings');
+    expect(await page.locator('[data-section="users"] [data-note="athlete-accounts"]').textContent()).toMatch(/An owner adds athlete accounts/);
     await page.locator('[data-action="add-user"]').click();
     await waitForForm(page, 'user-add', 'idle');
-    expect(await roleOptions(page, 'user-add')).toEqual(['admin', 'athlete']);
+    expect(await roleOptions(page, 'user-add')).toEqual(['admin']);
     await page.getByRole('button', { name: 'Cancel' }).click();
-    // No actions on a doctor's account, nor on one's own.
+    // No actions on a doctor's account, nor on one's own; on an athlete account, Budget and Deactivate only.
     expect(await page.locator('tr[data-user="doctor@kestrelvale.test"] [data-action]').count()).toBe(0);
     expect(await page.locator('tr[data-user="admin@kestrelvale.test"] [data-action]').count()).toBe(0);
+    const athleteActions = await page
+      .locator('tr[data-user="athlete@kestrelvale.test"] [data-action]')
+      .evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
+    expect(athleteActions).toEqual(['set-budget', 'deactivate-user']);
     const temp = page.locator('tr[data-user="office.temp@kestrelvale.test"]');
     await temp.locator('[data-action="change-role"]').click();
     await waitForForm(page, 'user-role', 'idle');
-    expect(await roleOptions(page, 'user-role')).toEqual(['admin', 'athlete']);
-    // Athlete without the athlete record: the service names the missing link at its field.
-    // The labels name their selects (a screen reader reads "Role", "Athlete record").
-    await form(page, 'user-role').getByLabel('Role', { exact: true }).selectOption('athlete');
-    await form(page, 'user-role').getByLabel('Athlete record', { exact: true }).waitFor();
-    await page.getByRole('button', { name: 'Save role' }).click();
-    await waitForForm(page, 'user-role', 'error');
-    expect(await field(page, 'user-role', 'linked_athlete_id').locator('.field-error').textContent()).toBeTruthy();
-    await screenshot(page, 'form-25-change-role-validation');
+    expect(await roleOptions(page, 'user-role')).toEqual(['admin']);
     await page.getByRole('button', { name: 'Cancel' }).click();
     await temp.locator('[data-action="deactivate-user"]').click();
     await waitForForm(page, 'user-deactivate', 'idle');
@@ -128,20 +138,34 @@ describe('settings: users', () => {
     await page.getByRole('button', { name: 'Deactivate user' }).click();
     await page.locator('[data-saved="true"]', { hasText: 'Update user Office Temp' }).waitFor();
     await page.locator('tr[data-user="office.temp@kestrelvale.test"] [data-user-status]', { hasText: 'deactivated' }).waitFor();
-    const users = await contractCall<{ users: { email: string }[] }>(page, 'session.users', {});
+    const users = await contractCall<{ users: { id: string; email: string }[] }>(page, 'session.users', {});
     expect(users.value!.users.map((u) => u.email)).not.toContain('office.temp@kestrelvale.test');
-    // The service refuses what the form does not offer.
+    // The service refuses what the form does not offer: a clinical role, an athlete account, an athlete account's PIN.
     const r = await contractCall(page, 'forms.submit', {
       verb: 'users.create',
       input: { email: 'sneaky@kestrelvale.test', display_name: 'Sneaky', role: 'doctor' },
     });
     expect(r).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+    const me = await contractCall<{ users: { id: string; linked_athlete_id: string | null; email: string }[] }>(page, 'verb.call', {
+      verb: 'users.list',
+      input: {},
+    });
+    const athleteAccount = me.value!.users.find((u) => u.email === 'athlete@kestrelvale.test')!;
+    const mine = await contractCall(page, 'forms.submit', {
+      verb: 'users.create',
+      input: { email: 'mine@kestrelvale.test', display_name: 'Mine', role: 'athlete', linked_athlete_id: athleteAccount.linked_athlete_id },
+    });
+    expect(mine).toMatchObject({ ok: false, error: { code: 'Forbidden', message: expect.stringMatching(/Ask an owner/) } });
+    expect(await contractCall(page, 'admin.setPin', { user_id: athleteAccount.id, pin: '9999' })).toMatchObject({
+      ok: false,
+      error: { code: 'Forbidden', message: expect.stringMatching(/Ask an owner/) },
+    });
     await page.context().close();
   });
 });
 
 describe('super admin', () => {
-  it('lands on Settings (not the Athletes page it cannot read) and may grant every role', async () => {
+  it('lands on Settings (not the Athletes page it cannot read) and may grant every staff role (athlete accounts stay with an owner)', async () => {
     const page = await signedIn(browser, app, 'super_admin');
     await waitForPage(page, 'settings');
     expect(await page.evaluate(() => window.location.hash)).toBe('#/settings');

@@ -113,3 +113,42 @@ describe('inverseOf / canonicalJson', () => {
     expect(canonicalJson({ b: 1, a: [{ d: 2, c: 3 }] })).toBe(canonicalJson({ a: [{ c: 3, d: 2 }], b: 1 }));
   });
 });
+
+describe('athlete accounts (issue 13 re-review: an admin reaching clinical data through an account they control)', () => {
+  const USER = '00000000-0000-7000-8000-0000000000b1';
+  const admin: RuleActor = { ...physio, role: 'admin' };
+  const owner: RuleActor = { ...physio, role: 'owner' };
+  const superAdmin: RuleActor = { ...physio, role: 'super_admin' };
+  const newAccount = (after: Record<string, unknown>) => ({
+    op: 'insert' as const,
+    table: 'app_user' as const,
+    id: USER,
+    after: { email: 'x@example.test', display_name: 'X', role: 'athlete', linked_athlete_id: ATH, active: true, budget_cap_usd: null, ...after },
+  });
+  const stored = (row: Record<string, unknown>) => ({ orgId: ORG, athleteId: null, row: { role: 'athlete', linked_athlete_id: ATH, ...row } });
+  const update = (after: Record<string, unknown>) => ({ op: 'update' as const, table: 'app_user' as const, id: USER, version: 1, before: {}, after });
+
+  it('only a role that reads what the account reads creates an athlete account or links any account (the same rule judges uploads at HQ)', () => {
+    expect(authorizeChange(admin, newAccount({}), null)).toMatchObject({
+      ok: false,
+      code: 'Forbidden',
+      field: 'role',
+      reason: expect.stringMatching(/Ask an owner/),
+    });
+    expect(authorizeChange(superAdmin, newAccount({}), null)).toMatchObject({ ok: false, code: 'Forbidden' });
+    expect(authorizeChange(admin, newAccount({ role: 'admin' }), null)).toMatchObject({ ok: false, field: 'linked_athlete_id' });
+    expect(authorizeChange(owner, newAccount({}), null)).toEqual({ ok: true });
+    expect(authorizeChange(admin, newAccount({ role: 'admin', linked_athlete_id: null }), null)).toEqual({ ok: true });
+  });
+
+  it('relinking, or making a linked account an athlete one, is refused to an admin; upkeep is not', () => {
+    const OTHER_ATH = ATH.replace('a1', 'a2');
+    expect(authorizeChange(admin, update({ linked_athlete_id: OTHER_ATH }), stored({}))).toMatchObject({ ok: false, field: 'linked_athlete_id' });
+    expect(authorizeChange(admin, update({ linked_athlete_id: null }), stored({}))).toMatchObject({ ok: false, field: 'linked_athlete_id' });
+    expect(authorizeChange(admin, update({ role: 'athlete' }), stored({ role: 'admin' }))).toMatchObject({ ok: false, field: 'role' });
+    expect(authorizeChange(owner, update({ linked_athlete_id: OTHER_ATH }), stored({}))).toEqual({ ok: true });
+    // The same link written again, a rename, deactivation: no new reach.
+    expect(authorizeChange(admin, update({ linked_athlete_id: ATH }), stored({}))).toEqual({ ok: true });
+    expect(authorizeChange(admin, update({ display_name: 'Y', active: false }), stored({}))).toEqual({ ok: true });
+  });
+});

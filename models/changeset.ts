@@ -6,7 +6,7 @@
  */
 import { FIELD_WORDS, codeWords } from './format';
 import type { Role } from './roles';
-import { canManageRole, hasPermission, SELF_SCOPED_ROLES } from './roles';
+import { athleteAccountRefusal, canLinkAthleteAccount, canManageRole, hasPermission, SELF_SCOPED_ROLES } from './roles';
 import { META_COLUMNS } from './records';
 import type { TableName } from './tables';
 import { TABLES, isTableName } from './tables';
@@ -173,6 +173,12 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
     if (change.op === 'update' && change.id === actor.userId && ('role' in change.after || change.after.active === false)) {
       return { ok: false, code: 'Forbidden', reason: 'You cannot change your own role or deactivate yourself; ask another administrator.' };
     }
+    // Reach into an athlete's record: whoever creates or links an athlete account can sign in as it
+    // (they choose its PIN), so only a role that reads what the account reads may (models/roles.ts).
+    const link = athleteLinkChange(change, stored);
+    if (link && !canLinkAthleteAccount(actor.role)) {
+      return { ok: false, code: 'Forbidden', reason: athleteAccountRefusal(actor.role, link.what), field: link.field };
+    }
   }
 
   // Athlete self-scope.
@@ -204,6 +210,27 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
     }
   }
   return { ok: true };
+}
+
+/**
+ * What an `app_user` change does that puts an account in reach of an athlete's record (`what`
+ * completes "Your role cannot …"; `field` is the field to name), or null when it does none of it:
+ * an insert of an athlete account or of any account with `linked_athlete_id` set; an update that
+ * changes `linked_athlete_id`, or that makes an account an athlete account.
+ */
+function athleteLinkChange(change: InsertChange | UpdateChange, stored: StoredRowFacts | null): { what: string; field: string } | null {
+  const a = change.after;
+  if (change.op === 'insert') {
+    if (a.role === 'athlete') return { what: 'create an athlete account', field: 'role' };
+    return a.linked_athlete_id !== null && a.linked_athlete_id !== undefined
+      ? { what: "link an account to an athlete's record", field: 'linked_athlete_id' }
+      : null;
+  }
+  const row = stored?.row ?? {};
+  if ('linked_athlete_id' in a && (a.linked_athlete_id ?? null) !== (row.linked_athlete_id ?? null))
+    return { what: "change which athlete's record an account is linked to", field: 'linked_athlete_id' };
+  if ('role' in a && a.role === 'athlete' && row.role !== 'athlete') return { what: 'make an account an athlete account', field: 'role' };
+  return null;
 }
 
 /**

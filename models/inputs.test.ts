@@ -126,3 +126,16 @@ describe('single-line text and notes', () => {
       expect(I.CreateInjury.safeParse({ ...base, clinician_notes }).success).toBe(false);
   });
 });
+
+describe('a field left out, null or of the wrong type is an issue, never a thrown error (issue 13 re-review)', () => {
+  // Every verb's input, with each top-level field in turn left out, set to null, or a number:
+  // the schema answers with issues (zod's own "required"/type message); nothing in a refinement
+  // may read the value as a string first (a TypeError is a 500 for every door).
+  for (const [verb, spec] of Object.entries(VERB_SPECS)) {
+    it(verb, () => {
+      const shape = (spec.input as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+      const probes: unknown[] = [{}, null, 42, ...Object.keys(shape).flatMap((k) => [{ [k]: null }, { [k]: 7 }, { [k]: undefined }])];
+      for (const p of probes) expect(() => spec.input.safeParse(p)).not.toThrow();
+    });
+  }
+});

@@ -202,3 +202,29 @@ export function canManageRole(actor: Role | string, role: Role | string): boolea
   const allowed = (GRANTABLE_ROLES as Record<string, readonly Role[] | undefined>)[actor];
   return allowed !== undefined && (allowed as readonly string[]).includes(role);
 }
+
+/**
+ * What whoever holds an athlete account can read about the athlete it is linked to: the athlete
+ * record (`athlete.read`), their wellness answers (an athlete reads back their own, which a
+ * staff member reads with `wellness.read`) and their vitals (`vitals.read`).
+ */
+export const ATHLETE_ACCOUNT_READS: readonly Permission[] = ['athlete.read', 'wellness.read', 'vitals.read'];
+
+/**
+ * True when `actor` may put an account in reach of an athlete's record: create an athlete
+ * account, change any account's `linked_athlete_id` (or make a linked account an athlete one), or
+ * set / reset an athlete account's PIN. Whoever does so can sign in as that account, so only a
+ * role that may itself read everything the account reads ({@link ATHLETE_ACCOUNT_READS}) may:
+ * the owner, not an admin (no clinical reads) or the super admin. Unknown roles: false.
+ */
+export function canLinkAthleteAccount(actor: Role | string): boolean {
+  return ATHLETE_ACCOUNT_READS.every((p) => hasPermission(actor, p));
+}
+
+/**
+ * The refusal for {@link canLinkAthleteAccount}, in words: what was refused, why, and what to do.
+ * `what` completes "Your role (admin) cannot …" (e.g. "create an athlete account").
+ */
+export function athleteAccountRefusal(actor: Role | string, what: string): string {
+  return `Your role (${actor}) cannot ${what}: whoever holds an athlete account reads that athlete's wellness and vitals, which your role may not read. Ask an owner to do it.`;
+}

@@ -45,11 +45,13 @@ export function plainText<T extends TextSchema>(s: T, opts: { nfkc?: boolean } =
     .refine((v) => v === null || !CONTROL_OR_BIDI.test(v), { message: PLAIN_MESSAGE })
     .overwrite((v) => (v === null ? v : ((opts.nfkc === false ? v.trim() : v.trim().normalize('NFKC')) as typeof v))) as T;
   // Only spaces: blank once trimmed. An empty value already failed the schema's own minimum, and
-  // one field gets one message.
+  // one field gets one message. A custom `when` runs the check even after the value failed its
+  // type (left out, null, a number): only a string is judged here, so a missing field stays the
+  // schema's own "required" issue, never a crash on `undefined.length`.
   if (required)
-    r = r.refine((v) => v === null || v.length > 0, {
+    r = r.refine((v) => typeof v !== 'string' || v.length > 0, {
       message: 'Enter a value: it cannot be blank or only spaces.',
-      when: (p) => !p.issues.some((x) => x.code === 'too_small'),
+      when: (p) => typeof p.value === 'string' && !p.issues.some((x) => x.code === 'too_small'),
     }) as T;
   // NFKC can lengthen text (U+FDFA "ﷺ" becomes 18 characters): the limit holds for what is stored.
   if (max !== null)

@@ -1,4 +1,5 @@
 /** Organisations and users: the rows the actor is resolved from on every service call. */
+import { uuidv7 } from 'uuidv7';
 import type { Organization, User } from '../../models/records';
 import type { Db } from './db';
 import { decodeRow } from './rows';
@@ -68,6 +69,34 @@ export function insertOrganization(db: Db, o: Omit<Organization, 'org_id' | 'del
 /** Set (or clear) a user's PIN hash. Not a changeset: credentials never travel in diffs. */
 export function setUserPinHash(db: Db, userId: string, pinHash: string | null): void {
   sqlite(db).prepare('UPDATE app_user SET pin_hash = ?, updated_at = ? WHERE id = ?').run(pinHash, new Date().toISOString(), userId);
+}
+
+/** Who set a PIN, for the activity row written with it (`summary` names whose PIN, never the PIN). */
+export interface PinActivity {
+  orgId: string;
+  actorUserId: string;
+  actorName: string;
+  summary: string;
+}
+
+/**
+ * Set a user's PIN hash and write the activity row saying who set whose PIN, in one transaction
+ * (both or neither). The activity row has no changeset (nothing to diff or undo: the hash is not
+ * shown) and names the account (`record_table` app_user, `record_id` the user). Returns the
+ * activity row's id.
+ */
+export function setUserPinHashWithActivity(db: Db, userId: string, pinHash: string, entry: PinActivity): string {
+  const id = uuidv7();
+  const now = new Date().toISOString();
+  sqlite(db).transaction(() => {
+    sqlite(db).prepare('UPDATE app_user SET pin_hash = ?, updated_at = ? WHERE id = ?').run(pinHash, now, userId);
+    sqlite(db)
+      .prepare(
+        'INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id) VALUES (?, ?, ?, ?, ?, 0, NULL, ?, ?, ?, NULL)',
+      )
+      .run(id, entry.orgId, now, entry.actorUserId, entry.actorName, 'app_user', userId, entry.summary);
+  })();
+  return id;
 }
 
 /** Read an org setting's JSON value, or undefined. */

@@ -5,10 +5,10 @@ import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
 import { Organization } from '../../models/records';
 import type { Role } from '../../models/roles';
-import { canManageRole, hasPermission } from '../../models/roles';
+import { SELF_SCOPED_ROLES, athleteAccountRefusal, canLinkAthleteAccount, canManageRole, hasPermission } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
-import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHash } from '../data/identity';
+import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHashWithActivity } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
 import { orgSquad, visibleAthlete } from './scope';
 import type { ServiceContext } from './context';
@@ -251,10 +251,13 @@ export const updateUser = writeVerb('users.update', {
 
 /**
  * Set (or replace) another user's sign-in PIN: `user.manage`, an account of this organisation
- * whose role the actor may grant (models/roles.ts GRANTABLE_ROLES). Not a changeset and not in the
- * activity diff: credentials never travel in diffs; only the scrypt hash is stored. An account
- * added in Settings can sign in once a PIN is set.
- * @throws Forbidden (permission, role rule, one's own PIN here), NotFound (another org's or unknown user)
+ * whose role the actor may grant (models/roles.ts GRANTABLE_ROLES); an athlete account's PIN only
+ * by a role that may read what that account reads (models/roles.ts `canLinkAthleteAccount`: whoever
+ * sets the PIN can sign in as the athlete). Not a changeset: credentials never travel in diffs;
+ * only the scrypt hash is stored. An activity row says who set or reset whose PIN (never the PIN).
+ * An account added in Settings can sign in once a PIN is set.
+ * @throws Forbidden (permission, role rule, athlete account without the clinical reads, one's own
+ *   PIN here), NotFound (another org's or unknown user)
  */
 export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: string }): { pin_set: true } {
   const actor = resolveActor(ctx);
@@ -263,7 +266,14 @@ export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: s
   if (!u || u.org_id !== actor.orgId) throw new NotFound('User');
   if (!canManageRole(actor.role, u.role)) throw new Forbidden(`Your role (${actor.role}) cannot change a ${u.role} account.`);
   if (u.id === actor.userId) throw new Forbidden('Your own PIN is not changed here.');
-  setUserPinHash(ctx.db, u.id, hashPin(input.pin));
+  if (SELF_SCOPED_ROLES.has(u.role) && !canLinkAthleteAccount(actor.role))
+    throw new Forbidden(athleteAccountRefusal(actor.role, `${u.pin_hash ? 'reset' : 'set'} the PIN of an athlete account`));
+  setUserPinHashWithActivity(ctx.db, u.id, hashPin(input.pin), {
+    orgId: actor.orgId,
+    actorUserId: actor.userId,
+    actorName: actor.displayName,
+    summary: `${u.pin_hash ? 'Reset' : 'Set'} the sign-in PIN of ${u.display_name} (${u.role})`,
+  });
   return { pin_set: true };
 }
 

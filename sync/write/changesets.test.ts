@@ -269,6 +269,35 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect(n!.n).toBe(0);
   });
 
+  it("refuses an admin's upload that creates or relinks an athlete account (issue 13 re-review: the admin would control a login to that athlete's wellness and vitals)", async () => {
+    const linkedUser = ids.users.athlete!;
+    const [before] = await sql<{ linked_athlete_id: string; version: number }>('SELECT linked_athlete_id, version FROM app_user WHERE id = $1', [linkedUser]);
+    const target = athletes.find((a) => a !== before!.linked_athlete_id)!;
+    const accountId = uuidv7();
+    const create = await one(tokens.admin!, {
+      changeset_id: uuidv7(),
+      verb: 'users.create',
+      changes: [
+        {
+          op: 'insert',
+          table: 'app_user',
+          id: accountId,
+          after: { email: 'mine@kestrelvale.test', display_name: 'Mine', role: 'athlete', linked_athlete_id: target, active: true, budget_cap_usd: null },
+        },
+      ],
+    });
+    expect(create).toMatchObject({ status: 'rejected', reason: 'forbidden', field: 'role' });
+    if (create.status === 'rejected') expect(create.message).toMatch(/Ask an owner/);
+    const relink = await one(tokens.admin!, {
+      changeset_id: uuidv7(),
+      verb: 'users.update',
+      changes: [{ op: 'update', table: 'app_user', id: linkedUser, version: before!.version, before: {}, after: { linked_athlete_id: target } }],
+    });
+    expect(relink).toMatchObject({ status: 'rejected', reason: 'forbidden', field: 'linked_athlete_id' });
+    expect(await sql('SELECT 1 FROM app_user WHERE id = $1', [accountId])).toHaveLength(0);
+    expect((await sql('SELECT linked_athlete_id, version FROM app_user WHERE id = $1', [linkedUser]))[0]).toEqual(before);
+  });
+
   it('two devices recording the same athlete and day at once: one row (HQ 0007), the other rejected with a clear message', async () => {
     const day = { date: '2026-01-02' };
     const race = (token: string, sleep: number) =>

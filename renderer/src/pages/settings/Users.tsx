@@ -5,12 +5,15 @@
  * PIN is set). Role, budget and (de)activation go through `forms.submit` (`users.create` /
  * `users.update`, the verbs the assistant uses too), like every other form; the PIN through
  * `admin.setPin` (credentials never travel in a changeset). Accounts whose role the signed-in role
- * cannot manage, and one's own account, show no actions.
+ * cannot manage, and one's own account, show no actions. Athlete accounts are added, relinked and
+ * given a PIN only by a role that reads what they read (models/roles.ts `canLinkAthleteAccount`,
+ * enforced by the service): an admin is offered no athlete role, and on an athlete account only
+ * Budget and Deactivate / Reactivate.
  */
 import type { SelectHTMLAttributes } from 'react';
 import { useState } from 'react';
 import type { Role } from '../../../../models/roles';
-import { GRANTABLE_ROLES, canManageRole } from '../../../../models/roles';
+import { GRANTABLE_ROLES, SELF_SCOPED_ROLES, canLinkAthleteAccount, canManageRole } from '../../../../models/roles';
 import type { VerbOutput } from '../../../../models/verbs';
 import type { ErrorPayload } from '../../../../models/errors';
 import { CallError, call } from '../../bridge';
@@ -47,7 +50,10 @@ export function UsersSection() {
   );
   const [open, setOpen] = useState<Open>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  const grantable = GRANTABLE_ROLES[me.role];
+  // Athlete accounts reach an athlete's wellness and vitals: only a role that reads those itself
+  // (models/roles.ts canLinkAthleteAccount) adds, links or sets the PIN of one; an admin is not offered it.
+  const mayLink = canLinkAthleteAccount(me.role);
+  const grantable = GRANTABLE_ROLES[me.role].filter((r) => mayLink || !SELF_SCOPED_ROLES.has(r));
   const done = (s: string) => {
     setOpen(null);
     setSaved(s);
@@ -75,6 +81,13 @@ export function UsersSection() {
       <p className="small muted">
         As {roleLabel(me.role)} you can add and change {grantable.length ? grantable.map(roleLabel).join(', ') : 'no'} accounts. A new account signs in on this
         device once you set its PIN.
+        {grantable.length > 0 && !mayLink ? (
+          <span data-note="athlete-accounts">
+            {' '}
+            An owner adds athlete accounts, links them to an athlete and sets their PINs: whoever holds one reads that athlete's wellness and vitals, which your
+            role does not.
+          </span>
+        ) : null}
       </p>
       <SavedNote text={saved} />
       {data.state === 'error' ? <ErrorNote error={data.error} /> : null}
@@ -114,20 +127,22 @@ export function UsersSection() {
             { label: 'PIN', cell: (u) => (u.has_pin ? 'set' : <span className="badge warn">not set</span>) },
             { label: 'Monthly assistant cap', num: true, attr: 'user-budget', cell: (u) => usd(u.budget_cap_usd) },
           ]}
-          actions={(u) =>
-            u.id !== me.user_id && canManageRole(me.role, u.role)
-              ? [
-                  { id: 'change-role', label: 'Change role…', onClick: () => setOpen({ kind: 'role', user: u }) },
-                  { id: 'set-budget', label: 'Budget…', onClick: () => setOpen({ kind: 'budget', user: u }) },
-                  {
-                    id: u.active ? 'deactivate-user' : 'reactivate-user',
-                    label: u.active ? 'Deactivate…' : 'Reactivate…',
-                    onClick: () => setOpen({ kind: 'active', user: u }),
-                  },
-                  { id: 'set-pin', label: u.has_pin ? 'Reset PIN…' : 'Set PIN…', onClick: () => setOpen({ kind: 'pin', user: u }) },
-                ]
-              : []
-          }
+          actions={(u) => {
+            if (u.id === me.user_id || !canManageRole(me.role, u.role)) return [];
+            // An athlete account's role, link and PIN are an owner's (see mayLink); budget and
+            // (de)activation stay with whoever manages the account.
+            const reach = mayLink || !SELF_SCOPED_ROLES.has(u.role);
+            return [
+              ...(reach ? [{ id: 'change-role', label: 'Change role…', onClick: () => setOpen({ kind: 'role', user: u }) }] : []),
+              { id: 'set-budget', label: 'Budget…', onClick: () => setOpen({ kind: 'budget', user: u }) },
+              {
+                id: u.active ? 'deactivate-user' : 'reactivate-user',
+                label: u.active ? 'Deactivate…' : 'Reactivate…',
+                onClick: () => setOpen({ kind: 'active', user: u }),
+              },
+              ...(reach ? [{ id: 'set-pin', label: u.has_pin ? 'Reset PIN…' : 'Set PIN…', onClick: () => setOpen({ kind: 'pin', user: u }) }] : []),
+            ];
+          }}
         />
       ) : null}
     </section>

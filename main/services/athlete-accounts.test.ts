@@ -1,0 +1,127 @@
+/**
+ * Athlete accounts reach an athlete's record (issue 13 re-review blocker): whoever creates or links
+ * one, or sets its PIN, can sign in as it and read that athlete's wellness and vitals. So only a
+ * role that may read those itself (the owner) may; an admin (no clinical reads) is refused with
+ * the reason and what to do, on every device door: the entry form (`forms.submit`), `verb.call`
+ * and the CLI (`callVerbByName`), Undo, and the PIN door (`admin.setPin`). Every PIN set or reset
+ * writes an activity row (who set whose PIN; never the PIN). Real SQLite file, real service verbs.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { getRow } from '../data/rows';
+import { sqlite } from '../data/sqlite';
+import { submitForm } from '../ipc/forms';
+import { createClinicFixture, errorOf, fixtureNow, type ClinicFixture } from '../testing/clinic-fixture';
+import { setUserPin } from './admin';
+import { verifyPin } from './pin';
+
+let f: ClinicFixture;
+beforeEach(() => {
+  f = createClinicFixture();
+});
+afterEach(() => f.close());
+
+const now = fixtureNow();
+type UserRow = { id: string; role: string; linked_athlete_id: string | null; version: number; display_name: string };
+const user = (id: string) => getRow<UserRow>(f.db, 'app_user', f.a.orgId, id)!;
+const pinHash = (id: string) => (sqlite(f.db).prepare('SELECT pin_hash FROM app_user WHERE id = ?').get(id) as { pin_hash: string | null }).pin_hash;
+const usersNamed = (email: string) => (f.call(f.a.users.owner, 'users.list', {}) as { users: { email: string }[] }).users.filter((u) => u.email === email);
+const ASK_OWNER = /Your role \(admin\) cannot .*wellness and vitals.*Ask an owner/;
+
+describe('an admin cannot put an account in reach of an athlete record', () => {
+  it('creating an athlete account: refused on the form and through verb.call, nothing written', () => {
+    const input = { email: 'mine@example.test', display_name: 'Mine', role: 'athlete', linked_athlete_id: f.a.otherAthleteId };
+    const form = errorOf(() => submitForm(f.db, f.a.users.admin, { verb: 'users.create', input }, now));
+    expect(form.code).toBe('Forbidden');
+    expect(form.message).toMatch(ASK_OWNER);
+    expect(form.message).toMatch(/create an athlete account/);
+    const call = errorOf(() => f.call(f.a.users.admin, 'users.create', input));
+    expect(call.code).toBe('Forbidden');
+    expect(call.message).toMatch(ASK_OWNER);
+    expect(usersNamed('mine@example.test')).toEqual([]);
+    // An admin account carrying an athlete link (to become an athlete account later): refused too.
+    const linkedAdmin = errorOf(() => f.call(f.a.users.admin, 'users.create', { ...input, role: 'admin' }));
+    expect(linkedAdmin.code).toBe('Forbidden');
+    expect(linkedAdmin.message).toMatch(/link an account to an athlete's record/);
+    // The owner may (and the admin may still add admin accounts with no link).
+    expect(f.call(f.a.users.owner, 'users.create', input).changeset.changes).toHaveLength(1);
+    expect(
+      f.call(f.a.users.admin, 'users.create', { email: 'admin2@example.test', display_name: 'Second admin', role: 'admin' }).changeset.changes,
+    ).toHaveLength(1);
+  });
+
+  it('relinking an athlete account, or making an account an athlete one: refused; renaming or deactivating it is not', () => {
+    const athleteUser = f.a.users.athlete;
+    const before = user(athleteUser);
+    const relink = errorOf(() =>
+      submitForm(
+        f.db,
+        f.a.users.admin,
+        { verb: 'users.update', input: { id: athleteUser, linked_athlete_id: f.a.otherAthleteId }, expected_versions: { [athleteUser]: before.version } },
+        now,
+      ),
+    );
+    expect(relink.code).toBe('Forbidden');
+    expect(relink.message).toMatch(/change which athlete's record an account is linked to/);
+    expect(errorOf(() => f.call(f.a.users.admin, 'users.update', { id: f.a.users.athlete_unlinked, linked_athlete_id: f.a.athleteId })).code).toBe('Forbidden');
+    expect(user(athleteUser).linked_athlete_id).toBe(before.linked_athlete_id);
+    // An admin account the admin controls, made an athlete account linked to an athlete: refused.
+    const mine = f.call(f.a.users.admin, 'users.create', { email: 'mine2@example.test', display_name: 'Mine', role: 'admin' }).changeset.changes[0]
+      .id as string;
+    const promote = errorOf(() => f.call(f.a.users.admin, 'users.update', { id: mine, role: 'athlete', linked_athlete_id: f.a.athleteId }));
+    expect(promote.code).toBe('Forbidden');
+    expect(user(mine).role).toBe('admin');
+    // Account upkeep that gives no reach stays with the admin.
+    f.call(f.a.users.admin, 'users.update', { id: athleteUser, display_name: 'Renamed athlete account' });
+    f.call(f.a.users.admin, 'users.update', { id: athleteUser, active: false });
+    expect(user(athleteUser)).toMatchObject({ display_name: 'Renamed athlete account', linked_athlete_id: before.linked_athlete_id });
+    // The owner may relink.
+    f.call(f.a.users.owner, 'users.update', { id: athleteUser, linked_athlete_id: f.a.otherAthleteId });
+    expect(user(athleteUser).linked_athlete_id).toBe(f.a.otherAthleteId);
+  });
+
+  it("Undo by an admin of an owner's relink is refused (it would change the link back)", () => {
+    const cs = f.call(f.a.users.owner, 'users.update', { id: f.a.users.athlete, linked_athlete_id: f.a.otherAthleteId }).changeset.id as string;
+    const e = errorOf(() => f.call(f.a.users.admin, 'changesets.undo', { changeset_id: cs }));
+    expect(e.code).toBe('Forbidden');
+    expect(e.message).toMatch(ASK_OWNER);
+    expect(user(f.a.users.athlete).linked_athlete_id).toBe(f.a.otherAthleteId);
+  });
+
+  it("setting or resetting an athlete account's PIN: refused for the admin, nothing stored; the owner may", () => {
+    const ctx = (u: string) => ({ db: f.db, userId: u });
+    const e = errorOf(() => setUserPin(ctx(f.a.users.admin), { user_id: f.a.users.athlete, pin: '4321' }));
+    expect(e.code).toBe('Forbidden');
+    expect(e.message).toMatch(/cannot set the PIN of an athlete account/);
+    expect(e.message).toMatch(ASK_OWNER);
+    expect(pinHash(f.a.users.athlete)).toBeNull();
+    setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.athlete, pin: '2468' });
+    const reset = errorOf(() => setUserPin(ctx(f.a.users.admin), { user_id: f.a.users.athlete, pin: '4321' }));
+    expect(reset.message).toMatch(/cannot reset the PIN of an athlete account/);
+    expect(verifyPin('2468', pinHash(f.a.users.athlete))).toBe(true);
+    // An admin account's PIN stays the admin's to set.
+    const other = f.call(f.a.users.admin, 'users.create', { email: 'admin3@example.test', display_name: 'Third admin', role: 'admin' }).changeset.changes[0].id;
+    expect(setUserPin(ctx(f.a.users.admin), { user_id: other, pin: '1357' })).toEqual({ pin_set: true });
+  });
+});
+
+describe('a PIN set or reset is in the activity log', () => {
+  it('says who set or reset whose PIN, never the PIN, for anyone who reads the accounts', () => {
+    const ctx = (u: string) => ({ db: f.db, userId: u });
+    setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.coach, pin: '735519' });
+    setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.coach, pin: '915537' });
+    type Act = { actor_name: string; record_table: string; record_id: string; summary: string; changeset_id: string | null };
+    const acts = (f.call(f.a.users.admin, 'activity.list', { record_id: f.a.users.coach }) as { activity: Act[] }).activity;
+    const coach = user(f.a.users.coach).display_name;
+    const owner = user(f.a.users.owner).display_name;
+    expect(acts.map((a) => [a.actor_name, a.record_table, a.summary, a.changeset_id])).toEqual([
+      [owner, 'app_user', `Reset the sign-in PIN of ${coach} (coach)`, null],
+      [owner, 'app_user', `Set the sign-in PIN of ${coach} (coach)`, null],
+    ]);
+    expect(JSON.stringify(acts)).not.toMatch(/735519|915537|scrypt/);
+    // A refused PIN change writes nothing.
+    errorOf(() => setUserPin(ctx(f.a.users.admin), { user_id: f.a.users.athlete, pin: '4321' }));
+    expect(
+      (f.call(f.a.users.owner, 'activity.list', { record_id: f.a.users.athlete }) as { activity: Act[] }).activity.filter((a) => /PIN/.test(a.summary)),
+    ).toEqual([]);
+  });
+});
