@@ -28,7 +28,7 @@ import { ensurePublication, migrateHq } from './pg/db';
 import { HQ_PUBLICATION, HQ_ROLES, type HqRolePasswords } from './pg/roles';
 import { initialiseHq } from './seed';
 import { startHqServer, type HqServer } from './server';
-import { startShapeServer, type ShapeServer } from './shape/server';
+import { shapeMemoryBudget, startShapeServer, type ShapeServer } from './shape/server';
 import { SHAPE_LIMITS } from './http/shape-registry';
 
 /** The HQ's default port. */
@@ -105,6 +105,12 @@ function passwordOf(url: string, name: string): string {
 /** Start Postgres (embedded or given), migrate, seed, the shape service and the HQ server. */
 export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
   const env = opts.env ?? process.env;
+  let shapeMemory: number | undefined;
+  try {
+    shapeMemory = shapeMemoryBudget(env.SHAPE_MAX_MEMORY_MB);
+  } catch (e) {
+    throw new HqConfigError((e as Error).message.replace('--max-memory-mb / ', ''));
+  }
   const log = opts.log ?? ((l: string) => console.log(l));
   let cluster: PgCluster | null = null;
   let shapes: ShapeServer | null = null;
@@ -174,6 +180,7 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
         publication: HQ_PUBLICATION,
         // The proxy releases shapes idle this long; the service drops them too, and a restart resumes no older one.
         idleShapeMs: SHAPE_LIMITS.idleMs,
+        ...(shapeMemory !== undefined ? { maxMemoryBytes: shapeMemory } : {}),
         log: (l) => log(l),
       });
       shapeUrl = shapes.url;

@@ -2,7 +2,7 @@
  * Conformance of the shape service with the real `@electric-sql/client` (ShapeStream and Shape)
  * against a real Postgres (started by sync/testing/pg.ts) and the standalone server.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Shape, ShapeStream, type Message, type Row } from '@electric-sql/client';
@@ -205,6 +205,24 @@ describe.skipIf(!havePg)('shape service with @electric-sql/client', () => {
     ]);
     expect(got.some((m) => 'control' in m.headers && m.headers.control === 'must-refetch')).toBe(false);
     expect(before.has(8)).toBe(false);
+  });
+
+  it('answers must-refetch, not a wrong page, when a log file was cut outside the service; the client gets a fresh snapshot', async () => {
+    const q = (extra: Record<string, string>) => `${server.url}/v1/shape?${new URLSearchParams({ secret, table: 'items', where: 'id <> 99', ...extra })}`;
+    const first = await fetch(q({ offset: '-1' }));
+    expect(first.status).toBe(200);
+    const rows = ((await first.json()) as { key?: string }[]).filter((m) => m.key).length;
+    const handle = first.headers.get('electric-handle')!;
+    // Messages are read from the file for every response (memory holds only an index).
+    truncateSync(join(storage, 'shapes', handle, 'log.jsonl'), 20);
+    const cut = await fetch(q({ offset: '-1' }));
+    expect(cut.status).toBe(409);
+    expect(await cut.json()).toEqual([{ headers: { control: 'must-refetch' } }]);
+    const fresh = cut.headers.get('electric-handle')!;
+    expect(fresh).not.toBe(handle);
+    const again = await fetch(q({ offset: '-1', handle: fresh }));
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { key?: string }[]).filter((m) => m.key).length).toBe(rows);
   });
 
   it('invalidates a shape (409 must-refetch) when its table is truncated or altered', async () => {

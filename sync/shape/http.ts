@@ -10,7 +10,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { formatOffset, parseOffset, type Offset } from './log';
 import { TableError } from './schema';
-import { isHandle, type Shape, type ShapeRequest, type ShapeService } from './service';
+import { isHandle, ShapeTooLargeError, type Shape, type ShapeRequest, type ShapeService } from './service';
 import { WhereError } from './where';
 
 /** Options of `createShapeApp`. */
@@ -86,7 +86,8 @@ function sseResponse(c: Context, service: ShapeService, shape: Shape, after: Off
     };
     try {
       while (!closed && !signal.aborted && !shape.deleted && !service.isStopped && Date.now() < deadline) {
-        const chunk = shape.log.read(position, service.chunkBytes);
+        const chunk = service.readLog(shape, position);
+        if (shape.deleted) break;
         if (chunk.messages.length > 0) {
           for (const m of chunk.messages) send(`data: ${m}\n\n`);
           position = chunk.last;
@@ -220,11 +221,11 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
 
     if (sse) return sseResponse(c, service, shape, after, offsetParam, options.sseTimeoutMs ?? 60_000);
 
-    let chunk = shape.log.read(after, service.chunkBytes);
+    let chunk = service.readLog(shape, after);
     if (live && chunk.messages.length === 0 && !shape.deleted) {
       await shape.waitForChange(service.longPollTimeoutMs, c.req.raw.signal);
       if (shape.deleted) return mustRefetch(c, req);
-      chunk = shape.log.read(after, service.chunkBytes);
+      chunk = service.readLog(shape, after);
     }
     if (shape.deleted) return mustRefetch(c, req);
 
@@ -285,6 +286,7 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
 
   app.onError((err, c) => {
     c.header('cache-control', 'no-store');
+    if (err instanceof ShapeTooLargeError) return c.json({ message: err.message }, 503);
     return c.json({ message: `Shape service error: ${err.message}` }, 500);
   });
   return app;

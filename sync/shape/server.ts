@@ -4,9 +4,10 @@
  *
  *   npm run shape-server -- --database-url postgres://… [--port 3000] [--host 127.0.0.1]
  *        [--secret S] [--storage-dir .data/shapes] [--slot ai_shapes] [--publication ai_shapes]
- *        [--long-poll-ms 20000]
+ *        [--long-poll-ms 20000] [--max-memory-mb 512]
  *
- * `DATABASE_URL`, `ELECTRIC_SECRET`, `SHAPE_STORAGE_DIR` are read when the flags are absent.
+ * `DATABASE_URL`, `ELECTRIC_SECRET`, `SHAPE_STORAGE_DIR`, `SHAPE_MAX_MEMORY_MB` are read when the
+ * flags are absent.
  */
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
@@ -70,9 +71,21 @@ function parseArgs(argv: string[]): Record<string, string> {
 }
 
 const USAGE = `Usage: npm run shape-server -- --database-url URL [--port 3000] [--host 127.0.0.1] [--secret S]
-       [--storage-dir .data/shapes] [--slot ai_shapes] [--publication ai_shapes] [--long-poll-ms 20000]
+       [--storage-dir .data/shapes] [--slot ai_shapes] [--publication ai_shapes] [--long-poll-ms 20000] [--max-memory-mb 512]
 Serves the Electric 1.x HTTP Shape API (GET/DELETE /v1/shape, GET /v1/health) for every table with a primary key.
 The database role needs REPLICATION and SELECT; the publication (FOR ALL TABLES) is created if the role may.`;
+/**
+ * The shapes' memory budget from `--max-memory-mb` / `SHAPE_MAX_MEMORY_MB` (MiB, 16–1,048,576),
+ * in bytes; undefined when not given (the service's default, 512 MiB).
+ * @throws Error naming the accepted range when the value is not a whole number in it
+ */
+export function shapeMemoryBudget(text: string | undefined): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  const mb = /^\d{1,7}$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(mb >= 16 && mb <= 1_048_576))
+    throw new Error(`--max-memory-mb / SHAPE_MAX_MEMORY_MB must be a whole number of MiB from 16 to 1048576, not ${JSON.stringify(text)}`);
+  return mb * 1024 * 1024;
+}
 
 async function main(): Promise<void> {
   let args: Record<string, string>;
@@ -86,7 +99,7 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const known = new Set(['database-url', 'port', 'host', 'secret', 'storage-dir', 'slot', 'publication', 'long-poll-ms']);
+  const known = new Set(['database-url', 'port', 'host', 'secret', 'storage-dir', 'slot', 'publication', 'long-poll-ms', 'max-memory-mb']);
   for (const k of Object.keys(args)) {
     if (!known.has(k)) {
       console.error(`shape-server: unknown option --${k}\n${USAGE}`);
@@ -108,6 +121,13 @@ async function main(): Promise<void> {
     console.error('shape-server: --long-poll-ms must be 100–300000');
     process.exit(2);
   }
+  let maxMemoryBytes: number | undefined;
+  try {
+    maxMemoryBytes = shapeMemoryBudget(args['max-memory-mb'] ?? process.env.SHAPE_MAX_MEMORY_MB);
+  } catch (e) {
+    console.error(`shape-server: ${(e as Error).message}`);
+    process.exit(2);
+  }
   let server: ShapeServer;
   try {
     server = await startShapeServer({
@@ -119,6 +139,7 @@ async function main(): Promise<void> {
       slot: args.slot,
       publication: args.publication,
       longPollTimeoutMs: longPoll,
+      ...(maxMemoryBytes !== undefined ? { maxMemoryBytes } : {}),
       log: (l) => console.error(l),
     });
   } catch (e) {

@@ -29,9 +29,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { AppError } from '../../models/errors';
 import type { Pgoutput } from 'pg-logical-replication';
-import { compareOffsets, formatOffset, ShapeLog, type Offset } from './log';
+import { compareOffsets, formatOffset, ShapeLog, ShapeLogError, type Offset } from './log';
 import { OUTPUT_SETTINGS, ReplicationStream, type RowChange, type TextRow, type Transaction } from './replication';
 import { columnSchema, loadTable, parseColumnList, parseTableName, rowKey, TableError, type TableInfo } from './schema';
+import { MemberKeys } from './members';
 import { compileWhere, quoteIdent, type CompiledWhere } from './where';
 
 /** Configuration of a `ShapeService`. */
@@ -59,6 +60,14 @@ export interface ShapeServiceOptions {
    * comes back later gets 409 must-refetch and a fresh snapshot. Default: never (null).
    */
   idleShapeMs?: number | null;
+  /**
+   * Most bytes of memory all shapes together may take (default 512 MiB): each shape's log index
+   * (24 bytes a message) and membership (~32 bytes a row); the messages themselves are on disk.
+   * Past it, the shapes requested longest ago are dropped (their clients get 409 must-refetch and a
+   * fresh snapshot), those held by a live request last; a shape larger than the whole budget is
+   * refused ({@link ShapeTooLargeError}).
+   */
+  maxMemoryBytes?: number;
   /** Log lines (default: none). */
   log?: (line: string) => void;
 }
@@ -80,6 +89,24 @@ export class ShapeServiceError extends AppError {
   ) {
     super({ code: kind === 'connect' ? 'Unavailable' : kind === 'slot_in_use' ? 'Conflict' : 'NotConfigured', message, kind });
     this.name = 'ShapeServiceError';
+  }
+}
+
+/**
+ * A shape whose rows alone need more memory than the service's whole budget
+ * ({@link ShapeServiceOptions.maxMemoryBytes}); `Unavailable` (503). Nothing is kept of it.
+ */
+export class ShapeTooLargeError extends AppError {
+  constructor(
+    readonly shapeBytes: number,
+    readonly budgetBytes: number,
+  ) {
+    const mb = (b: number): string => (b / 1048576).toFixed(1);
+    super({
+      code: 'Unavailable',
+      message: `This shape needs ${mb(shapeBytes)} MB of the shape service's memory, more than its whole budget of ${mb(budgetBytes)} MB. Narrow it with a where clause, or raise the budget (SHAPE_MAX_MEMORY_MB).`,
+    });
+    this.name = 'ShapeTooLargeError';
   }
 }
 
@@ -129,13 +156,15 @@ const SNAPSHOT_BATCH = 5000;
 export class Shape {
   readonly log: ShapeLog;
   /** Keys of the rows currently in the shape. */
-  readonly keys = new Set<string>();
+  readonly keys = new MemberKeys();
   readonly selected: string[];
   readonly schemaHeader: string;
   readonly where: CompiledWhere | null;
   lastLsn = 0n;
   snapshot: Snapshot | null = null;
   deleted = false;
+  /** True once the shape is served: its creation finished, or it was resumed from disk. */
+  created = false;
   /** Resolves when the snapshot is in the log (rejects if it failed). */
   ready: Promise<void>;
   private queue: Promise<void>;
@@ -204,6 +233,11 @@ export class Shape {
 
   notify(): void {
     for (const w of [...this.waiters]) w();
+  }
+
+  /** Bytes of memory the shape takes: its log's index and its membership (messages are on disk). */
+  get memoryBytes(): number {
+    return this.log.indexBytes + this.keys.bytes;
   }
 
   /** Offset of the end of the log. */
@@ -278,6 +312,8 @@ export class ShapeService {
   readonly longPollTimeoutMs: number;
   readonly maxLogBytes: number;
   private readonly log: (line: string) => void;
+  /** See {@link ShapeServiceOptions.maxMemoryBytes}. */
+  readonly maxMemoryBytes: number;
   /** Last replication error (null while healthy). */
   lastError: Error | null = null;
 
@@ -290,6 +326,7 @@ export class ShapeService {
     this.longPollTimeoutMs = options.longPollTimeoutMs ?? 20_000;
     this.maxLogBytes = options.maxLogBytes ?? 256 * 1024 * 1024;
     this.idleShapeMs = options.idleShapeMs ?? null;
+    this.maxMemoryBytes = options.maxMemoryBytes ?? 512 * 1024 * 1024;
     this.log = options.log ?? (() => undefined);
     this.pool = new pg.Pool({
       connectionString: options.databaseUrl,
@@ -331,11 +368,64 @@ export class ShapeService {
     return !!this.stream?.connected && !this.stopped;
   }
 
-  /** Number of shapes and live requests held (for health and benchmarks). */
-  stats(): { shapes: number; waiting: number; processedLsn: string } {
+  /**
+   * Number of shapes, live requests held, the processed WAL position, and the memory the shapes'
+   * indexes take (bytes: the logs' offset indexes plus the row keys of each shape's membership; the
+   * messages themselves are on disk).
+   */
+  stats(): { shapes: number; waiting: number; processedLsn: string; memoryBytes: number; memberKeys: number } {
     let waiting = 0;
-    for (const s of this.byHandle.values()) waiting += s.waiting;
-    return { shapes: this.byHandle.size, waiting, processedLsn: this.processedLsn.toString() };
+    let memoryBytes = 0;
+    let memberKeys = 0;
+    for (const s of this.byHandle.values()) {
+      waiting += s.waiting;
+      memoryBytes += s.memoryBytes;
+      memberKeys += s.keys.size;
+    }
+    return { shapes: this.byHandle.size, waiting, processedLsn: this.processedLsn.toString(), memoryBytes, memberKeys };
+  }
+
+  /**
+   * Keep the shapes' memory within {@link maxMemoryBytes}: drop the shapes requested longest ago
+   * (those held by a live request last; never `keep`, nor one still being created) until the
+   * total fits. @returns the handles dropped
+   */
+  async enforceMemoryBudget(keep: Shape | null = null): Promise<string[]> {
+    let total = 0;
+    for (const s of this.byHandle.values()) total += s.memoryBytes;
+    if (total <= this.maxMemoryBytes) return [];
+    const candidates = [...this.byHandle.values()]
+      .filter((s) => s !== keep && s.created && !s.deleted)
+      .sort((a, b) => Number(a.waiting > 0) - Number(b.waiting > 0) || a.lastRequestedAt - b.lastRequestedAt);
+    const out: string[] = [];
+    for (const s of candidates) {
+      if (total <= this.maxMemoryBytes) break;
+      total -= s.memoryBytes;
+      await this.deleteShape(s);
+      out.push(s.handle);
+    }
+    if (out.length)
+      this.log(
+        `shape service: dropped ${out.length} least recently requested shape(s) to stay within ${Math.round(this.maxMemoryBytes / 1048576)} MB of memory`,
+      );
+    return out;
+  }
+
+  /**
+   * Up to {@link chunkBytes} of a shape's messages after `after` (null: from the start), read from
+   * its log on disk. A log that cannot be read (its file cut or removed outside the service) drops
+   * the shape, as a log unreadable at start does: the result is empty and `shape.deleted` is true,
+   * so the caller answers 409 must-refetch and the client takes a fresh snapshot.
+   */
+  readLog(shape: Shape, after: Offset | null): { messages: string[]; last: Offset | null; complete: boolean } {
+    try {
+      return shape.log.read(after, this.chunkBytes);
+    } catch (e) {
+      if (!(e instanceof ShapeLogError) && !(e as NodeJS.ErrnoException).code) throw e;
+      this.log(`shape service: shape ${shape.handle} log cannot be read (${(e as Error).message}); invalidating it`);
+      void this.deleteShape(shape); // marks it deleted before its first await
+      return { messages: [], last: null, complete: true };
+    }
   }
 
   private async init(): Promise<void> {
@@ -430,6 +520,7 @@ export class ShapeService {
         // Entries logged after the last meta write are replayed from the slot: trust the log's end.
         const end = shape.log.last!;
         if (end.tx > shape.lastLsn) shape.lastLsn = end.tx;
+        shape.created = true;
         this.byHandle.set(handle, shape);
         this.byDef.set(defKey, Promise.resolve(shape));
       } catch (e) {
@@ -591,6 +682,7 @@ export class ShapeService {
       if (shape.snapshot) waits.push(p);
     }
     await Promise.all(waits);
+    if (waits.length > 0) await this.enforceMemoryBudget();
     if (![...this.byHandle.values()].some((s) => s.pending > 0)) this.processedLsn = tx.endLsn;
   }
 
@@ -783,6 +875,18 @@ export class ShapeService {
       rmSync(dir, { recursive: true, force: true });
       throw e;
     }
+    if (shape.memoryBytes > this.maxMemoryBytes) {
+      // Not deleteShape: it waits for this creation to settle.
+      const bytes = shape.memoryBytes;
+      this.byHandle.delete(handle);
+      shape.deleted = true;
+      shape.notify();
+      shape.log.close();
+      rmSync(dir, { recursive: true, force: true });
+      throw new ShapeTooLargeError(bytes, this.maxMemoryBytes);
+    }
+    await this.enforceMemoryBudget(shape); // others make room; never this one
+    shape.created = true;
     this.log(`shape service: shape ${handle} on ${def.schema}.${def.table}: ${shape.keys.size} row(s)`);
     return shape;
   }
@@ -810,6 +914,8 @@ export class ShapeService {
           return { offset: { tx: 0n, op: i++ }, json: JSON.stringify({ key, value: pick(row, shape.selected), headers: { operation: 'insert', relation } }) };
         });
         shape.log.append(batch);
+        // Refused as soon as it outgrows the whole budget, not after reading the rest of the table.
+        if (shape.memoryBytes > this.maxMemoryBytes) throw new ShapeTooLargeError(shape.memoryBytes, this.maxMemoryBytes);
       }
       await client.query('COMMIT');
       const snapshotEnd = { headers: { control: 'snapshot-end', xmin: snap.xmin.toString(), xmax: snap.xmax.toString(), xip_list: snap.xip.map(String) } };

@@ -1,0 +1,81 @@
+/**
+ * The shape service's memory budget (ShapeServiceOptions.maxMemoryBytes) against a real Postgres:
+ * past it the least recently requested shape is dropped (its client gets 409 must-refetch and a
+ * fresh snapshot), a shape larger than the whole budget is refused with 503 and nothing kept, and
+ * the budget's configuration value is read strictly.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { havePg, usePgCluster } from '../testing/pg';
+import { shapeMemoryBudget, startShapeServer, type ShapeServer } from './server';
+
+const pgt = usePgCluster();
+
+describe('shapeMemoryBudget (--max-memory-mb / SHAPE_MAX_MEMORY_MB)', () => {
+  it('reads whole MiB from 16 to 1048576 and refuses anything else, naming the range', () => {
+    expect(shapeMemoryBudget(undefined)).toBeUndefined();
+    expect(shapeMemoryBudget('')).toBeUndefined();
+    expect(shapeMemoryBudget('512')).toBe(512 * 1048576);
+    for (const bad of ['15', '0', '-1', '1.5', '1e3', '512MB', '2000000', 'lots']) expect(() => shapeMemoryBudget(bad)).toThrow(/16 to 1048576/);
+  });
+});
+
+describe.skipIf(!havePg)('shape service memory budget', () => {
+  let dbUrl = '';
+  let storage = '';
+  let server: ShapeServer;
+  const sql = (text: string) => pgt.query(text, [], dbUrl);
+  const get = async (where: string, extra: Record<string, string> = {}) => {
+    const r = await fetch(`${server.url}/v1/shape?${new URLSearchParams({ table: 'rows', where, offset: '-1', ...extra })}`);
+    return { status: r.status, handle: r.headers.get('electric-handle'), offset: r.headers.get('electric-offset'), body: (await r.json()) as unknown };
+  };
+
+  beforeAll(async () => {
+    dbUrl = await pgt.createDatabase();
+    await sql(`CREATE TABLE rows (id int PRIMARY KEY, grp int NOT NULL, note text)`);
+    await sql(`INSERT INTO rows SELECT g, g % 10, repeat('x', 200) FROM generate_series(1, 12000) g`);
+    storage = mkdtempSync(join(tmpdir(), 'ai-shapes-budget-'));
+    // One 2,000-row shape takes ~119 KB (index 2,048 × 24 B + membership 4,096 slots × 17 B): 300 KB holds two.
+    server = await startShapeServer({ databaseUrl: dbUrl, storageDir: storage, port: 0, longPollTimeoutMs: 1_000, maxMemoryBytes: 300_000 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    if (storage) rmSync(storage, { recursive: true, force: true });
+  });
+
+  it('drops the least recently requested shape when a new one passes the budget; its client refetches', async () => {
+    const a = await get('id <= 2000');
+    const b = await get('id > 2000 AND id <= 4000');
+    expect([a.status, b.status]).toEqual([200, 200]);
+    await get('id <= 2000', { handle: a.handle!, offset: a.offset! }); // A requested again: B is now the oldest
+    const c = await get('id > 4000 AND id <= 6000');
+    expect(c.status).toBe(200);
+    const stats = server.service.stats();
+    expect(stats.shapes).toBe(2);
+    expect(stats.memoryBytes).toBeLessThanOrEqual(300_000);
+    expect(server.service.getByHandle(a.handle!)).toBeDefined();
+    expect(server.service.getByHandle(b.handle!)).toBeUndefined();
+    const again = await get('id > 2000 AND id <= 4000', { handle: b.handle!, offset: b.offset! });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual([{ headers: { control: 'must-refetch' } }]);
+    const fresh = await get('id > 2000 AND id <= 4000', { handle: again.handle! });
+    expect(fresh.status).toBe(200);
+    expect((fresh.body as { key?: string }[]).filter((m) => m.key).length).toBe(2000);
+    expect(server.service.stats().memoryBytes).toBeLessThanOrEqual(300_000);
+  });
+
+  it('refuses a shape larger than the whole budget with 503 and what to do; nothing of it is kept', async () => {
+    const before = readdirSync(join(storage, 'shapes')).length;
+    const big = await get('id > 0');
+    expect(big.status).toBe(503);
+    expect((big.body as { message: string }).message).toMatch(
+      /more than its whole budget of 0\.3 MB\. Narrow it with a where clause, or raise the budget \(SHAPE_MAX_MEMORY_MB\)/,
+    );
+    expect(readdirSync(join(storage, 'shapes')).length).toBe(before);
+    expect(server.service.stats().shapes).toBe(2);
+    // Asking again is refused the same way (no half-made shape is found by its definition).
+    expect((await get('id > 0')).status).toBe(503);
+  });
+});
