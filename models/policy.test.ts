@@ -579,6 +579,45 @@ describe('evaluatePolicy: budget caps are limits (issue 13 review)', () => {
   });
 });
 
+describe('evaluatePolicy: a budget cap is judged on rises only, cumulative ones too (issue 13 re-review)', () => {
+  const NOW = '2026-11-29T12:00:00.000Z';
+  const day = (d: number) => new Date(Date.parse(NOW) - d * 86_400_000).toISOString();
+  const h = (at: string, before: number | null, after: number | null, ownerApproved = false) => ({ at, before, after, ownerApproved });
+  const admin = actor('admin', 'u-admin');
+  const cap = (before: number, after: number): RowChange => ({
+    op: 'update',
+    table: 'app_user',
+    id: 'u9',
+    version: 1,
+    before: { budget_cap_usd: before },
+    after: { budget_cap_usd: after },
+  });
+  const judge = (change: RowChange, entries: ReturnType<typeof h>[]) =>
+    evaluatePolicy(admin, cs([change]), { today: TODAY, now: NOW, history: new Map([[numericHistoryKey('app_user', 'u9', 'budget_cap_usd'), entries]]) });
+  const ownerTen = h(day(3), 20, 10, true);
+
+  it('owner $10 → admin cut to $5 → admin $5.50: allowed (10 % above today, below the owner’s value)', () => {
+    const r = judge(cap(5, 5.5), [ownerTen, h(day(2), 10, 5)]);
+    expect(r.verdict).toBe('allow');
+    expect(r.reasons).toEqual([]);
+  });
+  it('back to the owner’s value in steps within 20 %, and up to 20 % above it, allowed; past that, judged from the owner’s value', () => {
+    const hist = [ownerTen, h(day(2), 10, 5), h(day(2), 5, 6), h(day(1), 6, 7.2), h(day(1), 7.2, 8.64)];
+    expect(judge(cap(8.64, 10), hist).verdict).toBe('allow');
+    expect(judge(cap(10, 12), [...hist, h(day(1), 8.64, 10)]).verdict).toBe('allow');
+    const over = judge(cap(12, 12.5), [...hist, h(day(1), 8.64, 10), h(day(0), 10, 12)]);
+    expect(over.verdict).toBe('needs_owner');
+    expect(over.decisions[0]!.detail).toMatchObject({ baseline: 10, baseline_source: 'owner_approved', change_pct: 25 });
+  });
+  it('steps of 19 % still add up against the owner’s value, and against the window when no owner value is known', () => {
+    expect(judge(cap(11.9, 14.16), [ownerTen, h(day(1), 10, 11.9)]).verdict).toBe('needs_owner');
+    // Set where there was none (no numeric anchor): the window's lowest value is the reference.
+    expect(judge(cap(2.38, 2.83), [h(day(2), null, 2), h(day(1), 2, 2.38)]).decisions[0]!.detail).toMatchObject({ baseline: 2, baseline_source: 'window' });
+    // One step of more than 20 % needs an owner below the owner's value too.
+    expect(judge(cap(4, 8), [ownerTen, h(day(1), 10, 4)]).decisions[0]!.detail).toMatchObject({ baseline: 4, baseline_source: 'current', change_pct: 100 });
+  });
+});
+
 describe('evaluatePolicy: a fee code used before carries its last price (issue 13 review)', () => {
   const admin = actor('admin', 'u-admin');
   const history: FeeCodeHistory = {

@@ -613,6 +613,20 @@ const BASELINE_WORDS: Readonly<Record<Exclude<BaselineSource, 'current'>, string
   window: `a value it held in the last ${NUMERIC_BASELINE_WINDOW_DAYS} days`,
 };
 
+/**
+ * The baselines a new value of a limit ({@link NULL_MEANS_UNLIMITED}) is judged against: a limit is
+ * judged on rises only (a cut is stricter), as the organisation's cap is ({@link evaluateOrgBudgetCap}).
+ * So only baselines the new value is above count, and a value of the 30-day window that lies below
+ * the owner-approved (or first recorded) value does not: a cut under what the owner set is no
+ * reference for steps adding up, which are measured from the owner's value (issue 13 re-review:
+ * owner $10 → admin $5 → admin $5.50 was called "a 45% cut from $10.00"). The current value
+ * always counts, so one step of more than 20% still needs an owner.
+ */
+function limitRiseBaselines(baselines: readonly NumericBaseline[], after: number): NumericBaseline[] {
+  const anchor = baselines.find((b) => b.source === 'owner_approved' || b.source === 'first_on_record');
+  return baselines.filter((b) => after > b.value && (b.source !== 'window' || anchor === undefined || b.value >= anchor.value));
+}
+
 function numericChecks(actor: RuleActor, change: RowChange, ctx: { history?: NumericHistory; nowMs: number }, out: PolicyDecision[]): void {
   if (change.op !== 'update') return;
   for (const field of NUMERIC_CHANGE_FIELDS[change.table] ?? []) {
@@ -624,11 +638,13 @@ function numericChecks(actor: RuleActor, change: RowChange, ctx: { history?: Num
       continue;
     }
     if (!isNum(before) || !isNum(after)) continue;
+    const limit = NULL_MEANS_UNLIMITED[change.table]?.includes(field) ?? false;
     // A lower limit is a stricter one: never judged.
-    if (after < before && (NULL_MEANS_UNLIMITED[change.table]?.includes(field) ?? false)) continue;
+    if (after < before && limit) continue;
     const cumulative = CUMULATIVE_NUMERIC_FIELDS[change.table]?.includes(field) ?? false;
     const hist = cumulative ? (ctx.history?.get(numericHistoryKey(change.table, change.id, field)) ?? []) : [];
-    const baselines = cumulative ? numericBaselines(before, hist, ctx.nowMs) : [{ value: before, source: 'current' as const }];
+    let baselines: NumericBaseline[] = cumulative ? numericBaselines(before, hist, ctx.nowMs) : [{ value: before, source: 'current' as const }];
+    if (limit) baselines = limitRiseBaselines(baselines, after);
     // The strictest baseline: the one the new value is furthest from (relative to it).
     let worst: NumericBaseline | null = null;
     for (const b of baselines) {

@@ -15,7 +15,15 @@ import { makeAngleSeries, type AngleSeries } from '../../models/capture/series';
 import { DEFAULT_TRIANGULATION, triangulateBatch, type TriangulationOptions, type TriangulationResult } from '../../models/capture/triangulation';
 import { formatTrc } from '../../models/capture/trc';
 import { filterPad } from '../../models/capture/filters';
-import { cameraConditions, dropOutOfImage, meanKeypointConfidence, STATIC_TRIAL_SECONDS, type ReadingCondition } from '../../models/capture/quality';
+import {
+  cameraConditions,
+  dropOutOfImage,
+  maxKeypointDisplacement,
+  meanKeypointConfidence,
+  STATIC_MAX_DISPLACEMENT_M,
+  STATIC_TRIAL_SECONDS,
+  type ReadingCondition,
+} from '../../models/capture/quality';
 import { applySyncOffsets, estimateSync, SYNC_AMBIGUITY, SYNC_CONFIRM_MAX_FRAMES, type SyncReport } from '../../models/capture/sync';
 import { median } from '../../models/capture/vec';
 import { loadTomlCalibration, CalibrationError } from './calibration';
@@ -348,20 +356,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     }
     o.onProgress?.('synchronise', 1, 1);
   }
-  // What vouches for synchronisation when the geometric check cannot: the recording's timestamps, or nothing (sync_timestamps / camera_offset / sync_unchecked).
-  {
-    const mode = o.sync ?? 'check';
-    const why =
-      mode === 'off'
-        ? 'it was turned off (--sync off)'
-        : C < 3
-          ? `it needs ≥ 3 calibrated cameras (the others triangulate what each camera is compared with) and this rig has ${C}`
-          : `it needs ≥ 20 frames and this trial has ${frames}`;
-    // a static trial (a held posture, too short to filter) does not depend on timing: nothing moves between frames
-    const heldPosture = frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps;
-    const ev = syncEvidenceCondition(videos ? timestampSkew(videos, frames) : null, fps, sync?.estimable === true || heldPosture, why);
-    if (ev) trialConditions.push(ev);
-  }
+  const syncEvidenceAt = trialConditions.length;
   const tri: TriangulationResult =
     o.referenceTriangulation || !hasAddon('triangulation')
       ? triangulateBatch({ cameras: C, projections: P, observations: ideal }, topt)
@@ -396,11 +391,28 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   trialConditions.push(
     ...cameraConditions({ names: cams.map((c) => c.name), excluded: tri.excludedCounts, valid: validViews, residualPx: residuals.map((r) => median(r)) }),
   );
-  const isStatic = frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps;
+  // Static is measured, not inferred from the clip's length: a short trial counts as a held posture only when
+  // every keypoint stayed within STATIC_MAX_DISPLACEMENT_M of its median position (raw triangulated points).
+  const shortTrial = frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps;
+  const displacementM = shortTrial ? maxKeypointDisplacement(tri.points, K) : Infinity;
+  const isStatic = shortTrial && displacementM <= STATIC_MAX_DISPLACEMENT_M;
+  // What vouches for synchronisation when the geometric check cannot: the recording's timestamps, or nothing (sync_timestamps / camera_offset / sync_unchecked).
+  {
+    const mode = o.sync ?? 'check';
+    const why =
+      mode === 'off'
+        ? 'it was turned off (--sync off)'
+        : C < 3
+          ? `it needs ≥ 3 calibrated cameras (the others triangulate what each camera is compared with) and this rig has ${C}`
+          : `it needs ≥ 20 frames and this trial has ${frames}`;
+    // a held posture (measured static trial) does not depend on timing: nothing moves between frames
+    const ev = syncEvidenceCondition(videos ? timestampSkew(videos, frames) : null, fps, sync?.estimable === true || isStatic, why);
+    if (ev) trialConditions.splice(syncEvidenceAt, 0, ev);
+  }
   if (isStatic) {
     trialConditions.push({
       code: 'static_trial',
-      detail: `a static trial of ${frames} frames (${(frames / fps).toFixed(2)} s): too short for the zero-lag filter, so values are unfiltered, and peak, minimum and range describe a held posture, not a movement`,
+      detail: `a static trial of ${frames} frames (${(frames / fps).toFixed(2)} s) in which every keypoint stayed within ${(100 * displacementM).toFixed(1)} cm of its median position (limit ${100 * STATIC_MAX_DISPLACEMENT_M} cm): too short for the zero-lag filter, so values are unfiltered, and peak, minimum and range describe a held posture, not a movement`,
     });
   }
   const confidence = (name: string) => {

@@ -184,11 +184,36 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     expect(Math.abs(row(out.rows, 'hip_flexion', 'right')!.value_deg! - row(inStep.rows, 'hip_flexion', 'right')!.value_deg!)).toBeGreaterThan(10);
   });
 
+  it('static is measured, not inferred from a short clip (issue 14 review): short clips that move are not exempt from frozen_keypoints or sync_unchecked', async () => {
+    // the multi-person trial's frozen figure over 20 frames at 60 fps, and all 100 frames at 240 fps (both < 0.5 s): it translates 3–5 cm
+    for (const extra of [{ maxFrames: 20 }, { fps: 240 }]) {
+      const r = await run(MULTI, extra);
+      expect(r.trialConditions.map((c) => c.code)).not.toContain('static_trial');
+      for (const side of ['left', 'right'])
+        for (const joint of ['hip_flexion', 'knee_flexion']) {
+          const m = row(r.rows, joint, side)!;
+          expect([joint, side, m.trustworthy, codes(m)]).toEqual([joint, side, false, expect.arrayContaining(['frozen_keypoints'])]);
+        }
+    }
+    // the BalancingTrial's first 29 frames with the sync check off: the athlete moves (right foot 0.6 m), timing is unchecked
+    const bal = await run(BALANCING, { maxFrames: 29, sync: 'off' });
+    expect(bal.trialConditions.map((c) => c.code)).toEqual(['sync_unchecked']);
+    for (const m of bal.rows) expect([m.joint, m.side, m.trustworthy, codes(m)]).toEqual([m.joint, m.side, false, expect.arrayContaining(['sync_unchecked'])]);
+    // a 2-camera rig with cam_02 8 frames out, 25 frames: sync_unchecked, not a static trial
+    const t = twoCameraTrial(BALANCING, DEMO_CALIB, 8);
+    const two = await processTrial({ trialDir: t.trialDir, calibPath: t.calibPath, useTrialKeypoints: true, fps: 60, maxFrames: 25 });
+    expect(two.trialConditions.map((c) => c.code)).toContain('sync_unchecked');
+    expect(two.trialConditions.map((c) => c.code)).not.toContain('static_trial');
+    for (const m of two.rows) expect(m.trustworthy).toBe(false);
+  });
+
   it('the static trial (12 frames) is reported as static and unfiltered', async () => {
     const r = await processTrial({ trialDir: STATIC_TRIAL, calibPath: DEMO_CALIB, useTrialKeypoints: true });
     expect(r.frames).toBe(12);
     expect(r.trialConditions.map((c) => c.code)).toEqual(['static_trial']);
-    expect(r.trialConditions[0]!.detail).toMatch(/12 frames \(0\.20 s\): too short for the zero-lag filter, so values are unfiltered/);
+    expect(r.trialConditions[0]!.detail).toMatch(
+      /12 frames \(0\.20 s\) in which every keypoint stayed within 0\.0 cm of its median position \(limit 2 cm\): too short for the zero-lag filter, so values are unfiltered/,
+    );
     expect(r.rows.every((m) => codes(m).includes('static_trial'))).toBe(true);
   });
 });

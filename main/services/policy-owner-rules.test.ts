@@ -162,6 +162,31 @@ describe('assistant budget caps: steps within 20 % add up (issue 13 re-review: $
     expect(updateAssistantSettings(deps, f.a.users.admin, { budget_cap_usd: 360 }).org.cap_usd).toBe(360);
   });
 
+  it('a user’s cap cut, then raised within 20 %: judged on rises only, not flagged as a cut from the owner’s value (issue 13 re-review: $10 → $5 → $5.50 waited)', () => {
+    const user = f.a.users.athlete;
+    f.call(f.a.users.owner, 'users.update', { id: user, budget_cap_usd: 10 });
+    f.call(f.a.users.admin, 'users.update', { id: user, budget_cap_usd: 5 }); // a cut: allowed
+    f.call(f.a.users.admin, 'users.update', { id: user, budget_cap_usd: 5.5 }); // a 10 % rise from $5, still below the owner's $10
+    expect(getRow<{ budget_cap_usd: number | null }>(f.db, 'app_user', f.a.orgId, user)!.budget_cap_usd).toBe(5.5);
+    const r = submitForm(f.db, f.a.users.admin, { verb: 'users.update', input: { id: user, budget_cap_usd: 6 } }, now);
+    expect(r.status).toBe('applied');
+    // Back up to the owner's $10 in steps within 20 %, and on to 20 % above it: what the owner's value allows.
+    for (const v of [7.2, 8.64, 10, 12]) f.call(f.a.users.admin, 'users.update', { id: user, budget_cap_usd: v });
+    expect(getRow<{ budget_cap_usd: number | null }>(f.db, 'app_user', f.a.orgId, user)!.budget_cap_usd).toBe(12);
+    // Past 20 % above the owner's value the steps add up as before.
+    expect(() => f.call(f.a.users.admin, 'users.update', { id: user, budget_cap_usd: 12.5 })).toThrow(
+      expect.objectContaining({
+        code: 'Forbidden',
+        message: expect.stringMatching(/\$12\.00 → \$12\.50 is a 25% rise from \$10\.00, the value an owner last approved/),
+      }),
+    );
+    // A single step of more than 20 % is still an owner's, below the owner's value too.
+    f.call(f.a.users.admin, 'users.update', { id: user, budget_cap_usd: 4 });
+    expect(() => f.call(f.a.users.admin, 'users.update', { id: user, budget_cap_usd: 8 })).toThrow(
+      expect.objectContaining({ code: 'Forbidden', message: expect.stringMatching(/\$4\.00 → \$8\.00 is a 100% rise \(over 20%\)/) }),
+    );
+  });
+
   it('with no owner-set value on record (a seeded cap), the first admin step records the cap it started from', () => {
     const deps = { db: f.db, tools: new ToolRegistry(), env: {} };
     expect(updateAssistantSettings(deps, f.a.users.admin, { budget_cap_usd: 59 }).org.cap_usd).toBe(59); // from the seeded $50

@@ -94,8 +94,42 @@ export const EXCLUSION_IMBALANCE_FACTOR = 3;
 /** A camera whose median reprojection residual (px) exceeds this factor × the median of the others, and {@link REPROJECTION_IMBALANCE_MIN_PX}, is flagged. */
 export const REPROJECTION_IMBALANCE_FACTOR = 2.5;
 export const REPROJECTION_IMBALANCE_MIN_PX = 8;
-/** A trial too short for the zero-lag filter (or under half a second) is a static trial: its values are unfiltered, and peak/range are not movement figures. */
+/** A trial too short for the zero-lag filter (or under half a second) in which the athlete held still ({@link STATIC_MAX_DISPLACEMENT_M}) is a static trial: its values are unfiltered, and peak/range are not movement figures. */
 export const STATIC_TRIAL_SECONDS = 0.5;
+/**
+ * Largest 3D displacement (m) of any keypoint from its median position (95th percentile over the
+ * trial's raw, unfiltered triangulated frames) for a short trial to count as a held posture
+ * (`static_trial`). Static is measured, not inferred from the clip's length: a short clip in which
+ * the athlete moves is not exempt from the `frozen_keypoints` and `sync_unchecked` checks. Demo,
+ * measured: the static trials 0.0 cm (12 copies of one frame); the multi-person trial's
+ * auto-selected person over 20 frames 2.9–5.3 cm (the whole figure translates rigidly); the
+ * BalancingTrial's first 29 frames up to 61 cm (right foot). 2 cm is ≈ 10 px of 2D jitter at 3 m
+ * (f ≈ 1700 px), above a held posture's detection jitter and postural sway over half a second.
+ */
+export const STATIC_MAX_DISPLACEMENT_M = 0.02;
+
+/**
+ * Largest keypoint displacement (m) in F×K×3 raw triangulated points: per keypoint, the 95th
+ * percentile over frames of its 3D distance from its per-axis median position; the maximum over
+ * keypoints seen in ≥ 2 frames. 0 when no keypoint is; NaN-free. Compare with {@link STATIC_MAX_DISPLACEMENT_M}.
+ */
+export function maxKeypointDisplacement(points: Float64Array, K: number): number {
+  const F = Math.floor(points.length / (K * 3));
+  let worst = 0;
+  for (let k = 0; k < K; k++) {
+    const xs: [number[], number[], number[]] = [[], [], []];
+    for (let f = 0; f < F; f++) {
+      const i = (f * K + k) * 3;
+      if (Number.isFinite(points[i]) && Number.isFinite(points[i + 1]) && Number.isFinite(points[i + 2]))
+        for (let a = 0; a < 3; a++) xs[a]!.push(points[i + a]!);
+    }
+    if (xs[0].length < 2) continue;
+    const m = xs.map((v) => median(v));
+    const d = xs[0].map((_, j) => Math.hypot(xs[0][j]! - m[0]!, xs[1][j]! - m[1]!, xs[2][j]! - m[2]!)).sort((a, b) => a - b);
+    worst = Math.max(worst, d[Math.min(d.length - 1, Math.floor(0.95 * d.length))]!);
+  }
+  return worst;
+}
 
 /**
  * Plausible joint ranges (degrees), beyond which a value is a measurement failure rather than a

@@ -1,8 +1,9 @@
 /**
  * A shape's membership: the keys of the rows currently in it, kept as 128-bit digests in one
- * open-addressing table (linear probing, grown at half full), so a shape of 73,000 rows takes
- * ~2.3 MB however long its keys are; a `Set` of the key strings took ~8 MB (measured with
- * sync/shape/bench-memory.ts; results in BENCHMARKS.md).
+ * open-addressing table (linear probing, grown at half full): 17 bytes a slot, 2 to 4 slots a key,
+ * however long the keys are (a shape of 73,000 rows: 262,144 slots, 4.5 MB). With a `Set` of the key
+ * strings the HQ process grew by 23.8 MiB per such shape, with this table by 9.6 MiB
+ * (`npm run bench:shapes:memory`, BENCHMARKS.md).
  *
  * Digest: the first 16 bytes of SHA-256 of the key's UTF-8. Two different keys would share a digest
  * with probability ~n²/2¹²⁹ (n keys), negligible for any table, and finding such a pair on purpose
