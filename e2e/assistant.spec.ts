@@ -277,7 +277,10 @@ describe('data the assistant may see (provider clearance)', () => {
     expect(before).not.toContain('Merrow');
     expect(await panel.answer()).toContain('cannot see names');
     // A physio (no settings.manage) is refused by the service.
-    const refused = await contractCall(physio, 'settings.updateAssistant', { provider_clearance: { anthropic: ['internal', 'personal'] } });
+    const refused = await contractCall(physio, 'settings.updateAssistant', {
+      provider_clearance: { anthropic: ['internal', 'personal'] },
+      expected_version: 0,
+    });
     expect(refused).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
 
     // The owner clears Kinetix's model for personal data.

@@ -396,6 +396,40 @@ describe('settings: per-user assistant budget', () => {
 });
 
 describe('settings: organisation name', () => {
+  it('a stale Settings tab cannot overwrite another administrator’s assistant settings: the budget gets the conflict, the switches show what is stored (issue 13 re-review)', async () => {
+    const page = await signedIn(browser, app, 'admin');
+    await goTo(page, '#/settings', 'settings');
+    await page.locator('[data-tool-switch="list_squads"] input').waitFor();
+    expect(await page.locator('[data-tool-switch="list_squads"] input').isChecked()).toBe(true);
+    const before = await contractCall<{ version: number; org: { cap_usd: number | null } }>(page, 'settings.assistant', {});
+    // Another administrator switches a tool off meanwhile.
+    const other = await signedIn(browser, app, 'owner');
+    expect(await contractCall(other, 'settings.updateAssistant', { disabled_tools: ['list_squads'], expected_version: before.value!.version })).toMatchObject({
+      ok: true,
+    });
+    await other.context().close();
+    // This tab, opened before, saves the budget: refused, nothing saved, told what changed.
+    await page.locator('[data-testid="budget-cap"]').fill('45');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await page.locator('form[data-form="budget"][data-state="conflict"]').waitFor();
+    const note = page.locator('[data-error-code="Conflict"]');
+    expect(await note.textContent()).toMatch(/Changed since you opened this form.*the switched-off tools by .*Nothing was saved/);
+    // The switches now show what is stored (saving them again would not silently switch the tool back on); the typed cap is kept.
+    await page.locator('[data-tool-switch="list_squads"] input:not(:checked)').waitFor();
+    expect(await page.locator('[data-testid="budget-cap"]').inputValue()).toBe('45');
+    await note.scrollIntoViewIfNeeded();
+    await screenshot(page, 'form-34-assistant-settings-conflict');
+    const stored = await contractCall<{ org: { cap_usd: number | null }; tools: { name: string; disabled: boolean }[] }>(page, 'settings.assistant', {});
+    expect(stored.value!.org.cap_usd).toBe(before.value!.org.cap_usd);
+    // Saving again, now against the current settings, applies.
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await page.locator('.ok-note', { hasText: 'monthly budget' }).waitFor();
+    const after = await contractCall<{ org: { cap_usd: number | null }; tools: { name: string; disabled: boolean }[] }>(page, 'settings.assistant', {});
+    expect(after.value!.org.cap_usd).toBe(45);
+    expect(after.value!.tools.find((t) => t.name === 'list_squads')?.disabled).toBe(true);
+    await page.context().close();
+  });
+
   it('an admin renames the organisation with the keyboard (an empty name named at its field); a stale form gets the name now stored; a physio is refused', async () => {
     const page = await signedIn(browser, app, 'admin');
     await page.setViewportSize({ width: 1024, height: 768 });

@@ -103,8 +103,10 @@ describe.skipIf(!havePostgres)('a sync conflict re-planned by the assistant', ()
 
     // The club has cleared the provider for every class (athlete notes are clinical-restricted), so
     // the model may read the note; values still reach it only through its tools, never in the prompt.
+    const settings = await contractCall<{ version: number }>(page, 'settings.assistant', {});
     const cleared = await contractCall(page, 'settings.updateAssistant', {
       provider_clearance: { anthropic: ['internal', 'personal', 'clinical', 'clinical-restricted'] },
+      expected_version: settings.value!.version,
     });
     expect(cleared.ok).toBe(true);
     const conflicts = await contractCall<{ conflicts: { changeset_id: string }[] }>(page, 'sync.conflicts', {});

@@ -119,7 +119,8 @@ export const CONTRACT = {
    * Change the assistant settings (needs settings.manage): set or clear the org's model key
    * (stored encrypted; never returned), the list of switched-off tools (a switch can only
    * remove a tool, never add one a role lacks), the monthly budget, and each provider's data
-   * clearance (`provider_clearance`: the in-app model `anthropic`, MCP clients `mcp`).
+   * clearance (`provider_clearance`: the in-app model `anthropic`, MCP clients `mcp`), quoting the
+   * `version` it read (`expected_version`; a stale page gets a Conflict and nothing is saved).
    */
   'settings.updateAssistant': {
     input: z
@@ -129,6 +130,8 @@ export const CONTRACT = {
         budget_cap_usd: z.number().finite().min(0).max(1_000_000).nullable().optional(),
         /** Classes each provider may be sent (models/classification.ts); a provider not named keeps its clearance. */
         provider_clearance: z.object({ anthropic: ProviderClearanceInput.optional(), mcp: ProviderClearanceInput.optional() }).strict().optional(),
+        /** The settings' `version` the page showed: a change saved since is a Conflict, nothing saved. */
+        expected_version: z.number().int().min(0),
       })
       .strict(),
     output: z.custom<AssistantSettingsView>(),
@@ -453,6 +456,8 @@ export interface AssistantSettingsView {
   my_spend_mtd_usd: number | null;
   /** The classes each provider may be sent, in class order (default `['internal']`; models/classification.ts). */
   clearance: ClearanceByProvider;
+  /** Bumped by every saved change; quoted back as `expected_version` (optimistic concurrency). */
+  version: number;
   tools: { name: string; title: string; risk: string; permission: string; disabled: boolean }[];
 }
 

@@ -169,8 +169,12 @@ export const VERB_SPECS = {
     I.GenerateReport,
   ),
   'users.list': read('user.manage', "The organisation's users with roles (never credentials).", I.Empty, O.UserList),
-  'users.create': write('user.manage', 'Add a user with a role (athlete users must be linked to an athlete).', I.CreateUser),
-  'users.update': write('user.manage', "Change a user's name, role, athlete link, budget cap or active flag.", I.UpdateUser),
+  'users.create': write(
+    'user.manage',
+    'Add a user with a role (athlete users must be linked to an athlete; only an owner may add an athlete account or set an athlete link).',
+    I.CreateUser,
+  ),
+  'users.update': write('user.manage', "Change a user's name, role, athlete link (owner only), budget cap or active flag.", I.UpdateUser),
   'activity.list': read('activity.read', 'Who changed what, newest first ("Name via Assistant" rows link to the run).', I.ListActivity, O.ActivityList),
   'changesets.get': read('activity.read', 'One applied changeset: its rows before → after, and whether it was undone.', I.ById, O.StoredChangesetOut),
   'changesets.undo': write(

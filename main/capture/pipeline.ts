@@ -30,10 +30,20 @@ import { loadTomlCalibration, CalibrationError } from './calibration';
 import { CaptureInputError } from './errors';
 import { hasAddon, triangulationAddon } from './native/index';
 import { syncEvidenceCondition, timestampSkew } from './sync-timestamps';
-import { findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
+import { countReadableFrames, findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
 import { DEFAULT_POSE, poseKeypointSet, type PoseEstimatorSpec } from './pose/types';
 import { estimateVideoPoses } from './pose/run';
-import { confirmedFrames, duplicatedFramesCondition, maskDuplicatedViews, trialDuplicatedFrames } from './live/sidecar';
+import {
+  confirmedFrames,
+  duplicatedFramesCondition,
+  maskDuplicatedViews,
+  readDuplicatedFrames,
+  readRecordingEnd,
+  recordingCutShortCondition,
+  recordingLooksCutShort,
+  trialDuplicatedFrames,
+  type RecordingEnd,
+} from './live/sidecar';
 import type { Keypoints2D } from '../../models/capture/openpose';
 
 /** Progress callback: stage name, units done, units total. */
@@ -170,6 +180,11 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     throw new CaptureInputError('bad_argument', `tap camera ${String(o.tap?.camera)} is not one of ${cams.map((c) => c.name).join(', ')}`);
 
   let observations: Float64Array, set: KeypointSet, frames: number, fps: number, tap: Tap;
+  // video input: the frames every camera can supply (before --frames)
+  let available = 0;
+  let sidecarRows: (number | null)[] = [];
+  let readable: number[] | null = null;
+  let recordingEnd: RecordingEnd | null = null;
   let videos: VideoSource[] | null = null;
   let crossObs: Float64Array | null = null;
   let crossSet: KeypointSet | null = null;
@@ -202,8 +217,17 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     timings.probe_s = (performance.now() - t0) / 1000;
     o.onProgress?.('decode', 1, 1);
     fps = videos[0]!.fps;
-    // A live recording stopped by a write failure (a full disk): only the frames every writer confirmed.
-    frames = Math.min(videos[0]!.frames, o.maxFrames ?? Infinity, confirmedFrames(videos) ?? Infinity);
+    // A live recording cut short (a full disk, a killed recorder): only the frames every sidecar
+    // confirmed and every video holds (probeVideos lets the counts differ when every video has a sidecar).
+    sidecarRows = videos.map((v) => readDuplicatedFrames(v.path, 0)?.rows ?? null);
+    available = Math.min(...videos.map((v) => v.frames), confirmedFrames(videos) ?? Infinity);
+    recordingEnd = readRecordingEnd(o.trialDir);
+    if (sidecarRows.every((r) => r !== null) && recordingLooksCutShort(recordingEnd, videos, sidecarRows)) {
+      // a truncated .avi keeps its header's count: count what each video really holds (up to N)
+      readable = videos.map((v) => countReadableFrames(v.path, available));
+      available = Math.min(available, ...readable);
+    }
+    frames = Math.min(available, o.maxFrames ?? Infinity);
     if (frames < 1)
       throw new CaptureInputError('empty_video', `${o.trialDir}: no frame was written by every camera (timestamp sidecars in videos/); record again`);
     const spec = o.pose ?? DEFAULT_POSE;
@@ -257,6 +281,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   const trialConditions: ReadingCondition[] = [];
   const dupCondition = duplicated ? duplicatedFramesCondition(duplicated, frames) : null;
   if (dupCondition) trialConditions.push(dupCondition);
+  const cutShort = videos ? recordingCutShortCondition(recordingEnd, videos, sidecarRows, readable, available) : null;
+  if (cutShort) trialConditions.push(cutShort);
   let sync: ProcessResult['sync'] = null;
   if ((o.sync ?? 'check') !== 'off') {
     o.onProgress?.('synchronise', 0, 1);

@@ -8,6 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import type { CameraCalibration } from '../../models/capture/camera';
 import { openPosePeople, type Keypoints2D } from '../../models/capture/openpose';
 import { CaptureInputError } from './errors';
+import { allHaveSidecars } from './live/sidecar';
 import { openCvAddon } from './native/index';
 
 const VIDEO_EXT = /\.(mp4|avi|mov|mkv|webm|m4v)$/i;
@@ -108,7 +109,11 @@ export function findVideos(trialDir: string): string[] {
 
 /**
  * Probe every camera's video: it must open, decode at least one frame, agree with the others in
- * frame count and fps, and match its calibration's image size (± `SIZE_TOLERANCE_PX`).
+ * frame count and fps, and match its calibration's image size (± `SIZE_TOLERANCE_PX`). Frame counts
+ * may differ when every video has a timestamp sidecar (a recording of this app cut short: a full
+ * disk, a killed recorder): the pipeline then takes the frames every camera holds and says so
+ * (`recording_cut_short`, main/capture/live/sidecar.ts).
+ * @throws CaptureInputError `empty_video`, `unreadable_video`, `size_mismatch`, `frame_count_mismatch`, `fps_mismatch`, and those of {@link matchToCameras}
  */
 export function probeVideos(cams: CameraCalibration[], files: string[]): VideoSource[] {
   const cv = openCvAddon();
@@ -141,7 +146,7 @@ export function probeVideos(cams: CameraCalibration[], files: string[]): VideoSo
     }
   });
   const fr = new Set(out.map((v) => v.frames));
-  if (fr.size > 1)
+  if (fr.size > 1 && !allHaveSidecars(matched))
     throw new CaptureInputError(
       'frame_count_mismatch',
       `videos have different frame counts (${out.map((v) => `${path.basename(v.path)}: ${v.frames}`).join(', ')}); they must be synchronised frame by frame`,
@@ -150,6 +155,27 @@ export function probeVideos(cams: CameraCalibration[], files: string[]): VideoSo
   if (Math.max(...fps) - Math.min(...fps) > 0.01 * Math.max(...fps))
     throw new CaptureInputError('fps_mismatch', `videos have different frame rates (${out.map((v) => `${path.basename(v.path)}: ${v.fps} fps`).join(', ')})`);
   return out;
+}
+
+/**
+ * Frames of `file` OpenCV's FFmpeg reader can read, counting at most `upTo` (the first is decoded,
+ * the rest grabbed: demuxed and decoded without colour conversion). For a video whose container
+ * count cannot be trusted: an .avi truncated or left without its index by a recording cut short.
+ * Returns 0 for a video that does not open.
+ */
+export function countReadableFrames(file: string, upTo: number): number {
+  if (upTo < 1) return 0;
+  let reader;
+  try {
+    reader = new (openCvAddon().VideoReader)(file);
+  } catch {
+    return 0;
+  }
+  try {
+    return reader.read() ? 1 + reader.skip(upTo - 1) : 0;
+  } finally {
+    reader.close();
+  }
 }
 
 /** 2D keypoints of every person in every frame of every camera: [camera][frame] → people (K×3). */

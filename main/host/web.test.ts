@@ -12,6 +12,7 @@ import { MAX_PIN_FAILURES } from '../ipc/handlers';
 import type { WebHost } from './web';
 import { MAX_BODY_BYTES, SESSION_HEADER, TOKEN_HEADER, createWebHost } from './web';
 import { errorFromPayload } from '../../models/errors';
+import { defaultToolRegistry } from '../kinetix/catalogue';
 import type { ErrorPayload } from '../../models/errors';
 
 let dir: string;
@@ -187,6 +188,50 @@ describe('web host', () => {
         expect.objectContaining({ code: 'numeric_change_needs_owner', effect: 'needs_owner', table: 'rate_item', rowId: item.id, field: 'price_cents' }),
       ]),
     );
+  });
+
+  it('settings.updateAssistant over HTTP needs the version the page read; a stale one is a 409 Conflict saying what changed, nothing saved (issue 13 re-review)', async () => {
+    // A host with the assistant's tools (the settings live there); the same database.
+    const h = await createWebHost({ db, rendererDir: join(dir, 'renderer'), port: 0, tools: defaultToolRegistry() });
+    try {
+      const post = async (op: string, input: unknown, session?: string) => {
+        const r = await fetch(`${h.url}api/call/${op}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [TOKEN_HEADER]: h.token, ...(session ? { [SESSION_HEADER]: session } : {}) },
+          body: JSON.stringify(input),
+        });
+        return { status: r.status, headers: r.headers, body: (await r.json()) as { ok: boolean; value?: any; error?: ErrorPayload } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      };
+      const signInHere = async (role: 'admin' | 'owner') =>
+        (await post('session.signIn', { user_id: seed.userIds[role], pin: DEMO_PIN })).headers.get(SESSION_HEADER)!;
+      const admin = await signInHere('admin');
+      const owner = await signInHere('owner');
+      const opened = (await post('settings.assistant', {}, admin)).body.value as { version: number; org: { cap_usd: number | null } }; // the admin's tab
+      const missing = await post('settings.updateAssistant', { budget_cap_usd: 1 }, admin);
+      expect(missing.status).toBe(422);
+      expect(missing.body.error!.issues!.map((i) => i.path)).toContain('expected_version');
+      const ownerVersion = (await post('settings.assistant', {}, owner)).body.value.version as number;
+      expect((await post('settings.updateAssistant', { disabled_tools: ['list_athletes'], expected_version: ownerVersion }, owner)).status).toBe(200);
+      const stale = await post('settings.updateAssistant', { budget_cap_usd: 1, disabled_tools: [], expected_version: opened.version }, admin);
+      expect(stale.status).toBe(409);
+      const e = stale.body.error!;
+      expect(e.code).toBe('Conflict');
+      expect(e.message).toMatch(
+        /changed since you opened this page \(last: the switched-off tools by .+ at \d{4}-\d\d-\d\d \d\d:\d\d UTC\)\. Nothing was saved/,
+      );
+      expect(e.conflicts).toEqual([
+        { table: 'org_setting', id: 'kinetix.settings_revision', expectedVersion: opened.version, actualVersion: opened.version + 1 },
+      ]);
+      const now = (await post('settings.assistant', {}, admin)).body.value as { org: { cap_usd: number | null }; tools: { name: string; disabled: boolean }[] };
+      expect(now.org.cap_usd).toBe(opened.org.cap_usd);
+      expect(now.tools.find((t) => t.name === 'list_athletes')?.disabled).toBe(true);
+      // With the current version the admin's change applies.
+      const retry = await post('settings.updateAssistant', { disabled_tools: [], expected_version: opened.version + 1 }, admin);
+      expect(retry.status).toBe(200);
+      expect(retry.body.value.version).toBe(opened.version + 2);
+    } finally {
+      await h.close();
+    }
   });
 
   it('applies a write once per idempotency key', async () => {

@@ -213,6 +213,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       if (input.disabled_tools !== undefined) patch.disabled_tools = input.disabled_tools;
       if (input.budget_cap_usd !== undefined) patch.budget_cap_usd = input.budget_cap_usd;
       if (input.provider_clearance !== undefined) patch.provider_clearance = input.provider_clearance;
+      patch.expected_version = input.expected_version;
       return updateAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx), patch);
     },
     'sync.status': (ctx) => {

@@ -136,3 +136,31 @@ describe('assistant settings', () => {
     updateAssistantSettings({ db, tools, env }, seed.userIds.owner, { provider_clearance: { anthropic: ['internal'], mcp: ['internal'] } });
   });
 });
+
+describe('assistant settings: optimistic concurrency (issue 13 re-review)', () => {
+  it('every saved change bumps the version; a refused one does not; a stale expected_version is a Conflict and nothing is saved', () => {
+    const deps = { db, tools, env };
+    const v0 = readAssistantSettings(deps, seed.userIds.admin).version;
+    const s1 = updateAssistantSettings(deps, seed.userIds.owner, { disabled_tools: ['get_squad'], expected_version: v0 });
+    expect(s1.version).toBe(v0 + 1);
+    // A refused change (an unknown tool) saves nothing and keeps the version.
+    expect(() => updateAssistantSettings(deps, seed.userIds.admin, { disabled_tools: ['no_such_tool'], expected_version: v0 + 1 })).toThrow(
+      expect.objectContaining({ code: 'Validation' }),
+    );
+    expect(readAssistantSettings(deps, seed.userIds.admin).version).toBe(v0 + 1);
+    const cap = readAssistantSettings(deps, seed.userIds.admin).org.cap_usd;
+    expect(() => updateAssistantSettings(deps, seed.userIds.admin, { budget_cap_usd: 1, disabled_tools: [], expected_version: v0 })).toThrow(
+      expect.objectContaining({
+        code: 'Conflict',
+        message: expect.stringMatching(/last: the switched-off tools by .+\). Nothing was saved\. The current settings are now shown/),
+        details: expect.objectContaining({
+          conflicts: [{ table: 'org_setting', id: 'kinetix.settings_revision', expectedVersion: v0, actualVersion: v0 + 1 }],
+        }),
+      }),
+    );
+    const now = readAssistantSettings(deps, seed.userIds.admin);
+    expect(now.org.cap_usd).toBe(cap);
+    expect(now.tools.find((t) => t.name === 'get_squad')?.disabled).toBe(true);
+    expect(now.version).toBe(v0 + 1);
+  });
+});

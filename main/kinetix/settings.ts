@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import type { AssistantSettingsView } from '../../models/contract';
 import { CLEARANCE_PROVIDERS, ProviderClearanceInput, type ClearanceProvider, type ProviderClearance } from '../../models/classification';
 import { CLEARANCE_SETTING_KEY, clearanceFromSetting, DEFAULT_CLEARANCE } from './classification';
-import { ValidationError } from '../../models/errors';
+import { Conflict, ValidationError } from '../../models/errors';
 import type { Db } from '../data/db';
 import { findOrganization, listAllUsers, putOrgSetting } from '../data/identity';
 import { setOrgBudgetCap } from '../data/kinetix';
@@ -28,6 +28,32 @@ import { NEEDS_OWNER_APPROVER } from '../../models/roles';
 
 /** Org setting: the organisation budget cap (USD, null = none) an owner last set; see updateAssistantSettings. */
 export const ORG_CAP_OWNER_SET_KEY = 'budget_cap_owner_set_usd';
+
+/**
+ * Org setting: the assistant settings' revision, `{ version, by, at, changed }` (a counter bumped by
+ * every saved change, who made it, when (ISO date-time) and which parts changed, in words). The
+ * Settings page quotes `version` back (`expected_version`) so a stale tab cannot overwrite another
+ * administrator's change (optimistic concurrency, as the record forms do with row versions).
+ */
+export const SETTINGS_REVISION_KEY = 'kinetix.settings_revision';
+
+/** The stored {@link SETTINGS_REVISION_KEY}: version 0 before any change. */
+interface SettingsRevision {
+  version: number;
+  by: string | null;
+  at: string | null;
+  changed: string[];
+}
+
+function settingsRevision(db: Db, orgId: string): SettingsRevision {
+  const v = getOrgSetting<Partial<SettingsRevision>>(db, orgId, SETTINGS_REVISION_KEY);
+  return {
+    version: typeof v?.version === 'number' ? v.version : 0,
+    by: typeof v?.by === 'string' ? v.by : null,
+    at: typeof v?.at === 'string' ? v.at : null,
+    changed: Array.isArray(v?.changed) ? v.changed.filter((x): x is string => typeof x === 'string') : [],
+  };
+}
 
 /** What the settings operations need. */
 export interface SettingsDeps {
@@ -108,6 +134,7 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
       .map((u) => ({ id: u.id, display_name: u.display_name, role: u.role, cap_usd: u.budget_cap_usd })),
     my_spend_mtd_usd: budget.userSpendUsd ?? null,
     clearance: clearances(deps.db, actor.orgId),
+    version: settingsRevision(deps.db, actor.orgId).version,
     tools: offerable
       .map((t) => ({ name: t.name, title: t.title, risk: t.risk, permission: t.permission, disabled: off.has(t.name) }))
       .sort((a, b) => a.name.localeCompare(b.name)),
@@ -124,7 +151,11 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
  * super-admin). Everything is validated before anything is saved. A budget rise of more than
  * 20 %, or removing the cap, needs an owner (models/policy.ts `evaluateOrgBudgetCap`):
  * anyone else is refused with PolicyDenied (a Forbidden) and nothing is saved.
- * @throws Forbidden (incl. PolicyDenied), Validation (a clearance with a gap such as `['internal', 'clinical']`, an unknown class or provider)
+ * `expected_version` is the settings' `version` the page showed (the contract requires it from the
+ * page and the HTTP bridge): when another change was saved since, nothing is saved and a Conflict
+ * says what changed, by whom and when. Every saved change bumps the version.
+ * @throws Forbidden (incl. PolicyDenied), Validation (a clearance with a gap such as `['internal', 'clinical']`, an unknown class or provider),
+ *   Conflict (the settings changed since `expected_version`; carries the version now stored)
  */
 export function updateAssistantSettings(
   deps: SettingsDeps,
@@ -134,10 +165,21 @@ export function updateAssistantSettings(
     disabled_tools?: string[];
     budget_cap_usd?: number | null;
     provider_clearance?: Partial<Record<ClearanceProvider, readonly string[]>>;
+    expected_version?: number;
   },
 ): AssistantSettingsView {
   const env = deps.env ?? process.env;
   const actor = manager(deps.db, userId);
+  const revision = settingsRevision(deps.db, actor.orgId);
+  if (input.expected_version !== undefined && input.expected_version !== revision.version) {
+    const what = revision.changed.length ? revision.changed.join(', ') : 'the assistant settings';
+    const who = revision.by ? ` by ${revision.by}` : '';
+    const when = revision.at ? ` at ${revision.at.slice(0, 16).replace('T', ' ')} UTC` : '';
+    throw new Conflict(
+      `The assistant settings were changed since you opened this page (last: ${what}${who}${when}). Nothing was saved. The current settings are now shown: check them, then make your change again.`,
+      [{ table: 'org_setting', id: SETTINGS_REVISION_KEY, expectedVersion: input.expected_version, actualVersion: revision.version }],
+    );
+  }
   let clearance: Record<ClearanceProvider, ProviderClearance> | null = null;
   if (input.provider_clearance !== undefined) {
     const pc = input.provider_clearance;
@@ -204,5 +246,18 @@ export function updateAssistantSettings(
     storeProviderKey(deps.db, actor.orgId, input.api_key, secretBox(deps.db, env));
     deps.log?.(`settings: model key ${input.api_key ? 'set' : 'cleared'}`);
   }
+  const changed = [
+    ...(newCap !== undefined ? ["the organisation's budget cap"] : []),
+    ...(input.disabled_tools ? ['the switched-off tools'] : []),
+    ...(clearance ? ['the data clearance'] : []),
+    ...(input.api_key !== undefined ? ['the model key'] : []),
+  ];
+  if (changed.length > 0)
+    putOrgSetting(deps.db, actor.orgId, SETTINGS_REVISION_KEY, {
+      version: revision.version + 1,
+      by: actor.displayName,
+      at: new Date().toISOString(),
+      changed,
+    } satisfies SettingsRevision);
   return readAssistantSettings(deps, userId);
 }

@@ -87,7 +87,7 @@ import {
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
 import { findUserById } from '../data/identity';
-import { SHAPE_DEADLINES, withResponseDeadline } from './fetch-deadline';
+import { isShapeLimit, SHAPE_DEADLINES, withResponseDeadline, withShapeLimitFinal } from './fetch-deadline';
 import { inThreadFeed, ShapeWorkerHost, type ShapeFeedOptions } from './shape-feed';
 import { ShapeApplier, type ApplyEvent, type ConsumeResult } from './shape-apply';
 
@@ -268,7 +268,7 @@ export class DeviceSync {
     this.box = opts.box ?? machineSecretBox(db.path);
     this.sliceRows = opts.applySliceRows === undefined ? undefined : Math.max(1, opts.applySliceRows);
     this.log = opts.log ?? (() => undefined);
-    this.shapeFetch = this.track(withResponseDeadline((input, init) => fetch(input, init), opts.shapeDeadlines ?? SHAPE_DEADLINES));
+    this.shapeFetch = this.track(withShapeLimitFinal(withResponseDeadline((input, init) => fetch(input, init), opts.shapeDeadlines ?? SHAPE_DEADLINES)));
     this.shapeWorker = opts.shapeWorker === false ? { available: false, openApplying: undefined as never, close: () => undefined } : new ShapeWorkerHost();
   }
 
@@ -883,6 +883,18 @@ export class DeviceSync {
                 return this.follow(e, tbl, report, live, signal, true);
               })
               .then(resolve, reject);
+            return;
+          }
+          if (err instanceof FetchError && err.status === 400 && isShapeLimit(err.json)) {
+            // HQ keeps no more shapes for this device or club (see withShapeLimitFinal): say so in its words, now.
+            const hq = (err.json as { error?: { message?: unknown } }).error?.message;
+            finish(
+              new AppError({
+                code: 'RateLimited',
+                kind: 'shape_limit',
+                message: `HQ will not open the ${tbl} shape for this device: ${typeof hq === 'string' ? hq : 'too many shapes.'} Nothing on this device was lost (changes waiting to upload stay queued). Sync again later, or ask an administrator to revoke devices no longer in use: their shapes are released within a minute.`,
+              }),
+            );
             return;
           }
           if (err instanceof FetchError && err.status === 403) {

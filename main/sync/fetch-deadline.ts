@@ -50,3 +50,35 @@ export function withResponseDeadline(fetchFn: typeof fetch, deadlines: { liveMs:
     }
   };
 }
+
+/**
+ * HQ's answer when a device asks for a new shape past its limits (sync/http/shape-registry.ts):
+ * 429 `RateLimited` with `kind: "shape_limit"` and a `Retry-After` of the registry's idle time
+ * (6 h), since a slot frees only when a shape goes unused that long or a device is revoked.
+ * @electric-sql/client retries every 429 after its `Retry-After` (its `HTTP_RETRY_STATUS_CODES`),
+ * so a sync would sleep for hours with nothing said. {@link withShapeLimitFinal} passes that answer
+ * on as HTTP 400 with HQ's body unchanged: the client does not retry a 400, and the engine reports
+ * it with HQ's words (it checks the body's `error.kind`, see {@link isShapeLimit}).
+ */
+export function withShapeLimitFinal(fetchFn: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const res = await fetchFn(input, init);
+    if (res.status !== 429) return res;
+    const text = await res.text();
+    const init2 = { status: isShapeLimit(text) ? 400 : 429, statusText: res.statusText, headers: res.headers };
+    return new Response(text, init2);
+  };
+}
+
+/** True when `body` (a response body, text or parsed JSON) is HQ's `shape_limit` refusal. */
+export function isShapeLimit(body: unknown): boolean {
+  let json = body;
+  if (typeof body === 'string') {
+    try {
+      json = JSON.parse(body);
+    } catch {
+      return false;
+    }
+  }
+  return (json as { error?: { kind?: unknown } } | null)?.error?.kind === 'shape_limit';
+}

@@ -188,7 +188,14 @@ export class ShapeWorkerHost {
         if (stopped) return;
         const err =
           m.status !== null
-            ? new FetchError(m.status, undefined, m.hqMessage !== undefined ? { error: { message: m.hqMessage } } : undefined, {}, m.url, m.message)
+            ? new FetchError(
+                m.status,
+                undefined,
+                m.hqMessage !== undefined ? { error: { message: m.hqMessage, ...(m.hqKind !== undefined ? { kind: m.hqKind } : {}) } } : undefined,
+                {},
+                m.url,
+                m.message,
+              )
             : Object.assign(new Error(m.message), { cause: { code: m.cause } });
         o.onError(err);
         if (!m.retrying) fatal(err);

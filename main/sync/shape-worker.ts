@@ -25,7 +25,7 @@ import { parentPort } from 'node:worker_threads';
 import { FetchError, ShapeStream, type Offset, type Row } from '@electric-sql/client';
 import { HQ_SHAPE_PARSER, int8ToNumber } from '../../models/sync';
 import { openReplicaWriter, type Db } from '../data/db';
-import { withResponseDeadline } from './fetch-deadline';
+import { withResponseDeadline, withShapeLimitFinal } from './fetch-deadline';
 import { ShapeApplier, type ApplyEvent, type ConsumeResult } from './shape-apply';
 
 /** Where and how a stream's messages are applied. */
@@ -67,7 +67,7 @@ export type FromWorker =
   | { type: 'applied'; id: number; ev: ApplyEvent }
   | { type: 'consumed'; id: number; result: ConsumeResult }
   | { type: 'online'; id: number; online: boolean }
-  | { type: 'error'; id: number; status: number | null; message: string; url: string; retrying: boolean; cause?: string; hqMessage?: string }
+  | { type: 'error'; id: number; status: number | null; message: string; url: string; retrying: boolean; cause?: string; hqMessage?: string; hqKind?: string }
   | { type: 'stopped'; id: number };
 
 interface Running {
@@ -120,7 +120,7 @@ function start(m: Extract<ToWorker, { type: 'start' }>): void {
   // "unreachable" must still report the next failure (after HQ came back and went away again
   // while its long-poll was held, it had posted nothing in between).
   const setOnline = (v: boolean): void => post({ type: 'online', id: m.id, online: v });
-  const deadlineFetch = withResponseDeadline(fetch, m.deadlines);
+  const deadlineFetch = withShapeLimitFinal(withResponseDeadline(fetch, m.deadlines));
   const trackedFetch: typeof fetch = async (input, init) => {
     try {
       const res = await deadlineFetch(input, init);
@@ -148,7 +148,9 @@ function start(m: Extract<ToWorker, { type: 'start' }>): void {
       const retrying = m.live && !(status !== null && status >= 400 && status < 500);
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? err.name;
       // HQ's own words for a refusal (e.g. "revoked" vs "deactivated"), passed through to the engine.
-      const hqMessage = err instanceof FetchError ? (err.json as { error?: { message?: unknown } } | undefined)?.error?.message : undefined;
+      const hqError = err instanceof FetchError ? (err.json as { error?: { message?: unknown; kind?: unknown } } | undefined)?.error : undefined;
+      const hqMessage = hqError?.message;
+      const hqKind = hqError?.kind;
       post({
         type: 'error',
         id: m.id,
@@ -158,6 +160,7 @@ function start(m: Extract<ToWorker, { type: 'start' }>): void {
         retrying,
         cause,
         ...(typeof hqMessage === 'string' ? { hqMessage } : {}),
+        ...(typeof hqKind === 'string' ? { hqKind } : {}),
       });
       return retrying ? {} : undefined;
     },

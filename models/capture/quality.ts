@@ -40,6 +40,8 @@ export const CONDITION_CODES = [
   // a live recording's repeated frames (main/capture/live/sidecar.ts): over the bound / within it
   'duplicated_frames',
   'duplicated_frames_masked',
+  // a live recording that ended early (full disk, a source that ended, a killed recorder): its first frames processed
+  'recording_cut_short',
   // stored readings recorded before these checks existed (migration 0008)
   'not_checked',
 ] as const;
@@ -54,6 +56,7 @@ export const INFO_CONDITIONS: readonly ConditionCode[] = [
   'model_difference',
   'not_cross_checked',
   'duplicated_frames_masked',
+  'recording_cut_short',
 ];
 
 /** Longest condition detail (characters) a reading stores: one check's sentence is ≤ 500; merged details of one code (several cameras or segments, {@link mergeConditions}) may need twice that. */

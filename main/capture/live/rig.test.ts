@@ -180,6 +180,44 @@ describe.skipIf(!built && !ci)(
       for (const c of r.cameras) expect(c.captured + c.duplicated, c.name).toBe(r.frames);
     }, 60_000);
 
+    // A source over 8× faster than the timeline (a 240 fps phone clip next to a 25 fps webcam file)
+    // puts more frames into one slot than its record queue holds (8); with --pace fast it waited for
+    // room while the synchroniser waited for its frame past the slot: a deadlock (1000/30, 60/7).
+    it.each([
+      [1000, 30, 0.5],
+      [60, 7, 1],
+      [25, 7, 1],
+    ])(
+      '--pace fast, a %i fps source next to a %i fps one: finishes, each slot the fast source frame nearest its centre',
+      async (hiFps, loFps, seconds) => {
+        const slots = Math.round(seconds * loFps);
+        const hi = synthVideo(dir, `hi${hiFps}`, Math.ceil((seconds + 0.2) * hiFps), hiFps, 32, 32);
+        const lo = synthVideo(dir, `lo${loFps}`, Math.ceil((seconds + 0.2) * loFps) + 1, loFps, 32, 32);
+        const out = path.join(dir, `ratio-${hiFps}-${loFps}`);
+        const rig = await openRig(
+          [hi, lo].map((f) => ({ kind: 'file' as const, path: f, pace: 'fast' as const })),
+          { record: { outDir: out, seconds } },
+        );
+        let timer: NodeJS.Timeout | undefined;
+        const hung = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`recording did not finish within 20 s (${hiFps} fps next to ${loFps} fps: deadlock)`)), 20_000);
+        });
+        const r = await Promise.race([rig.recordingDone(), hung]).finally(() => clearTimeout(timer));
+        await rig.close();
+        expect(rig.fps).toBe(loFps);
+        expect(r.frames).toBe(slots);
+        expect(r.reason).toBe('stopped');
+        checkRecording(r);
+        const [fast, slow] = r.cameras;
+        // both sources start on the same media clock: slot k's centre is the fast source's frame k·hi/lo
+        expect(sidecar(fast!.timestamps).map((x) => x.sourceFrame)).toEqual(Array.from({ length: slots }, (_, k) => Math.round((k * hiFps) / loFps)));
+        expect(sidecar(slow!.timestamps).map((x) => x.sourceFrame)).toEqual(Array.from({ length: slots }, (_, k) => k));
+        expect([fast!.duplicated, slow!.duplicated, slow!.dropped]).toEqual([0, 0, 0]);
+        expect(fast!.dropped).toBeGreaterThanOrEqual(Math.floor(((slots - 1) * hiFps) / loFps) - (slots - 1));
+      },
+      60_000,
+    );
+
     it('a source that ends early (an unplugged camera) stops the recording cleanly, names it, and keeps what was written', async () => {
       const files = [synthVideo(dir, 'long0', 90, 30), synthVideo(dir, 'long1', 90, 30), synthVideo(dir, 'short', 20, 30)];
       const out = path.join(dir, 'early-trial');

@@ -9,6 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
 import { type ReadingCondition } from '../../../models/capture/quality';
 import { CaptureInputError } from '../errors';
 
@@ -140,5 +141,90 @@ export function duplicatedFramesCondition(dup: readonly DuplicatedFrames[], fram
   return {
     code: 'duplicated_frames_masked',
     detail: `the recording repeated a few frames (no new frame from the camera for that slot): ${each}; those views were left out of the 3D (limit ${100 * DUPLICATED_FRAMES_MAX} % per camera)`,
+  };
+}
+
+/** Every video has a timestamp sidecar: a recording of this app, whose frames the sidecars confirm (so differing frame counts are a recording cut short, not unsynchronised videos). */
+export function allHaveSidecars(videos: readonly string[]): boolean {
+  return videos.length > 0 && videos.every((v) => existsSync(sidecarPath(v)));
+}
+
+/** Why a recording ended, from its Config.toml `[capture]` (main/capture/live/rig.ts writes it); null without one. */
+export interface RecordingEnd {
+  /** `recording` (the recorder never finished: killed, crashed, or still running), `write_failed`, `source_ended`, `stopped`, or what the file says. */
+  reason: string;
+  failedCamera: string | null;
+  writeError: string | null;
+}
+
+/** Read `[capture] reason` (and `failed_camera`, `write_error`) from `trialDir/Config.toml`; null when the file or its `[capture]` table is absent or unreadable. */
+export function readRecordingEnd(trialDir: string): RecordingEnd | null {
+  const f = path.join(trialDir, 'Config.toml');
+  if (!existsSync(f)) return null;
+  try {
+    const doc = parseToml(readFileSync(f, 'utf8')) as { capture?: { reason?: unknown; failed_camera?: unknown; write_error?: unknown } };
+    const c = doc.capture;
+    if (!c || typeof c.reason !== 'string') return null;
+    return {
+      reason: c.reason,
+      failedCamera: typeof c.failed_camera === 'string' && c.failed_camera ? c.failed_camera : null,
+      writeError: typeof c.write_error === 'string' && c.write_error ? c.write_error : null,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** Reasons in Config.toml that mean the recording ended before it was meant to. */
+const CUT_SHORT_REASONS = new Set(['recording', 'write_failed', 'source_ended']);
+
+/**
+ * Whether a recording with sidecars ended before it was meant to: its Config.toml says so
+ * (`recording`, `write_failed`, `source_ended`), or its videos' container counts and sidecar rows
+ * differ. `process` then counts what each video really holds (a truncated .avi keeps its header's count).
+ */
+export function recordingLooksCutShort(end: RecordingEnd | null, videos: readonly { frames: number }[], sidecarRows: readonly (number | null)[]): boolean {
+  if (end && CUT_SHORT_REASONS.has(end.reason)) return true;
+  const counts = [...videos.map((v) => v.frames), ...sidecarRows.filter((r): r is number => r !== null)];
+  return new Set(counts).size > 1;
+}
+
+/**
+ * The trial condition for a live recording cut short (`recording_cut_short`, informational): its
+ * Config.toml says it ended on a write failure (a full disk), a source that ended or failed, or
+ * still says `recording` (the recorder was killed or crashed before it finished), or its cameras'
+ * sidecars / videos hold different numbers of frames. `process` then takes the first `frames`
+ * frames — the fewest that every sidecar and every video can supply — and the detail says why and
+ * gives every camera's sidecar rows and video frames (container count, and the frames it really
+ * holds when `readable` was counted and is fewer). Null for a recording that ended as asked (or a
+ * trial without sidecars).
+ */
+export function recordingCutShortCondition(
+  end: RecordingEnd | null,
+  videos: readonly { camera: string; frames: number }[],
+  sidecarRows: readonly (number | null)[],
+  readable: readonly number[] | null,
+  frames: number,
+): ReadingCondition | null {
+  if (sidecarRows.length === 0 || sidecarRows.every((r) => r === null)) return null;
+  if (!recordingLooksCutShort(end, videos, sidecarRows) && !(readable && readable.some((n) => n < frames))) return null;
+  const why =
+    end?.reason === 'write_failed'
+      ? `a file could not be written${end.failedCamera ? ` (camera ${end.failedCamera})` : ''}${end.writeError ? `: ${end.writeError.slice(-200)}` : ''}`
+      : end?.reason === 'source_ended'
+        ? `a source stopped delivering frames${end.failedCamera ? ` (${end.failedCamera})` : ''}`
+        : end?.reason === 'recording'
+          ? 'the recorder stopped without finishing (killed or crashed; Config.toml still says reason "recording")'
+          : 'its cameras hold different numbers of frames';
+  const each = videos
+    .map((v, i) => {
+      const r = readable?.[i];
+      const video = r !== undefined && r < Math.min(v.frames, sidecarRows[i] ?? Infinity) ? `${v.frames} (${r} readable)` : `${v.frames}`;
+      return `${v.camera} ${sidecarRows[i] ?? '–'}/${video}`;
+    })
+    .join(', ');
+  return {
+    code: 'recording_cut_short',
+    detail: `the recording was cut short: ${why}. The trial is its first ${frames} frames, the most that every camera's timestamp sidecar and video hold (sidecar rows/video frames: ${each})`,
   };
 }

@@ -45,7 +45,7 @@ export interface HqStack {
 }
 
 /** Start Postgres + shape service + HQ for this test file; see the module doc. */
-export function useHqStack(opts: { longPollMs?: number } = {}): HqStack {
+export function useHqStack(opts: { longPollMs?: number; shapeLimits?: { perDevice: number; perOrg: number; idleMs: number } } = {}): HqStack {
   const db = useHqDatabase();
   const today = new Date().toISOString().slice(0, 10);
   let shapes: ShapeServer | null = null;
@@ -54,7 +54,15 @@ export function useHqStack(opts: { longPollMs?: number } = {}): HqStack {
   let storage = '';
   let summary: SeedSummary | null = null;
   const startHq = async (): Promise<void> => {
-    server = await startHqServer({ appUrl: db.appUrl, shapeUrl: shapes!.url, shapeSecret: SECRET, maxLongPollMs: 15_000, poolSize: 6, port });
+    server = await startHqServer({
+      appUrl: db.appUrl,
+      shapeUrl: shapes!.url,
+      shapeSecret: SECRET,
+      maxLongPollMs: 15_000,
+      poolSize: 6,
+      port,
+      ...(opts.shapeLimits ? { shapeLimits: opts.shapeLimits } : {}),
+    });
     port = server.port;
   };
   beforeAll(async () => {

@@ -1066,14 +1066,43 @@ class Session : public Napi::ObjectWrap<Session> {
     r.finished.store(true);
   }
 
+  // Slot k can be decided once every open camera has a frame at or past its end (c_k + T/2).
+  // While waiting, each queue is pruned to what the decision can still use: frames before the slot
+  // (surplus of an earlier one) are dropped, and of the frames inside the slot only the one nearest
+  // its centre is kept, the rest dropped as they arrive — exactly what deciding the slot would do.
+  // A queue then holds at most one frame per undecided slot, so a source many times faster than the
+  // timeline (a 240 fps clip next to a 25 fps one) never fills its queue inside one slot and blocks
+  // (fast pace) or loses the frame past the slot (realtime) that the decision waits for.
   bool Decidable(double c0, int64_t k, double T) {
-    const double hi = c0 < 0 ? -1 : c0 + k * T + T / 2;
+    const double c = c0 + k * T, lo = c - T / 2, hi = c + T / 2;
+    bool all = true;
     for (auto& sp : sources_) {
       std::lock_guard<std::mutex> g(sp->m);
+      auto& q = sp->rq.q;
+      if (c0 >= 0 && !q.empty()) {
+        const size_t before = q.size();
+        while (!q.empty() && q.front().t < lo) {
+          q.pop_front();
+          sp->recDropped++;
+        }
+        size_t best = SIZE_MAX, n = 0;
+        double bestD = 1e300;
+        for (size_t j = 0; j < q.size() && q[j].t < hi; j++, n++) {
+          const double d = std::abs(q[j].t - c);
+          if (d < bestD) bestD = d, best = j;
+        }
+        if (n > 1) {
+          Frame keep = q[best];
+          q.erase(q.begin(), q.begin() + n);
+          q.push_front(std::move(keep));
+          sp->recDropped += static_cast<int64_t>(n) - 1;
+        }
+        if (q.size() != before) sp->cv.notify_all();  // room for a waiting fast source
+      }
       if (sp->rq.closed) continue;
-      if (sp->rq.q.empty() || (c0 >= 0 && sp->rq.q.back().t < hi)) return false;
+      if (q.empty() || (c0 >= 0 && q.back().t < hi)) all = false;
     }
-    return true;
+    return all;
   }
 
   void FinishJoin() {

@@ -86,7 +86,7 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
   const capIssue = capError?.issues?.find((i) => i.path === 'budget_cap_usd');
   const capForm: EntryForm = {
     ...capBase,
-    state: capError ? 'error' : 'idle',
+    state: capError ? (capError.code === 'Conflict' ? 'conflict' : 'error') : 'idle',
     error: capError,
     issueFor: (f) => (f === 'budget_cap_usd' && capIssue ? friendlyIssue(capIssue.message) : null),
   };
@@ -104,7 +104,8 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
     setCapError(null);
     setSaved(null);
     try {
-      const next = await call('settings.updateAssistant', patch);
+      // The version this page showed: a change another tab saved since is a Conflict, nothing saved.
+      const next = await call('settings.updateAssistant', { ...patch, expected_version: s.version });
       onChange(next);
       setSaved(what);
       setKey('');
@@ -112,6 +113,22 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
       const p: ErrorPayload = e instanceof CallError ? e.payload : { code: 'Internal', message: 'Saving failed.' };
       if (budget) setCapError(p);
       else setError(p);
+      if (p.code === 'Conflict') await showCurrent();
+    }
+  }
+  /**
+   * After a Conflict: the settings as stored now. The switches and the clearance show the stored
+   * values (saving them again would otherwise silently undo the other change); a typed cap and key
+   * are kept, with the stored cap shown next to them.
+   */
+  async function showCurrent() {
+    try {
+      const current = await call('settings.assistant', {});
+      onChange(current);
+      setOff(new Set(current.tools.filter((t) => t.disabled).map((t) => t.name)));
+      setTop({ anthropic: topOf(current.clearance.anthropic), mcp: topOf(current.clearance.mcp) });
+    } catch {
+      // The conflict message stands; a reload shows the current settings.
     }
   }
   const source = {

@@ -45,6 +45,7 @@ export const CONDITION: Record<string, string> = {
   static_trial: 'static trial (unfiltered)',
   duplicated_frames: 'camera repeated frames',
   duplicated_frames_masked: 'repeated frames left out',
+  recording_cut_short: 'recording cut short',
   not_checked: 'recorded before quality checks',
 };
 
