@@ -7,8 +7,9 @@
  * cameras only (≥ 2 views), reprojected into c, and compared with c's own detections at frame
  * f + lag for every lag in ±`maxLag`. The median reprojection distance (px) is smallest at the
  * lag where c's images line up in time with the others; a desynchronised camera shows its
- * minimum away from 0. An offset is reported when that minimum is below
- * {@link SYNC_MAX_RATIO} × the distance at lag 0. This is the same temporal alignment that
+ * minimum away from 0. Only fast-moving points are compared ({@link SYNC_SPEED_QUANTILE}). An
+ * offset is reported when that minimum is more than ±{@link SYNC_CONFIRM_MAX_FRAMES} from 0 and
+ * below {@link SYNC_MAX_RATIO} × the distance at lag 0 (the check's resolution is ±1 frame). This is the same temporal alignment that
  * Pose2Sim's synchronisation finds by cross-correlating 2D keypoint speeds between views
  * (Pose2Sim/synchronization.py); on the demo's balancing trial the speed cross-correlation between
  * unshifted views peaks at only 0.3–0.85 and mislocates a 5-frame shift (measured, see
@@ -18,8 +19,35 @@
 import { triangulateBatch } from './triangulation';
 import { median } from './vec';
 
-/** An offset is reported when the best lag's reprojection distance is below this fraction of the lag-0 distance (in-sync cameras on the demo: 0.89–0.99; a 5-frame shift: 0.65–0.71). */
-export const SYNC_MAX_RATIO = 0.8;
+/**
+ * An offset is reported when the best lag is more than {@link SYNC_CONFIRM_MAX_FRAMES} from 0 and its
+ * reprojection distance is below this fraction of the lag-0 distance. Demo BalancingTrial (fast
+ * points, {@link SYNC_SPEED_QUANTILE}): in-step cameras' best fits sit at −1, 0, +1 and 0 frames
+ * (the recording's own sub-frame timing; not reported); any one camera shifted by ±3, ±5 or ±8
+ * frames is found within ±1 frame for all four cameras (24 of 24), with best/lag-0 ratios 0.33–0.86.
+ */
+export const SYNC_MAX_RATIO = 0.9;
+/**
+ * Only the point-frames whose reprojected image speed (px/frame, from the other cameras'
+ * triangulation) is at or above this quantile enter the residual: a point that barely moves fits
+ * every lag equally, and on a slow trial those points flatten the lag curve until a shift hides in
+ * it. Demo BalancingTrial: with every point (the earlier method) cam_01 shifted by +3/+5/+8 frames
+ * was never found and cam_03 −3..−8 / cam_04 −3 were missed or mislocated (0 of 24 shifts found
+ * within ±1); with the fastest 10 %, 24 of 24; the in-step detection limit went from 10, 3, 11, 4
+ * frames to 3, 1, 5, 2.
+ */
+export const SYNC_SPEED_QUANTILE = 0.9;
+/**
+ * Points the other cameras disagree on say nothing about timing: a point enters the residual only
+ * when the others' triangulation of it reprojects within this many px (mean over the views used),
+ * and only where its image motion is smooth (|acceleration| ≤ {@link SYNC_MAX_ACCELERATION_RATIO} ×
+ * speed; frame-to-frame jitter has ≈ 3.5 ×). Demo BalancingTrial with invented legs (2D guesses
+ * jittered ±60 px, testing/demo-cases.ts): without these two filters the fastest points are the
+ * invented ones and the check reports cam_01 22 and cam_02 4 frames out (false); with a 20-px bound
+ * still; with 10 px none. The in-step and shifted results above are unchanged by them.
+ */
+export const SYNC_MAX_REPROJECTION_PX = 10;
+export const SYNC_MAX_ACCELERATION_RATIO = 2;
 /**
  * Lags whose residual is within this fraction of the best one fit about equally well: the offset is
  * only known to that interval. An automatic correction is accepted only when that interval, after
@@ -53,7 +81,7 @@ export interface SyncReport {
   estimable: boolean;
 }
 
-/** Median distance (px) between camera c's detections at f + lag (F×K×C×3 undistorted observations) and the others' triangulation at f, for every lag in ±maxLag with ≥ 50 pairs (lag → px). */
+/** Median distance (px), over the point-frames moving at or above the {@link SYNC_SPEED_QUANTILE} speed quantile, between camera c's detections at f + lag (F×K×C×3 undistorted observations) and the others' triangulation at f, for every lag in ±maxLag with ≥ 50 pairs (lag → px). */
 export function lagResiduals(
   obs: Float64Array,
   projections: Float64Array,
@@ -66,7 +94,8 @@ export function lagResiduals(
   const F = obs.length / (K * C * 3);
   const others = Float64Array.from(obs);
   for (let o = c * 3 + 2; o < others.length; o += C * 3) others[o] = 0;
-  const X = triangulateBatch({ cameras: C, projections, observations: others }, { minConfidence: minConf }).points;
+  const tri = triangulateBatch({ cameras: C, projections, observations: others }, { minConfidence: minConf });
+  const X = tri.points;
   const P = projections.subarray(c * 12, c * 12 + 12);
   const proj: (readonly [number, number] | null)[] = [];
   for (let i = 0; i < F * K; i++) {
@@ -75,18 +104,35 @@ export function lagResiduals(
       z = X[i * 3 + 2] ?? NaN;
     const w = (P[8] ?? 0) * x + (P[9] ?? 0) * y + (P[10] ?? 0) * z + (P[11] ?? 0);
     proj.push(
-      Number.isFinite(x) && w > 0
+      Number.isFinite(x) && w > 0 && (tri.reprojectionPx[i] ?? Infinity) <= SYNC_MAX_REPROJECTION_PX
         ? [((P[0] ?? 0) * x + (P[1] ?? 0) * y + (P[2] ?? 0) * z + (P[3] ?? 0)) / w, ((P[4] ?? 0) * x + (P[5] ?? 0) * y + (P[6] ?? 0) * z + (P[7] ?? 0)) / w]
         : null,
     );
   }
+  // the reprojected point's image speed (px/frame, central difference): only moving points say anything about timing
+  const speed = new Float64Array(F * K).fill(NaN);
+  for (let f = 1; f < F - 1; f++)
+    for (let k = 0; k < K; k++) {
+      const a = proj[(f - 1) * K + k],
+        m = proj[f * K + k],
+        b = proj[(f + 1) * K + k];
+      if (!a || !m || !b) continue;
+      const v = Math.hypot(b[0] - a[0], b[1] - a[1]) / 2,
+        acc = Math.hypot(b[0] - 2 * m[0] + a[0], b[1] - 2 * m[1] + a[1]);
+      // smooth motion only: frame-to-frame jitter (an invented or mistracked point) has |acceleration| ≈ 3.5 × speed
+      if (acc <= SYNC_MAX_ACCELERATION_RATIO * v) speed[f * K + k] = v;
+    }
+  const sorted = Array.from(speed)
+    .filter(Number.isFinite)
+    .sort((x, y) => x - y);
+  const vmin = sorted.length ? (sorted[Math.floor(SYNC_SPEED_QUANTILE * (sorted.length - 1))] ?? 0) : -Infinity;
   const out = new Map<number, number>();
   for (let lag = -maxLag; lag <= maxLag; lag++) {
     const d: number[] = [];
     for (let f = Math.max(0, -lag); f < Math.min(F, F - lag); f++)
       for (let k = 0; k < K; k++) {
         const p = proj[f * K + k];
-        if (!p) continue;
+        if (!p || !((speed[f * K + k] ?? NaN) >= vmin)) continue;
         const o = (((f + lag) * K + k) * C + c) * 3;
         if (!((obs[o + 2] ?? 0) >= minConf)) continue;
         d.push(Math.hypot(p[0] - (obs[o] ?? NaN), p[1] - (obs[o + 1] ?? NaN)));
@@ -146,7 +192,7 @@ export function estimateSync(
       report.residualAtZeroPx[c] = zero ?? null;
       report.residualAtBestPx[c] = Number.isFinite(best) ? best : null;
       const ratio = zero ? best / zero : Infinity;
-      if (bestLag !== 0 && ratio < pickRatio) {
+      if (Math.abs(bestLag) > SYNC_CONFIRM_MAX_FRAMES && ratio < pickRatio) {
         pick = c;
         pickRatio = ratio;
         pickLag = bestLag;
