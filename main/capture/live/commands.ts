@@ -30,6 +30,8 @@ export const LIVE_HELP = `  npm run capture -- devices [--json]
       --no-passthrough               decode and re-encode MJPEG sources (default: their own JPEG frames are recorded as they are)
       --json                         print the result as JSON
       exit 3: a camera failed mid-recording (the recording stops; what was captured is kept)
+      exit 1: no frame was recorded, or a file could not be written (e.g. a full disk)
+      Ctrl-C, SIGTERM or SIGHUP stops the recording cleanly (files closed, Config.toml final)
 `;
 
 function positive(v: string | undefined, name: string): number | undefined {
@@ -121,18 +123,27 @@ export async function recordCommand(argv: string[], io: LiveIo): Promise<number>
       `${s.name}: ${s.kind} ${s.source} → ${s.width}×${s.height} @ ${Number(s.fps.toFixed(2))} fps ${s.pixelFormat} (${s.backend}; ${s.passthrough ? 'MJPEG passthrough' : 'decode + encode'})\n`,
     );
   rig.on('device-failure', (f) => io.err(`${f.name} ${f.state}: ${f.message}\n`));
-  const onSigint = () => {
-    io.err('stopping…\n');
+  // Ctrl-C, a terminal closed (SIGHUP) or a service manager's stop (SIGTERM): stop the recording
+  // cleanly (every file closed, the final Config.toml written, the reserve released), then exit.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const onSignal = (sig: NodeJS.Signals) => {
+    io.err(`${sig}: stopping…\n`);
     void rig.stopRecording().catch(() => undefined);
   };
-  process.once('SIGINT', onSigint);
+  for (const s of signals) process.on(s, onSignal);
   try {
     const r = await rig.recordingDone();
     if (values.json) io.out(`${JSON.stringify(r, null, 2)}\n`);
     else io.out(recordingTable(r));
+    if (r.frames === 0) {
+      io.err(
+        `no frame was recorded: ${r.failure ? `${r.failure.name} ${r.failure.state} (${r.failure.message}) before` : 'the recording stopped before'} every camera delivered its first frame${seconds * r.fps < 0.5 ? ` (--seconds ${seconds} is less than one frame at ${r.fps} fps)` : ''}; the folder holds empty videos — record again\n`,
+      );
+      return r.failure?.state === 'failed' ? 3 : 1;
+    }
     return r.failure?.state === 'failed' ? 3 : 0;
   } finally {
-    process.off('SIGINT', onSigint);
+    for (const s of signals) process.off(s, onSignal);
     await rig.close();
   }
 }

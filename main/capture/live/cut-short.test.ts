@@ -142,6 +142,87 @@ describe.skipIf((!built || !hasDemo) && !ci)(
       expect(expectedN(trial)).toBe(counts[2]);
     }, 120_000);
 
+    /** Start `record` of the demo's four videos for 20 s in a child process; resolves once every camera wrote 4 frames. */
+    async function recordInChild(trial: string, args: string[] = []) {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          path.join(REPO_ROOT, 'main/capture/cli.ts'),
+          'record',
+          '--source',
+          demo.join(','),
+          '--seconds',
+          '20',
+          '--pace',
+          'fast',
+          '--out',
+          trial,
+          ...args,
+        ],
+        { cwd: REPO_ROOT, stdio: 'ignore' },
+      );
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, signal) => resolve({ code, signal })),
+      );
+      const deadline = Date.now() + 60_000;
+      while (!names.every((c) => existsSync(path.join(trial, 'videos', `${c}.timestamps.csv`)) && sidecarRows(trial, c) >= 4)) {
+        if (Date.now() > deadline) child.kill('SIGKILL');
+        expect(Date.now(), 'the recorder wrote 4 frames per camera within 60 s').toBeLessThan(deadline);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return { child, exited };
+    }
+
+    it.each(['SIGTERM', 'SIGHUP'] as const)(
+      '%s stops the recording cleanly like Ctrl-C: exit 0, final Config.toml, reserve released, equal frames per camera',
+      async (sig) => {
+        const trial = path.join(dir, `signal-${sig}`);
+        const { child, exited } = await recordInChild(trial);
+        child.kill(sig);
+        expect(await exited).toEqual({ code: 0, signal: null });
+        const cfg = parseToml(readFileSync(path.join(trial, 'Config.toml'), 'utf8')) as { capture: { reason: string; frames: number } };
+        expect(cfg.capture.reason).toBe('stopped');
+        expect(existsSync(path.join(trial, '.capture-reserve'))).toBe(false);
+        const rows = names.map((c) => sidecarRows(trial, c));
+        expect(rows.every((r) => r === cfg.capture.frames)).toBe(true);
+        expect(cfg.capture.frames).toBeGreaterThanOrEqual(4);
+        expect(cfg.capture.frames).toBeLessThan(1200);
+      },
+      90_000,
+    );
+
+    it('process.exit() mid-record does not crash the process: the addon stops its threads and closes the files first', async () => {
+      const trial = path.join(dir, 'exit');
+      const script = path.join(dir, 'exit-mid-record.ts');
+      writeFileSync(
+        script,
+        `import { openRig } from ${JSON.stringify(path.join(REPO_ROOT, 'main/capture/live/rig.ts'))};
+void openRig(${JSON.stringify(demo)}.map((p) => ({ kind: 'file' as const, path: p, pace: 'fast' as const })), { record: { outDir: ${JSON.stringify(trial)}, seconds: 20 } }).then(() => {
+  const t = setInterval(() => { try { if (require('node:fs').readFileSync(${JSON.stringify(path.join(trial, 'videos', 'cam04.timestamps.csv'))}, 'utf8').split('\\n').length > 5) { clearInterval(t); process.exit(0); } } catch {} }, 20);
+});
+`,
+      );
+      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: 'ignore' });
+      const exited = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('exit', (code, signal) => resolve({ code, signal })),
+      );
+      // before the cleanup hook: SIGSEGV (a writer thread encoding after exit() destroyed OpenCV's codecs)
+      expect(exited).toEqual({ code: 0, signal: null });
+      // the writers finished their frames: each video holds at least its sidecar's rows
+      for (const c of names) expect(decodedFrames(path.join(trial, 'videos', `${c}.avi`))).toBeGreaterThanOrEqual(sidecarRows(trial, c));
+      expect(sidecarRows(trial, 'cam04')).toBeGreaterThanOrEqual(4);
+    }, 90_000);
+
+    it('a recording of 0 frames exits 1 with a clear message', async () => {
+      const o = io();
+      expect(
+        await runCaptureCli(['record', '--source', demo.slice(0, 2).join(','), '--seconds', '0.001', '--pace', 'fast', '--out', path.join(dir, 'zero')], o),
+      ).toBe(1);
+      expect(o.stderr).toMatch(/no frame was recorded: .*\(--seconds 0\.001 is less than one frame at 60 fps\); the folder holds empty videos — record again/);
+    }, 60_000);
+
     // A real full disk: a small tmpfs (needs root / CAP_SYS_ADMIN to mount). Skipped, saying why, where
     // mounting is not permitted (also in CI: a container may lack the capability); the two cases above
     // need no privileges.

@@ -44,6 +44,7 @@ extern "C" {
 #include <memory>
 #include <stdexcept>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -424,6 +425,13 @@ struct Source {
   std::deque<int64_t> recent;                 // timestamps over the last second, for measuredFps
 };
 
+class Session;
+// Every live session, so the process can stop their threads when it exits (Init): a recording's
+// threads still running while exit() destroys OpenCV's and libav's statics crash the process
+// (SIGSEGV). Never destroyed: at exit they must outlive every other static.
+std::mutex* liveM = new std::mutex;
+std::set<Session*>* live = new std::set<Session*>;
+
 class Session : public Napi::ObjectWrap<Session> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -441,14 +449,36 @@ class Session : public Napi::ObjectWrap<Session> {
     });
   }
 
-  explicit Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info) {
+  explicit Session(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Session>(info), env_(info.Env()) {
+    {
+      std::lock_guard<std::mutex> g(*liveM);
+      live->insert(this);
+    }
     Guarded(info.Env(), [&] {
       Construct(info);
       return 0;
     });
   }
 
-  ~Session() override { Shutdown(); }
+  ~Session() override {
+    {
+      std::lock_guard<std::mutex> g(*liveM);
+      live->erase(this);
+    }
+    Shutdown();
+  }
+
+  // Stop every live session of `env` (nullptr: all): a recording ends as if stopped (every slot its
+  // queued frames complete is written, every file closed), then the capture threads are joined.
+  static void ShutdownAll(napi_env env) {
+    std::vector<Session*> all;
+    {
+      std::lock_guard<std::mutex> g(*liveM);
+      for (Session* x : *live)
+        if (!env || x->env_ == env) all.push_back(x);
+    }
+    for (Session* x : all) x->Shutdown();
+  }
 
  private:
   template <Napi::Value (Session::*M)(const Napi::CallbackInfo&)>
@@ -1333,6 +1363,7 @@ class Session : public Napi::ObjectWrap<Session> {
   int64_t start_ = 0;
   size_t ringCap_ = 4;
   double fps_ = 30;
+  napi_env env_ = nullptr;
   bool closed_ = false;
   bool deferred_ = false;  // created with deferOpen: sources open in openAsync()
   bool opening_ = false;   // openAsync() in flight (close() waits for it to settle)
@@ -1372,6 +1403,25 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("readPackets", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return ReadPackets(i); }); }));
   exports.Set("listDevices", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return ListDevices(i); }); }));
   exports.Set("CaptureSession", Session::Define(env));
+  // Threads must stop before the process (or a worker's environment) goes: at a normal exit and a
+  // worker's end, Node runs the environment's cleanup hooks; process.exit() does not, but exit()
+  // runs atexit handlers before the statics of libraries loaded earlier are destroyed.
+  napi_add_env_cleanup_hook(env, [](void* e) { Session::ShutdownAll(static_cast<napi_env>(e)); }, static_cast<napi_env>(env));
+  static bool atexitSet = false;
+  if (!atexitSet) {
+    atexitSet = true;
+    // OpenCV builds some statics on first use (imgcodecs' codec list): use them once now, so they
+    // are destroyed after this handler, not before it while a writer still encodes (SIGSEGV).
+    try {
+      std::vector<uchar> jpg;
+      cv::Mat tiny = cv::Mat::zeros(8, 8, CV_8UC3), half;
+      cv::imencode(".jpg", tiny, jpg);
+      cv::imdecode(jpg, cv::IMREAD_COLOR);
+      cv::resize(tiny, half, cv::Size(4, 4));
+    } catch (...) {
+    }
+    std::atexit([] { Session::ShutdownAll(nullptr); });
+  }
   return exports;
 }
 
