@@ -84,6 +84,12 @@ const REJECTION_CODE: Readonly<Record<RejectionReason, ErrorCode>> = {
  */
 class Rejection extends AppError {
   readonly kind: RejectionReason;
+  /**
+   * False when the outcome must not be stored under the changeset id: the id is a waiting
+   * proposal's and the upload is not that proposal (another author or content). Storing it would
+   * make the owner's later approval of the real proposal an "id already used" (idempotency_mismatch).
+   */
+  recorded = true;
   constructor(readonly outcome: Omit<Extract<ChangesetOutcome, { status: 'rejected' }>, 'changeset_id' | 'replayed'>) {
     super({ code: REJECTION_CODE[outcome.reason], message: outcome.message, kind: outcome.reason });
     this.name = 'Rejection';
@@ -167,7 +173,9 @@ export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal
       return await applyOnce(pool, principal, cs, hashes, opts, proposal);
     } catch (e) {
       if (e instanceof Rejection) {
-        const outcome = await recordRejection(pool, principal, cs, hashes, e);
+        const outcome = e.recorded
+          ? await recordRejection(pool, principal, cs, hashes, e)
+          : ({ changeset_id: cs.changeset_id, ...e.outcome, replayed: false } satisfies ChangesetOutcome);
         // The owner-approved change of a proposal synced through HQ was refused: every device sees it failed.
         if (proposal.matched && outcome.status === 'rejected')
           await failProposal(pool, principal, outcome, proposal.approverId, (opts.now ?? (() => new Date()))().toISOString()).catch(() => undefined);
@@ -309,7 +317,11 @@ async function applyOnce(
     if (prior) return prior;
     if (proposal) {
       const mismatch = proposalMismatch(proposal, userId, hashes[1]);
-      if (mismatch) throw reject(mismatch.reason, mismatch.message);
+      if (mismatch) {
+        const r = reject(mismatch.reason, mismatch.message);
+        r.recorded = false; // the id stays the proposal's (see Rejection.recorded)
+        throw r;
+      }
       proposalCtx.matched = true;
       proposalCtx.approverId = cs.approved_by ?? null;
     }

@@ -410,6 +410,43 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       expect(await one(tokens.owner!, second.cs())).toMatchObject({ status: 'applied' });
     });
 
+    it("another device uploading a waiting proposal's id with other content is refused without blocking the proposal: the owner's approval still applies (issue 12 review)", async () => {
+      const { item, cs } = await feeChange(6);
+      const real = cs({ user_id: ids.users.physio });
+      const proposed = await fetch(`${server.url}/v1/proposals`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio!}` },
+        body: JSON.stringify({
+          events: [
+            {
+              op: 'propose',
+              changeset_id: real.changeset_id,
+              user_id: ids.users.physio,
+              verb: real.verb,
+              summary: 'Raise a fee by 25 %',
+              changes: real.changes,
+              source: 'page',
+              tool_name: 'rates.updateItem',
+              title: 'Update fee item',
+              permission: null,
+              created_at: new Date().toISOString(),
+            },
+          ],
+        }),
+      });
+      expect(await proposed.json()).toEqual({ results: [expect.objectContaining({ changeset_id: real.changeset_id, status: 'recorded' })] });
+      // The admin's device sends something else under the proposal's id: refused, and not kept under that id.
+      const small = { ...real, user_id: ids.users.admin, changes: [{ ...(real.changes[0] as object), after: { price_cents: item.price_cents + 1 } }] };
+      expect(await one(tokens.admin!, small)).toMatchObject({ status: 'rejected', reason: 'validation' });
+      expect(await sql('SELECT id FROM hq_changeset WHERE id = $1', [real.changeset_id])).toEqual([]);
+      // The owner approves the proposal on their device: applied, not "id already used".
+      expect(await one(tokens.owner!, { ...real, approved_by: ids.users.owner })).toMatchObject({
+        status: 'applied',
+        versions: { [item.id]: item.version + 1 },
+      });
+      expect(await price(item.id)).toEqual({ price_cents: Math.round(item.price_cents * 1.25), version: item.version + 1 });
+    });
+
     it("applies an approval the owner's device recorded at HQ, for the device that uploads the change, bound to its content", async () => {
       const { uploadContentHash } = await import('./apply');
       const { item, cs } = await feeChange(4);
