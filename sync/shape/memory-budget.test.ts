@@ -1,9 +1,11 @@
 /**
  * The shape service's memory budget (ShapeServiceOptions.maxMemoryBytes) against a real Postgres:
  * past it the least recently requested shape is dropped (its client gets 409 must-refetch and a
- * fresh snapshot), a shape larger than the whole budget is refused with 503 and nothing kept, and
- * the budget's configuration value is read strictly.
+ * fresh snapshot), a shape larger than the whole budget is refused with 503 and nothing kept, a
+ * restart with a smaller budget resumes only what fits, an SSE client that stops reading holds
+ * the server to a bounded read of the log, and the budget's configuration value is read strictly.
  */
+import { get as httpGet } from 'node:http';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +68,42 @@ describe.skipIf(!havePg)('shape service memory budget', () => {
     expect(server.service.stats().memoryBytes).toBeLessThanOrEqual(300_000);
   });
 
+  it('an SSE client that stops reading makes the server stop reading the log (backpressure), not buffer all of it', async () => {
+    await sql(`CREATE TABLE wide (id int PRIMARY KEY, note text)`);
+    await sql(`INSERT INTO wide SELECT g, repeat('w', 2000) FROM generate_series(1, 20000) g`); // ~40 MB of log
+    const big = await startShapeServer({
+      databaseUrl: dbUrl,
+      storageDir: mkdtempSync(join(tmpdir(), 'ai-shapes-sse-')),
+      port: 0,
+      slot: 'sse_test',
+      publication: 'ai_shapes',
+    });
+    try {
+      let readBytes = 0;
+      const readLog = big.service.readLog.bind(big.service);
+      big.service.readLog = (...args) => {
+        const r = readLog(...args);
+        for (const m of r.messages) readBytes += m.length;
+        return r;
+      };
+      const first = await fetch(`${big.url}/v1/shape?table=wide&offset=-1`);
+      await first.arrayBuffer();
+      const handle = first.headers.get('electric-handle')!;
+      const plainRead = readBytes;
+      expect(plainRead).toBeLessThan(5 * 1024 * 1024); // one 4 MiB page
+      readBytes = 0;
+      // An SSE request from the start of the log whose reader never reads.
+      const req = httpGet(`${big.url}/v1/shape?table=wide&offset=0_0&handle=${handle}&live=true&live_sse=true`, (res) => res.pause());
+      await new Promise((r) => setTimeout(r, 1500));
+      // Socket buffers take a few MB; the rest of the 40 MB log stays on disk until the client reads.
+      expect(readBytes).toBeGreaterThan(0);
+      expect(readBytes).toBeLessThan(16 * 1024 * 1024);
+      req.destroy();
+    } finally {
+      await big.close();
+    }
+  }, 120_000);
+
   it('refuses a shape larger than the whole budget with 503 and what to do; nothing of it is kept', async () => {
     const before = readdirSync(join(storage, 'shapes')).length;
     const big = await get('id > 0');
@@ -77,5 +115,17 @@ describe.skipIf(!havePg)('shape service memory budget', () => {
     expect(server.service.stats().shapes).toBe(2);
     // Asking again is refused the same way (no half-made shape is found by its definition).
     expect((await get('id > 0')).status).toBe(503);
+  });
+
+  it('a restart with a smaller budget resumes only the shapes that fit', async () => {
+    const held = server.service.stats();
+    expect(held.shapes).toBe(2);
+    await server.close();
+    server = await startShapeServer({ databaseUrl: dbUrl, storageDir: storage, port: 0, longPollTimeoutMs: 1_000, maxMemoryBytes: 150_000 });
+    expect(server.service.stats().shapes).toBe(1);
+    expect(server.service.stats().memoryBytes).toBeLessThanOrEqual(150_000);
+    expect(readdirSync(join(storage, 'shapes'))).toHaveLength(1);
+    await server.close();
+    server = await startShapeServer({ databaseUrl: dbUrl, storageDir: storage, port: 0, longPollTimeoutMs: 1_000, maxMemoryBytes: 300_000 });
   });
 });

@@ -412,14 +412,14 @@ export class ShapeService {
   }
 
   /**
-   * Up to {@link chunkBytes} of a shape's messages after `after` (null: from the start), read from
+   * Up to `maxBytes` (default {@link chunkBytes}) of a shape's messages after `after` (null: from the start), read from
    * its log on disk. A log that cannot be read (its file cut or removed outside the service) drops
    * the shape, as a log unreadable at start does: the result is empty and `shape.deleted` is true,
    * so the caller answers 409 must-refetch and the client takes a fresh snapshot.
    */
-  readLog(shape: Shape, after: Offset | null): { messages: string[]; last: Offset | null; complete: boolean } {
+  readLog(shape: Shape, after: Offset | null, maxBytes = this.chunkBytes): { messages: string[]; last: Offset | null; complete: boolean } {
     try {
-      return shape.log.read(after, this.chunkBytes);
+      return shape.log.read(after, maxBytes);
     } catch (e) {
       if (!(e instanceof ShapeLogError) && !(e as NodeJS.ErrnoException).code) throw e;
       this.log(`shape service: shape ${shape.handle} log cannot be read (${(e as Error).message}); invalidating it`);
@@ -529,6 +529,7 @@ export class ShapeService {
       }
     }
     this.writeState(ident);
+    await this.enforceMemoryBudget(); // a restart with a smaller budget resumes only what fits
     await this.startStream();
     this.flushTimer = setInterval(() => void this.flush().catch((e: Error) => this.log(`shape service: flush failed: ${e.message}`)), 1000);
     this.flushTimer.unref();
