@@ -18,6 +18,7 @@ import { filterPad } from '../../models/capture/filters';
 import {
   cameraConditions,
   dropOutOfImage,
+  keypointConfidenceSpread,
   maxKeypointDisplacement,
   meanKeypointConfidence,
   STATIC_MAX_DISPLACEMENT_M,
@@ -459,6 +460,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     trialConditions,
     confidence,
     rawPoints: isStatic ? undefined : tri.points,
+    confidenceSpread: isStatic
+      ? undefined
+      : (name: string) => {
+          const k = set.indexOf(name);
+          return k < 0 ? NaN : keypointConfidenceSpread(observations, K, C, k);
+        },
     // a camera's angle from facing the athlete's front or back (yaw 0 or 180)
     frontalObliquityDeg: ob.obliquityDeg === null ? null : Math.min(...ob.yawsDeg.map((y) => Math.min(Math.abs(y), 180 - Math.abs(y)))),
     views: { cameras: cams.map((c) => c.name), keypoints: set, viewMask: tri.viewMask, confidentMask },

@@ -3,7 +3,7 @@ import type { PoseMetricInput } from '../../models/capture/metrics';
 import { hasDistortion, projectionMatrix, undistortObservations } from '../../models/capture/camera';
 import { estimateSync } from '../../models/capture/sync';
 import { processTrial } from './pipeline';
-import { inventLegs, loseAthleteInView, misplaceHips, shiftCameraFiles, twoCameraTrial } from './testing/demo-cases';
+import { inventLegs, jitterKeypoints, loseAthleteInView, misplaceHips, shiftCameraFiles, twoCameraTrial } from './testing/demo-cases';
 import { BALANCING, DEMO_CALIB, hasDemo, MULTI, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const ci = process.env.CI === 'true';
@@ -192,8 +192,27 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     expect(row(r.rows, 'knee_flexion', 'left')!.conditions.find((c) => c.code === 'frozen_keypoints')!.detail).toMatch(
       /^the left thigh and shank lengths varied by only 0\.0\d % and 0\.0\d % over 100 frames before filtering/,
     );
-    // the in-sync BalancingTrial's raw segments vary 3.8–10 %: nothing frozen there (first test), nor with invented legs
-    for (const m of (await run(inventLegs(BALANCING))).rows) expect(codes(m)).not.toContain('frozen_keypoints');
+    // the in-sync BalancingTrial's raw segments vary 3.8–10 %: nothing frozen there (first test); invented legs (jittered ±60 px) are not rigid,
+    // but their made-up confidence (0.35 in every frame and view) is flat: their leg readings are frozen_keypoints, the arms are not
+    const invented = await run(inventLegs(BALANCING));
+    for (const m of invented.rows.filter((x) => x.joint === 'elbow_flexion')) expect(codes(m)).not.toContain('frozen_keypoints');
+    expect(row(invented.rows, 'knee_flexion', 'left')!.conditions.find((c) => c.code === 'frozen_keypoints')!.detail).toMatch(
+      /^the 2D confidence of left knee \(0\.35 ± 0\.000\), left ankle \(0\.35 ± 0\.000\) was the same/,
+    );
+  });
+
+  it('the frozen figure given 0.7 px Gaussian jitter (issue 14 review): its legs still fail frozen_keypoints, by their constant 2D confidence; the genuine trial passes', async () => {
+    const r = await run(jitterKeypoints(MULTI, 0.7));
+    for (const side of ['left', 'right'])
+      for (const joint of ['hip_flexion', 'knee_flexion']) {
+        const m = row(r.rows, joint, side)!;
+        expect([joint, side, m.trustworthy, codes(m)]).toEqual([joint, side, false, expect.arrayContaining(['frozen_keypoints'])]);
+      }
+    // the jitter lifts the raw thigh CV above the segment bound (0.5 %): only the confidence pattern gives it away
+    expect(row(r.rows, 'knee_flexion', 'left')!.conditions.find((c) => c.code === 'frozen_keypoints')!.detail).toMatch(
+      /^the 2D confidence of left hip \(1\.00 ± 0\.000\), left knee \(1\.00 ± 0\.000\), left ankle \(1\.00 ± 0\.000\) was the same in every frame and view/,
+    );
+    for (const m of (await run(BALANCING)).rows) expect(codes(m)).not.toContain('frozen_keypoints');
   });
 
   it('a 2-camera rig (the geometric sync check needs 3) without timestamps: every reading fails sync_unchecked, in step or 5 frames out', async () => {

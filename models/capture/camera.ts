@@ -160,7 +160,10 @@ export function hasDistortion(cam: Pick<CameraCalibration, 'dist'>): boolean {
  * P = K·[R | t]). OpenCV's model [k1, k2, p1, p2(, k3(, k4, k5, k6))] inverted by the fixed-point
  * iteration of `cv::undistortPoints` (x ← (x_d − Δ_tangential(x)) · (1 + k4 r² + k5 r⁴ + k6 r⁶) /
  * (1 + k1 r² + k2 r⁴ + k3 r⁶); OpenCV calib3d, undistort.dispatch.cpp), run to 1e-12 in normalised
- * units or 50 steps (OpenCV's default stops after 5). Non-finite input gives NaN.
+ * units or 50 steps (OpenCV's default stops after 5). Non-finite input gives NaN, and so does a
+ * point where the iteration did not converge (its result does not distort back to within
+ * {@link UNDISTORT_MAX_RESIDUAL_PX} of the input: e.g. k1 −0.35, k2 0.12, f 600 px at a 1280×720
+ * image's corners, which OpenCV's iteration puts 78 px off without saying so).
  */
 export function undistortPixel(cam: Pick<CameraCalibration, 'K' | 'dist'>, u: number, v: number): [number, number] {
   if (!Number.isFinite(u) || !Number.isFinite(v)) return [NaN, NaN];
@@ -187,8 +190,18 @@ export function undistortPixel(cam: Pick<CameraCalibration, 'K' | 'dist'>, u: nu
     y = ny;
     if (step < 1e-12) break;
   }
+  // The fixed point need not converge (strong barrel distortion near the image corners, where the
+  // model folds over): re-distort the result and refuse it unless it lands back on the input.
+  const r2 = x * x + y * y;
+  const radial = (1 + ((k3 * r2 + k2) * r2 + k1) * r2) / (1 + ((k6 * r2 + k5) * r2 + k4) * r2);
+  const bx = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x),
+    by = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y;
+  if (!(Math.hypot(fx * (bx - xd), fy * (by - yd)) <= UNDISTORT_MAX_RESIDUAL_PX)) return [NaN, NaN];
   return [fx * x + skew * y + cx, fy * y + cy];
 }
+
+/** Largest round-trip error (px) of {@link undistortPixel}: a point whose undistorted position does not distort back to within this of the observed pixel is refused (NaN; `undistortObservations` marks it unseen). */
+export const UNDISTORT_MAX_RESIDUAL_PX = 0.01;
 
 /**
  * Undistort F×K×C×3 observations (u px, v px, confidence) in place of a copy, camera by camera
@@ -205,6 +218,8 @@ export function undistortObservations(observations: Float64Array, cams: readonly
       const [u, v] = undistortPixel(cam, out[o] ?? NaN, out[o + 1] ?? NaN);
       out[o] = u;
       out[o + 1] = v;
+      // a point the lens model cannot invert was not usably seen by this camera
+      if (!Number.isFinite(u)) out[o + 2] = 0;
     }
   }
   return out;

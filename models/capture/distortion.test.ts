@@ -25,6 +25,38 @@ describe('lens distortion (OpenCV model)', () => {
     }
   });
 
+  it('refuses a pixel the iteration cannot invert (issue 14 review): a strong wide-angle lens at the image corners gives NaN and the view is marked unseen', () => {
+    const cam: CameraCalibration = { ...ringCamera('c', 0, { f: 600 }), K: [600, 0, 640, 0, 600, 360, 0, 0, 1], dist: [-0.35, 0.12, 0, 0, 0] };
+    const roundTrip = (u: number, v: number) => {
+      const [x, y] = undistortPixel(cam, u, v);
+      if (!Number.isFinite(x)) return NaN;
+      // distort back with the forward model
+      const xn = (x - 640) / 600,
+        yn = (y - 360) / 600,
+        r2 = xn * xn + yn * yn,
+        rad = 1 - 0.35 * r2 + 0.12 * r2 * r2;
+      return Math.hypot(xn * rad * 600 + 640 - u, yn * rad * 600 + 360 - v);
+    };
+    // before: the corners came back 78 px from where they were observed, silently
+    for (const [u, v] of [
+      [0, 0],
+      [1280, 0],
+      [0, 720],
+      [1280, 720],
+    ] as const)
+      expect(roundTrip(u, v)).toBeNaN();
+    // nearer the centre it converges
+    for (const [u, v] of [
+      [640, 360],
+      [900, 500],
+      [300, 200],
+    ] as const)
+      expect(roundTrip(u, v)).toBeLessThan(0.01);
+    const obs = Float64Array.from([0, 0, 0.9, 640, 360, 0.9]);
+    const out = undistortObservations(obs, [cam]);
+    expect([out[2], out[5]]).toEqual([0, 0.9]);
+  });
+
   it('triangulation error on a distorted synthetic rig drops to ~0 with undistortion', () => {
     const cams = [0, 70, 140].map((y, i) => ({ ...ringCamera(`cam_0${i + 1}`, y, { distance: 3, f: 800 }), dist: WIDE }));
     const frames = syntheticMotion(20).map((a) => syntheticPose(a));

@@ -84,6 +84,33 @@ export const SEGMENT_CV_MAX = 0.1;
  * are `static_trial`, to which this check does not apply.
  */
 export const FROZEN_SEGMENT_CV_MAX = 0.005;
+/**
+ * Standard deviation of a keypoint's 2D confidence over every frame and view that detected it
+ * below which, in a trial that is not `static_trial`, it was not scored frame by frame by a 2D model
+ * (`frozen_keypoints`): a model's confidence varies from frame to frame and view to view. Catches
+ * copied or filled-in points that were given pixel jitter (which the segment-CV test,
+ * {@link FROZEN_SEGMENT_CV_MAX}, no longer sees). Demo, measured SD: BalancingTrial (OpenPose)
+ * 0.046–0.102 at hips, knees, ankles and wrists; the multi-person trial's auto-selected figure 0.000
+ * (confidence 1.00 everywhere), also after 0.7 px Gaussian noise on its pixels (raw thigh CV then
+ * 0.57–0.61 %, above the CV bound: knee flexion trustworthy without this check). The demo's static
+ * trials are 1.00 everywhere too (static_trial: not checked).
+ */
+export const FROZEN_CONFIDENCE_SD_MAX = 0.001;
+
+/** SD (0..1) of keypoint `k`'s confidence over the frames and views of F×K×C×3 observations that detected it (confidence > 0); NaN with fewer than 10 detections. See {@link FROZEN_CONFIDENCE_SD_MAX}. */
+export function keypointConfidenceSpread(obs: Float64Array, K: number, C: number, k: number): number {
+  const F = obs.length / (K * C * 3);
+  const v: number[] = [];
+  for (let f = 0; f < F; f++)
+    for (let c = 0; c < C; c++) {
+      const w = obs[((f * K + k) * C + c) * 3 + 2] ?? 0;
+      if (w > 0) v.push(w);
+    }
+  if (v.length < 10) return NaN;
+  const m = v.reduce((a, b) => a + b, 0) / v.length;
+  return Math.sqrt(v.reduce((a, b) => a + (b - m) ** 2, 0) / v.length);
+}
+
 /** Left/right difference of a segment's median length, relative to their mean, above which readings using it fail (`segment_asymmetry`). Demo: ≤ 6 %. Healthy adults' bone-length asymmetry is a few per cent. */
 export const SEGMENT_ASYMMETRY_MAX = 0.15;
 /** Mean 2D confidence (0..1) of the keypoints an angle uses, over the views that detected them, below which it fails (`low_2d_confidence`). */
@@ -724,6 +751,8 @@ export function readingConditions(
     hipPlacement?: ReadingCondition | null;
     /** Segment lengths of the raw (unfiltered) triangulated points, given for trials that are not static: the `frozen_keypoints` check ({@link FROZEN_SEGMENT_CV_MAX}). Omitted = not checked. */
     rawSegments?: ReturnType<typeof segmentLengths>;
+    /** SD of a keypoint's 2D confidence (full name), given for trials that are not static: the `frozen_keypoints` check ({@link FROZEN_CONFIDENCE_SD_MAX}). Omitted = not checked. */
+    confidenceSpread?: (name: string) => number;
     /** How the points were triangulated, and the reading's per-frame reported values (NaN = not reported): the {@link crossCheckCondition}. Omitted = not checked. */
     views?: { support: ViewSupport; reported: ArrayLike<number> };
     /** A second 2D model's 3D keypoints and its angle for this joint and side per frame (`--cross-check`): the {@link modelDisagreementCondition} over the reading's reported per-frame values. Omitted = not checked. */
@@ -739,11 +768,27 @@ export function readingConditions(
   const other: PoseSide = side === 'left' ? 'right' : 'left';
   const label = (s: SegmentName) => s.replace('_', ' ');
   const frozen = dep.segments.filter((s) => (x.rawSegments?.[side][s]?.cv ?? Infinity) < FROZEN_SEGMENT_CV_MAX);
-  if (frozen.length)
+  const depNames = [
+    ...new Set(dep.keypoints.flatMap((k) => (k.startsWith('#') ? [k.slice(1)] : k === 'toe' ? [`${side}_big_toe`, `${side}_foot_index`] : [`${side}_${k}`]))),
+  ];
+  const flat = x.confidenceSpread
+    ? depNames.map((n) => [n, x.confidenceSpread!(n)] as const).filter(([, sd]) => Number.isFinite(sd) && sd < FROZEN_CONFIDENCE_SD_MAX)
+    : [];
+  if (frozen.length || flat.length) {
+    const why: string[] = [];
+    if (frozen.length)
+      why.push(
+        `the ${side} ${frozen.map(label).join(' and ')} length${frozen.length > 1 ? 's' : ''} varied by only ${frozen.map((s) => `${(100 * x.rawSegments![side][s]!.cv).toFixed(2)} %`).join(' and ')} over ${x.rawSegments![side][frozen[0]!]!.frames} frames before filtering (a 2D model's frame-by-frame detections vary ≥ ${100 * FROZEN_SEGMENT_CV_MAX} %)`,
+      );
+    if (flat.length)
+      why.push(
+        `the 2D confidence of ${flat.map(([n, sd]) => `${n.replace('_', ' ')} (${x.confidence(n).toFixed(2)} ± ${sd.toFixed(3)})`).join(', ')} was the same in every frame and view (a 2D model's varies by ≥ ${FROZEN_CONFIDENCE_SD_MAX} SD)`,
+      );
     out.push({
       code: 'frozen_keypoints',
-      detail: `the ${side} ${frozen.map(label).join(' and ')} length${frozen.length > 1 ? 's' : ''} varied by only ${frozen.map((s) => `${(100 * x.rawSegments![side][s]!.cv).toFixed(2)} %`).join(' and ')} over ${x.rawSegments![side][frozen[0]!]!.frames} frames before filtering (a 2D model's frame-by-frame detections vary ≥ ${100 * FROZEN_SEGMENT_CV_MAX} %): these points were not detected in each frame — a picture, a mannequin, a repeated frame or a tracker holding a pose — so the angle measures no movement; check the tap is on the athlete and the 2D came from this recording`,
+      detail: `${why.join('; ')}: these points were not detected in each frame — a picture, a mannequin, a repeated frame, a tracker holding a pose or points filled in by another tool — so the angle measures no movement; check the tap is on the athlete and the 2D came from this recording`,
     });
+  }
   for (const s of dep.segments) {
     const st = x.segments[side][s];
     if (st && st.cv > SEGMENT_CV_MAX)

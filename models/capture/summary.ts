@@ -72,6 +72,8 @@ export interface ReadingConditions {
   frontalObliquityDeg?: number | null;
   /** Mean 2D confidence of a keypoint (full name) over the views and frames that detected it; omitted = not checked. */
   confidence?: (keypoint: string) => number;
+  /** SD of a keypoint's 2D confidence over frames and views (full name); given for trials that are not static (`frozen_keypoints`); omitted = not checked. */
+  confidenceSpread?: (keypoint: string) => number;
   /** The views each point was triangulated from (F×K masks, frames as `points`): the `two_view_keypoints` check (quality.ts); omitted = not checked. */
   views?: ViewSupport;
   /** Raw (unfiltered, not gap-filled) triangulated points F×K×3 (m), frames as `points`, given for trials that are not static: the `frozen_keypoints` check (quality.ts). Omitted = not checked. */
@@ -230,6 +232,7 @@ export function buildPoseMetrics(
           rawSegments,
           values: o.samples,
           confidence: cond.confidence ?? (() => NaN),
+          confidenceSpread: cond.confidenceSpread,
           hipPlacement,
           views: cond.views ? { support: cond.views, reported: o.perFrame } : undefined,
           models:

@@ -32,6 +32,9 @@ export interface NativeRecordConfig {
   seconds?: number;
   /** JPEG quality 1–100 of frames the writer encodes (default 90); passthrough frames are written as the source's bytes. */
   quality?: number;
+  /** Per source, the size its camera was calibrated at: a source whose negotiated size differs by more than `sizeTolerance` px (default 16) is refused before any file is created (error code ERR_SIZE_MISMATCH naming each). */
+  sizes?: { width: number; height: number; camera?: string }[];
+  sizeTolerance?: number;
 }
 
 export interface NativeSessionOptions {

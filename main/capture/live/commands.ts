@@ -26,7 +26,8 @@ export const LIVE_HELP = `  npm run capture -- devices [--json]
       --pixel-format CC              FOURCC to ask for (default MJPG)
       --pace realtime|fast           video files: as a camera would deliver them (default) or as fast as they decode
       --calib FILE                   calibration TOML copied into DIR/calibration/; every source name must
-                                     match one of its cameras (cam_01 ↔ cam01) and every camera needs a source (else exit 2)
+                                     match one of its cameras (cam_01 ↔ cam01), every camera needs a source, and each
+                                     camera must deliver the size it was calibrated at (± 16 px) (else exit 2, nothing written)
       --no-passthrough               decode and re-encode MJPEG sources (default: their own JPEG frames are recorded as they are)
       --json                         print the result as JSON
       exit 3: a camera failed mid-recording (the recording stops; what was captured is kept)

@@ -135,6 +135,39 @@ describe.skipIf((!built || !hasDemo) && !ci)(
       expect(noCalib.stderr).toMatch(/calibration file .*no-calib\.toml does not exist/);
     }, 60_000);
 
+    it('--calib refuses, exit 2 and nothing written, a camera whose negotiated size is not the one it was calibrated at (instead of process failing later with size_mismatch)', async () => {
+      // cam_03 calibrated at 720×1280: its source (the demo's cam03.mp4) delivers 1088×1920
+      const lines = readFileSync(DEMO_CALIB, 'utf8').split('\n');
+      const at = lines.indexOf('[cam_03]');
+      const sizeLine = lines.findIndex((l, i) => i > at && l.startsWith('size'));
+      lines[sizeLine] = 'size = [ 720.0, 1280.0]';
+      const calib = path.join(dir, 'calib-cam03-720.toml');
+      writeFileSync(calib, lines.join('\n'));
+      const out = path.join(dir, 'size-refused');
+      const o = io();
+      expect(await runCaptureCli(['record', '--source', demo.join(','), '--seconds', '0.05', '--pace', 'fast', '--calib', calib, '--out', out], o)).toBe(2);
+      expect(o.stderr).toMatch(/cam03 delivers 1088×1920 px but camera cam_03 was calibrated at 720×1280 px \(tolerance 16 px\); nothing was recorded/);
+      expect(o.stderr).not.toMatch(/cam01 delivers|cam04 delivers/);
+      expect(existsSync(out)).toBe(false);
+      // the rig API (the Capture page's path), typed
+      await expect(
+        openRig(
+          demo.map((p) => ({ kind: 'file' as const, path: p, pace: 'fast' as const })),
+          { record: { outDir: out, seconds: 0.05, calibrationPath: calib } },
+        ),
+      ).rejects.toMatchObject({ name: 'CaptureInputError', kind: 'size_mismatch' });
+      expect(existsSync(out)).toBe(false);
+      // the calibration's own sizes (1088 vs the 1080-wide cam01/cam02: within 16 px) are accepted
+      const ok = io();
+      expect(
+        await runCaptureCli(
+          ['record', '--source', demo.join(','), '--seconds', '0.05', '--pace', 'fast', '--calib', DEMO_CALIB, '--out', path.join(dir, 'size-ok')],
+          ok,
+        ),
+        ok.stderr,
+      ).toBe(0);
+    }, 60_000);
+
     it('an empty file or a file that is not a video exits 2 with a typed error naming the source; the --out it would have used is not left behind', async () => {
       const empty = path.join(dir, 'empty.mp4');
       writeFileSync(empty, '');

@@ -28,7 +28,7 @@ import type {
 } from '../../../models/capture/live';
 import { CalibrationError, loadTomlCalibration } from '../calibration';
 import { CaptureInputError } from '../errors';
-import { matchToCameras } from '../sources';
+import { matchToCameras, SIZE_TOLERANCE_PX } from '../sources';
 import { captureAddon, OpenCvError, type NativeCaptureSession, type NativeCounts, type NativeRecordingStatus, type NativeSourceSpec } from '../native/index';
 
 export type * from '../../../models/capture/live';
@@ -124,6 +124,24 @@ export function bindToCalibration(calibrationPath: string, sourceNames: readonly
   const out = new Array<string>(sourceNames.length);
   ordered.forEach((src, c) => (out[src] = cams[c]!.name));
   return out;
+}
+
+/** Per source, the image size its bound calibration camera (`calib[i]`) was calibrated at, for the addon's record-time check (`record.sizes`). */
+function calibratedSizes(calibrationPath: string, calib: readonly string[]): { width: number; height: number; camera: string }[] {
+  const cams = loadTomlCalibration(calibrationPath);
+  return calib.map((name) => {
+    const c = cams.find((x) => x.name === name)!;
+    return { width: c.width, height: c.height, camera: c.name };
+  });
+}
+
+/** The addon's ERR_SIZE_MISMATCH (a camera delivering another size than it was calibrated at) as `size_mismatch`; other errors unchanged. */
+function sizeMismatchError(e: unknown, calibrationPath: string | undefined): unknown {
+  if (!(e instanceof Error) || (e as { code?: unknown }).code !== 'ERR_SIZE_MISMATCH') return e;
+  return new CaptureInputError(
+    'size_mismatch',
+    `sources vs calibration ${calibrationPath ?? ''}: ${e.message} (tolerance ${SIZE_TOLERANCE_PX} px); nothing was recorded — ask the cameras for their calibrated size (--width/--height), or recalibrate at this size`,
+  );
 }
 
 /** `cam01`, `cam02`, … unless named; names must be unique and file-name safe. */
@@ -326,6 +344,7 @@ class CaptureRig implements CaptureRigApi {
         dir: path.join(outDir, 'videos'),
         ...(o.record.seconds ? { seconds: o.record.seconds } : {}),
         ...(o.record.quality ? { quality: o.record.quality } : {}),
+        ...(calib && o.record.calibrationPath ? { sizes: calibratedSizes(o.record.calibrationPath, calib), sizeTolerance: SIZE_TOLERANCE_PX } : {}),
       };
     // A source that cannot be opened (or a recording file that cannot be created): nothing this run
     // created is left behind, so the same --out can be used again.
@@ -340,7 +359,7 @@ class CaptureRig implements CaptureRigApi {
         /* already released */
       }
       prepared?.undo();
-      throw sourceOpenError(e, specs, n);
+      throw sizeMismatchError(sourceOpenError(e, specs, n), o.record?.calibrationPath);
     }
     // FFmpeg's tty demuxer opens a text file (.txt, .nfo, …) as "ANSI art" video: not a camera's picture.
     const text = s.sources().findIndex((x, i) => specs[i]!.kind === 'file' && x.pixelFormat.toLowerCase() === 'ansi');
@@ -405,10 +424,11 @@ class CaptureRig implements CaptureRigApi {
         dir: path.join(prepared.dir, 'videos'),
         ...(o.seconds ? { seconds: o.seconds } : {}),
         ...(o.quality ? { quality: o.quality } : {}),
+        ...(calib && o.calibrationPath ? { sizes: calibratedSizes(o.calibrationPath, calib), sizeTolerance: SIZE_TOLERANCE_PX } : {}),
       });
     } catch (e) {
       prepared.undo();
-      throw e;
+      throw sizeMismatchError(e, o.calibrationPath);
     }
     this.#begin(o, prepared.dir, calib);
   }

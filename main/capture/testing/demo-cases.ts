@@ -79,6 +79,31 @@ export function inventLegs(trialDir: string, jitterPx = 60, seed = 7): string {
 }
 
 /**
+ * Copied points given realistic jitter: every detected keypoint (confidence > 0) of every person in
+ * every camera moved by Gaussian noise of SD `sdPx` px (Box–Muller on the seeded PRNG), confidences
+ * untouched — what a tool that fills in or holds a pose looks like after "adding realism", and
+ * what defeats a byte-identical test (issue 14 review: the multi-person trial at 0.7 px).
+ */
+export function jitterKeypoints(trialDir: string, sdPx = 0.7, seed = 3): string {
+  const rand = prng(seed);
+  const gauss = () => Math.sqrt(-2 * Math.log(Math.max(rand(), 1e-12))) * Math.cos(2 * Math.PI * rand());
+  return copyTrial(trialDir, (_cam, files, read) =>
+    files.map((f) => {
+      const doc = read(f) as { people: { pose_keypoints_2d?: number[] }[] };
+      for (const p of doc.people) {
+        const k = p.pose_keypoints_2d ?? [];
+        for (let i = 0; i + 2 < k.length; i += 3)
+          if ((k[i + 2] ?? 0) > 0) {
+            k[i] = (k[i] ?? 0) + sdPx * gauss();
+            k[i + 1] = (k[i + 1] ?? 0) + sdPx * gauss();
+          }
+      }
+      return doc;
+    }),
+  );
+}
+
+/**
  * Misplaced hip points, the way a different 2D model places them: in every camera the athlete's
  * hip keypoints (BODY_25B 11, 12) are moved by the image displacement of the hips when the hip line
  * turns about the trunk axis by up to `maxDeg` (a sin² bump over frames 30–75, as the hip line

@@ -835,6 +835,23 @@ class Session : public Napi::ObjectWrap<Session> {
     if (r->dir.empty()) throw Napi::TypeError::New(env, "record.dir is required");
     r->seconds = optNum(cfg, "seconds", 0);
     r->quality = optInt(cfg, "quality", 90, 1, 100);
+    // The image size each camera was calibrated at (record.sizes, one per source): a camera that
+    // negotiated another size is refused before any file is created (ERR_SIZE_MISMATCH).
+    if (cfg.Has("sizes") && cfg.Get("sizes").IsArray()) {
+      const Napi::Array sz = cfg.Get("sizes").As<Napi::Array>();
+      const int tol = optInt(cfg, "sizeTolerance", 16, 0, 1 << 20);
+      std::string bad;
+      for (uint32_t i = 0; i < sz.Length() && i < sources_.size(); i++) {
+        if (!sz.Get(i).IsObject()) continue;
+        const Napi::Object e = sz.Get(i).As<Napi::Object>();
+        const int w = optInt(e, "width", 0, 0, 1 << 20), h = optInt(e, "height", 0, 0, 1 << 20);
+        const Source& src = *sources_[i];
+        if (w > 0 && h > 0 && (std::abs(src.width - w) > tol || std::abs(src.height - h) > tol))
+          bad += (bad.empty() ? "" : "; ") + src.spec.name + " delivers " + std::to_string(src.width) + "×" + std::to_string(src.height) + " px but camera " +
+                 optStr(e, "camera", src.spec.name) + " was calibrated at " + std::to_string(w) + "×" + std::to_string(h) + " px";
+      }
+      if (!bad.empty()) throw codedError(env, bad, "ERR_SIZE_MISMATCH");
+    }
     for (auto& s : sources_) {
       auto w = std::make_unique<Writer>();
       w->video = r->dir + "/" + s->spec.name + ".avi";
