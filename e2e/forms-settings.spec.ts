@@ -10,7 +10,8 @@
  * Reports: a doctor generates an athlete summary (keyboard, a missing athlete named at its field,
  * the report opened at once and listed without a reload, at 1024 px nothing cut off); an analyst
  * is offered only the squad workload report and does not see the clinical one; an admin (no
- * report.generate) sees no Reports card and is refused by the service.
+ * report.generate) sees no Reports card and is refused by the service. A super admin is offered
+ * no Set / Reset PIN on a doctor's or the owner's account (whoever sets a PIN can sign in as it).
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -165,7 +166,7 @@ describe('settings: users', () => {
 });
 
 describe('super admin', () => {
-  it('lands on Settings (not the Athletes page it cannot read) and may grant every staff role (athlete accounts stay with an owner)', async () => {
+  it('lands on Settings (not the Athletes page it cannot read) and may grant every staff role (athlete accounts stay with an owner) but sets no clinician’s or owner’s PIN', async () => {
     const page = await signedIn(browser, app, 'super_admin');
     await waitForPage(page, 'settings');
     expect(await page.evaluate(() => window.location.hash)).toBe('#/settings');
@@ -174,6 +175,18 @@ describe('super admin', () => {
     expect(await roleOptions(page, 'user-add')).toContain('super_admin');
     expect(await page.locator('[data-section="devices"]').count()).toBe(0);
     await screenshot(page, 'form-27-super-admin-landing');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    // Whoever sets a PIN can sign in as that account: a super admin (no clinical reads) manages a
+    // doctor's or the owner's account but is offered no Set / Reset PIN on it, and the service refuses it.
+    const actions = (email: string) => page.locator(`tr[data-user="${email}"] [data-action]`).evaluateAll((bs) => bs.map((b) => b.getAttribute('data-action')));
+    expect(await actions('doctor@kestrelvale.test')).toContain('change-role');
+    expect(await actions('doctor@kestrelvale.test')).not.toContain('set-pin');
+    expect(await actions('owner@kestrelvale.test')).not.toContain('set-pin');
+    const users = await contractCall<{ users: { id: string; email: string }[] }>(page, 'session.users', {});
+    for (const email of ['doctor@kestrelvale.test', 'owner@kestrelvale.test']) {
+      const u = users.value!.users.find((x) => x.email === email)!;
+      expect(await contractCall(page, 'admin.setPin', { user_id: u.id, pin: '9999' })).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+    }
     await page.context().close();
   });
 });

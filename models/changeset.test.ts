@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RuleActor } from './changeset';
-import { authorizeChange, canonicalJson, inverseOf } from './changeset';
+import { authorizeChange, canonicalJson, clearsPinHash, inverseOf } from './changeset';
+import { ROLES, pinRefusal } from './roles';
 
 const ORG = '00000000-0000-7000-8000-000000000001';
 const OTHER = '00000000-0000-7000-8000-000000000002';
@@ -150,5 +151,49 @@ describe('athlete accounts (issue 13 re-review: an admin reaching clinical data 
     // The same link written again, a rename, deactivation: no new reach.
     expect(authorizeChange(admin, update({ linked_athlete_id: ATH }), stored({}))).toEqual({ ok: true });
     expect(authorizeChange(admin, update({ display_name: 'Y', active: false }), stored({}))).toEqual({ ok: true });
+  });
+
+  it('changing the role of an athlete account or of any linked account is an owner’s (issue 13 second re-review B1)', () => {
+    expect(authorizeChange(admin, update({ role: 'admin' }), stored({}))).toMatchObject({
+      ok: false,
+      code: 'Forbidden',
+      field: 'role',
+      reason: expect.stringMatching(/cannot change the role of an athlete account.*Ask an owner/),
+    });
+    // An unlinked athlete account too (it becomes reachable once linked, by an owner).
+    expect(authorizeChange(admin, update({ role: 'admin' }), stored({ linked_athlete_id: null }))).toMatchObject({ ok: false, field: 'role' });
+    expect(authorizeChange(owner, update({ role: 'coach' }), stored({ role: 'admin' }))).toEqual({ ok: true });
+    expect(authorizeChange(superAdmin, update({ role: 'coach' }), stored({ role: 'admin' }))).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/change the role of an account linked to an athlete's record/),
+    });
+    expect(authorizeChange(owner, update({ role: 'admin' }), stored({}))).toEqual({ ok: true });
+    // The same role written again, and an unlinked staff account's role: no new reach.
+    expect(authorizeChange(admin, update({ role: 'athlete', display_name: 'Z' }), stored({}))).toEqual({ ok: true });
+    expect(authorizeChange(admin, update({ role: 'athlete' }), stored({}))).toEqual({ ok: true });
+    expect(authorizeChange(superAdmin, update({ role: 'coach' }), stored({ role: 'admin', linked_athlete_id: null }))).toEqual({ ok: true });
+  });
+
+  it('clearsPinHash: becoming an athlete account or a link change clears the PIN; other edits do not', () => {
+    const row = { role: 'athlete', linked_athlete_id: ATH };
+    expect(clearsPinHash(update({ linked_athlete_id: ATH.replace('a1', 'a2') }), row)).toBe(true);
+    expect(clearsPinHash(update({ linked_athlete_id: null }), row)).toBe(true);
+    expect(clearsPinHash(update({ role: 'athlete' }), { role: 'admin', linked_athlete_id: ATH })).toBe(true);
+    expect(clearsPinHash(update({ role: 'admin' }), row)).toBe(false);
+    expect(clearsPinHash(update({ linked_athlete_id: ATH, display_name: 'Q' }), row)).toBe(false);
+    expect(clearsPinHash({ ...update({ linked_athlete_id: null }), table: 'athlete' as const }, row)).toBe(false);
+  });
+
+  it('pinRefusal: a PIN only on an account whose permissions are within the actor’s own; an owner any non-owner (B2)', () => {
+    const acct = (role: string, linked: string | null = null) => ({ role, linked_athlete_id: linked });
+    expect(pinRefusal('super_admin', acct('doctor'))).toMatch(/cannot set the PIN of a doctor account.*Ask an owner/);
+    expect(pinRefusal('super_admin', acct('owner'))).toMatch(/only by that owner/);
+    expect(pinRefusal('owner', acct('owner'))).toMatch(/only by that owner/);
+    expect(pinRefusal('super_admin', acct('super_admin'))).toBeNull();
+    expect(pinRefusal('admin', acct('admin'))).toBeNull();
+    expect(pinRefusal('admin', acct('admin', ATH))).toMatch(/an account linked to an athlete's record.*Ask an owner/);
+    expect(pinRefusal('admin', acct('athlete', ATH), 'reset')).toMatch(/cannot reset the PIN of an athlete account/);
+    expect(pinRefusal('doctor', acct('coach'))).toMatch(/rtp\.signoff_coach/);
+    for (const r of ROLES.filter((x) => x !== 'owner')) expect(pinRefusal('owner', acct(r, r === 'athlete' ? ATH : null))).toBeNull();
   });
 });

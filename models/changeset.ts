@@ -230,7 +230,30 @@ function athleteLinkChange(change: InsertChange | UpdateChange, stored: StoredRo
   if ('linked_athlete_id' in a && (a.linked_athlete_id ?? null) !== (row.linked_athlete_id ?? null))
     return { what: "change which athlete's record an account is linked to", field: 'linked_athlete_id' };
   if ('role' in a && a.role === 'athlete' && row.role !== 'athlete') return { what: 'make an account an athlete account', field: 'role' };
+  // Changing the role of an athlete account, or of any account linked to an athlete's record,
+  // is an owner's too: otherwise an admin could make it an admin account, set its PIN, and have
+  // the role changed back (by Undo, say) with the PIN still known.
+  if ('role' in a && a.role !== row.role && (row.role === 'athlete' || (row.linked_athlete_id ?? null) !== null))
+    return {
+      what: row.role === 'athlete' ? 'change the role of an athlete account' : "change the role of an account linked to an athlete's record",
+      field: 'role',
+    };
   return null;
+}
+
+/**
+ * True when applying `change` must clear the account's stored PIN (`pin_hash`): an `app_user`
+ * update that makes an account an athlete account or changes its `linked_athlete_id`. Whoever
+ * knew the old PIN must not sign in to the newly reachable athlete record; the owner then sets
+ * the PIN (models/roles.ts `pinRefusal`). `storedRow` is the row as stored before the change.
+ * Both apply paths (main/data/changesets.ts, sync/write/apply.ts) call it.
+ */
+export function clearsPinHash(change: RowChange, storedRow: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  if (change.table !== 'app_user' || change.op !== 'update') return false;
+  const a = change.after;
+  const row = storedRow ?? change.before;
+  if ('role' in a && a.role === 'athlete' && row.role !== 'athlete') return true;
+  return 'linked_athlete_id' in a && (a.linked_athlete_id ?? null) !== (row.linked_athlete_id ?? null);
 }
 
 /**

@@ -228,3 +228,31 @@ export function canLinkAthleteAccount(actor: Role | string): boolean {
 export function athleteAccountRefusal(actor: Role | string, what: string): string {
   return `Your role (${actor}) cannot ${what}: whoever holds an athlete account reads that athlete's wellness and vitals, which your role may not read. Ask an owner to do it.`;
 }
+
+/**
+ * Why `actor` may not set or reset the sign-in PIN of an account holding `target.role` (linked to
+ * `target.linked_athlete_id`), or null when it may. Whoever sets a PIN can sign in as that
+ * account, so: an owner's PIN only by that owner (never here); an athlete account, or any account
+ * linked to an athlete's record, only by a role that reads what it reads
+ * ({@link canLinkAthleteAccount}); otherwise the account's permissions must be a subset of the
+ * actor's own ({@link ROLE_PERMISSIONS}), except that an owner may set any non-owner PIN. So a
+ * super admin (no clinical reads) sets no clinician's PIN: the owner or the user sets it.
+ * Whether the actor may manage the account at all is {@link canManageRole}, checked separately.
+ * `verb` words the refusal ("set" a first PIN, "reset" a stored one).
+ */
+export function pinRefusal(
+  actor: Role | string,
+  target: { role: Role | string; linked_athlete_id: string | null },
+  verb: 'set' | 'reset' = 'set',
+): string | null {
+  if (target.role === 'owner') return "An owner's PIN is set only by that owner, when signed in as themselves.";
+  if ((SELF_SCOPED_ROLES.has(target.role as Role) || target.linked_athlete_id !== null) && !canLinkAthleteAccount(actor))
+    return athleteAccountRefusal(actor, `${verb} the PIN of ${target.role === 'athlete' ? 'an athlete account' : "an account linked to an athlete's record"}`);
+  if (actor === 'owner') return null;
+  const mine = (ROLE_PERMISSIONS as Record<string, ReadonlySet<Permission> | undefined>)[actor];
+  const theirs = (ROLE_PERMISSIONS as Record<string, ReadonlySet<Permission> | undefined>)[target.role];
+  if (!mine || !theirs) return `Your role (${actor}) cannot ${verb} the PIN of a ${target.role} account. Ask an owner to do it.`;
+  const extra = [...theirs].filter((p) => !mine.has(p));
+  if (extra.length === 0) return null;
+  return `Your role (${actor}) cannot ${verb} the PIN of a ${target.role} account: whoever sets a PIN can sign in as that account, and it holds permissions your role does not (${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ', …' : ''}). Ask an owner to do it, or the user sets it.`;
+}

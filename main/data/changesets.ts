@@ -10,7 +10,7 @@ import type { AppliedChangesetView } from '../../models/contract';
 import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, UpdateChange, InsertChange } from '../../models/changeset';
-import { authorizeChange, canonicalJson, inverseOf, NOW_PLACEHOLDER } from '../../models/changeset';
+import { authorizeChange, canonicalJson, clearsPinHash, inverseOf, NOW_PLACEHOLDER } from '../../models/changeset';
 import type { FeeCodeHistory, FeeCodeItemRow, NumericHistory, NumericHistoryEntry } from '../../models/policy';
 import { buildFeeCodeHistory, numericHistoryKey } from '../../models/policy';
 import { NEEDS_OWNER_APPROVER } from '../../models/roles';
@@ -218,7 +218,9 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
       } else {
         const after = change.after;
         const cols = Object.keys(after);
-        const sets = cols.map((c) => `${c} = ?`).join(', ');
+        // An account newly linked to an athlete's record (or made an athlete account) loses its PIN.
+        const clearPin = clearsPinHash(change, rowFacts(db, change.table, change.id)?.row);
+        const sets = [...cols.map((c) => `${c} = ?`), ...(clearPin ? ['pin_hash = NULL'] : [])].join(', ');
         let res: { changes: number };
         try {
           res = sqlite(db)

@@ -5,7 +5,7 @@ import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
 import { Organization } from '../../models/records';
 import type { Role } from '../../models/roles';
-import { SELF_SCOPED_ROLES, athleteAccountRefusal, canLinkAthleteAccount, canManageRole, hasPermission } from '../../models/roles';
+import { canManageRole, hasPermission, pinRefusal } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
 import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHashWithActivity } from '../data/identity';
@@ -251,13 +251,14 @@ export const updateUser = writeVerb('users.update', {
 
 /**
  * Set (or replace) another user's sign-in PIN: `user.manage`, an account of this organisation
- * whose role the actor may grant (models/roles.ts GRANTABLE_ROLES); an athlete account's PIN only
- * by a role that may read what that account reads (models/roles.ts `canLinkAthleteAccount`: whoever
- * sets the PIN can sign in as the athlete). Not a changeset: credentials never travel in diffs;
+ * whose role the actor may grant (models/roles.ts GRANTABLE_ROLES), and, since whoever sets the
+ * PIN can sign in as the account, only where models/roles.ts `pinRefusal` allows it: never an
+ * owner's; an athlete account's or any account linked to an athlete's record only by a role that
+ * reads what it reads; otherwise only an account whose permissions are a subset of the actor's
+ * (an owner may set any non-owner PIN). Not a changeset: credentials never travel in diffs;
  * only the scrypt hash is stored. An activity row says who set or reset whose PIN (never the PIN).
  * An account added in Settings can sign in once a PIN is set.
- * @throws Forbidden (permission, role rule, athlete account without the clinical reads, one's own
- *   PIN here), NotFound (another org's or unknown user)
+ * @throws Forbidden (permission, role rule, `pinRefusal`, one's own PIN here), NotFound (another org's or unknown user)
  */
 export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: string }): { pin_set: true } {
   const actor = resolveActor(ctx);
@@ -266,8 +267,8 @@ export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: s
   if (!u || u.org_id !== actor.orgId) throw new NotFound('User');
   if (!canManageRole(actor.role, u.role)) throw new Forbidden(`Your role (${actor.role}) cannot change a ${u.role} account.`);
   if (u.id === actor.userId) throw new Forbidden('Your own PIN is not changed here.');
-  if (SELF_SCOPED_ROLES.has(u.role) && !canLinkAthleteAccount(actor.role))
-    throw new Forbidden(athleteAccountRefusal(actor.role, `${u.pin_hash ? 'reset' : 'set'} the PIN of an athlete account`));
+  const refusal = pinRefusal(actor.role, u, u.pin_hash ? 'reset' : 'set');
+  if (refusal) throw new Forbidden(refusal);
   setUserPinHashWithActivity(ctx.db, u.id, hashPin(input.pin), {
     orgId: actor.orgId,
     actorUserId: actor.userId,

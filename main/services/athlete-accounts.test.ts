@@ -125,3 +125,114 @@ describe('a PIN set or reset is in the activity log', () => {
     ).toEqual([]);
   });
 });
+
+describe('issue 13 second re-review B1: no known PIN on an athlete account by a role change and back', () => {
+  const ctx = (u: string) => ({ db: f.db, userId: u });
+  const vitalsAs = (u: string) => (f.call(u, 'vitals.list', { athlete_id: f.a.athleteId }) as { vitals: unknown[] }).vitals;
+
+  it("an admin cannot change an athlete account's role (form, verb.call), so the admin → PIN → back chain is closed", () => {
+    const athleteUser = f.a.users.athlete;
+    const before = user(athleteUser);
+    const form = errorOf(() =>
+      submitForm(
+        f.db,
+        f.a.users.admin,
+        { verb: 'users.update', input: { id: athleteUser, role: 'admin' }, expected_versions: { [athleteUser]: before.version } },
+        now,
+      ),
+    );
+    expect(form.code).toBe('Forbidden');
+    expect(form.message).toMatch(ASK_OWNER);
+    expect(form.message).toMatch(/change the role of an athlete account/);
+    const call = errorOf(() => f.call(f.a.users.admin, 'users.update', { id: athleteUser, role: 'admin' }));
+    expect(call.code).toBe('Forbidden');
+    expect(user(athleteUser)).toMatchObject({ role: 'athlete', version: before.version });
+    // Step 2 of the chain is refused on its own too, and no PIN is stored: the athlete's vitals stay out of the admin's reach.
+    expect(errorOf(() => setUserPin(ctx(f.a.users.admin), { user_id: athleteUser, pin: '7777' })).code).toBe('Forbidden');
+    expect(verifyPin('7777', pinHash(athleteUser))).toBe(false);
+    expect(vitalsAs(athleteUser).length).toBeGreaterThan(0); // what the PIN would have opened
+  });
+
+  it('an account linked to an athlete record but of another role: its PIN and role are an owner’s; the owner may', () => {
+    // The owner links an admin account to the athlete (only an owner may).
+    const linked = f.call(f.a.users.owner, 'users.create', {
+      email: 'linked-admin@example.test',
+      display_name: 'Linked admin',
+      role: 'admin',
+      linked_athlete_id: f.a.athleteId,
+    }).changeset.changes[0].id as string;
+    const pin = errorOf(() => setUserPin(ctx(f.a.users.admin), { user_id: linked, pin: '7777' }));
+    expect(pin.code).toBe('Forbidden');
+    expect(pin.message).toMatch(/set the PIN of an account linked to an athlete's record/);
+    expect(pin.message).toMatch(ASK_OWNER);
+    expect(pinHash(linked)).toBeNull();
+    const role = errorOf(() => f.call(f.a.users.admin, 'users.update', { id: linked, role: 'athlete' }));
+    expect(role.code).toBe('Forbidden');
+    // Upkeep that gives no reach stays with the admin.
+    f.call(f.a.users.admin, 'users.update', { id: linked, display_name: 'Renamed linked admin' });
+    expect(user(linked).display_name).toBe('Renamed linked admin');
+    expect(setUserPin(ctx(f.a.users.owner), { user_id: linked, pin: '2468' })).toEqual({ pin_set: true });
+  });
+
+  it('the PIN is cleared when an account becomes an athlete account or its link changes, including by Undo; the owner then sets it', () => {
+    // The owner sets a coach's PIN, then makes the coach account an athlete account: the old PIN no longer signs in.
+    const coach = f.a.users.coach;
+    setUserPin(ctx(f.a.users.owner), { user_id: coach, pin: '5555' });
+    f.call(f.a.users.owner, 'users.update', { id: coach, role: 'athlete', linked_athlete_id: f.a.otherAthleteId });
+    expect(pinHash(coach)).toBeNull();
+    // Relinking an athlete account clears its PIN too.
+    const athleteUser = f.a.users.athlete;
+    setUserPin(ctx(f.a.users.owner), { user_id: athleteUser, pin: '6666' });
+    const relink = f.call(f.a.users.owner, 'users.update', { id: athleteUser, linked_athlete_id: f.a.otherAthleteId }).changeset.id as string;
+    expect(pinHash(athleteUser)).toBeNull();
+    // The review's step 3 by the owner: an athlete account made admin, given a PIN, then the change undone.
+    setUserPin(ctx(f.a.users.owner), { user_id: athleteUser, pin: '7777' });
+    f.call(f.a.users.owner, 'changesets.undo', { changeset_id: relink }); // link back to athlete one: cleared
+    expect(pinHash(athleteUser)).toBeNull();
+    const toAdmin = f.call(f.a.users.owner, 'users.update', { id: athleteUser, role: 'admin' }).changeset.id as string;
+    setUserPin(ctx(f.a.users.owner), { user_id: athleteUser, pin: '7777' });
+    f.call(f.a.users.owner, 'changesets.undo', { changeset_id: toAdmin });
+    expect(user(athleteUser).role).toBe('athlete');
+    expect(verifyPin('7777', pinHash(athleteUser))).toBe(false);
+    expect(pinHash(athleteUser)).toBeNull();
+    // A change that gives no new reach keeps the PIN.
+    setUserPin(ctx(f.a.users.owner), { user_id: athleteUser, pin: '8888' });
+    f.call(f.a.users.owner, 'users.update', { id: athleteUser, display_name: 'Renamed' });
+    expect(verifyPin('8888', pinHash(athleteUser))).toBe(true);
+  });
+});
+
+describe('issue 13 second re-review B2: whoever sets a PIN can sign in as that account', () => {
+  const ctx = (u: string) => ({ db: f.db, userId: u });
+  const ASK = /Ask an owner/;
+
+  it('the super admin adds a doctor account but cannot set its PIN, nor the owner’s; the owner sets the doctor’s', () => {
+    const doctor = f.call(f.a.users.super_admin, 'users.create', { email: 'dr@example.test', display_name: 'Dr New', role: 'doctor' }).changeset.changes[0]
+      .id as string;
+    const e = errorOf(() => setUserPin(ctx(f.a.users.super_admin), { user_id: doctor, pin: '1234' }));
+    expect(e.code).toBe('Forbidden');
+    expect(e.message).toMatch(/Your role \(super_admin\) cannot set the PIN of a doctor account: whoever sets a PIN can sign in as that account/);
+    expect(e.message).toMatch(ASK);
+    expect(pinHash(doctor)).toBeNull();
+    const owner = errorOf(() => setUserPin(ctx(f.a.users.super_admin), { user_id: f.a.users.owner, pin: '1234' }));
+    expect(owner.code).toBe('Forbidden');
+    expect(pinHash(f.a.users.owner)).toBeNull();
+    expect(errorOf(() => setUserPin(ctx(f.a.users.super_admin), { user_id: f.a.users.physio, pin: '1234' })).code).toBe('Forbidden');
+    expect(setUserPin(ctx(f.a.users.owner), { user_id: doctor, pin: '2468' })).toEqual({ pin_set: true });
+    // An account whose permissions are within the actor's own: a super admin's, by a super admin.
+    const sa2 = f.call(f.a.users.super_admin, 'users.create', { email: 'sa2@example.test', display_name: 'SA two', role: 'super_admin' }).changeset.changes[0]
+      .id as string;
+    expect(setUserPin(ctx(f.a.users.super_admin), { user_id: sa2, pin: '1357' })).toEqual({ pin_set: true });
+  });
+
+  it("an owner sets any non-owner PIN, never another owner's", () => {
+    const owner2 = f.call(f.a.users.owner, 'users.create', { email: 'o2@example.test', display_name: 'Owner two', role: 'owner' }).changeset.changes[0]
+      .id as string;
+    const e = errorOf(() => setUserPin(ctx(f.a.users.owner), { user_id: owner2, pin: '1234' }));
+    expect(e.code).toBe('Forbidden');
+    expect(e.message).toMatch(/An owner's PIN is set only by that owner/);
+    expect(pinHash(owner2)).toBeNull();
+    for (const r of ['admin', 'doctor', 'physio', 'sports_scientist', 'strength_coach', 'coach', 'analyst'] as const)
+      expect(setUserPin(ctx(f.a.users.owner), { user_id: f.a.users[r], pin: '4321' })).toEqual({ pin_set: true });
+  });
+});

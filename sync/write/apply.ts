@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
-import { authorizeChange, canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
+import { authorizeChange, canonicalJson, clearsPinHash, NOW_PLACEHOLDER } from '../../models/changeset';
 import { AppError, type ErrorCode } from '../../models/errors';
 import type { FeeCodeHistory, NumericHistory, NumericHistoryEntry } from '../../models/policy';
 import {
@@ -468,7 +468,9 @@ async function applyOnce(
         versions[change.id] = 1;
       } else {
         const cols = Object.keys(change.after);
-        const sets = cols.map((k, i) => `${q(k)} = $${i + 1}`);
+        // An account newly linked to an athlete's record (or made an athlete account) loses its PIN
+        // (serverChange's `before` is the row HQ holds, read above).
+        const sets = [...cols.map((k, i) => `${q(k)} = $${i + 1}`), ...(clearsPinHash(change, change.before) ? ['pin_hash = NULL'] : [])];
         const n = cols.length;
         const res = await c.query(
           `UPDATE ${table} SET ${[...sets, 'version = version + 1', `updated_at = $${n + 1}`].join(', ')} WHERE id = $${n + 2} AND version = $${n + 3}`,

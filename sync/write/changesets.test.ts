@@ -298,6 +298,62 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect((await sql('SELECT linked_athlete_id, version FROM app_user WHERE id = $1', [linkedUser]))[0]).toEqual(before);
   });
 
+  it("HQ applies the same account rules: an admin's role change of a linked account is refused; a link change clears the account's PIN (issue 13 second re-review B1)", async () => {
+    const linkedUser = ids.users.athlete!;
+    const [athleteRow] = await sql<{ role: string; version: number }>('SELECT role, version FROM app_user WHERE id = $1', [linkedUser]);
+    const toAdmin = await one(tokens.admin!, {
+      changeset_id: uuidv7(),
+      verb: 'users.update',
+      changes: [{ op: 'update', table: 'app_user', id: linkedUser, version: athleteRow!.version, before: {}, after: { role: 'admin' } }],
+    });
+    expect(toAdmin).toMatchObject({ status: 'rejected', reason: 'forbidden', field: 'role' });
+    if (toAdmin.status === 'rejected') expect(toAdmin.message).toMatch(/change the role of an athlete account.*Ask an owner/);
+    expect((await sql('SELECT role, version FROM app_user WHERE id = $1', [linkedUser]))[0]).toEqual(athleteRow);
+
+    // The owner links a new account, a PIN is set on it at HQ, then the owner relinks it: the PIN is gone.
+    const accountId = uuidv7();
+    const created = await one(tokens.owner!, {
+      changeset_id: uuidv7(),
+      verb: 'users.create',
+      changes: [
+        {
+          op: 'insert',
+          table: 'app_user',
+          id: accountId,
+          after: {
+            email: 'linked-hq@kestrelvale.test',
+            display_name: 'Linked',
+            role: 'athlete',
+            linked_athlete_id: athletes[0],
+            active: true,
+            budget_cap_usd: null,
+          },
+        },
+      ],
+    });
+    expect(created).toMatchObject({ status: 'applied' });
+    await sql("UPDATE app_user SET pin_hash = 'scrypt$known' WHERE id = $1", [accountId]);
+    const relink = await one(tokens.owner!, {
+      changeset_id: uuidv7(),
+      verb: 'users.update',
+      changes: [{ op: 'update', table: 'app_user', id: accountId, version: 1, before: {}, after: { linked_athlete_id: athletes[1] } }],
+    });
+    expect(relink).toMatchObject({ status: 'applied' });
+    expect((await sql('SELECT linked_athlete_id, pin_hash FROM app_user WHERE id = $1', [accountId]))[0]).toEqual({
+      linked_athlete_id: athletes[1],
+      pin_hash: null,
+    });
+    // A rename keeps a PIN.
+    await sql("UPDATE app_user SET pin_hash = 'scrypt$known' WHERE id = $1", [accountId]);
+    const rename = await one(tokens.owner!, {
+      changeset_id: uuidv7(),
+      verb: 'users.update',
+      changes: [{ op: 'update', table: 'app_user', id: accountId, version: 2, before: {}, after: { display_name: 'Renamed' } }],
+    });
+    expect(rename).toMatchObject({ status: 'applied' });
+    expect((await sql<{ pin_hash: string }>('SELECT pin_hash FROM app_user WHERE id = $1', [accountId]))[0]!.pin_hash).toBe('scrypt$known');
+  });
+
   it('two devices recording the same athlete and day at once: one row (HQ 0007), the other rejected with a clear message', async () => {
     const day = { date: '2026-01-02' };
     const race = (token: string, sleep: number) =>

@@ -7,13 +7,15 @@
  * `admin.setPin` (credentials never travel in a changeset). Accounts whose role the signed-in role
  * cannot manage, and one's own account, show no actions. Athlete accounts are added, relinked and
  * given a PIN only by a role that reads what they read (models/roles.ts `canLinkAthleteAccount`,
- * enforced by the service): an admin is offered no athlete role, and on an athlete account only
- * Budget and Deactivate / Reactivate.
+ * enforced by the service): an admin is offered no athlete role, and on an athlete account (or one
+ * linked to an athlete's record) only Budget and Deactivate / Reactivate. Set / Reset PIN is offered
+ * only where models/roles.ts `pinRefusal` allows it (an account whose permissions are within the
+ * signed-in role's own; an owner any non-owner account), so a super admin sets no clinician's PIN.
  */
 import type { SelectHTMLAttributes } from 'react';
 import { useState } from 'react';
 import type { Role } from '../../../../models/roles';
-import { GRANTABLE_ROLES, SELF_SCOPED_ROLES, canLinkAthleteAccount, canManageRole } from '../../../../models/roles';
+import { GRANTABLE_ROLES, SELF_SCOPED_ROLES, canLinkAthleteAccount, canManageRole, pinRefusal } from '../../../../models/roles';
 import type { VerbOutput } from '../../../../models/verbs';
 import type { ErrorPayload } from '../../../../models/errors';
 import { CallError, call } from '../../bridge';
@@ -131,7 +133,10 @@ export function UsersSection() {
             if (u.id === me.user_id || !canManageRole(me.role, u.role)) return [];
             // An athlete account's role, link and PIN are an owner's (see mayLink); budget and
             // (de)activation stay with whoever manages the account.
-            const reach = mayLink || !SELF_SCOPED_ROLES.has(u.role);
+            const reach = mayLink || (!SELF_SCOPED_ROLES.has(u.role) && u.linked_athlete_id === null);
+            // Offered only where the service would set it (models/roles.ts pinRefusal): whoever
+            // sets a PIN can sign in as the account.
+            const pinOk = pinRefusal(me.role, u) === null;
             return [
               ...(reach ? [{ id: 'change-role', label: 'Change role…', onClick: () => setOpen({ kind: 'role', user: u }) }] : []),
               { id: 'set-budget', label: 'Budget…', onClick: () => setOpen({ kind: 'budget', user: u }) },
@@ -140,7 +145,7 @@ export function UsersSection() {
                 label: u.active ? 'Deactivate…' : 'Reactivate…',
                 onClick: () => setOpen({ kind: 'active', user: u }),
               },
-              ...(reach ? [{ id: 'set-pin', label: u.has_pin ? 'Reset PIN…' : 'Set PIN…', onClick: () => setOpen({ kind: 'pin', user: u }) }] : []),
+              ...(pinOk ? [{ id: 'set-pin', label: u.has_pin ? 'Reset PIN…' : 'Set PIN…', onClick: () => setOpen({ kind: 'pin', user: u }) }] : []),
             ];
           }}
         />
