@@ -55,6 +55,8 @@ const ID = /^[A-Za-z0-9-]{8,64}$/;
 /** The workspace: recordings under `root`, jobs in memory. */
 export class CaptureWorkspace {
   private readonly jobs = new Map<string, { view: JobView; child: ChildProcess | null; t0: number }>();
+  /** Live recordings started by this workspace (this process) and not yet finished. */
+  private readonly live = new Set<string>();
 
   /**
    * @param root folder holding one folder per recording (created if missing)
@@ -73,10 +75,30 @@ export class CaptureWorkspace {
     return path.join(this.root, id);
   }
 
+  /**
+   * A recording's `trial.json`. One still `recording` that no live recording of this process is
+   * writing (the app was killed or crashed mid-record) is cut short: it is marked `recorded` with
+   * `last_error` code `recording_cut_short` and kept as written, so Process runs on it (its
+   * Config.toml still says reason `recording`, so its readings carry `recording_cut_short`).
+   */
   private readMeta(id: string): RecordingMeta {
     const f = path.join(this.dir(id), 'trial.json');
     if (!existsSync(f)) throw new NotFound('Recording');
-    return RecordingMeta.parse(JSON.parse(readFileSync(f, 'utf8')));
+    const m = RecordingMeta.parse(JSON.parse(readFileSync(f, 'utf8')));
+    if (m.status !== 'recording' || this.live.has(id)) return m;
+    const cut: RecordingMeta = {
+      ...m,
+      status: 'recorded',
+      last_error: {
+        stage: 'record',
+        code: 'recording_cut_short',
+        message:
+          'The recording stopped without finishing (the app was closed, killed or crashed while recording). What was written is kept and can be processed.',
+      },
+    };
+    this.writeMeta(cut);
+    this.opts.log?.(`capture: recording ${id} was left recording by an earlier run; marked recorded (cut short)`);
+    return cut;
   }
 
   private writeMeta(m: RecordingMeta): void {
@@ -157,6 +179,7 @@ export class CaptureWorkspace {
     mkdirSync(d, { recursive: true });
     writeFileSync(path.join(d, 'calibration.toml'), calibrationToml);
     const m: RecordingMeta = { ...meta, origin: 'live', id, status: 'recording', session_id: null, last_error: null };
+    this.live.add(id);
     this.writeMeta(m);
     return this.view(m);
   }
@@ -165,6 +188,7 @@ export class CaptureWorkspace {
   finishLive(orgId: string, id: string, failure: RecordingMeta['last_error']): RecordingView {
     const m = this.readMeta(id);
     if (m.org_id !== orgId) throw new NotFound('Recording');
+    this.live.delete(id);
     this.writeMeta({ ...m, status: 'recorded', last_error: failure });
     return this.get(orgId, id);
   }

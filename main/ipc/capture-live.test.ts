@@ -92,6 +92,43 @@ describe.skipIf(!ready && process.env.CI !== 'true')(`live room${ready ? '' : ` 
     ws.cancel(seed.orgId, job.id);
   }, 240_000);
 
+  it('a recording left "recording" by an app killed mid-record is cut short when the workspace reopens: listed recorded, Process runs, readings say recording_cut_short', async () => {
+    const physio = as(seed.userIds.physio);
+    const rigs = callVerb({ db, userId: seed.userIds.physio }, 'capture.listRigs', {}) as { rigs: { id: string }[] };
+    const rec = (await h['capture.startRecording'](physio, { athlete_id: seed.linkedAthleteId, test: 'single_leg_squat', rig_id: rigs.rigs[0]!.id })) as {
+      id: string;
+    };
+    await new Promise((r) => setTimeout(r, 150));
+    await h['capture.stopRecording'](physio, {});
+    // What a host killed mid-record leaves: trial.json and Config.toml still say "recording".
+    const d = path.join(ws.root, rec.id);
+    const meta = JSON.parse(fs.readFileSync(path.join(d, 'trial.json'), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(path.join(d, 'trial.json'), JSON.stringify({ ...meta, status: 'recording', last_error: null }));
+    const cfg = path.join(d, 'Config.toml');
+    fs.writeFileSync(cfg, fs.readFileSync(cfg, 'utf8').replace(/reason = "[a-z_]+"/, 'reason = "recording"'));
+    expect(fs.readFileSync(cfg, 'utf8')).toContain('reason = "recording"');
+    const reopened = createCaptureWorkspace(db, ws.root);
+    try {
+      const listed = reopened.list(seed.orgId).find((r) => r.id === rec.id);
+      expect(listed).toMatchObject({ status: 'recorded', last_error: { stage: 'record', code: 'recording_cut_short' } });
+      expect(JSON.parse(fs.readFileSync(path.join(d, 'trial.json'), 'utf8')).status).toBe('recorded');
+      const job = reopened.start(seed.orgId, seed.userIds.physio, rec.id, { maxFrames: 2 });
+      let view = reopened.job(seed.orgId, job.id);
+      for (const t0 = Date.now(); view.status === 'running' && Date.now() - t0 < 240_000; view = reopened.job(seed.orgId, job.id))
+        await new Promise((r) => setTimeout(r, 200));
+      expect(view.error).toBeNull();
+      expect(view.status).toBe('complete');
+      const res = callVerb({ db, userId: seed.userIds.physio }, 'capture.getResults', { id: view.session_id! }) as {
+        metrics: { conditions: { code: string; detail: string }[] }[];
+      };
+      expect(res.metrics.length).toBeGreaterThan(0);
+      for (const m of res.metrics) expect(m.conditions.map((c) => c.code)).toContain('recording_cut_short');
+      expect(res.metrics[0]!.conditions.find((c) => c.code === 'recording_cut_short')!.detail).toMatch(/the recorder stopped without finishing/);
+    } finally {
+      reopened.close();
+    }
+  }, 300_000);
+
   it('needs capture.run', async () => {
     try {
       await h['capture.sources'](as(seed.userIds.analyst), {});
