@@ -254,8 +254,9 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
         '--calib',
         DEMO_CALIB,
         '--trial-keypoints',
+        // 100 frames: 40 leave the sync check < 50 usable point pairs per camera (sync_unchecked, nothing trustworthy)
         '--frames',
-        '40',
+        '100',
         '--db',
         dbPath,
         '--athlete',
@@ -271,7 +272,7 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       const j = JSON.parse(r.stdout) as { stored: { captureSessionId: string; metricCount: number }; trc: string };
       expect(j.stored.metricCount).toBe(72);
       const trc = parseTrc(readFileSync(j.trc, 'utf8'));
-      expect(trc.frames).toBe(40);
+      expect(trc.frames).toBe(100);
       const store = openCaptureStore(dbPath, athleteId, physioEmail);
       const got = store.getPoseMetrics(athleteId, j.stored.captureSessionId);
       store.close();
@@ -299,7 +300,7 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
       );
       expect(
         got.metrics.every(
-          (m) => m.camera_mode === '4 of 4 calibrated cameras · 2D from keypoint JSON · athlete auto-selected (largest person)' && m.frames === 40,
+          (m) => m.camera_mode === '4 of 4 calibrated cameras · 2D from keypoint JSON · athlete auto-selected (largest person)' && m.frames === 100,
         ),
       ).toBe(true);
       // conditions are stored and read back as {code, detail} objects, beside trustworthy

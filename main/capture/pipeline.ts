@@ -316,7 +316,11 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
       });
       rep.offsets.forEach((x, c) => {
         const amb = rep.ambiguousLags[c];
-        if (x !== 0 && amb && (amb[0] < -SYNC_CONFIRM_MAX_FRAMES || amb[1] > SYNC_CONFIRM_MAX_FRAMES))
+        if (x !== 0 && (!amb || rep.detectableFrames[c] === null))
+          doubts.push(
+            `${cams[c]!.name}'s correction not confirmed: after shifting it by ${x}, the check could not pin its timing (${!amb ? 'too few usable point pairs' : 'the residual changes too little with the lag'})`,
+          );
+        else if (x !== 0 && amb && (amb[0] < -SYNC_CONFIRM_MAX_FRAMES || amb[1] > SYNC_CONFIRM_MAX_FRAMES))
           doubts.push(
             `${cams[c]!.name}'s offset is uncertain: after shifting it by ${x}, lags from ${amb[0]} to ${amb[1]} frames fit within ${100 * SYNC_AMBIGUITY} % of the best (a correction is confirmed only within ±${SYNC_CONFIRM_MAX_FRAMES})`,
           );
@@ -405,7 +409,15 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
         ? 'it was turned off (--sync off)'
         : C < 3
           ? `it needs ≥ 3 calibrated cameras (the others triangulate what each camera is compared with) and this rig has ${C}`
-          : `it needs ≥ 20 frames and this trial has ${frames}`;
+          : frames < 20
+            ? `it needs ≥ 20 frames and this trial has ${frames}`
+            : `it needs ≥ 50 moving, confidently detected point-frames per camera that agree with the other cameras, and ${
+                (sync?.ambiguousLags ?? [])
+                  .map((a, c) => (a === null ? c : -1))
+                  .filter((c) => c >= 0)
+                  .map((c) => cams[c]!.name)
+                  .join(', ') || 'some camera'
+              } had fewer in this ${frames}-frame trial`;
     // a held posture (measured static trial) does not depend on timing: nothing moves between frames
     const ev = syncEvidenceCondition(videos ? timestampSkew(videos, frames) : null, fps, sync?.estimable === true || isStatic, why);
     if (ev) trialConditions.splice(syncEvidenceAt, 0, ev);

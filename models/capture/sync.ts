@@ -14,7 +14,8 @@
  * (Pose2Sim/synchronization.py); on the demo's balancing trial the speed cross-correlation between
  * unshifted views peaks at only 0.3–0.85 and mislocates a 5-frame shift (measured, see
  * main/capture/README.md), so the geometric residual, which does find it, is used.
- * Needs ≥ 3 cameras (2 others to triangulate from) and ≥ 20 frames; otherwise `estimable` is false.
+ * Needs ≥ 3 cameras (2 others to triangulate from), ≥ 20 frames, and for every camera ≥ 50 usable
+ * point pairs at lag 0 on the aligned trial (moving, confident, agreeing points); otherwise `estimable` is false.
  */
 import { triangulateBatch } from './triangulation';
 import { median } from './vec';
@@ -77,7 +78,7 @@ export interface SyncReport {
   ambiguousLags: ([number, number] | null)[];
   /** Largest lag searched (frames). */
   maxLag: number;
-  /** False when there are fewer than 3 cameras or 20 frames. */
+  /** False when there are fewer than 3 cameras or 20 frames, or some camera has < 50 usable point pairs at lag 0 on the aligned trial (its timing was not checked). */
   estimable: boolean;
 }
 
@@ -207,7 +208,11 @@ export function estimateSync(
   for (let c = 0; c < C; c++) {
     const res = lagResiduals(aligned, projections, K, C, c, maxLag, minConf);
     const zero = res.get(0);
-    if (zero === undefined) continue;
+    if (zero === undefined) {
+      // too few usable point pairs (< 50 moving, confident, agreeing) for this camera: its timing was not checked
+      report.estimable = false;
+      continue;
+    }
     let d: number | null = null;
     for (let k = 1; k <= maxLag && d === null; k++)
       if ((res.get(k) ?? -Infinity) * SYNC_MAX_RATIO >= zero && (res.get(-k) ?? -Infinity) * SYNC_MAX_RATIO >= zero) d = k;

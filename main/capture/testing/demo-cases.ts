@@ -12,7 +12,11 @@ import { add, cross, dot, mid, normalize, scale, sub } from '../../../models/cap
 import { loadTomlCalibration } from '../calibration';
 
 /** The trial's keypoint folders (pose-associated/, else pose/) copied to a temp trial dir; `edit` may rewrite one camera's frame list. */
-function copyTrial(trialDir: string, edit: (cam: string, files: string[], read: (f: string) => unknown) => (unknown | null)[] | null): string {
+function copyTrial(
+  trialDir: string,
+  edit: (cam: string, files: string[], read: (f: string) => unknown) => (unknown | null)[] | null,
+  keep: (n: number) => number = (n) => n,
+): string {
   const sub = ['pose-associated', 'pose'].find((s) => {
     try {
       return readdirSync(path.join(trialDir, s)).length > 0;
@@ -30,7 +34,7 @@ function copyTrial(trialDir: string, edit: (cam: string, files: string[], read: 
       .sort();
     const read = (f: string) => JSON.parse(readFileSync(path.join(src, f), 'utf8')) as unknown;
     const docs = edit(cam, files, read);
-    files.forEach((f, i) => {
+    files.slice(0, keep(files.length)).forEach((f, i) => {
       if (!docs) copyFileSync(path.join(src, f), path.join(dst, f));
       else writeFileSync(path.join(dst, f), JSON.stringify(docs[i] ?? { version: 1.3, people: [] }));
     });
@@ -42,8 +46,18 @@ function copyTrial(trialDir: string, edit: (cam: string, files: string[], read: 
  * A desynchronised camera: `cam`'s files keep their names and count, but file i holds frame
  * i + `shift` (the last `shift` files hold nobody) — what a camera that started recording
  * `shift` frames late looks like (a negative `shift`: the first files hold nobody, a camera that started early).
+ * With `trim`, every camera keeps only the n − |shift| frames all of them cover (as a recorder that trims to the common span).
  */
-export function shiftCameraFiles(trialDir: string, cam: string, shift: number): string {
+export function shiftCameraFiles(trialDir: string, cam: string, shift: number, trim = false): string {
+  if (trim) {
+    // every camera keeps only the frames all of them cover (n − |shift| files): no empty frames give the shift away
+    const at = (c: string) => (c === cam ? Math.max(shift, 0) : Math.max(-shift, 0));
+    return copyTrial(
+      trialDir,
+      (c, files, read) => files.slice(0, files.length - Math.abs(shift)).map((_, i) => read(files[i + at(c)]!)),
+      (n) => n - Math.abs(shift),
+    );
+  }
   return copyTrial(trialDir, (c, files, read) =>
     c === cam ? files.map((_, i) => (i + shift >= 0 && i + shift < files.length ? read(files[i + shift]!) : null)) : null,
   );
