@@ -129,6 +129,38 @@ describe.skipIf(!ready && process.env.CI !== 'true')(`live room${ready ? '' : ` 
     }
   }, 300_000);
 
+  it('a rig calibrated at another image size is refused at start (size_mismatch): nothing is recorded', async () => {
+    const physio = as(seed.userIds.physio);
+    if (!room.rig) await h['capture.openRig'](physio, { source_ids: ['file:0', 'file:1', 'file:2', 'file:3'] });
+    const rigs = callVerb({ db, userId: seed.userIds.physio }, 'capture.listRigs', {}) as {
+      rigs: { cameras: { name: string; width: number; height: number; calibration: string }[] }[];
+    };
+    // The seeded rig's cameras, calibrated at half the demo videos' size.
+    callVerb({ db, userId: seed.userIds.physio }, 'capture.saveRig', {
+      name: 'Half-size room',
+      cameras: rigs.rigs[0]!.cameras.map((c) => ({
+        name: c.name,
+        width: Math.round(c.width / 2),
+        height: Math.round(c.height / 2),
+        ...JSON.parse(c.calibration),
+      })),
+    });
+    const half = (callVerb({ db, userId: seed.userIds.physio }, 'capture.listRigs', {}) as { rigs: { id: string; name: string }[] }).rigs.find(
+      (r) => r.name === 'Half-size room',
+    )!;
+    const before = ws.list(seed.orgId).length;
+    try {
+      await h['capture.startRecording'](physio, { athlete_id: seed.linkedAthleteId, test: 'single_leg_squat', rig_id: half.id });
+      throw new Error('accepted');
+    } catch (e) {
+      expect((e as AppError).message).toMatch(/nothing was recorded/);
+      expect((e as AppError).code).toBe('Validation');
+      expect((e as AppError).details.kind).toBe('size_mismatch');
+    }
+    expect(ws.list(seed.orgId)).toHaveLength(before);
+    expect(((await h['capture.rigStatus'](physio, {})) as { recording: unknown }).recording).toBeNull();
+  });
+
   it('needs capture.run', async () => {
     try {
       await h['capture.sources'](as(seed.userIds.analyst), {});

@@ -6,7 +6,8 @@
  * needs `capture.run`; the native capture addon (native/capture, main/capture/live/rig.ts) does the
  * capturing on its own threads.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { AppError, Conflict, NotFound, ValidationError } from '../../models/errors';
 import type { CameraCalibration } from '../../models/capture/camera';
@@ -43,7 +44,8 @@ export function fileSources(env: NodeJS.ProcessEnv = process.env): string[] {
 export class LiveRoom {
   rig: CaptureRigApi | null = null;
   orgId: string | null = null;
-  recording: { id: string; orgId: string; startedAt: number } | null = null;
+  /** The running recording; `calibDir` holds the rig calibration file the recorder checks image sizes against (removed when it stops). */
+  recording: { id: string; orgId: string; startedAt: number; calibDir: string } | null = null;
   failures: DeviceFailure[] = [];
   last: RecordingResult | null = null;
   /** The calibration wizard over the open rig (main/ipc/capture-rig.ts), closed with the rig. */
@@ -78,6 +80,7 @@ export class LiveRoom {
     this.off = [];
     const r = this.rig;
     this.rig = null;
+    if (this.recording) rmSync(this.recording.calibDir, { recursive: true, force: true });
     this.recording = null;
     if (r) await r.close();
   }
@@ -180,20 +183,30 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
       });
       const toml = formatTomlCalibration(cams);
       const snap = rig.snapshot(0, 960, 85);
-      const rec = ws.createLive(
-        {
-          org_id: actor.orgId,
-          athlete_id: i.athlete_id,
-          test: i.test,
-          recorded_at: new Date().toISOString(),
-          created_by: userId,
-          tap: null,
-          rig_id: r.id,
-          cameras: rig.sources.map((s) => s.name),
-        },
-        toml,
-        (outDir) => rig.startRecording({ outDir, metadata: { athlete_id: i.athlete_id, test: i.test } }),
-      );
+      // The recorder checks each camera's image size against the rig calibration (size_mismatch, nothing written) and copies it into the trial.
+      const calibDir = mkdtempSync(path.join(os.tmpdir(), 'ai-rig-calib-'));
+      const calibrationPath = path.join(calibDir, 'Calib_rig.toml');
+      writeFileSync(calibrationPath, toml);
+      let rec;
+      try {
+        rec = ws.createLive(
+          {
+            org_id: actor.orgId,
+            athlete_id: i.athlete_id,
+            test: i.test,
+            recorded_at: new Date().toISOString(),
+            created_by: userId,
+            tap: null,
+            rig_id: r.id,
+            cameras: rig.sources.map((s) => s.name),
+          },
+          toml,
+          (outDir) => rig.startRecording({ outDir, calibrationPath, metadata: { athlete_id: i.athlete_id, test: i.test } }),
+        );
+      } catch (e) {
+        rmSync(calibDir, { recursive: true, force: true });
+        throw e;
+      }
       const tapFile = path.join(ws.root, rec.id, 'tap-frame.jpg');
       if (snap) writeFileSync(tapFile, snap.jpeg);
       else {
@@ -211,7 +224,7 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
         }, 50);
         t.unref?.();
       }
-      room.recording = { id: rec.id, orgId: actor.orgId, startedAt: Date.now() };
+      room.recording = { id: rec.id, orgId: actor.orgId, startedAt: Date.now(), calibDir };
       return rec;
     },
     'capture.stopRecording': async (ctx) => {
@@ -228,6 +241,7 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
           result = await rig.recordingDone();
         }
       } catch (e) {
+        rmSync(cur.calibDir, { recursive: true, force: true });
         // A video that could not be written (OpenCvError ERR_VIDEO_WRITE, e.g. a full disk): the
         // recording stopped there and its files are kept; mark it recorded with the error, then say so.
         if (e instanceof AppError && e.details.kind === 'ERR_VIDEO_WRITE') {
@@ -237,6 +251,7 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
         throw e;
       }
       room.recording = null;
+      rmSync(cur.calibDir, { recursive: true, force: true });
       room.last = result;
       const failure = result.failure ? { stage: 'record', code: result.failure.state, message: `${result.failure.name}: ${result.failure.message}` } : null;
       const rec = ws.finishLive(actor.orgId, cur.id, failure);
