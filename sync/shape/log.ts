@@ -15,6 +15,7 @@
  */
 import { closeSync, existsSync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { AppError } from '../../models/errors';
 
 /** A parsed offset: transaction position (LSN, or 0 for the snapshot) and operation position. */
 export interface Offset {
@@ -52,10 +53,13 @@ const MAX_TX = 0xffff_ffff_ffff_ffffn;
 const NL = 0x0a;
 const TAB = 0x09;
 
-/** A failure to read a shape log back or to serve from it (the service drops such a shape; its clients refetch). */
-export class ShapeLogError extends Error {
+/**
+ * A failure to read a shape log back or to serve from it, code `Internal` (the service drops such
+ * a shape and its clients refetch a fresh snapshot).
+ */
+export class ShapeLogError extends AppError {
   constructor(message: string) {
-    super(`shape log: ${message}`);
+    super({ code: 'Internal', message: `shape log: ${message}` });
     this.name = 'ShapeLogError';
   }
 }
