@@ -127,6 +127,14 @@ export interface CameraCounts {
   written: number;
   /** Recording: captured frames not written (surplus in a slot, or a full recording queue). */
   dropped: number;
+  /**
+   * Recording: of `dropped`, frames lost to a full recording queue — the synchroniser never saw
+   * them (a slow writer, or the queue's memory bound hit while waiting on a much slower camera);
+   * their slots are this camera's duplicates. 0 when the camera's duplicates are its own gaps.
+   */
+  queueDropped: number;
+  /** Recording: this camera's recording queue (frames) — `recordQueueFrames`, more for a camera faster than the slowest. */
+  recordQueueFrames: number;
   /** Recording: slots filled by repeating the previous frame. */
   duplicated: number;
   /** Frames are the source's own JPEGs, recorded without re-encoding (see {@link NegotiatedSource.passthrough}). */

@@ -40,8 +40,10 @@ export interface NativeRecordConfig {
 export interface NativeSessionOptions {
   /** Frames held per camera for the live consumer (default 4, 1–256). */
   ringFrames?: number;
-  /** Frames queued per camera between capture and the synchroniser while recording (default 8, 1–256). */
+  /** Frames queued per camera between capture and the synchroniser while recording (default 8, 1–256); a realtime camera faster than the slowest gets ⌈2·I_slowest/I_own⌉ + 4 when that is more (README "Live capture"). */
   recordQueueFrames?: number;
+  /** Memory bound of a realtime camera's recording queue: past `recordQueueFrames` frames it grows only while its frames total at most this many bytes (default 256 MiB); a full queue drops (counted) the oldest frame after its front. */
+  recordQueueBytes?: number;
   /** Synchronised timeline rate (fps); default the lowest source rate. */
   fps?: number;
   /** Start recording before the first frame is captured (nothing is missed, e.g. from files). */
@@ -77,6 +79,10 @@ export interface NativeCounts {
   measuredFps: number;
   written: number;
   dropped: number;
+  /** Of `dropped`: frames lost to a full recording queue (realtime sources). */
+  queueDropped: number;
+  /** The camera's recording queue size now (frames): recordQueueFrames, or more while it waits on a slower camera. */
+  recordQueueFrames: number;
   duplicated: number;
   passthrough: boolean;
 }

@@ -73,6 +73,11 @@ export function recordingTable(r: RecordingResult): string {
       `${c.name.padEnd(7)} ${c.state.padEnd(8)} ${String(c.captured).padStart(8)} ${String(c.written).padStart(8)} ${String(c.dropped).padStart(8)} ${String(c.duplicated).padStart(11)}  ${c.video}${c.calibrationCamera ? `  (calibration camera ${c.calibrationCamera})` : ''}`,
     );
   lines.push("captured: the camera's own frames in the recording; written = captured + duplicated (slots that repeat its previous frame)");
+  for (const c of r.cameras)
+    if (c.queueDropped > 0)
+      lines.push(
+        `${c.name}: ${c.queueDropped} of its dropped frames were lost to a full record queue (the recorder fell behind, or the queue's memory bound was hit while waiting on a slower camera); their slots are among its duplicates`,
+      );
   if (r.failure) lines.push(`stopped at ${r.frames} frames: ${r.failure.name} ${r.failure.state}: ${r.failure.message}; everything written is kept`);
   return `${lines.join('\n')}\n`;
 }

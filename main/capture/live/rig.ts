@@ -37,8 +37,14 @@ export type * from '../../../models/capture/live';
 export interface OpenRigOptions {
   /** Frames held per camera for the live consumer (default 4). Memory: ringFrames × W × H × 3 bytes per camera. */
   ringFrames?: number;
-  /** Frames queued per camera between capture and the recording synchroniser (default 8). */
+  /**
+   * Frames queued per camera between capture and the recording synchroniser (default 8). A realtime
+   * camera faster than the slowest one gets ⌈2·I_slowest/I_own⌉ + 4 frames when that is more (the
+   * frames it delivers while a slot waits for the slowest camera; README "Live capture").
+   */
   recordQueueFrames?: number;
+  /** Memory bound per camera: past `recordQueueFrames` frames a queue grows only while its frames total at most this many bytes (default 256 MiB); past it frames are dropped and counted. */
+  recordQueueBytes?: number;
   /** Synchronised timeline rate (fps); default the lowest source rate. */
   fps?: number;
   /** Start recording before the first frame is captured (every frame of a file source is recorded). */
@@ -287,6 +293,8 @@ function counts(c: NativeCounts): CameraCounts {
     measuredFps: c.measuredFps,
     written: c.written,
     dropped: c.dropped,
+    queueDropped: c.queueDropped,
+    recordQueueFrames: c.recordQueueFrames,
     duplicated: c.duplicated,
     passthrough: c.passthrough,
   };
@@ -338,6 +346,7 @@ class CaptureRig implements CaptureRigApi {
     const opts: ConstructorParameters<ReturnType<typeof captureAddon>['CaptureSession']>[1] = { deferOpen: true };
     if (o.ringFrames) opts.ringFrames = o.ringFrames;
     if (o.recordQueueFrames) opts.recordQueueFrames = o.recordQueueFrames;
+    if (o.recordQueueBytes !== undefined) opts.recordQueueBytes = o.recordQueueBytes;
     if (o.fps) opts.fps = o.fps;
     if (o.record && outDir)
       opts.record = {
@@ -601,7 +610,7 @@ class CaptureRig implements CaptureRigApi {
         ...(failure ? { failed_camera: failure.name, failure: `${failure.state}: ${failure.message}` } : {}),
         ...(st.reason === 'write_failed' ? { failed_camera: raw[st.failedCamera]?.name ?? '', write_error: st.error } : {}),
         ...(calibration ? { calibration: path.relative(rec.outDir, calibration) } : {}),
-        sync: `frames grouped on a ${st.fps} fps timeline, tolerance ±half a frame interval; captured = the camera's own frames written, dropped = captured but not written, duplicated = slot filled by repeating the previous frame (written = captured + duplicated)`,
+        sync: `frames grouped on a ${st.fps} fps timeline, tolerance ±half a frame interval; captured = the camera's own frames written, dropped = captured but not written (queue_dropped: of those, lost to a full record queue), duplicated = slot filled by repeating the previous frame (written = captured + duplicated)`,
         metadata: rec.opts.metadata ?? {},
         camera: cams.map((c, i) => {
           const s = this.sources[i]!;
@@ -620,6 +629,7 @@ class CaptureRig implements CaptureRigApi {
             captured: c.captured,
             written: c.written,
             dropped: c.dropped,
+            queue_dropped: c.queueDropped,
             duplicated: c.duplicated,
             // passthrough: the camera's own JPEG frames, not re-encoded
             recording: c.encoded === 0 && c.passedThrough > 0 ? 'passthrough' : c.passedThrough === 0 ? 'encoded' : 'mixed',

@@ -228,6 +228,11 @@ struct Frame {
   int64_t index = 0;  // among this source's captured frames
 };
 
+// Bytes a queued frame holds: its decoded image and/or the camera's JPEG.
+double frameBytes(const Frame& f) {
+  return double(f.bgr.total() * f.bgr.elemSize()) + double(f.jpeg.total() * f.jpeg.elemSize());
+}
+
 bool isJpeg(const cv::Mat& m) {
   return m.type() == CV_8UC1 && m.rows == 1 && m.cols > 4 && m.isContinuous() && m.data[0] == 0xFF && m.data[1] == 0xD8;
 }
@@ -358,10 +363,15 @@ const char* stateName(State s) {
   }
 }
 
-// Bounded queue of frames; push never blocks unless `block` is set (fast file sources while recording).
+// A camera's bounded recording queue (capture thread → synchroniser); a push blocks only for a
+// `pace: fast` file source. `base` = recordQueueFrames; for a realtime source the synchroniser
+// raises `cap` while it waits on a slower camera (SizeRecordQueues); past `base` frames the queue
+// grows only while its frames total ≤ `maxBytes` (recordQueueBytes).
 struct FrameQueue {
   std::deque<Frame> q;
   size_t cap = 8;
+  size_t base = 8;
+  double maxBytes = 256.0 * 1024 * 1024;
   bool closed = false;
 };
 
@@ -422,6 +432,7 @@ struct Source {
   std::string message;
   int64_t captured = 0, ringDropped = 0, lastT = -1;
   int64_t recDropped = 0, recDuplicated = 0;  // recording counters (synchroniser + queue overflow)
+  int64_t recQueueDropped = 0;                // of recDropped: lost to a full recording queue
   std::deque<int64_t> recent;                 // timestamps over the last second, for measuredFps
 };
 
@@ -516,6 +527,7 @@ class Session : public Napi::ObjectWrap<Session> {
     Napi::Object opts = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
     ringCap_ = optInt(opts, "ringFrames", 4, 1, 256);
     const int rqCap = optInt(opts, "recordQueueFrames", 8, 1, 256);
+    const double rqBytes = optNum(opts, "recordQueueBytes", 256.0 * 1024 * 1024);
     double fps = optNum(opts, "fps", 0);
     t0_ = Clock::now();
     for (uint32_t i = 0; i < arr.Length(); i++) {
@@ -539,7 +551,8 @@ class Session : public Napi::ObjectWrap<Session> {
       if (!sp.device && sp.path.empty()) throw Napi::TypeError::New(env, "a file source needs a path");
       if (sp.device && sp.path.empty() && sp.deviceIndex < 0) throw Napi::TypeError::New(env, "a device source needs a device index or path");
       if (sp.pixelFormat.size() != 4) throw Napi::RangeError::New(env, "pixelFormat must be a 4-character FOURCC");
-      s->rq.cap = rqCap;
+      s->rq.cap = s->rq.base = rqCap;
+      s->rq.maxBytes = rqBytes;
       sources_.push_back(std::move(s));
     }
     requestedFps_ = fps;
@@ -806,14 +819,38 @@ class Session : public Napi::ObjectWrap<Session> {
     s.recent.push_back(f.t);
     while (!s.recent.empty() && s.recent.front() < f.t - 1000000) s.recent.pop_front();
     if (s.recording && !s.rq.closed) {
+      bool push = true;
       if (s.spec.fast) {
         // Offline source: back-pressure instead of loss.
         s.cv.wait(lk, [&] { return s.rq.q.size() < s.rq.cap || s.rq.closed || stop_.load(); });
-      } else if (s.rq.q.size() >= s.rq.cap) {
-        s.rq.q.pop_front();
-        s.recDropped++;
+      } else {
+        // Realtime: a full queue loses a frame, counted as dropped — never its front, the frame the
+        // synchroniser keeps for the slot it is deciding (evicting that one, slot after slot, made a
+        // fast camera next to a slow one record mostly its own duplicates). The oldest frame after
+        // the front goes; with a one-frame queue, the new frame.
+        auto& q = s.rq.q;
+        double bytes = -1;  // the queue's bytes with the new frame, counted only past `base` frames
+        for (;;) {
+          bool full = q.size() >= s.rq.cap;
+          if (!full && q.size() >= s.rq.base) {
+            if (bytes < 0) {
+              bytes = frameBytes(f);
+              for (const Frame& x : q) bytes += frameBytes(x);
+            }
+            full = bytes > s.rq.maxBytes;
+          }
+          if (!full) break;
+          s.recDropped++;
+          s.recQueueDropped++;
+          if (q.size() < 2) {
+            push = false;
+            break;
+          }
+          if (bytes >= 0) bytes -= frameBytes(q[1]);
+          q.erase(q.begin() + 1);
+        }
       }
-      if (!s.rq.closed) {
+      if (push && !s.rq.closed) {
         s.rq.q.push_back(Frame{f.bgr, f.jpeg, f.t, f.index});
         queued = true;
       }
@@ -873,9 +910,10 @@ class Session : public Napi::ObjectWrap<Session> {
       std::lock_guard<std::mutex> lk(s->m);
       s->rq.q.clear();
       s->rq.closed = s->state != State::Running;
-      s->recDropped = s->recDuplicated = 0;
+      s->recDropped = s->recDuplicated = s->recQueueDropped = 0;
       s->recording = true;
     }
+    SizeRecordQueues();
     rec_ = std::move(r);
     Recording* rp = rec_.get();
     for (size_t i = 0; i < rp->writers.size(); i++) rp->writers[i]->th = std::thread([rp, i] { WriterLoop(*rp->writers[i]); });
@@ -974,6 +1012,7 @@ class Session : public Napi::ObjectWrap<Session> {
     int64_t k = 0;
     bool closedForStop = false;
     for (;;) {
+      SizeRecordQueues();
       if (maxSlots >= 0 && k >= maxSlots) {
         reason = "seconds";
         break;
@@ -1113,11 +1152,52 @@ class Session : public Napi::ObjectWrap<Session> {
     r.finished.store(true);
   }
 
+  // Sizes each realtime camera's recording queue for the wait on the slowest camera. Slot k is
+  // decided only once every camera has a frame past it, i.e. up to one frame interval of the slowest
+  // camera (I_slow) after the slot ends; meanwhile a faster camera queues every frame it delivers
+  // (only the slot being decided is pruned to one frame, Decidable). So a camera whose own interval
+  // I_own is shorter than I_slow gets cap = max(recordQueueFrames, ⌈2·I_slow / I_own⌉ + 4): twice
+  // the wait (jitter of the slow camera; its measured interval can lengthen, e.g. exposure in dim
+  // light) plus 4 frames for the synchroniser's own latency (waking up, a writer queue of 4). A
+  // camera no faster than the slowest (within 10 %) keeps recordQueueFrames (it waits on its own
+  // frames only).
+  // Intervals: the larger (slowest) or smaller (own) of the negotiated rate's and the one measured
+  // over the last second (`recent`), so a camera delivering below its stated rate is seen as slow.
+  // Memory is bounded apart from this count: past recordQueueFrames frames a queue grows only while
+  // its frames total ≤ recordQueueBytes (default 256 MiB per camera: 40 decoded 1080p BGR frames of
+  // 6.2 MB — a 60 fps camera next to a 4 fps one needs 34 —, or thousands of passthrough JPEGs);
+  // DeliverLocked drops beyond it (counted in recQueueDropped), never the queue's front. `pace: fast` sources keep recordQueueFrames (they wait for
+  // room instead of losing frames, and the pruning keeps them from blocking the slot).
+  void SizeRecordQueues() {
+    const size_t N = sources_.size();
+    std::vector<double> own(N, 0);
+    double slowest = 0;
+    for (size_t i = 0; i < N; i++) {
+      Source& s = *sources_[i];
+      std::lock_guard<std::mutex> g(s.m);
+      const double nominal = 1e6 / (s.fps > 0 ? s.fps : 30.0);
+      const double measured = s.recent.size() >= 3 ? double(s.recent.back() - s.recent.front()) / double(s.recent.size() - 1) : nominal;
+      own[i] = std::min(nominal, measured);
+      if (!s.rq.closed) slowest = std::max(slowest, std::max(nominal, measured));
+    }
+    for (size_t i = 0; i < N; i++) {
+      Source& s = *sources_[i];
+      std::lock_guard<std::mutex> g(s.m);
+      if (s.spec.fast) continue;
+      size_t cap = s.rq.base;
+      if (slowest > 1.1 * own[i]) {
+        const double need = std::ceil(2.0 * slowest / own[i]) + 4;
+        cap = std::max(cap, static_cast<size_t>(std::min(need, 100000.0)));
+      }
+      s.rq.cap = cap;
+    }
+  }
+
   // Slot k can be decided once every open camera has a frame at or past its end (c_k + T/2).
   // While waiting, each queue is pruned to what the decision can still use: frames before the slot
   // (surplus of an earlier one) are dropped, and of the frames inside the slot only the one nearest
   // its centre is kept, the rest dropped as they arrive — exactly what deciding the slot would do.
-  // A queue then holds at most one frame per undecided slot, so a source many times faster than the
+  // The slot being decided then holds at most one frame, so a source many times faster than the
   // timeline (a 240 fps clip next to a 25 fps one) never fills its queue inside one slot and blocks
   // (fast pace) or loses the frame past the slot (realtime) that the decision waits for.
   bool Decidable(double c0, int64_t k, double T) {
@@ -1230,6 +1310,8 @@ class Session : public Napi::ObjectWrap<Session> {
       o.Set("measuredFps", mf);
       o.Set("written", static_cast<double>(rec_ ? rec_->writers[i]->written.load() : 0));
       o.Set("dropped", static_cast<double>(s.recDropped));
+      o.Set("queueDropped", static_cast<double>(s.recQueueDropped));
+      o.Set("recordQueueFrames", static_cast<double>(s.rq.cap));
       o.Set("duplicated", static_cast<double>(s.recDuplicated));
       o.Set("passthrough", s.passthrough.load());
       arr.Set(i, o);
