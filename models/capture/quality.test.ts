@@ -396,7 +396,7 @@ describe('cross-checked keypoints (two_view_keypoints)', () => {
 
 describe('who the athlete is (athlete_not_tapped)', () => {
   // a person: n keypoints at confidence `c`, the rest unseen (17 COCO points × [x, y, c])
-  const person = (n: number, c = 0.9) => Array.from({ length: 17 }, (_, k) => (k < n ? [100 + k, 200 + k, c] : [0, 0, 0])).flat();
+  const person = (n: number, c = 0.9) => Float64Array.from(Array.from({ length: 17 }, (_, k) => (k < n ? [100 + k, 200 + k, c] : [0, 0, 0])).flat());
 
   it("counts people with ≥ MIN_PERSON_KEYPOINTS confident points in each camera's first frame only", () => {
     const people = [
