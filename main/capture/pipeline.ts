@@ -183,7 +183,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
 
   let observations: Float64Array, set: KeypointSet, frames: number, fps: number, tap: Tap;
   // people each camera sees in the first frame: more than one and no tap → athlete_not_tapped
-  let firstFramePeople: number[] = [];
+  let firstFramePeople: number[];
   // video input: the frames every camera can supply (before --frames)
   let available = 0;
   let sidecarRows: (number | null)[] = [];
