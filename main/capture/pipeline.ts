@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { associateAthlete, defaultTap, type Tap } from '../../models/capture/association';
+import { associateAthlete, defaultTap, peopleInFirstFrame, type Tap } from '../../models/capture/association';
 import { type CameraCalibration, hasDistortion, projectionMatrix, undistortObservations } from '../../models/capture/camera';
 import { BODY25B, type KeypointSet } from '../../models/capture/keypoints';
 import type { PoseMetricInput } from '../../models/capture/metrics';
@@ -23,6 +23,7 @@ import {
   meanKeypointConfidence,
   STATIC_MAX_DISPLACEMENT_M,
   STATIC_TRIAL_SECONDS,
+  athleteNotTappedCondition,
   type ReadingCondition,
 } from '../../models/capture/quality';
 import { applySyncOffsets, estimateSync, SYNC_AMBIGUITY, SYNC_CONFIRM_MAX_FRAMES, type SyncReport } from '../../models/capture/sync';
@@ -181,6 +182,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     throw new CaptureInputError('bad_argument', `tap camera ${String(o.tap?.camera)} is not one of ${cams.map((c) => c.name).join(', ')}`);
 
   let observations: Float64Array, set: KeypointSet, frames: number, fps: number, tap: Tap;
+  // people each camera sees in the first frame: more than one and no tap → athlete_not_tapped
+  let firstFramePeople: number[];
   // video input: the frames every camera can supply (before --frames)
   let available = 0;
   let sidecarRows: (number | null)[] = [];
@@ -206,6 +209,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(people);
     if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
     tap = tp;
+    firstFramePeople = peopleInFirstFrame(people, o.triangulation?.minConfidence ?? 0.3);
     observations = associateAthlete(people, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
     timings.load_s = (performance.now() - t0) / 1000;
     o.onProgress?.('decode', 1, 1);
@@ -249,6 +253,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(est);
     if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
     tap = tp;
+    firstFramePeople = peopleInFirstFrame(est, o.triangulation?.minConfidence ?? 0.3);
     observations = associateAthlete(est, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
     if (o.crossCheck) {
       // the same frames through the second model; the athlete is the one the same tap selects
@@ -280,6 +285,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   let ideal = undistorted ? undistortObservations(observations, cams) : observations;
   const K = set.length;
   const trialConditions: ReadingCondition[] = [];
+  const notTapped = athleteNotTappedCondition(
+    o.tap !== undefined,
+    firstFramePeople,
+    cams.map((c) => c.name),
+  );
+  if (notTapped) trialConditions.push(notTapped);
   const dupCondition = duplicated ? duplicatedFramesCondition(duplicated, frames) : null;
   if (dupCondition) trialConditions.push(dupCondition);
   const cutShort = videos ? recordingCutShortCondition(recordingEnd, videos, sidecarRows, readable, available) : null;

@@ -242,6 +242,22 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     for (const m of (await run(BALANCING)).rows) expect(codes(m)).not.toContain('frozen_keypoints');
   });
 
+  it('no tap with more than one person in view (issue 14 re-review B3): every reading fails athlete_not_tapped, even when the frozen figure is given pixel and confidence noise; a tap clears it', async () => {
+    // the frozen figure with 0.7 px position noise and 0.05 confidence noise: both frozen_keypoints tests are defeated
+    const r = await run(jitterKeypoints(MULTI, 0.7, 3, 0.05));
+    const c = r.trialConditions.find((x) => x.code === 'athlete_not_tapped');
+    expect(c?.detail).toMatch(/^more than one person is in view in the first frame \(cam_02 2, cam_03 2, cam_04 2\) and nobody tapped the athlete/);
+    for (const m of r.rows)
+      expect([m.joint, m.side, m.trustworthy, codes(m)]).toEqual([m.joint, m.side, false, expect.arrayContaining(['athlete_not_tapped'])]);
+    expect(codes(row(r.rows, 'knee_flexion', 'left'))).not.toContain('frozen_keypoints');
+    // the same person tapped (cam_01, the figure's box centre): no athlete_not_tapped; the figure as recorded is still frozen_keypoints
+    const tapped = await run(MULTI, { tap: { camera: 'cam_01', x: 60, y: 628 } });
+    expect(tapped.trialConditions.map((x) => x.code)).not.toContain('athlete_not_tapped');
+    expect(codes(row(tapped.rows, 'knee_flexion', 'left'))).toContain('frozen_keypoints');
+    // one person in every view (the BalancingTrial's associated points): nothing to confirm
+    expect((await run(BALANCING)).trialConditions.map((x) => x.code)).not.toContain('athlete_not_tapped');
+  });
+
   it('a 2-camera rig (the geometric sync check needs 3) without timestamps: every reading fails sync_unchecked, in step or 5 frames out', async () => {
     const runTwo = (shift: number) => {
       const t = twoCameraTrial(BALANCING, DEMO_CALIB, shift);

@@ -123,6 +123,28 @@ export function associateAthlete(
   return { observations: obs, chosen };
 }
 
+/**
+ * Fewest keypoints of confidence ≥ `minConf` for a detection to count as a person in
+ * {@link peopleInFirstFrame}: a fragment of 1–3 points (a hand, a stray limb) is not someone the
+ * automatic choice could have taken instead of the athlete. Our choice, not a published bound.
+ */
+export const MIN_PERSON_KEYPOINTS = 4;
+
+/**
+ * People each camera sees in its first frame (where a tap is made): detections with at least
+ * {@link MIN_PERSON_KEYPOINTS} keypoints of confidence ≥ `minConf`. Shape: one count per camera.
+ */
+export function peopleInFirstFrame(people: Keypoints2D[][][], minConf = 0.3): number[] {
+  return people.map(
+    (cam) =>
+      (cam[0] ?? []).filter((p) => {
+        let n = 0;
+        for (let k = 2; k < p.length; k += 3) if ((p[k] ?? 0) >= minConf) n++;
+        return n >= MIN_PERSON_KEYPOINTS;
+      }).length,
+  );
+}
+
 /** Default tap when none is given: the centre of the largest person in camera 0, frame 0. */
 export function defaultTap(people: Keypoints2D[][][], minConf = 0.3): Tap | null {
   for (let c = 0; c < people.length; c++) {

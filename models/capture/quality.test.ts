@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { COCO17 } from './keypoints';
 import {
+  athleteNotTappedCondition,
   cameraConditions,
   CONDITION_DETAIL_MAX,
   conditionsPass,
@@ -24,6 +25,7 @@ import { applySyncOffsets, estimateSync, SYNC_MAX_RATIO } from './sync';
 import { projectionMatrix } from './camera';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose } from './synthetic';
 import { buildPoseMetrics, conditionsFor } from './summary';
+import { MIN_PERSON_KEYPOINTS, peopleInFirstFrame } from './association';
 
 describe('hip placement (pelvis axis against the shoulder line)', () => {
   const frames = syntheticMotion(40).map((a) => syntheticPose(a));
@@ -389,5 +391,32 @@ describe('cross-checked keypoints (two_view_keypoints)', () => {
       confidentMask: new Uint32Array(F * K).fill(3),
     };
     expect(crossCheckCondition('knee_flexion', 'left', reported, two)).toBeNull();
+  });
+});
+
+describe('who the athlete is (athlete_not_tapped)', () => {
+  // a person: n keypoints at confidence `c`, the rest unseen (17 COCO points × [x, y, c])
+  const person = (n: number, c = 0.9) => Float64Array.from(Array.from({ length: 17 }, (_, k) => (k < n ? [100 + k, 200 + k, c] : [0, 0, 0])).flat());
+
+  it("counts people with ≥ MIN_PERSON_KEYPOINTS confident points in each camera's first frame only", () => {
+    const people = [
+      [
+        [person(17), person(MIN_PERSON_KEYPOINTS)],
+        [person(17), person(17), person(17)],
+      ], // cam 0: 2 in frame 0 (3 later)
+      [[person(17), person(MIN_PERSON_KEYPOINTS - 1), person(17, 0.2)]], // cam 1: a 3-point fragment and a low-confidence figure are not people
+      [[]],
+    ];
+    expect(peopleInFirstFrame(people, 0.3)).toEqual([2, 1, 0]);
+  });
+
+  it('fails every reading only when nobody tapped and some camera sees more than one person', () => {
+    expect(athleteNotTappedCondition(true, [3, 2], ['cam_01', 'cam_02'])).toBeNull();
+    expect(athleteNotTappedCondition(false, [1, 1, 0], ['cam_01', 'cam_02', 'cam_03'])).toBeNull();
+    const c = athleteNotTappedCondition(false, [1, 3, 2], ['cam_01', 'cam_02', 'cam_03'])!;
+    expect(c.code).toBe('athlete_not_tapped');
+    expect(c.detail).toMatch(/^more than one person is in view in the first frame \(cam_02 3, cam_03 2\) and nobody tapped the athlete: .* Tap the athlete/);
+    expect(conditionsPass([c])).toBe(false);
+    expect(c.detail.length).toBeLessThanOrEqual(500);
   });
 });

@@ -33,6 +33,8 @@ export const CONDITION_CODES = [
   'hip_centres_implausible',
   'two_view_keypoints',
   'frozen_keypoints',
+  // no tap and more than one person in view: the automatic choice may be someone else (issue 14 review B3)
+  'athlete_not_tapped',
   'model_disagreement',
   'model_difference',
   'not_cross_checked',
@@ -560,6 +562,28 @@ export function notCrossCheckedCondition(primary: string | null, why: string): R
   return {
     code: 'not_cross_checked',
     detail: `2D points from one model${primary ? ` (${primary})` : ''}; no second model compared: ${why}. A joint that model misplaces the same way in every camera passes the other checks, so read the angle with the spread measured for that model (capture:validate)`,
+  };
+}
+
+/**
+ * `athlete_not_tapped` (failing, every reading): nobody tapped the athlete and some camera's first
+ * frame shows more than one person, so the automatic choice (the largest person in the first
+ * camera that sees anyone) may be a bystander, a picture or a mannequin — and a figure whose points
+ * were filled in can be given the pixel and confidence noise of a real detection, which no check on
+ * the points alone can tell apart (issue 14 review B3). Only a person can say who the athlete is.
+ * Null when tapped or when every camera sees at most one person.
+ * @param counts people per camera in the first frame (`peopleInFirstFrame`, models/capture/association.ts)
+ * @param cameraNames the calibration's camera names, same order
+ */
+export function athleteNotTappedCondition(tapped: boolean, counts: readonly number[], cameraNames: readonly string[]): ReadingCondition | null {
+  if (tapped || !counts.some((n) => n > 1)) return null;
+  const seen = counts
+    .map((n, c) => (n > 1 ? `${cameraNames[c] ?? `camera ${c}`} ${n}` : null))
+    .filter((x) => x !== null)
+    .join(', ');
+  return {
+    code: 'athlete_not_tapped',
+    detail: `more than one person is in view in the first frame (${seen}) and nobody tapped the athlete: the largest person was taken, and these readings may be someone else's. Tap the athlete in the first frame (the Process step, or --tap CAM:X,Y) and process again`,
   };
 }
 

@@ -96,9 +96,11 @@ export function inventLegs(trialDir: string, jitterPx = 60, seed = 7): string {
  * Copied points given realistic jitter: every detected keypoint (confidence > 0) of every person in
  * every camera moved by Gaussian noise of SD `sdPx` px (Box–Muller on the seeded PRNG), confidences
  * untouched — what a tool that fills in or holds a pose looks like after "adding realism", and
- * what defeats a byte-identical test (issue 14 review: the multi-person trial at 0.7 px).
+ * what defeats a byte-identical test (issue 14 review: the multi-person trial at 0.7 px). With
+ * `confidenceSd` > 0 each confidence also gets Gaussian noise of that SD (clamped to 0.05–1), what
+ * defeats the constant-confidence test too (issue 14 re-review B3).
  */
-export function jitterKeypoints(trialDir: string, sdPx = 0.7, seed = 3): string {
+export function jitterKeypoints(trialDir: string, sdPx = 0.7, seed = 3, confidenceSd = 0): string {
   const rand = prng(seed);
   const gauss = () => Math.sqrt(-2 * Math.log(Math.max(rand(), 1e-12))) * Math.cos(2 * Math.PI * rand());
   return copyTrial(trialDir, (_cam, files, read) =>
@@ -110,6 +112,7 @@ export function jitterKeypoints(trialDir: string, sdPx = 0.7, seed = 3): string 
           if ((k[i + 2] ?? 0) > 0) {
             k[i] = (k[i] ?? 0) + sdPx * gauss();
             k[i + 1] = (k[i + 1] ?? 0) + sdPx * gauss();
+            if (confidenceSd > 0) k[i + 2] = Math.min(1, Math.max(0.05, (k[i + 2] ?? 0) + confidenceSd * gauss()));
           }
       }
       return doc;

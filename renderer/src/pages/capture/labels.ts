@@ -39,6 +39,7 @@ export const CONDITION: Record<string, string> = {
   hip_centres_implausible: 'hip points misplaced',
   two_view_keypoints: 'joint seen by only two cameras',
   frozen_keypoints: 'points did not move (not detected per frame)',
+  athlete_not_tapped: 'athlete not tapped (others in view)',
   model_disagreement: 'two pose models disagree',
   model_difference: 'second pose model',
   not_cross_checked: 'not cross-checked by a second model',
