@@ -6,7 +6,7 @@ import { ringCamera } from '../../models/capture/synthetic';
 import { formatTomlCalibration, loadTomlCalibration } from './calibration';
 import { CaptureInputError } from './errors';
 import { processTrial } from './pipeline';
-import { matchToCameras } from './sources';
+import { matchToCameras, riffTruncated } from './sources';
 import { DEMO_CALIB, hasDemo, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const tmp = () => mkdtempSync(path.join(tmpdir(), 'capture-inputs-'));
@@ -79,5 +79,37 @@ describe.skipIf(!hasDemo)(`JSON keypoints are checked against the calibration's 
     const err = await processTrial({ trialDir: d, calibPath: DEMO_CALIB, keypointDirs: dirs, fps: 60 }).catch((e: unknown) => e);
     expect((err as CaptureInputError).kind).toBe('bad_calibration');
     expect((err as Error).message).toMatch(/side_json matches no camera/);
+  });
+});
+
+describe('riffTruncated (an .avi cut off after it was written)', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'riff-'));
+  // a RIFF chunk: 'RIFF', little-endian size, form type and `n` bytes of data (padded to even)
+  const chunk = (form: string, n: number) => {
+    const b = Buffer.alloc(8 + 4 + n + ((4 + n) & 1));
+    b.write('RIFF', 0, 'latin1');
+    b.writeUInt32LE(4 + n, 4);
+    b.write(form, 8, 'latin1');
+    return b;
+  };
+  const file = (name: string, b: Buffer) => {
+    const f = path.join(dir, name);
+    writeFileSync(f, b);
+    return f;
+  };
+  it('is false for whole files, one RIFF chunk or an OpenDML chain (odd sizes padded)', () => {
+    expect(riffTruncated(file('whole.avi', chunk('AVI ', 1001)))).toBe(false);
+    expect(riffTruncated(file('chain.avi', Buffer.concat([chunk('AVI ', 1000), chunk('AVIX', 501), chunk('AVIX', 20)])))).toBe(false);
+  });
+  it('is true when the first or a later chunk runs past the end of the file', () => {
+    expect(riffTruncated(file('cut.avi', chunk('AVI ', 1000).subarray(0, 600)))).toBe(true);
+    expect(riffTruncated(file('cut-chain.avi', Buffer.concat([chunk('AVI ', 1000), chunk('AVIX', 500)]).subarray(0, 1300)))).toBe(true);
+  });
+  it('is false for what it cannot judge: not RIFF (an .mp4), a size never filled in, a missing file', () => {
+    expect(riffTruncated(file('x.mp4', Buffer.from('\0\0\0\x18ftypisom0000000000000000')))).toBe(false);
+    const unfilled = chunk('AVI ', 100);
+    unfilled.writeUInt32LE(0, 4);
+    expect(riffTruncated(file('unfilled.avi', unfilled))).toBe(false);
+    expect(riffTruncated(path.join(dir, 'missing.avi'))).toBe(false);
   });
 });

@@ -32,7 +32,16 @@ import { loadTomlCalibration, CalibrationError } from './calibration';
 import { CaptureInputError } from './errors';
 import { hasAddon, triangulationAddon } from './native/index';
 import { syncEvidenceCondition, timestampSkew } from './sync-timestamps';
-import { countReadableFrames, findKeypointFolders, findVideos, frameRateFromConfig, loadKeypointFolders, probeVideos, type VideoSource } from './sources';
+import {
+  countReadableFrames,
+  riffTruncated,
+  findKeypointFolders,
+  findVideos,
+  frameRateFromConfig,
+  loadKeypointFolders,
+  probeVideos,
+  type VideoSource,
+} from './sources';
 import { DEFAULT_POSE, poseKeypointSet, type PoseEstimatorSpec } from './pose/types';
 import { estimateVideoPoses } from './pose/run';
 import {
@@ -187,7 +196,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   // video input: the frames every camera can supply (before --frames)
   let available = 0;
   let sidecarRows: (number | null)[] = [];
-  let readable: number[] | null = null;
+  let readable: (number | null)[] | null = null;
+  let truncated: boolean[] = [];
   let recordingEnd: RecordingEnd | null = null;
   let videos: VideoSource[] | null = null;
   let crossObs: Float64Array | null = null;
@@ -227,10 +237,15 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     sidecarRows = videos.map((v) => readDuplicatedFrames(v.path, 0)?.rows ?? null);
     available = Math.min(...videos.map((v) => v.frames), confirmedFrames(videos) ?? Infinity);
     recordingEnd = readRecordingEnd(o.trialDir);
-    if (sidecarRows.every((r) => r !== null) && recordingLooksCutShort(recordingEnd, videos, sidecarRows)) {
-      // a truncated .avi keeps its header's count: count what each video really holds (up to N)
-      readable = videos.map((v) => countReadableFrames(v.path, available));
-      available = Math.min(available, ...readable);
+    // a live recording's .avi cut off afterwards (its RIFF size runs past the end of the file) keeps its header's count
+    const live = sidecarRows.every((r) => r !== null);
+    truncated = live ? videos.map((v) => riffTruncated(v.path)) : [];
+    if (live && (recordingLooksCutShort(recordingEnd, videos, sidecarRows) || truncated.some(Boolean))) {
+      // count what each video really holds (up to N); a count that reaches N says only "at least N"
+      const limit = available;
+      const counted = videos.map((v) => countReadableFrames(v.path, limit));
+      available = Math.min(available, ...counted);
+      readable = counted.map((n) => (n < limit ? n : null));
     }
     frames = Math.min(available, o.maxFrames ?? Infinity);
     if (frames < 1)
@@ -293,7 +308,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   if (notTapped) trialConditions.push(notTapped);
   const dupCondition = duplicated ? duplicatedFramesCondition(duplicated, frames) : null;
   if (dupCondition) trialConditions.push(dupCondition);
-  const cutShort = videos ? recordingCutShortCondition(recordingEnd, videos, sidecarRows, readable, available) : null;
+  const cutShort = videos ? recordingCutShortCondition(recordingEnd, videos, sidecarRows, readable, available, truncated) : null;
   if (cutShort) trialConditions.push(cutShort);
   let sync: ProcessResult['sync'] = null;
   if ((o.sync ?? 'check') !== 'off') {

@@ -2,7 +2,7 @@
  * Trial inputs: videos (probed with OpenCV's FFmpeg backend) or OpenPose-style 2D keypoint JSON
  * folders, matched to the calibration's cameras, with the bad-input checks of the capture command.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { CameraCalibration } from '../../models/capture/camera';
@@ -155,6 +155,41 @@ export function probeVideos(cams: CameraCalibration[], files: string[]): VideoSo
   if (Math.max(...fps) - Math.min(...fps) > 0.01 * Math.max(...fps))
     throw new CaptureInputError('fps_mismatch', `videos have different frame rates (${out.map((v) => `${path.basename(v.path)}: ${v.fps} fps`).join(', ')})`);
   return out;
+}
+
+/**
+ * Whether a RIFF file (an .avi) is shorter than its own chunk headers say: the top-level RIFF chunk
+ * (and OpenDML's RIFF 'AVIX' chunks past 1 GiB) are walked from the start by their sizes, and one
+ * that runs past the end of the file means the file was cut off after it was written (a copy cut
+ * short, a disk that filled while a later write grew it) — its container frame count is then not
+ * what it holds. Reads 8 bytes per top-level chunk. False for a file that is not RIFF (.mp4 and the
+ * others: their own index is read) or cannot be opened, and for a header whose size was never filled
+ * in (a killed recorder: Config.toml's reason says that case).
+ * Format: Microsoft RIFF/AVI and the OpenDML AVI File Format Extensions 1.02 (chunk = FOURCC,
+ * little-endian uint32 size, data padded to even length).
+ */
+export function riffTruncated(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const head = Buffer.alloc(8);
+    for (let off = 0; off + 8 <= size;) {
+      if (readSync(fd, head, 0, 8, off) < 8 || head.toString('latin1', 0, 4) !== 'RIFF') return false;
+      const len = head.readUInt32LE(4);
+      if (len === 0) return false;
+      const end = off + 8 + len + (len & 1);
+      if (end > size) return true;
+      off = end;
+    }
+    return false;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -138,8 +138,34 @@ describe.skipIf((!built || !hasDemo) && !ci)(
       expect(counts[2]).toBeLessThan(9);
       expect(counts[2]).toBeGreaterThanOrEqual(2);
       const r = await processTrial(trial, path.join(dir, 'truncated-out'));
-      expectCutShort(r, trial, /its cameras hold different numbers of frames/);
+      expectCutShort(
+        r,
+        trial,
+        /the video file of cam_03 is shorter than its own header says \(cut off after the recording was written\); its cameras hold different numbers of frames/,
+      );
       expect(expectedN(trial)).toBe(counts[2]);
+    }, 120_000);
+
+    it("one camera's video cut off alone after a finished recording (sidecars whole, Config.toml 'stopped'): found by its RIFF size, processed, and only that camera marked readable", async () => {
+      const trial = path.join(dir, 'video-alone');
+      const o = io();
+      expect(
+        await runCaptureCli(['record', '--source', demo.join(','), '--seconds', '0.2', '--pace', 'fast', '--calib', DEMO_CALIB, '--out', trial], o),
+        o.stderr,
+      ).toBe(0);
+      expect(captureReason(trial)).toBe('stopped');
+      const avi = path.join(trial, 'videos', 'cam03.avi');
+      truncateSync(avi, Math.floor(statSync(avi).size * 0.55));
+      const counts = names.map((c) => decodedFrames(path.join(trial, 'videos', `${c}.avi`)));
+      expect(counts[2]).toBeLessThan(12);
+      // before: process stopped with frame_count_mismatch when cam03's video ran out
+      const r = await processTrial(trial, path.join(dir, 'video-alone-out'));
+      expectCutShort(r, trial, /the video file of cam_03 is shorter than its own header says/);
+      expect(expectedN(trial)).toBe(counts[2]);
+      const detail = r.trial_conditions.find((c) => c.code === 'recording_cut_short')!.detail;
+      expect(detail).toContain(`cam_03 12/12 (${counts[2]} readable)`);
+      // the other cameras were counted only up to N: they hold at least that many, not "N readable"
+      for (const c of ['cam_01', 'cam_02', 'cam_04']) expect(detail).toContain(`${c} 12/12,`.replace(/,$/, c === 'cam_04' ? ')' : ','));
     }, 120_000);
 
     /** Start `record` of the demo's four videos for 20 s in a child process; resolves once every camera wrote 4 frames. */

@@ -196,18 +196,29 @@ export function recordingLooksCutShort(end: RecordingEnd | null, videos: readonl
  * sidecars / videos hold different numbers of frames. `process` then takes the first `frames`
  * frames — the fewest that every sidecar and every video can supply — and the detail says why and
  * gives every camera's sidecar rows and video frames (container count, and the frames it really
- * holds when `readable` was counted and is fewer). Null for a recording that ended as asked (or a
- * trial without sidecars).
+ * holds when `readable` was counted and is fewer). Also when a video file is shorter than its own
+ * RIFF header says (`truncated`, `riffTruncated` in main/capture/sources.ts: cut off after a
+ * recording that ended as asked). Null for a recording that ended as asked with every file whole
+ * (or a trial without sidecars).
+ * @param readable frames each video really holds when counted; null for a camera whose count reached
+ *   the limit it was counted to (it holds at least that many), or for all when nothing was counted
+ * @param truncated per video, whether its file is shorter than its RIFF header says
  */
 export function recordingCutShortCondition(
   end: RecordingEnd | null,
   videos: readonly { camera: string; frames: number }[],
   sidecarRows: readonly (number | null)[],
-  readable: readonly number[] | null,
+  readable: readonly (number | null)[] | null,
   frames: number,
+  truncated: readonly boolean[] = [],
 ): ReadingCondition | null {
   if (sidecarRows.length === 0 || sidecarRows.every((r) => r === null)) return null;
-  if (!recordingLooksCutShort(end, videos, sidecarRows) && !(readable && readable.some((n) => n < frames))) return null;
+  const short = (i: number) => {
+    const r = readable?.[i];
+    return r !== undefined && r !== null && r < Math.min(videos[i]!.frames, sidecarRows[i] ?? Infinity);
+  };
+  if (!recordingLooksCutShort(end, videos, sidecarRows) && !truncated.some(Boolean) && !videos.some((_v, i) => short(i))) return null;
+  const cut = videos.filter((_v, i) => truncated[i]).map((v) => v.camera);
   const why =
     end?.reason === 'write_failed'
       ? `a file could not be written${end.failedCamera ? ` (camera ${end.failedCamera})` : ''}${end.writeError ? `: ${end.writeError.slice(-200)}` : ''}`
@@ -215,11 +226,19 @@ export function recordingCutShortCondition(
         ? `a source stopped delivering frames${end.failedCamera ? ` (${end.failedCamera})` : ''}`
         : end?.reason === 'recording'
           ? 'the recorder stopped without finishing (killed or crashed; Config.toml still says reason "recording")'
-          : 'its cameras hold different numbers of frames';
+          : [
+              cut.length
+                ? `the video file${cut.length > 1 ? 's' : ''} of ${cut.join(', ')} ${cut.length > 1 ? 'are' : 'is'} shorter than ${cut.length > 1 ? 'their' : 'its'} own header says (cut off after the recording was written)`
+                : null,
+              new Set([...videos.map((v) => v.frames), ...sidecarRows.filter((r): r is number => r !== null)]).size > 1 || !cut.length
+                ? 'its cameras hold different numbers of frames'
+                : null,
+            ]
+              .filter((x) => x !== null)
+              .join('; ');
   const each = videos
     .map((v, i) => {
-      const r = readable?.[i];
-      const video = r !== undefined && r < Math.min(v.frames, sidecarRows[i] ?? Infinity) ? `${v.frames} (${r} readable)` : `${v.frames}`;
+      const video = short(i) ? `${v.frames} (${readable![i]} readable)` : `${v.frames}`;
       return `${v.camera} ${sidecarRows[i] ?? '–'}/${video}`;
     })
     .join(', ');
