@@ -174,13 +174,23 @@ describe('athlete accounts (issue 13 re-review: an admin reaching clinical data 
     expect(authorizeChange(superAdmin, update({ role: 'coach' }), stored({ role: 'admin', linked_athlete_id: null }))).toEqual({ ok: true });
   });
 
-  it('clearsPinHash: becoming an athlete account or a link change clears the PIN; other edits do not', () => {
+  it('clearsPinHash: becoming an athlete account, a link change or a role that gains a permission clears the PIN; other edits do not', () => {
     const row = { role: 'athlete', linked_athlete_id: ATH };
     expect(clearsPinHash(update({ linked_athlete_id: ATH.replace('a1', 'a2') }), row)).toBe(true);
     expect(clearsPinHash(update({ linked_athlete_id: null }), row)).toBe(true);
     expect(clearsPinHash(update({ role: 'athlete' }), { role: 'admin', linked_athlete_id: ATH })).toBe(true);
-    expect(clearsPinHash(update({ role: 'admin' }), row)).toBe(false);
     expect(clearsPinHash(update({ linked_athlete_id: ATH, display_name: 'Q' }), row)).toBe(false);
+    // a role that gains a permission clears it (issue 13 re-review B1); a role lowered, or written again, keeps it
+    const staff = (role: string) => ({ role, linked_athlete_id: null });
+    expect(clearsPinHash(update({ role: 'admin' }), row)).toBe(true);
+    expect(clearsPinHash(update({ role: 'owner' }), staff('super_admin'))).toBe(true);
+    expect(clearsPinHash(update({ role: 'doctor' }), staff('super_admin'))).toBe(true);
+    expect(clearsPinHash(update({ role: 'owner' }), staff('coach'))).toBe(true);
+    expect(clearsPinHash(update({ role: 'doctor' }), staff('physio'))).toBe(true);
+    expect(clearsPinHash(update({ role: 'coach' }), staff('doctor'))).toBe(true); // gains rtp.signoff_coach, workload.write
+    expect(clearsPinHash(update({ role: 'analyst' }), staff('doctor'))).toBe(false);
+    expect(clearsPinHash(update({ role: 'admin' }), staff('owner'))).toBe(false);
+    expect(clearsPinHash(update({ role: 'doctor' }), staff('doctor'))).toBe(false);
     expect(clearsPinHash({ ...update({ linked_athlete_id: null }), table: 'athlete' as const }, row)).toBe(false);
   });
 

@@ -6,7 +6,7 @@
  */
 import { FIELD_WORDS, codeWords } from './format';
 import type { Role } from './roles';
-import { athleteAccountRefusal, canLinkAthleteAccount, canManageRole, hasPermission, SELF_SCOPED_ROLES } from './roles';
+import { athleteAccountRefusal, canLinkAthleteAccount, canManageRole, hasPermission, roleGains, SELF_SCOPED_ROLES } from './roles';
 import { META_COLUMNS } from './records';
 import type { TableName } from './tables';
 import { TABLES, isTableName } from './tables';
@@ -243,16 +243,23 @@ function athleteLinkChange(change: InsertChange | UpdateChange, stored: StoredRo
 
 /**
  * True when applying `change` must clear the account's stored PIN (`pin_hash`): an `app_user`
- * update that makes an account an athlete account or changes its `linked_athlete_id`. Whoever
- * knew the old PIN must not sign in to the newly reachable athlete record; the owner then sets
- * the PIN (models/roles.ts `pinRefusal`). `storedRow` is the row as stored before the change.
- * Both apply paths (main/data/changesets.ts, sync/write/apply.ts) call it.
+ * update that makes an account an athlete account, changes its `linked_athlete_id`, or changes
+ * its role to one holding a permission the old role did not (models/roles.ts `roleGains`; every
+ * change to owner). Whoever knew the old PIN — often whoever set it, who may set PINs only for
+ * accounts within their own reach (`pinRefusal`) — must not sign in to what the account newly
+ * reaches: a super admin setting a super admin's PIN and then making that account an owner or a
+ * doctor (issue 13 re-review B1), an owner setting a coach's PIN and making it an owner. Whoever
+ * may set the new role's PIN then sets it. A role lowered keeps its PIN. `storedRow` is the row as
+ * stored before the change. Both apply paths (main/data/changesets.ts, sync/write/apply.ts) call it.
  */
 export function clearsPinHash(change: RowChange, storedRow: Readonly<Record<string, unknown>> | null | undefined): boolean {
   if (change.table !== 'app_user' || change.op !== 'update') return false;
   const a = change.after;
   const row = storedRow ?? change.before;
-  if ('role' in a && a.role === 'athlete' && row.role !== 'athlete') return true;
+  if ('role' in a && a.role !== row.role) {
+    if (a.role === 'athlete' || a.role === 'owner') return true;
+    if (roleGains(String(row.role), String(a.role)).length > 0) return true;
+  }
   return 'linked_athlete_id' in a && (a.linked_athlete_id ?? null) !== (row.linked_athlete_id ?? null);
 }
 

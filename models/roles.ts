@@ -172,6 +172,16 @@ export function hasPermission(role: Role | string, permission: Permission): bool
   return set !== undefined && set.has(permission);
 }
 
+/**
+ * Permissions `to` holds that `from` does not (empty when `to` is within `from`). Unknown roles
+ * hold nothing, so a change to an unknown role gains nothing and one from it gains all of `to`.
+ */
+export function roleGains(from: Role | string, to: Role | string): Permission[] {
+  const a = (ROLE_PERMISSIONS as Record<string, ReadonlySet<Permission> | undefined>)[from];
+  const b = (ROLE_PERMISSIONS as Record<string, ReadonlySet<Permission> | undefined>)[to];
+  return b ? [...b].filter((p) => !a?.has(p)) : [];
+}
+
 /** The role that must approve a changeset the policy engine marks *needs owner*. */
 export const NEEDS_OWNER_APPROVER: Role = 'owner';
 

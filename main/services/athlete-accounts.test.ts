@@ -225,6 +225,31 @@ describe('issue 13 second re-review B2: whoever sets a PIN can sign in as that a
     expect(setUserPin(ctx(f.a.users.super_admin), { user_id: sa2, pin: '1357' })).toEqual({ pin_set: true });
   });
 
+  it('issue 13 re-review B1: a PIN set on a lower role does not survive a promotion — the super admin’s role round trip on the owner and a doctor, an owner’s on another owner', () => {
+    const roleTo = (actor: string, id: string, role: string) => f.call(actor, 'users.update', { id, role });
+    const sa = f.a.users.super_admin;
+    for (const target of [f.a.users.owner, f.a.users.doctor]) {
+      const original = user(target).role;
+      roleTo(sa, target, 'super_admin'); // applies: the super admin grants every role
+      expect(setUserPin(ctx(sa), { user_id: target, pin: '918273' })).toEqual({ pin_set: true }); // within its reach now
+      expect(verifyPin('918273', pinHash(target))).toBe(true);
+      roleTo(sa, target, original);
+      // before the fix the PIN stayed: the super admin signed in as the owner / the doctor
+      expect([original, user(target).role, pinHash(target)]).toEqual([original, original, null]);
+    }
+    // an owner: another owner demoted to coach, PIN set, promoted back → cleared (only that owner sets an owner's PIN)
+    const owner2 = f.call(f.a.users.owner, 'users.create', { email: 'o3@example.test', display_name: 'Owner three', role: 'owner' }).changeset.changes[0]
+      .id as string;
+    roleTo(f.a.users.owner, owner2, 'coach');
+    expect(setUserPin(ctx(f.a.users.owner), { user_id: owner2, pin: '5555' })).toEqual({ pin_set: true });
+    roleTo(f.a.users.owner, owner2, 'owner');
+    expect(pinHash(owner2)).toBeNull();
+    // a role lowered (its permissions within the old role's) keeps the PIN the owner set
+    expect(setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.physio, pin: '2468' })).toEqual({ pin_set: true });
+    roleTo(f.a.users.owner, f.a.users.physio, 'analyst');
+    expect(verifyPin('2468', pinHash(f.a.users.physio))).toBe(true);
+  });
+
   it("an owner sets any non-owner PIN, never another owner's", () => {
     const owner2 = f.call(f.a.users.owner, 'users.create', { email: 'o2@example.test', display_name: 'Owner two', role: 'owner' }).changeset.changes[0]
       .id as string;
