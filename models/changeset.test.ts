@@ -197,6 +197,12 @@ describe('athlete accounts (issue 13 re-review: an admin reaching clinical data 
   it('pinRefusal: a PIN only on an account whose permissions are within the actor’s own; an owner any non-owner (B2)', () => {
     const acct = (role: string, linked: string | null = null) => ({ role, linked_athlete_id: linked });
     expect(pinRefusal('super_admin', acct('doctor'))).toMatch(/cannot set the PIN of a doctor account.*Ask an owner/);
+    // the article follows the role word (issue 13 review: "a owner", "a admin")
+    expect(pinRefusal('admin', acct('analyst'))).toMatch(/cannot set the PIN of an analyst account/);
+    expect(authorizeChange(admin, update({ display_name: 'Y' }), stored({ role: 'owner', linked_athlete_id: null }))).toMatchObject({
+      ok: false,
+      reason: 'Your role (admin) cannot change an owner account.',
+    });
     expect(pinRefusal('super_admin', acct('owner'))).toMatch(/only by that owner/);
     expect(pinRefusal('owner', acct('owner'))).toMatch(/only by that owner/);
     expect(pinRefusal('super_admin', acct('super_admin'))).toBeNull();

@@ -4,7 +4,7 @@
  * plus the pure rules that authorise every row change. Source: domain.md "The service layer",
  * kinetix.md §3, sync.md "Write path".
  */
-import { FIELD_WORDS, codeWords } from './format';
+import { FIELD_WORDS, codeWords, withArticle } from './format';
 import type { Role } from './roles';
 import { athleteAccountRefusal, canLinkAthleteAccount, canManageRole, hasPermission, roleGains, SELF_SCOPED_ROLES } from './roles';
 import { META_COLUMNS } from './records';
@@ -165,7 +165,7 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
     const current = change.op === 'update' ? (stored?.row?.role as string | undefined) : undefined;
     const next = change.after.role as string | undefined;
     if (current !== undefined && !canManageRole(actor.role, current)) {
-      return { ok: false, code: 'Forbidden', reason: `Your role (${actor.role}) cannot change a ${current} account.` };
+      return { ok: false, code: 'Forbidden', reason: `Your role (${actor.role}) cannot change ${withArticle(String(current))} account.` };
     }
     if (next !== undefined && !canManageRole(actor.role, next)) {
       return { ok: false, code: 'Forbidden', reason: `Your role (${actor.role}) cannot grant the ${next} role.`, field: 'role' };

@@ -12,6 +12,14 @@ export function codeWords(code: string): string {
 }
 
 /**
+ * `word` after the indefinite article English gives it by its first letter: "an owner", "a coach"
+ * ("an" before a, e, i, o, u). Role and code words only: no exceptions for spoken sounds (user, hour).
+ */
+export function withArticle(word: string): string {
+  return `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+}
+
+/**
  * A day (YYYY-MM-DD) as the app shows it: "12 Nov 2026" (UTC calendar day, no time zone shift).
  * Anything that is not such a day is returned unchanged.
  */

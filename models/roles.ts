@@ -3,6 +3,8 @@
  * and the HQ sync server. Source: shared/design/domain.md ("Roles and permissions").
  */
 
+import { withArticle } from './format';
+
 /** Every permission in the product. */
 export const PERMISSIONS = [
   'athlete.read',
@@ -261,8 +263,8 @@ export function pinRefusal(
   if (actor === 'owner') return null;
   const mine = (ROLE_PERMISSIONS as Record<string, ReadonlySet<Permission> | undefined>)[actor];
   const theirs = (ROLE_PERMISSIONS as Record<string, ReadonlySet<Permission> | undefined>)[target.role];
-  if (!mine || !theirs) return `Your role (${actor}) cannot ${verb} the PIN of a ${target.role} account. Ask an owner to do it.`;
+  if (!mine || !theirs) return `Your role (${actor}) cannot ${verb} the PIN of ${withArticle(String(target.role))} account. Ask an owner to do it.`;
   const extra = [...theirs].filter((p) => !mine.has(p));
   if (extra.length === 0) return null;
-  return `Your role (${actor}) cannot ${verb} the PIN of a ${target.role} account: whoever sets a PIN can sign in as that account, and it holds permissions your role does not (${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ', …' : ''}). Ask an owner to do it, or the user sets it.`;
+  return `Your role (${actor}) cannot ${verb} the PIN of ${withArticle(String(target.role))} account: whoever sets a PIN can sign in as that account, and it holds permissions your role does not (${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ', …' : ''}). Ask an owner to do it, or the user sets it.`;
 }

@@ -4,6 +4,7 @@ import { Conflict, Forbidden, NotFound, ValidationError } from '../../models/err
 import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
 import { Organization } from '../../models/records';
+import { withArticle } from '../../models/format';
 import type { Role } from '../../models/roles';
 import { canManageRole, hasPermission, pinRefusal } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
@@ -265,7 +266,7 @@ export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: s
   requirePermission(ctx, actor, 'user.manage');
   const u = findUserById(ctx.db, input.user_id);
   if (!u || u.org_id !== actor.orgId) throw new NotFound('User');
-  if (!canManageRole(actor.role, u.role)) throw new Forbidden(`Your role (${actor.role}) cannot change a ${u.role} account.`);
+  if (!canManageRole(actor.role, u.role)) throw new Forbidden(`Your role (${actor.role}) cannot change ${withArticle(u.role)} account.`);
   if (u.id === actor.userId) throw new Forbidden('Your own PIN is not changed here.');
   const refusal = pinRefusal(actor.role, u, u.pin_hash ? 'reset' : 'set');
   if (refusal) throw new Forbidden(refusal);
