@@ -186,7 +186,15 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
       shapeUrl = shapes.url;
       slotName = EMBEDDED_SLOT;
     }
-    const server = await startHqServer({ appUrl, shapeUrl, shapeSecret, slotName, port: opts.port ?? HQ_DEFAULT_PORT, host: opts.host ?? '127.0.0.1' });
+    const server = await startHqServer({
+      appUrl,
+      shapeUrl,
+      shapeSecret,
+      slotName,
+      port: opts.port ?? HQ_DEFAULT_PORT,
+      host: opts.host ?? '127.0.0.1',
+      log: (l) => log(l),
+    });
     const running: RunningHq = {
       server,
       shapes,

@@ -38,7 +38,9 @@
  *   doctor's ordinary clinical change on a physio's laptop needs nothing of this).
  *
  * Errors are typed (models/errors.ts): `NotConfigured` (not enrolled), `Unavailable` (HQ not
- * reachable or not ready), `Unauthenticated` (token revoked or expired: sync stops), `Forbidden`.
+ * reachable or not ready; kind `shape_too_large`: HQ answered but its shape service will not hold
+ * a table's shape, see {@link isRefusedShape}), `Unauthenticated` (token revoked or expired: sync
+ * stops), `Forbidden`, `RateLimited` kind `shape_limit`.
  */
 import { setMaxListeners } from 'node:events';
 import { FetchError } from '@electric-sql/client';
@@ -87,7 +89,7 @@ import {
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
 import { findUserById } from '../data/identity';
-import { isShapeLimit, SHAPE_DEADLINES, withResponseDeadline, withShapeLimitFinal } from './fetch-deadline';
+import { isShapeLimit, isShapeTooLarge, SHAPE_DEADLINES, withResponseDeadline, withShapeRefusalFinal } from './fetch-deadline';
 import { inThreadFeed, ShapeWorkerHost, type ShapeFeedOptions } from './shape-feed';
 import { ShapeApplier, type ApplyEvent, type ConsumeResult } from './shape-apply';
 
@@ -113,6 +115,12 @@ export interface DeviceSyncOptions {
    * @default 30000 / 120000
    */
   shapeDeadlines?: { liveMs: number; otherMs: number };
+  /**
+   * Live mode: how long to wait before asking again for a shape HQ refused as too large for its
+   * shape service's memory budget (kind `shape_too_large`), ms: doubles from `initialMs` to `maxMs`.
+   * The other tables stay live meanwhile. @default 300000..3600000 (5 min → 1 h)
+   */
+  refusedShapeBackoff?: { initialMs: number; maxMs: number };
   /** Shapes fetched at once by `syncOnce`. @default 4 */
   concurrency?: number;
   /**
@@ -221,6 +229,16 @@ async function errorFromResponse(res: Response, what: string): Promise<AppError>
   } as ErrorPayload);
 }
 
+/**
+ * True for the engine's error when HQ's shape service refused a table's shape as larger than its
+ * whole memory budget (`Unavailable`, kind `shape_too_large`): HQ answered, so the device stays
+ * online; a pass ends with it after pulling the other tables; live mode asks for that table again
+ * after {@link DeviceSyncOptions.refusedShapeBackoff} and keeps the rest live.
+ */
+export function isRefusedShape(err: unknown): err is AppError {
+  return err instanceof AppError && err.code === 'Unavailable' && err.details.kind === 'shape_too_large';
+}
+
 function unreachable(hqUrl: string, e: unknown): AppError {
   const reason = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name;
   return new AppError({ code: 'Unavailable', message: `HQ at ${hqUrl} cannot be reached (${reason}); local changes are kept and sync retries.` });
@@ -251,6 +269,8 @@ export class DeviceSync {
   private readonly sliceRows: number | undefined;
   private readonly listeners = new Set<Listener>();
   private readonly inFlight = new Set<string>();
+  /** Live mode: tables whose shape HQ refused as too large (kept as the last error until they sync). */
+  private readonly refused = new Map<string, AppError>();
   private lastEmitted = '';
   private online = false;
   private syncing = false;
@@ -268,7 +288,7 @@ export class DeviceSync {
     this.box = opts.box ?? machineSecretBox(db.path);
     this.sliceRows = opts.applySliceRows === undefined ? undefined : Math.max(1, opts.applySliceRows);
     this.log = opts.log ?? (() => undefined);
-    this.shapeFetch = this.track(withShapeLimitFinal(withResponseDeadline((input, init) => fetch(input, init), opts.shapeDeadlines ?? SHAPE_DEADLINES)));
+    this.shapeFetch = this.track(withShapeRefusalFinal(withResponseDeadline((input, init) => fetch(input, init), opts.shapeDeadlines ?? SHAPE_DEADLINES)));
     this.shapeWorker = opts.shapeWorker === false ? { available: false, openApplying: undefined as never, close: () => undefined } : new ShapeWorkerHost();
   }
 
@@ -514,7 +534,7 @@ export class DeviceSync {
 
   private fail(err: unknown): void {
     const p = err instanceof AppError ? err : new AppError({ code: 'Internal', message: `Sync failed: ${(err as Error).message}` });
-    if (p.code === 'Unavailable') this.online = false;
+    if (p.code === 'Unavailable' && !isRefusedShape(p)) this.online = false;
     try {
       recordSyncOutcome(this.db, { ok: false, at: new Date().toISOString(), code: p.code, message: p.message });
     } catch {
@@ -771,10 +791,20 @@ export class DeviceSync {
   private async pullAll(e: SyncEnrolmentRow & { token: string }, report: SyncReport, live: boolean, signal: AbortSignal): Promise<void> {
     const queue = this.tablesFor(e, report);
     ensureShapeStates(this.db, queue); // before any stream applies (see shapeState)
+    // A table HQ's shape service refuses as too large ends the pass with that error, after the others are pulled.
+    let refusal: AppError | null = null;
     const workers = Array.from({ length: Math.min(queue.length, this.opts.concurrency ?? 4) }, async () => {
-      for (let t = queue.shift(); t !== undefined; t = queue.shift()) await this.follow(e, t, report, live, signal);
+      for (let t = queue.shift(); t !== undefined; t = queue.shift()) {
+        try {
+          await this.follow(e, t, report, live, signal);
+        } catch (err) {
+          if (!isRefusedShape(err)) throw err;
+          refusal ??= err;
+        }
+      }
     });
     await Promise.all(workers);
+    if (refusal) throw refusal;
   }
 
   /**
@@ -886,7 +916,7 @@ export class DeviceSync {
             return;
           }
           if (err instanceof FetchError && err.status === 400 && isShapeLimit(err.json)) {
-            // HQ keeps no more shapes for this device or club (see withShapeLimitFinal): say so in its words, now.
+            // HQ keeps no more shapes for this device or club (see withShapeRefusalFinal): say so in its words, now.
             const hq = (err.json as { error?: { message?: unknown } }).error?.message;
             finish(
               new AppError({
@@ -895,6 +925,18 @@ export class DeviceSync {
                 message: `HQ will not open the ${tbl} shape for this device: ${typeof hq === 'string' ? hq : 'too many shapes.'} Nothing on this device was lost (changes waiting to upload stay queued). Sync again later, or ask an administrator to revoke devices no longer in use: their shapes are released within a minute.`,
               }),
             );
+            return;
+          }
+          if (err instanceof FetchError && err.status === 400 && isShapeTooLarge(err.json)) {
+            // HQ answered: its shape service will not hold this table's shape (see withShapeRefusalFinal).
+            const hq = (err.json as { error?: { message?: unknown } }).error?.message;
+            const refusal = new AppError({
+              code: 'Unavailable',
+              kind: 'shape_too_large',
+              message: `HQ will not send the ${tbl} shape: ${typeof hq === 'string' ? hq : 'it is larger than its shape service can hold.'} Nothing on this device was lost (changes waiting to upload stay queued) and the other tables still sync. Ask HQ's administrator to raise the shape service's memory budget; sync asks for ${tbl} again later.`,
+            });
+            if (live) this.refused.set(tbl, refusal);
+            finish(refusal);
             return;
           }
           if (err instanceof FetchError && err.status === 403) {
@@ -934,6 +976,7 @@ export class DeviceSync {
         if (r.refetched && report && !report.refetched.includes(tbl)) report.refetched.push(tbl);
         if (!r.upToDate) return;
         this.online = true;
+        if (this.refused.delete(tbl)) this.emit();
         if (!live) finish();
       };
       const init = { resetting: state.needs_reset, lastOffset: state.offset };
@@ -993,14 +1036,26 @@ export class DeviceSync {
       this.fail(err);
       ctrl.abort();
     };
+    this.refused.clear();
+    const rb = this.opts.refusedShapeBackoff ?? { initialMs: 300_000, maxMs: 3_600_000 };
     const shapes = (async () => {
       const tables = this.tablesFor(e, null);
       await Promise.all(
         tables.map(async (t) => {
-          try {
-            await this.follow(e, t, null, true, ctrl.signal);
-          } catch (err) {
-            if (!ctrl.signal.aborted) stopAll(err);
+          // A shape HQ refuses as too large is asked for again after a long back-off; the other tables stay live.
+          let wait = rb.initialMs;
+          while (!ctrl.signal.aborted) {
+            try {
+              await this.follow(e, t, null, true, ctrl.signal);
+              return;
+            } catch (err) {
+              if (ctrl.signal.aborted) return;
+              if (!isRefusedShape(err)) return stopAll(err);
+              this.fail(err);
+              this.log(`sync: the ${t} shape is asked for again in ${Math.round(wait / 1000)} s`);
+              await sleep(wait, ctrl.signal);
+              wait = Math.min(wait * 2, rb.maxMs);
+            }
           }
         }),
       );
@@ -1020,8 +1075,13 @@ export class DeviceSync {
           this.syncing = true;
           this.emit();
           await this.uploadAll(e, { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], unsettled: 0, ms: 0 }, signal);
-          recordSyncOutcome(this.db, { ok: true, at: new Date().toISOString() });
-        } else if (this.online && getEnrolment(this.db)?.last_error_code) {
+          const refusal = this.refused.values().next().value;
+          // A table HQ refuses stays the last error until it syncs.
+          recordSyncOutcome(
+            this.db,
+            refusal ? { ok: false, at: new Date().toISOString(), code: refusal.code, message: refusal.message } : { ok: true, at: new Date().toISOString() },
+          );
+        } else if (this.online && this.refused.size === 0 && getEnrolment(this.db)?.last_error_code) {
           recordSyncOutcome(this.db, { ok: true, at: new Date().toISOString() });
         }
         this.syncing = false;
@@ -1049,7 +1109,8 @@ export class DeviceSync {
   /** Live mode: a shape batch committed; with nothing left to upload the device is in sync now. */
   private markLiveSynced(): void {
     const now = Date.now();
-    if (now - this.lastLiveMark < 1000 || syncCounts(this.db).pending > 0) return;
+    // Not in sync while HQ refuses a table's shape (its error stays the last one).
+    if (now - this.lastLiveMark < 1000 || this.refused.size > 0 || syncCounts(this.db).pending > 0) return;
     this.lastLiveMark = now;
     recordSyncOutcome(this.db, { ok: true, at: new Date(now).toISOString() });
   }

@@ -52,33 +52,47 @@ export function withResponseDeadline(fetchFn: typeof fetch, deadlines: { liveMs:
 }
 
 /**
- * HQ's answer when a device asks for a new shape past its limits (sync/http/shape-registry.ts):
- * 429 `RateLimited` with `kind: "shape_limit"` and a `Retry-After` of the registry's idle time
- * (6 h), since a slot frees only when a shape goes unused that long or a device is revoked.
- * @electric-sql/client retries every 429 after its `Retry-After` (its `HTTP_RETRY_STATUS_CODES`),
- * so a sync would sleep for hours with nothing said. {@link withShapeLimitFinal} passes that answer
- * on as HTTP 400 with HQ's body unchanged: the client does not retry a 400, and the engine reports
- * it with HQ's words (it checks the body's `error.kind`, see {@link isShapeLimit}).
+ * HQ's answers that refuse a shape for good, which the Electric client would otherwise retry:
+ * - past its shape limits (sync/http/shape-registry.ts): 429 `RateLimited` with
+ *   `kind: "shape_limit"` and a `Retry-After` of the registry's idle time (6 h), since a slot frees
+ *   only when a shape goes unused that long or a device is revoked. @electric-sql/client retries
+ *   every 429 after its `Retry-After` (its `HTTP_RETRY_STATUS_CODES`), so a sync would sleep for
+ *   hours with nothing said;
+ * - a shape larger than the shape service's whole memory budget (sync/shape ShapeTooLargeError,
+ *   passed on by HQ's proxy): 503 `Unavailable` with `kind: "shape_too_large"`. The client retries
+ *   every 5xx, and the engine would count HQ, which did answer, as unreachable.
+ * {@link withShapeRefusalFinal} passes either on as HTTP 400 with HQ's body unchanged: the client
+ * does not retry a 400, and the engine reports it with HQ's words (it checks the body's
+ * `error.kind`, see {@link isShapeLimit}, {@link isShapeTooLarge}). Any other 429 or 503 passes unchanged.
  */
-export function withShapeLimitFinal(fetchFn: typeof fetch): typeof fetch {
+export function withShapeRefusalFinal(fetchFn: typeof fetch): typeof fetch {
   return async (input, init) => {
     const res = await fetchFn(input, init);
-    if (res.status !== 429) return res;
+    if (res.status !== 429 && res.status !== 503) return res;
     const text = await res.text();
-    const init2 = { status: isShapeLimit(text) ? 400 : 429, statusText: res.statusText, headers: res.headers };
-    return new Response(text, init2);
+    const final = res.status === 429 ? isShapeLimit(text) : isShapeTooLarge(text);
+    return new Response(text, { status: final ? 400 : res.status, statusText: res.statusText, headers: res.headers });
   };
 }
 
-/** True when `body` (a response body, text or parsed JSON) is HQ's `shape_limit` refusal. */
-export function isShapeLimit(body: unknown): boolean {
+function hqErrorKind(body: unknown): unknown {
   let json = body;
   if (typeof body === 'string') {
     try {
       json = JSON.parse(body);
     } catch {
-      return false;
+      return undefined;
     }
   }
-  return (json as { error?: { kind?: unknown } } | null)?.error?.kind === 'shape_limit';
+  return (json as { error?: { kind?: unknown } } | null)?.error?.kind;
+}
+
+/** True when `body` (a response body, text or parsed JSON) is HQ's `shape_limit` refusal. */
+export function isShapeLimit(body: unknown): boolean {
+  return hqErrorKind(body) === 'shape_limit';
+}
+
+/** True when `body` (a response body, text or parsed JSON) is HQ's `shape_too_large` refusal (its shape service's memory budget). */
+export function isShapeTooLarge(body: unknown): boolean {
+  return hqErrorKind(body) === 'shape_too_large';
 }

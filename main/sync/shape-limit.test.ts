@@ -12,15 +12,15 @@ import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { AppError } from '../../models/errors';
 import { openDb } from '../data/db';
 import { DeviceSync } from './engine';
-import { isShapeLimit, withShapeLimitFinal } from './fetch-deadline';
+import { isShapeLimit, withShapeRefusalFinal } from './fetch-deadline';
 import { havePg, useHqStack } from './testing/hq-stack';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-describe('withShapeLimitFinal', () => {
+describe('withShapeRefusalFinal', () => {
   const answer = (status: number, body: unknown) =>
-    withShapeLimitFinal(async () => new Response(JSON.stringify(body), { status, headers: { 'retry-after': '21600' } }));
+    withShapeRefusalFinal(async () => new Response(JSON.stringify(body), { status, headers: { 'retry-after': '21600' } }));
   it("turns HQ's 429 shape_limit into a 400 with the same body; other 429s and answers pass unchanged", async () => {
     const limit = { error: { code: 'RateLimited', kind: 'shape_limit', message: 'This device already follows 32 distinct shapes.' } };
     const r = await answer(429, limit)('http://hq/v1/shape');

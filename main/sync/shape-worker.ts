@@ -25,7 +25,7 @@ import { parentPort } from 'node:worker_threads';
 import { FetchError, ShapeStream, type Offset, type Row } from '@electric-sql/client';
 import { HQ_SHAPE_PARSER, int8ToNumber } from '../../models/sync';
 import { openReplicaWriter, type Db } from '../data/db';
-import { withResponseDeadline, withShapeLimitFinal } from './fetch-deadline';
+import { withResponseDeadline, withShapeRefusalFinal } from './fetch-deadline';
 import { ShapeApplier, type ApplyEvent, type ConsumeResult } from './shape-apply';
 
 /** Where and how a stream's messages are applied. */
@@ -120,7 +120,7 @@ function start(m: Extract<ToWorker, { type: 'start' }>): void {
   // "unreachable" must still report the next failure (after HQ came back and went away again
   // while its long-poll was held, it had posted nothing in between).
   const setOnline = (v: boolean): void => post({ type: 'online', id: m.id, online: v });
-  const deadlineFetch = withShapeLimitFinal(withResponseDeadline(fetch, m.deadlines));
+  const deadlineFetch = withShapeRefusalFinal(withResponseDeadline(fetch, m.deadlines));
   const trackedFetch: typeof fetch = async (input, init) => {
     try {
       const res = await deadlineFetch(input, init);

@@ -63,6 +63,8 @@ export interface HqAppOptions {
   shapeLimits?: Partial<ShapeLimits>;
   /** How often idle shapes and those of revoked devices are released, ms (0: only when `sweepShapes` is called). @default 60000 */
   shapeSweepMs?: number;
+  /** Operator log lines (a shape the shape service refused, once per definition). @default console.warn */
+  log?: (line: string) => void;
 }
 
 /** What {@link createHqApp} returns. */
@@ -289,7 +291,14 @@ export function createHqApp(opts: HqAppOptions): HqApp {
   // --- Read path
   app.get('/v1/shape', async (c) => {
     const p = await registry.authenticate(c.req.header('authorization'));
-    return proxyShape(c, p, { shapeUrl: opts.shapeUrl, secret: opts.shapeSecret ?? null, maxLifetimeMs: opts.maxLongPollMs ?? 60_000, shapes, now: now() });
+    return proxyShape(c, p, {
+      shapeUrl: opts.shapeUrl,
+      secret: opts.shapeSecret ?? null,
+      maxLifetimeMs: opts.maxLongPollMs ?? 60_000,
+      shapes,
+      now: now(),
+      log: opts.log ?? ((l) => console.warn(l)),
+    });
   });
 
   let sweeping: Promise<number> | null = null;

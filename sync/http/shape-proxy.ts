@@ -10,6 +10,10 @@
  * - the shape service's `secret`.
  * Each distinct definition a device asks for counts against its and its club's limit of live
  * shapes (sync/http/shape-registry.ts): past it, 429 `shape_limit`, nothing created.
+ * A shape the shape service will not hold (more than its whole memory budget: 503 with
+ * `kind: "shape_too_large"`, sync/shape ShapeTooLargeError) is answered 503 `Unavailable` with
+ * `kind: "shape_too_large"` and the service's words, and logged once per definition; the device
+ * reports it as a refusal (HQ answered), not as HQ being unreachable.
  * The shape service reads as the replication role, which row-level security does not narrow:
  * this `where` is what keeps tenants apart on the read path.
  *
@@ -24,6 +28,7 @@ import { AppError, Forbidden } from '../../models/errors';
 import { hasPermission, SELF_SCOPED_ROLES, type Permission } from '../../models/roles';
 import { isTableName, TABLE_NAMES, TABLES } from '../../models/tables';
 import { NO_ATHLETE } from '../pg/db';
+import { SHAPE_TOO_LARGE } from '../shape/service';
 import type { Principal } from '../write/principal';
 import { badRequest } from './errors';
 import type { ShapeRegistry } from './shape-registry';
@@ -170,14 +175,27 @@ export class UpstreamError extends AppError {
 /** Response headers copied from the shape service (hop-by-hop and encoding headers are not). */
 const DROP_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
+/** The shape service's words when `body` (a 503's text) is its refusal of a shape too large for its memory budget, else null. */
+function tooLargeMessage(body: string): string | null {
+  try {
+    const j = JSON.parse(body) as { kind?: unknown; message?: unknown } | null;
+    return j?.kind === SHAPE_TOO_LARGE && typeof j.message === 'string' ? j.message : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Forward one shape request. The upstream request is aborted (and the client answered 504, which
  * ShapeStream retries) once it has run for `maxLifetimeMs`, so no long-poll is held for ever.
+ * @throws AppError Unavailable kind `shape_too_large` (503) when the shape service refuses the
+ *   shape as larger than its memory budget (logged through `log` once per definition);
+ *   RateLimited `shape_limit` (429); Validation / Forbidden for the request itself
  */
 export async function proxyShape(
   c: Context,
   p: Principal,
-  opts: { shapeUrl: string; secret: string | null; maxLifetimeMs: number; shapes?: ShapeRegistry; now?: number },
+  opts: { shapeUrl: string; secret: string | null; maxLifetimeMs: number; shapes?: ShapeRegistry; now?: number; log?: (line: string) => void },
 ): Promise<Response> {
   const q = upstreamQuery(p, new URL(c.req.url).searchParams, opts.secret);
   // Past the device's or the club's limit of distinct shapes: 429 shape_limit, nothing created.
@@ -211,6 +229,21 @@ export async function proxyShape(
   }
   // Refused (bad where, unknown column): no shape exists for it, so it does not count.
   if (upstream.status >= 400 && upstream.status !== 409) forget();
+  let text: string | null = null;
+  if (upstream.status === 503) {
+    // Small JSON bodies: read to tell a shape too large for the service's budget from a service that is down.
+    text = await upstream.text().catch(() => '');
+    clearTimeout(timer);
+    c.req.raw.signal?.removeEventListener('abort', onClientGone);
+    const words = tooLargeMessage(text);
+    if (words !== null) {
+      if (opts.shapes?.firstRefusal(q) ?? true)
+        opts.log?.(
+          `[hq] the shape service refused a shape for org ${p.orgId} (table ${q.get('table')}, where ${q.get('where')}): ${words} Devices asking for it are told so (503 shape_too_large); this is logged once per shape definition.`,
+        );
+      throw new AppError({ code: 'Unavailable', kind: SHAPE_TOO_LARGE, message: words });
+    }
+  }
   const out = new Headers();
   upstream.headers.forEach((v, k) => {
     if (!DROP_HEADERS.has(k.toLowerCase())) out.set(k, v);
@@ -219,16 +252,19 @@ export async function proxyShape(
   const cc = out.get('cache-control');
   if (cc) out.set('cache-control', cc.replace(/\bpublic\b/, 'private'));
   out.append('vary', 'authorization');
-  const body = upstream.body
-    ? upstream.body.pipeThrough(
-        new TransformStream({
-          flush() {
-            clearTimeout(timer);
-            c.req.raw.signal?.removeEventListener('abort', onClientGone);
-          },
-        }),
-      )
-    : null;
+  const body =
+    text !== null
+      ? text
+      : upstream.body
+        ? upstream.body.pipeThrough(
+            new TransformStream({
+              flush() {
+                clearTimeout(timer);
+                c.req.raw.signal?.removeEventListener('abort', onClientGone);
+              },
+            }),
+          )
+        : null;
   if (!body) clearTimeout(timer);
   return new Response(body, { status: upstream.status, headers: out });
 }

@@ -107,6 +107,21 @@ export class ShapeRegistry {
     return true;
   }
 
+  private readonly refused = new Set<string>();
+
+  /**
+   * The shape service refused `upstream`'s definition (too large for its memory budget): true the
+   * first time for that definition, so HQ logs each refusal once, not at every device's retry.
+   * Remembers at most 10,000 definitions (then starts over).
+   */
+  firstRefusal(upstream: URLSearchParams): boolean {
+    const key = shapeDefinition(upstream).toString();
+    if (this.refused.has(key)) return false;
+    if (this.refused.size >= 10_000) this.refused.clear();
+    this.refused.add(key);
+    return true;
+  }
+
   /** Undo an {@link admit} that returned true (the shape service refused the request: no shape was made for it). */
   forget(deviceId: string, upstream: URLSearchParams): void {
     const key = shapeDefinition(upstream).toString();

@@ -10,7 +10,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { formatOffset, parseOffset, type Offset } from './log';
 import { TableError } from './schema';
-import { isHandle, ShapeTooLargeError, type Shape, type ShapeRequest, type ShapeService } from './service';
+import { isHandle, SHAPE_TOO_LARGE, ShapeTooLargeError, type Shape, type ShapeRequest, type ShapeService } from './service';
 import { WhereError } from './where';
 
 /** Options of `createShapeApp`. */
@@ -296,7 +296,8 @@ export function createShapeApp(service: ShapeService, options: ShapeAppOptions =
 
   app.onError((err, c) => {
     c.header('cache-control', 'no-store');
-    if (err instanceof ShapeTooLargeError) return c.json({ message: err.message }, 503);
+    // `kind` tells HQ's proxy this 503 is a refusal of this shape, not a service that is down.
+    if (err instanceof ShapeTooLargeError) return c.json({ message: err.message, kind: SHAPE_TOO_LARGE }, 503);
     return c.json({ message: `Shape service error: ${err.message}` }, 500);
   });
   return app;

@@ -108,6 +108,7 @@ describe.skipIf(!havePg)('shape service memory budget', () => {
     const before = readdirSync(join(storage, 'shapes')).length;
     const big = await get('id > 0');
     expect(big.status).toBe(503);
+    expect((big.body as { kind: string }).kind).toBe('shape_too_large'); // HQ's proxy tells it from a service that is down
     expect((big.body as { message: string }).message).toMatch(
       /more than its whole budget of 0\.3 MB\. Narrow it with a where clause, or raise the budget \(SHAPE_MAX_MEMORY_MB\)/,
     );

@@ -92,9 +92,13 @@ export class ShapeServiceError extends AppError {
   }
 }
 
+/** The `kind` of {@link ShapeTooLargeError}, also in its 503 body (`{message, kind}`) for HQ's proxy. */
+export const SHAPE_TOO_LARGE = 'shape_too_large';
+
 /**
  * A shape whose rows alone need more memory than the service's whole budget
- * ({@link ShapeServiceOptions.maxMemoryBytes}); `Unavailable` (503). Nothing is kept of it.
+ * ({@link ShapeServiceOptions.maxMemoryBytes}); `Unavailable` (503), kind {@link SHAPE_TOO_LARGE}.
+ * Nothing is kept of it.
  */
 export class ShapeTooLargeError extends AppError {
   constructor(
@@ -104,6 +108,7 @@ export class ShapeTooLargeError extends AppError {
     const mb = (b: number): string => (b / 1048576).toFixed(1);
     super({
       code: 'Unavailable',
+      kind: SHAPE_TOO_LARGE,
       message: `This shape needs ${mb(shapeBytes)} MB of the shape service's memory, more than its whole budget of ${mb(budgetBytes)} MB. Narrow it with a where clause, or raise the budget (SHAPE_MAX_MEMORY_MB).`,
     });
     this.name = 'ShapeTooLargeError';

@@ -16,6 +16,7 @@ import { afterAll, beforeAll } from 'vitest';
 import type { SeedSummary } from '../../../models/seed/demo';
 import { HQ_PUBLICATION } from '../../../sync/pg/roles';
 import { initialiseHq } from '../../../sync/seed';
+import type { ShapeLimits } from '../../../sync/http/shape-registry';
 import { startHqServer, type HqServer } from '../../../sync/server';
 import { startShapeServer, type ShapeServer } from '../../../sync/shape/server';
 import { havePg, useHqDatabase, type TestHqDb } from '../../../sync/testing/hqdb';
@@ -44,8 +45,18 @@ export interface HqStack {
   adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
 }
 
-/** Start Postgres + shape service + HQ for this test file; see the module doc. */
-export function useHqStack(opts: { longPollMs?: number; shapeLimits?: { perDevice: number; perOrg: number; idleMs: number } } = {}): HqStack {
+/**
+ * Start Postgres + shape service + HQ for this test file; see the module doc. `shapeMaxMemoryBytes`:
+ * the shape service's memory budget (default its own); `hqLog`: HQ's operator log lines (default console).
+ */
+export function useHqStack(
+  opts: {
+    longPollMs?: number;
+    shapeLimits?: Partial<ShapeLimits>;
+    shapeMaxMemoryBytes?: number;
+    hqLog?: (line: string) => void;
+  } = {},
+): HqStack {
   const db = useHqDatabase();
   const today = new Date().toISOString().slice(0, 10);
   let shapes: ShapeServer | null = null;
@@ -62,6 +73,7 @@ export function useHqStack(opts: { longPollMs?: number; shapeLimits?: { perDevic
       poolSize: 6,
       port,
       ...(opts.shapeLimits ? { shapeLimits: opts.shapeLimits } : {}),
+      ...(opts.hqLog ? { log: opts.hqLog } : {}),
     });
     port = server.port;
   };
@@ -79,6 +91,7 @@ export function useHqStack(opts: { longPollMs?: number; shapeLimits?: { perDevic
       slot: 'hq_shapes',
       publication: HQ_PUBLICATION,
       longPollTimeoutMs: opts.longPollMs ?? 5_000,
+      ...(opts.shapeMaxMemoryBytes !== undefined ? { maxMemoryBytes: opts.shapeMaxMemoryBytes } : {}),
     });
     await startHq();
   }, 300_000);
