@@ -264,6 +264,24 @@ export function clearsPinHash(change: RowChange, storedRow: Readonly<Record<stri
 }
 
 /**
+ * True when `change` takes an active owner account out of being one: an `app_user` update that
+ * changes an owner's role, deactivates it (`active` false) or soft-deletes it. `storedRow` is the
+ * row as stored before the change. The apply paths refuse a changeset that would leave the club
+ * with no active owner ({@link LAST_OWNER_REFUSAL}): only an owner approves *needs owner* changes.
+ */
+export function removesOwner(change: RowChange, storedRow: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  if (change.table !== 'app_user' || change.op !== 'update' || !storedRow) return false;
+  const wasOwner = storedRow.role === 'owner' && storedRow.active !== false && storedRow.active !== 0 && !storedRow.deleted_at;
+  if (!wasOwner) return false;
+  const a = change.after;
+  return ('role' in a && a.role !== 'owner') || ('active' in a && (a.active === false || a.active === 0)) || ('deleted_at' in a && a.deleted_at !== null);
+}
+
+/** The refusal when a changeset would leave the club with no active owner (see {@link removesOwner}). */
+export const LAST_OWNER_REFUSAL =
+  "This is the club's last active owner: changing its role or deactivating it would leave nobody to approve the changes that need an owner. Make another account an owner first.";
+
+/**
  * The inverse of an applied change, for Undo. An insert is undone by soft-deleting the row
  * (clinical rows are kept, marked deleted); an update by writing the `before` values back.
  * `appliedVersion` is the row version after apply, which Undo must still find.

@@ -10,7 +10,8 @@ import type { AppliedChangesetView } from '../../models/contract';
 import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, UpdateChange, InsertChange } from '../../models/changeset';
-import { authorizeChange, canonicalJson, clearsPinHash, inverseOf, NOW_PLACEHOLDER } from '../../models/changeset';
+import { authorizeChange, canonicalJson, clearsPinHash, inverseOf, LAST_OWNER_REFUSAL, NOW_PLACEHOLDER, removesOwner } from '../../models/changeset';
+import { countActiveOwners } from './identity';
 import type { FeeCodeHistory, FeeCodeItemRow, NumericHistory, NumericHistoryEntry } from '../../models/policy';
 import { buildFeeCodeHistory, numericHistoryKey } from '../../models/policy';
 import { NEEDS_OWNER_APPROVER } from '../../models/roles';
@@ -119,6 +120,9 @@ export function checkChangeset(db: Db, actor: RuleActor, changes: readonly RowCh
   if (conflicts.length > 0) {
     throw new Conflict(`${conflicts.length} record(s) changed since this change was prepared. Nothing was written; reload and prepare it again.`, conflicts);
   }
+  // The club keeps an active owner: only an owner approves what needs one (forms, CLI, assistant, Undo).
+  const ownersOut = changes.filter((c) => removesOwner(c, rowFacts(db, c.table, c.id)?.row)).map((c) => c.id);
+  if (ownersOut.length > 0 && countActiveOwners(db, actor.orgId, ownersOut) === 0) throw new Forbidden(LAST_OWNER_REFUSAL);
 }
 
 /**

@@ -66,6 +66,14 @@ export function insertOrganization(db: Db, o: Omit<Organization, 'org_id' | 'del
     .run(o.id, o.created_at, o.updated_at, o.version, o.name, o.plan, o.budget_cap_usd, o.assistant_model);
 }
 
+/** Active, live owner accounts of `orgId`, leaving out the ids in `except` (a changeset's own). */
+export function countActiveOwners(db: Db, orgId: string, except: readonly string[]): number {
+  const rows = sqlite(db).prepare("SELECT id FROM app_user WHERE org_id = ? AND role = 'owner' AND active = 1 AND deleted_at IS NULL").all(orgId) as {
+    id: string;
+  }[];
+  return rows.filter((r) => !except.includes(r.id)).length;
+}
+
 /** Set (or clear) a user's PIN hash. Not a changeset: credentials never travel in diffs. */
 export function setUserPinHash(db: Db, userId: string, pinHash: string | null): void {
   sqlite(db).prepare('UPDATE app_user SET pin_hash = ?, updated_at = ? WHERE id = ?').run(pinHash, new Date().toISOString(), userId);

@@ -228,6 +228,8 @@ describe('issue 13 second re-review B2: whoever sets a PIN can sign in as that a
   it('issue 13 re-review B1: a PIN set on a lower role does not survive a promotion — the super admin’s role round trip on the owner and a doctor, an owner’s on another owner', () => {
     const roleTo = (actor: string, id: string, role: string) => f.call(actor, 'users.update', { id, role });
     const sa = f.a.users.super_admin;
+    // a second owner first: the club's last active owner cannot be demoted (below)
+    f.call(f.a.users.owner, 'users.create', { email: 'o2@example.test', display_name: 'Owner two', role: 'owner' });
     for (const target of [f.a.users.owner, f.a.users.doctor]) {
       const original = user(target).role;
       roleTo(sa, target, 'super_admin'); // applies: the super admin grants every role
@@ -248,6 +250,25 @@ describe('issue 13 second re-review B2: whoever sets a PIN can sign in as that a
     expect(setUserPin(ctx(f.a.users.owner), { user_id: f.a.users.physio, pin: '2468' })).toEqual({ pin_set: true });
     roleTo(f.a.users.owner, f.a.users.physio, 'analyst');
     expect(verifyPin('2468', pinHash(f.a.users.physio))).toBe(true);
+  });
+
+  it("the club's last active owner cannot be demoted or deactivated by a super admin; with a second owner it can", () => {
+    const owner = f.a.users.owner;
+    for (const [actor, input] of [
+      [f.a.users.super_admin, { id: owner, role: 'super_admin' }],
+      [f.a.users.super_admin, { id: owner, active: false }],
+    ] as const) {
+      const e = errorOf(() => f.call(actor, 'users.update', input));
+      expect([e.code, e.message]).toEqual([
+        'Forbidden',
+        expect.stringMatching(/^This is the club's last active owner: .*Make another account an owner first\./),
+      ]);
+      expect([user(owner).role, (user(owner) as unknown as { active: boolean }).active]).toEqual(['owner', true]);
+    }
+    const owner2 = f.call(owner, 'users.create', { email: 'o4@example.test', display_name: 'Owner four', role: 'owner' }).changeset.changes[0].id as string;
+    const demoted = f.call(f.a.users.super_admin, 'users.update', { id: owner2, role: 'coach' });
+    expect(user(owner2).role).toBe('coach');
+    expect(demoted.changeset.changes).toHaveLength(1);
   });
 
   it("an owner sets any non-owner PIN, never another owner's", () => {

@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
-import { authorizeChange, canonicalJson, clearsPinHash, NOW_PLACEHOLDER } from '../../models/changeset';
+import { authorizeChange, canonicalJson, clearsPinHash, LAST_OWNER_REFUSAL, NOW_PLACEHOLDER, removesOwner } from '../../models/changeset';
 import { AppError, type ErrorCode } from '../../models/errors';
 import type { FeeCodeHistory, NumericHistory, NumericHistoryEntry } from '../../models/policy';
 import {
@@ -400,6 +400,17 @@ async function applyOnce(
         `${stale.length} record(s) changed at HQ since this change was prepared. Nothing was written; the current rows are attached — re-plan the change or discard it.`,
         { current: stale },
       );
+    }
+
+    // The club keeps an active owner (as on the device, main/data/changesets.ts checkChangeset). The owner
+    // rows are locked, so two uploads each demoting a different owner cannot both see the other still there.
+    const ownersOut = serverChanges.filter((ch) => removesOwner(ch, factsOf.get(ch)?.row)).map((ch) => ch.id);
+    if (ownersOut.length > 0) {
+      const owners = await c.query<{ id: string }>(
+        "SELECT id FROM app_user WHERE org_id = $1 AND role = 'owner' AND active AND deleted_at IS NULL FOR UPDATE",
+        [actor.orgId],
+      );
+      if (owners.rows.every((r) => ownersOut.includes(r.id))) throw reject('forbidden', LAST_OWNER_REFUSAL, { table: 'app_user', row_id: ownersOut[0]! });
     }
 
     // 3. Policy limits, as at proposal time on the device.

@@ -59,7 +59,7 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     athletes = (await sql<{ id: string }>('SELECT id FROM athlete WHERE org_id = $1 ORDER BY name', [ids.org])).map((r) => r.id);
     secondAthlete = (await sql<{ id: string }>('SELECT id FROM athlete WHERE org_id = $1 LIMIT 1', [ids.second]))[0]!.id;
     server = await startHqServer({ appUrl: hq.appUrl, shapeUrl: 'http://127.0.0.1:9', poolSize: 4 });
-    for (const role of ['physio', 'doctor', 'athlete', 'owner', 'admin'] as const) {
+    for (const role of ['physio', 'doctor', 'athlete', 'owner', 'admin', 'super_admin'] as const) {
       const res = await enrol(DEMO_EMAILS[role]);
       expect(res.status).toBe(201);
       tokens[role] = ((await res.json()) as { token: string }).token;
@@ -352,6 +352,21 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     });
     expect(rename).toMatchObject({ status: 'applied' });
     expect((await sql<{ pin_hash: string }>('SELECT pin_hash FROM app_user WHERE id = $1', [accountId]))[0]!.pin_hash).toBe('scrypt$known');
+  });
+
+  it("HQ keeps the club's last active owner: a super admin's upload demoting or deactivating the only owner is refused, nothing written (issue 13 review minor)", async () => {
+    const owner = ids.users.owner!;
+    const [row] = await sql<{ role: string; active: boolean; version: number }>('SELECT role, active, version FROM app_user WHERE id = $1', [owner]);
+    for (const after of [{ role: 'super_admin' }, { active: false }]) {
+      const out = await one(tokens.super_admin!, {
+        changeset_id: uuidv7(),
+        verb: 'users.update',
+        changes: [{ op: 'update', table: 'app_user', id: owner, version: row!.version, before: {}, after }],
+      });
+      expect(out).toMatchObject({ status: 'rejected', reason: 'forbidden' });
+      if (out.status === 'rejected') expect(out.message).toMatch(/^This is the club's last active owner/);
+    }
+    expect((await sql('SELECT role, active, version FROM app_user WHERE id = $1', [owner]))[0]).toEqual(row);
   });
 
   it('two devices recording the same athlete and day at once: one row (HQ 0007), the other rejected with a clear message', async () => {
