@@ -29,7 +29,7 @@ import { HQ_PUBLICATION, HQ_ROLES, type HqRolePasswords } from './pg/roles';
 import { initialiseHq } from './seed';
 import { startHqServer, type HqServer } from './server';
 import { shapeMemoryBudget, startShapeServer, type ShapeServer } from './shape/server';
-import { SHAPE_LIMITS } from './http/shape-registry';
+import { SHAPE_LIMITS, shapeLimitsFromEnv, type ShapeLimits } from './http/shape-registry';
 
 /** The HQ's default port. */
 export const HQ_DEFAULT_PORT = 5180;
@@ -110,6 +110,12 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
     shapeMemory = shapeMemoryBudget(env.SHAPE_MAX_MEMORY_MB);
   } catch (e) {
     throw new HqConfigError((e as Error).message.replace('--max-memory-mb / ', ''));
+  }
+  let shapeLimits: Partial<ShapeLimits>;
+  try {
+    shapeLimits = shapeLimitsFromEnv(env);
+  } catch (e) {
+    throw new HqConfigError((e as Error).message);
   }
   const log = opts.log ?? ((l: string) => console.log(l));
   let cluster: PgCluster | null = null;
@@ -193,6 +199,7 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
       slotName,
       port: opts.port ?? HQ_DEFAULT_PORT,
       host: opts.host ?? '127.0.0.1',
+      shapeLimits,
       log: (l) => log(l),
     });
     const running: RunningHq = {

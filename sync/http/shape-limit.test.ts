@@ -79,7 +79,7 @@ describe.skipIf(!havePg)('HQ shape proxy: a bounded number of live shapes', () =
   });
 
   it('documents its limits: one shape per synced table per device, with room for a few narrowed ones', () => {
-    expect(SHAPE_LIMITS).toEqual({ perDevice: 32, perOrg: 500, idleMs: 6 * 3_600_000 });
+    expect(SHAPE_LIMITS).toEqual({ perDevice: 32, perUser: 64, perOrg: 500, idleMs: 6 * 3_600_000 });
   });
 
   it("refuses a device's new shape past its limit with 429 shape_limit, creating nothing; known shapes and refused wheres do not count", async () => {

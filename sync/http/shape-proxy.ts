@@ -8,7 +8,7 @@
  *   to be one parenthesised expression, so it can narrow and never widen);
  * - `columns` (the client may pick columns of the table; nothing else);
  * - the shape service's `secret`.
- * Each distinct definition a device asks for counts against its and its club's limit of live
+ * Each distinct definition a device asks for counts against its, its account's and its club's limit of live
  * shapes (sync/http/shape-registry.ts): past it, 429 `shape_limit`, nothing created.
  * A shape the shape service will not hold (more than its whole memory budget: 503 with
  * `kind: "shape_too_large"`, sync/shape ShapeTooLargeError) is answered 503 `Unavailable` with
