@@ -426,7 +426,8 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
   // every keypoint stayed within STATIC_MAX_DISPLACEMENT_M of its median position (raw triangulated points).
   const shortTrial = frames <= filterPad(4) || frames < STATIC_TRIAL_SECONDS * fps;
   const displacementM = shortTrial ? maxKeypointDisplacement(tri.points, K) : Infinity;
-  const isStatic = shortTrial && displacementM <= STATIC_MAX_DISPLACEMENT_M;
+  // one frame shows a pose, not whether it was held: never measured static
+  const isStatic = shortTrial && frames >= 2 && displacementM <= STATIC_MAX_DISPLACEMENT_M;
   // What vouches for synchronisation when the geometric check cannot: the recording's timestamps, or nothing (sync_timestamps / camera_offset / sync_unchecked).
   {
     const mode = o.sync ?? 'check';
@@ -447,6 +448,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     // a held posture (measured static trial) does not depend on timing: nothing moves between frames
     const ev = syncEvidenceCondition(videos ? timestampSkew(videos, frames) : null, fps, sync?.estimable === true || isStatic, why);
     if (ev) trialConditions.splice(syncEvidenceAt, 0, ev);
+  }
+  if (!isStatic && frames <= filterPad(4)) {
+    trialConditions.push({
+      code: 'short_trial_unfiltered',
+      detail: `a trial of ${frames} frame${frames === 1 ? '' : 's'} (${(frames / fps).toFixed(2)} s) ${frames < 2 ? '(one frame shows a pose, not whether it was held)' : `that is not a held posture (a keypoint moved up to ${Number.isFinite(displacementM) ? (100 * displacementM).toFixed(1) : '?'} cm from its median position)`}: the zero-lag filter needs more than ${filterPad(4)} frames, so values are unfiltered and the 2D noise of each frame is in the peak and range. Record the whole movement`,
+    });
   }
   if (isStatic) {
     trialConditions.push({

@@ -299,6 +299,25 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     for (const m of two.rows) expect(m.trustworthy).toBe(false);
   });
 
+  it('a moving trial too short to filter (≤ 9 frames) says so (short_trial_unfiltered); one frame is never a static trial (issue 15 review minors)', async () => {
+    // the BalancingTrial's first 8 frames: the athlete moves, and nothing said the values were unfiltered
+    const short = await run(BALANCING, { maxFrames: 8, sync: 'off' });
+    const c = short.trialConditions.find((x) => x.code === 'short_trial_unfiltered');
+    expect(c?.detail).toMatch(
+      /^a trial of 8 frames \(0\.13 s\) that is not a held posture \(a keypoint moved up to \d+\.\d cm .*needs more than 9 frames, so values are unfiltered/,
+    );
+    expect(short.trialConditions.map((x) => x.code)).not.toContain('static_trial');
+    for (const m of short.rows.filter((x) => x.value_deg !== null)) expect(m.conditions.map((x) => x.code)).toContain('short_trial_unfiltered');
+    // one frame: neither static nor filtered
+    const one = await run(STATIC_TRIAL, { maxFrames: 1 });
+    expect(one.trialConditions.map((x) => x.code)).not.toContain('static_trial');
+    expect(one.trialConditions.find((x) => x.code === 'short_trial_unfiltered')?.detail).toMatch(
+      /^a trial of 1 frame \(0\.02 s\) \(one frame shows a pose, not whether it was held\)/,
+    );
+    // a 10-frame trial is filtered: nothing to say
+    expect((await run(BALANCING, { maxFrames: 10, sync: 'off' })).trialConditions.map((x) => x.code)).not.toContain('short_trial_unfiltered');
+  });
+
   it('the static trial (12 frames) is reported as static and unfiltered', async () => {
     const r = await processTrial({ trialDir: STATIC_TRIAL, calibPath: DEMO_CALIB, useTrialKeypoints: true });
     expect(r.frames).toBe(12);

@@ -39,6 +39,8 @@ export const CONDITION_CODES = [
   'model_difference',
   'not_cross_checked',
   'static_trial',
+  // a trial that moves but is too short for the zero-lag filter (≤ filterPad frames): values unfiltered
+  'short_trial_unfiltered',
   // a live recording's repeated frames (main/capture/live/sidecar.ts): over the bound / within it
   'duplicated_frames',
   'duplicated_frames_masked',
@@ -55,6 +57,7 @@ export const INFO_CONDITIONS: readonly ConditionCode[] = [
   'sync_timestamps',
   'sync_unconfirmed',
   'static_trial',
+  'short_trial_unfiltered',
   'model_difference',
   'not_cross_checked',
   'duplicated_frames_masked',

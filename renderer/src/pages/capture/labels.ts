@@ -44,6 +44,7 @@ export const CONDITION: Record<string, string> = {
   model_difference: 'second pose model',
   not_cross_checked: 'not cross-checked by a second model',
   static_trial: 'static trial (unfiltered)',
+  short_trial_unfiltered: 'too short to filter (unfiltered)',
   duplicated_frames: 'camera repeated frames',
   duplicated_frames_masked: 'repeated frames left out',
   recording_cut_short: 'recording cut short',
