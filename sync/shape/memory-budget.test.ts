@@ -118,6 +118,29 @@ describe.skipIf(!havePg)('shape service memory budget', () => {
     expect((await get('id > 0')).status).toBe(503);
   });
 
+  it('shapes requested at once are created one at a time: memory stays within the budget plus the one under creation (12 too-large shapes at once peaked at ~7× it)', async () => {
+    const shapesBefore = server.service.stats().shapes;
+    let peak = 0;
+    let sampling = true;
+    const sample = async (): Promise<void> => {
+      while (sampling) {
+        peak = Math.max(peak, server.service.stats().memoryBytes);
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    const sampler = sample();
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, k) => get(`id > ${k + 1}`)));
+    sampling = false;
+    await sampler;
+    expect(answers.map((a) => a.status)).toEqual(Array(12).fill(503));
+    // Created shapes within the budget, plus the one under creation: refused once it alone passes
+    // the budget, checked after each 5,000-row snapshot batch (~60 B a row here).
+    expect(peak).toBeLessThanOrEqual(300_000 + 300_000 + 5000 * 60);
+    // The shapes that fit were not disturbed, and nothing of the refused ones is kept.
+    expect(server.service.stats().shapes).toBe(shapesBefore);
+    expect(server.service.stats().memoryBytes).toBeLessThanOrEqual(300_000);
+  }, 120_000);
+
   it('a restart with a smaller budget resumes only the shapes that fit', async () => {
     const held = server.service.stats();
     expect(held.shapes).toBe(2);

@@ -859,7 +859,31 @@ export class ShapeService {
     return this.byHandle.get(handle);
   }
 
+  /** The creation under way (or the last one): creations run one at a time, see {@link createShape}. */
+  private creation: Promise<void> = Promise.resolve();
+
+  /**
+   * Make a shape and take its snapshot. One creation at a time: a shape under creation holds
+   * memory the budget's eviction cannot free (only created shapes are dropped, and one is refused
+   * only once it alone passes the whole budget), so concurrent creations could each grow to the
+   * whole budget (issue 12 review: 12 at once peaked at ~7× it). Serialised, all shapes' memory
+   * stays within the budget plus the one shape under creation (which the budget refuses past it),
+   * at most about twice the budget, whatever the number of requests at once.
+   */
   private async createShape(def: Definition, defKey: string, table: TableInfo): Promise<Shape> {
+    const before = this.creation;
+    let done!: () => void;
+    this.creation = new Promise<void>((r) => (done = r));
+    try {
+      await before;
+      if (this.stopped) throw new Error('shape service stopped');
+      return await this.createShapeNow(def, defKey, table);
+    } finally {
+      done();
+    }
+  }
+
+  private async createShapeNow(def: Definition, defKey: string, table: TableInfo): Promise<Shape> {
     let handle = makeHandle(defKey);
     while (this.byHandle.has(handle)) handle = makeHandle(defKey + Math.random());
     const dir = join(this.storageDir, 'shapes', handle);
