@@ -9,6 +9,7 @@ import { CONTRACT, STREAMS, isOpName, isStreamName } from '../../models/contract
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, NotConfigured, NotFound, RateLimited, toErrorPayload } from '../../models/errors';
 import { MAX_PIN_FAILURES, PIN_LOCK_MS } from '../../models/signin';
+import { createHash } from 'node:crypto';
 import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
 import { findOrganization, findUserById, listAllUsers } from '../data/identity';
@@ -34,6 +35,69 @@ export interface WindowSession {
   userId: string | null;
   /** Assistant runs started from this window's session (stopped when it signs out). */
   runIds?: Set<string>;
+  /**
+   * What the account was when this session signed in ({@link accountStamp}): its role, athlete
+   * link, PIN hash and active flag, hashed. A call finding the account changed ends the session.
+   */
+  stamp?: string;
+}
+
+/**
+ * SHA-256 (hex) of what a signed-in session stands on: the account's role, linked athlete, PIN
+ * hash and active flag. A change to any of them ends the sessions signed in before it (issue 13
+ * re-review: a super admin set a super admin's PIN, signed in as it, then made it a doctor — the
+ * cleared PIN stopped new sign-ins, not the open session). Null for an unknown account.
+ */
+export function accountStamp(db: Db, userId: string): string | null {
+  const u = findUserById(db, userId);
+  if (!u) return null;
+  return createHash('sha256')
+    .update([u.role, u.linked_athlete_id ?? '', u.pin_hash ?? '', u.active ? '1' : '0'].join('\0'))
+    .digest('hex');
+}
+
+/** Operations that work signed out: the stamp check ends a stale session before them silently. */
+const SIGNED_OUT_OPS: ReadonlySet<string> = new Set(['session.users', 'session.signIn', 'session.me', 'session.signOut']);
+
+/**
+ * End `ctx`'s session when its account changed since sign-in ({@link accountStamp}): its runs are
+ * stopped and it is signed out; then, for an operation that needs a session, an Unauthenticated
+ * error saying why. A session without a stamp (made outside `session.signIn`, e.g. by a test) is
+ * stamped now. No-op when signed out.
+ * @throws AppError Unauthenticated
+ */
+function checkAccountUnchanged(deps: HandlerDeps, ctx: CallContext, op: string): void {
+  const userId = ctx.session.userId;
+  if (!userId) return;
+  const now = accountStamp(deps.db, userId);
+  if (ctx.session.stamp === undefined && now !== null) {
+    ctx.session.stamp = now;
+    return;
+  }
+  if (now !== null && now === ctx.session.stamp) return;
+  endSession(deps, ctx);
+  deps.log?.('session ended: the account changed since sign-in');
+  if (!SIGNED_OUT_OPS.has(op))
+    throw new AppError({
+      code: 'Unauthenticated',
+      message: 'Your account was changed since you signed in (its role, athlete link, PIN or status), so you were signed out. Sign in again.',
+    });
+}
+
+/** Sign the window out: stop the assistant runs it started, forget the user. */
+function endSession(deps: HandlerDeps, ctx: CallContext): void {
+  const userId = ctx.session.userId;
+  const runs = ctx.session.runIds;
+  if (userId && runs?.size && deps.kinetix) {
+    try {
+      deps.kinetix.stopRuns(userId, runs);
+    } catch (e) {
+      deps.log?.(`sign-out: could not stop assistant runs (${e instanceof Error ? e.name : 'unknown'})`);
+    }
+  }
+  ctx.session.runIds = new Set();
+  ctx.session.userId = null;
+  delete ctx.session.stamp;
 }
 
 /** What every handler receives besides its input. */
@@ -88,8 +152,23 @@ function unauthenticated(): AppError {
   return new AppError({ code: 'Unauthenticated', message: 'You are not signed in. Choose your name and enter your PIN.' });
 }
 
-/** Build the contract's handlers. Typed by {@link Handlers}: a missing or renamed operation is a compile error. */
+/**
+ * Build the contract's handlers. Typed by {@link Handlers}: a missing or renamed operation is a
+ * compile error. Every operation first checks that a signed-in session's account is unchanged
+ * since sign-in (checkAccountUnchanged).
+ */
 export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
+  const inner = createInnerHandlers(deps);
+  const out = {} as Record<string, (ctx: CallContext, input: unknown) => unknown>;
+  for (const [op, fn] of Object.entries(inner) as [string, (ctx: CallContext, input: unknown) => unknown][])
+    out[op] = (ctx, input) => {
+      checkAccountUnchanged(deps, ctx, op);
+      return fn(ctx, input);
+    };
+  return out as unknown as Handlers<CallContext>;
+}
+
+function createInnerHandlers(deps: HandlerDeps): Handlers<CallContext> {
   const now = deps.now ?? Date.now;
   const failures = new Map<string, { count: number; lockedUntil: number }>();
   const scope = signInScope(deps.signInOrgs === undefined ? parseSignInOrgs(process.env.ATHLETE_SIGNIN_ORGS) : deps.signInOrgs);
@@ -137,6 +216,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
       }
       failures.delete(user_id);
       ctx.session.userId = u.id;
+      ctx.session.stamp = accountStamp(deps.db, u.id) ?? undefined;
       const me = meOf(u.id);
       if (!me) throw unauthenticated();
       deps.log?.(`sign-in: ${u.role}`);
@@ -152,17 +232,7 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
     },
     'session.signOut': (ctx) => {
       // The user's runs started here stop now (a waiting confirmation is not left holding a run slot).
-      const userId = ctx.session.userId;
-      const runs = ctx.session.runIds;
-      if (userId && runs?.size && deps.kinetix) {
-        try {
-          deps.kinetix.stopRuns(userId, runs);
-        } catch (e) {
-          deps.log?.(`sign-out: could not stop assistant runs (${e instanceof Error ? e.name : 'unknown'})`);
-        }
-      }
-      ctx.session.runIds = new Set();
-      ctx.session.userId = null;
+      endSession(deps, ctx);
       return { signed_out: true as const };
     },
     'session.me': (ctx) => {
@@ -236,8 +306,12 @@ export function createHandlers(deps: HandlerDeps): Handlers<CallContext> {
 /** Build the contract's stream handlers (typed by {@link StreamHandlers}). */
 export function createStreamHandlers(deps: HandlerDeps): StreamHandlers<CallContext> {
   return {
-    'assistant.events': (ctx, { run_id, last_event_id }) => harness(deps).subscribe(signedInUser(ctx), run_id, last_event_id ?? null),
+    'assistant.events': (ctx, { run_id, last_event_id }) => {
+      checkAccountUnchanged(deps, ctx, 'assistant.events');
+      return harness(deps).subscribe(signedInUser(ctx), run_id, last_event_id ?? null);
+    },
     'sync.events': (ctx) => {
+      checkAccountUnchanged(deps, ctx, 'sync.events');
       signedInUser(ctx);
       return statusStream(deps.sync ?? { status: () => syncStatus(null), onChange: () => () => undefined });
     },
