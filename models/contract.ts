@@ -259,8 +259,16 @@ export const CONTRACT = {
   },
   /** Stop the running recording; every file is closed before it answers (what was written is kept even when a camera failed). */
   'capture.stopRecording': { input: Empty, output: z.custom<CaptureStopView>() },
-  /** The frame of the first camera at the start of a live recording (JPEG base64), to tap the athlete on. */
-  'capture.tapFrame': { input: z.object({ recording_id: z.string().min(8).max(64) }).strict(), output: z.custom<{ camera: string; jpeg_base64: string }>() },
+  /**
+   * The first frame of the recording's first camera (JPEG base64), to tap the athlete on: the frame a
+   * live recording kept when it started, or (an imported trial) the first frame of that camera's
+   * video, made once and kept. `width`×`height`: that camera's full-size frame (px), the space of a tap.
+   * Validation for a recording with 2D keypoint files only (tap with the CLI's --tap).
+   */
+  'capture.tapFrame': {
+    input: z.object({ recording_id: z.string().min(8).max(64) }).strict(),
+    output: z.custom<{ camera: string; jpeg_base64: string; width: number; height: number }>(),
+  },
   /** Mark the athlete: one tap (pixels of that camera's full-size frame). */
   'capture.tap': {
     input: z

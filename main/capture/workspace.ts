@@ -20,7 +20,8 @@ import { RecordingMeta, type JobView, type RecordingView } from '../../models/ca
 import { PoseMetricInput } from '../../models/capture/metrics';
 import { NotFound, ValidationError, Conflict } from '../../models/errors';
 import { parseTomlCalibration, CalibrationError } from './calibration';
-import { findKeypointFolders, findVideos, frameRateFromConfig } from './sources';
+import { openCvAddon } from './native/index';
+import { findKeypointFolders, findVideos, frameRateFromConfig, matchToCameras, normalizedCameraName } from './sources';
 
 export { RecordingMeta, type RecordingView, type JobStage, type JobView } from '../../models/capture/jobs';
 
@@ -200,6 +201,53 @@ export class CaptureWorkspace {
     if (!m.cameras.includes(tap.camera)) throw new ValidationError(`Camera ${tap.camera} is not one of this recording's cameras (${m.cameras.join(', ')}).`);
     this.writeMeta({ ...m, tap });
     return this.get(orgId, id);
+  }
+
+  /**
+   * The first frame of a recording's first camera, to tap the athlete on: `tap-frame.jpg` in the
+   * recording folder (a live recording writes it, downscaled, when it starts; `width`×`height` is
+   * then the camera's calibrated size), else `first-frame.jpg`, made once from the first decoded
+   * frame of that camera's video (full size, JPEG quality 90, OpenCV) and kept there (`width`×
+   * `height` is the video's frame). A tap is in pixels of `width`×`height` whatever the JPEG's size.
+   * @throws NotFound (recording; a live recording still recording), ValidationError when the
+   *   recording has no video (2D keypoint files only: tap with the CLI's --tap) or its first frame
+   *   does not decode, CaptureInputError when its videos match no camera, OpenCvError when OpenCV
+   *   refuses the video
+   */
+  tapFrame(orgId: string, id: string): { camera: string; jpeg: Buffer; width: number; height: number } {
+    const rec = this.get(orgId, id);
+    const d = this.dir(id);
+    const cams = parseTomlCalibration(readFileSync(path.join(d, 'calibration.toml'), 'utf8'), 'the recording calibration');
+    const camera = rec.cameras[0]!;
+    const cal = cams.find((c) => c.name === camera) ?? cams.find((c) => normalizedCameraName(c.name) === normalizedCameraName(camera)) ?? cams[0]!;
+    const live = path.join(d, 'tap-frame.jpg');
+    if (existsSync(live)) return { camera, jpeg: readFileSync(live), width: cal.width, height: cal.height };
+    const cv = openCvAddon();
+    const made = path.join(d, 'first-frame.jpg');
+    if (existsSync(made)) {
+      const jpeg = readFileSync(made);
+      const img = cv.decodeImage(new Uint8Array(jpeg));
+      return { camera, jpeg, width: img.width, height: img.height };
+    }
+    if (rec.status === 'recording') throw new NotFound('Preview frame of this recording');
+    const videos = findVideos(d);
+    if (videos.length === 0)
+      throw new ValidationError(
+        `This recording has 2D keypoint files but no videos, so there is no frame to tap on here. Tap the athlete with the command line: npm run capture -- process <trial folder> --calib <toml> --trial-keypoints --tap ${camera}:X,Y (pixels of ${camera}'s first frame).`,
+      );
+    const file = matchToCameras(cams, videos, (f) => f, 'video')[cams.indexOf(cal)]!;
+    const reader = new cv.VideoReader(file);
+    let first;
+    try {
+      first = reader.read();
+    } finally {
+      reader.close();
+    }
+    if (!first) throw new ValidationError(`${path.basename(file)} has no decodable first frame to tap the athlete on.`);
+    const jpeg = Buffer.from(cv.encodeJpeg(first, 90));
+    writeFileSync(`${made}.tmp`, jpeg);
+    renameSync(`${made}.tmp`, made);
+    return { camera, jpeg, width: first.width, height: first.height };
   }
 
   /** The folder the recorder writes a recording's videos to. */

@@ -6,7 +6,7 @@
  * needs `capture.run`; the native capture addon (native/capture, main/capture/live/rig.ts) does the
  * capturing on its own threads.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError, Conflict, NotFound, ValidationError } from '../../models/errors';
@@ -266,10 +266,8 @@ export function liveHandlers<Ctx extends { session: { userId: string | null } }>
     },
     'capture.tapFrame': (ctx, i) => {
       const { ws, actor } = run(ctx);
-      const rec = ws.get(actor.orgId, i.recording_id);
-      const f = path.join(ws.root, rec.id, 'tap-frame.jpg');
-      if (!existsSync(f)) throw new NotFound('Preview frame of this recording');
-      return { camera: rec.cameras[0]!, jpeg_base64: readFileSync(f).toString('base64') };
+      const f = ws.tapFrame(actor.orgId, i.recording_id);
+      return { camera: f.camera, jpeg_base64: f.jpeg.toString('base64'), width: f.width, height: f.height };
     },
     'capture.tap': (ctx, i) => {
       const { ws, actor } = run(ctx);

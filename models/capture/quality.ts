@@ -634,7 +634,7 @@ export function athleteNotTappedCondition(tapped: boolean, counts: readonly numb
     .join(', ');
   return {
     code: 'athlete_not_tapped',
-    detail: `more than one person is in view (most in one frame: ${seen}) and nobody tapped the athlete: the largest person was taken, and these readings may be someone else's. Tap the athlete in the first frame (the Process step, or --tap CAM:X,Y) and process again`,
+    detail: `more than one person is in view (most in one frame: ${seen}) and nobody tapped the athlete: the largest person was taken, and these readings may be someone else's. Tap the athlete on the first frame and process again: in the app, "Tap the athlete" on the Process page (a trial with videos) or after recording; for a trial of 2D keypoint files only, on the command line (npm run capture -- process … --tap CAM:X,Y)`,
   };
 }
 

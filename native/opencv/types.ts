@@ -67,6 +67,8 @@ export interface OpenCvAddon {
     K: Float64Array,
     dist: Float64Array,
   ): { rvec: Float64Array; tvec: Float64Array; rms: number } | null;
+  /** `cv::imencode` of an RGB (or grey) image → JPEG bytes at `quality` 1..100 (default 90). RangeError for a bad quality or image. */
+  encodeJpeg(image: RawImage, quality?: number): Uint8Array;
   /** `cv::imread` → RGB. Throws when unreadable. */
   readImage(path: string): RawImage;
   /** Bilinear crop of the box [x0,x1]×[y0,y1] (align-corners) to outW×outH RGB; outside the image is black. */

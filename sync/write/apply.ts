@@ -41,7 +41,7 @@ import {
   type PolicyResult,
 } from '../../models/policy';
 import type { Role } from '../../models/roles';
-import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
+import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { ChangesetOutcome, ContentHashVersion, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
 import { CONTENT_HASH_VERSION, uploadHashPayload } from '../../models/sync';
 import type { TableName } from '../../models/tables';
@@ -372,7 +372,26 @@ async function applyOnce(
       const decision = authorizeChange(actor, serverChange, facts);
       if (!decision.ok) {
         const reason: RejectionReason = decision.code === 'Forbidden' ? 'forbidden' : decision.code === 'NotFound' ? 'not_found' : 'validation';
-        throw reject(reason, decision.reason, { table: def.name, row_id: change.id, ...(decision.field ? { field: decision.field } : {}) });
+        // HQ's row goes with the refusal when the uploader may still read it (the row was read under
+        // their tenant and self-scope), so the conflict shows "HQ now" next to their value.
+        const current: CurrentRow[] =
+          change.op === 'update' && stored && hasPermission(actor.role, def.read)
+            ? [
+                {
+                  table: def.name,
+                  id: change.id,
+                  expected_version: change.version,
+                  actual_version: stored.version as number,
+                  row: deviceView(def.name, stored),
+                },
+              ]
+            : [];
+        throw reject(reason, decision.reason, {
+          table: def.name,
+          row_id: change.id,
+          ...(decision.field ? { field: decision.field } : {}),
+          ...(current.length ? { current } : {}),
+        });
       }
       if (change.op !== 'delete') {
         for (const [col, refTable] of Object.entries(def.references ?? {})) {

@@ -207,6 +207,12 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       ],
     });
     expect(forged).toMatchObject({ status: 'rejected', reason: 'forbidden', field: 'doctor_signoff_by' });
+    // HQ's row goes with the refusal (the physio may read it), so the conflict shows "HQ now", not "—".
+    expect(forged).toMatchObject({
+      current: [
+        { table: 'rtp_entry', id: rtp!.id, expected_version: rtp!.version, actual_version: rtp!.version, row: { id: rtp!.id, doctor_signoff_by: null } },
+      ],
+    });
     const [after] = await sql<{ doctor_signoff_by: string | null; version: number }>('SELECT doctor_signoff_by, version FROM rtp_entry WHERE id = $1', [
       rtp!.id,
     ]);

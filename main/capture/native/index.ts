@@ -150,6 +150,7 @@ export function openCvAddon(): OpenCvAddon {
     solvePnP: guard(raw.solvePnP),
     readImage: guard(raw.readImage),
     decodeImage: guard(raw.decodeImage),
+    encodeJpeg: guard(raw.encodeJpeg),
     cropResize: guard(raw.cropResize),
     writeVideo: guard(raw.writeVideo),
     VideoReader,

@@ -1,6 +1,6 @@
 // Small OpenCV binding for the capture pipeline (Debian's libopencv-dev, pkg-config opencv4):
 // checkerboard detection (findChessboardCorners + cornerSubPix), calibrateCamera, solvePnP,
-// image/video decoding (imread, VideoCapture with its FFmpeg backend) and crop+resize.
+// image/video decoding (imread, VideoCapture with its FFmpeg backend), JPEG encoding (imencode) and crop+resize.
 // Chosen over @u4/opencv4nodejs for build time; see main/capture/README.md.
 #include <napi.h>
 #include <opencv2/calib3d.hpp>
@@ -137,6 +137,21 @@ Napi::Value DecodeImageImpl(const Napi::CallbackInfo& info) {
   if (m.empty()) throw Napi::Error::New(env, "cannot decode image bytes (not a JPEG/PNG OpenCV reads)");
   cv::cvtColor(m, m, cv::COLOR_BGR2RGB);
   return imageToJs(env, m);
+}
+
+// encodeJpeg(image: RGB or grey image, quality 1..100) → JPEG bytes (cv::imencode)
+Napi::Value EncodeJpegImpl(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "encodeJpeg(image, quality) needs an image {data,width,height,channels}");
+  cv::Mat rgb = imageArg(info[0], false), bgr;
+  const int quality = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 90;
+  if (quality < 1 || quality > 100) throw Napi::RangeError::New(env, "encodeJpeg: quality must be 1..100");
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+  std::vector<uchar> out;
+  if (!cv::imencode(".jpg", bgr, out, {cv::IMWRITE_JPEG_QUALITY, quality})) throw Napi::Error::New(env, "cv::imencode could not encode the image as JPEG");
+  auto buf = Napi::Uint8Array::New(env, out.size());
+  std::memcpy(buf.Data(), out.data(), out.size());
+  return buf;
 }
 
 // calibrateCamera(objectPoints: Float64Array[] (M×3), imagePoints: Float64Array[] (M×2), width, height, flags?)
@@ -312,6 +327,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("calibrateCamera", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return CalibrateCameraImpl(i); }); }));
   exports.Set("solvePnP", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return SolvePnPImpl(i); }); }));
   exports.Set("decodeImage", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return DecodeImageImpl(i); }); }));
+  exports.Set("encodeJpeg", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return EncodeJpegImpl(i); }); }));
   exports.Set("readImage", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return ReadImageImpl(i); }); }));
   exports.Set("cropResize", Napi::Function::New(env, [](const Napi::CallbackInfo& i) { return Guarded(i.Env(), [&] { return CropResizeImpl(i); }); }));
   exports.Set("VideoReader", VideoReader::Define(env));
