@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { associateAthlete, defaultTap, peopleInFirstFrame, type Tap } from '../../models/capture/association';
+import { associateAthlete, defaultTap, peopleInView, type Tap } from '../../models/capture/association';
 import { type CameraCalibration, hasDistortion, projectionMatrix, undistortObservations } from '../../models/capture/camera';
 import { BODY25B, type KeypointSet } from '../../models/capture/keypoints';
 import type { PoseMetricInput } from '../../models/capture/metrics';
@@ -24,6 +24,7 @@ import {
   STATIC_MAX_DISPLACEMENT_M,
   STATIC_TRIAL_SECONDS,
   athleteNotTappedCondition,
+  trackJumpCondition,
   type ReadingCondition,
 } from '../../models/capture/quality';
 import { applySyncOffsets, estimateSync, SYNC_AMBIGUITY, SYNC_CONFIRM_MAX_FRAMES, type SyncReport } from '../../models/capture/sync';
@@ -191,7 +192,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     throw new CaptureInputError('bad_argument', `tap camera ${String(o.tap?.camera)} is not one of ${cams.map((c) => c.name).join(', ')}`);
 
   let observations: Float64Array, set: KeypointSet, frames: number, fps: number, tap: Tap;
-  // people each camera sees in the first frame: more than one and no tap → athlete_not_tapped
+  // people each camera sees (most in one frame): more than one and no tap → athlete_not_tapped
   let firstFramePeople: number[];
   // video input: the frames every camera can supply (before --frames)
   let available = 0;
@@ -219,7 +220,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(people);
     if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
     tap = tp;
-    firstFramePeople = peopleInFirstFrame(people, o.triangulation?.minConfidence ?? 0.3);
+    firstFramePeople = peopleInView(people, o.triangulation?.minConfidence ?? 0.3);
     observations = associateAthlete(people, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
     timings.load_s = (performance.now() - t0) / 1000;
     o.onProgress?.('decode', 1, 1);
@@ -268,7 +269,7 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     const tp = o.tap ? { camera: tapCam, x: o.tap.x, y: o.tap.y } : defaultTap(est);
     if (!tp) throw new CaptureInputError('no_athlete', 'nobody is detected in the first frame; pass --tap camera:x,y on the athlete');
     tap = tp;
-    firstFramePeople = peopleInFirstFrame(est, o.triangulation?.minConfidence ?? 0.3);
+    firstFramePeople = peopleInView(est, o.triangulation?.minConfidence ?? 0.3);
     observations = associateAthlete(est, P, set.length, tap, { minConfidence: o.triangulation?.minConfidence ?? 0.3 }).observations;
     if (o.crossCheck) {
       // the same frames through the second model; the athlete is the one the same tap selects
@@ -418,6 +419,11 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
         Math.hypot((p[0]! * x + p[1]! * y + p[2]! * z + p[3]!) / w - ideal[ob]!, (p[4]! * x + p[5]! * y + p[6]! * z + p[7]!) / w - ideal[ob + 1]!),
       );
     }
+  }
+  {
+    const hips = [set.indexOf('left_hip'), set.indexOf('right_hip')] as const;
+    const jump = hips[0] >= 0 && hips[1] >= 0 ? trackJumpCondition(tri.points, K, [hips[0], hips[1]], fps) : null;
+    if (jump) trialConditions.push(jump);
   }
   trialConditions.push(
     ...cameraConditions({ names: cams.map((c) => c.name), excluded: tri.excludedCounts, valid: validViews, residualPx: residuals.map((r) => median(r)) }),

@@ -3,7 +3,7 @@ import type { PoseMetricInput } from '../../models/capture/metrics';
 import { hasDistortion, projectionMatrix, undistortObservations } from '../../models/capture/camera';
 import { estimateSync } from '../../models/capture/sync';
 import { processTrial } from './pipeline';
-import { inventLegs, jitterKeypoints, loseAthleteInView, misplaceHips, shiftCameraFiles, twoCameraTrial } from './testing/demo-cases';
+import { addSecondPerson, inventLegs, jitterKeypoints, loseAthleteInView, misplaceHips, shiftCameraFiles, twoCameraTrial } from './testing/demo-cases';
 import { BALANCING, DEMO_CALIB, hasDemo, MULTI, NO_DEMO, STATIC_TRIAL } from './testing/paths';
 
 const ci = process.env.CI === 'true';
@@ -246,7 +246,7 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     // the frozen figure with 0.7 px position noise and 0.05 confidence noise: both frozen_keypoints tests are defeated
     const r = await run(jitterKeypoints(MULTI, 0.7, 3, 0.05));
     const c = r.trialConditions.find((x) => x.code === 'athlete_not_tapped');
-    expect(c?.detail).toMatch(/^more than one person is in view in the first frame \(cam_02 2, cam_03 2, cam_04 2\) and nobody tapped the athlete/);
+    expect(c?.detail).toMatch(/^more than one person is in view \(most in one frame: cam_01 2, cam_02 2, cam_03 2, cam_04 2\) and nobody tapped the athlete/);
     for (const m of r.rows)
       expect([m.joint, m.side, m.trustworthy, codes(m)]).toEqual([m.joint, m.side, false, expect.arrayContaining(['athlete_not_tapped'])]);
     expect(codes(row(r.rows, 'knee_flexion', 'left'))).not.toContain('frozen_keypoints');
@@ -256,6 +256,17 @@ describe.skipIf(!hasDemo && !ci)(`trustworthy is earned per reading on real data
     expect(codes(row(tapped.rows, 'knee_flexion', 'left'))).toContain('frozen_keypoints');
     // one person in every view (the BalancingTrial's associated points): nothing to confirm
     expect((await run(BALANCING)).trialConditions.map((x) => x.code)).not.toContain('athlete_not_tapped');
+  });
+
+  it('a second person 0.9 m from the tapped athlete (issue 14 re-review B1): when the track switches to them, every reading fails athlete_track_jump', async () => {
+    const trial = addSecondPerson(BALANCING, DEMO_CALIB, [-0.9, 0, 0]);
+    const r = await run(trial, { tap: { camera: 'cam_01', x: 418, y: 744 } });
+    // measured: the track leaves the athlete at frame 9 (a stray cam_01 nose point at x = 0 moved the athlete's box) — before, all 15 flexion readings trustworthy
+    const c = r.trialConditions.find((x) => x.code === 'athlete_track_jump');
+    expect(c?.detail).toMatch(/^the athlete's hip centre jumped 0\.\d\d m between frames 8 and 9 \(0\.02 s; 1 such jump; limit 0\.25 m \+ 12 m\/s\)/);
+    for (const m of r.rows) expect([m.joint, m.side, m.trustworthy]).toEqual([m.joint, m.side, false]);
+    // the athlete alone: no jump (frame-to-frame hip-centre moves stay under the bound)
+    expect((await run(BALANCING)).trialConditions.map((x) => x.code)).not.toContain('athlete_track_jump');
   });
 
   it('a 2-camera rig (the geometric sync check needs 3) without timestamps: every reading fails sync_unchecked, in step or 5 frames out', async () => {

@@ -125,24 +125,24 @@ export function associateAthlete(
 
 /**
  * Fewest keypoints of confidence ≥ `minConf` for a detection to count as a person in
- * {@link peopleInFirstFrame}: a fragment of 1–3 points (a hand, a stray limb) is not someone the
+ * {@link peopleInView}: a fragment of 1–3 points (a hand, a stray limb) is not someone the
  * automatic choice could have taken instead of the athlete. Our choice, not a published bound.
  */
 export const MIN_PERSON_KEYPOINTS = 4;
 
 /**
- * People each camera sees in its first frame (where a tap is made): detections with at least
- * {@link MIN_PERSON_KEYPOINTS} keypoints of confidence ≥ `minConf`. Shape: one count per camera.
+ * People each camera sees: the most detections in any one frame with at least
+ * {@link MIN_PERSON_KEYPOINTS} keypoints of confidence ≥ `minConf` (every frame, not only the first:
+ * an athlete who comes into view at frame 3 leaves the automatic choice to whoever was there at
+ * frame 0 — issue 14 re-review). Shape: one count per camera.
  */
-export function peopleInFirstFrame(people: Keypoints2D[][][], minConf = 0.3): number[] {
-  return people.map(
-    (cam) =>
-      (cam[0] ?? []).filter((p) => {
-        let n = 0;
-        for (let k = 2; k < p.length; k += 3) if ((p[k] ?? 0) >= minConf) n++;
-        return n >= MIN_PERSON_KEYPOINTS;
-      }).length,
-  );
+export function peopleInView(people: Keypoints2D[][][], minConf = 0.3): number[] {
+  const isPerson = (p: Keypoints2D) => {
+    let n = 0;
+    for (let k = 2; k < p.length; k += 3) if ((p[k] ?? 0) >= minConf) n++;
+    return n >= MIN_PERSON_KEYPOINTS;
+  };
+  return people.map((cam) => cam.reduce((most, frame) => Math.max(most, (frame ?? []).filter(isPerson).length), 0));
 }
 
 /** Default tap when none is given: the centre of the largest person in camera 0, frame 0. */

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { COCO17 } from './keypoints';
 import {
   athleteNotTappedCondition,
+  trackJumpCondition,
+  TRACK_JUMP_SLACK_M,
+  TRACK_MAX_SPEED_M_S,
   cameraConditions,
   CONDITION_DETAIL_MAX,
   conditionsPass,
@@ -25,7 +28,7 @@ import { applySyncOffsets, estimateSync, SYNC_MAX_RATIO } from './sync';
 import { projectionMatrix } from './camera';
 import { projectFrames, ringCamera, syntheticMotion, syntheticPose } from './synthetic';
 import { buildPoseMetrics, conditionsFor } from './summary';
-import { MIN_PERSON_KEYPOINTS, peopleInFirstFrame } from './association';
+import { MIN_PERSON_KEYPOINTS, peopleInView } from './association';
 
 describe('hip placement (pelvis axis against the shoulder line)', () => {
   const frames = syntheticMotion(40).map((a) => syntheticPose(a));
@@ -398,16 +401,16 @@ describe('who the athlete is (athlete_not_tapped)', () => {
   // a person: n keypoints at confidence `c`, the rest unseen (17 COCO points × [x, y, c])
   const person = (n: number, c = 0.9) => Float64Array.from(Array.from({ length: 17 }, (_, k) => (k < n ? [100 + k, 200 + k, c] : [0, 0, 0])).flat());
 
-  it("counts people with ≥ MIN_PERSON_KEYPOINTS confident points in each camera's first frame only", () => {
+  it('counts people with ≥ MIN_PERSON_KEYPOINTS confident points: the most in any one frame of each camera', () => {
     const people = [
       [
         [person(17), person(MIN_PERSON_KEYPOINTS)],
         [person(17), person(17), person(17)],
-      ], // cam 0: 2 in frame 0 (3 later)
+      ], // cam 0: 2 in frame 0, 3 in frame 1: 3
       [[person(17), person(MIN_PERSON_KEYPOINTS - 1), person(17, 0.2)]], // cam 1: a 3-point fragment and a low-confidence figure are not people
       [[]],
     ];
-    expect(peopleInFirstFrame(people, 0.3)).toEqual([2, 1, 0]);
+    expect(peopleInView(people, 0.3)).toEqual([3, 1, 0]);
   });
 
   it('fails every reading only when nobody tapped and some camera sees more than one person', () => {
@@ -415,8 +418,29 @@ describe('who the athlete is (athlete_not_tapped)', () => {
     expect(athleteNotTappedCondition(false, [1, 1, 0], ['cam_01', 'cam_02', 'cam_03'])).toBeNull();
     const c = athleteNotTappedCondition(false, [1, 3, 2], ['cam_01', 'cam_02', 'cam_03'])!;
     expect(c.code).toBe('athlete_not_tapped');
-    expect(c.detail).toMatch(/^more than one person is in view in the first frame \(cam_02 3, cam_03 2\) and nobody tapped the athlete: .* Tap the athlete/);
+    expect(c.detail).toMatch(/^more than one person is in view \(most in one frame: cam_02 3, cam_03 2\) and nobody tapped the athlete: .* Tap the athlete/);
     expect(conditionsPass([c])).toBe(false);
     expect(c.detail.length).toBeLessThanOrEqual(500);
+  });
+});
+
+describe('the person followed stays the same (athlete_track_jump)', () => {
+  // K = 2 keypoints (left, right hip), hips 0.3 m apart, the centre moving along x by `step(f)` metres
+  const track = (xs: number[]) => Float64Array.from(xs.flatMap((x) => [x - 0.15, 0, 1, x + 0.15, 0, 1]));
+  it('a sprint at 10 m/s (60 fps) passes; a 0.8 m jump between frames fails, naming the frames and the limit', () => {
+    expect(trackJumpCondition(track(Array.from({ length: 60 }, (_, f) => (10 * f) / 60)), 2, [0, 1], 60)).toBeNull();
+    const xs = Array.from({ length: 20 }, (_, f) => (f < 9 ? 0 : 0.8));
+    const c = trackJumpCondition(track(xs), 2, [0, 1], 60)!;
+    expect(c.code).toBe('athlete_track_jump');
+    expect(c.detail).toMatch(/^the athlete's hip centre jumped 0\.80 m between frames 8 and 9 \(0\.02 s; 1 such jump; limit 0\.25 m \+ 12 m\/s\)/);
+    expect(conditionsPass([c])).toBe(false);
+  });
+  it('frames without both hips are skipped and the allowance grows with the time between the frames compared', () => {
+    const xs = Array.from({ length: 40 }, (_, f) => (f < 10 ? 0 : 0.8));
+    const pts = track(xs);
+    for (let f = 1; f < 10; f++) pts[f * 6] = NaN; // left hip unseen in frames 1..9: frame 0 is compared with frame 10 (1/6 s)
+    const allowed = TRACK_JUMP_SLACK_M + (TRACK_MAX_SPEED_M_S * 10) / 60;
+    expect(allowed).toBeGreaterThan(0.8);
+    expect(trackJumpCondition(pts, 2, [0, 1], 60)).toBeNull();
   });
 });

@@ -35,6 +35,8 @@ export const CONDITION_CODES = [
   'frozen_keypoints',
   // no tap and more than one person in view: the automatic choice may be someone else (issue 14 review B3)
   'athlete_not_tapped',
+  // the athlete's 3D hip centre jumped faster than a person moves: the track switched to someone else
+  'athlete_track_jump',
   'model_disagreement',
   'model_difference',
   'not_cross_checked',
@@ -161,6 +163,52 @@ export function maxKeypointDisplacement(points: Float64Array, K: number): number
     worst = Math.max(worst, d[Math.min(d.length - 1, Math.floor(0.95 * d.length))]!);
   }
   return worst;
+}
+
+/**
+ * Fastest a person's hip centre moves, m/s, for {@link trackJumpCondition}: elite sprinters peak
+ * near 12 m/s (Bolt's 2009 100 m, ~12.3 m/s); a clinic movement is far slower. Our bound.
+ */
+export const TRACK_MAX_SPEED_M_S = 12;
+/** Slack (m) on top of the speed bound, for triangulation noise and hip points a 2D model places differently (measured: the demo BalancingTrial's raw hip centre moves ≤ 0.076 m frame to frame at 60 fps). Our bound. */
+export const TRACK_JUMP_SLACK_M = 0.25;
+
+/**
+ * `athlete_track_jump` (failing, every reading): between two frames with both hips triangulated,
+ * the hip centre (raw 3D points, metres) moved further than `TRACK_JUMP_SLACK_M + TRACK_MAX_SPEED_M_S × Δt`.
+ * No one moves that fast: the person followed changed — frame-to-frame tracking in the tapped view
+ * took another person near the athlete (issue 14 re-review: a stray point moved the athlete's box
+ * and the track switched to a second person 0.8 m away; every reading was trustworthy). Limit: a
+ * switch to someone closer than the bound is not seen. Null when no jump (or < 2 such frames).
+ * @param points F×K×3 raw triangulated points (m)
+ * @param hips indices of the left and right hip in the keypoint set
+ * @param fps frame rate (frames/s)
+ */
+export function trackJumpCondition(points: Float64Array, K: number, hips: readonly [number, number], fps: number): ReadingCondition | null {
+  const F = Math.floor(points.length / (K * 3));
+  const centre = (f: number): Vec3 | null => {
+    const a = (f * K + hips[0]) * 3,
+      b = (f * K + hips[1]) * 3;
+    const c: Vec3 = [(points[a]! + points[b]!) / 2, (points[a + 1]! + points[b + 1]!) / 2, (points[a + 2]! + points[b + 2]!) / 2];
+    return isFiniteVec(c) ? c : null;
+  };
+  let prev: { f: number; c: Vec3 } | null = null;
+  const jumps: { from: number; to: number; m: number }[] = [];
+  for (let f = 0; f < F; f++) {
+    const c = centre(f);
+    if (!c) continue;
+    if (prev) {
+      const d = length(sub(c, prev.c));
+      if (d > TRACK_JUMP_SLACK_M + (TRACK_MAX_SPEED_M_S * (f - prev.f)) / fps) jumps.push({ from: prev.f, to: f, m: d });
+    }
+    prev = { f, c };
+  }
+  if (jumps.length === 0) return null;
+  const worst = jumps.reduce((a, b) => (b.m > a.m ? b : a));
+  return {
+    code: 'athlete_track_jump',
+    detail: `the athlete's hip centre jumped ${worst.m.toFixed(2)} m between frames ${worst.from} and ${worst.to} (${((worst.to - worst.from) / fps).toFixed(2)} s; ${jumps.length} such jump${jumps.length === 1 ? '' : 's'}; limit ${TRACK_JUMP_SLACK_M} m + ${TRACK_MAX_SPEED_M_S} m/s): nobody moves that fast, so the person followed changed — probably someone near the athlete. Record with nobody else near the athlete, or tap the athlete again and process`,
+  };
 }
 
 /**
@@ -569,13 +617,13 @@ export function notCrossCheckedCondition(primary: string | null, why: string): R
 }
 
 /**
- * `athlete_not_tapped` (failing, every reading): nobody tapped the athlete and some camera's first
- * frame shows more than one person, so the automatic choice (the largest person in the first
+ * `athlete_not_tapped` (failing, every reading): nobody tapped the athlete and some camera shows
+ * more than one person in some frame, so the automatic choice (the largest person in the first
  * camera that sees anyone) may be a bystander, a picture or a mannequin — and a figure whose points
  * were filled in can be given the pixel and confidence noise of a real detection, which no check on
  * the points alone can tell apart (issue 14 review B3). Only a person can say who the athlete is.
  * Null when tapped or when every camera sees at most one person.
- * @param counts people per camera in the first frame (`peopleInFirstFrame`, models/capture/association.ts)
+ * @param counts people per camera, the most in one frame (`peopleInView`, models/capture/association.ts)
  * @param cameraNames the calibration's camera names, same order
  */
 export function athleteNotTappedCondition(tapped: boolean, counts: readonly number[], cameraNames: readonly string[]): ReadingCondition | null {
@@ -586,7 +634,7 @@ export function athleteNotTappedCondition(tapped: boolean, counts: readonly numb
     .join(', ');
   return {
     code: 'athlete_not_tapped',
-    detail: `more than one person is in view in the first frame (${seen}) and nobody tapped the athlete: the largest person was taken, and these readings may be someone else's. Tap the athlete on the first frame and process again: in the app, "Tap the athlete" on the Process page (a trial with videos) or after recording; for a trial of 2D keypoint files only, on the command line (npm run capture -- process … --tap CAM:X,Y)`,
+    detail: `more than one person is in view (most in one frame: ${seen}) and nobody tapped the athlete: the largest person was taken, and these readings may be someone else's. Tap the athlete on the first frame and process again: in the app, "Tap the athlete" on the Process page (a trial with videos) or after recording; for a trial of 2D keypoint files only, on the command line (npm run capture -- process … --tap CAM:X,Y)`,
   };
 }
 

@@ -202,3 +202,69 @@ export function twoCameraTrial(trialDir: string, calibPath: string, shiftCam02 =
   writeFileSync(cal, keep);
   return { trialDir: dir, calibPath: cal };
 }
+
+/**
+ * A second person near the athlete: in every camera, beside the athlete's own 2D (untouched), a
+ * person whose body is Pose2Sim's 3D of the same athlete (`pose-3d/*_0-100.trc`, raw) replayed at
+ * half speed from frame 10 and moved by `offset` (metres, world frame), projected through the
+ * calibration with 1.5 px Gaussian noise and the athlete's own confidences at the replayed frame.
+ * Points outside the image are left out. As the issue 14 re-review built it: with the tap on the
+ * athlete, a stray point at the athlete's box edge made frame-to-frame tracking in the tapped view
+ * switch to this person at frame 9, and every reading stayed trustworthy.
+ * Needs the BalancingTrial (TRC + pose-associated).
+ */
+export function addSecondPerson(trialDir: string, calibPath: string, offset: Vec3 = [-0.9, 0, 0], seed = 5): string {
+  const cams = loadTomlCalibration(calibPath);
+  const trcFile = readdirSync(path.join(trialDir, 'pose-3d')).find((f) => /_0-\d+\.trc$/.test(f));
+  if (!trcFile) throw new Error(`${trialDir}/pose-3d has no raw TRC`);
+  const trc = parseTrc(readFileSync(path.join(trialDir, 'pose-3d', trcFile), 'utf8'));
+  const M = trc.markers.length;
+  // BODY_25B index → TRC marker (Pose2Sim's names)
+  const MARKERS: Record<number, string> = {
+    0: 'Nose',
+    5: 'LShoulder',
+    6: 'RShoulder',
+    7: 'LElbow',
+    8: 'RElbow',
+    9: 'LWrist',
+    10: 'RWrist',
+    11: 'LHip',
+    12: 'RHip',
+    13: 'LKnee',
+    14: 'RKnee',
+    15: 'LAnkle',
+    16: 'RAnkle',
+    17: 'Neck',
+    18: 'Head',
+    19: 'LBigToe',
+    20: 'LSmallToe',
+    21: 'LHeel',
+    22: 'RBigToe',
+    23: 'RSmallToe',
+    24: 'RHeel',
+  };
+  const rand = prng(seed);
+  const gauss = () => Math.sqrt(-2 * Math.log(Math.max(rand(), 1e-12))) * Math.cos(2 * Math.PI * rand());
+  return copyTrial(trialDir, (cam, files, read) => {
+    const c = cams.find((k) => k.name.replace(/\D/g, '') === cam.replace(/\D/g, ''));
+    if (!c) throw new Error(`no calibrated camera for ${cam}`);
+    const docs = files.map((f) => read(f) as { people: { pose_keypoints_2d?: number[] }[] });
+    return docs.map((doc, f) => {
+      const src = Math.min(Math.floor(f / 2) + 10, trc.frames - 1, docs.length - 1);
+      const conf = docs[src]!.people.find((p) => p.pose_keypoints_2d?.length)?.pose_keypoints_2d?.filter((_, i) => i % 3 === 2) ?? [];
+      const k = new Array<number>(25 * 3).fill(0);
+      for (const [j, name] of Object.entries(MARKERS)) {
+        const m = trc.markers.indexOf(name);
+        const cj = conf[Number(j)] ?? 0;
+        if (m < 0 || !(cj > 0)) continue;
+        const X: Vec3 = add([trc.points[(src * M + m) * 3]!, trc.points[(src * M + m) * 3 + 1]!, trc.points[(src * M + m) * 3 + 2]!], offset);
+        const u = X.every(Number.isFinite) ? projectPoint(c, X) : null;
+        if (!u || u[0] < 0 || u[1] < 0 || u[0] >= c.width || u[1] >= c.height) continue;
+        k[Number(j) * 3] = u[0] + 1.5 * gauss();
+        k[Number(j) * 3 + 1] = u[1] + 1.5 * gauss();
+        k[Number(j) * 3 + 2] = cj;
+      }
+      return { ...doc, people: [...doc.people, { person_id: [-1], pose_keypoints_2d: k }] };
+    });
+  });
+}

@@ -40,6 +40,7 @@ export const CONDITION: Record<string, string> = {
   two_view_keypoints: 'joint seen by only two cameras',
   frozen_keypoints: 'points did not move (not detected per frame)',
   athlete_not_tapped: 'athlete not tapped (others in view)',
+  athlete_track_jump: 'tracked person changed mid-trial',
   model_disagreement: 'two pose models disagree',
   model_difference: 'second pose model',
   not_cross_checked: 'not cross-checked by a second model',
