@@ -56,6 +56,13 @@ describe.skipIf(!cvBuilt && !ci)(`no input can kill the process (native addons${
     expect([r.status, r.signal]).toEqual([0, null]);
     expect(r.out?.error?.name).toBe('RangeError');
   });
+  it('encodeJpeg refuses image data of the wrong length and a quality outside 1..100 with a RangeError', () => {
+    for (const c of ['jpegShortData', 'jpegQuality0']) {
+      const r = runCase(c);
+      expect([c, r.status, r.signal]).toEqual([c, 0, null]);
+      expect(r.out?.error?.name).toBe('RangeError');
+    }
+  });
   it('an unopenable video is an error', () => {
     const r = runCase('missingVideo');
     expect([r.status, r.signal]).toEqual([0, null]);

@@ -14,6 +14,8 @@ const cases: Record<string, () => unknown> = {
   board2x7: () => openCvAddon().findChessboard({ data: new Uint8Array(64 * 48), width: 64, height: 48, channels: 1 }, 2, 7),
   dist6: () => openCvAddon().solvePnP(grid(6), pix(6), K, new Float64Array(6)),
   calib3pts: () => openCvAddon().calibrateCamera([grid(3), grid(3), grid(3)], [pix(3), pix(3), pix(3)], 640, 480),
+  jpegShortData: () => openCvAddon().encodeJpeg({ data: new Uint8Array(5), width: 2, height: 2, channels: 3 }),
+  jpegQuality0: () => openCvAddon().encodeJpeg({ data: new Uint8Array(12), width: 2, height: 2, channels: 3 }, 0),
   cropZero: () => openCvAddon().cropResize({ data: new Uint8Array(12), width: 2, height: 2, channels: 3 }, 0, 0, 1, 1, 0, 0),
   closedInfo: () => {
     const r = new (openCvAddon().VideoReader)(process.argv[3]!);
