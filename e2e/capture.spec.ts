@@ -130,6 +130,51 @@ describe.skipIf(!hasDemo && process.env.CI !== 'true')(`capture processing${hasD
     await page.context().close();
   });
 
+  it('taps the athlete of an imported trial on the Process page (issue 14): the first frame of cam_01, the tap stored and shown on the row', async () => {
+    const page = await signedIn(browser, app, 'physio');
+    await page.setViewportSize({ width: 1024, height: 768 });
+    const seeded = (await contractCall<Sessions>(page, 'verb.call', { verb: 'capture.listSessions', input: {} })).value!.sessions[0]!;
+    const imported = await contractCall<{ id: string }>(page, 'capture.importTrial', {
+      trial_dir: TRIAL,
+      calibration_path: CALIB,
+      athlete_id: seeded.athlete_id,
+      test: 'single_leg_squat',
+    });
+    expect(imported.ok).toBe(true);
+    await goTo(page, '#/capture/process', 'capture-process');
+    const rec = page.locator(`li[data-recording="${imported.value!.id}"]`);
+    expect(await rec.getAttribute('data-tap-state')).toBe('not-tapped');
+    expect(await rec.locator('[data-athlete-tapped="false"]').textContent()).toMatch(
+      /Athlete not tapped: the largest person is taken; with others in view every reading fails/,
+    );
+    await rec.locator('[data-action="tap-athlete"]').click();
+    const img = rec.locator('img[data-tap-image="cam_01"]');
+    await img.waitFor({ timeout: 30_000 });
+    await page.waitForFunction(
+      (sel) => (document.querySelector(sel) as HTMLImageElement | null)?.naturalWidth === 1080,
+      `li[data-recording="${imported.value!.id}"] img[data-tap-image]`,
+    );
+    await noHorizontalOverflow(page);
+    await screenshot(page, 'capture-process-tap');
+    // The athlete stands at about (418, 745) px of cam_01's 1080×1920 first frame.
+    const box = (await img.boundingBox())!;
+    await img.click({ position: { x: (418 / 1080) * box.width, y: (745 / 1920) * box.height } });
+    await page.locator(`li[data-recording="${imported.value!.id}"][data-tap-state="tapped"]`).waitFor();
+    expect(await rec.locator('[data-athlete-tapped="true"]').textContent()).toMatch(/^Athlete tapped in cam_01 at \(\d+, \d+\) px\.$/);
+    const stored = await contractCall<{ recordings: { id: string; tap: { camera: string; x: number; y: number } | null }[] }>(page, 'capture.recordings', {});
+    const tap = stored.value!.recordings.find((r) => r.id === imported.value!.id)!.tap!;
+    expect(tap.camera).toBe('cam_01');
+    // within a few pixels of the aimed point (one CSS pixel of the shown frame is several frame pixels)
+    expect(Math.abs(tap.x - 418)).toBeLessThan(8);
+    expect(Math.abs(tap.y - 745)).toBeLessThan(8);
+    // Still tapped when the page is opened again; processing stays offered.
+    await goTo(page, '#/activity', 'activity');
+    await goTo(page, '#/capture/process', 'capture-process');
+    await page.locator(`li[data-recording="${imported.value!.id}"][data-tap-state="tapped"]`).waitFor();
+    expect(await rec.locator('[data-action="process"]').isEnabled()).toBe(true);
+    await page.context().close();
+  });
+
   it('cancelling a video run keeps the recording to be processed again', async () => {
     const page = await signedIn(browser, app, 'physio');
     const seeded = (await contractCall<Sessions>(page, 'verb.call', { verb: 'capture.listSessions', input: {} })).value!.sessions[0]!;

@@ -3,7 +3,8 @@
  * Process page does (`capture.importTrial`), its first camera's first frame made on demand by
  * `capture.tapFrame` (a full-size JPEG decoded from cam01.mp4, cached in the recording folder), the
  * tap stored with `capture.tap`; a trial of 2D keypoint files only answers a Validation error that
- * says to tap with the command line. Needs the built OpenCV addon and the shared demo data.
+ * says to tap with the command line; processed from its videos (5 frames), the untapped trial fails
+ * athlete_not_tapped and the tapped one does not. Needs the built OpenCV addon and the shared demo data.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppError } from '../../models/errors';
 import { hasAddon, openCvAddon } from '../capture/native/index';
+import { callVerb } from '../services';
 import { BALANCING, DEMO_CALIB, hasDemo, MULTI, NO_DEMO } from '../capture/testing/paths';
 import type { CaptureWorkspace } from '../capture/workspace';
 import { openDb, type Db } from '../data/db';
@@ -112,5 +114,39 @@ describe.skipIf(!ready && process.env.CI !== 'true')(
       expect(err?.code).toBe('Validation');
       expect(err?.message).toMatch(/npm run capture -- process .*--tap cam_01:X,Y/);
     });
+
+    it("processed from its videos, the untapped trial fails athlete_not_tapped (a second person at cam_01's edge) and the tapped one does not", async () => {
+      const physio = as(seed.userIds.physio);
+      const rec = (await h['capture.importTrial'](physio, {
+        trial_dir: BALANCING,
+        calibration_path: DEMO_CALIB,
+        athlete_id: seed.linkedAthleteId,
+        test: 'balance',
+      })) as {
+        id: string;
+      };
+      const codesAfterProcessing = async (): Promise<string[][]> => {
+        let view = (await h['capture.process'](physio, { recording_id: rec.id, input: 'video', max_frames: 5 })) as {
+          id: string;
+          status: string;
+          error: unknown;
+          session_id: string | null;
+        };
+        for (const t0 = Date.now(); view.status === 'running' && Date.now() - t0 < 240_000;) {
+          await new Promise((r) => setTimeout(r, 200));
+          view = (await h['capture.job'](physio, { job_id: view.id })) as typeof view;
+        }
+        expect(view.error).toBeNull();
+        expect(view.status).toBe('complete');
+        const res = callVerb({ db, userId: seed.userIds.physio }, 'capture.getResults', { id: view.session_id! }) as {
+          metrics: { conditions: { code: string }[] }[];
+        };
+        expect(res.metrics.length).toBeGreaterThan(0);
+        return res.metrics.map((m) => m.conditions.map((c) => c.code));
+      };
+      for (const codes of await codesAfterProcessing()) expect(codes).toContain('athlete_not_tapped');
+      await h['capture.tap'](physio, { recording_id: rec.id, camera: 'cam_01', x: 418, y: 745 });
+      for (const codes of await codesAfterProcessing()) expect(codes).not.toContain('athlete_not_tapped');
+    }, 600_000);
   },
 );

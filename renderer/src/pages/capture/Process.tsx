@@ -3,6 +3,9 @@
  * shows one progress bar per stage (open the videos, 2D pose per camera, synchronise and
  * triangulate, joint angles) and can be cancelled; a failure says which stage failed and why, and
  * the recording stays to be processed again. A trial recorded elsewhere can be imported by folder.
+ * A recording nobody has tapped offers "Tap the athlete" (the first frame of its first camera,
+ * components in TapFrame.tsx): with others in view, an untapped trial's readings all fail
+ * athlete_not_tapped; processing without a tap stays possible.
  * A video run is cross-checked by a second 2D model by default (each reading then says how far the two differ; unticked, each says it was not cross-checked).
  * The work runs in a separate process in main (main/capture/workspace.ts), never in this page.
  */
@@ -16,6 +19,7 @@ import { formatDateTime, humanize } from '../../format';
 import { href } from '../../router';
 import { CrossCheckInput, crossCheck, FramesInput, JobProgress, maxFrames, useCaptureJob } from './JobProgress';
 import { TEST_LABEL } from './labels';
+import { TapFrame } from './TapFrame';
 import type { ErrorPayload } from '../../../../models/errors';
 
 function ImportForm({ athletes, onDone }: { athletes: { id: string; name: string }[]; onDone: () => void }) {
@@ -92,8 +96,10 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
   const [input, setInput] = useState<'video' | 'keypoints'>(r.videos.length ? 'video' : 'keypoints');
   // on by default: a reading from video is compared with a second model unless the user unticks it (README, "Second-model cross-check")
   const [cross, setCross] = useState(true);
+  const [tap, setTap] = useState(r.tap);
+  const [tapping, setTapping] = useState(false);
   return (
-    <li className="card recording" data-recording={r.id} data-recording-status={r.status}>
+    <li className="card recording" data-recording={r.id} data-recording-status={r.status} data-tap-state={tap ? 'tapped' : 'not-tapped'}>
       <div className="recording-head">
         <strong>{athlete}</strong> · {TEST_LABEL[r.test]} · {formatDateTime(r.recorded_at)}
         <div className="muted small">
@@ -111,7 +117,25 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
             Last attempt failed at {r.last_error.stage}: {r.last_error.message}
           </div>
         ) : null}
+        {tap ? (
+          <div className="small" data-athlete-tapped="true">
+            Athlete tapped in {tap.camera} at ({Math.round(tap.x)}, {Math.round(tap.y)}) px.
+          </div>
+        ) : (
+          <div className="small warn-text" data-athlete-tapped="false">
+            Athlete not tapped: the largest person is taken; with others in view every reading fails.
+          </div>
+        )}
       </div>
+      {tapping ? (
+        <TapFrame
+          recordingId={r.id}
+          onTapped={(t) => {
+            setTap({ camera: r.cameras[0]!, ...t });
+            setTapping(false);
+          }}
+        />
+      ) : null}
       <form
         className="process-form"
         aria-label={`Process recording of ${athlete}`}
@@ -134,6 +158,15 @@ function RecordingRow({ r, athlete, onJob }: { r: CaptureRecordingView; athlete:
         ) : null}
         <FramesInput value={frames} onChange={setFrames} />
         {r.videos.length ? <CrossCheckInput checked={cross} onChange={setCross} disabled={input !== 'video'} /> : null}
+        {!tapping ? (
+          <button type="button" data-action="tap-athlete" onClick={() => setTapping(true)}>
+            {tap ? 'Tap the athlete again' : 'Tap the athlete'}
+          </button>
+        ) : (
+          <button type="button" onClick={() => setTapping(false)}>
+            Close the frame
+          </button>
+        )}
         <button type="submit" disabled={r.status === 'processing'} data-action="process">
           {r.status === 'processed' || r.status === 'failed' ? 'Process again' : 'Process'}
         </button>

@@ -14,6 +14,7 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { CrossCheckInput, crossCheck, FramesInput, JobProgress, maxFrames, useCaptureJob } from './JobProgress';
 import { TEST_LABEL } from './labels';
+import { TapFrame } from './TapFrame';
 
 type Opened = CallOutput<'capture.openRig'>;
 const asError = (e: unknown): ErrorPayload => (e instanceof CallError ? e.payload : { code: 'Internal', message: e instanceof Error ? e.message : String(e) });
@@ -49,48 +50,6 @@ function PreviewGrid({ opened }: { opened: Opened }) {
           </figcaption>
         </figure>
       ))}
-    </div>
-  );
-}
-
-/** One tap on the athlete in the recording's first-camera frame. */
-function TapFrame({ recordingId, fullWidth, onTapped }: { recordingId: string; fullWidth: number; onTapped: (t: { x: number; y: number }) => void }) {
-  const frame = useLoad(() => call('capture.tapFrame', { recording_id: recordingId }), recordingId);
-  const [tap, setTap] = useState<{ x: number; y: number; px: number; py: number } | null>(null);
-  const [error, setError] = useState<ErrorPayload | null>(null);
-  if (frame.state === 'error') return <ErrorNote error={frame.error} />;
-  if (frame.state !== 'ready') return null;
-  return (
-    <div className="tap-frame">
-      <p>Tap the athlete once (others in view are ignored).</p>
-      <div className="tap-wrap">
-        <img
-          src={`data:image/jpeg;base64,${frame.data.jpeg_base64}`}
-          alt={`First frame of ${frame.data.camera}: tap the athlete`}
-          data-tap-image={frame.data.camera}
-          onClick={(e) => {
-            const r = e.currentTarget.getBoundingClientRect();
-            const scale = fullWidth / e.currentTarget.naturalWidth;
-            const x = ((e.clientX - r.left) / r.width) * e.currentTarget.naturalWidth * scale;
-            const y = ((e.clientY - r.top) / r.height) * e.currentTarget.naturalHeight * scale;
-            setError(null);
-            call('capture.tap', { recording_id: recordingId, camera: frame.data.camera, x, y }).then(
-              () => {
-                setTap({ x, y, px: ((e.clientX - r.left) / r.width) * 100, py: ((e.clientY - r.top) / r.height) * 100 });
-                onTapped({ x, y });
-              },
-              (err: unknown) => setError(asError(err)),
-            );
-          }}
-        />
-        {tap ? <span className="tap-mark" style={{ left: `${tap.px}%`, top: `${tap.py}%` }} aria-hidden="true" /> : null}
-      </div>
-      {tap ? (
-        <p className="small" data-tapped="true">
-          Athlete marked at ({Math.round(tap.x)}, {Math.round(tap.y)}) px in {frame.data.camera}.
-        </p>
-      ) : null}
-      {error ? <ErrorNote error={error} /> : null}
     </div>
   );
 }
