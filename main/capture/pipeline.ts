@@ -244,7 +244,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     if (live && (recordingLooksCutShort(recordingEnd, videos, sidecarRows) || truncated.some(Boolean))) {
       // count what each video really holds (up to N); a count that reaches N says only "at least N"
       const limit = available;
-      const counted = videos.map((v) => countReadableFrames(v.path, limit));
+      // a file cut off mid-frame decodes its last, partial frame from the previous one's data (issue 15 review):
+      // when a cut-off file runs out before the limit, its last decoded frame is not used
+      const counted = videos.map((v, i) => {
+        const n = countReadableFrames(v.path, limit);
+        return truncated[i] && n < limit ? Math.max(0, n - 1) : n;
+      });
       available = Math.min(available, ...counted);
       readable = counted.map((n) => (n < limit ? n : null));
     }
