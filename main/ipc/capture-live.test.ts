@@ -61,8 +61,9 @@ describe.skipIf(!ready && process.env.CI !== 'true')(`live room${ready ? '' : ` 
     };
     expect(((await h['capture.rigStatus'](physio, {})) as { recording: { recording_id: string } | null }).recording?.recording_id).toBe(rec.id);
     expect(() => ws.start(seed.orgId, seed.userIds.physio, rec.id)).toThrow(/still being recorded/);
-    // A short take: each 1080×1920 frame is MJPEG-encoded for four cameras, which is slow on a shared CPU.
-    await new Promise((r) => setTimeout(r, 150));
+    // A short take: each 1080×1920 frame is MJPEG-encoded for four cameras, which is slow on a shared CPU:
+    // stop once every camera wrote 2 frames (a fixed 150 ms wrote none on a loaded machine).
+    await framesWritten(path.join(ws.root, rec.id), 2);
     const stop = (await h['capture.stopRecording'](physio, {})) as CaptureStopView;
     expect(stop.frames).toBeGreaterThan(0);
     expect(stop.cameras.map((c) => c.written)).toEqual([stop.frames, stop.frames, stop.frames, stop.frames]);
@@ -98,7 +99,7 @@ describe.skipIf(!ready && process.env.CI !== 'true')(`live room${ready ? '' : ` 
     const rec = (await h['capture.startRecording'](physio, { athlete_id: seed.linkedAthleteId, test: 'single_leg_squat', rig_id: rigs.rigs[0]!.id })) as {
       id: string;
     };
-    await new Promise((r) => setTimeout(r, 150));
+    await framesWritten(path.join(ws.root, rec.id), 2);
     await h['capture.stopRecording'](physio, {});
     // What a host killed mid-record leaves: trial.json and Config.toml still say "recording".
     const d = path.join(ws.root, rec.id);
@@ -170,3 +171,18 @@ describe.skipIf(!ready && process.env.CI !== 'true')(`live room${ready ? '' : ` 
     }
   });
 });
+
+/** Resolves once every camera's timestamp sidecar in `dir/videos` has `n` rows (frames written); fails after 60 s. */
+async function framesWritten(dir: string, n: number): Promise<void> {
+  const rows = (f: string) =>
+    fs
+      .readFileSync(path.join(dir, 'videos', f), 'utf8')
+      .split('\n')
+      .slice(1)
+      .filter((l) => l.trim()).length;
+  for (const t0 = Date.now(); ; await new Promise((r) => setTimeout(r, 25))) {
+    const csv = fs.existsSync(path.join(dir, 'videos')) ? fs.readdirSync(path.join(dir, 'videos')).filter((f) => f.endsWith('.timestamps.csv')) : [];
+    if (csv.length > 0 && csv.every((f) => rows(f) >= n)) return;
+    if (Date.now() - t0 > 60_000) throw new Error(`the recording in ${dir} did not write ${n} frames per camera within 60 s`);
+  }
+}
