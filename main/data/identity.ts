@@ -1,4 +1,5 @@
 /** Organisations and users: the rows the actor is resolved from on every service call. */
+import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { Organization, User } from '../../models/records';
 import type { Db } from './db';
@@ -72,6 +73,21 @@ export function countActiveOwners(db: Db, orgId: string, except: readonly string
     id: string;
   }[];
   return rows.filter((r) => !except.includes(r.id)).length;
+}
+
+/**
+ * SHA-256 (hex) of what a signed-in session stands on: the account's role, linked athlete, PIN
+ * hash and active flag. A change to any of them ends the sessions signed in before it (main/ipc/handlers.ts)
+ * and the assistant runs started before it (main/kinetix: issue 13 re-reviews — a super admin set a
+ * super admin's PIN, signed in as it, then made it a doctor; an athlete's run kept reading after its
+ * account was relinked to another athlete). Null for an unknown account.
+ */
+export function accountStamp(db: Db, userId: string): string | null {
+  const u = findUserById(db, userId);
+  if (!u) return null;
+  return createHash('sha256')
+    .update([u.role, u.linked_athlete_id ?? '', u.pin_hash ?? '', u.active ? '1' : '0'].join('\0'))
+    .digest('hex');
 }
 
 /** Set (or clear) a user's PIN hash. Not a changeset: credentials never travel in diffs. */

@@ -9,10 +9,9 @@ import { CONTRACT, STREAMS, isOpName, isStreamName } from '../../models/contract
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, NotConfigured, NotFound, RateLimited, toErrorPayload } from '../../models/errors';
 import { MAX_PIN_FAILURES, PIN_LOCK_MS } from '../../models/signin';
-import { createHash } from 'node:crypto';
 import type { Role } from '../../models/roles';
 import type { Db } from '../data/db';
-import { findOrganization, findUserById, listAllUsers } from '../data/identity';
+import { accountStamp, findOrganization, findUserById, listAllUsers } from '../data/identity';
 import { isVerbName } from '../../models/verbs';
 import { VERBS, callVerbByName, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
@@ -40,20 +39,6 @@ export interface WindowSession {
    * link, PIN hash and active flag, hashed. A call finding the account changed ends the session.
    */
   stamp?: string;
-}
-
-/**
- * SHA-256 (hex) of what a signed-in session stands on: the account's role, linked athlete, PIN
- * hash and active flag. A change to any of them ends the sessions signed in before it (issue 13
- * re-review: a super admin set a super admin's PIN, signed in as it, then made it a doctor — the
- * cleared PIN stopped new sign-ins, not the open session). Null for an unknown account.
- */
-export function accountStamp(db: Db, userId: string): string | null {
-  const u = findUserById(db, userId);
-  if (!u) return null;
-  return createHash('sha256')
-    .update([u.role, u.linked_athlete_id ?? '', u.pin_hash ?? '', u.active ? '1' : '0'].join('\0'))
-    .digest('hex');
 }
 
 /** Operations that work signed out: the stamp check ends a stale session before them silently. */

@@ -5,7 +5,11 @@
  * new sign-ins but the open session read injuries and signed off RTP as a doctor.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultToolRegistry } from '../kinetix/catalogue';
+import * as K from '../data/kinetix';
 import { createClinicFixture, errorOf, type ClinicFixture } from '../testing/clinic-fixture';
+import { testHarness } from '../testing/kinetix-fixtures';
+import { startScriptedAnthropic } from '../testing/scripted-anthropic';
 import { setUserPin } from '../services/admin';
 import type { CallContext } from './handlers';
 import { createHandlers } from './handlers';
@@ -58,6 +62,46 @@ describe('a session stands on the account as it was at sign-in', () => {
     await h['verb.call'](owner, { verb: 'users.update', input: { id: f.a.users.coach, active: false } });
     expect((await errorOfAsync(() => h['verb.call'](coach, { verb: 'athletes.list', input: {} }))).message).toMatch(SIGNED_OUT);
   });
+});
+
+describe('an assistant run stands on the account as it was when the run started', () => {
+  it('the owner relinks an athlete account while its run waits on the model: the tool call is refused and the run ends, nothing of the other athlete read (issue 13 re-review)', async () => {
+    const server = await startScriptedAnthropic();
+    try {
+      const { kx } = testHarness(f.db, defaultToolRegistry(), { baseURL: server.url });
+      const h = createHandlers({ db: f.db, kinetix: kx, tools: defaultToolRegistry() });
+      f.call(f.a.users.physio, 'vitals.record', { athlete_id: f.a.otherAthleteId, date: '2026-11-01', resting_hr_bpm: 99, hrv_rmssd_ms: 11 });
+      setUserPin({ db: f.db, userId: f.a.users.owner }, { user_id: f.a.users.athlete, pin: '4321' });
+      const tab: CallContext = { session: { userId: null } };
+      await h['session.signIn'](tab, { user_id: f.a.users.athlete, pin: '4321' });
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      server.push(
+        async () => {
+          await gate;
+          return { toolUses: [{ name: 'list_vitals', input: {} }] };
+        },
+        { text: 'done' },
+      );
+      const run = await h['assistant.start'](tab, { message: 'my vitals' });
+      await server.waitForRequests(1);
+      // while the model answers, the owner links the account to another athlete (its PIN is cleared)
+      f.call(f.a.users.owner, 'users.update', { id: f.a.users.athlete, linked_athlete_id: f.a.otherAthleteId });
+      release();
+      const out = await kx.waitForRun(run.run_id);
+      // before: the run completed and list_vitals returned the other athlete's vitals (HR 99, HRV 11)
+      expect(out.status).toBe('failed');
+      const calls = K.listToolCalls(f.db, run.run_id) as { status: string; error_json: string | null; result_json: string | null }[];
+      expect(calls.map((c) => c.result_json ?? '').join(' ')).not.toMatch(/99/);
+      expect(calls.map((c) => [c.status, c.error_json && (JSON.parse(c.error_json) as { message: string }).message])).toEqual([
+        ['failed', expect.stringMatching(/^Your account changed while this request ran/)],
+      ]);
+      // the tab's next call is refused too (its session ended)
+      expect((await errorOfAsync(() => h['verb.call'](tab, { verb: 'vitals.list', input: {} }))).code).toBe('Unauthenticated');
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 });
 
 async function errorOfAsync(fn: () => unknown): Promise<{ code: string; message: string }> {

@@ -26,7 +26,7 @@ import { uuidv7 } from 'uuidv7';
 import { Forbidden, NotFound, ValidationError } from '../../models/errors';
 import { hasPermission } from '../../models/roles';
 import type { Db } from '../data/db';
-import { findOrganization, findUserById } from '../data/identity';
+import { accountStamp, findOrganization, findUserById } from '../data/identity';
 import * as K from '../data/kinetix';
 import type { AppliedChangeset } from '../data/changesets';
 import { initTelemetry } from '../telemetry/otel';
@@ -296,6 +296,7 @@ export class Kinetix {
         conversationId,
         orgId: user.org_id,
         userId: user.id,
+        accountStamp: accountStamp(this.db, user.id),
         page,
         model: org.assistant_model,
         tools: new Map(snapshot.map((t) => [t.name, t])),

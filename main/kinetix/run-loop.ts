@@ -9,7 +9,7 @@ import { context as otelContext, SpanStatusCode, trace as otel } from '@opentele
 import { uuidv7 } from 'uuidv7';
 import type { ErrorPayload } from '../../models/errors';
 import { AppError, Forbidden, ValidationError, toErrorPayload } from '../../models/errors';
-import { findOrganization, findUserById } from '../data/identity';
+import { accountStamp, findOrganization, findUserById } from '../data/identity';
 import * as K from '../data/kinetix';
 import { ProviderError } from './errors';
 import { BUDGET_STOP_MESSAGE } from './limits';
@@ -20,7 +20,7 @@ import { pageContextFor, withholdForProvider } from './classification';
 import type { ModelBlock, ModelResponse, ToolInputIssue } from './provider';
 import type { RunRecorder } from './recording';
 import type { ActiveRun, HarnessDeps } from './run';
-import { tracer } from './run';
+import { ACCOUNT_CHANGED, tracer } from './run';
 import { toolInputSchema } from './tool';
 import type { ToolCallPipeline } from './tool-call';
 
@@ -53,6 +53,8 @@ export class RunLoop {
         // Fail closed if the user was deactivated since the last step.
         const u = findUserById(this.d.db, run.userId);
         if (!u || !u.active || u.org_id !== run.orgId) throw new Forbidden('Your account is no longer active; the request was stopped.');
+        // ... or changed at all since the run started (role, athlete link, PIN): the run's reach was judged on what it was.
+        if (accountStamp(this.d.db, run.userId) !== run.accountStamp) throw new Forbidden(ACCOUNT_CHANGED);
 
         const resp = await this.callModel(run, i, u);
         run.iterations = i + 1;

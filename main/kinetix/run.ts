@@ -63,7 +63,13 @@ export interface ActiveRun {
   toolUseIds: Set<string>;
   /** A model of this run whose price is unknown (its responses were counted at the price ceiling). */
   unpriced: string | null;
+  /** The account as it was when the run started (main/data/identity.ts `accountStamp`): a change stops the run. */
+  accountStamp: string | null;
 }
+
+/** Why a run stops when its account changed since it started (main/data/identity.ts `accountStamp`). */
+export const ACCOUNT_CHANGED =
+  'Your account changed while this request ran (its role, athlete link, PIN or status), so the request was stopped and nothing more was read or changed. Sign in again.';
 
 /** What the loop decided about a tool call before it is dispatched. */
 export interface PreCheck {

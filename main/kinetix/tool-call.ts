@@ -27,7 +27,7 @@ import { uuidv7 } from 'uuidv7';
 import { canonicalJson } from '../../models/changeset';
 import { AppError, Forbidden, ValidationError, toErrorPayload } from '../../models/errors';
 import { hasPermission } from '../../models/roles';
-import { findUserById } from '../data/identity';
+import { accountStamp, findUserById } from '../data/identity';
 import * as K from '../data/kinetix';
 import type { Capability, ServiceContext } from '../services/context';
 import type { Approvals } from './approvals';
@@ -62,7 +62,7 @@ import type { ModelBlock, ToolInputIssue } from './provider';
 import type { RunRecorder } from './recording';
 import { refusedInputSummary, toolCallRow } from './recording';
 import type { ActiveRun, Decision, HarnessDeps, PreCheck } from './run';
-import { tracer } from './run';
+import { ACCOUNT_CHANGED, tracer } from './run';
 import { telemetryCapturesContent } from '../telemetry/otel';
 import type { Proposal, ReadTool, Tool, ToolContext, WriteTool } from './tool';
 import { toolInputDefaults } from './tool';
@@ -110,6 +110,11 @@ export class ToolCallPipeline {
       const issue = this.bound(call, pre);
       if (issue) return this.refuseInput(call, issue, pre.truncated === true);
       const audited = this.audit(call);
+      // The account changed while the model was answering (role, athlete link, PIN, status): nothing runs.
+      // The loop's next step then ends the run (run-loop.ts ACCOUNT_CHANGED).
+      if (accountStamp(this.d.db, run.userId) !== run.accountStamp) {
+        return this.fail(audited, new Forbidden(ACCOUNT_CHANGED), 'forbidden');
+      }
       const checked = this.validate(audited, pre.refusal);
       if ('failed' in checked) return checked.failed;
       const { tool, input } = checked;
@@ -501,7 +506,13 @@ export class ToolCallPipeline {
     this.status(call, 'confirmed', { changesetId: prop.id });
     // Defence in depth: the permission again, read now (a role change during the wait counts).
     const now = findUserById(this.d.db, run.userId);
-    if (!now || !now.active || now.org_id !== run.orgId || !hasPermission(now.role, tool.permission)) {
+    if (
+      !now ||
+      !now.active ||
+      now.org_id !== run.orgId ||
+      !hasPermission(now.role, tool.permission) ||
+      accountStamp(this.d.db, run.userId) !== run.accountStamp
+    ) {
       expireProposal(this.d.db, prop.id, { code: 'Forbidden', message: 'The role no longer allows this action.' }, this.nowIso());
       return this.fail(
         call,
