@@ -140,6 +140,21 @@ function deviceView(table: string, row: Record<string, unknown>): Record<string,
   return rest;
 }
 
+/**
+ * HQ's row for a refusal's `current`, or null when the account whose token uploaded (`principal`,
+ * never the changeset's claimed author) may not read its table: a conflict reply must not show rows
+ * the uploader's role cannot read (issue 12 re-review: an admin naming a doctor as author got an
+ * injury's clinician notes back in a `stale` reply). Rows were read under the uploader's tenant.
+ */
+function currentRowFor(
+  principal: Principal,
+  table: string,
+  readPermission: Parameters<typeof hasPermission>[1],
+  row: Record<string, unknown>,
+): Record<string, unknown> | null {
+  return hasPermission(principal.role, readPermission) ? deviceView(table, row) : null;
+}
+
 interface UserRow {
   id: string;
   org_id: string;
@@ -355,7 +370,13 @@ async function applyOnce(
       const def = TABLES[change.table as TableName];
       const stored = (await c.query<Record<string, unknown>>(`SELECT * FROM ${q(def.name)} WHERE id = $1 FOR UPDATE`, [change.id])).rows[0] ?? null;
       if (change.op === 'insert' && stored) {
-        stale.push({ table: def.name, id: change.id, expected_version: 0, actual_version: stored.version as number, row: deviceView(def.name, stored) });
+        stale.push({
+          table: def.name,
+          id: change.id,
+          expected_version: 0,
+          actual_version: stored.version as number,
+          row: currentRowFor(principal, def.name, def.read, stored),
+        });
         serverChanges.push(change);
         continue;
       }
@@ -375,7 +396,7 @@ async function applyOnce(
         // HQ's row goes with the refusal when the uploader may still read it (the row was read under
         // their tenant and self-scope), so the conflict shows "HQ now" next to their value.
         const current: CurrentRow[] =
-          change.op === 'update' && stored && hasPermission(actor.role, def.read)
+          change.op === 'update' && stored && hasPermission(actor.role, def.read) && hasPermission(principal.role, def.read)
             ? [
                 {
                   table: def.name,
@@ -408,7 +429,7 @@ async function applyOnce(
           id: change.id,
           expected_version: change.version,
           actual_version: stored.version as number,
-          row: deviceView(def.name, stored),
+          row: currentRowFor(principal, def.name, def.read, stored),
         });
       }
       serverChanges.push(serverChange);

@@ -375,6 +375,29 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     expect((await sql('SELECT role, active, version FROM app_user WHERE id = $1', [owner]))[0]).toEqual(row);
   });
 
+  it('a refusal never shows a row the uploading account may not read, whoever the changeset names as author (issue 12 re-review B1)', async () => {
+    // the admin (no injury.read) names the doctor as author of an insert under an existing injury id, and of an update at a wrong version
+    const [inj] = await sql<{ id: string; version: number }>('SELECT id, version FROM injury WHERE org_id = $1 AND deleted_at IS NULL LIMIT 1', [ids.org]);
+    const asDoctor = (changes: unknown[]) => one(tokens.admin!, { changeset_id: uuidv7(), verb: 'injuries.update', user_id: ids.users.doctor, changes });
+    for (const out of [
+      await asDoctor([{ op: 'insert', table: 'injury', id: inj!.id, after: {} }]),
+      await asDoctor([{ op: 'update', table: 'injury', id: inj!.id, version: inj!.version + 5, before: {}, after: { clinician_notes: 'x' } }]),
+    ]) {
+      expect(out.status).toBe('rejected');
+      // before: the stale reply carried the whole injury row (clinician_notes included)
+      if (out.status === 'rejected') for (const c of out.current ?? []) expect(c.row).toBeNull();
+      expect(JSON.stringify(out)).not.toMatch(/clinician_notes/);
+    }
+    // the doctor's own token still gets HQ's row with a stale reply
+    const own = await one(tokens.doctor!, {
+      changeset_id: uuidv7(),
+      verb: 'injuries.update',
+      changes: [{ op: 'update', table: 'injury', id: inj!.id, version: inj!.version + 5, before: {}, after: { clinician_notes: 'x' } }],
+    });
+    expect(own).toMatchObject({ status: 'rejected', reason: 'stale' });
+    if (own.status === 'rejected') expect(own.current?.[0]?.row).toMatchObject({ id: inj!.id });
+  });
+
   it('two devices recording the same athlete and day at once: one row (HQ 0007), the other rejected with a clear message', async () => {
     const day = { date: '2026-01-02' };
     const race = (token: string, sleep: number) =>
