@@ -56,7 +56,7 @@ const BUDGET_MB = 4;
 describe.skipIf(!havePg)('a table whose shape is too large for HQ', () => {
   const hqLog: string[] = [];
   const hq = useHqStack({ shapeMaxMemoryBytes: BUDGET_MB * 1048576, hqLog: (l) => hqLog.push(l) });
-  const refusals = (): string[] => hqLog.filter((l) => /the shape service refused a shape/.test(l) && /table injury/.test(l));
+  const refusals = (): string[] => hqLog.filter((l) => /the shape service refused a shape/.test(l) && /table "injury"/.test(l));
 
   beforeAll(async () => {
     if (!havePg) return;

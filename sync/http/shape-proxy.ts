@@ -239,7 +239,7 @@ export async function proxyShape(
     if (words !== null) {
       if (opts.shapes?.firstRefusal(q) ?? true)
         opts.log?.(
-          `[hq] the shape service refused a shape for org ${p.orgId} (table ${q.get('table')}, where ${q.get('where')}): ${words} Devices asking for it are told so (503 shape_too_large); this is logged once per shape definition.`,
+          `[hq] the shape service refused a shape for org ${p.orgId} (table ${JSON.stringify(q.get('table'))}, where ${JSON.stringify(q.get('where'))}): ${words} Devices asking for it are told so (503 shape_too_large); this is logged once per shape definition.`,
         );
       throw new AppError({ code: 'Unavailable', kind: SHAPE_TOO_LARGE, message: words });
     }
