@@ -184,9 +184,12 @@ const CUT_SHORT_REASONS = new Set(['recording', 'write_failed', 'source_ended'])
  * differ. `process` then counts what each video really holds (a truncated .avi keeps its header's count).
  */
 export function recordingLooksCutShort(end: RecordingEnd | null, videos: readonly { frames: number }[], sidecarRows: readonly (number | null)[]): boolean {
-  if (end && CUT_SHORT_REASONS.has(end.reason)) return true;
-  const counts = [...videos.map((v) => v.frames), ...sidecarRows.filter((r): r is number => r !== null)];
-  return new Set(counts).size > 1;
+  return (end !== null && CUT_SHORT_REASONS.has(end.reason)) || countsDiffer(videos, sidecarRows);
+}
+
+/** Whether the videos' container frame counts and the sidecars' rows are not all the same number. */
+function countsDiffer(videos: readonly { frames: number }[], sidecarRows: readonly (number | null)[]): boolean {
+  return new Set([...videos.map((v) => v.frames), ...sidecarRows.filter((r): r is number => r !== null)]).size > 1;
 }
 
 /**
@@ -230,9 +233,7 @@ export function recordingCutShortCondition(
               cut.length
                 ? `the video file${cut.length > 1 ? 's' : ''} of ${cut.join(', ')} ${cut.length > 1 ? 'are' : 'is'} shorter than ${cut.length > 1 ? 'their' : 'its'} own header says (cut off after the recording was written)`
                 : null,
-              new Set([...videos.map((v) => v.frames), ...sidecarRows.filter((r): r is number => r !== null)]).size > 1 || !cut.length
-                ? 'its cameras hold different numbers of frames'
-                : null,
+              countsDiffer(videos, sidecarRows) || !cut.length ? 'its cameras hold different numbers of frames' : null,
             ]
               .filter((x) => x !== null)
               .join('; ');
