@@ -45,7 +45,7 @@ import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../mo
 import type { ChangesetOutcome, ContentHashVersion, CurrentRow, RejectionReason, UploadedChangeset } from '../../models/sync';
 import { CONTENT_HASH_VERSION, uploadHashPayload } from '../../models/sync';
 import type { TableName } from '../../models/tables';
-import { TABLES } from '../../models/tables';
+import { isTableName, TABLES } from '../../models/tables';
 import { cleanOneLine } from '../../models/text';
 import { uploaderCannotVouch } from '../../models/authorship';
 import { NO_ATHLETE, withTenant } from '../pg/db';
@@ -171,6 +171,36 @@ interface UserRow {
  * answers 503 and the device retries, idempotently).
  */
 export async function applyUploadedChangeset(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, opts: ApplyOptions = {}): Promise<ChangesetOutcome> {
+  return outcomeForUploader(principal, cs, await applyForOutcome(pool, principal, cs, opts));
+}
+
+/** The tables a changeset writes that `principal`'s role may not read (unknown table names count as unreadable). */
+function unreadableTables(principal: Principal, cs: UploadedChangeset): string[] {
+  return [...new Set(cs.changes.map((ch) => ch.table))].filter((t) => !isTableName(t) || !hasPermission(principal.role, TABLES[t].read));
+}
+
+/**
+ * `outcome` as the account whose token uploaded (`principal`) may see it, fresh or replayed from
+ * the stored first outcome: HQ's rows in `current` only for tables that account may read, and,
+ * when the changeset names another author and writes a table the uploader may not read, a
+ * `forbidden`, `validation` or `policy` refusal in general words without the policy detail (those
+ * are worded by the author's rules and may quote the author's records: an RTP sign-off's stage, a
+ * fee's billed price). The stored outcome keeps the full wording for the author's own token.
+ */
+export function outcomeForUploader(principal: Principal, cs: UploadedChangeset, outcome: ChangesetOutcome): ChangesetOutcome {
+  if (outcome.status !== 'rejected') return outcome;
+  const out = { ...outcome };
+  if (out.current)
+    out.current = out.current.map((r) => (isTableName(r.table) && hasPermission(principal.role, TABLES[r.table].read) ? r : { ...r, row: null }));
+  const hidden = unreadableTables(principal, cs);
+  if (cs.user_id && cs.user_id !== principal.userId && hidden.length > 0 && ['forbidden', 'validation', 'policy'].includes(out.reason)) {
+    delete out.policy;
+    out.message = `HQ refused this change for the user it names as its author. The reason concerns records (${hidden.join(', ')}) that this device's HQ account (${principal.displayName}, ${principal.role}) may not read, so it is not given here. Nothing was written. The author can see the current record and re-plan the change when signed in to HQ as themselves.`;
+  }
+  return out;
+}
+
+async function applyForOutcome(pool: pg.Pool, principal: Principal, cs: UploadedChangeset, opts: ApplyOptions): Promise<ChangesetOutcome> {
   const hashes = contentHashes(cs);
   if (cs.user_id && cs.user_id !== principal.userId && SELF_SCOPED_ROLES.has(principal.role as Role)) {
     // An athlete's device carries that athlete's account only (app.ts refuses this for the whole request too).
@@ -355,20 +385,63 @@ async function applyOnce(
     const now = (opts.now ?? (() => new Date()))();
     const nowIso = now.toISOString();
 
-    // 2. Read every target row (locked), rebuild `before` from it, authorise, check references and versions.
+    // 2. Read every target row (locked) and rebuild each update's `before` from it: the rules judge
+    //    what the change does to the row HQ holds, not what the device says it held.
     const changes: RowChange[] = cs.changes.map((ch) =>
       ch.op === 'delete'
         ? (ch as RowChange)
         : ({ ...ch, after: Object.fromEntries(Object.entries(ch.after).map(([k, v]) => [k, v === NOW_PLACEHOLDER ? nowIso : v])) } as RowChange),
     );
     const insertedHere = new Set(changes.filter((ch) => ch.op === 'insert').map((ch) => `${ch.table}:${ch.id}`));
-    const stale: CurrentRow[] = [];
-    const serverChanges: RowChange[] = [];
-    /** The stored row each server change was judged against (for the uploader's check, step 3b). */
+    const targets: { change: RowChange; serverChange: RowChange; def: (typeof TABLES)[TableName]; stored: Record<string, unknown> | null }[] = [];
+    /** The stored row each server change was judged against (for the uploader's check, step 2b). */
     const factsOf = new Map<RowChange, StoredRowFacts | null>();
     for (const change of changes) {
       const def = TABLES[change.table as TableName];
       const stored = (await c.query<Record<string, unknown>>(`SELECT * FROM ${q(def.name)} WHERE id = $1 FOR UPDATE`, [change.id])).rows[0] ?? null;
+      const serverChange: RowChange =
+        change.op === 'update' && stored ? { ...change, before: Object.fromEntries(Object.keys(change.after).map((k) => [k, stored[k] ?? null])) } : change;
+      factsOf.set(
+        serverChange,
+        stored
+          ? { orgId: stored.org_id as string, athleteId: def.athleteColumn ? ((stored[def.athleteColumn] as string | null) ?? null) : null, row: stored }
+          : null,
+      );
+      targets.push({ change, serverChange, def, stored });
+    }
+
+    // 2b. Who made it, before any rule or policy runs as the claimed author: a changeset naming as
+    // its author someone other than the token's user (a shared device uploads everyone's changes)
+    // is the author's claim only, and a refusal worded by the author's rules would show the
+    // uploader what only the author may read (issue 12 review: an RTP sign-off lock or a fee's
+    // billed price). It needs that author's own attestation (sync/write/approvals.ts) when it sets
+    // or withdraws an RTP sign-off (the signer's own act), or when the token's own user could not
+    // have made it themselves (models/authorship.ts: a verb or row change beyond their role, any
+    // account, device or settings change). A PIN checked offline on the device proves nothing.
+    if (actor.userId !== principal.userId) {
+      const judged = targets.map((t) => t.serverChange);
+      const signoffFields = judged.flatMap((ch) => signoffFieldsSet(ch).map((f) => ({ ch, f })));
+      const uploader: RuleActor = {
+        userId: principal.userId,
+        orgId: principal.orgId,
+        role: principal.role as Role,
+        linkedAthleteId: principal.linkedAthleteId,
+        active: principal.active,
+      };
+      const why = signoffFields.length > 0 ? null : uploaderCannotVouch(uploader, cs.verb, judged, (ch) => factsOf.get(ch) ?? null);
+      if (signoffFields.length > 0 || why) {
+        const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, hashes, why ? 'author' : 'signoff', why ?? '');
+        if (!check.ok) {
+          const first = signoffFields[0];
+          throw reject(check.reason, check.message, first ? { table: first.ch.table, row_id: first.ch.id, field: first.f } : {});
+        }
+      }
+    }
+
+    // 2c. Authorise each change as its author, check references and versions.
+    const stale: CurrentRow[] = [];
+    const serverChanges: RowChange[] = [];
+    for (const { change, serverChange, def, stored } of targets) {
       if (change.op === 'insert' && stored) {
         stale.push({
           table: def.name,
@@ -380,17 +453,7 @@ async function applyOnce(
         serverChanges.push(change);
         continue;
       }
-      let serverChange: RowChange = change;
-      if (change.op === 'update') {
-        // The rules judge what the change does to the row HQ holds, not what the device says it held.
-        const before = stored ? Object.fromEntries(Object.keys(change.after).map((k) => [k, stored[k] ?? null])) : change.before;
-        serverChange = { ...change, before };
-      }
-      const facts: StoredRowFacts | null = stored
-        ? { orgId: stored.org_id as string, athleteId: def.athleteColumn ? ((stored[def.athleteColumn] as string | null) ?? null) : null, row: stored }
-        : null;
-      factsOf.set(serverChange, facts);
-      const decision = authorizeChange(actor, serverChange, facts);
+      const decision = authorizeChange(actor, serverChange, factsOf.get(serverChange) ?? null);
       if (!decision.ok) {
         const reason: RejectionReason = decision.code === 'Forbidden' ? 'forbidden' : decision.code === 'NotFound' ? 'not_found' : 'validation';
         // HQ's row goes with the refusal when the uploader may still read it (the row was read under
@@ -477,31 +540,6 @@ async function applyOnce(
     } else if (cs.approved_by) {
       const check = await verifyOwnerApproval(c, principal, cs.approved_by, cs.changeset_id, hashes);
       if (check.ok) ownerApprovedBy = check.approverId;
-    }
-
-    // 3b. Who made it. A changeset naming as its author someone other than the token's user (a
-    // shared device uploads everyone's changes) is the author's claim only. It needs that author's
-    // own attestation (sync/write/approvals.ts) when it sets or withdraws an RTP sign-off (the
-    // signer's own act), or when the token's own user could not have made it themselves
-    // (models/authorship.ts: a verb or row change beyond their role, any account, device or
-    // settings change). A PIN checked offline on the device proves nothing.
-    if (actor.userId !== principal.userId) {
-      const signoffFields = serverChanges.flatMap((ch) => signoffFieldsSet(ch).map((f) => ({ ch, f })));
-      const uploader: RuleActor = {
-        userId: principal.userId,
-        orgId: principal.orgId,
-        role: principal.role as Role,
-        linkedAthleteId: principal.linkedAthleteId,
-        active: principal.active,
-      };
-      const why = signoffFields.length > 0 ? null : uploaderCannotVouch(uploader, cs.verb, serverChanges, (ch) => factsOf.get(ch) ?? null);
-      if (signoffFields.length > 0 || why) {
-        const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, hashes, why ? 'author' : 'signoff', why ?? '');
-        if (!check.ok) {
-          const first = signoffFields[0];
-          throw reject(check.reason, check.message, first ? { table: first.ch.table, row_id: first.ch.id, field: first.f } : {});
-        }
-      }
     }
 
     // 4. Write, bumping versions.

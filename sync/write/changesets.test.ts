@@ -972,6 +972,56 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       expect(act!.actor_user_id).toBe(ids.users.owner);
     });
 
+    it("a refusal worded by the named author's rules never reaches an uploader who may not read the record (issue 12 re-review B2)", async () => {
+      const { uploadContentHash } = await import('./apply');
+      // An RTP entry signed off by the physio: its exit criteria are locked.
+      const [row] = await sql<{ id: string }>('SELECT id FROM rtp_entry WHERE org_id = $1 AND deleted_at IS NULL ORDER BY id LIMIT 1', [ids.org]);
+      await sql('UPDATE rtp_entry SET physio_signoff_by = $2, physio_signoff_at = now(), version = version + 1 WHERE id = $1', [row!.id, ids.users.physio]);
+      const [rtp] = await sql<{ version: number }>('SELECT version FROM rtp_entry WHERE id = $1', [row!.id]);
+      const relabel = () => ({
+        changeset_id: uuidv7(),
+        verb: 'rtp.update',
+        user_id: ids.users.doctor,
+        changes: [{ op: 'update', table: 'rtp_entry', id: row!.id, version: rtp!.version, before: {}, after: { criteria_met: 'all met' } }],
+      });
+      // The admin (no rtp.read) names the doctor: before, the doctor's rules answered "This RTP entry is
+      // signed off (physio); its exit criteria cannot change", telling the admin the entry's state.
+      const unattested = await one(tokens.admin!, relabel());
+      expect(unattested).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      expect(JSON.stringify(unattested)).not.toMatch(/signed off \(/);
+      // The coach (no rates.write) names the admin for a fee change: refused as unverified, no price quoted.
+      const [item] = await sql<{ id: string; version: number; price_cents: number }>(
+        'SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 ORDER BY code LIMIT 1',
+        [ids.org],
+      );
+      const fee = await one(coachToken, {
+        changeset_id: uuidv7(),
+        verb: 'rates.updateItem',
+        user_id: ids.users.admin,
+        changes: [{ op: 'update', table: 'rate_item', id: item!.id, version: item!.version, before: {}, after: { price_cents: item!.price_cents * 3 } }],
+      });
+      expect(fee).toMatchObject({ status: 'rejected', reason: 'author_unverified' });
+      if (fee.status === 'rejected') expect(fee.policy).toBeUndefined();
+      expect(JSON.stringify(fee)).not.toMatch(/\$\d/);
+      // Attested by the doctor, the doctor's rules refuse it: the admin's reply says so in general words...
+      const attested = relabel();
+      expect((await attest(tokens.doctor!, [{ changeset_id: attested.changeset_id, content_hash: uploadContentHash(attested as never) }])).status).toBe(200);
+      const byAdmin = await one(tokens.admin!, attested);
+      expect(byAdmin).toMatchObject({ status: 'rejected', reason: 'forbidden' });
+      if (byAdmin.status === 'rejected') {
+        expect(byAdmin.message).toMatch(/may not read, so it is not given here/);
+        expect(byAdmin.message).not.toMatch(/signed off \(/);
+      }
+      // ...while the doctor's own token, replaying the same changeset, reads HQ's full reason.
+      const byDoctor = await one(tokens.doctor!, attested);
+      expect(byDoctor).toMatchObject({ status: 'rejected', reason: 'forbidden', replayed: true });
+      if (byDoctor.status === 'rejected') expect(byDoctor.message).toMatch(/signed off \(physio[^)]*\); its .* cannot change/);
+      // And an admin replaying it again still gets the general words.
+      const again = await one(tokens.admin!, attested);
+      if (again.status === 'rejected') expect(again.message).not.toMatch(/signed off \(/);
+      expect(await sql('SELECT criteria_met FROM rtp_entry WHERE id = $1 AND criteria_met = $2', [row!.id, 'all met'])).toHaveLength(0);
+    });
+
     it("a clinical write beyond the token user's role needs the author; within it, it does not", async () => {
       const injury = () => ({
         changeset_id: uuidv7(),
