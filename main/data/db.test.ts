@@ -112,7 +112,14 @@ describe('migrations are frozen', () => {
 });
 
 /** Migrations that rebuild or alter an existing table (or its indexes) instead of adding one. */
-const TABLE_REBUILDS = new Set(['0006_page_proposals', '0008_pose_conditions', '0010_capture_results', '0011_idempotency_per_user', '0013_free_text']);
+const TABLE_REBUILDS = new Set([
+  '0006_page_proposals',
+  '0008_pose_conditions',
+  '0010_capture_results',
+  '0011_idempotency_per_user',
+  '0013_free_text',
+  '0017_mcp_token_account_stamp',
+]);
 
 describe('each migration applies to a database that already holds real rows', () => {
   // Migration 1 creates the first tables, so there are no rows before it; every later one is

@@ -493,7 +493,7 @@ CREATE TABLE mcp_token (
   revoked_at TEXT,
   revoked_by TEXT REFERENCES app_user(id),
   last_used_at TEXT
-);
+, account_stamp TEXT);
 
 -- table org_setting
 CREATE TABLE org_setting (

@@ -320,6 +320,16 @@ describe('MCP server over stdio (SDK client)', () => {
     revokeTokenAs(db, seed.userIds.coach, info.id);
     const revoked = (await coach.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
     expect(body(revoked).error).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/revoked/) });
+    // A role change ends a connected client's token at its next call, as it ends sessions and runs (issue 13 re-review).
+    const second = await connect(issueMcpToken(db, seed.userIds.coach).token);
+    expect((await second.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })).isError).toBeFalsy();
+    callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.coach, role: 'analyst' });
+    try {
+      const changed = (await second.callTool({ name: 'get_workload_acwr', arguments: { athlete_id: seed.linkedAthleteId } })) as ToolResult;
+      expect(body(changed).error).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/changed since the token was issued/) });
+    } finally {
+      callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.coach, role: 'coach' });
+    }
   });
 
   it('a revoked, unknown or malformed token refuses to start (stderr, exit 7: Unauthenticated, as the CLI)', async () => {

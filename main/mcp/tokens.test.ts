@@ -9,7 +9,9 @@ import { openDb } from '../data/db';
 import { findMcpTokenByHash, listMcpTokens } from '../data/mcp';
 import type { SeedSummary } from '../data/seed';
 import { DEMO_EMAILS, seedDemo } from '../data/seed';
+import { sqlite } from '../data/sqlite';
 import { callVerb } from '../services';
+import { setUserPin } from '../services/admin';
 import { hashMcpToken, issueMcpToken, listTokensFor, McpTokenRefused, revokeTokenAs, verifyMcpToken } from './tokens';
 
 let dir: string;
@@ -66,6 +68,38 @@ describe('MCP tokens', () => {
     expect(() => issueMcpToken(db, seed.userIds.analyst)).toThrow(/deactivated/);
     callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.analyst, active: true });
     expect(refusal(() => verifyMcpToken(db, s.token))).toBe('accepted');
+  });
+
+  it('stops working once its account changes: role, PIN, linked athlete (issue 13 re-review: tokens outlived what ends sessions and runs)', () => {
+    const ss = seed.userIds.sports_scientist;
+    const owner = { db, userId: seed.userIds.owner };
+    const byRole = issueMcpToken(db, ss);
+    expect(refusal(() => verifyMcpToken(db, byRole.token))).toBe('accepted');
+    callVerb(owner, 'users.update', { id: ss, role: 'analyst' });
+    // before: accepted, so an MCP client kept calling with the demoted account's old token
+    expect(refusal(() => verifyMcpToken(db, byRole.token))).toBe('account_changed');
+    expect(listTokensFor(db, ss).find((t) => t.id === byRole.info.id)?.state).toBe('account_changed');
+    // A token issued after the change works.
+    const fresh = issueMcpToken(db, ss);
+    expect(refusal(() => verifyMcpToken(db, fresh.token))).toBe('accepted');
+    // A PIN set by an administrator ends it too (whoever set it can sign in as the account).
+    setUserPin(owner, { user_id: ss, pin: '9876' });
+    expect(refusal(() => verifyMcpToken(db, fresh.token))).toBe('account_changed');
+    // An athlete account relinked to another athlete's record.
+    const athleteUser = seed.userIds.athlete;
+    const linked = issueMcpToken(db, athleteUser);
+    callVerb(owner, 'users.update', { id: athleteUser, linked_athlete_id: seed.injectionAthleteId });
+    expect(refusal(() => verifyMcpToken(db, linked.token))).toBe('account_changed');
+    expect(new McpTokenRefused('account_changed').message).toMatch(/changed since the token was issued.*issue a new one/i);
+  });
+
+  it('a token issued before migration 0017 (no stamp) is stamped at its first use, then held to it', () => {
+    const legacy = issueMcpToken(db, seed.userIds.strength_coach);
+    sqlite(db).prepare('UPDATE mcp_token SET account_stamp = NULL WHERE id = ?').run(legacy.info.id);
+    expect(refusal(() => verifyMcpToken(db, legacy.token))).toBe('accepted');
+    expect(findMcpTokenByHash(db, hashMcpToken(legacy.token))!.account_stamp).toMatch(/^[0-9a-f]{64}$/);
+    callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.strength_coach, role: 'coach' });
+    expect(refusal(() => verifyMcpToken(db, legacy.token))).toBe('account_changed');
   });
 
   it("revoking: own tokens, or the org's with user.manage; another user's is not found", () => {

@@ -9,9 +9,9 @@ import { AppError, Forbidden, NotFound, ValidationError } from '../../models/err
 import { hasPermission } from '../../models/roles';
 import type { User } from '../../models/records';
 import type { Db } from '../data/db';
-import { findUserById } from '../data/identity';
+import { accountStamp, findUserById } from '../data/identity';
 import type { McpTokenRow } from '../data/mcp';
-import { findMcpToken, findMcpTokenByHash, insertMcpToken, listMcpTokens, revokeMcpToken, touchMcpToken } from '../data/mcp';
+import { findMcpToken, findMcpTokenByHash, insertMcpToken, listMcpTokens, revokeMcpToken, stampMcpToken, touchMcpToken } from '../data/mcp';
 
 /** Every token starts with this (recognisable in logs and secret scanners). */
 export const MCP_TOKEN_PREFIX = 'aimcp_';
@@ -34,17 +34,19 @@ export interface McpTokenInfo {
   expires_at: string | null;
   revoked_at: string | null;
   last_used_at: string | null;
-  state: 'active' | 'revoked' | 'expired';
+  /** `account_changed`: its user's role, linked athlete, PIN or active flag changed since it was issued; it no longer works. */
+  state: 'active' | 'revoked' | 'expired' | 'account_changed';
 }
 
-function stateOf(row: McpTokenRow, now: Date): McpTokenInfo['state'] {
+function stateOf(row: McpTokenRow, now: Date, stampNow?: string | null): McpTokenInfo['state'] {
   if (row.revoked_at) return 'revoked';
   if (row.expires_at && Date.parse(row.expires_at) <= now.getTime()) return 'expired';
+  if (row.account_stamp !== null && stampNow !== undefined && stampNow !== row.account_stamp) return 'account_changed';
   return 'active';
 }
 
-/** Public view of a stored row. */
-export function tokenInfo(row: McpTokenRow, now: Date = new Date()): McpTokenInfo {
+/** Public view of a stored row; `stampNow` (its user's `accountStamp` now), when given, marks a token whose account changed. */
+export function tokenInfo(row: McpTokenRow, now: Date = new Date(), stampNow?: string | null): McpTokenInfo {
   return {
     id: row.id,
     label: row.label,
@@ -54,7 +56,7 @@ export function tokenInfo(row: McpTokenRow, now: Date = new Date()): McpTokenInf
     expires_at: row.expires_at,
     revoked_at: row.revoked_at,
     last_used_at: row.last_used_at,
-    state: stateOf(row, now),
+    state: stateOf(row, now, stampNow),
   };
 }
 
@@ -98,6 +100,7 @@ export function issueMcpToken(
     created_at: now.toISOString(),
     created_by: user.id,
     expires_at: expiresAt,
+    account_stamp: accountStamp(db, user.id),
   };
   insertMcpToken(db, row);
   return { token, info: tokenInfo({ ...row, revoked_at: null, revoked_by: null, last_used_at: null }, now) };
@@ -106,7 +109,7 @@ export function issueMcpToken(
 /** Raised when a token does not authenticate (one message for unknown, malformed, revoked, expired or a deactivated user). */
 export class McpTokenRefused extends AppError {
   /** Why, for the operator's stderr (never includes the token). */
-  readonly reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'user_inactive';
+  readonly reason: 'malformed' | 'unknown' | 'revoked' | 'expired' | 'user_inactive' | 'account_changed';
   constructor(reason: McpTokenRefused['reason']) {
     const text: Record<McpTokenRefused['reason'], string> = {
       malformed: 'The MCP token is not in the expected format (aimcp_…). Issue one with `npm run cli -- mcp-token --db PATH --as EMAIL`.',
@@ -114,6 +117,8 @@ export class McpTokenRefused extends AppError {
       revoked: 'The MCP token was revoked. Issue a new one with `npm run cli -- mcp-token --db PATH --as EMAIL`.',
       expired: 'The MCP token has expired. Issue a new one with `npm run cli -- mcp-token --db PATH --as EMAIL`.',
       user_inactive: 'The user this MCP token belongs to is deactivated or removed. Ask a club administrator.',
+      account_changed:
+        'The account this MCP token belongs to changed since the token was issued (its role, linked athlete, PIN or active state), so the token no longer works. Sign in again and issue a new one with `npm run cli -- mcp-token --db PATH --as EMAIL`.',
     };
     super({ code: 'Unauthenticated', message: text[reason] });
     this.reason = reason;
@@ -129,7 +134,10 @@ export interface McpBinding {
 
 /**
  * Verify a token now: known hash, not revoked, not expired, its user present, active and in the
- * token's org. Called at start and again on every tool call.
+ * token's org, and the account as it was at issue (main/data/identity.ts `accountStamp`: role,
+ * linked athlete, PIN, active flag; issue 13 re-review: a token outlived a demotion or a relink
+ * that ends sessions and runs). A token issued before migration 0017 is stamped at its first use.
+ * Called at start and again on every tool call.
  * @throws McpTokenRefused
  */
 export function verifyMcpToken(db: Db, token: string, now: Date = new Date()): McpBinding {
@@ -140,6 +148,9 @@ export function verifyMcpToken(db: Db, token: string, now: Date = new Date()): M
   if (state !== 'active') throw new McpTokenRefused(state);
   const u = findUserById(db, row.user_id);
   if (!u || !u.active || u.org_id !== row.org_id) throw new McpTokenRefused('user_inactive');
+  const stamp = accountStamp(db, u.id);
+  if (row.account_stamp === null && stamp !== null) stampMcpToken(db, row.id, stamp);
+  else if (row.account_stamp !== stamp) throw new McpTokenRefused('account_changed');
   return { tokenId: row.id, userId: row.user_id, orgId: row.org_id };
 }
 
@@ -153,7 +164,12 @@ export function listTokensFor(db: Db, userId: string, opts: { all?: boolean; now
   const u = activeUser(db, userId);
   if (opts.all && !hasPermission(u.role, 'user.manage'))
     throw new Forbidden(`Your role (${u.role}) does not have user.manage; you can list your own tokens only.`);
-  return listMcpTokens(db, u.org_id, opts.all ? undefined : u.id).map((r) => tokenInfo(r, opts.now));
+  const stamps = new Map<string, string | null>();
+  const stampOf = (id: string): string | null => {
+    if (!stamps.has(id)) stamps.set(id, accountStamp(db, id));
+    return stamps.get(id) ?? null;
+  };
+  return listMcpTokens(db, u.org_id, opts.all ? undefined : u.id).map((r) => tokenInfo(r, opts.now, stampOf(r.user_id)));
 }
 
 /**
@@ -166,5 +182,5 @@ export function revokeTokenAs(db: Db, userId: string, tokenId: string, now: Date
   const row = findMcpToken(db, u.org_id, tokenId);
   if (!row || (row.user_id !== u.id && !hasPermission(u.role, 'user.manage'))) throw new NotFound('MCP token');
   revokeMcpToken(db, u.org_id, tokenId, u.id, now.toISOString());
-  return tokenInfo(findMcpToken(db, u.org_id, tokenId) ?? row, now);
+  return tokenInfo(findMcpToken(db, u.org_id, tokenId) ?? row, now, accountStamp(db, row.user_id));
 }
