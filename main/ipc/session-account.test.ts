@@ -8,7 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultToolRegistry } from '../kinetix/catalogue';
 import * as K from '../data/kinetix';
 import { createClinicFixture, errorOf, type ClinicFixture } from '../testing/clinic-fixture';
-import { testHarness } from '../testing/kinetix-fixtures';
+import { testHarness, waitForEvent } from '../testing/kinetix-fixtures';
+import { EventType } from '@ag-ui/core';
+import { KINETIX_EVENTS } from '../kinetix/events';
 import { startScriptedAnthropic } from '../testing/scripted-anthropic';
 import { setUserPin } from '../services/admin';
 import type { CallContext } from './handlers';
@@ -98,6 +100,35 @@ describe('an assistant run stands on the account as it was when the run started'
       ]);
       // the tab's next call is refused too (its session ended)
       expect((await errorOfAsync(() => h['verb.call'](tab, { verb: 'vitals.list', input: {} }))).code).toBe('Unauthenticated');
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('a PIN reset while a proposal waits: approving it applies nothing, and says the account changed rather than the role (issue 13 re-review minor)', async () => {
+    const server = await startScriptedAnthropic();
+    try {
+      const { kx } = testHarness(f.db, defaultToolRegistry(), { baseURL: server.url });
+      const physio = f.a.users.physio;
+      const before = f.call(physio, 'rates.listItems', { folder_id: f.a.folderId });
+      server.push({ toolUses: [{ name: 'bulk_update_rates', input: { folder_id: f.a.folderId, pct: 5 } }] }, { text: 'Done.' });
+      const { runId } = kx.startRun({ userId: physio, message: 'raise the fees 5 %' });
+      const ev = await waitForEvent(
+        kx,
+        physio,
+        runId,
+        (e) => e.event.type === EventType.CUSTOM && (e.event as { name: string }).name === KINETIX_EVENTS.confirmRequired,
+      );
+      const c = (ev.event as unknown as { value: { toolCallId: string; argsHash: string; contentHash: string } }).value;
+      // the owner resets the physio's PIN while the proposal waits (whoever set it can sign in as the physio)
+      setUserPin({ db: f.db, userId: f.a.users.owner }, { user_id: physio, pin: '8642' });
+      kx.confirm(physio, c.toolCallId, { approve: true, argsHash: c.argsHash, contentHash: c.contentHash });
+      expect((await kx.waitForRun(runId)).status).toBe('failed');
+      const calls = K.listToolCalls(f.db, runId) as { status: string; error_json: string | null }[];
+      const message = (JSON.parse(calls.at(-1)!.error_json!) as { message: string }).message;
+      // before: "Your role no longer allows …" though the physio's role had not changed
+      expect(message).toMatch(/^Your account changed since this was proposed .*nothing was changed/);
+      expect(f.call(physio, 'rates.listItems', { folder_id: f.a.folderId })).toEqual(before);
     } finally {
       await server.close();
     }

@@ -506,19 +506,20 @@ export class ToolCallPipeline {
     this.status(call, 'confirmed', { changesetId: prop.id });
     // Defence in depth: the permission again, read now (a role change during the wait counts).
     const now = findUserById(this.d.db, run.userId);
-    if (
-      !now ||
-      !now.active ||
-      now.org_id !== run.orgId ||
-      !hasPermission(now.role, tool.permission) ||
-      accountStamp(this.d.db, run.userId) !== run.accountStamp
-    ) {
-      expireProposal(this.d.db, prop.id, { code: 'Forbidden', message: 'The role no longer allows this action.' }, this.nowIso());
-      return this.fail(
-        call,
-        new Forbidden(`Your role no longer allows "${tool.title}" (${tool.permission}); nothing was changed.`),
-        'permission_recheck_failed',
+    const roleRefuses = !now || !now.active || now.org_id !== run.orgId || !hasPermission(now.role, tool.permission);
+    if (roleRefuses || accountStamp(this.d.db, run.userId) !== run.accountStamp) {
+      // Say which: the role (or account) no longer allows it, or the account changed in another way
+      // (athlete link, PIN) since the request started (issue 13 re-review minor: both read "Your role").
+      const message = roleRefuses
+        ? `Your role no longer allows "${tool.title}" (${tool.permission}); nothing was changed.`
+        : `Your account changed since this was proposed (its athlete link or PIN), so "${tool.title}" was not applied; nothing was changed. Sign in again.`;
+      expireProposal(
+        this.d.db,
+        prop.id,
+        { code: 'Forbidden', message: roleRefuses ? 'The role no longer allows this action.' : 'The account changed since this was proposed.' },
+        this.nowIso(),
       );
+      return this.fail(call, new Forbidden(message), 'permission_recheck_failed');
     }
     const span = tracer.startSpan(
       'kinetix.apply',
