@@ -249,8 +249,13 @@ export function approveProposal(db: Db, input: ApproveInput): { proposal: Propos
   // Defence in depth: the proposer is re-read, still holds the tool's permission, and the policy still holds.
   let verdict: PolicyVerdict = row.verdict;
   try {
+    // Worded about the proposer, not the approver (issue 13 re-review minor: an owner approving a
+    // deactivated physio's proposal read "Your account is deactivated").
+    const who = findUserById(db, row.user_id);
+    if (!who || who.org_id !== approver.org_id) throw new NotFound('Proposed change');
+    if (!who.active)
+      throw new Forbidden(`${who.display_name}, who asked for this change, is deactivated; nothing was written. Decline it, or reactivate the account first.`);
     const proposer = resolveActor({ db, userId: row.user_id });
-    if (proposer.orgId !== approver.org_id) throw new NotFound('Proposed change');
     if (pol.permission && !hasPermission(proposer.role, pol.permission))
       throw new Forbidden(`${proposer.displayName}'s role (${proposer.role}) no longer has ${pol.permission}; nothing was written.`);
     const now2 = evaluatePolicyWithHistory(db, proposer, planned, new Date(nowIso));

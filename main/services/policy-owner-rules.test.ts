@@ -89,6 +89,23 @@ describe('a fee code used before carries its last price', () => {
   });
 });
 
+describe('an owner approving the proposal of an account deactivated since', () => {
+  it('is refused in words about the proposer, not "Your account is deactivated" (issue 13 re-review minor); nothing is written', () => {
+    const r = submitForm(f.db, f.a.users.admin, { verb: 'rates.updateItem', input: { id: f.a.itemId, code: 'A01-OLD' } }, now);
+    if (r.status !== 'review') throw new Error('expected review');
+    f.call(f.a.users.owner, 'users.update', { id: f.a.users.admin, active: false });
+    let message = '';
+    try {
+      approveProposal(f.db, { approverUserId: f.a.users.owner, changesetId: r.proposal.id, contentHash: r.proposal.contentHash, now });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/, who asked for this change, is deactivated; nothing was written/);
+    expect(message).not.toMatch(/^Your account/);
+    expect(item(f.a.itemId).code).toBe('A01');
+  });
+});
+
 describe('assistant budget caps: removing or raising a cap by more than 20 % needs an owner', () => {
   const cap = (userId: string) => getRow<{ budget_cap_usd: number | null }>(f.db, 'app_user', f.a.orgId, userId)!.budget_cap_usd;
 
