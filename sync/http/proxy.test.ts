@@ -180,6 +180,67 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     expect((await fetch(`${server.url}/v1/shape?table=athlete&offset=-1`)).status).toBe(401);
   });
 
+  it("sends a role only the activity rows of records it may read (issue 12 review minor: an admin's laptop got injury summaries)", async () => {
+    const injuryId = uuidv7();
+    const res = await fetch(`${server.url}/v1/changesets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
+      body: JSON.stringify({
+        changesets: [
+          {
+            changeset_id: uuidv7(),
+            verb: 'injuries.create',
+            summary: 'Record left hamstring injury for the linked athlete',
+            changes: [
+              {
+                op: 'insert',
+                table: 'injury',
+                id: injuryId,
+                after: {
+                  athlete_id: summary.linkedAthleteId,
+                  body_part: 'hamstring',
+                  side: 'left',
+                  mechanism: 'non_contact',
+                  onset_date: TODAY,
+                  severity: 'moderate',
+                  status: 'open',
+                  clinician_notes: '',
+                },
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(((await res.json()) as ChangesetUploadResult).results[0]).toMatchObject({ status: 'applied' });
+    // and a change to an athlete's profile, which the admin may read
+    const athlete = (await rowsOf(tokens.physio!, { table: 'athlete' }))[0]!;
+    const upd = await fetch(`${server.url}/v1/changesets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.physio}` },
+      body: JSON.stringify({
+        changesets: [
+          {
+            changeset_id: uuidv7(),
+            verb: 'athletes.update',
+            changes: [{ op: 'update', table: 'athlete', id: athlete.id, version: athlete.version, before: {}, after: { notes: 'activity shape test' } }],
+          },
+        ],
+      }),
+    });
+    expect(((await upd.json()) as ChangesetUploadResult).results[0]).toMatchObject({ status: 'applied' });
+    const physioRows = await rowsOf(tokens.physio!, { table: 'activity' });
+    expect(physioRows.some((a) => a.record_id === injuryId)).toBe(true);
+    const adminRows = await rowsOf(tokens.admin!, { table: 'activity' });
+    // before: the admin's device received every org activity row, this injury's summary included
+    expect(adminRows.some((a) => a.record_id === athlete.id)).toBe(true);
+    expect(adminRows.some((a) => a.record_id === injuryId)).toBe(false);
+    expect(new Set(adminRows.map((a) => a.record_table))).not.toContain('injury');
+    // a hand-edited where narrows at most
+    const widened = await rowsOf(tokens.admin!, { table: 'activity', where: "record_table = 'injury' OR true" });
+    expect(widened.some((a) => a.record_table === 'injury')).toBe(false);
+  });
+
   it('sends PIN hashes (never PINs) for offline sign-in, and refuses columns outside the table', async () => {
     const users = await rowsOf(tokens.physio!, { table: 'app_user' });
     expect(users.length).toBeGreaterThan(10);

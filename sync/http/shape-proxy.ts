@@ -117,7 +117,11 @@ export function tenantWhere(p: Principal, table: string): string {
   }
   if (table === 'activity') {
     if (!hasPermission(p.role, 'activity.read')) throw new Forbidden(`Your role (${p.role}) cannot read the activity log.`);
-    return `org_id = ${lit(p.orgId)}`;
+    // Summaries name clinical facts ("Record left knee injury for …"): only rows of tables this role
+    // may read, as the device's own activity.list shows them (main/services/admin.ts).
+    const readable = TABLE_NAMES.filter((t) => hasPermission(p.role, TABLES[t].read)).map((t) => `'${t}'`);
+    if (readable.length === 0) throw new Forbidden(`Your role (${p.role}) reads no records the activity log describes.`);
+    return `org_id = ${lit(p.orgId)} AND record_table IN (${readable.join(', ')})`;
   }
   if (!isTableName(table)) throw new Forbidden(`"${table}" is not a table devices sync.`);
   const def = TABLES[table];
