@@ -17,11 +17,13 @@
  *   reason, so the proposing device sees that outcome too.
  */
 import type pg from 'pg';
-import type { PlannedChangeset, RowChange, RuleActor } from '../../models/changeset';
+import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
+import { authorizeChange } from '../../models/changeset';
+import { uploaderCannotVouch } from '../../models/authorship';
 import type { PolicyResult } from '../../models/policy';
 import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
 import type { ChangesetOutcome, ProposalEvent, ProposalEventOutcome, RejectionReason } from '../../models/sync';
-import { isTableName, TABLES } from '../../models/tables';
+import { isTableName, TABLES, type TableName } from '../../models/tables';
 import { withTenant } from '../pg/db';
 import type { Principal } from './principal';
 
@@ -119,7 +121,46 @@ async function propose(
       return refused(e, 'Forbidden', 'The proposing account is deactivated or unknown at HQ; nothing was recorded.');
     if (SELF_SCOPED_ROLES.has(user.role as Role)) return refused(e, 'Forbidden', 'Athlete accounts do not propose changes for an owner.');
     const actor: RuleActor = { userId: user.id, orgId: user.org_id, role: user.role as Role, linkedAthleteId: user.linked_athlete_id, active: true };
-    const policy = await rules.policy(c, actor, { verb: e.verb, summary: e.summary, changes }, now);
+    // The same rules as an upload of the change (sync/write/apply.ts), in the same order (issue 12
+    // re-review B2: a coach's token named the physio as proposer of a fee change the coach could not
+    // make, and read fee prices from the policy's answers): each change judged against the row HQ
+    // holds; a proposer other than the token's user only where the token's user could have made it
+    // themselves (models/authorship.ts) — a proposal has no attestation path, so otherwise the
+    // proposer proposes from a device signed in to HQ as themselves; then the proposer's own rules.
+    const judged: RowChange[] = [];
+    const factsOf = new Map<RowChange, StoredRowFacts | null>();
+    for (const ch of changes) {
+      const def = TABLES[ch.table as TableName];
+      const row = ch.op === 'insert' ? null : ((await c.query<Record<string, unknown>>(`SELECT * FROM "${def.name}" WHERE id = $1`, [ch.id])).rows[0] ?? null);
+      const serverChange: RowChange =
+        ch.op === 'update' && row ? { ...ch, before: Object.fromEntries(Object.keys(ch.after).map((k) => [k, row[k] ?? null])) } : ch;
+      factsOf.set(
+        serverChange,
+        row ? { orgId: row.org_id as string, athleteId: def.athleteColumn ? ((row[def.athleteColumn] as string | null) ?? null) : null, row } : null,
+      );
+      judged.push(serverChange);
+    }
+    if (user.id !== principal.userId) {
+      const uploader: RuleActor = {
+        userId: principal.userId,
+        orgId: principal.orgId,
+        role: principal.role as Role,
+        linkedAthleteId: principal.linkedAthleteId,
+        active: principal.active,
+      };
+      const why = uploaderCannotVouch(uploader, e.verb, judged, (ch) => factsOf.get(ch) ?? null);
+      if (why)
+        return refused(
+          e,
+          'Forbidden',
+          `HQ cannot verify that the user this proposal names made it: it was sent under another user's device token (${principal.displayName}), who could not have made it themselves (${why.replace(/\.$/, '')}). Nothing was recorded. The proposer can propose it from a device signed in to HQ as themselves.`,
+        );
+    }
+    for (const ch of judged) {
+      const d = authorizeChange(actor, ch, factsOf.get(ch) ?? null);
+      if (!d.ok) return refused(e, d.code, `${d.reason} Nothing was recorded.`);
+    }
+    const policy = await rules.policy(c, actor, { verb: e.verb, summary: e.summary, changes: judged }, now);
     if (policy.verdict !== 'needs_owner')
       return refused(
         e,
