@@ -21,7 +21,7 @@ import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../
 import { authorizeChange } from '../../models/changeset';
 import { uploaderCannotVouch } from '../../models/authorship';
 import type { PolicyResult } from '../../models/policy';
-import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
+import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
 import type { ChangesetOutcome, ProposalEvent, ProposalEventOutcome, RejectionReason } from '../../models/sync';
 import { isTableName, TABLES, type TableName } from '../../models/tables';
 import { withTenant } from '../pg/db';
@@ -205,7 +205,11 @@ async function propose(
 
 async function decline(pool: pg.Pool, principal: Principal, e: Extract<ProposalEvent, { op: 'decline' }>, now: Date): Promise<ProposalEventOutcome> {
   return withTenant(pool, { orgId: principal.orgId, userId: e.decided_by }, async (c) => {
-    const p = (await c.query<HqProposalRow>('SELECT id, user_id, content_hash, status FROM hq_proposal WHERE id = $1 FOR UPDATE', [e.changeset_id])).rows[0];
+    const p = (
+      await c.query<HqProposalRow & { tables: string }>('SELECT id, user_id, content_hash, status, tables FROM hq_proposal WHERE id = $1 FOR UPDATE', [
+        e.changeset_id,
+      ])
+    ).rows[0];
     if (!p) return refused(e, 'NotFound', 'HQ holds no such proposal of this organisation.');
     const decider = await readUser(c, e.decided_by);
     if (!decider || decider.deleted_at || !decider.active) return refused(e, 'Forbidden', 'The declining account is deactivated or unknown at HQ.');
@@ -214,12 +218,20 @@ async function decline(pool: pg.Pool, principal: Principal, e: Extract<ProposalE
       return refused(e, 'Forbidden', 'Only an owner, or the person who proposed it, can decline this change.');
     // An owner's decline needs the owner's own token (as an approval does); the proposer's
     // withdrawal may come from an org device, which signs the proposer in.
-    const verified = principal.userId === decider.id || (withdraw && !SELF_SCOPED_ROLES.has(principal.role as Role));
+    // A withdrawal from another user's token counts only where that token's user could write every
+    // table the proposal changes (issue 12 re-review minor: a coach's token withdrew the physio's fee proposal).
+    const uploaderMayWrite = p.tables
+      .split(',')
+      .filter(Boolean)
+      .every((t) => isTableName(t) && hasPermission(principal.role as Role, TABLES[t].write));
+    const verified = principal.userId === decider.id || (withdraw && !SELF_SCOPED_ROLES.has(principal.role as Role) && uploaderMayWrite);
     if (!verified)
       return refused(
         e,
         'Forbidden',
-        "HQ cannot verify that the owner declined this change: the decision was not sent with the owner's own device token. The proposal still waits at HQ; the owner can decline it on a device signed in to HQ as themselves.",
+        withdraw
+          ? `HQ cannot verify that the proposer withdrew this change: it was sent under another user's device token (${principal.displayName}), whose role could not make the change. The proposal still waits at HQ; the proposer can withdraw it on a device signed in to HQ as themselves.`
+          : "HQ cannot verify that the owner declined this change: the decision was not sent with the owner's own device token. The proposal still waits at HQ; the owner can decline it on a device signed in to HQ as themselves.",
       );
     if (p.status !== 'needs_owner') {
       if (p.status === 'declined') return { changeset_id: e.changeset_id, op: e.op, status: 'recorded' };
