@@ -94,6 +94,29 @@ describe('settings: users', () => {
     await fresh.context().close();
   });
 
+  it('a signed-in window whose account is deactivated returns to sign-in at its next action, with the reason, never the old user’s shell (issue 13 re-review minor)', async () => {
+    const owner = await signedIn(browser, app, 'owner');
+    const coach = await signedIn(browser, app, 'coach');
+    await goTo(coach, '#/athletes', 'athletes');
+    const people = await contractCall<{ people: { id: string; role: string }[] }>(owner, 'session.people', {});
+    const coachId = people.value!.people.find((p) => p.role === 'coach')!.id;
+    const setActive = (active: boolean) =>
+      contractCall(owner, 'verb.call', { verb: 'users.update', input: { id: coachId, active }, idempotency_key: `e2e-coach-active-${active}-${Date.now()}` });
+    expect((await setActive(false)).ok).toBe(true);
+    try {
+      // the coach's next action: before, the page showed "Signed out" inside the coach's shell and nav
+      await coach.evaluate(() => (window.location.hash = '#/squads'));
+      await coach.locator('body[data-session="signedOut"]').waitFor();
+      expect(await coach.locator('.whoami').count()).toBe(0);
+      expect(await coach.locator('[role="alert"][data-error-code="Unauthenticated"]').textContent()).toMatch(/Signed out.*changed since you signed in/);
+      await screenshot(coach, 'form-25-session-ended');
+    } finally {
+      expect((await setActive(true)).ok).toBe(true);
+    }
+    await owner.context().close();
+    await coach.context().close();
+  });
+
   it('an admin grants only the admin role (athlete accounts are an owner’s), has no actions on clinical accounts, and deactivates an admin account', async () => {
     const owner = await signedIn(browser, app, 'owner');
     const made = await contractCall(owner, 'forms.submit', {

@@ -10,6 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS, sqlSha256 } from './migrations';
 import { cleanOneLine } from '../../models/text';
+import { accountStampOf } from './account-stamp';
 import { bindConnection, sqlite } from './sqlite';
 
 /** Raised when a database file was written by a different build (its migrations diverge). Code Conflict: the file and this build disagree; nothing was changed. */
@@ -40,10 +41,15 @@ export const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * The app's own SQL functions, registered on every connection before migrating: `ai_clean_line(text)`
- * (models/text.ts `cleanOneLine`; NULL and non-text pass through), used by migration 0016.
+ * (models/text.ts `cleanOneLine`; NULL and non-text pass through), used by migration 0016;
+ * `ai_account_stamp(role, linked_athlete_id, pin_hash, active)` (main/data/account-stamp.ts), used
+ * by migration 0017.
  */
 export function registerSqlFunctions(raw: Database.Database): void {
   raw.function('ai_clean_line', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? cleanOneLine(v) : v) as string | null);
+  raw.function('ai_account_stamp', { deterministic: true }, (role: unknown, linked: unknown, pin: unknown, active: unknown) =>
+    accountStampOf(String(role), typeof linked === 'string' ? linked : null, typeof pin === 'string' ? pin : null, Boolean(active)),
+  );
 }
 
 /**

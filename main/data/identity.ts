@@ -1,8 +1,8 @@
 /** Organisations and users: the rows the actor is resolved from on every service call. */
-import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { Organization, User } from '../../models/records';
 import type { Db } from './db';
+import { accountStampOf } from './account-stamp';
 import { decodeRow } from './rows';
 import { sqlite, statement } from './sqlite';
 
@@ -85,9 +85,7 @@ export function countActiveOwners(db: Db, orgId: string, except: readonly string
 export function accountStamp(db: Db, userId: string): string | null {
   const u = findUserById(db, userId);
   if (!u) return null;
-  return createHash('sha256')
-    .update([u.role, u.linked_athlete_id ?? '', u.pin_hash ?? '', u.active ? '1' : '0'].join('\0'))
-    .digest('hex');
+  return accountStampOf(u.role, u.linked_athlete_id, u.pin_hash, u.active);
 }
 
 /** Set (or clear) a user's PIN hash. Not a changeset: credentials never travel in diffs. */

@@ -21,7 +21,7 @@ export interface McpTokenRow {
   revoked_at: string | null;
   revoked_by: string | null;
   last_used_at: string | null;
-  /** main/data/identity.ts `accountStamp` of the token's user at issue (migration 0017); null for a token issued before it, until its first use. */
+  /** main/data/identity.ts `accountStamp` of the token's user at issue (migration 0017, which stamped the tokens issued before it); null only where its user row was gone. */
   account_stamp: string | null;
 }
 
@@ -32,11 +32,6 @@ export function insertMcpToken(db: Db, row: Omit<McpTokenRow, 'revoked_at' | 're
       'INSERT INTO mcp_token (id, org_id, user_id, label, token_hash, token_hint, created_at, created_by, expires_at, account_stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     )
     .run(row.id, row.org_id, row.user_id, row.label, row.token_hash, row.token_hint, row.created_at, row.created_by, row.expires_at, row.account_stamp);
-}
-
-/** Stamp a token issued before migration 0017 with its account's stamp (only while it has none). */
-export function stampMcpToken(db: Db, id: string, stamp: string): void {
-  sqlite(db).prepare('UPDATE mcp_token SET account_stamp = ? WHERE id = ? AND account_stamp IS NULL').run(stamp, id);
 }
 
 /** The token row with this hash (revoked and expired rows included; the caller decides), or null. */

@@ -93,13 +93,30 @@ describe('MCP tokens', () => {
     expect(new McpTokenRefused('account_changed').message).toMatch(/changed since the token was issued.*issue a new one/i);
   });
 
-  it('a token issued before migration 0017 (no stamp) is stamped at its first use, then held to it', () => {
-    const legacy = issueMcpToken(db, seed.userIds.strength_coach);
-    sqlite(db).prepare('UPDATE mcp_token SET account_stamp = NULL WHERE id = ?').run(legacy.info.id);
-    expect(refusal(() => verifyMcpToken(db, legacy.token))).toBe('accepted');
-    expect(findMcpTokenByHash(db, hashMcpToken(legacy.token))!.account_stamp).toMatch(/^[0-9a-f]{64}$/);
-    callVerb({ db, userId: seed.userIds.owner }, 'users.update', { id: seed.userIds.strength_coach, role: 'coach' });
-    expect(refusal(() => verifyMcpToken(db, legacy.token))).toBe('account_changed');
+  it('a token issued before migration 0017 is stamped by the migration, so a change after the upgrade ends it (issue 13 re-review B2)', () => {
+    const p = join(dir, 'pre-0017.sqlite');
+    const old = openDb(p, { migrateUpTo: 16 });
+    const s2 = seedDemo(old, { seed: 3 });
+    const token = `aimcp_${'L'.repeat(43)}`;
+    sqlite(old)
+      .prepare(
+        'INSERT INTO mcp_token (id, org_id, user_id, label, token_hash, token_hint, created_at, created_by, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)',
+      )
+      .run('legacy-token', s2.orgId, s2.userIds.athlete, 'Old client', hashMcpToken(token), token.slice(0, 10), new Date().toISOString(), s2.userIds.athlete);
+    old.close();
+    const upgraded = openDb(p);
+    try {
+      expect(findMcpTokenByHash(upgraded, hashMcpToken(token))!.account_stamp).toMatch(/^[0-9a-f]{64}$/);
+      expect(refusal(() => verifyMcpToken(upgraded, token))).toBe('accepted');
+      // the owner relinks the account after the upgrade: before, the first use stamped the changed account and accepted it
+      callVerb({ db: upgraded, userId: s2.userIds.owner }, 'users.update', { id: s2.userIds.athlete, linked_athlete_id: s2.injectionAthleteId });
+      expect(refusal(() => verifyMcpToken(upgraded, token))).toBe('account_changed');
+      // a row with no stamp at all is refused, never stamped on use
+      sqlite(upgraded).prepare("UPDATE mcp_token SET account_stamp = NULL WHERE id = 'legacy-token'").run();
+      expect(refusal(() => verifyMcpToken(upgraded, token))).toBe('account_changed');
+    } finally {
+      upgraded.close();
+    }
   });
 
   it("revoking: own tokens, or the org's with user.manage; another user's is not found", () => {

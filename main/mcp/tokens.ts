@@ -11,7 +11,7 @@ import type { User } from '../../models/records';
 import type { Db } from '../data/db';
 import { accountStamp, findUserById } from '../data/identity';
 import type { McpTokenRow } from '../data/mcp';
-import { findMcpToken, findMcpTokenByHash, insertMcpToken, listMcpTokens, revokeMcpToken, stampMcpToken, touchMcpToken } from '../data/mcp';
+import { findMcpToken, findMcpTokenByHash, insertMcpToken, listMcpTokens, revokeMcpToken, touchMcpToken } from '../data/mcp';
 
 /** Every token starts with this (recognisable in logs and secret scanners). */
 export const MCP_TOKEN_PREFIX = 'aimcp_';
@@ -136,7 +136,7 @@ export interface McpBinding {
  * Verify a token now: known hash, not revoked, not expired, its user present, active and in the
  * token's org, and the account as it was at issue (main/data/identity.ts `accountStamp`: role,
  * linked athlete, PIN, active flag; issue 13 re-review: a token outlived a demotion or a relink
- * that ends sessions and runs). A token issued before migration 0017 is stamped at its first use.
+ * that ends sessions and runs). Tokens issued before migration 0017 were stamped by it.
  * Called at start and again on every tool call.
  * @throws McpTokenRefused
  */
@@ -148,9 +148,7 @@ export function verifyMcpToken(db: Db, token: string, now: Date = new Date()): M
   if (state !== 'active') throw new McpTokenRefused(state);
   const u = findUserById(db, row.user_id);
   if (!u || !u.active || u.org_id !== row.org_id) throw new McpTokenRefused('user_inactive');
-  const stamp = accountStamp(db, u.id);
-  if (row.account_stamp === null && stamp !== null) stampMcpToken(db, row.id, stamp);
-  else if (row.account_stamp !== stamp) throw new McpTokenRefused('account_changed');
+  if (row.account_stamp === null || row.account_stamp !== accountStamp(db, u.id)) throw new McpTokenRefused('account_changed');
   return { tokenId: row.id, userId: row.user_id, orgId: row.org_id };
 }
 

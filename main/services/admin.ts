@@ -342,12 +342,31 @@ export const listActivityVerb = readVerb('activity.list', {
   },
 });
 
+/**
+ * What of a changeset's row changes the actor's role may not read, by table: a table it lacks the
+ * read permission of, or a report whose kind {@link mayReadReport} refuses (an athlete summary
+ * carries injury and RTP detail that `report.generate` alone does not open; issue 13 re-review:
+ * an analyst read a doctor's athlete summary through changesets.get). A report row whose kind
+ * cannot be found counts as unreadable.
+ */
+function unreadableIn(vc: VerbContext, changes: readonly { table: string; id: string; after?: Record<string, unknown> }[]): string[] {
+  const out = new Set<string>();
+  for (const ch of changes) {
+    if (!mayReadTable(vc, ch.table)) out.add(ch.table);
+    else if (ch.table === 'report') {
+      const kind = (ch.after?.kind as Report['kind'] | undefined) ?? getRow<Report>(vc.db, 'report', vc.actor.orgId, ch.id, { includeDeleted: true })?.kind;
+      if (!kind || !mayReadReport(vc, kind)) out.add('report (athlete summary: injury and RTP records)');
+    }
+  }
+  return [...out];
+}
+
 export const getChangesetVerb = readVerb('changesets.get', {
   run(vc, i) {
     notForAthletes(vc);
     const c = getChangeset(vc.db, vc.actor.orgId, i.id);
     if (!c) throw new NotFound('Changeset');
-    const hidden = [...new Set(c.changes.map((ch) => ch.table))].filter((t) => !mayReadTable(vc, t));
+    const hidden = unreadableIn(vc, c.changes);
     if (hidden.length > 0) throw new Forbidden(`This change touches records your role cannot read (${hidden.join(', ')}).`);
     // Exactly the declared output (models/outputs.ts StoredChangesetOut): MCP clients validate it
     // against the listed schema, which admits no other field (no org/user ids, no inverse).
@@ -373,6 +392,9 @@ export const undoChangeset = writeVerb('changesets.undo', {
     if (!c || !c.inverse) throw new NotFound('Changeset');
     if (c.undone_by || c.status === 'undone') throw new Conflict('This change has already been undone.');
     if (c.status !== 'applied') throw new Conflict(`This changeset is ${c.status}; only an applied change can be undone.`);
+    // Undo only what the role may read (an analyst does not remove a doctor's athlete summary it cannot open).
+    const hidden = unreadableIn(vc, c.changes);
+    if (hidden.length > 0) throw new Forbidden(`This change touches records your role cannot read (${hidden.join(', ')}); it cannot be undone by your role.`);
     const stale = c.inverse.filter((ch) => rowFacts(vc.db, ch.table, ch.id)?.version !== ch.version);
     if (stale.length > 0) {
       throw new Conflict(

@@ -698,6 +698,22 @@ describe('reports.generate', () => {
     // An analyst (no injury.read) may generate a squad report but not an athlete summary.
     expect(errorOf(() => f.call(f.a.users.analyst, 'reports.generate', { kind: 'athlete_summary', athlete_id: f.a.athleteId })).code).toBe('Forbidden');
   });
+
+  it("a doctor's athlete summary is neither read nor undone by an analyst through its changeset (issue 13 re-review B3)", () => {
+    const generated = f.call(f.a.users.doctor, 'reports.generate', { kind: 'athlete_summary', athlete_id: f.a.athleteId }).changeset;
+    const reportId = generated.changes[0].id as string;
+    expect(errorOf(() => f.call(f.a.users.analyst, 'reports.get', { id: reportId })).code).toBe('Forbidden');
+    // before: changesets.get returned the report's markdown (injuries, RTP sign-offs, wellness) to the analyst
+    const read = errorOf(() => f.call(f.a.users.analyst, 'changesets.get', { id: generated.id }));
+    expect([read.code, read.message]).toEqual(['Forbidden', expect.stringMatching(/report \(athlete summary/)]);
+    const undo = errorOf(() => f.call(f.a.users.analyst, 'changesets.undo', { changeset_id: generated.id }));
+    expect(undo.code).toBe('Forbidden');
+    expect(getRow(f.db, 'report', f.a.orgId, reportId)).not.toBeNull();
+    // the doctor reads it; a squad report stays open to the analyst
+    expect((f.call(f.a.users.doctor, 'changesets.get', { id: generated.id }) as { changes: unknown[] }).changes).toHaveLength(1);
+    const squad = f.call(f.a.users.analyst, 'reports.generate', { kind: 'squad_workload', squad_id: f.a.squadId }).changeset;
+    expect((f.call(f.a.users.analyst, 'changesets.get', { id: squad.id }) as { changes: unknown[] }).changes).toHaveLength(1);
+  });
 });
 
 describe('the policy on a direct call (verb.call, CLI call)', () => {

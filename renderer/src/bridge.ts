@@ -148,9 +148,28 @@ function webBridge(): ContractBridge {
 /** The transport in use. */
 export const bridge: ContractBridge = typeof window !== 'undefined' && window.athleteIntelligence ? window.athleteIntelligence : webBridge();
 
+const sessionEndedListeners = new Set<(error: ErrorPayload) => void>();
+
+/**
+ * Call `fn` whenever the host answers a call `Unauthenticated` (this window's session ended: its
+ * account changed, or it was signed out elsewhere), so the shell can return to sign-in instead of
+ * showing the old user (issue 13 re-review minor). A refused sign-in is not one. Returns the
+ * unsubscribe function.
+ */
+export function onSessionEnded(fn: (error: ErrorPayload) => void): () => void {
+  sessionEndedListeners.add(fn);
+  return () => sessionEndedListeners.delete(fn);
+}
+
+async function watched<K extends OpName>(op: K, input: OpInput<K>): Promise<CallResult<OpOutput<K>>> {
+  const r = await bridge.call(op, input);
+  if (!r.ok && r.error.code === 'Unauthenticated' && op !== 'session.signIn') for (const fn of sessionEndedListeners) fn(r.error);
+  return r;
+}
+
 /** Call a contract operation; returns the result envelope (never throws). */
 export function request<K extends OpName>(op: K, input: OpInput<K>): Promise<CallResult<OpOutput<K>>> {
-  return bridge.call(op, input);
+  return watched(op, input);
 }
 
 /**
@@ -233,8 +252,8 @@ export interface CallOptions {
  */
 export async function call<K extends CallName>(name: K, input: CallInput<K>, opts: CallOptions = {}): Promise<CallOutput<K>> {
   const r = isOperation(name)
-    ? await bridge.call(name, input as OpInput<typeof name>)
-    : await bridge.call('verb.call', { verb: name, input, idempotency_key: opts.idempotencyKey ?? newKey() });
+    ? await watched(name, input as OpInput<typeof name>)
+    : await watched('verb.call', { verb: name, input, idempotency_key: opts.idempotencyKey ?? newKey() });
   if (!r.ok) throw new CallError(r.error);
   // The one place a reply is given its type: both ends are typed by the same map (the services
   // implement models/verbs.ts through a mapped type; the contract types the operations).

@@ -2,14 +2,14 @@
 import { create } from 'zustand';
 import type { Me } from '../../models/contract';
 import type { ErrorPayload } from '../../models/errors';
-import { request } from './bridge';
+import { onSessionEnded, request } from './bridge';
 
 export interface SessionState {
   status: 'loading' | 'signedOut' | 'signedIn';
   me: Me | null;
   /** user id → display name and role (who signed, who changed). */
   people: Record<string, { display_name: string; role: string }>;
-  /** Set when the host could not be reached at start. */
+  /** Set when the host could not be reached at start, or when the session ended under the user (shown above sign-in). */
   startError: ErrorPayload | null;
   init(): Promise<void>;
   signIn(userId: string, pin: string): Promise<ErrorPayload | null>;
@@ -40,7 +40,7 @@ export const useSession = create<SessionState>((set) => ({
   async signIn(userId, pin) {
     const r = await request('session.signIn', { user_id: userId, pin });
     if (!r.ok) return r.error;
-    set({ status: 'signedIn', me: r.value, people: await loadPeople() });
+    set({ status: 'signedIn', me: r.value, people: await loadPeople(), startError: null });
     return null;
   },
   async signOut() {
@@ -49,6 +49,12 @@ export const useSession = create<SessionState>((set) => ({
     window.location.hash = '#/athletes';
   },
 }));
+
+// The host ended this window's session (the account changed, or it signed out elsewhere): back to
+// sign-in with the host's reason, never the old user's shell.
+onSessionEnded((error) => {
+  if (useSession.getState().status === 'signedIn') useSession.setState({ status: 'signedOut', me: null, people: {}, startError: error });
+});
 
 /** Display name for a user id ("Unknown user" when not in this org). */
 export function personName(people: SessionState['people'], id: string | null): string {

@@ -56,7 +56,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 14, name: '0014_wellness_one_per_day', sql: wellnessOnePerDay, sha256: '99f0ba848c8cf014860b9a087640361683020c132eda0d57346d7241e57f11c5' },
   { id: 15, name: '0015_proposal_sync', sql: proposalSync, sha256: 'cb5ac40cdd3bf913c4c7f98e2dd84466811632aee7bd2529255e4806c5f285f4' },
   { id: 16, name: '0016_clean_one_line_text', sql: cleanOneLineText, sha256: '53a4100550993e87ac1683746fb5396ef04c8f74871b2469acbdcb94b715338b' },
-  { id: 17, name: '0017_mcp_token_account_stamp', sql: mcpTokenAccountStamp, sha256: '42ffce52b5d1ba9b3892e44eb9e1b0ddc1d290ef84be699bef76185baa0f7822' },
+  { id: 17, name: '0017_mcp_token_account_stamp', sql: mcpTokenAccountStamp, sha256: 'ebdc696d87fddc92bebc4f99cc65c5f2a0e0ff06d45eb977da54a9f017183023' },
 ];
 
 /** SHA-256 (lower-case hex) of a migration's SQL text, as recorded in schema_migrations.sha256. */
