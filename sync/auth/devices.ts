@@ -11,7 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { AppError, Forbidden, NotFound, RateLimited } from '../../models/errors';
-import { hasPermission, SELF_SCOPED_ROLES } from '../../models/roles';
+import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import { PinLockout } from '../../models/signin';
 import { withLookup, withTenant } from '../pg/db';
 import type { Principal } from '../write/principal';
@@ -246,6 +246,13 @@ export class DeviceRegistry {
       if (!d) throw new NotFound(`Device ${id}`);
       if (d.user_id !== principal.userId && !hasPermission(principal.role, 'user.manage')) {
         throw new Forbidden(`Revoking another user's device needs user.manage; your role (${principal.role}) does not have it.`);
+      }
+      if (d.user_id !== principal.userId && principal.role !== NEEDS_OWNER_APPROVER) {
+        // Cutting a device off is protective (an admin may revoke a clinician's lost tablet), but an
+        // owner's devices are the owner's to revoke, or another owner's (issue 12 re-review minor).
+        const holder = (await c.query<{ role: string }>('SELECT role FROM app_user WHERE id = $1', [d.user_id])).rows[0];
+        if (!holder || holder.role === NEEDS_OWNER_APPROVER)
+          throw new Forbidden(`An owner's devices are revoked by that owner or another owner; your role (${principal.role}) cannot.`);
       }
       if (d.revoked_at) return { device_id: d.id, revoked_at: d.revoked_at };
       const at = new Date(this.now()).toISOString();
