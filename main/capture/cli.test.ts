@@ -207,6 +207,13 @@ describe.skipIf(!hasDemo)(`Pose2Sim demo BalancingTrial regression${hasDemo ? ''
     expect(r.rows.find((x) => x.joint === 'ankle_dorsiflexion')!.omitted_reason).toBeNull();
   });
 
+  it("a --cutoff the frame rate cannot carry is the caller's input: exit 2 with what to give (issue 14 review minor)", async () => {
+    const r = await run(['process', BALANCING, '--calib', DEMO_CALIB, '--trial-keypoints', '--frames', '30', '--cross-check', 'none', '--cutoff', '40']);
+    // before: exit 1 ("cutoff 40 Hz must be in (0, 30) Hz"), as if the run had failed
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--cutoff 40 Hz must be above 0 and below half this trial's frame rate \(30 Hz at 60 fps\)/);
+  });
+
   it('refuses mismatched keypoint frame counts and a missing camera folder', async () => {
     const d = tmp();
     for (const cam of ['cam01', 'cam02', 'cam03', 'cam04']) {

@@ -476,6 +476,12 @@ export async function processTrial(o: ProcessOptions): Promise<ProcessResult> {
     const k = set.indexOf(name);
     return k < 0 ? NaN : meanKeypointConfidence(observations, K, C, k);
   };
+  // A cut-off the trial's frame rate cannot carry is the caller's input, not a failure of the run (exit 2 on the CLI).
+  if (o.cutoffHz !== undefined && !(o.cutoffHz > 0 && o.cutoffHz < fps / 2))
+    throw new CaptureInputError(
+      'bad_argument',
+      `--cutoff ${o.cutoffHz} Hz must be above 0 and below half this trial's frame rate (${fps / 2} Hz at ${fps} fps); the default is 6 Hz`,
+    );
   const filled = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, noFilter: true });
   const filtered = postProcess(tri.points, K, { fps, maxGapFrames: o.maxGapFrames, cutoffHz: o.cutoffHz });
 
