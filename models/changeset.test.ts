@@ -70,6 +70,28 @@ describe('authorizeChange', () => {
       ),
     ).toEqual({ ok: true });
   });
+  it('an update naming no field, or only sign-off fields at their stored values, still needs a write permission of the row (issue 12 re-review B1)', () => {
+    const admin: RuleActor = { ...physio, role: 'admin' };
+    const doctorId = '00000000-0000-7000-8000-0000000000d1';
+    const stored = { orgId: ORG, athleteId: ATH, row: { doctor_signoff_by: doctorId } };
+    const same = {
+      op: 'update' as const,
+      table: 'rtp_entry' as const,
+      id: ATH,
+      version: 2,
+      before: { doctor_signoff_by: doctorId },
+      after: { doctor_signoff_by: doctorId },
+    };
+    // before: ok, so an admin (no RTP access) could tell a signed entry from an unsigned one by the reply
+    expect(authorizeChange(admin, same, stored)).toMatchObject({ ok: false, code: 'Forbidden' });
+    expect(authorizeChange({ ...admin, role: 'analyst' }, { ...same, table: 'injury', before: {}, after: {} }, stored)).toMatchObject({
+      ok: false,
+      code: 'Validation',
+    });
+    expect(authorizeChange(admin, { ...same, before: {}, after: {} }, stored)).toMatchObject({ ok: false, code: 'Validation' });
+    // a role that may write the row is not refused for restating a stored sign-off
+    expect(authorizeChange(physio, same, stored)).toEqual({ ok: true });
+  });
   it('checks bounds with the record schema, naming the field', () => {
     expect(
       authorizeChange(physio, { op: 'update', table: 'wellness', id: ATH, version: 1, before: {}, after: { sleep: 7 } }, { orgId: ORG, athleteId: ATH }),

@@ -117,6 +117,20 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
   if (needsWrite && !hasPermission(actor.role, def.write)) {
     return { ok: false, code: 'Forbidden', reason: `Your role (${actor.role}) lacks ${def.write}, needed to ${change.op} ${def.name}.` };
   }
+  // An update that names no field, or only sign-off fields at their stored values, changes nothing
+  // yet bumps the row's version and writes an activity row, and its refusal or conflict answer tells
+  // whether the entry is signed and by whom: it still needs a write permission of the row (issue 12
+  // re-review: an admin, with no RTP access, probed sign-offs and bumped RTP and injury rows).
+  if (change.op === 'update' && !needsWrite) {
+    if (fields.length === 0) return { ok: false, code: 'Validation', reason: `This update of ${def.name} changes no field; nothing to write.` };
+    const canAny = hasPermission(actor.role, def.write) || fields.some((f) => hasPermission(actor.role, fieldPerms[f]!));
+    if (!canAny)
+      return {
+        ok: false,
+        code: 'Forbidden',
+        reason: `Your role (${actor.role}) lacks ${[def.write, ...fields.map((f) => fieldPerms[f]!)].join(' or ')}, needed to update ${def.name}.`,
+      };
+  }
   for (const f of fields) {
     const p = fieldPerms[f];
     if (!p) continue;

@@ -422,6 +422,8 @@ export interface ProposalItemView {
   runId: string | null;
   toolName: string;
   title: string;
+  /** The service verb the change runs (`changesets.undo` for an Undo, which is applied whole). */
+  verb: string;
   summary: string;
   changes: RowChange[];
   status: 'proposed' | 'needs_owner' | 'applied' | 'declined' | 'failed';

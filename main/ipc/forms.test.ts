@@ -12,6 +12,7 @@ import { approveProposal, declineProposal, listProposals, proposeChangeset } fro
 import { VERBS, planWrite } from '../services';
 import { createClinicFixture, fixtureNow, type ClinicFixture } from '../testing/clinic-fixture';
 import { narrowProposal, submitForm } from './forms';
+import { getChangeset } from '../data/changesets';
 
 let f: ClinicFixture;
 beforeEach(() => {
@@ -128,6 +129,26 @@ describe('submitForm', () => {
     const applied = approveProposal(f.db, { approverUserId: f.a.users.physio, changesetId: narrowed.id, contentHash: narrowed.contentHash, now });
     expect(applied.changeset.changes).toHaveLength(1);
     expect(listActivity(f.db, f.a.orgId, { limit: 1 })[0]).toMatchObject({ actor_name: 'Northbridge physio', via_assistant: false });
+  });
+
+  it('an Undo of a squad load is applied whole: leaving rows out is refused and the Undo stays applicable (issue 13 re-review minor)', () => {
+    const r = submitForm(
+      f.db,
+      f.a.users.physio,
+      { verb: 'workload.logSessionLoads', input: { squad_id: f.a.squadId, date: '2026-11-20', duration_min: 60, rpe: 5 } },
+      now,
+    );
+    if (r.status !== 'review') throw new Error('expected review');
+    approveProposal(f.db, { approverUserId: f.a.users.physio, changesetId: r.proposal.id, contentHash: r.proposal.contentHash, now });
+    const u = submitForm(f.db, f.a.users.physio, { verb: 'changesets.undo', input: { changeset_id: r.proposal.id } }, now);
+    if (u.status !== 'review') throw new Error('expected review');
+    expect(u.proposal.verb).toBe('changesets.undo');
+    // before: a partial Undo was applied with no link to the load, which stayed "applied" with an Undo that always conflicted
+    expect(() =>
+      narrowProposal(f.db, f.a.users.physio, { changeset_id: u.proposal.id, content_hash: u.proposal.contentHash, drop_ids: [u.proposal.changes[0]!.id] }, now),
+    ).toThrow(expect.objectContaining({ code: 'Validation', message: expect.stringMatching(/^An Undo is applied whole/) }));
+    approveProposal(f.db, { approverUserId: f.a.users.physio, changesetId: u.proposal.id, contentHash: u.proposal.contentHash, now });
+    expect(getChangeset(f.db, f.a.orgId, r.proposal.id)).toMatchObject({ status: 'undone' });
   });
 
   it('a squad load takes per-athlete minutes and RPE; a stray athlete is refused', () => {

@@ -62,6 +62,7 @@ export function proposalItem(p: ProposalView): ProposalItemView {
     runId: p.runId,
     toolName: p.toolName,
     title: p.title,
+    verb: p.verb,
     summary: p.summary,
     changes: p.changes,
     status: p.status,
@@ -271,6 +272,12 @@ export function narrowProposal(
         : `This change was already ${p.status}; nothing was changed.`,
     );
   if (p.contentHash !== req.content_hash) throw new Conflict('This change is not the one you reviewed. Review it again.');
+  // An Undo restores one earlier change: a part of it would leave that change marked as still
+  // applied, with an Undo that then always conflicts (issue 13 re-review minor).
+  if (p.verb === 'changesets.undo' && req.drop_ids.length > 0)
+    throw new ValidationError('An Undo is applied whole. To keep some of the rows it would restore, decline the Undo and change the other records directly.', [
+      { path: 'drop_ids', message: 'an Undo is applied whole' },
+    ]);
   const drop = new Set(req.drop_ids);
   const unknown = req.drop_ids.filter((id) => !p.changes.some((c) => c.id === id));
   if (unknown.length)

@@ -356,6 +356,24 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await a.sync.stop();
   }, 60_000);
 
+  it("live: a PIN reset at HQ of the device's account stops sync with HQ's words; the write is kept (issue 13 review blocker)", async () => {
+    const d = await enrol('doctor', 'doctor@larchfield.test');
+    await d.sync.syncOnce();
+    d.sync.start();
+    await waitFor('live', () => d.sync.isLive);
+    await hq.query(hq.summary.secondOrgId, `UPDATE app_user SET pin_hash = 'scrypt$handed-over' WHERE lower(email) = 'doctor@larchfield.test'`);
+    const id = (sqlite(d.db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1').get() as { id: string }).id;
+    callVerb(as(d.db, 'doctor@larchfield.test'), 'athletes.update', { id, notes: 'after the PIN reset' });
+    await waitFor('sync to stop', () => !d.sync.isLive, 20_000);
+    // What the shell's indicator ("Sync stopped") and the Sync page show.
+    expect(d.sync.status().last_error).toMatchObject({
+      code: 'Unauthenticated',
+      message: expect.stringMatching(/account this device signed in with changed at HQ.*Sign the device in to HQ again \(Settings → Sync\)/),
+    });
+    expect(d.sync.status().pending_uploads).toBe(1);
+    await d.sync.stop();
+  }, 60_000);
+
   it('a role lowered at HQ while the device is offline: the pending clinical write is rejected and visible', async () => {
     const p = await enrol('physio', 'physio@larchfield.test');
     await p.sync.syncOnce();
@@ -374,6 +392,14 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       hq.summary.secondOrgId,
       `UPDATE app_user SET role = 'coach', version = version + 1, updated_at = now() WHERE lower(email) = 'physio@larchfield.test'`,
     );
+    // The role change ends the device token (HQ 0012, the account stamp): sync stops, saying why
+    // and what to do, and the write waits in the outbox.
+    await expect(p.sync.syncOnce()).rejects.toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/changed at HQ.*Settings → Sync/) });
+    expect(p.sync.status().last_error).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/role, athlete link, PIN or status/) });
+    expect(p.sync.status().pending_uploads).toBe(1);
+    // Signed in again (Settings → Sync): the pending write is uploaded, rejected, and visible.
+    p.sync = await DeviceSync.enrol(p.db, { hqUrl: hq.url, email: 'physio@larchfield.test', pin: DEMO_PIN, deviceName: 'physio laptop' }, FAST);
+    engines.push(p.sync);
     const r = await p.sync.syncOnce();
     expect(r.rejected).toBe(1);
     expect(p.sync.conflicts()).toMatchObject([{ changeset_id: made.changeset.id, reason: 'forbidden', verb: 'injuries.create' }]);

@@ -3,13 +3,15 @@
  * Issued by POST /v1/devices for a user's email + PIN; random (256 bits), shown once, stored only
  * as its SHA-256; bound to one user and org; expiring; revocable. Every request re-reads the token
  * and the user (role, active flag), so a revoked token, an expired one or a deactivated user
- * stops at the next request.
+ * stops at the next request. A token also stores the stamp of its account as enrolled (role,
+ * linked athlete, PIN hash, active flag; HQ migration 0012): a relink, a PIN reset or a role change
+ * ends every token issued before it, as on the device (main/data/identity.ts `accountStamp`).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import { AppError, Forbidden, NotFound, RateLimited } from '../../models/errors';
-import { hasPermission, SELF_SCOPED_ROLES } from '../../models/roles';
+import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../models/roles';
 import { PinLockout } from '../../models/signin';
 import { withLookup, withTenant } from '../pg/db';
 import type { Principal } from '../write/principal';
@@ -24,6 +26,10 @@ export const DEFAULT_TOKEN_TTL_DAYS = 90;
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
+
+/** Why a token is refused after its account changed at HQ (HQ migration 0012, `hq_account_stamp`). */
+export const ACCOUNT_CHANGED =
+  'The account this device signed in with changed at HQ (its role, athlete link, PIN or status) since the device was enrolled. Sign the device in to HQ again (Settings → Sync).';
 
 function unauthenticated(message: string): AppError {
   return new AppError({ code: 'Unauthenticated', message });
@@ -100,9 +106,25 @@ export class DeviceRegistry {
       this.pool,
       { orgId: user.org_id, userId: user.id, athleteId: SELF_SCOPED_ROLES.has(user.role as never) ? user.linked_athlete_id : null },
       async (c) => {
+        // The stamp of the account as it was when the PIN was checked (not as it is now: a change
+        // racing this sign-in must end the new token too).
         await c.query(
-          'INSERT INTO hq_device (id, org_id, user_id, name, token_hash, token_hint, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-          [id, user.org_id, user.id, name, hashToken(token), hint, new Date(t).toISOString(), expires],
+          `INSERT INTO hq_device (id, org_id, user_id, name, token_hash, token_hint, created_at, expires_at, account_stamp)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, hq_account_stamp($9, $10, $11, $12))`,
+          [
+            id,
+            user.org_id,
+            user.id,
+            name,
+            hashToken(token),
+            hint,
+            new Date(t).toISOString(),
+            expires,
+            user.role,
+            user.linked_athlete_id,
+            user.pin_hash,
+            user.active,
+          ],
         );
         return (await c.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [user.org_id])).rows[0]?.name ?? '';
       },
@@ -119,7 +141,9 @@ export class DeviceRegistry {
 
   /**
    * The principal behind a bearer token, with the user re-read now.
-   * @throws Unauthenticated (missing, unknown, revoked or expired token; deactivated user).
+   * @throws Unauthenticated (missing, unknown, revoked or expired token; deactivated user; an
+   *   account whose role, athlete link, PIN or active flag changed since the device enrolled:
+   *   its stamp, HQ migration 0012, differs from the one stored at enrolment).
    */
   async authenticate(authorization: string | undefined | null): Promise<Principal> {
     const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
@@ -132,10 +156,16 @@ export class DeviceRegistry {
       hash,
       async (c) =>
         (
-          await c.query<{ id: string; org_id: string; user_id: string; name: string; created_at: string; expires_at: string; revoked_at: string | null }>(
-            'SELECT id, org_id, user_id, name, created_at, expires_at, revoked_at FROM hq_device WHERE token_hash = $1',
-            [hash],
-          )
+          await c.query<{
+            id: string;
+            org_id: string;
+            user_id: string;
+            name: string;
+            created_at: string;
+            expires_at: string;
+            revoked_at: string | null;
+            account_stamp: string;
+          }>('SELECT id, org_id, user_id, name, created_at, expires_at, revoked_at, account_stamp FROM hq_device WHERE token_hash = $1', [hash])
         ).rows[0],
     );
     if (!device) throw unauthenticated('This device token is not known to HQ. Sign the device in again.');
@@ -154,10 +184,17 @@ export class DeviceRegistry {
             active: boolean;
             linked_athlete_id: string | null;
             deleted_at: string | null;
-          }>('SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at FROM app_user WHERE id = $1', [device.user_id])
+            account_stamp: string;
+          }>(
+            `SELECT id, org_id, display_name, role, active, linked_athlete_id, deleted_at,
+                    hq_account_stamp(role, linked_athlete_id, pin_hash, active) AS account_stamp
+               FROM app_user WHERE id = $1`,
+            [device.user_id],
+          )
         ).rows[0],
     );
     if (!user || !user.active || user.deleted_at) throw unauthenticated('The account this device signed in with is deactivated. Ask a club administrator.');
+    if (user.account_stamp !== device.account_stamp) throw unauthenticated(ACCOUNT_CHANGED);
     return {
       deviceId: device.id,
       deviceName: device.name,
@@ -173,7 +210,8 @@ export class DeviceRegistry {
 
   /**
    * Which of `deviceIds` (devices of org `orgId`) can no longer make a request: revoked, expired,
-   * unknown, or signed in with an account that is deactivated. Used to evict the shapes only such
+   * unknown, or signed in with an account that is deactivated or changed since (its account
+   * stamp differs, as in {@link DeviceRegistry.authenticate}). Used to evict the shapes only such
    * devices requested (sync/http/shape-registry.ts).
    */
   async inactiveDevices(orgId: string, deviceIds: readonly string[]): Promise<Set<string>> {
@@ -182,7 +220,8 @@ export class DeviceRegistry {
       (
         await c.query<{ id: string }>(
           `SELECT d.id FROM hq_device d JOIN app_user u ON u.id = d.user_id
-            WHERE d.id = ANY($1::uuid[]) AND d.revoked_at IS NULL AND d.expires_at > $2 AND u.active AND u.deleted_at IS NULL`,
+            WHERE d.id = ANY($1::uuid[]) AND d.revoked_at IS NULL AND d.expires_at > $2 AND u.active AND u.deleted_at IS NULL
+              AND d.account_stamp = hq_account_stamp(u.role, u.linked_athlete_id, u.pin_hash, u.active)`,
           [deviceIds, new Date(this.now()).toISOString()],
         )
       ).rows.map((r) => r.id),
@@ -207,6 +246,13 @@ export class DeviceRegistry {
       if (!d) throw new NotFound(`Device ${id}`);
       if (d.user_id !== principal.userId && !hasPermission(principal.role, 'user.manage')) {
         throw new Forbidden(`Revoking another user's device needs user.manage; your role (${principal.role}) does not have it.`);
+      }
+      if (d.user_id !== principal.userId && principal.role !== NEEDS_OWNER_APPROVER) {
+        // Cutting a device off is protective (an admin may revoke a clinician's lost tablet), but an
+        // owner's devices are the owner's to revoke, or another owner's (issue 12 re-review minor).
+        const holder = (await c.query<{ role: string }>('SELECT role FROM app_user WHERE id = $1', [d.user_id])).rows[0];
+        if (!holder || holder.role === NEEDS_OWNER_APPROVER)
+          throw new Forbidden(`An owner's devices are revoked by that owner or another owner; your role (${principal.role}) cannot.`);
       }
       if (d.revoked_at) return { device_id: d.id, revoked_at: d.revoked_at };
       const at = new Date(this.now()).toISOString();

@@ -266,4 +266,21 @@ describe.skipIf(!havePg)('who can sign in on a device', () => {
     expect(up.status).toBe(401);
     expect(await sql("SELECT 1 FROM wellness WHERE notes = 'never'")).toEqual([]);
   });
+
+  it("an administrator cannot revoke an owner's device; the owner can (issue 12 re-review minor)", async () => {
+    const ownerLaptop = await enrol(DEMO_EMAILS.owner, 'Owner laptop');
+    // before: 200, and the owner's laptop was cut off HQ by an admin
+    const byAdmin = await fetch(`${server.url}/v1/devices/${ownerLaptop.device_id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${devices.clinic!.token}` },
+    });
+    expect(byAdmin.status).toBe(403);
+    expect(((await byAdmin.json()) as { error: { message: string } }).error.message).toMatch(/^An owner's devices are revoked by that owner or another owner/);
+    expect((await fetch(`${server.url}/v1/shape?table=athlete&offset=-1`, { headers: { authorization: `Bearer ${ownerLaptop.token}` } })).status).toBe(200);
+    const byOwner = await fetch(`${server.url}/v1/devices/${ownerLaptop.device_id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ownerLaptop.token}` },
+    });
+    expect(byOwner.status).toBe(200);
+  });
 });

@@ -1022,6 +1022,96 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
       expect(await sql('SELECT criteria_met FROM rtp_entry WHERE id = $1 AND criteria_met = $2', [row!.id, 'all met'])).toHaveLength(0);
     });
 
+    it("HQ judges a proposal by the rules of an upload: a coach's token cannot name the physio as proposer of a fee change, nor probe prices in its own name (issue 12 re-review B2)", async () => {
+      const [item] = await sql<{ id: string; version: number; price_cents: number }>(
+        'SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 ORDER BY code LIMIT 1 OFFSET 3',
+        [ids.org],
+      );
+      const propose = (userId: string, factor: number) =>
+        fetch(`${server.url}/v1/proposals`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${coachToken}` },
+          body: JSON.stringify({
+            events: [
+              {
+                op: 'propose',
+                changeset_id: uuidv7(),
+                user_id: userId,
+                verb: 'rates.updateItem',
+                summary: 'Double a fee',
+                changes: [
+                  {
+                    op: 'update',
+                    table: 'rate_item',
+                    id: item!.id,
+                    version: item!.version,
+                    before: {},
+                    after: { price_cents: Math.round(item!.price_cents * factor) },
+                  },
+                ],
+                source: 'page',
+                tool_name: 'rates.updateItem',
+                title: 'Update fee item',
+                permission: null,
+                created_at: new Date().toISOString(),
+              },
+            ],
+          }),
+        }).then(async (r) => ((await r.json()) as { results: { status: string; code?: string; message?: string }[] }).results[0]!);
+      const before = await sql('SELECT count(*)::int AS n FROM hq_proposal');
+      // before: recorded as the physio's, and the owner's approval then applied it
+      const forged = await propose(ids.users.physio!, 2);
+      expect(forged).toMatchObject({
+        status: 'refused',
+        code: 'Forbidden',
+        message: expect.stringMatching(/^HQ cannot verify that the user this proposal names made it/),
+      });
+      // before: "recorded" above 20 % and "does not need an owner" within it, which told the coach the price
+      for (const factor of [2, 1.05]) {
+        const own = await propose(ids.users.strength_coach!, factor);
+        expect(own).toMatchObject({ status: 'refused', code: 'Forbidden' });
+        expect(own.message).toMatch(/lacks rates\.write/);
+      }
+      expect(await sql('SELECT count(*)::int AS n FROM hq_proposal')).toEqual(before);
+    });
+
+    it("a coach's token cannot withdraw the physio's fee proposal by naming the physio; the physio's own token can (issue 12 re-review minor)", async () => {
+      const [item] = await sql<{ id: string; version: number; price_cents: number }>(
+        'SELECT id, version, price_cents FROM rate_item WHERE org_id = $1 ORDER BY code LIMIT 1 OFFSET 4',
+        [ids.org],
+      );
+      const id = uuidv7();
+      const events = async (token: string, ev: Record<string, unknown>) =>
+        (
+          (await (
+            await fetch(`${server.url}/v1/proposals`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+              body: JSON.stringify({ events: [{ changeset_id: id, ...ev }] }),
+            })
+          ).json()) as { results: { status: string; code?: string; message?: string }[] }
+        ).results[0]!;
+      const made = await events(tokens.physio!, {
+        op: 'propose',
+        user_id: ids.users.physio,
+        verb: 'rates.updateItem',
+        summary: 'Double a fee',
+        changes: [{ op: 'update', table: 'rate_item', id: item!.id, version: item!.version, before: {}, after: { price_cents: item!.price_cents * 2 } }],
+        source: 'page',
+        tool_name: 'rates.updateItem',
+        title: 'Update fee item',
+        permission: null,
+        created_at: new Date().toISOString(),
+      });
+      expect(made).toMatchObject({ status: 'recorded' });
+      const decline = { op: 'decline', decided_by: ids.users.physio, decided_at: new Date().toISOString() };
+      // before: recorded, and the physio's proposal was withdrawn by the gym tablet
+      expect(await events(coachToken, decline)).toMatchObject({ status: 'refused', code: 'Forbidden', message: expect.stringMatching(/proposer withdrew/) });
+      expect(await sql('SELECT status FROM hq_proposal WHERE id = $1', [id])).toEqual([{ status: 'needs_owner' }]);
+      expect(await events(tokens.physio!, decline)).toMatchObject({ status: 'recorded' });
+      expect(await sql('SELECT status FROM hq_proposal WHERE id = $1', [id])).toEqual([{ status: 'declined' }]);
+    });
+
     it("a clinical write beyond the token user's role needs the author; within it, it does not", async () => {
       const injury = () => ({
         changeset_id: uuidv7(),

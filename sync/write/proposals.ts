@@ -17,11 +17,13 @@
  *   reason, so the proposing device sees that outcome too.
  */
 import type pg from 'pg';
-import type { PlannedChangeset, RowChange, RuleActor } from '../../models/changeset';
+import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
+import { authorizeChange } from '../../models/changeset';
+import { uploaderCannotVouch } from '../../models/authorship';
 import type { PolicyResult } from '../../models/policy';
-import { NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
+import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
 import type { ChangesetOutcome, ProposalEvent, ProposalEventOutcome, RejectionReason } from '../../models/sync';
-import { isTableName, TABLES } from '../../models/tables';
+import { isTableName, TABLES, type TableName } from '../../models/tables';
 import { withTenant } from '../pg/db';
 import type { Principal } from './principal';
 
@@ -119,7 +121,46 @@ async function propose(
       return refused(e, 'Forbidden', 'The proposing account is deactivated or unknown at HQ; nothing was recorded.');
     if (SELF_SCOPED_ROLES.has(user.role as Role)) return refused(e, 'Forbidden', 'Athlete accounts do not propose changes for an owner.');
     const actor: RuleActor = { userId: user.id, orgId: user.org_id, role: user.role as Role, linkedAthleteId: user.linked_athlete_id, active: true };
-    const policy = await rules.policy(c, actor, { verb: e.verb, summary: e.summary, changes }, now);
+    // The same rules as an upload of the change (sync/write/apply.ts), in the same order (issue 12
+    // re-review B2: a coach's token named the physio as proposer of a fee change the coach could not
+    // make, and read fee prices from the policy's answers): each change judged against the row HQ
+    // holds; a proposer other than the token's user only where the token's user could have made it
+    // themselves (models/authorship.ts) — a proposal has no attestation path, so otherwise the
+    // proposer proposes from a device signed in to HQ as themselves; then the proposer's own rules.
+    const judged: RowChange[] = [];
+    const factsOf = new Map<RowChange, StoredRowFacts | null>();
+    for (const ch of changes) {
+      const def = TABLES[ch.table as TableName];
+      const row = ch.op === 'insert' ? null : ((await c.query<Record<string, unknown>>(`SELECT * FROM "${def.name}" WHERE id = $1`, [ch.id])).rows[0] ?? null);
+      const serverChange: RowChange =
+        ch.op === 'update' && row ? { ...ch, before: Object.fromEntries(Object.keys(ch.after).map((k) => [k, row[k] ?? null])) } : ch;
+      factsOf.set(
+        serverChange,
+        row ? { orgId: row.org_id as string, athleteId: def.athleteColumn ? ((row[def.athleteColumn] as string | null) ?? null) : null, row } : null,
+      );
+      judged.push(serverChange);
+    }
+    if (user.id !== principal.userId) {
+      const uploader: RuleActor = {
+        userId: principal.userId,
+        orgId: principal.orgId,
+        role: principal.role as Role,
+        linkedAthleteId: principal.linkedAthleteId,
+        active: principal.active,
+      };
+      const why = uploaderCannotVouch(uploader, e.verb, judged, (ch) => factsOf.get(ch) ?? null);
+      if (why)
+        return refused(
+          e,
+          'Forbidden',
+          `HQ cannot verify that the user this proposal names made it: it was sent under another user's device token (${principal.displayName}), who could not have made it themselves (${why.replace(/\.$/, '')}). Nothing was recorded. The proposer can propose it from a device signed in to HQ as themselves.`,
+        );
+    }
+    for (const ch of judged) {
+      const d = authorizeChange(actor, ch, factsOf.get(ch) ?? null);
+      if (!d.ok) return refused(e, d.code, `${d.reason} Nothing was recorded.`);
+    }
+    const policy = await rules.policy(c, actor, { verb: e.verb, summary: e.summary, changes: judged }, now);
     if (policy.verdict !== 'needs_owner')
       return refused(
         e,
@@ -164,7 +205,11 @@ async function propose(
 
 async function decline(pool: pg.Pool, principal: Principal, e: Extract<ProposalEvent, { op: 'decline' }>, now: Date): Promise<ProposalEventOutcome> {
   return withTenant(pool, { orgId: principal.orgId, userId: e.decided_by }, async (c) => {
-    const p = (await c.query<HqProposalRow>('SELECT id, user_id, content_hash, status FROM hq_proposal WHERE id = $1 FOR UPDATE', [e.changeset_id])).rows[0];
+    const p = (
+      await c.query<HqProposalRow & { tables: string }>('SELECT id, user_id, content_hash, status, tables FROM hq_proposal WHERE id = $1 FOR UPDATE', [
+        e.changeset_id,
+      ])
+    ).rows[0];
     if (!p) return refused(e, 'NotFound', 'HQ holds no such proposal of this organisation.');
     const decider = await readUser(c, e.decided_by);
     if (!decider || decider.deleted_at || !decider.active) return refused(e, 'Forbidden', 'The declining account is deactivated or unknown at HQ.');
@@ -173,12 +218,20 @@ async function decline(pool: pg.Pool, principal: Principal, e: Extract<ProposalE
       return refused(e, 'Forbidden', 'Only an owner, or the person who proposed it, can decline this change.');
     // An owner's decline needs the owner's own token (as an approval does); the proposer's
     // withdrawal may come from an org device, which signs the proposer in.
-    const verified = principal.userId === decider.id || (withdraw && !SELF_SCOPED_ROLES.has(principal.role as Role));
+    // A withdrawal from another user's token counts only where that token's user could write every
+    // table the proposal changes (issue 12 re-review minor: a coach's token withdrew the physio's fee proposal).
+    const uploaderMayWrite = p.tables
+      .split(',')
+      .filter(Boolean)
+      .every((t) => isTableName(t) && hasPermission(principal.role as Role, TABLES[t].write));
+    const verified = principal.userId === decider.id || (withdraw && !SELF_SCOPED_ROLES.has(principal.role as Role) && uploaderMayWrite);
     if (!verified)
       return refused(
         e,
         'Forbidden',
-        "HQ cannot verify that the owner declined this change: the decision was not sent with the owner's own device token. The proposal still waits at HQ; the owner can decline it on a device signed in to HQ as themselves.",
+        withdraw
+          ? `HQ cannot verify that the proposer withdrew this change: it was sent under another user's device token (${principal.displayName}), whose role could not make the change. The proposal still waits at HQ; the proposer can withdraw it on a device signed in to HQ as themselves.`
+          : "HQ cannot verify that the owner declined this change: the decision was not sent with the owner's own device token. The proposal still waits at HQ; the owner can decline it on a device signed in to HQ as themselves.",
       );
     if (p.status !== 'needs_owner') {
       if (p.status === 'declined') return { changeset_id: e.changeset_id, op: e.op, status: 'recorded' };

@@ -274,7 +274,8 @@ export function ReviewDialog({ form }: { form: EntryForm }) {
     if (d && !d.open) d.showModal();
   }, []);
   const bulk = isBulk(p.changes);
-  const canDrop = bulk && p.status === 'proposed' && p.source !== 'assistant';
+  // An Undo is applied whole (main/ipc/forms.ts narrowProposal refuses to narrow one).
+  const canDrop = bulk && p.status === 'proposed' && p.source !== 'assistant' && p.verb !== 'changesets.undo';
   const kept = p.changes.length - dropped.size;
   const toggle = (id: string) =>
     setDropped((s) => {

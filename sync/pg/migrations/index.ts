@@ -13,6 +13,7 @@ import { sql as contentHashV2 } from './0008_content_hash_v2';
 import { sql as ownerApprovedChanges } from './0009_owner_approved_changes';
 import { sql as proposals } from './0010_proposals';
 import { sql as cleanOneLineText } from './0011_clean_one_line_text';
+import { sql as deviceAccountStamp } from './0012_device_account_stamp';
 
 export interface HqMigration {
   id: number;
@@ -32,4 +33,5 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 9, name: '0009_owner_approved_changes', sql: ownerApprovedChanges },
   { id: 10, name: '0010_proposals', sql: proposals },
   { id: 11, name: '0011_clean_one_line_text', sql: cleanOneLineText },
+  { id: 12, name: '0012_device_account_stamp', sql: deviceAccountStamp },
 ];

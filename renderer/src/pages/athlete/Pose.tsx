@@ -16,7 +16,7 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { href } from '../../router';
 import { formatDateTime, humanize } from '../../format';
-import { CONDITION, conditionLabel, OMITTED } from '../capture/labels';
+import { CONDITION, conditionLabel, JOINT_LABEL, OMITTED } from '../capture/labels';
 
 type Condition = NonNullable<PoseMetricView['conditions']>[number];
 const conditionKey = (c: Condition) => `${c.code}|${c.detail}`;
@@ -109,7 +109,7 @@ export function PoseTab({ athleteId, onState }: { athleteId: string; onState: (s
                 {rows.map((m) => (
                   <tr key={m.id} data-metric={`${m.joint}-${m.side}-${m.statistic}`} data-omitted={m.value_deg === null ? 'true' : 'false'}>
                     <th scope="row">
-                      {humanize(m.joint)}
+                      {JOINT_LABEL[m.joint] ?? humanize(m.joint)}
                       <div className="muted small">
                         {humanize(m.side)} · {humanize(m.statistic)}
                       </div>

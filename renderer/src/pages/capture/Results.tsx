@@ -15,7 +15,7 @@ import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
 import { href } from '../../router';
 import { DECLARED_VS_TRUSTWORTHY, sharedConditions } from '../athlete/Pose';
-import { conditionLabel, JOINT_LABEL, OMITTED, TEST_LABEL } from './labels';
+import { conditionLabel, JOINT_LABEL, jointInSentence, OMITTED, TEST_LABEL } from './labels';
 
 type Results = CallOutput<'capture.getResults'>;
 type Metric = Results['metrics'][number];
@@ -127,8 +127,8 @@ function Repetitions({ r }: { r: Results }) {
   if (reps.length === 0)
     return (
       <p className="muted" data-repetitions="0">
-        No repetitions found in {basis ? `${humanize(basis.side).toLowerCase()} ${JOINT_LABEL[basis.joint]?.toLowerCase() ?? basis.joint}` : 'the series'} (no
-        peak rising 20° or more above its surroundings): a held posture or a single movement. The whole trial&apos;s peak is in the readings above.
+        No repetitions found in {basis ? `${humanize(basis.side).toLowerCase()} ${jointInSentence(basis.joint)}` : 'the series'} (no peak rising 20° or more
+        above its surroundings): a held posture or a single movement. The whole trial&apos;s peak is in the readings above.
       </p>
     );
   const rows = r.series.series;
@@ -136,7 +136,7 @@ function Repetitions({ r }: { r: Results }) {
     <div className="table-scroll">
       <table className="table" data-repetitions={reps.length}>
         <caption className="small muted">
-          Repetitions found in {basis ? `${basis.side} ${JOINT_LABEL[basis.joint]?.toLowerCase()}` : ''}; peak of each joint within each (degrees).
+          Repetitions found in {basis ? `${basis.side} ${jointInSentence(basis.joint)}` : ''}; peak of each joint within each (degrees).
         </caption>
         <thead>
           <tr>

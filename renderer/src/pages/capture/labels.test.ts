@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CONDITION_CODES, MODEL_DISAGREEMENT_MAX_DEG, modelDisagreementCondition, type ModelCrossCheck } from '../../../../models/capture/quality';
 import { COCO17 } from '../../../../models/capture/keypoints';
-import { CONDITION, conditionLabel } from './labels';
+import { POSE_JOINTS } from '../../../../models/capture/metrics';
+import { CONDITION, conditionLabel, JOINT_LABEL, jointInSentence } from './labels';
 
 describe('condition labels', () => {
   it('every condition code a reading can carry has a short label', () => {
@@ -28,5 +29,13 @@ describe('condition labels', () => {
       'not cross-checked by a second model',
     );
     expect(conditionLabel({ code: 'two_view_keypoints', detail: 'whatever' })).toBe('joint seen by only two cameras');
+  });
+});
+
+describe('joint names', () => {
+  it('every measured joint has a name, and the angles that are not the ISB joint angle say so in it (issue 14 review)', () => {
+    for (const j of POSE_JOINTS) expect(JOINT_LABEL[j], j).toBeTruthy();
+    for (const j of ['hip_flexion', 'shoulder_flexion', 'hip_abduction']) expect(JOINT_LABEL[j], j).toMatch(/not ISB\)$/);
+    expect(jointInSentence('hip_flexion')).toBe('hip flexion');
   });
 });

@@ -73,15 +73,25 @@ export const TEST_LABEL: Record<string, string> = {
   '': 'Test not recorded',
 };
 
-/** Joint names as the clinician reads them (definitions: help page "Pose metrics"). */
+/**
+ * Joint names as the clinician reads them (definitions: help page "Pose metrics"). An angle that is
+ * not the ISB joint angle of the same name says so in its name (issue 14: "the name and help page
+ * say so"): hip flexion and abduction are measured against the trunk (no pelvis landmarks), shoulder
+ * flexion is the side-plane elevation.
+ */
 export const JOINT_LABEL: Record<string, string> = {
   knee_flexion: 'Knee flexion',
-  hip_flexion: 'Hip flexion',
-  shoulder_flexion: 'Shoulder flexion',
+  hip_flexion: 'Hip flexion (thigh to trunk, not ISB)',
+  shoulder_flexion: 'Shoulder flexion (side-plane elevation, not ISB)',
   elbow_flexion: 'Elbow flexion',
   ankle_dorsiflexion: 'Ankle dorsiflexion',
-  hip_abduction: 'Hip abduction',
+  hip_abduction: 'Hip abduction (thigh to trunk midline, not ISB)',
   knee_frontal_projection_angle: 'Knee frontal-plane projection angle (valgus +)',
   pelvic_obliquity: 'Pelvic obliquity',
   trunk_lateral_lean: 'Trunk lateral lean',
 };
+
+/** A joint's name inside a sentence: lower case, without the definition note ("hip flexion"). */
+export function jointInSentence(joint: string): string {
+  return (JOINT_LABEL[joint] ?? joint.replace(/_/g, ' ')).replace(/ \(.*\)$/, '').toLowerCase();
+}
