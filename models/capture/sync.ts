@@ -15,7 +15,8 @@
  * unshifted views peaks at only 0.3–0.85 and mislocates a 5-frame shift (measured, see
  * main/capture/README.md), so the geometric residual, which does find it, is used.
  * Needs ≥ 3 cameras (2 others to triangulate from), ≥ 20 frames, and for every camera ≥ 50 usable
- * point pairs at lag 0 on the aligned trial (moving, confident, agreeing points); otherwise `estimable` is false.
+ * point pairs at lag 0 on the aligned trial (moving, confident, agreeing points) whose best-lag
+ * residual is within {@link SYNC_MAX_BEST_RESIDUAL_FACTOR} × its agreement bound; otherwise `estimable` is false.
  */
 import { triangulateBatch } from './triangulation';
 import { median } from './vec';
@@ -25,7 +26,8 @@ import { median } from './vec';
  * reprojection distance is below this fraction of the lag-0 distance. Demo BalancingTrial (fast
  * points, {@link SYNC_SPEED_QUANTILE}): in-step cameras' best fits sit at −1, 0, +1 and 0 frames
  * (the recording's own sub-frame timing; not reported); any one camera shifted by ±3, ±5 or ±8
- * frames is found within ±1 frame for all four cameras (24 of 24), with best/lag-0 ratios 0.33–0.86.
+ * frames is found within ±1 frame for all four cameras (24 of 24), with best/lag-0 ratios 0.16–0.79
+ * from JSON and 0.41–0.81 from video (MoveNet Lightning; `npm run capture:sync-sweep`, 2026-12-02).
  */
 export const SYNC_MAX_RATIO = 0.9;
 /**
@@ -40,14 +42,39 @@ export const SYNC_MAX_RATIO = 0.9;
 export const SYNC_SPEED_QUANTILE = 0.9;
 /**
  * Points the other cameras disagree on say nothing about timing: a point enters the residual only
- * when the others' triangulation of it reprojects within this many px (mean over the views used),
- * and only where its image motion is smooth (|acceleration| ≤ {@link SYNC_MAX_ACCELERATION_RATIO} ×
- * speed; frame-to-frame jitter has ≈ 3.5 ×). Demo BalancingTrial with invented legs (2D guesses
- * jittered ±60 px, testing/demo-cases.ts): without these two filters the fastest points are the
- * invented ones and the check reports cam_01 22 and cam_02 4 frames out (false); with a 20-px bound
- * still; with 10 px none. The in-step and shifted results above are unchanged by them.
+ * when the others' triangulation of it reprojects within a bound (mean px over the views used) that
+ * follows the 2D source's own noise: max(this floor, {@link SYNC_AGREEMENT_FACTOR} × the median
+ * reprojection px of that triangulation over every point-frame of the trial), see
+ * {@link syncAgreementBoundPx}; and only where its image motion is smooth (|acceleration| ≤
+ * {@link SYNC_MAX_ACCELERATION_RATIO} × speed; frame-to-frame jitter has ≈ 3.5 ×). Demo
+ * BalancingTrial with invented legs (2D guesses jittered ±60 px, testing/demo-cases.ts): without
+ * these two filters the fastest points are the invented ones and the check reports cam_01 22 and
+ * cam_02 4 frames out (false); a looser bound lets them in again (15–18 px: cam_01 −22, cam_02 −4),
+ * which {@link SYNC_MAX_BEST_RESIDUAL_FACTOR} then refuses.
  */
 export const SYNC_MAX_REPROJECTION_PX = 10;
+/**
+ * The agreement bound's factor on the median leave-one-out reprojection px. A fixed 10 px (the
+ * floor, tuned on OpenPose JSON) left every camera of the demo from video (MoveNet Lightning, 17
+ * points) under the 50 usable pairs: the others agree about as well there as from JSON (median 7.5–8.9 px
+ * vs 5.8–8.9 px per camera; 4.6–7.8 px with invented legs, so no noise scale tells the sources apart), but
+ * 17 points instead of 25 and MoveNet's jitter leave fewer fast, smooth points within 10 px. Measured by
+ * `npm run capture:sync-sweep -- --factors 1,1.5,2 --cache-2d DIR` (demo, 100 frames; 2026-12-02):
+ * factor 1 (= the fixed 10 px) → video not estimable, 0 of 24 shifts found; 1.5 → video not estimable
+ * (cam_02–04), 6 of 24; 2 → video in step estimable with no offset and 24 of 24 shifts (±3/±5/±8, any
+ * camera) found within ±1; JSON in step no offset and 24 of 24 at every factor; invented legs no offset
+ * at every factor (with {@link SYNC_MAX_BEST_RESIDUAL_FACTOR}; without it 1.5 → cam_01 −13, 2 → −22 and −4).
+ */
+export const SYNC_AGREEMENT_FACTOR = 2;
+/**
+ * A camera whose residual at its best lag is above this many × its agreement bound is not compared:
+ * its detections are not the points the other cameras see (invented, mistracked or another person),
+ * and the minimum of a curve of such residuals is noise, not timing. Its timing is unchecked
+ * (`estimable` false), never an offset. Demo at factor 2 (`npm run capture:sync-sweep`): best-lag
+ * residual / bound, video and JSON, in step and every ±3/±5/±8 shift: ≤ 1.9 (24–30 px video, 14–30 px
+ * JSON); invented legs: cam_01 6.8 (106 px), cam_02 4.7 (62 px; without this rule reported −22 and −4 frames out).
+ */
+export const SYNC_MAX_BEST_RESIDUAL_FACTOR = 4;
 export const SYNC_MAX_ACCELERATION_RATIO = 2;
 /**
  * Lags whose residual is within this fraction of the best one fit about equally well: the offset is
@@ -78,11 +105,30 @@ export interface SyncReport {
   ambiguousLags: ([number, number] | null)[];
   /** Largest lag searched (frames). */
   maxLag: number;
-  /** False when there are fewer than 3 cameras or 20 frames, or some camera has < 50 usable point pairs at lag 0 on the aligned trial (its timing was not checked). */
+  /** False when there are fewer than 3 cameras or 20 frames, or some camera has < 50 usable point pairs at lag 0 on the aligned trial, or detections that match the others' points nowhere (best-lag residual > {@link SYNC_MAX_BEST_RESIDUAL_FACTOR} × its agreement bound): its timing was not checked. */
   estimable: boolean;
 }
 
-/** Median distance (px), over the point-frames moving at or above the {@link SYNC_SPEED_QUANTILE} speed quantile, between camera c's detections at f + lag (F×K×C×3 undistorted observations) and the others' triangulation at f, for every lag in ±maxLag with ≥ 50 pairs (lag → px). */
+/**
+ * The others' agreement bound (px) for one leave-one-out triangulation: max({@link SYNC_MAX_REPROJECTION_PX},
+ * `factor` × the median of its finite per-point-frame reprojection errors `reprojectionPx` (px)); the floor when none is finite.
+ */
+export function syncAgreementBoundPx(reprojectionPx: ArrayLike<number>, factor: number = SYNC_AGREEMENT_FACTOR): number {
+  const finite: number[] = [];
+  for (let i = 0; i < reprojectionPx.length; i++) {
+    const r = reprojectionPx[i] ?? NaN;
+    if (Number.isFinite(r)) finite.push(r);
+  }
+  return finite.length ? Math.max(SYNC_MAX_REPROJECTION_PX, factor * median(finite)) : SYNC_MAX_REPROJECTION_PX;
+}
+
+/** One camera's lag curve: median residual (px) per lag with ≥ 50 pairs, and the agreement bound (px) its points were admitted by. */
+export interface LagCurve {
+  residuals: Map<number, number>;
+  boundPx: number;
+}
+
+/** Median distance (px), over the point-frames moving at or above the {@link SYNC_SPEED_QUANTILE} speed quantile, between camera c's detections at f + lag (F×K×C×3 undistorted observations) and the others' triangulation at f (admitted within {@link syncAgreementBoundPx}), for every lag in ±maxLag with ≥ 50 pairs (lag → px). */
 export function lagResiduals(
   obs: Float64Array,
   projections: Float64Array,
@@ -91,13 +137,15 @@ export function lagResiduals(
   c: number,
   maxLag: number,
   minConf: number,
-): Map<number, number> {
+  agreementFactor: number = SYNC_AGREEMENT_FACTOR,
+): LagCurve {
   const F = obs.length / (K * C * 3);
   const others = Float64Array.from(obs);
   for (let o = c * 3 + 2; o < others.length; o += C * 3) others[o] = 0;
   const tri = triangulateBatch({ cameras: C, projections, observations: others }, { minConfidence: minConf });
   const X = tri.points;
   const P = projections.subarray(c * 12, c * 12 + 12);
+  const boundPx = syncAgreementBoundPx(tri.reprojectionPx, agreementFactor);
   const proj: (readonly [number, number] | null)[] = [];
   for (let i = 0; i < F * K; i++) {
     const x = X[i * 3] ?? NaN,
@@ -105,7 +153,7 @@ export function lagResiduals(
       z = X[i * 3 + 2] ?? NaN;
     const w = (P[8] ?? 0) * x + (P[9] ?? 0) * y + (P[10] ?? 0) * z + (P[11] ?? 0);
     proj.push(
-      Number.isFinite(x) && w > 0 && (tri.reprojectionPx[i] ?? Infinity) <= SYNC_MAX_REPROJECTION_PX
+      Number.isFinite(x) && w > 0 && (tri.reprojectionPx[i] ?? Infinity) <= boundPx
         ? [((P[0] ?? 0) * x + (P[1] ?? 0) * y + (P[2] ?? 0) * z + (P[3] ?? 0)) / w, ((P[4] ?? 0) * x + (P[5] ?? 0) * y + (P[6] ?? 0) * z + (P[7] ?? 0)) / w]
         : null,
     );
@@ -140,12 +188,13 @@ export function lagResiduals(
       }
     if (d.length >= 50) out.set(lag, median(d));
   }
-  return out;
+  return { residuals: out, boundPx };
 }
 
 /**
  * Estimate each camera's frame offset from F×K×C×3 undistorted observations (u px, v px,
- * confidence) and the C×12 projection matrices; lags up to `maxLag` (default min(30, F/4)) frames.
+ * confidence) and the C×12 projection matrices; lags up to `maxLag` (default min(30, F/4)) frames;
+ * `agreementFactor` (default {@link SYNC_AGREEMENT_FACTOR}) scales the others' agreement bound ({@link syncAgreementBoundPx}).
  * Greedy: the camera whose residual improves most is aligned first, then the others are re-checked
  * against the corrected set (a shifted camera otherwise spoils the triangulation the others are
  * judged by). At most C − 2 cameras can be re-timed.
@@ -155,11 +204,12 @@ export function estimateSync(
   projections: Float64Array,
   K: number,
   C: number,
-  opts: { minConfidence?: number; maxLag?: number } = {},
+  opts: { minConfidence?: number; maxLag?: number; agreementFactor?: number } = {},
 ): SyncReport {
   const Fall = obs.length / (K * C * 3);
   const minConf = opts.minConfidence ?? 0.3;
   const maxLag = Math.max(1, Math.floor(opts.maxLag ?? Math.min(30, Fall / 4)));
+  const factor = opts.agreementFactor ?? SYNC_AGREEMENT_FACTOR;
   const report: SyncReport = {
     offsets: new Array<number>(C).fill(0),
     residualAtZeroPx: new Array<number | null>(C).fill(null),
@@ -181,7 +231,7 @@ export function estimateSync(
       pickLag = 0;
     for (let c = 0; c < C; c++) {
       if (fixed.has(c)) continue;
-      const res = lagResiduals(aligned, projections, K, C, c, maxLag, minConf);
+      const { residuals: res, boundPx } = lagResiduals(aligned, projections, K, C, c, maxLag, minConf, factor);
       const zero = res.get(0);
       let bestLag = 0,
         best = zero ?? Infinity;
@@ -193,6 +243,8 @@ export function estimateSync(
       report.residualAtZeroPx[c] = zero ?? null;
       report.residualAtBestPx[c] = Number.isFinite(best) ? best : null;
       const ratio = zero ? best / zero : Infinity;
+      // a camera whose detections match the others nowhere near as well as they agree among themselves is not compared (its minimum is noise)
+      if (best > SYNC_MAX_BEST_RESIDUAL_FACTOR * boundPx) continue;
       if (Math.abs(bestLag) > SYNC_CONFIRM_MAX_FRAMES && ratio < pickRatio) {
         pick = c;
         pickRatio = ratio;
@@ -206,10 +258,10 @@ export function estimateSync(
   // the power of the check and the uncertainty of each camera's timing, on the aligned trial
   const aligned = applySyncOffsets(win, K, C, report.offsets).observations;
   for (let c = 0; c < C; c++) {
-    const res = lagResiduals(aligned, projections, K, C, c, maxLag, minConf);
+    const { residuals: res, boundPx } = lagResiduals(aligned, projections, K, C, c, maxLag, minConf, factor);
     const zero = res.get(0);
-    if (zero === undefined) {
-      // too few usable point pairs (< 50 moving, confident, agreeing) for this camera: its timing was not checked
+    if (zero === undefined || Math.min(...res.values()) > SYNC_MAX_BEST_RESIDUAL_FACTOR * boundPx) {
+      // too few usable point pairs (< 50 moving, confident, agreeing), or its detections do not match the others' points: its timing was not checked
       report.estimable = false;
       continue;
     }
