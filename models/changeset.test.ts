@@ -92,6 +92,22 @@ describe('authorizeChange', () => {
     // a role that may write the row is not refused for restating a stored sign-off
     expect(authorizeChange(physio, same, stored)).toEqual({ ok: true });
   });
+  it('a report is written only by a role that may read its kind, and its kind never changes (issue 13 re-review)', () => {
+    const analyst: RuleActor = { ...physio, role: 'analyst' };
+    const report = (kind: string) => ({
+      op: 'insert' as const,
+      table: 'report' as const,
+      id: ATH,
+      after: { athlete_id: null, squad_id: null, kind, title: 'R', markdown: 'm', pdf_path: null, generated_by: physio.userId },
+    });
+    expect(authorizeChange(analyst, report('athlete_summary'), null)).toMatchObject({ ok: false, code: 'Forbidden' });
+    expect(authorizeChange(analyst, report('squad_workload'), null)).toEqual({ ok: true });
+    const stored = { orgId: ORG, athleteId: ATH, row: { kind: 'athlete_summary' } };
+    const edit = { op: 'update' as const, table: 'report' as const, id: ATH, version: 1, before: {}, after: { markdown: 'x' } };
+    expect(authorizeChange(analyst, edit, stored)).toMatchObject({ ok: false, code: 'Forbidden' });
+    expect(authorizeChange(physio, edit, stored)).toEqual({ ok: true });
+    expect(authorizeChange(physio, { ...edit, after: { kind: 'squad_workload' } }, stored)).toMatchObject({ ok: false, code: 'Forbidden', field: 'kind' });
+  });
   it('checks bounds with the record schema, naming the field', () => {
     expect(
       authorizeChange(physio, { op: 'update', table: 'wellness', id: ATH, version: 1, before: {}, after: { sleep: 7 } }, { orgId: ORG, athleteId: ATH }),

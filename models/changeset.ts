@@ -6,7 +6,7 @@
  */
 import { FIELD_WORDS, codeWords, withArticle } from './format';
 import type { Role } from './roles';
-import { athleteAccountRefusal, canLinkAthleteAccount, canManageRole, hasPermission, roleGains, SELF_SCOPED_ROLES } from './roles';
+import { athleteAccountRefusal, canLinkAthleteAccount, canManageRole, hasPermission, mayReadReportKind, roleGains, SELF_SCOPED_ROLES } from './roles';
 import { META_COLUMNS } from './records';
 import type { TableName } from './tables';
 import { TABLES, isTableName } from './tables';
@@ -77,6 +77,15 @@ export type RuleDecision = { ok: true } | { ok: false; code: 'Forbidden' | 'Vali
 const META = new Set<string>(META_COLUMNS);
 
 /**
+ * May `role` read this stored row of `table`: the table's read permission, and for a report its
+ * kind ({@link mayReadReportKind}). What refusals and conflict replies may show back.
+ */
+export function mayReadRow(role: Role | string, table: string, row: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  if (!isTableName(table) || !hasPermission(role, TABLES[table].read)) return false;
+  return table !== 'report' || mayReadReportKind(role, row?.kind);
+}
+
+/**
  * Authorise one row change for `actor` (pure). Checks, in order: active actor; known table;
  * no hard delete; tenant (the stored row's org, and `org_id` never set by the caller);
  * permission by table, operation and field (sign-off fields need their own permission, on
@@ -144,6 +153,19 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
     if (touches && f.endsWith('_signoff_by') && value !== null && value !== actor.userId) {
       return { ok: false, code: 'Forbidden', reason: `${f} must be the signing user; a sign-off cannot be given on someone else's behalf.`, field: f };
     }
+  }
+
+  // A report is read and written by its kind, not only by the table's permission (an athlete
+  // summary carries injury and RTP detail): one may write only a report one may read, before and
+  // after, and a report's kind never changes (issue 13 re-review: an analyst overwrote and forged
+  // doctors' athlete summaries through HQ).
+  if (change.table === 'report') {
+    const storedKind = change.op === 'update' ? stored?.row?.kind : undefined;
+    if (change.op === 'update' && 'kind' in change.after && stored?.row && change.after.kind !== storedKind)
+      return { ok: false, code: 'Forbidden', reason: "A report's kind cannot change; generate a new report instead.", field: 'kind' };
+    const kinds = [change.op === 'insert' ? change.after.kind : storedKind].filter((k) => k !== undefined);
+    if (kinds.some((k) => !mayReadReportKind(actor.role, k)))
+      return { ok: false, code: 'Forbidden', reason: `This report includes injury and RTP records, which your role (${actor.role}) cannot read.` };
   }
 
   // A signed RTP entry is an attestation of its stage: the stage, criteria, injury and athlete are

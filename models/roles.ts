@@ -175,6 +175,16 @@ export function hasPermission(role: Role | string, permission: Permission): bool
 }
 
 /**
+ * May `role` read a report of `kind`? A squad workload report needs `workload.read`; an athlete
+ * summary or RTP status report (any other kind) carries injury and RTP detail and needs
+ * `injury.read` and `rtp.read` — `report.generate`, the report table's own permission, is not
+ * enough (issue 13 re-reviews: an analyst read doctors' athlete summaries on the device and at HQ).
+ */
+export function mayReadReportKind(role: Role | string, kind: unknown): boolean {
+  return kind === 'squad_workload' ? hasPermission(role, 'workload.read') : hasPermission(role, 'injury.read') && hasPermission(role, 'rtp.read');
+}
+
+/**
  * Permissions `to` holds that `from` does not (empty when `to` is within `from`). Unknown roles
  * hold nothing, so a change to an unknown role gains nothing and one from it gains all of `to`.
  */

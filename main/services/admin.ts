@@ -6,7 +6,7 @@ import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Well
 import { Organization } from '../../models/records';
 import { withArticle } from '../../models/format';
 import type { Role } from '../../models/roles';
-import { canManageRole, hasPermission, pinRefusal } from '../../models/roles';
+import { canManageRole, hasPermission, mayReadReportKind, pinRefusal } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
 import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHashWithActivity } from '../data/identity';
@@ -82,9 +82,7 @@ export const revokeDevice = writeVerb('devices.revoke', {
 // ---- Reports ----
 /** Athlete reports carry injury and RTP detail: only roles that may read those may read them. */
 function mayReadReport(vc: VerbContext, kind: Report['kind']): boolean {
-  return kind === 'squad_workload'
-    ? hasPermission(vc.actor.role, 'workload.read')
-    : hasPermission(vc.actor.role, 'injury.read') && hasPermission(vc.actor.role, 'rtp.read');
+  return mayReadReportKind(vc.actor.role, kind);
 }
 
 export const listReports = readVerb('reports.list', {

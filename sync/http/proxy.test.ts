@@ -241,6 +241,79 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     expect(widened.some((a) => a.record_table === 'injury')).toBe(false);
   });
 
+  it("an analyst's token neither reads, overwrites nor forges an athlete summary at HQ; squad reports stay open to it (issue 13 re-review blocker)", async () => {
+    const enrolAs = async (email: string) =>
+      (
+        (await (
+          await fetch(`${server.url}/v1/devices`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ email, pin: DEMO_PIN, name: 'Report test' }),
+          })
+        ).json()) as { token: string }
+      ).token;
+    const analyst = await enrolAs(DEMO_EMAILS.analyst);
+    const send = async (token: string, change: Record<string, unknown>) => {
+      const res = await fetch(`${server.url}/v1/changesets`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ changesets: [{ changeset_id: uuidv7(), verb: 'reports.generate', changes: [change] }] }),
+      });
+      return ((await res.json()) as ChangesetUploadResult).results[0]!;
+    };
+    const report = (kind: string, markdown: string, by: string) => ({
+      athlete_id: kind === 'squad_workload' ? null : summary.linkedAthleteId,
+      squad_id: null,
+      kind,
+      title: 'Report',
+      markdown,
+      pdf_path: null,
+      generated_by: by,
+    });
+    const physioId = (await rowsOf(tokens.physio!, { table: 'app_user' })).find((u) => u.email === DEMO_EMAILS.physio)!.id as string;
+    const analystId = (await rowsOf(tokens.physio!, { table: 'app_user' })).find((u) => u.email === DEMO_EMAILS.analyst)!.id as string;
+    const secretId = uuidv7();
+    expect(
+      await send(tokens.physio!, {
+        op: 'insert',
+        table: 'report',
+        id: secretId,
+        after: report('athlete_summary', 'SECRET: ACL rupture, RTP stage 2', physioId),
+      }),
+    ).toMatchObject({
+      status: 'applied',
+    });
+    const squadId = uuidv7();
+    expect(await send(analyst, { op: 'insert', table: 'report', id: squadId, after: report('squad_workload', 'U19 loads', analystId) })).toMatchObject({
+      status: 'applied',
+    });
+    // before: the analyst's device received the athlete summary
+    const seen = await rowsOf(analyst, { table: 'report' });
+    expect(seen.some((r) => r.id === squadId)).toBe(true);
+    expect(seen.some((r) => r.kind !== 'squad_workload')).toBe(false);
+    expect((await rowsOf(tokens.physio!, { table: 'report' })).some((r) => r.id === secretId)).toBe(true);
+    // before: applied (overwritten), and at an old version a stale reply carrying the whole report
+    for (const version of [1, 5]) {
+      const out = await send(analyst, { op: 'update', table: 'report', id: secretId, version, before: {}, after: { markdown: 'overwritten by analyst' } });
+      expect(out).toMatchObject({ status: 'rejected', reason: 'forbidden' });
+      expect(JSON.stringify(out)).not.toMatch(/SECRET/);
+    }
+    // before: applied (a forged "cleared to play" summary syncing to clinicians)
+    expect(
+      await send(analyst, { op: 'insert', table: 'report', id: uuidv7(), after: report('athlete_summary', 'Cleared to play (forged)', analystId) }),
+    ).toMatchObject({
+      status: 'rejected',
+      reason: 'forbidden',
+    });
+    // and the physio may not relabel a summary as a squad report the analysts would then read
+    expect(
+      await send(tokens.physio!, { op: 'update', table: 'report', id: secretId, version: 1, before: {}, after: { kind: 'squad_workload' } }),
+    ).toMatchObject({
+      status: 'rejected',
+      reason: 'forbidden',
+    });
+  });
+
   it('sends PIN hashes (never PINs) for offline sign-in, and refuses columns outside the table', async () => {
     const users = await rowsOf(tokens.physio!, { table: 'app_user' });
     expect(users.length).toBeGreaterThan(10);

@@ -25,7 +25,8 @@
  */
 import type { Context } from 'hono';
 import { AppError, Forbidden } from '../../models/errors';
-import { hasPermission, SELF_SCOPED_ROLES, type Permission } from '../../models/roles';
+import { hasPermission, mayReadReportKind, SELF_SCOPED_ROLES, type Permission } from '../../models/roles';
+import { Report } from '../../models/records';
 import { isTableName, TABLE_NAMES, TABLES } from '../../models/tables';
 import { NO_ATHLETE } from '../pg/db';
 import { SHAPE_TOO_LARGE } from '../shape/service';
@@ -126,11 +127,21 @@ export function tenantWhere(p: Principal, table: string): string {
   if (!isTableName(table)) throw new Forbidden(`"${table}" is not a table devices sync.`);
   const def = TABLES[table];
   if (!hasPermission(p.role, def.read)) throw new Forbidden(`Your role (${p.role}) lacks ${def.read}, needed to read ${table}.`);
+  // Reports by kind (models/roles.ts mayReadReportKind): an athlete summary carries injury and RTP
+  // detail that report.generate alone does not open (issue 13 re-review: analysts' devices got them).
+  const kinds =
+    table === 'report'
+      ? ` AND kind IN (${Report.shape.kind.options
+          .filter((k) => mayReadReportKind(p.role, k))
+          .map((k) => `'${k}'`)
+          .join(', ')})`
+      : '';
+  if (kinds === ' AND kind IN ()') throw new Forbidden(`Your role (${p.role}) reads no kind of report.`);
   if (selfScoped) {
     if (!def.athleteColumn) throw new Forbidden(`Athlete accounts do not sync ${table}.`);
-    return `org_id = ${lit(p.orgId)} AND ${def.athleteColumn} = ${lit(athlete)}`;
+    return `org_id = ${lit(p.orgId)} AND ${def.athleteColumn} = ${lit(athlete)}${kinds}`;
   }
-  return `org_id = ${lit(p.orgId)}`;
+  return `org_id = ${lit(p.orgId)}${kinds}`;
 }
 
 /** Build the upstream query for a client's GET /v1/shape (throws Validation / Forbidden). */

@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { uuidv7 } from 'uuidv7';
 import type { PlannedChangeset, RowChange, RuleActor, StoredRowFacts } from '../../models/changeset';
-import { authorizeChange, canonicalJson, clearsPinHash, LAST_OWNER_REFUSAL, NOW_PLACEHOLDER, removesOwner } from '../../models/changeset';
+import { authorizeChange, canonicalJson, clearsPinHash, LAST_OWNER_REFUSAL, mayReadRow, NOW_PLACEHOLDER, removesOwner } from '../../models/changeset';
 import { AppError, type ErrorCode } from '../../models/errors';
 import type { FeeCodeHistory, NumericHistory, NumericHistoryEntry } from '../../models/policy';
 import {
@@ -146,13 +146,8 @@ function deviceView(table: string, row: Record<string, unknown>): Record<string,
  * the uploader's role cannot read (issue 12 re-review: an admin naming a doctor as author got an
  * injury's clinician notes back in a `stale` reply). Rows were read under the uploader's tenant.
  */
-function currentRowFor(
-  principal: Principal,
-  table: string,
-  readPermission: Parameters<typeof hasPermission>[1],
-  row: Record<string, unknown>,
-): Record<string, unknown> | null {
-  return hasPermission(principal.role, readPermission) ? deviceView(table, row) : null;
+function currentRowFor(principal: Principal, table: string, row: Record<string, unknown>): Record<string, unknown> | null {
+  return mayReadRow(principal.role, table, row) ? deviceView(table, row) : null;
 }
 
 interface UserRow {
@@ -190,8 +185,7 @@ function unreadableTables(principal: Principal, cs: UploadedChangeset): string[]
 export function outcomeForUploader(principal: Principal, cs: UploadedChangeset, outcome: ChangesetOutcome): ChangesetOutcome {
   if (outcome.status !== 'rejected') return outcome;
   const out = { ...outcome };
-  if (out.current)
-    out.current = out.current.map((r) => (isTableName(r.table) && hasPermission(principal.role, TABLES[r.table].read) ? r : { ...r, row: null }));
+  if (out.current) out.current = out.current.map((r) => (r.row && mayReadRow(principal.role, r.table, r.row) ? r : { ...r, row: null }));
   const hidden = unreadableTables(principal, cs);
   if (cs.user_id && cs.user_id !== principal.userId && hidden.length > 0 && ['forbidden', 'validation', 'policy'].includes(out.reason)) {
     delete out.policy;
@@ -448,7 +442,7 @@ async function applyOnce(
           id: change.id,
           expected_version: 0,
           actual_version: stored.version as number,
-          row: currentRowFor(principal, def.name, def.read, stored),
+          row: currentRowFor(principal, def.name, stored),
         });
         serverChanges.push(change);
         continue;
@@ -459,7 +453,7 @@ async function applyOnce(
         // HQ's row goes with the refusal when the uploader may still read it (the row was read under
         // their tenant and self-scope), so the conflict shows "HQ now" next to their value.
         const current: CurrentRow[] =
-          change.op === 'update' && stored && hasPermission(actor.role, def.read) && hasPermission(principal.role, def.read)
+          change.op === 'update' && stored && mayReadRow(actor.role, def.name, stored) && mayReadRow(principal.role, def.name, stored)
             ? [
                 {
                   table: def.name,
@@ -492,7 +486,7 @@ async function applyOnce(
           id: change.id,
           expected_version: change.version,
           actual_version: stored.version as number,
-          row: currentRowFor(principal, def.name, def.read, stored),
+          row: currentRowFor(principal, def.name, stored),
         });
       }
       serverChanges.push(serverChange);
