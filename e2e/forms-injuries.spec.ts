@@ -70,8 +70,10 @@ describe('injury and RTP forms', () => {
     await field(page, 'rtp-edit', 'notes').locator('textarea').fill('Progress to running when isometrics are pain-free.');
     await screenshot(page, 'form-06-rtp-stage');
     await page.getByRole('button', { name: 'Save stage' }).click();
-    await page.locator('[data-saved="true"]').waitFor();
+    // The previous save's note is still on the page: wait for the dialog to close and the row to show the new criteria.
+    await page.locator('dialog.form-dialog').waitFor({ state: 'detached' });
     await goTo(page, `#/athletes/${athleteId}/injuries`, 'athlete-injuries');
+    await card.locator('tr.current-stage td', { hasText: 'Full ROM; 20 single-leg calf raises' }).first().waitFor();
     expect(await card.locator('tr.current-stage td').first().textContent()).toBe('Full ROM; 20 single-leg calf raises');
     // Update the injury (status) through its form.
     await card.locator('[data-action="edit-injury"]').click();
@@ -80,7 +82,7 @@ describe('injury and RTP forms', () => {
     await page.getByRole('button', { name: 'Save injury' }).click();
     await page.locator('[data-saved="true"]', { hasText: 'Update calf injury' }).waitFor();
     await goTo(page, `#/athletes/${athleteId}/injuries`, 'athlete-injuries');
-    expect(await card.locator('.facts').textContent()).toContain('Severe');
+    await card.locator('.facts', { hasText: 'Severe' }).waitFor();
     expect(pageErrors(page).filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
     await page.context().close();
   });
