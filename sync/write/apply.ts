@@ -52,6 +52,7 @@ import { NO_ATHLETE, withTenant } from '../pg/db';
 import { verifyAuthorAttestation, verifyOwnerApproval } from './approvals';
 import { failProposal, lockProposal, proposalMismatch, settleProposal } from './proposals';
 import type { Principal } from './principal';
+import { readTargets, uploaderActor } from './targets';
 
 /** Clinics sit in time zones up to UTC+14: a clinical date is "in the future" only past that. */
 const MAX_CLINIC_UTC_OFFSET_MS = 14 * 3_600_000;
@@ -387,22 +388,9 @@ async function applyOnce(
         : ({ ...ch, after: Object.fromEntries(Object.entries(ch.after).map(([k, v]) => [k, v === NOW_PLACEHOLDER ? nowIso : v])) } as RowChange),
     );
     const insertedHere = new Set(changes.filter((ch) => ch.op === 'insert').map((ch) => `${ch.table}:${ch.id}`));
-    const targets: { change: RowChange; serverChange: RowChange; def: (typeof TABLES)[TableName]; stored: Record<string, unknown> | null }[] = [];
+    const targets = await readTargets(c, changes, { lock: true });
     /** The stored row each server change was judged against (for the uploader's check, step 2b). */
-    const factsOf = new Map<RowChange, StoredRowFacts | null>();
-    for (const change of changes) {
-      const def = TABLES[change.table as TableName];
-      const stored = (await c.query<Record<string, unknown>>(`SELECT * FROM ${q(def.name)} WHERE id = $1 FOR UPDATE`, [change.id])).rows[0] ?? null;
-      const serverChange: RowChange =
-        change.op === 'update' && stored ? { ...change, before: Object.fromEntries(Object.keys(change.after).map((k) => [k, stored[k] ?? null])) } : change;
-      factsOf.set(
-        serverChange,
-        stored
-          ? { orgId: stored.org_id as string, athleteId: def.athleteColumn ? ((stored[def.athleteColumn] as string | null) ?? null) : null, row: stored }
-          : null,
-      );
-      targets.push({ change, serverChange, def, stored });
-    }
+    const factsOf = new Map<RowChange, StoredRowFacts | null>(targets.map((t) => [t.serverChange, t.facts]));
 
     // 2b. Who made it, before any rule or policy runs as the claimed author: a changeset naming as
     // its author someone other than the token's user (a shared device uploads everyone's changes)
@@ -415,14 +403,7 @@ async function applyOnce(
     if (actor.userId !== principal.userId) {
       const judged = targets.map((t) => t.serverChange);
       const signoffFields = judged.flatMap((ch) => signoffFieldsSet(ch).map((f) => ({ ch, f })));
-      const uploader: RuleActor = {
-        userId: principal.userId,
-        orgId: principal.orgId,
-        role: principal.role as Role,
-        linkedAthleteId: principal.linkedAthleteId,
-        active: principal.active,
-      };
-      const why = signoffFields.length > 0 ? null : uploaderCannotVouch(uploader, cs.verb, judged, (ch) => factsOf.get(ch) ?? null);
+      const why = signoffFields.length > 0 ? null : uploaderCannotVouch(uploaderActor(principal), cs.verb, judged, (ch) => factsOf.get(ch) ?? null);
       if (signoffFields.length > 0 || why) {
         const check = await verifyAuthorAttestation(c, principal, actor.userId, cs.changeset_id, hashes, why ? 'author' : 'signoff', why ?? '');
         if (!check.ok) {

@@ -23,9 +23,10 @@ import { uploaderCannotVouch } from '../../models/authorship';
 import type { PolicyResult } from '../../models/policy';
 import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES, type Role } from '../../models/roles';
 import type { ChangesetOutcome, ProposalEvent, ProposalEventOutcome, RejectionReason } from '../../models/sync';
-import { isTableName, TABLES, type TableName } from '../../models/tables';
+import { isTableName, TABLES } from '../../models/tables';
 import { withTenant } from '../pg/db';
 import type { Principal } from './principal';
+import { readTargets, uploaderActor } from './targets';
 
 /** What a proposal is judged by at HQ (sync/write/apply.ts supplies both, as for uploads). */
 export interface ProposalRules {
@@ -127,28 +128,11 @@ async function propose(
     // holds; a proposer other than the token's user only where the token's user could have made it
     // themselves (models/authorship.ts) — a proposal has no attestation path, so otherwise the
     // proposer proposes from a device signed in to HQ as themselves; then the proposer's own rules.
-    const judged: RowChange[] = [];
-    const factsOf = new Map<RowChange, StoredRowFacts | null>();
-    for (const ch of changes) {
-      const def = TABLES[ch.table as TableName];
-      const row = ch.op === 'insert' ? null : ((await c.query<Record<string, unknown>>(`SELECT * FROM "${def.name}" WHERE id = $1`, [ch.id])).rows[0] ?? null);
-      const serverChange: RowChange =
-        ch.op === 'update' && row ? { ...ch, before: Object.fromEntries(Object.keys(ch.after).map((k) => [k, row[k] ?? null])) } : ch;
-      factsOf.set(
-        serverChange,
-        row ? { orgId: row.org_id as string, athleteId: def.athleteColumn ? ((row[def.athleteColumn] as string | null) ?? null) : null, row } : null,
-      );
-      judged.push(serverChange);
-    }
+    const targets = await readTargets(c, changes, { lock: false });
+    const judged = targets.map((t) => t.serverChange);
+    const factsOf = new Map<RowChange, StoredRowFacts | null>(targets.map((t) => [t.serverChange, t.facts]));
     if (user.id !== principal.userId) {
-      const uploader: RuleActor = {
-        userId: principal.userId,
-        orgId: principal.orgId,
-        role: principal.role as Role,
-        linkedAthleteId: principal.linkedAthleteId,
-        active: principal.active,
-      };
-      const why = uploaderCannotVouch(uploader, e.verb, judged, (ch) => factsOf.get(ch) ?? null);
+      const why = uploaderCannotVouch(uploaderActor(principal), e.verb, judged, (ch) => factsOf.get(ch) ?? null);
       if (why)
         return refused(
           e,
