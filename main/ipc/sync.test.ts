@@ -19,7 +19,7 @@ afterEach(() => f.close());
 
 const actor = (id: string) => {
   const u = findUserById(f.db, id)!;
-  return { id: u.id, email: u.email, role: u.role as never, linkedAthleteId: u.linked_athlete_id };
+  return { id: u.id, orgId: u.org_id, email: u.email, role: u.role as never, linkedAthleteId: u.linked_athlete_id };
 };
 
 function conflict(table: string, after: Record<string, unknown>, current: Record<string, unknown> | null = null): SyncConflict {
@@ -62,6 +62,22 @@ describe('which conflicts a user sees', () => {
     expect(mayView(actor(f.a.users.athlete), ownWellness)).toBe(true); // writes wellness, sees their own rejected entry
     expect(mayView(actor(f.a.users.athlete), otherWellness)).toBe(false);
     expect(mayView(actor(f.a.users.physio), conflict('no_such_table', {}))).toBe(false);
+  });
+
+  it("shows a report conflict only to a role that may read the report's kind (issue 13 re-review: an analyst read a doctor's athlete summary here)", () => {
+    const summary = { kind: 'athlete_summary', athlete_id: f.a.athleteId, markdown: '## Injuries - left knee, severe' };
+    const inserted = { ...conflict('report', summary), changes: [{ op: 'insert' as const, table: 'report', id: 'r1', after: summary }] };
+    // before: true (the analyst holds report.generate, the table's permission)
+    expect(mayView(actor(f.a.users.analyst), inserted)).toBe(false);
+    expect(mayView(actor(f.a.users.doctor), inserted)).toBe(true);
+    // a stale Undo names no kind in the change: HQ's row, else this device's row, says it; unknown counts as unreadable
+    const undo = conflict('report', { deleted_at: '2026-11-20T10:00:00.000Z' }, { ...summary, id: 'r1' });
+    expect(mayView(actor(f.a.users.analyst), undo)).toBe(false);
+    const bare = conflict('report', { deleted_at: '2026-11-20T10:00:00.000Z' });
+    expect(mayView(actor(f.a.users.analyst), bare)).toBe(false);
+    expect(mayView(actor(f.a.users.analyst), bare, () => ({ kind: 'squad_workload' }))).toBe(true);
+    const squad = conflict('report', { kind: 'squad_workload', markdown: 'U19 loads' });
+    expect(mayView(actor(f.a.users.analyst), squad)).toBe(true);
   });
 });
 

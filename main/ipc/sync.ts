@@ -14,17 +14,19 @@
  */
 import { AppError, Forbidden, NotConfigured, NotFound } from '../../models/errors';
 import type { Role } from '../../models/roles';
-import { hasPermission, SELF_SCOPED_ROLES } from '../../models/roles';
+import { hasPermission, mayReadReportKind, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { DeviceSyncStatus, SyncConflict } from '../../models/sync';
 import { isTableName, TABLES } from '../../models/tables';
 import type { AppSync } from '../app/sync-runner';
 import { NOT_ENROLLED } from '../app/sync-runner';
 import type { Db } from '../data/db';
 import { findUserById } from '../data/identity';
+import { getRow } from '../data/rows';
 
 /** The signed-in actor as these operations need it. */
 interface Actor {
   id: string;
+  orgId: string;
   email: string;
   role: Role;
   linkedAthleteId: string | null;
@@ -33,7 +35,7 @@ interface Actor {
 function actorOf(db: Db, userId: string): Actor {
   const u = findUserById(db, userId);
   if (!u || !u.active) throw new AppError({ code: 'Unauthenticated', message: 'You are not signed in. Choose your name and enter your PIN.' });
-  return { id: u.id, email: u.email, role: u.role as Role, linkedAthleteId: u.linked_athlete_id };
+  return { id: u.id, orgId: u.org_id, email: u.email, role: u.role as Role, linkedAthleteId: u.linked_athlete_id };
 }
 
 function engine(sync: AppSync | null | undefined): AppSync {
@@ -56,28 +58,44 @@ export function checkMayEnrol(actor: Actor, email: string): void {
   );
 }
 
-/** True when `actor` may see every row of `conflict` (tables their role reads; athletes: own rows). */
-export function mayView(actor: Actor, conflict: SyncConflict): boolean {
+/**
+ * True when `actor` may see every row of `conflict` (tables their role reads; athletes: own rows; a
+ * report only of a kind their role reads, models/roles.ts `mayReadReportKind`, its kind taken from
+ * the change, HQ's row or `local` — this device's row — and unknown counting as unreadable: issue 13
+ * re-review, an analyst read a doctor's athlete summary in Sync conflicts).
+ */
+export function mayView(actor: Actor, conflict: SyncConflict, local: (table: string, id: string) => Record<string, unknown> | null = () => null): boolean {
   const selfScoped = SELF_SCOPED_ROLES.has(actor.role);
-  const rows: { table: string; athlete: unknown }[] = [];
+  const rows: { table: string; athlete: unknown; kind?: unknown }[] = [];
   for (const ch of conflict.changes) {
     const cur = conflict.current.find((c) => c.table === ch.table && c.id === ch.id)?.row ?? null;
     const col = isTableName(ch.table) ? TABLES[ch.table].athleteColumn : undefined;
     const after = ch.op === 'delete' ? {} : (ch.after as Record<string, unknown>);
-    rows.push({ table: ch.table, athlete: col ? (after[col] ?? cur?.[col]) : undefined });
+    const kind = ch.table === 'report' ? (after.kind ?? cur?.kind ?? local(ch.table, ch.id)?.kind) : undefined;
+    rows.push({ table: ch.table, athlete: col ? (after[col] ?? cur?.[col]) : undefined, kind });
   }
   for (const c of conflict.current) {
     const col = isTableName(c.table) ? TABLES[c.table].athleteColumn : undefined;
-    rows.push({ table: c.table, athlete: col ? c.row?.[col] : undefined });
+    rows.push({
+      table: c.table,
+      athlete: col ? c.row?.[col] : undefined,
+      kind: c.table === 'report' ? (c.row?.kind ?? local(c.table, c.id)?.kind) : undefined,
+    });
   }
-  return rows.every(({ table, athlete }) => {
+  return rows.every(({ table, athlete, kind }) => {
     if (!isTableName(table)) return false;
     const def = TABLES[table];
     // Read, or write: an athlete writes wellness without reading it, and sees their own rejected entry.
     if (!hasPermission(actor.role, def.read) && !hasPermission(actor.role, def.write)) return false;
+    if (table === 'report' && !mayReadReportKind(actor.role, kind)) return false;
     if (!selfScoped) return true;
     return Boolean(def.athleteColumn) && athlete !== undefined && athlete === actor.linkedAthleteId;
   });
+}
+
+/** This device's row of a conflict's table (soft-deleted included), for {@link mayView}. */
+function localRow(db: Db, orgId: string): (table: string, id: string) => Record<string, unknown> | null {
+  return (table, id) => (isTableName(table) ? getRow<Record<string, unknown>>(db, table, orgId, id, { includeDeleted: true }) : null);
 }
 
 /** `sync.status`: the device's state (not enrolled when this host runs without sync). */
@@ -100,7 +118,7 @@ export async function syncEnrol(
 export function syncConflicts(db: Db, sync: AppSync | null | undefined, userId: string): { conflicts: SyncConflict[]; hidden: number } {
   const actor = actorOf(db, userId);
   const all = sync ? sync.conflicts() : [];
-  const conflicts = all.filter((c) => mayView(actor, c));
+  const conflicts = all.filter((c) => mayView(actor, c, localRow(db, actor.orgId)));
   return { conflicts, hidden: all.length - conflicts.length };
 }
 
@@ -109,7 +127,7 @@ export function syncDiscard(db: Db, sync: AppSync | null | undefined, userId: st
   const s = engine(sync);
   const actor = actorOf(db, userId);
   const c = s.conflicts().find((x) => x.changeset_id === changesetId);
-  if (!c || !mayView(actor, c)) throw new NotFound(`Sync conflict ${changesetId}`);
+  if (!c || !mayView(actor, c, localRow(db, actor.orgId))) throw new NotFound(`Sync conflict ${changesetId}`);
   return s.discard(changesetId);
 }
 
