@@ -19,7 +19,7 @@ afterEach(() => f.close());
 
 const actor = (id: string) => {
   const u = findUserById(f.db, id)!;
-  return { id: u.id, orgId: u.org_id, email: u.email, role: u.role as never, linkedAthleteId: u.linked_athlete_id };
+  return { id: u.id, email: u.email, role: u.role as never, linkedAthleteId: u.linked_athlete_id };
 };
 
 function conflict(table: string, after: Record<string, unknown>, current: Record<string, unknown> | null = null): SyncConflict {

@@ -21,12 +21,11 @@ import type { AppSync } from '../app/sync-runner';
 import { NOT_ENROLLED } from '../app/sync-runner';
 import type { Db } from '../data/db';
 import { findUserById } from '../data/identity';
-import { getRow } from '../data/rows';
+import { callVerb } from '../services';
 
 /** The signed-in actor as these operations need it. */
 interface Actor {
   id: string;
-  orgId: string;
   email: string;
   role: Role;
   linkedAthleteId: string | null;
@@ -35,7 +34,7 @@ interface Actor {
 function actorOf(db: Db, userId: string): Actor {
   const u = findUserById(db, userId);
   if (!u || !u.active) throw new AppError({ code: 'Unauthenticated', message: 'You are not signed in. Choose your name and enter your PIN.' });
-  return { id: u.id, orgId: u.org_id, email: u.email, role: u.role as Role, linkedAthleteId: u.linked_athlete_id };
+  return { id: u.id, email: u.email, role: u.role as Role, linkedAthleteId: u.linked_athlete_id };
 }
 
 function engine(sync: AppSync | null | undefined): AppSync {
@@ -93,9 +92,19 @@ export function mayView(actor: Actor, conflict: SyncConflict, local: (table: str
   });
 }
 
-/** This device's row of a conflict's table (soft-deleted included), for {@link mayView}. */
-function localRow(db: Db, orgId: string): (table: string, id: string) => Record<string, unknown> | null {
-  return (table, id) => (isTableName(table) ? getRow<Record<string, unknown>>(db, table, orgId, id, { includeDeleted: true }) : null);
+/**
+ * This device's report row of a conflict, as `userId` may read it (the `reports.get` verb: a report
+ * of a kind their role may not read, or none, is null), for {@link mayView}; other tables: null.
+ */
+function localRow(db: Db, userId: string): (table: string, id: string) => Record<string, unknown> | null {
+  return (table, id) => {
+    if (table !== 'report') return null;
+    try {
+      return callVerb({ db, userId }, 'reports.get', { id }) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  };
 }
 
 /** `sync.status`: the device's state (not enrolled when this host runs without sync). */
@@ -118,7 +127,7 @@ export async function syncEnrol(
 export function syncConflicts(db: Db, sync: AppSync | null | undefined, userId: string): { conflicts: SyncConflict[]; hidden: number } {
   const actor = actorOf(db, userId);
   const all = sync ? sync.conflicts() : [];
-  const conflicts = all.filter((c) => mayView(actor, c, localRow(db, actor.orgId)));
+  const conflicts = all.filter((c) => mayView(actor, c, localRow(db, actor.id)));
   return { conflicts, hidden: all.length - conflicts.length };
 }
 
@@ -127,7 +136,7 @@ export function syncDiscard(db: Db, sync: AppSync | null | undefined, userId: st
   const s = engine(sync);
   const actor = actorOf(db, userId);
   const c = s.conflicts().find((x) => x.changeset_id === changesetId);
-  if (!c || !mayView(actor, c, localRow(db, actor.orgId))) throw new NotFound(`Sync conflict ${changesetId}`);
+  if (!c || !mayView(actor, c, localRow(db, actor.id))) throw new NotFound(`Sync conflict ${changesetId}`);
   return s.discard(changesetId);
 }
 
