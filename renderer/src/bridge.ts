@@ -151,10 +151,10 @@ export const bridge: ContractBridge = typeof window !== 'undefined' && window.at
 const sessionEndedListeners = new Set<(error: ErrorPayload) => void>();
 
 /**
- * Call `fn` whenever the host answers a call `Unauthenticated` (this window's session ended: its
- * account changed, or it was signed out elsewhere), so the shell can return to sign-in instead of
- * showing the old user (issue 13 re-review minor). A refused sign-in is not one. Returns the
- * unsubscribe function.
+ * Call `fn` when a call is answered `Unauthenticated` and the host no longer holds this window's
+ * session (its account changed, or it was signed out elsewhere), so the shell can return to sign-in
+ * instead of showing the old user (issue 13 re-review minor). A refused sign-in or a wrong PIN in a
+ * form (the session still stands) is not one. Returns the unsubscribe function.
  */
 export function onSessionEnded(fn: (error: ErrorPayload) => void): () => void {
   sessionEndedListeners.add(fn);
@@ -163,7 +163,12 @@ export function onSessionEnded(fn: (error: ErrorPayload) => void): () => void {
 
 async function watched<K extends OpName>(op: K, input: OpInput<K>): Promise<CallResult<OpOutput<K>>> {
   const r = await bridge.call(op, input);
-  if (!r.ok && r.error.code === 'Unauthenticated' && op !== 'session.signIn') for (const fn of sessionEndedListeners) fn(r.error);
+  // Unauthenticated also answers a wrong PIN in a form (signing in to HQ, enrolling): only a session
+  // the host no longer holds (session.me → null) sends the window back to sign-in.
+  if (!r.ok && r.error.code === 'Unauthenticated' && op !== 'session.signIn' && op !== 'session.me' && sessionEndedListeners.size > 0) {
+    const me = await bridge.call('session.me', {});
+    if (me.ok && me.value === null) for (const fn of sessionEndedListeners) fn(r.error);
+  }
   return r;
 }
 
