@@ -107,6 +107,22 @@ describe('authorizeChange', () => {
     expect(authorizeChange(analyst, edit, stored)).toMatchObject({ ok: false, code: 'Forbidden' });
     expect(authorizeChange(physio, edit, stored)).toEqual({ ok: true });
     expect(authorizeChange(physio, { ...edit, after: { kind: 'squad_workload' } }, stored)).toMatchObject({ ok: false, code: 'Forbidden', field: 'kind' });
+    // in one's own name only, and the author never changes
+    const squad = report('squad_workload');
+    expect(authorizeChange(analyst, { ...squad, after: { ...squad.after, generated_by: '00000000-0000-7000-8000-0000000000d1' } }, null)).toMatchObject({
+      ok: false,
+      field: 'generated_by',
+    });
+    expect(
+      authorizeChange(
+        physio,
+        { ...edit, after: { generated_by: analyst.userId + 'x' } },
+        { ...stored, row: { kind: 'athlete_summary', generated_by: physio.userId } },
+      ),
+    ).toMatchObject({
+      ok: false,
+      field: 'generated_by',
+    });
   });
   it('checks bounds with the record schema, naming the field', () => {
     expect(

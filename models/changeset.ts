@@ -163,6 +163,16 @@ export function authorizeChange(actor: RuleActor, change: RowChange, stored: Sto
     const storedKind = change.op === 'update' ? stored?.row?.kind : undefined;
     if (change.op === 'update' && 'kind' in change.after && stored?.row && change.after.kind !== storedKind)
       return { ok: false, code: 'Forbidden', reason: "A report's kind cannot change; generate a new report instead.", field: 'kind' };
+    // A report is generated in one's own name (as a sign-off is given), and keeps its author.
+    if (change.op === 'insert' && change.after.generated_by !== actor.userId)
+      return {
+        ok: false,
+        code: 'Forbidden',
+        reason: 'A report is generated in your own name: generated_by must be the signed-in user.',
+        field: 'generated_by',
+      };
+    if (change.op === 'update' && 'generated_by' in change.after && stored?.row && change.after.generated_by !== stored.row.generated_by)
+      return { ok: false, code: 'Forbidden', reason: "A report's author cannot change.", field: 'generated_by' };
     const kinds = [change.op === 'insert' ? change.after.kind : storedKind].filter((k) => k !== undefined);
     if (kinds.some((k) => !mayReadReportKind(actor.role, k)))
       return { ok: false, code: 'Forbidden', reason: `This report includes injury and RTP records, which your role (${actor.role}) cannot read.` };
