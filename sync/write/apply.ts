@@ -433,17 +433,10 @@ async function applyOnce(
         const reason: RejectionReason = decision.code === 'Forbidden' ? 'forbidden' : decision.code === 'NotFound' ? 'not_found' : 'validation';
         // HQ's row goes with the refusal when the uploader may still read it (the row was read under
         // their tenant and self-scope), so the conflict shows "HQ now" next to their value.
+        const row = change.op === 'update' && stored && mayReadRow(actor.role, def.name, stored) ? currentRowFor(principal, def.name, stored) : null;
         const current: CurrentRow[] =
-          change.op === 'update' && stored && mayReadRow(actor.role, def.name, stored) && mayReadRow(principal.role, def.name, stored)
-            ? [
-                {
-                  table: def.name,
-                  id: change.id,
-                  expected_version: change.version,
-                  actual_version: stored.version as number,
-                  row: deviceView(def.name, stored),
-                },
-              ]
+          row && stored && change.op === 'update'
+            ? [{ table: def.name, id: change.id, expected_version: change.version, actual_version: stored.version as number, row }]
             : [];
         throw reject(reason, decision.reason, {
           table: def.name,
