@@ -19,7 +19,7 @@ export interface SyncEngine {
   /** @throws NotFound, Conflict (being uploaded, or already applied) */
   discard(changesetId: string): void;
   /** Sign a user in to HQ as themselves on this device (their owner approvals become verifiable). @throws as HQ's sign-in */
-  signInUser(input: { email: string; pin: string }): Promise<{ userId: string; signedInAt: string }>;
+  signInUser(input: { email: string; pin: string; code: string }): Promise<{ userId: string; signedInAt: string }>;
   /** Whether `userId` can record approvals at HQ from this device. */
   hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null };
   syncOnce(): Promise<unknown>;
@@ -32,7 +32,7 @@ export interface SyncEngine {
 export interface SyncEngineFactory {
   open(db: Db): SyncEngine;
   /** @throws Validation, Unauthenticated, RateLimited, Forbidden, Unavailable (from HQ) */
-  enrol(db: Db, input: { hqUrl: string; email: string; pin: string; deviceName: string }): Promise<SyncEngine>;
+  enrol(db: Db, input: { hqUrl: string; email: string; pin: string; code: string; deviceName: string }): Promise<SyncEngine>;
 }
 
 /** Options of {@link AppSync}. */
@@ -100,11 +100,13 @@ export class AppSync {
    * Enrol this database at HQ (replacing an earlier enrolment) and start syncing.
    * `deviceName` defaults to the computer's name.
    */
-  async enrol(input: { hqUrl: string; email: string; pin: string; deviceName?: string | undefined }): Promise<DeviceSyncStatus> {
+  async enrol(input: { hqUrl: string; email: string; pin: string; code?: string | undefined; deviceName?: string | undefined }): Promise<DeviceSyncStatus> {
     const next = await this.factory.enrol(this.db, {
       hqUrl: input.hqUrl,
       email: input.email,
       pin: input.pin,
+      // HQ refuses a missing code with what to do (sync/auth/enrolment-codes.ts codeRequired).
+      code: input.code ?? '',
       deviceName: input.deviceName?.trim() || hostname() || 'Clinic device',
     });
     await this.stopEngine(this.engine);
@@ -150,9 +152,9 @@ export class AppSync {
    * owner approvals they give here are verifiable at HQ. @throws NotConfigured, Unauthenticated,
    * RateLimited, Forbidden, Unavailable
    */
-  async signInUser(input: { email: string; pin: string }): Promise<{ signed_in: boolean; signed_in_at: string | null }> {
+  async signInUser(input: { email: string; pin: string; code?: string | undefined }): Promise<{ signed_in: boolean; signed_in_at: string | null }> {
     this.requireEnrolled();
-    const r = await this.engine.signInUser(input);
+    const r = await this.engine.signInUser({ email: input.email, pin: input.pin, code: input.code ?? '' });
     this.log('sync: a user signed in to HQ on this device');
     return { signed_in: true, signed_in_at: r.signedInAt };
   }
