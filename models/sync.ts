@@ -255,6 +255,16 @@ export type ChangesetOutcome =
       replayed: boolean;
     };
 
+/**
+ * Why a changeset is rejected unapplied because an earlier one of the same device changed one of
+ * its rows and was rejected (`stale`): its expected versions count that change, so applying it
+ * would overwrite whatever HQ holds at that version. HQ says it for a batch, the device for its
+ * outbox (main/data/sync.ts `recordUploadOutcome`).
+ */
+export function dependentRejection(rejectedChangesetId: string): string {
+  return `Made on top of an earlier change of this record from this device (changeset ${rejectedChangesetId}) that HQ rejected, so nothing of it was written. Re-plan it on the record as HQ holds it now, or discard it.`;
+}
+
 /** The response of POST /v1/changesets, one outcome per changeset in request order. */
 export interface ChangesetUploadResult {
   results: ChangesetOutcome[];
@@ -324,6 +334,9 @@ export interface SyncConflict {
   changeset_id: string;
   verb: string;
   summary: string;
+  /** Who made the change on this device (the outbox's author), and their name as this device holds it (null: not held). */
+  author_id: string;
+  author_name: string | null;
   reason: RejectionReason;
   message: string;
   created_at: string;

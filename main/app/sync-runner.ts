@@ -17,7 +17,7 @@ export interface SyncEngine {
   status(): DeviceSyncStatus;
   conflicts(): SyncConflict[];
   /** @throws NotFound, Conflict (being uploaded, or already applied) */
-  discard(changesetId: string): void;
+  discard(changesetId: string, by?: string | null): void;
   /** Sign a user in to HQ as themselves on this device (their owner approvals become verifiable). @throws as HQ's sign-in */
   signInUser(input: { email: string; pin: string; code: string }): Promise<{ userId: string; signedInAt: string }>;
   /** Whether `userId` can record approvals at HQ from this device. */
@@ -139,10 +139,11 @@ export class AppSync {
     return this.engine.conflicts();
   }
 
-  /** Discard a rejected changeset. @throws NotConfigured, NotFound, Conflict */
-  discard(changesetId: string): DeviceSyncStatus {
+  /** Discard a rejected changeset, as user `by` (recorded on the device). @throws NotConfigured, NotFound, Conflict */
+  discard(changesetId: string, by: string | null = null): DeviceSyncStatus {
     this.requireEnrolled();
-    this.engine.discard(changesetId);
+    this.engine.discard(changesetId, by);
+    this.log(`sync: changeset ${changesetId} discarded${by ? ` by user ${by}` : ''}`);
     this.emit();
     return this.engine.status();
   }

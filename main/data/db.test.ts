@@ -119,6 +119,7 @@ const TABLE_REBUILDS = new Set([
   '0011_idempotency_per_user',
   '0013_free_text',
   '0017_mcp_token_account_stamp',
+  '0018_discarded_by',
 ]);
 
 describe('each migration applies to a database that already holds real rows', () => {

@@ -756,7 +756,7 @@ CREATE TABLE sync_upload (
   message TEXT,
   current_json TEXT,
   decided_at TEXT NOT NULL
-);
+, discarded_by TEXT);
 
 -- table sync_user_token
 CREATE TABLE sync_user_token (

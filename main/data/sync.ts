@@ -19,7 +19,7 @@ import { canonicalJson, NOW_PLACEHOLDER } from '../../models/changeset';
 import { createHash } from 'node:crypto';
 import { AppError, Conflict, NotFound } from '../../models/errors';
 import type { ChangesetOutcome, CurrentRow, ProposalEvent, RejectionReason, SyncConflict, UploadedChangeset, UploadedRowChange } from '../../models/sync';
-import { uploadHashPayload } from '../../models/sync';
+import { dependentRejection, uploadHashPayload } from '../../models/sync';
 import type Database from 'better-sqlite3';
 import { openSiblingConnection, type Db } from './db';
 import { bindConnection, sqlite, statement } from './sqlite';
@@ -647,27 +647,67 @@ export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: strin
       settleSynced(db);
       return;
     }
-    sqlite(db)
-      .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, reason, message, current_json, decided_at) VALUES (?, 'rejected', ?, ?, ?, ?)`)
-      .run(outcome.changeset_id, outcome.reason, outcome.message, JSON.stringify(outcome.current ?? []), at);
-    sqlite(db)
-      .prepare(`UPDATE outbox SET status = 'rejected', attempts = attempts + 1, last_error = ? WHERE changeset_id = ?`)
-      .run(outcome.reason, outcome.changeset_id);
-    // HQ's current rows are the server's truth for those rows (when newer than what we hold).
-    for (const cur of outcome.current ?? []) {
-      const shadow = shadowOf(db, cur.table, cur.id);
-      if (!shadow) continue;
-      const held = shadow.row_json ? (JSON.parse(shadow.row_json) as { version?: number }) : null;
-      if (cur.row === null) stmt(db, 'UPDATE sync_server_row SET row_json = NULL WHERE tbl = ? AND id = ?').run(cur.table, cur.id);
-      else if (!held || (held.version ?? 0) <= (cur.actual_version ?? 0)) {
-        const encoded = Object.fromEntries(Object.entries(cur.row).map(([k, v]) => [k, sqliteValue(v)]));
-        stmt(db, 'UPDATE sync_server_row SET row_json = ? WHERE tbl = ? AND id = ?').run(JSON.stringify(encoded), cur.table, cur.id);
-      }
-    }
-    // The change did not happen at HQ: the local activity line for it goes; the rows show the server's truth.
-    sqlite(db).prepare('DELETE FROM activity WHERE changeset_id = ?').run(outcome.changeset_id);
-    releaseChangeset(db, outcome.changeset_id);
+    recordRejection(db, outcome.changeset_id, outcome.reason, outcome.message, outcome.current ?? [], at);
+    // Later pending changesets that change any of its rows were made on top of it (their expected
+    // versions count it): uploaded as they are, one would overwrite whatever HQ holds at that
+    // version (issue 12 review B1). They are rejected with it, unsent, and shown as conflicts.
+    // HQ does the same within one upload (sync/http/app.ts).
+    rejectDependents(db, outcome.changeset_id, dependentRejection(outcome.changeset_id), outcome.current ?? [], at);
   });
+}
+
+/**
+ * Reject, unsent, every pending outbox changeset after `changesetId` that changes one of its rows,
+ * and then those that change one of theirs (made on top of a change that will never reach HQ),
+ * each as `stale` with `message` and the `current` rows among its own.
+ */
+function rejectDependents(db: Db, changesetId: string, message: string, current: readonly CurrentRow[], at: string): void {
+  const first = sqlite(db).prepare('SELECT seq, payload_json FROM outbox WHERE changeset_id = ?').get(changesetId) as { seq: number; payload_json: string };
+  const rows = new Set(changedRows(first));
+  const later = sqlite(db).prepare(`SELECT changeset_id, payload_json FROM outbox WHERE status = 'pending' AND seq > ? ORDER BY seq`).all(first.seq) as {
+    changeset_id: string;
+    payload_json: string;
+  }[];
+  for (const o of later) {
+    const keys = changedRows(o);
+    if (!keys.some((k) => rows.has(k))) continue;
+    for (const k of keys) rows.add(k);
+    recordRejection(
+      db,
+      o.changeset_id,
+      'stale',
+      message,
+      current.filter((r) => keys.includes(`${r.table}:${r.id}`)),
+      at,
+    );
+  }
+}
+
+/** `table:id` of every row an outbox changeset changes. */
+function changedRows(o: { payload_json: string }): string[] {
+  return (JSON.parse(o.payload_json) as { changes: UploadedRowChange[] }).changes.map((ch) => `${ch.table}:${ch.id}`);
+}
+
+/** Record that HQ (or this device, for a changeset made on top of a rejected one) rejected a pending changeset; see {@link recordUploadOutcome}. */
+function recordRejection(db: Db, changesetId: string, reason: RejectionReason, message: string, current: CurrentRow[], at: string): void {
+  sqlite(db)
+    .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, reason, message, current_json, decided_at) VALUES (?, 'rejected', ?, ?, ?, ?)`)
+    .run(changesetId, reason, message, JSON.stringify(current), at);
+  sqlite(db).prepare(`UPDATE outbox SET status = 'rejected', attempts = attempts + 1, last_error = ? WHERE changeset_id = ?`).run(reason, changesetId);
+  // HQ's current rows are the server's truth for those rows (when newer than what we hold).
+  for (const cur of current) {
+    const shadow = shadowOf(db, cur.table, cur.id);
+    if (!shadow) continue;
+    const held = shadow.row_json ? (JSON.parse(shadow.row_json) as { version?: number }) : null;
+    if (cur.row === null) stmt(db, 'UPDATE sync_server_row SET row_json = NULL WHERE tbl = ? AND id = ?').run(cur.table, cur.id);
+    else if (!held || (held.version ?? 0) <= (cur.actual_version ?? 0)) {
+      const encoded = Object.fromEntries(Object.entries(cur.row).map(([k, v]) => [k, sqliteValue(v)]));
+      stmt(db, 'UPDATE sync_server_row SET row_json = ? WHERE tbl = ? AND id = ?').run(JSON.stringify(encoded), cur.table, cur.id);
+    }
+  }
+  // The change did not happen at HQ: the local activity line for it goes; the rows show the server's truth.
+  sqlite(db).prepare('DELETE FROM activity WHERE changeset_id = ?').run(changesetId);
+  releaseChangeset(db, changesetId);
 }
 
 /** Count a failed upload attempt of these changesets (network, HQ unavailable); they stay pending. */
@@ -684,6 +724,8 @@ interface ConflictJoin {
   decided_at: string;
   payload_json: string;
   created_at: string;
+  author_id: string;
+  author_name: string | null;
   summary: string | null;
 }
 
@@ -691,8 +733,10 @@ interface ConflictJoin {
 export function listConflicts(db: Db): SyncConflict[] {
   const rows = sqlite(db)
     .prepare(
-      `SELECT u.changeset_id, u.reason, u.message, u.current_json, u.decided_at, o.payload_json, o.created_at, c.summary
+      `SELECT u.changeset_id, u.reason, u.message, u.current_json, u.decided_at, o.payload_json, o.created_at, o.user_id AS author_id,
+              a.display_name AS author_name, c.summary
          FROM sync_upload u JOIN outbox o ON o.changeset_id = u.changeset_id LEFT JOIN changeset c ON c.id = u.changeset_id
+         LEFT JOIN app_user a ON a.id = o.user_id
         WHERE u.state = 'rejected' ORDER BY o.seq`,
     )
     .all() as ConflictJoin[];
@@ -702,6 +746,8 @@ export function listConflicts(db: Db): SyncConflict[] {
       changeset_id: r.changeset_id,
       verb: payload.verb,
       summary: r.summary ?? payload.verb,
+      author_id: r.author_id,
+      author_name: r.author_name,
       reason: r.reason as RejectionReason,
       message: r.message,
       created_at: r.created_at,
@@ -714,10 +760,11 @@ export function listConflicts(db: Db): SyncConflict[] {
 
 /**
  * Discard a pending or rejected changeset: it is never uploaded, and its optimistic rows return to
- * the server's last known rows (where no other pending changeset holds them).
+ * the server's last known rows (where no other pending changeset holds them). The outbox keeps its
+ * payload; `sync_upload` records when and by whom (`by`: the signed-in user's id; migration 0018).
  * @throws NotFound (no such outbox changeset), Conflict (HQ already applied it: undo it instead)
  */
-export function discardChangeset(db: Db, changesetId: string, at: string): void {
+export function discardChangeset(db: Db, changesetId: string, at: string, by: string | null): void {
   replicaTransaction(db, () => {
     const row = sqlite(db).prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(changesetId) as { status: string } | undefined;
     if (!row || row.status === 'discarded') throw new NotFound(`Outbox changeset ${changesetId}`);
@@ -726,12 +773,22 @@ export function discardChangeset(db: Db, changesetId: string, at: string): void 
     }
     sqlite(db)
       .prepare(
-        `INSERT INTO sync_upload (changeset_id, state, decided_at) VALUES (?, 'discarded', ?)
-         ON CONFLICT (changeset_id) DO UPDATE SET state = 'discarded', decided_at = excluded.decided_at`,
+        `INSERT INTO sync_upload (changeset_id, state, decided_at, discarded_by) VALUES (?, 'discarded', ?, ?)
+         ON CONFLICT (changeset_id) DO UPDATE SET state = 'discarded', decided_at = excluded.decided_at, discarded_by = excluded.discarded_by`,
       )
-      .run(changesetId, at);
+      .run(changesetId, at, by);
     sqlite(db).prepare(`UPDATE outbox SET status = 'discarded' WHERE changeset_id = ?`).run(changesetId);
     if (row.status === 'pending') sqlite(db).prepare('DELETE FROM activity WHERE changeset_id = ?').run(changesetId);
+    // What was made on top of a discarded pending change counts it in its expected versions: it
+    // becomes a conflict to re-plan, never an upload that could overwrite HQ's row (issue 12 review B1).
+    if (row.status === 'pending')
+      rejectDependents(
+        db,
+        changesetId,
+        `Made on top of an earlier change of this record on this device (changeset ${changesetId}) that was discarded, so it was not sent. Re-plan it on the record as it is now, or discard it.`,
+        [],
+        at,
+      );
     releaseChangeset(db, changesetId);
   });
 }

@@ -9,7 +9,7 @@ import type { SyncConflict } from '../../models/sync';
 import { findUserById } from '../data/identity';
 import { createClinicFixture, type ClinicFixture } from '../testing/clinic-fixture';
 import { createHandlers, dispatch, type CallContext } from './handlers';
-import { checkMayEnrol, mayView } from './sync';
+import { checkMayEnrol, discardRefusal, mayView } from './sync';
 
 let f: ClinicFixture;
 beforeEach(() => {
@@ -19,7 +19,7 @@ afterEach(() => f.close());
 
 const actor = (id: string) => {
   const u = findUserById(f.db, id)!;
-  return { id: u.id, email: u.email, role: u.role as never, linkedAthleteId: u.linked_athlete_id };
+  return { id: u.id, orgId: u.org_id, email: u.email, displayName: u.display_name, role: u.role as never, linkedAthleteId: u.linked_athlete_id };
 };
 
 function conflict(table: string, after: Record<string, unknown>, current: Record<string, unknown> | null = null): SyncConflict {
@@ -28,6 +28,8 @@ function conflict(table: string, after: Record<string, unknown>, current: Record
     changeset_id: '0190c6f1-0000-7000-8000-0000000000ff',
     verb: `${table}.update`,
     summary: 'x',
+    author_id: '0190c6f1-0000-7000-8000-0000000000aa',
+    author_name: 'Someone Else',
     reason: 'stale',
     message: 'changed at HQ',
     created_at: '2026-11-20T10:00:00.000Z',
@@ -48,6 +50,29 @@ describe('who may enrol this device', () => {
     expect(() => checkMayEnrol(ath, ath.email.toUpperCase())).not.toThrow();
     expect(() => checkMayEnrol(ath, 'owner@x.test')).toThrow(/own email/);
     expect(() => checkMayEnrol(actor(f.a.users.athlete_unlinked), actor(f.a.users.athlete_unlinked).email)).toThrow(/settings\.manage/);
+  });
+});
+
+describe('who may discard a conflict on a shared device (issue 12 review B2)', () => {
+  it("is its author, or a user who could have made the change: never a coach dropping a doctor's clinical change, nor a physio a doctor's sign-off", () => {
+    const doctor = actor(f.a.users.doctor);
+    const notes = {
+      ...conflict('injury', { clinician_notes: 'DOCTOR: sling' }, { athlete_id: f.a.athleteId, clinician_notes: 'theirs' }),
+      verb: 'injuries.update',
+      author_id: doctor.id,
+      author_name: doctor.displayName,
+    };
+    expect(discardRefusal(doctor, notes)).toBeNull();
+    expect(discardRefusal(actor(f.a.users.physio), notes)).toBeNull(); // injury.write: could have written it
+    expect(discardRefusal(actor(f.a.users.coach), notes)).toMatch(new RegExp(`${doctor.displayName}.*coach`));
+    const signoff = {
+      ...conflict('rtp_entry', { doctor_signoff_by: doctor.id, doctor_signoff_at: '2026-11-20T10:00:00.000Z' }, { athlete_id: f.a.athleteId }),
+      verb: 'rtp.signoffDoctor',
+      author_id: doctor.id,
+      author_name: doctor.displayName,
+    };
+    expect(discardRefusal(doctor, signoff)).toBeNull();
+    expect(discardRefusal(actor(f.a.users.physio), signoff)).toMatch(/rtp\.signoff_doctor/);
   });
 });
 

@@ -11,12 +11,15 @@
  *
  * Which conflicts a user sees: those whose every row is of a table their role may read or write
  * (athletes: rows of their own athlete only). The others are counted (`hidden`), never shown.
+ * Which they may discard: their own, or one they could have made themselves ({@link discardRefusal}).
  */
 import { AppError, Forbidden, NotConfigured, NotFound } from '../../models/errors';
 import type { Role } from '../../models/roles';
 import { hasPermission, mayReadReportKind, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { DeviceSyncStatus, SyncConflict } from '../../models/sync';
 import { isTableName, TABLES } from '../../models/tables';
+import { uploaderCannotVouch } from '../../models/authorship';
+import type { RowChange } from '../../models/changeset';
 import type { AppSync } from '../app/sync-runner';
 import { NOT_ENROLLED } from '../app/sync-runner';
 import type { Db } from '../data/db';
@@ -26,7 +29,9 @@ import { callVerb } from '../services';
 /** The signed-in actor as these operations need it. */
 interface Actor {
   id: string;
+  orgId: string;
   email: string;
+  displayName: string;
   role: Role;
   linkedAthleteId: string | null;
 }
@@ -34,7 +39,7 @@ interface Actor {
 function actorOf(db: Db, userId: string): Actor {
   const u = findUserById(db, userId);
   if (!u || !u.active) throw new AppError({ code: 'Unauthenticated', message: 'You are not signed in. Choose your name and enter your PIN.' });
-  return { id: u.id, email: u.email, role: u.role as Role, linkedAthleteId: u.linked_athlete_id };
+  return { id: u.id, orgId: u.org_id, email: u.email, displayName: u.display_name, role: u.role as Role, linkedAthleteId: u.linked_athlete_id };
 }
 
 function engine(sync: AppSync | null | undefined): AppSync {
@@ -131,13 +136,36 @@ export function syncConflicts(db: Db, sync: AppSync | null | undefined, userId: 
   return { conflicts, hidden: all.length - conflicts.length };
 }
 
-/** `sync.discard`: only a conflict this user may see. @throws NotFound, NotConfigured, Conflict */
+/**
+ * Why `actor` may not discard `conflict`, or null when they may: its author always; another user
+ * of this device only when they could have made the same change themselves (models/authorship.ts
+ * `uploaderCannotVouch`: the verb's permission and every row's rules, RTP sign-offs included), so
+ * a coach cannot drop a doctor's rejected clinical change (issue 12 review B2).
+ */
+export function discardRefusal(actor: Actor, conflict: SyncConflict): string | null {
+  if (conflict.author_id === actor.id) return null;
+  const why = uploaderCannotVouch(
+    { userId: actor.id, orgId: actor.orgId, role: actor.role, linkedAthleteId: actor.linkedAthleteId, active: true },
+    conflict.verb,
+    conflict.changes as RowChange[],
+    (ch) => (ch.op === 'update' ? { orgId: actor.orgId, athleteId: null, row: ch.before } : null),
+  );
+  if (why === null) return null;
+  return `This change is ${conflict.author_name ?? 'another user'}'s, and your role (${actor.role}) could not have made it (${why}), so only they, or someone who could, may discard it. Ask them to re-plan or discard it.`;
+}
+
+/**
+ * `sync.discard`: a conflict this user may see and may discard ({@link discardRefusal}); the device
+ * records who discarded it (`sync_upload.discarded_by`). @throws NotFound, Forbidden, NotConfigured, Conflict
+ */
 export function syncDiscard(db: Db, sync: AppSync | null | undefined, userId: string, changesetId: string): DeviceSyncStatus {
   const s = engine(sync);
   const actor = actorOf(db, userId);
   const c = s.conflicts().find((x) => x.changeset_id === changesetId);
   if (!c || !mayView(actor, c, localRow(db, actor.id))) throw new NotFound(`Sync conflict ${changesetId}`);
-  return s.discard(changesetId);
+  const refusal = discardRefusal(actor, c);
+  if (refusal) throw new Forbidden(refusal);
+  return s.discard(changesetId, actor.id);
 }
 
 /** `sync.hqSignIn`: is the signed-in user signed in to HQ as themselves on this device? */

@@ -215,6 +215,109 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(sqlite(b.db).prepare('SELECT doctor_signoff_by, notes FROM rtp_entry WHERE id = ?').get(rtp.id)).toEqual(server);
   });
 
+  // Issue 12 review B1: a device's second offline edit of a row expects the version its first edit
+  // made; when the first is rejected, that version is HQ's *other* device's write, and the second
+  // would overwrite it (and carry a sign-off onto a stage its signer never saw). Both per-request
+  // paths: one changeset per request (the device holds the rest back) and one batch (HQ does).
+  for (const perRequest of [1, 50])
+    it(`edits made on top of a rejected edit are conflicts too, never applied over the other device's write (${perRequest} per upload)`, async () => {
+      const a = await enrol('physio');
+      const dbB = openDb(devicePath());
+      const b = {
+        db: dbB,
+        sync: await DeviceSync.enrol(
+          dbB,
+          { hqUrl: hq.url, email: DEMO_EMAILS.doctor, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.doctor), deviceName: 'doctor laptop' },
+          { ...FAST, uploadBatch: perRequest },
+        ),
+      };
+      engines.push(b.sync);
+      await a.sync.syncOnce();
+      await b.sync.syncOnce();
+      const injury = (
+        sqlite(a.db)
+          .prepare('SELECT id FROM injury WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET ?')
+          .get(perRequest === 1 ? 2 : 3) as { id: string }
+      ).id;
+      const rtp = (
+        sqlite(a.db)
+          .prepare('SELECT id FROM rtp_entry WHERE deleted_at IS NULL AND doctor_signoff_by IS NULL ORDER BY id LIMIT 1 OFFSET ?')
+          .get(perRequest === 1 ? 1 : 2) as { id: string }
+      ).id;
+      callVerb(as(a.db, DEMO_EMAILS.physio), 'injuries.update', { id: injury, clinician_notes: 'PHYSIO A: neuro signs on exam, refer' });
+      callVerb(as(a.db, DEMO_EMAILS.physio), 'rtp.update', { id: rtp, notes: 'SYMPTOMS RETURNED: not cleared' });
+      const b1 = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'DOCTOR B: sling' }) as { changeset: { id: string } };
+      const b2 = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'DOCTOR B: sling; review Friday' }) as {
+        changeset: { id: string };
+      };
+      const b3 = callVerb(as(b.db, DEMO_EMAILS.doctor), 'rtp.update', { id: rtp, notes: 'Doctor reviewed offline' }) as { changeset: { id: string } };
+      const b4 = callVerb(as(b.db, DEMO_EMAILS.doctor), 'rtp.signoffDoctor', { id: rtp, signed: true }) as { changeset: { id: string } };
+      await a.sync.syncOnce();
+      await b.sync.syncOnce();
+      // Every one of B's four is a conflict; none reached HQ.
+      expect(b.sync.conflicts().map((c) => [c.changeset_id, c.reason])).toEqual([
+        [b1.changeset.id, 'stale'],
+        [b2.changeset.id, 'stale'],
+        [b3.changeset.id, 'stale'],
+        [b4.changeset.id, 'stale'],
+      ]);
+      expect(b.sync.conflicts()[1]!.message).toContain(b1.changeset.id);
+      expect(b.sync.status()).toMatchObject({ pending_uploads: 0, conflicts: 4 });
+      const orgId = hq.summary.orgId;
+      const [inj] = await hq.query<{ clinician_notes: string; version: number }>(orgId, 'SELECT clinician_notes, version FROM injury WHERE id = $1', [injury]);
+      expect(inj!.clinician_notes).toBe('PHYSIO A: neuro signs on exam, refer');
+      const [entry] = await hq.query<{ notes: string; doctor_signoff_by: string | null }>(
+        orgId,
+        'SELECT notes, doctor_signoff_by FROM rtp_entry WHERE id = $1',
+        [rtp],
+      );
+      expect(entry).toEqual({ notes: 'SYMPTOMS RETURNED: not cleared', doctor_signoff_by: null });
+      // B's rows show HQ's truth; the conflicts keep both values, so nothing is lost.
+      await syncUntil(
+        [b.sync],
+        'B holds A’s values',
+        () => sqlite(b.db).prepare('SELECT clinician_notes FROM injury WHERE id = ?').pluck().get(injury) === inj!.clinician_notes,
+      );
+      expect(sqlite(b.db).prepare('SELECT notes, doctor_signoff_by FROM rtp_entry WHERE id = ?').get(rtp)).toEqual(entry);
+      expect(JSON.stringify(b.sync.conflicts()[1]!.changes)).toContain('DOCTOR B: sling; review Friday');
+      // Re-planned on HQ's row, B's edit applies on top of A's.
+      callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', {
+        id: injury,
+        clinician_notes: 'PHYSIO A: neuro signs on exam, refer. DOCTOR B: sling; review Friday',
+      });
+      const r = await b.sync.syncOnce();
+      expect(r.rejected).toBe(0);
+      const [after] = await hq.query<{ clinician_notes: string; version: number }>(orgId, 'SELECT clinician_notes, version FROM injury WHERE id = $1', [
+        injury,
+      ]);
+      expect(after).toEqual({ clinician_notes: 'PHYSIO A: neuro signs on exam, refer. DOCTOR B: sling; review Friday', version: inj!.version + 1 });
+    });
+
+  it('an edit made on top of a discarded pending edit is held back as a conflict, not uploaded', async () => {
+    const a = await enrol('physio');
+    const b = await enrol('doctor');
+    await a.sync.syncOnce();
+    await b.sync.syncOnce();
+    const injury = (sqlite(a.db).prepare('SELECT id FROM injury WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 4').get() as { id: string }).id;
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'injuries.update', { id: injury, clinician_notes: 'A wrote this' });
+    await a.sync.syncOnce();
+    const first = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'B first' }) as { changeset: { id: string } };
+    const second = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'B second' }) as { changeset: { id: string } };
+    const doctorId = findUserByEmail(b.db, DEMO_EMAILS.doctor)!.id;
+    b.sync.discard(first.changeset.id, doctorId);
+    expect(b.sync.conflicts().map((c) => [c.changeset_id, c.reason, c.author_id])).toEqual([[second.changeset.id, 'stale', doctorId]]);
+    // The discard is on record: when, by whom, and the payload stays in the outbox (issue 12 review B2).
+    expect(sqlite(b.db).prepare('SELECT state, discarded_by FROM sync_upload WHERE changeset_id = ?').get(first.changeset.id)).toEqual({
+      state: 'discarded',
+      discarded_by: doctorId,
+    });
+    expect(sqlite(b.db).prepare('SELECT payload_json FROM outbox WHERE changeset_id = ?').pluck().get(first.changeset.id)).toContain('B first');
+    const r = await b.sync.syncOnce();
+    expect(r.uploaded).toBe(0);
+    const [inj] = await hq.query<{ clinician_notes: string }>(hq.summary.orgId, 'SELECT clinician_notes FROM injury WHERE id = $1', [injury]);
+    expect(inj!.clinician_notes).toBe('A wrote this');
+  });
+
   it('must-refetch replaces a table with a fresh snapshot and keeps the local change made before it', async () => {
     const a = await enrol('physio');
     await a.sync.syncOnce();

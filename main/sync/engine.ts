@@ -495,12 +495,13 @@ export class DeviceSync {
   }
 
   /**
-   * Drop a pending or rejected changeset and its optimistic rows (the rows show the server's).
+   * Drop a pending or rejected changeset and its optimistic rows (the rows show the server's); `by`:
+   * the user who discarded it, recorded with it (null: not known, e.g. a test or the CLI).
    * @throws NotFound, Conflict (being uploaded right now, or already applied at HQ)
    */
-  discard(changesetId: string): void {
+  discard(changesetId: string, by: string | null = null): void {
     if (this.inFlight.has(changesetId)) throw new AppError({ code: 'Conflict', message: 'This change is being uploaded right now; try again in a moment.' });
-    discardChangeset(this.db, changesetId, new Date().toISOString());
+    discardChangeset(this.db, changesetId, new Date().toISOString(), by);
     this.emit();
   }
 

@@ -28,7 +28,9 @@ import {
   ChangesetUpload,
   ProposalUpload,
   type ApprovalUploadResult,
+  dependentRejection,
   type ChangesetOutcome,
+  type CurrentRow,
   type ProposalUploadResult,
 } from '../../models/sync';
 import { SELF_SCOPED_ROLES } from '../../models/roles';
@@ -266,7 +268,31 @@ export function createHqApp(opts: HqAppOptions): HqApp {
       );
     checkUpload(parsed.data, p);
     const results: ChangesetOutcome[] = [];
-    for (const cs of parsed.data.changesets) results.push(await applyUploadedChangeset(opts.pool, p, cs, { now: () => new Date(now()) }));
+    // A later changeset of the batch that changes a row an earlier rejected one changed was made on
+    // top of it (its expected version counts the rejected change): it is rejected unapplied, or it
+    // would overwrite whatever HQ holds at that version (issue 12 review B1). The device does the
+    // same for what it has not sent yet (main/data/sync.ts `recordUploadOutcome`).
+    const blocked = new Map<string, { changesetId: string; current: CurrentRow | undefined }>();
+    for (const cs of parsed.data.changesets) {
+      const on = cs.changes.map((ch) => blocked.get(`${ch.table}:${ch.id}`)).find((b) => b !== undefined);
+      const out: ChangesetOutcome = on
+        ? {
+            changeset_id: cs.changeset_id,
+            status: 'rejected',
+            reason: 'stale',
+            message: dependentRejection(on.changesetId),
+            current: cs.changes.map((ch) => blocked.get(`${ch.table}:${ch.id}`)?.current).filter((r): r is CurrentRow => r !== undefined),
+            replayed: false,
+          }
+        : await applyUploadedChangeset(opts.pool, p, cs, { now: () => new Date(now()) });
+      if (out.status === 'rejected')
+        for (const ch of cs.changes)
+          blocked.set(`${ch.table}:${ch.id}`, {
+            changesetId: on?.changesetId ?? cs.changeset_id,
+            current: out.current?.find((r) => r.table === ch.table && r.id === ch.id) ?? blocked.get(`${ch.table}:${ch.id}`)?.current,
+          });
+      results.push(out);
+    }
     return c.json({ results });
   });
 

@@ -30,6 +30,7 @@ import { sql as wellnessOnePerDay } from './0014_wellness_one_per_day';
 import { sql as proposalSync } from './0015_proposal_sync';
 import { sql as cleanOneLineText } from './0016_clean_one_line_text';
 import { sql as mcpTokenAccountStamp } from './0017_mcp_token_account_stamp';
+import { sql as discardedBy } from './0018_discarded_by';
 
 export interface Migration {
   id: number;
@@ -57,6 +58,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 15, name: '0015_proposal_sync', sql: proposalSync, sha256: 'cb5ac40cdd3bf913c4c7f98e2dd84466811632aee7bd2529255e4806c5f285f4' },
   { id: 16, name: '0016_clean_one_line_text', sql: cleanOneLineText, sha256: '53a4100550993e87ac1683746fb5396ef04c8f74871b2469acbdcb94b715338b' },
   { id: 17, name: '0017_mcp_token_account_stamp', sql: mcpTokenAccountStamp, sha256: 'ebdc696d87fddc92bebc4f99cc65c5f2a0e0ff06d45eb977da54a9f017183023' },
+  { id: 18, name: '0018_discarded_by', sql: discardedBy, sha256: 'f7d6bb14dde290b9c4f5e3fa04bb034e4ca5969cf35116397226b53acc53eb22' },
 ];
 
 /** SHA-256 (lower-case hex) of a migration's SQL text, as recorded in schema_migrations.sha256. */

@@ -253,7 +253,8 @@ function ConflictCard({ c, onReplan, onAsk, onDiscard }: { c: SyncConflict; onRe
         {reason.help} <span className="muted">HQ said: {c.message}</span>
       </p>
       <p className="small muted">
-        Made on this device {formatDateTime(c.created_at)}; refused by HQ {formatDateTime(c.rejected_at)}.
+        Made on this device by <span data-field="author">{c.author_name ?? 'a user no longer on this device'}</span> {formatDateTime(c.created_at)}; refused by
+        HQ {formatDateTime(c.rejected_at)}.
       </p>
       {signoff ? (
         <p className="small warn-note" data-signoff="true">
