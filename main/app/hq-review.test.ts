@@ -38,7 +38,7 @@ describe.skipIf(!havePg)('HQ review of what was recorded offline', () => {
     const sync = new AppSync(db, deviceSyncFactory(), { tickMs: 0, stopTimeoutMs: 1000 });
     syncs.push(sync);
     expect(sync.status().enrolled).toBe(false);
-    await sync.enrol({ hqUrl: hq.url, email: DEMO_EMAILS[role], pin: DEMO_PIN, deviceName: name });
+    await sync.enrol({ hqUrl: hq.url, email: DEMO_EMAILS[role], pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS[role]), deviceName: name });
     await sync.syncNow();
     return { db, sync };
   }
