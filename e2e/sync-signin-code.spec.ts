@@ -78,6 +78,7 @@ describe.skipIf(!havePostgres)('HQ sign-in codes', () => {
     await enrolForm.locator('input[name="code"]').fill(code.toLowerCase()); // case does not matter
     await enrolForm.locator('[data-action="enrol"]').click();
     await other.locator('[data-sync-settings="enrolled"]').waitFor({ timeout: 30_000 });
+    await other.locator('a.sync-indicator[data-sync-indicator="online"]').waitFor({ timeout: 60_000 });
     const enrolled = await contractCall<{ enrolled: boolean; device_id: string }>(other, 'sync.status', {});
     expect(enrolled.value).toMatchObject({ enrolled: true });
     const deviceId = enrolled.value!.device_id;

@@ -59,7 +59,7 @@ export function SignInCodeOnce({ issued, forSelf, onDone }: { issued: IssuedSign
   return (
     <div className="field wide" data-signin-code-once data-user={issued.user.email}>
       <p role="status">
-        <strong>HQ sign-in code for {forSelf ? 'your account' : `${issued.user.display_name} (${issued.user.email})`}</strong>, valid once until{' '}
+        <strong>{forSelf ? 'Your HQ sign-in code' : `For ${issued.user.email}`}</strong>, valid once until{' '}
         <span data-field="signin-code-expires">{formatDateTime(issued.expires_at)}</span>. It is shown only this once.
       </p>
       <output className="key-once" data-field="signin-code">

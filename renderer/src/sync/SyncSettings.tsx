@@ -122,7 +122,8 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
               </button>
             ) : null}
           </div>
-          <OwnerHqSignIn approves={needsHqSignIn} />
+          {/* Hidden while enrolling again: that replaces this enrolment (and the HQ sign-ins made on it). */}
+          {!reenrol ? <OwnerHqSignIn approves={needsHqSignIn} /> : null}
         </>
       ) : (
         <p className="small muted">
@@ -132,6 +133,7 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
           account: a club owner or administrator gets one in Settings → Users, and you can get one for yourself on a device where you are signed in to HQ.
         </p>
       )}
+      {reenrol ? <h3>Enrol this device again</h3> : null}
       {!enrolled || reenrol ? (
         <form
           className="filters"
