@@ -2,6 +2,12 @@
  * `npm run hq`: the HQ server (write API, shape proxy, health) with everything it needs.
  *
  *   npm run hq [-- --port 5180] [--host 127.0.0.1] [--data-dir .data/hq] [--no-demo]
+ *   npm run hq -- enrolment-code --as EMAIL [--data-dir .data/hq]
+ *
+ * The second form is the operator's: it prints a one-time HQ sign-in code for the account EMAIL
+ * (sync/auth/enrolment-codes.ts), e.g. the first owner's, who then issues everyone else's from
+ * their own device. It reaches the same database as the server (the embedded cluster under
+ * --data-dir, adopted when the server is running, or DATABASE_URL + HQ_APP_DATABASE_URL).
  *
  * Embedded default (no DATABASE_URL): a private Postgres cluster under `<data-dir>/pg` (installed
  * PostgreSQL binaries, wal_level=logical, run as an unprivileged OS user when we are root; stopped
@@ -24,7 +30,8 @@ import { AppError } from '../models/errors';
 import { DEMO_EMAILS, DEMO_ORG_NAME, DEMO_PIN, DEMO_SECOND_ORG_NAME } from '../models/seed/demo';
 import { runAdminSetup, withCredentials, withDatabase } from './pg/admin';
 import { startPgCluster, type PgCluster } from './pg/cluster';
-import { ensurePublication, migrateHq } from './pg/db';
+import { createPool, ensurePublication, migrateHq } from './pg/db';
+import { issueOperatorEnrolmentCode, type IssuedEnrolmentCode } from './auth/enrolment-codes';
 import { HQ_PUBLICATION, HQ_ROLES, type HqRolePasswords } from './pg/roles';
 import { initialiseHq } from './seed';
 import { startHqServer, type HqServer } from './server';
@@ -222,9 +229,97 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
   }
 }
 
+/**
+ * Issue a one-time HQ sign-in code for the account `email` as the operator: on DATABASE_URL
+ * (+ HQ_APP_DATABASE_URL), or on the embedded installation under `dataDir` (its cluster adopted
+ * when the server runs, else started for this call and stopped after). Migrates first, as a start does.
+ * @throws HqConfigError (no installation under `dataDir`; DATABASE_URL without HQ_APP_DATABASE_URL),
+ *   NotFound (no account with that email), Forbidden (deactivated or unlinked athlete account)
+ */
+export async function operatorEnrolmentCode(opts: { email: string; dataDir?: string; env?: NodeJS.ProcessEnv }): Promise<IssuedEnrolmentCode> {
+  const env = opts.env ?? process.env;
+  let cluster: PgCluster | null = null;
+  let ownerUrl: string;
+  let appUrl: string;
+  if (env.DATABASE_URL) {
+    ownerUrl = env.DATABASE_URL;
+    appUrl = env.HQ_APP_DATABASE_URL ?? '';
+    if (!appUrl) throw new HqConfigError(`With DATABASE_URL (the ${HQ_ROLES.owner} role), set HQ_APP_DATABASE_URL too (the ${HQ_ROLES.app} role).`);
+  } else {
+    const dataDir = resolve(opts.dataDir ?? '.data/hq');
+    const rolesFile = join(dataDir, 'roles.json');
+    if (!existsSync(join(dataDir, 'pg', 'PG_VERSION')) || !existsSync(rolesFile))
+      throw new HqConfigError(
+        `There is no HQ installation under ${dataDir}. Start the HQ server once (npm run hq -- --data-dir ${opts.dataDir ?? '.data/hq'}), or give the --data-dir it uses.`,
+      );
+    cluster = await startPgCluster({ dataDir: join(dataDir, 'pg'), stopOnExit: false });
+    const passwords = loadOrCreatePasswords(rolesFile);
+    const base = withDatabase(cluster.url, EMBEDDED_DATABASE);
+    ownerUrl = withCredentials(base, HQ_ROLES.owner, passwords.owner);
+    appUrl = withCredentials(base, HQ_ROLES.app, passwords.app);
+  }
+  try {
+    await migrateHq(ownerUrl);
+    const pool = createPool(appUrl, 1);
+    try {
+      return await issueOperatorEnrolmentCode(pool, opts.email);
+    } finally {
+      await pool.end();
+    }
+  } finally {
+    if (cluster && !cluster.adopted) await cluster.stop();
+  }
+}
+
+const CODE_USAGE = `Usage: npm run hq -- enrolment-code --as EMAIL [--data-dir .data/hq]
+Prints a one-time HQ sign-in code for that account (valid 24 hours, once). Signing a device in to HQ
+needs it with the email and PIN. Reaches the embedded installation under --data-dir, or DATABASE_URL.`;
+
+async function codeMain(argv: string[]): Promise<void> {
+  let email: string | undefined;
+  let dataDir: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = inline ?? argv[i + 1];
+    if (flag === '--help' || flag === '-h') {
+      console.log(CODE_USAGE);
+      return;
+    }
+    if ((flag === '--as' || flag === '--data-dir') && value !== undefined) {
+      if (inline === undefined) i++;
+      if (flag === '--as') email = value;
+      else dataDir = value;
+    } else {
+      console.error(`hq enrolment-code: ${flag === '--as' || flag === '--data-dir' ? `${flag} needs a value` : `unknown option ${a}`}\n${CODE_USAGE}`);
+      process.exit(2);
+    }
+  }
+  if (!email?.trim()) {
+    console.error(`hq enrolment-code: --as EMAIL is required\n${CODE_USAGE}`);
+    process.exit(2);
+  }
+  try {
+    const issued = await operatorEnrolmentCode({ email, dataDir });
+    console.log(
+      [
+        `HQ sign-in code for ${issued.user.display_name} (${issued.user.email}, ${issued.user.role}): ${issued.code}`,
+        `  valid once, on one device, until ${issued.expires_at}; a newer code for this account replaces it.`,
+        `  Enter it with the email and PIN in Settings → Sync, or: npm run cli -- enrol --db FILE --hq URL --as ${issued.user.email} --pin PIN --code ${issued.code}`,
+      ].join('\n'),
+    );
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    console.error(`hq enrolment-code: ${err.message}`);
+    process.exit(err instanceof HqConfigError ? 2 : err.code === 'NotFound' ? 4 : err.code === 'Forbidden' ? 3 : 1);
+  }
+}
+
 const USAGE = `Usage: npm run hq -- [--port ${HQ_DEFAULT_PORT}] [--host 127.0.0.1] [--data-dir .data/hq] [--no-demo]
-Starts the HQ server: POST /v1/devices, POST /v1/changesets, GET /v1/shape, /healthz, /readyz, /health/deps.
-Without DATABASE_URL it runs its own Postgres under --data-dir (stopped on exit).`;
+       npm run hq -- enrolment-code --as EMAIL [--data-dir .data/hq]
+Starts the HQ server: POST /v1/devices, POST /v1/enrolment-codes, POST /v1/changesets, GET /v1/shape, /healthz, /readyz, /health/deps.
+Without DATABASE_URL it runs its own Postgres under --data-dir (stopped on exit).
+The second form prints a one-time HQ sign-in code for an account (the first owner's, say).`;
 
 function parseArgs(argv: string[]): { port: number; host: string; dataDir: string; demo: boolean; help: boolean } {
   const out = { port: HQ_DEFAULT_PORT, host: '127.0.0.1', dataDir: '.data/hq', demo: true, help: false };
@@ -249,6 +344,7 @@ function parseArgs(argv: string[]): { port: number; host: string; dataDir: strin
 }
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'enrolment-code') return codeMain(process.argv.slice(3));
   let args: ReturnType<typeof parseArgs>;
   try {
     args = parseArgs(process.argv.slice(2));
@@ -275,7 +371,8 @@ async function main(): Promise<void> {
     `  database: ${hq.cluster ? `embedded PostgreSQL ${hq.cluster.major} in ${hq.cluster.dataDir} (database ${hq.database})` : `${hq.database} at DATABASE_URL`}`,
     hq.seeded ? `  seeded:   the demo club (${DEMO_ORG_NAME}, ${DEMO_SECOND_ORG_NAME}); every PIN is ${DEMO_PIN}` : '  seeded:   no (already initialised)',
     `  shapes:   ${hq.shapes ? 'embedded shape service (reached only through HQ)' : `Electric at ${process.env.ELECTRIC_URL}`}`,
-    `  sign a device in: curl -s -X POST ${url}/v1/devices -H 'content-type: application/json' -d '{"email":"${DEMO_EMAILS.physio}","pin":"${DEMO_PIN}","name":"Pitch laptop"}'`,
+    `  sign a device in: a one-time code first (npm run hq -- enrolment-code --as ${DEMO_EMAILS.owner}${args.dataDir !== '.data/hq' ? ` --data-dir ${args.dataDir}` : ''}), then`,
+    `    curl -s -X POST ${url}/v1/devices -H 'content-type: application/json' -d '{"email":"${DEMO_EMAILS.owner}","pin":"${DEMO_PIN}","code":"<code>","name":"Office laptop"}'`,
     `  health:   ${url}/healthz  ${url}/readyz  ${url}/health/deps`,
     args.host === '127.0.0.1'
       ? '  (only this machine can reach it; --host 0.0.0.0 serves the clinic network)'

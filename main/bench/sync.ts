@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
+import { operatorEnrolmentCode } from '../../sync/hq';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { callVerb } from '../services';
@@ -79,7 +80,18 @@ async function main(): Promise<void> {
     const device = async (role: 'physio' | 'doctor'): Promise<{ db: Db; sync: DeviceSync; userId: string }> => {
       const db = openDb(join(dir, `${role}.sqlite`));
       dbs.push(db);
-      const sync = await DeviceSync.enrol(db, { hqUrl: url, email: DEMO_EMAILS[role], pin: DEMO_PIN, deviceName: `bench ${role}` }, { pollMs: 20 });
+      const sync = await DeviceSync.enrol(
+        db,
+        {
+          hqUrl: url,
+          email: DEMO_EMAILS[role],
+          pin: DEMO_PIN,
+          // As the operator issues one (npm run hq -- enrolment-code), on the child's running cluster.
+          code: (await operatorEnrolmentCode({ email: DEMO_EMAILS[role], dataDir: join(dir, 'hq'), env: {} })).code,
+          deviceName: `bench ${role}`,
+        },
+        { pollMs: 20 },
+      );
       engines.push(sync);
       return { db, sync, userId: '' };
     };

@@ -55,9 +55,11 @@ Commands:
   mcp-token [issue|list|revoke] --db PATH --as EMAIL [--label L] [--expires-days N] [--id ID] [--all]
         Issue (printed once; only its hash is stored), list or revoke the token that binds an MCP
         client (\`npm run mcp -- --db PATH --token T\`) to that user.
-  enrol --db FILE --hq URL --as EMAIL --pin PIN [--name DEVICE]
+  enrol --db FILE --hq URL --as EMAIL --pin PIN --code CODE [--name DEVICE]
         Sign this device file in at the club's HQ server (creates FILE when missing: migrated, empty,
-        no demo seed). The device token is stored encrypted under the machine key.
+        no demo seed). CODE: a one-time HQ sign-in code, from a club owner or administrator (their
+        Settings) or, for the first owner, \`npm run hq -- enrolment-code --as EMAIL\` on the HQ
+        machine. The device token is stored encrypted under the machine key.
   sync  --db FILE [--watch]
         One sync pass: upload the outbox, then pull every shape until up-to-date; prints what moved.
         --watch stays live (long-poll shapes, uploader with back-off) until Ctrl+C. Exit codes:

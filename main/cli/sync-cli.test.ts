@@ -65,7 +65,7 @@ describe.skipIf(!havePg)('cli enrol and sync against a real HQ', () => {
   it('HQ unreachable → 6; the database is created but not enrolled, so sync → 8; no database → 4', async () => {
     const path = freshPath();
     const port = await closedPort();
-    const r = await cli('enrol', '--db', path, '--hq', `http://127.0.0.1:${port}`, '--as', DEMO_EMAILS.physio, '--pin', DEMO_PIN);
+    const r = await cli('enrol', '--db', path, '--hq', `http://127.0.0.1:${port}`, '--as', DEMO_EMAILS.physio, '--pin', DEMO_PIN, '--code', 'AAAA-AAAA-AAAA');
     expect(r.code, r.stderr).toBe(6);
     expect(lastError(r.stderr)).toMatchObject({ code: 'Unavailable' });
     expect(lastError(r.stderr).message).toContain(`127.0.0.1:${port}`);
@@ -83,21 +83,42 @@ describe.skipIf(!havePg)('cli enrol and sync against a real HQ', () => {
 
   it('a wrong PIN → 7 and nothing enrolled; a bad HQ address → 2', async () => {
     const path = freshPath();
-    const r = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.coach, '--pin', '999999');
+    const r = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.coach, '--pin', '999999', '--code', await hq.code(DEMO_EMAILS.coach));
     expect(r.code, r.stderr).toBe(7);
     expect(lastError(r.stderr)).toMatchObject({ code: 'Unauthenticated' });
     expect(r.stderr).not.toContain('999999');
     const db = openDb(path);
     expect(getEnrolment(db)).toBeNull();
     db.close();
-    const bad = await cli('enrol', '--db', path, '--hq', 'ftp://hq', '--as', DEMO_EMAILS.coach, '--pin', DEMO_PIN);
+    const bad = await cli('enrol', '--db', path, '--hq', 'ftp://hq', '--as', DEMO_EMAILS.coach, '--pin', DEMO_PIN, '--code', 'AAAA-AAAA-AAAA');
     expect(bad.code).toBe(2);
     expect(lastError(bad.stderr)).toMatchObject({ code: 'Validation' });
+    // Email + PIN without a one-time sign-in code: refused before anything is sent, saying where codes come from.
+    const nocode = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.coach, '--pin', DEMO_PIN);
+    expect(nocode.code).toBe(2);
+    expect(lastError(nocode.stderr)).toMatchObject({ code: 'Validation', message: expect.stringContaining('--code CODE') as string });
+    // A code that is not the account's: the same refusal as a wrong PIN.
+    const wrongCode = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.coach, '--pin', DEMO_PIN, '--code', 'AAAA-AAAA-AAAA');
+    expect(wrongCode.code).toBe(7);
   }, 60_000);
 
   it('enrol + sync: the replica arrives, a local write is uploaded and settled; a revoked token → 7', async () => {
     const path = freshPath();
-    const e = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.physio, '--pin', DEMO_PIN, '--name', 'cli test laptop');
+    const e = await cli(
+      'enrol',
+      '--db',
+      path,
+      '--hq',
+      hq.url,
+      '--as',
+      DEMO_EMAILS.physio,
+      '--pin',
+      DEMO_PIN,
+      '--code',
+      await hq.code(DEMO_EMAILS.physio),
+      '--name',
+      'cli test laptop',
+    );
     expect(e.code, e.stderr).toBe(0);
     const enrolled = JSON.parse(e.stdout) as { db: string; created: boolean; enrolled: boolean; hq_url: string; device_id: string };
     expect(enrolled).toMatchObject({ db: path, created: true, enrolled: true, hq_url: hq.url });
@@ -137,7 +158,21 @@ describe.skipIf(!havePg)('cli enrol and sync against a real HQ', () => {
 
   it("sync names each rejected changeset (id, verb, reason, message) and where to resolve it; a deactivated account's 401 says so", async () => {
     const path = freshPath();
-    const e = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.sports_scientist, '--pin', DEMO_PIN, '--name', 'gym laptop');
+    const e = await cli(
+      'enrol',
+      '--db',
+      path,
+      '--hq',
+      hq.url,
+      '--as',
+      DEMO_EMAILS.sports_scientist,
+      '--pin',
+      DEMO_PIN,
+      '--code',
+      await hq.code(DEMO_EMAILS.sports_scientist),
+      '--name',
+      'gym laptop',
+    );
     expect(e.code, e.stderr).toBe(0);
     expect((await cli('sync', '--db', path)).code).toBe(0);
     // The admin, signed in offline on the sports scientist's laptop, renames an account: the

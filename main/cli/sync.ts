@@ -2,7 +2,7 @@
  * `npm run cli -- enrol …` and `npm run cli -- sync …`: the device sync engine (main/sync/engine.ts)
  * from the command line.
  *
- *   enrol --db FILE --hq URL --as EMAIL --pin PIN [--name DEVICE]
+ *   enrol --db FILE --hq URL --as EMAIL --pin PIN --code CODE [--name DEVICE]
  *       Sign this database in at HQ (creates FILE when missing: migrated, empty, no demo seed).
  *   sync --db FILE [--watch]
  *       One pass (upload the outbox, pull every shape to up-to-date; prints what moved as JSON, with
@@ -39,22 +39,33 @@ const need = (v: string | undefined, what: string): string => {
   return v;
 };
 
-/** `enrol`: sign the database at --db in at HQ as --as with --pin. */
+/** `enrol`: sign the database at --db in at HQ as --as with --pin and the one-time sign-in --code. */
 export async function enrolCommand(args: string[], io: Io): Promise<number> {
   let db: Db | null = null;
   try {
     const { values } = parseArgs({
       args,
-      options: { db: { type: 'string' }, hq: { type: 'string' }, as: { type: 'string' }, pin: { type: 'string' }, name: { type: 'string' } },
+      options: {
+        db: { type: 'string' },
+        hq: { type: 'string' },
+        as: { type: 'string' },
+        pin: { type: 'string' },
+        code: { type: 'string' },
+        name: { type: 'string' },
+      },
       strict: true,
     });
     const path = resolve(need(values.db, '--db FILE'));
     const hqUrl = need(values.hq, '--hq URL');
     const email = need(values.as, '--as EMAIL');
     const pin = need(values.pin, '--pin PIN');
+    const code = need(
+      values.code,
+      '--code CODE (a one-time HQ sign-in code from a club owner or administrator, or `npm run hq -- enrolment-code` on the HQ machine)',
+    );
     const created = !existsSync(path);
     db = openDb(path);
-    const engine = await DeviceSync.enrol(db, { hqUrl, email, pin, deviceName: values.name ?? `CLI on ${hostname()}` });
+    const engine = await DeviceSync.enrol(db, { hqUrl, email, pin, code, deviceName: values.name ?? `CLI on ${hostname()}` });
     const s = engine.status();
     io.out(JSON.stringify({ db: path, created, enrolled: s.enrolled, hq_url: s.hq_url, device_id: s.device_id }, null, 2));
     return 0;
@@ -74,7 +85,7 @@ export async function syncCommand(args: string[], io: Io, opts: { signal?: Abort
     if (!existsSync(path))
       throw new AppError({
         code: 'NotFound',
-        message: `No database at ${path}. Enrol one first: \`npm run cli -- enrol --db ${path} --hq URL --as EMAIL --pin PIN\`.`,
+        message: `No database at ${path}. Enrol one first: \`npm run cli -- enrol --db ${path} --hq URL --as EMAIL --pin PIN --code CODE\`.`,
       });
     db = openDb(path);
     const engine = new DeviceSync(db, { log: (l) => io.err(l) });

@@ -37,7 +37,7 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
     const d = mkdtempSync(join(tmpdir(), 'ai-approval-'));
     dirs.push(d);
     const db = openDb(join(d, 'device.sqlite'));
-    const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email, pin: DEMO_PIN, deviceName: name }, FAST);
+    const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: name }, FAST);
     engines.push(sync);
     await sync.syncOnce();
     return { db, sync };
@@ -92,8 +92,10 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
     expect(sqlite(db).prepare('SELECT price_cents FROM rate_item WHERE id = ?').pluck().get(first.itemId)).toBe(before.price_cents);
 
     // 2. A wrong PIN gets no sign-in; the owner's own does (a token of the owner's, for this device).
-    await expect(sync.signInUser({ email: DEMO_EMAILS.owner, pin: '0000' })).rejects.toMatchObject({ code: 'Unauthenticated' });
-    const signed = await sync.signInUser({ email: DEMO_EMAILS.owner, pin: DEMO_PIN });
+    await expect(sync.signInUser({ email: DEMO_EMAILS.owner, pin: '0000', code: await hq.code(DEMO_EMAILS.owner) })).rejects.toMatchObject({
+      code: 'Unauthenticated',
+    });
+    const signed = await sync.signInUser({ email: DEMO_EMAILS.owner, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.owner) });
     expect(signed.userId).toBe(ownerId);
     expect(sync.hqSignIn(ownerId).signedIn).toBe(true);
     const sealed = sqlite(db).prepare('SELECT token_sealed FROM sync_user_token WHERE user_id = ?').pluck().get(ownerId) as string;
@@ -144,7 +146,7 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
     expect(notes!.notes).toBe('Shared laptop: progressed to drills');
 
     // 2. The doctor signs in to HQ as themselves on the laptop, and signs off again (re-planned): attested, applied.
-    await sync.signInUser({ email: DEMO_EMAILS.doctor, pin: DEMO_PIN });
+    await sync.signInUser({ email: DEMO_EMAILS.doctor, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.doctor) });
     sync.discard(sign.changeset.id);
     const again = callVerb({ db, userId: doctorId }, 'rtp.signoffDoctor', { id: rows[0]!, signed: true }) as { changeset: { id: string } };
     const r2 = await sync.syncOnce();
@@ -178,7 +180,7 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
     expect(await hqName()).toBe(before);
 
     // 2. The owner signs in to HQ as themselves on the laptop and makes the change again: attested under the owner's token, applied.
-    await sync.signInUser({ email: DEMO_EMAILS.owner, pin: DEMO_PIN });
+    await sync.signInUser({ email: DEMO_EMAILS.owner, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.owner) });
     sync.discard(first.changeset.id);
     const again = callVerb({ db, userId: ownerId }, 'users.update', { id: analystId, display_name: `${before} (analyst)` }) as { changeset: { id: string } };
     const r2 = await sync.syncOnce();

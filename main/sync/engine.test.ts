@@ -83,7 +83,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
   });
   const enrol = async (role: keyof typeof DEMO_EMAILS, email = DEMO_EMAILS[role]): Promise<{ db: Db; sync: DeviceSync }> => {
     const db = openDb(devicePath());
-    const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email, pin: DEMO_PIN, deviceName: `${role} laptop` }, FAST);
+    const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: `${role} laptop` }, FAST);
     engines.push(sync);
     return { db, sync };
   };
@@ -118,7 +118,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     const db = openDb(devicePath());
     const sync = await DeviceSync.enrol(
       db,
-      { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'no worker' },
+      { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.physio), deviceName: 'no worker' },
       { ...FAST, shapeWorker: false },
     );
     engines.push(sync);
@@ -303,7 +303,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     // The live deadline must exceed HQ's long-poll (5 s in this stack).
     const sync = await DeviceSync.enrol(
       db,
-      { hqUrl: link.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'pitch laptop' },
+      { hqUrl: link.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.physio), deviceName: 'pitch laptop' },
       { ...FAST, shapeDeadlines: { liveMs: 8_000, otherMs: 30_000 } },
     );
     engines.push(sync);
@@ -398,7 +398,11 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(p.sync.status().last_error).toMatchObject({ code: 'Unauthenticated', message: expect.stringMatching(/role, athlete link, PIN or status/) });
     expect(p.sync.status().pending_uploads).toBe(1);
     // Signed in again (Settings → Sync): the pending write is uploaded, rejected, and visible.
-    p.sync = await DeviceSync.enrol(p.db, { hqUrl: hq.url, email: 'physio@larchfield.test', pin: DEMO_PIN, deviceName: 'physio laptop' }, FAST);
+    p.sync = await DeviceSync.enrol(
+      p.db,
+      { hqUrl: hq.url, email: 'physio@larchfield.test', pin: DEMO_PIN, code: await hq.code('physio@larchfield.test'), deviceName: 'physio laptop' },
+      FAST,
+    );
     engines.push(p.sync);
     const r = await p.sync.syncOnce();
     expect(r.rejected).toBe(1);

@@ -150,12 +150,26 @@ export interface DeviceSyncOptions {
   trace?: (point: 'upload:response' | 'upload:recorded' | 'apply:slice' | 'apply:commit', detail: string) => void;
 }
 
-/** Enrolment input: HQ's base URL, the user's email and PIN, a name for this device. */
+/**
+ * Enrolment input: HQ's base URL, the user's email and PIN, the one-time HQ sign-in code an owner
+ * or administrator issued for that account (`XXXX-XXXX-XXXX`, sync/auth/enrolment-codes.ts), a
+ * name for this device.
+ */
 export interface EnrolInput {
   hqUrl: string;
   email: string;
   pin: string;
+  code: string;
   deviceName: string;
+}
+
+/** A one-time HQ sign-in code as HQ issued it (POST /v1/enrolment-codes; sync/auth/enrolment-codes.ts). */
+export interface IssuedEnrolmentCode {
+  /** `XXXX-XXXX-XXXX`, usable once. */
+  code: string;
+  /** ISO-8601 UTC. */
+  expires_at: string;
+  user: { id: string; email: string; display_name: string; role: string };
 }
 
 type Listener = (status: DeviceSyncStatus) => void;
@@ -293,10 +307,10 @@ export class DeviceSync {
   }
 
   /**
-   * Sign this device in at HQ with a user's email and PIN and store the enrolment (replacing an
-   * earlier one; every shape then starts from scratch).
-   * @throws Validation (bad URL), Unauthenticated (unknown email, wrong PIN, inactive user),
-   *   RateLimited (locked after wrong PINs), Forbidden, Unavailable (HQ unreachable)
+   * Sign this device in at HQ with a user's email, PIN and one-time sign-in code and store the
+   * enrolment (replacing an earlier one; every shape then starts from scratch).
+   * @throws Validation (bad URL, no code), Unauthenticated (unknown email, wrong PIN or code,
+   *   inactive user), RateLimited (locked after wrong PINs or codes), Forbidden, Unavailable (HQ unreachable)
    */
   static async enrol(db: Db, input: EnrolInput, opts: DeviceSyncOptions = {}): Promise<DeviceSync> {
     const hqUrl = normaliseUrl(input.hqUrl);
@@ -305,7 +319,7 @@ export class DeviceSync {
       res = await fetch(`${hqUrl}/v1/devices`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: input.email, pin: input.pin, name: input.deviceName }),
+        body: JSON.stringify({ email: input.email, pin: input.pin, code: input.code, name: input.deviceName }),
         signal: AbortSignal.timeout(20_000),
       });
     } catch (e) {
@@ -333,21 +347,22 @@ export class DeviceSync {
   }
 
   /**
-   * Sign a user of this device's club in to HQ as themselves on this device (email + PIN, checked
-   * by HQ; the PIN is not stored): their own device token is kept sealed, and used only to record
+   * Sign a user of this device's club in to HQ as themselves on this device (email + PIN + a
+   * one-time sign-in code, checked by HQ; neither is stored): their own device token is kept
+   * sealed, and used only to issue their own sign-in codes ({@link issueEnrolmentCode}) and to record
    * at HQ their owner approvals and RTP sign-off attestations made on this device (see the module
    * header). The enrolled user needs none (the device token is theirs). Replaces an earlier sign-in of the same user.
-   * @throws NotConfigured (not enrolled), Unauthenticated (wrong email or PIN), RateLimited,
-   *   Forbidden (an account of another organisation), Unavailable (HQ unreachable)
+   * @throws NotConfigured (not enrolled), Validation (no code), Unauthenticated (wrong email, PIN
+   *   or code), RateLimited, Forbidden (an account of another organisation), Unavailable (HQ unreachable)
    */
-  async signInUser(input: { email: string; pin: string }): Promise<{ userId: string; signedInAt: string }> {
+  async signInUser(input: { email: string; pin: string; code: string }): Promise<{ userId: string; signedInAt: string }> {
     const e = this.enrolment();
     let res: Response;
     try {
       res = await this.trackedFetch(`${e.hq_url}/v1/devices`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: input.email, pin: input.pin, name: `${e.device_name} (${input.email.trim()})`.slice(0, 100) }),
+        body: JSON.stringify({ email: input.email, pin: input.pin, code: input.code, name: `${e.device_name} (${input.email.trim()})`.slice(0, 100) }),
         signal: AbortSignal.timeout(20_000),
       });
     } catch (err) {
@@ -376,6 +391,53 @@ export class DeviceSync {
       signed_in_at: at,
     });
     return { userId: issued.user.id, signedInAt: at };
+  }
+
+  /**
+   * Ask HQ for a one-time sign-in code for the account `targetUserId`, as `actorUserId` with that
+   * user's own HQ token on this device (the enrolled user's, or one {@link signInUser} stored). HQ
+   * decides who may (sync/auth/enrolment-codes.ts `enrolmentCodeRefusal`: oneself; an owner; an
+   * administrator for accounts whose PIN they may set). The code is returned once and not stored.
+   * @throws NotConfigured (not enrolled), Unauthenticated (the actor is not signed in to HQ on this
+   *   device, or HQ refused their token), Forbidden, NotFound, Unavailable (HQ unreachable)
+   */
+  async issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedEnrolmentCode> {
+    const e = this.enrolment();
+    let token: string;
+    if (actorUserId === e.user_id) token = e.token;
+    else {
+      const row = getUserToken(this.db, actorUserId);
+      let opened: string | null = null;
+      if (row) {
+        try {
+          opened = this.box.open(JSON.parse(row.token_sealed) as SealedSecret);
+        } catch {
+          deleteUserToken(this.db, actorUserId);
+        }
+      }
+      if (opened === null)
+        throw new AppError({
+          code: 'Unauthenticated',
+          message: 'You are not signed in to HQ on this device. Sign in to HQ first (Settings → Sync), then ask for the code again.',
+        });
+      token = opened;
+    }
+    let res: Response;
+    try {
+      res = await this.trackedFetch(`${e.hq_url}/v1/enrolment-codes`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ user_id: targetUserId }),
+        signal: AbortSignal.timeout(20_000),
+      });
+    } catch (err) {
+      throw unreachable(e.hq_url, err);
+    }
+    if (!res.ok) {
+      if (res.status === 401 && actorUserId !== e.user_id) deleteUserToken(this.db, actorUserId);
+      throw await errorFromResponse(res, 'issue a sign-in code');
+    }
+    return (await res.json()) as IssuedEnrolmentCode;
   }
 
   /** Whether `userId` can record approvals at HQ from this device: the enrolled user, or signed in to HQ here ({@link signInUser}). */

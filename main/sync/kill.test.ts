@@ -56,7 +56,13 @@ describe.skipIf(!havePg)('kill -9 during sync', () => {
   it('killed mid-upload (after HQ answered; between batches), restarted: every changeset applied once, nothing lost', async () => {
     const path = devicePath();
     const db = openDb(path);
-    const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'kill laptop' });
+    const sync = await DeviceSync.enrol(db, {
+      hqUrl: hq.url,
+      email: DEMO_EMAILS.physio,
+      pin: DEMO_PIN,
+      code: await hq.code(DEMO_EMAILS.physio),
+      deviceName: 'kill laptop',
+    });
     await sync.syncOnce();
     const userId = findUserByEmail(db, DEMO_EMAILS.physio)!.id;
     const athletes = sqlite(db).prepare('SELECT id, version FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 12').all() as {
@@ -120,14 +126,14 @@ describe.skipIf(!havePg)('kill -9 during sync', () => {
     // The reference: a device synced in one go.
     const refPath = devicePath();
     const ref = openDb(refPath);
-    await DeviceSync.enrol(ref, { hqUrl: hq.url, email: DEMO_EMAILS.doctor, pin: DEMO_PIN, deviceName: 'reference' });
+    await DeviceSync.enrol(ref, { hqUrl: hq.url, email: DEMO_EMAILS.doctor, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.doctor), deviceName: 'reference' });
     ref.close();
     const refRun = await runChild(['--db', refPath, '--slice', '40']);
     expect(refRun.code, refRun.err).toBe(0);
 
     const path = devicePath();
     const db = openDb(path);
-    await DeviceSync.enrol(db, { hqUrl: hq.url, email: DEMO_EMAILS.doctor, pin: DEMO_PIN, deviceName: 'killed' });
+    await DeviceSync.enrol(db, { hqUrl: hq.url, email: DEMO_EMAILS.doctor, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.doctor), deviceName: 'killed' });
     db.close();
     for (const [point, n] of [
       ['apply:slice', '3'],

@@ -36,7 +36,7 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     const d = mkdtempSync(join(tmpdir(), 'ai-proposal-'));
     dirs.push(d);
     const db = openDb(join(d, 'device.sqlite'));
-    const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email, pin: DEMO_PIN, deviceName: name }, FAST);
+    const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: name }, FAST);
     engines.push(sync);
     await sync.syncOnce();
     return { db, sync };
@@ -262,7 +262,7 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
       const res = await fetch(`${hq.url}/v1/devices`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email, pin: DEMO_PIN, name: 'hand-made' }),
+        body: JSON.stringify({ email, pin: DEMO_PIN, code: await hq.code(email), name: 'hand-made' }),
       });
       return ((await res.json()) as { token: string }).token;
     };

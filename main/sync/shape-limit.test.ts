@@ -44,7 +44,7 @@ describe.skipIf(!havePg)('a device past its shape limit', () => {
     const db = openDb(join(dir, 'device.db'));
     const sync = await DeviceSync.enrol(
       db,
-      { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, deviceName: 'physio laptop' },
+      { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.physio), deviceName: 'physio laptop' },
       { log: () => undefined, backoff: { initialMs: 50, maxMs: 500 }, streamBackoff: { initialMs: 100, maxMs: 500 }, pollMs: 50 },
     );
     try {

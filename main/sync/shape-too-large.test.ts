@@ -72,7 +72,7 @@ describe.skipIf(!havePg)('a table whose shape is too large for HQ', () => {
     const db = openDb(devicePath());
     const sync = await DeviceSync.enrol(
       db,
-      { hqUrl: hq.url, email: 'physio@larchfield.test', pin: DEMO_PIN, deviceName: 'physio laptop' },
+      { hqUrl: hq.url, email: 'physio@larchfield.test', pin: DEMO_PIN, code: await hq.code('physio@larchfield.test'), deviceName: 'physio laptop' },
       { log: () => undefined, backoff: { initialMs: 50, maxMs: 500 }, streamBackoff: { initialMs: 100, maxMs: 500 }, pollMs: 50, ...opts },
     );
     return { db, sync };

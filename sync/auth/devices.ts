@@ -1,6 +1,7 @@
 /**
  * Device tokens: what a device presents on every HQ request (`Authorization: Bearer aihq_…`).
- * Issued by POST /v1/devices for a user's email + PIN; random (256 bits), shown once, stored only
+ * Issued by POST /v1/devices for a user's email + PIN + one-time sign-in code (the PIN alone is
+ * no secret from a device's database: sync/auth/enrolment-codes.ts); random (256 bits), shown once, stored only
  * as its SHA-256; bound to one user and org; expiring; revocable. Every request re-reads the token
  * and the user (role, active flag), so a revoked token, an expired one or a deactivated user
  * stops at the next request. A token also stores the stamp of its account as enrolled (role,
@@ -15,6 +16,7 @@ import { hasPermission, NEEDS_OWNER_APPROVER, SELF_SCOPED_ROLES } from '../../mo
 import { PinLockout } from '../../models/signin';
 import { withLookup, withTenant } from '../pg/db';
 import type { Principal } from '../write/principal';
+import { spendEnrolmentCode } from './enrolment-codes';
 import { DUMMY_PIN_HASH, verifyPin } from './pin';
 
 /** Prefix of every device token (lets secret scanners and log redaction recognise it). */
@@ -30,6 +32,13 @@ export function hashToken(token: string): string {
 /** Why a token is refused after its account changed at HQ (HQ migration 0012, `hq_account_stamp`). */
 export const ACCOUNT_CHANGED =
   'The account this device signed in with changed at HQ (its role, athlete link, PIN or status) since the device was enrolled. Sign the device in to HQ again (Settings → Sync).';
+
+/** The one answer for every failed sign-in (which part was wrong is not said). */
+const NO_MATCH =
+  'That email, PIN and sign-in code do not match an active account. Check all three; a sign-in code works once, for one account, for 24 hours: ask a club owner or administrator for a new one if yours was used or is older.';
+
+/** Thrown inside the enrolment transaction when the code does not match (rolls the token back). */
+class CodeRejected extends Error {}
 
 function unauthenticated(message: string): AppError {
   return new AppError({ code: 'Unauthenticated', message });
@@ -59,11 +68,13 @@ export class DeviceRegistry {
   }
 
   /**
-   * Issue a token for `email` + `pin`, naming the device `name`.
-   * @throws Unauthenticated (unknown email, inactive user or wrong PIN: one answer for all),
-   *   RateLimited (the user is locked after 5 wrong PINs), Forbidden (athlete account linked to no athlete).
+   * Issue a token for `email` + `pin` + one-time sign-in `code` (spent here, in the transaction
+   * that stores the token), naming the device `name`.
+   * @throws Unauthenticated (unknown email, inactive user, wrong PIN, or a code that is wrong,
+   *   used, revoked, expired or another account's: one answer for all), RateLimited (the user is
+   *   locked after 5 wrong PINs or codes), Forbidden (athlete account linked to no athlete).
    */
-  async issue(email: string, pin: string, name: string): Promise<IssuedDevice> {
+  async issue(email: string, pin: string, code: string, name: string): Promise<IssuedDevice> {
     const login = email.trim().toLowerCase();
     const user = await withLookup(
       this.pool,
@@ -87,14 +98,13 @@ export class DeviceRegistry {
     const t = this.now();
     if (user) {
       const left = this.lockout.lockedFor(user.id, t);
-      if (left > 0) throw new RateLimited('Too many wrong PINs for this user. Wait a few minutes, then try again.', Math.ceil(left / 1000));
+      if (left > 0) throw new RateLimited('Too many wrong PINs or sign-in codes for this user. Wait a few minutes, then try again.', Math.ceil(left / 1000));
     }
     const ok = await verifyPin(pin, user?.pin_hash ?? DUMMY_PIN_HASH);
     if (!user || !ok || !user.active || user.deleted_at) {
       if (user && !ok) this.lockout.fail(user.id, t);
-      throw unauthenticated('That email and PIN do not match an active account. Check both and try again.');
+      throw unauthenticated(NO_MATCH);
     }
-    this.lockout.succeed(user.id);
     if (SELF_SCOPED_ROLES.has(user.role as never) && !user.linked_athlete_id) {
       throw new Forbidden('This athlete account is not linked to an athlete record; ask a club administrator to link it.');
     }
@@ -126,9 +136,16 @@ export class DeviceRegistry {
             user.active,
           ],
         );
+        // The code is spent with the token, or neither happens (a wrong code rolls the insert back).
+        if (!(await spendEnrolmentCode(c, user.id, code, id, t))) throw new CodeRejected();
         return (await c.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [user.org_id])).rows[0]?.name ?? '';
       },
-    );
+    ).catch((e: unknown) => {
+      if (!(e instanceof CodeRejected)) throw e;
+      this.lockout.fail(user.id, t);
+      throw unauthenticated(NO_MATCH);
+    });
+    this.lockout.succeed(user.id);
     return {
       device_id: id,
       token,

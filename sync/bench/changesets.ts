@@ -22,6 +22,7 @@ import { migrateHq } from '../pg/db';
 import { HQ_ROLES } from '../pg/roles';
 import { initialiseHq } from '../seed';
 import { startHqServer } from '../server';
+import { enrolmentCodeFor } from '../testing/enrolment';
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -54,7 +55,12 @@ async function main(): Promise<void> {
         const r = await fetch(`${server.url}/v1/devices`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ email: DEMO_EMAILS.physio, pin: DEMO_PIN, name: 'bench' }),
+          body: JSON.stringify({
+            email: DEMO_EMAILS.physio,
+            pin: DEMO_PIN,
+            code: await enrolmentCodeFor(withCredentials(base, HQ_ROLES.app, pw.app), DEMO_EMAILS.physio),
+            name: 'bench',
+          }),
         });
         return ((await r.json()) as { token: string }).token;
       };

@@ -14,7 +14,7 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
-import { startHq } from '../hq';
+import { operatorEnrolmentCode, startHq } from '../hq';
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -32,7 +32,12 @@ async function main(): Promise<void> {
     const enrol = await fetch(`${url}/v1/devices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: DEMO_EMAILS.physio, pin: DEMO_PIN, name: 'Flood' }),
+      body: JSON.stringify({
+        email: DEMO_EMAILS.physio,
+        pin: DEMO_PIN,
+        code: (await operatorEnrolmentCode({ email: DEMO_EMAILS.physio, dataDir: join(dir, 'hq'), env: {} })).code,
+        name: 'Flood',
+      }),
     });
     const dev = (await enrol.json()) as { token: string; device_id: string };
     const auth = { authorization: `Bearer ${dev.token}` };

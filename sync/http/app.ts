@@ -1,6 +1,9 @@
 /**
  * The HQ server's HTTP surface (Hono):
- * - `POST /v1/devices` {email, pin, name?} → a device token; `DELETE /v1/devices/:id` revokes one;
+ * - `POST /v1/devices` {email, pin, code, name?} → a device token (`code`: a one-time HQ sign-in
+ *   code, sync/auth/enrolment-codes.ts); `DELETE /v1/devices/:id` revokes one;
+ * - `POST /v1/enrolment-codes` (Bearer) {user_id} → a one-time sign-in code for that account (the
+ *   caller's own, or one they may manage), shown once;
  * - `POST /v1/changesets` (Bearer): a device's outbox changesets, applied in order (sync/write/apply.ts);
  * - `POST /v1/approvals` (Bearer, a staff user's own token): owner approvals of changesets and
  *   authors' attestations of their RTP sign-offs, bound to their content hash, that a needs-owner
@@ -31,6 +34,7 @@ import {
 import { SELF_SCOPED_ROLES } from '../../models/roles';
 import { isTableName, TABLES } from '../../models/tables';
 import { DeviceRegistry } from '../auth/devices';
+import { codeRequired, issueEnrolmentCode } from '../auth/enrolment-codes';
 import { applyUploadedChangeset, hqPolicy, uploadContentHash } from '../write/apply';
 import { recordProposalEvents } from '../write/proposals';
 import { recordApprovals } from '../write/approvals';
@@ -86,9 +90,13 @@ const Enrol = z
   .object({
     email: z.string().min(3).max(200),
     pin: z.string().min(1).max(64),
+    /** One-time HQ sign-in code (sync/auth/enrolment-codes.ts); checked with the PIN, so a malformed one is refused as a wrong one. */
+    code: z.string().max(64).optional(),
     name: z.string().trim().min(1).max(100).optional(),
   })
   .strict();
+
+const IssueCode = z.object({ user_id: z.string().uuid() }).strict();
 
 /** A fixed-window counter per key (client address). */
 class WindowLimiter {
@@ -224,9 +232,20 @@ export function createHqApp(opts: HqAppOptions): HqApp {
       const wait = enrolLimiter.take(ip, now());
       if (wait > 0) throw new RateLimited('Too many sign-in attempts from this address. Wait, then try again.', wait);
       const parsed = Enrol.safeParse(await readJson(c));
-      if (!parsed.success) throw badRequest('Send {"email": "…", "pin": "…", "name": "device name"}.', zodIssues(parsed.error));
-      const issued = await registry.issue(parsed.data.email, parsed.data.pin, parsed.data.name ?? 'Unnamed device');
+      if (!parsed.success) throw badRequest('Send {"email": "…", "pin": "…", "code": "XXXX-XXXX-XXXX", "name": "device name"}.', zodIssues(parsed.error));
+      if (!parsed.data.code?.trim()) throw codeRequired();
+      const issued = await registry.issue(parsed.data.email, parsed.data.pin, parsed.data.code, parsed.data.name ?? 'Unnamed device');
       return c.json(issued, 201);
+    },
+  );
+  app.post(
+    '/v1/enrolment-codes',
+    bodyLimit({ maxSize: 4 * 1024, onError: (c) => errorResponse(c, payloadTooLarge('The request body is too large.'), 413) }),
+    async (c) => {
+      const p = await registry.authenticate(c.req.header('authorization'));
+      const parsed = IssueCode.safeParse(await readJson(c));
+      if (!parsed.success) throw badRequest('Send {"user_id": "<the account\'s id>"}.', zodIssues(parsed.error));
+      return c.json(await issueEnrolmentCode(opts.pool, p, parsed.data.user_id, now()), 201);
     },
   );
   app.delete('/v1/devices/:id', async (c) => {

@@ -22,6 +22,7 @@ import { initialiseHq } from '../seed';
 import { startHqServer, type HqServer } from '../server';
 import { startShapeServer, type ShapeServer } from '../shape/server';
 import { havePg, useHqDatabase } from '../testing/hqdb';
+import { enrolmentCodeFor } from '../testing/enrolment';
 
 const TODAY = new Date().toISOString().slice(0, 10);
 const SECRET = 'device-stamp-secret';
@@ -43,7 +44,7 @@ describe.skipIf(!havePg)('a device token ends when its account changes at HQ', (
     const res = await fetch(`${server.url}/v1/devices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, pin, name }),
+      body: JSON.stringify({ email, pin, code: await enrolmentCodeFor(hq.appUrl, email), name }),
     });
     expect(res.status, await res.clone().text()).toBe(201);
     return (await res.json()) as { token: string; device_id: string };
@@ -182,7 +183,7 @@ describe.skipIf(!havePg)('a device token ends when its account changes at HQ', (
     const wrong = await fetch(`${server.url}/v1/devices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: DEMO_EMAILS.doctor, pin: DEMO_PIN, name: 'x' }),
+      body: JSON.stringify({ email: DEMO_EMAILS.doctor, pin: DEMO_PIN, code: await enrolmentCodeFor(hq.appUrl, DEMO_EMAILS.doctor), name: 'x' }),
     });
     expect(wrong.status).toBe(401);
     const fresh = await enrol(DEMO_EMAILS.doctor, 'Doctor laptop', '7391');

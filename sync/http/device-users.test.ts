@@ -23,6 +23,7 @@ import { initialiseHq } from '../seed';
 import { startHqServer, type HqServer } from '../server';
 import { startShapeServer, type ShapeServer } from '../shape/server';
 import { havePg, useHqDatabase } from '../testing/hqdb';
+import { enrolmentCodeFor } from '../testing/enrolment';
 
 const TODAY = new Date().toISOString().slice(0, 10);
 const SECRET = 'device-users-secret';
@@ -52,7 +53,7 @@ describe.skipIf(!havePg)('who can sign in on a device', () => {
     const res = await fetch(`${server.url}/v1/devices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, pin: DEMO_PIN, name }),
+      body: JSON.stringify({ email, pin: DEMO_PIN, code: await enrolmentCodeFor(hq.appUrl, email), name }),
     });
     expect(res.status).toBe(201);
     return (await res.json()) as { token: string; device_id: string };

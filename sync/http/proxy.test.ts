@@ -17,6 +17,7 @@ import { initialiseHq } from '../seed';
 import { startHqServer, type HqServer } from '../server';
 import { startShapeServer, type ShapeServer } from '../shape/server';
 import { havePg, useHqDatabase } from '../testing/hqdb';
+import { enrolmentCodeFor } from '../testing/enrolment';
 import { HQ_PUBLICATION } from '../pg/roles';
 
 const TODAY = new Date().toISOString().slice(0, 10);
@@ -110,7 +111,7 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
       const res = await fetch(`${server.url}/v1/devices`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, name: `${role} laptop` }),
+        body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, code: await enrolmentCodeFor(hq.appUrl, DEMO_EMAILS[role]), name: `${role} laptop` }),
       });
       tokens[role] = ((await res.json()) as { token: string }).token;
     }
@@ -152,7 +153,7 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
     const larch = await fetch(`${server.url}/v1/devices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'owner@larchfield.test', pin: DEMO_PIN, name: 'x' }),
+      body: JSON.stringify({ email: 'owner@larchfield.test', pin: DEMO_PIN, code: await enrolmentCodeFor(hq.appUrl, 'owner@larchfield.test'), name: 'x' }),
     });
     const larchToken = ((await larch.json()) as { token: string }).token;
     for (const q of [`table=squad&offset=-1&handle=${handle}`, `table=squad&offset=${offset}&handle=${handle}`]) {
@@ -248,7 +249,7 @@ describe.skipIf(!havePg)('HQ shape proxy', () => {
           await fetch(`${server.url}/v1/devices`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ email, pin: DEMO_PIN, name: 'Report test' }),
+            body: JSON.stringify({ email, pin: DEMO_PIN, code: await enrolmentCodeFor(hq.appUrl, email), name: 'Report test' }),
           })
         ).json()) as { token: string }
       ).token;

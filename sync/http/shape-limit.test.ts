@@ -16,6 +16,7 @@ import { initialiseHq } from '../seed';
 import { startHqServer, type HqServer } from '../server';
 import { startShapeServer, type ShapeServer } from '../shape/server';
 import { havePg, useHqDatabase } from '../testing/hqdb';
+import { enrolmentCodeFor } from '../testing/enrolment';
 import { SHAPE_LIMITS } from './shape-registry';
 
 const TODAY = new Date().toISOString().slice(0, 10);
@@ -65,7 +66,7 @@ describe.skipIf(!havePg)('HQ shape proxy: a bounded number of live shapes', () =
       const res = await fetch(`${server.url}/v1/devices`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, name: `${role} laptop` }),
+        body: JSON.stringify({ email: DEMO_EMAILS[role], pin: DEMO_PIN, code: await enrolmentCodeFor(hq.appUrl, DEMO_EMAILS[role]), name: `${role} laptop` }),
       });
       const body = (await res.json()) as { token: string; device_id: string; org: { id: string } };
       tokens[role] = { token: body.token, deviceId: body.device_id };

@@ -12,6 +12,7 @@ import { hqTypes } from '../pg/db';
 import { initialiseHq } from '../seed';
 import { startHqServer, type HqServer } from '../server';
 import { havePg, useHqDatabase } from '../testing/hqdb';
+import { enrolmentCodeFor } from '../testing/enrolment';
 
 const TODAY = new Date().toISOString().slice(0, 10);
 
@@ -28,7 +29,11 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     return (await admin.query<R>(text, params)).rows;
   }
   async function enrol(email: string, pin = DEMO_PIN, name = 'Pitch laptop'): Promise<Response> {
-    return fetch(`${server.url}/v1/devices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, pin, name }) });
+    return fetch(`${server.url}/v1/devices`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, pin, code: await enrolmentCodeFor(hq.appUrl, email).catch(() => 'AAAA-AAAA-AAAA'), name }),
+    });
   }
   async function upload(token: string, body: unknown): Promise<Response> {
     return fetch(`${server.url}/v1/changesets`, {
@@ -1219,7 +1224,7 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
         const r = await fetch(`${strict.url}/v1/devices`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ email: `nobody${i}@kestrelvale.test`, pin: '1' }),
+          body: JSON.stringify({ email: `nobody${i}@kestrelvale.test`, pin: '1', code: 'AAAA-AAAA-AAAA' }),
         });
         statuses.push(r.status);
         await r.arrayBuffer();

@@ -6,7 +6,7 @@
  * tokens revoked, as in production.
  *
  *   const hq = useHqStack();                 // top of a vitest file
- *   it('…', async () => { await DeviceSync.enrol(db, { hqUrl: hq.url, … }) });
+ *   it('…', async () => { await DeviceSync.enrol(db, { hqUrl: hq.url, code: await hq.code(email), … }) });
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,7 @@ import { initialiseHq } from '../../../sync/seed';
 import type { ShapeLimits } from '../../../sync/http/shape-registry';
 import { startHqServer, type HqServer } from '../../../sync/server';
 import { startShapeServer, type ShapeServer } from '../../../sync/shape/server';
+import { enrolmentCodeFor } from '../../../sync/testing/enrolment';
 import { havePg, useHqDatabase, type TestHqDb } from '../../../sync/testing/hqdb';
 
 export { havePg };
@@ -41,6 +42,8 @@ export interface HqStack {
   deleteShape(table: string, handle: string, where: string): Promise<number>;
   /** Revoke a device token at HQ (DELETE /v1/devices/:id with that token). */
   revokeDevice(deviceId: string, token: string): Promise<number>;
+  /** A one-time HQ sign-in code for the account `email`, as the operator issues it (sync/testing/enrolment.ts). */
+  code(email: string): Promise<string>;
   /** One statement as the cluster's superuser (no RLS). */
   adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<R[]>;
 }
@@ -143,5 +146,6 @@ export function useHqStack(
     },
     query: (orgId, sql, params) => run(db.ownerUrl, orgId, sql, params),
     adminQuery: (sql, params) => run(db.adminUrl, null, sql, params),
+    code: (email) => enrolmentCodeFor(db.appUrl, email),
   };
 }

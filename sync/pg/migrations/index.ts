@@ -14,6 +14,7 @@ import { sql as ownerApprovedChanges } from './0009_owner_approved_changes';
 import { sql as proposals } from './0010_proposals';
 import { sql as cleanOneLineText } from './0011_clean_one_line_text';
 import { sql as deviceAccountStamp } from './0012_device_account_stamp';
+import { sql as enrolmentCodes } from './0013_enrolment_codes';
 
 export interface HqMigration {
   id: number;
@@ -34,4 +35,5 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 10, name: '0010_proposals', sql: proposals },
   { id: 11, name: '0011_clean_one_line_text', sql: cleanOneLineText },
   { id: 12, name: '0012_device_account_stamp', sql: deviceAccountStamp },
+  { id: 13, name: '0013_enrolment_codes', sql: enrolmentCodes },
 ];

@@ -1,0 +1,228 @@
+/**
+ * One-time HQ sign-in codes against the real HQ (real Postgres, HQ migrations, the HTTP app):
+ * the PIN is no secret from a device's database (every staff device holds the club's PIN hashes,
+ * so a 4-digit PIN falls to an offline brute force), so POST /v1/devices needs a code as well,
+ * and only the account itself, an owner, or an administrator who may set the account's PIN can
+ * get one (issue 12 review blocker B3). Codes work once, for one account, for 24 hours; a newer
+ * code replaces an older one; a wrong code counts towards the PIN lockout; only hashes are stored.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uuidv7 } from 'uuidv7';
+import { DEMO_EMAILS, DEMO_PIN, DEMO_SECOND_EMAILS } from '../../models/seed/demo';
+import { ENROLMENT_CODE_TTL_HOURS, hashEnrolmentCode, issueOperatorEnrolmentCode, normaliseEnrolmentCode } from '../auth/enrolment-codes';
+import { hashPin, verifyPin } from '../auth/pin';
+import { createPool, hqTypes } from '../pg/db';
+import { initialiseHq } from '../seed';
+import { startHqServer, type HqServer } from '../server';
+import { enrolmentCodeFor } from '../testing/enrolment';
+import { havePg, useHqDatabase } from '../testing/hqdb';
+
+const TODAY = new Date().toISOString().slice(0, 10);
+
+describe('sign-in code format', () => {
+  it('reads a typed code in any case, with or without separators, and refuses what cannot be one', () => {
+    expect(normaliseEnrolmentCode('abcd-efgh-jkmn')).toBe('ABCDEFGHJKMN');
+    expect(normaliseEnrolmentCode(' ab cd ef gh jk mn ')).toBe('ABCDEFGHJKMN');
+    // Crockford's look-alikes: I and L read as 1, O as 0.
+    expect(normaliseEnrolmentCode('IL0O-1111-0000')).toBe('110011110000');
+    expect(normaliseEnrolmentCode('ABCD-EFGH-JKM')).toBeNull();
+    expect(normaliseEnrolmentCode('ABCD-EFGH-JKMU')).toBeNull();
+    expect(hashEnrolmentCode('abcd efgh jkmn')).toBe(hashEnrolmentCode('ABCD-EFGH-JKMN'));
+    expect(hashEnrolmentCode('x')).toBeNull();
+  });
+});
+
+describe.skipIf(!havePg)('HQ sign-in codes', () => {
+  const hq = useHqDatabase();
+  let server: HqServer;
+  let admin: pg.Client;
+  let pool: pg.Pool;
+  let ids: { org: string; users: Record<string, string>; secondOwner: string };
+  const tokens: Record<string, string> = {};
+
+  const signIn = (email: string, pin: string, code?: string): Promise<Response> =>
+    fetch(`${server.url}/v1/devices`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, pin, ...(code !== undefined ? { code } : {}), name: 'Test laptop' }),
+    });
+  const issue = (token: string, userId: string): Promise<Response> =>
+    fetch(`${server.url}/v1/enrolment-codes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ user_id: userId }),
+    });
+  const errorOf = async (res: Response): Promise<{ code: string; message: string }> =>
+    ((await res.json()) as { error: { code: string; message: string } }).error;
+  const enrolled = async (email: string): Promise<string> => {
+    const res = await signIn(email, DEMO_PIN, await enrolmentCodeFor(hq.appUrl, email));
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { token: string }).token;
+  };
+
+  beforeAll(async () => {
+    if (!havePg) return;
+    const init = await initialiseHq(hq.ownerUrl, { seed: 1, today: TODAY });
+    if (!init.initialised || !init.seeded) throw new Error('seed failed');
+    admin = new pg.Client({ connectionString: hq.adminUrl, types: hqTypes });
+    await admin.connect();
+    const second = (await admin.query<{ id: string }>('SELECT id FROM app_user WHERE email = $1', [DEMO_SECOND_EMAILS.owner])).rows[0]!.id;
+    ids = { org: init.summary.orgId, users: init.summary.userIds, secondOwner: second };
+    pool = createPool(hq.appUrl, 2);
+    server = await startHqServer({ appUrl: hq.appUrl, shapeUrl: 'http://127.0.0.1:9', poolSize: 4 });
+    for (const role of ['owner', 'admin', 'physio', 'athlete'] as const) tokens[role] = await enrolled(DEMO_EMAILS[role]);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await pool?.end();
+    await admin?.end();
+  });
+
+  it("refuses an owner's HQ token to whoever knows the owner's PIN (as from a device's hash) without the owner's code", async () => {
+    // What every staff device holds: the owner's PIN hash, which a 4-digit search matches offline.
+    const [{ pin_hash }] = (await admin.query<{ pin_hash: string }>('SELECT pin_hash FROM app_user WHERE id = $1', [ids.users.owner])).rows as [
+      { pin_hash: string },
+    ];
+    expect(await verifyPin(DEMO_PIN, pin_hash)).toBe(true);
+
+    // Email + PIN alone: refused, saying what is missing.
+    const bare = await signIn(DEMO_EMAILS.owner, DEMO_PIN);
+    expect(bare.status).toBe(400);
+    expect(await errorOf(bare)).toMatchObject({ code: 'Validation', message: expect.stringContaining('sign-in code') as string });
+    // A guessed code: the same answer as a wrong PIN.
+    const guessed = await signIn(DEMO_EMAILS.owner, DEMO_PIN, '0000-0000-0000');
+    expect(guessed.status).toBe(401);
+    const wrongPin = await signIn(DEMO_EMAILS.owner, '9999', '0000-0000-0000');
+    expect(wrongPin.status).toBe(401);
+    expect((await errorOf(guessed)).message).toBe((await errorOf(wrongPin)).message);
+    // The physio's own code does not open the owner's account.
+    const physioCode = (await (await issue(tokens.physio!, ids.users.physio!)).json()) as { code: string };
+    const crossed = await signIn(DEMO_EMAILS.owner, DEMO_PIN, physioCode.code);
+    expect(crossed.status).toBe(401);
+    await crossed.arrayBuffer();
+    // Nor can the physio (or the admin) get one for the owner.
+    for (const who of ['physio', 'admin'] as const) {
+      const res = await issue(tokens[who]!, ids.users.owner!);
+      expect(res.status).toBe(403);
+      expect((await errorOf(res)).code).toBe('Forbidden');
+    }
+    // The physio's code, unspent by the failed attempt, still lets the physio in.
+    const own = await signIn(DEMO_EMAILS.physio, DEMO_PIN, physioCode.code);
+    expect(own.status).toBe(201);
+    await own.arrayBuffer();
+  });
+
+  it('issues codes to oneself, and to others only where the issuer may set their PIN', async () => {
+    const may = async (who: string, target: string): Promise<number> => {
+      const res = await issue(tokens[who]!, ids.users[target]!);
+      await res.arrayBuffer();
+      return res.status;
+    };
+    expect(await may('physio', 'physio')).toBe(201);
+    expect(await may('athlete', 'athlete')).toBe(201);
+    expect(await may('admin', 'admin')).toBe(201);
+    expect(await may('owner', 'physio')).toBe(201);
+    expect(await may('owner', 'doctor')).toBe(201);
+    expect(await may('owner', 'athlete')).toBe(201);
+    // Without user.manage: nobody else's.
+    expect(await may('physio', 'doctor')).toBe(403);
+    // An admin manages admin and athlete accounts, sets no clinician's PIN, and no athlete's
+    // (whoever sets it reads the athlete's records): no code for them either.
+    expect(await may('admin', 'physio')).toBe(403);
+    expect(await may('admin', 'athlete')).toBe(403);
+    // An athlete sees no other account at all.
+    expect(await may('athlete', 'physio')).toBe(404);
+    // Another club's account is not found.
+    const other = await issue(tokens.owner!, ids.secondOwner);
+    expect(other.status).toBe(404);
+    await other.arrayBuffer();
+    // What is stored is the code's hash, with who issued it.
+    const res = await issue(tokens.owner!, ids.users.coach!);
+    const body = (await res.json()) as { code: string; expires_at: string; user: { id: string; email: string } };
+    expect(body.code).toMatch(/^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
+    expect(body.user).toMatchObject({ id: ids.users.coach, email: DEMO_EMAILS.coach });
+    expect(Date.parse(body.expires_at) - Date.now()).toBeGreaterThan((ENROLMENT_CODE_TTL_HOURS - 1) * 3_600_000);
+    const rows = (
+      await admin.query<{ code_hash: string; issued_by: string }>(
+        'SELECT code_hash, issued_by FROM hq_enrolment_code WHERE user_id = $1 AND used_at IS NULL AND revoked_at IS NULL',
+        [ids.users.coach],
+      )
+    ).rows;
+    expect(rows).toEqual([{ code_hash: hashEnrolmentCode(body.code), issued_by: ids.users.owner }]);
+    expect(JSON.stringify(rows)).not.toContain(body.code.replace(/-/g, ''));
+  });
+
+  it('lets a code in once, for its account only, until it expires or a newer one replaces it', async () => {
+    const email = DEMO_EMAILS.strength_coach;
+    const first = await enrolmentCodeFor(hq.appUrl, email);
+    const second = await enrolmentCodeFor(hq.appUrl, email);
+    // The newer code replaced the older one.
+    const old = await signIn(email, DEMO_PIN, first);
+    expect(old.status).toBe(401);
+    await old.arrayBuffer();
+    const ok = await signIn(email, DEMO_PIN, second);
+    expect(ok.status).toBe(201);
+    const { device_id } = (await ok.json()) as { device_id: string };
+    expect((await admin.query('SELECT used_by_device FROM hq_enrolment_code WHERE code_hash = $1', [hashEnrolmentCode(second)])).rows).toEqual([
+      { used_by_device: device_id },
+    ]);
+    const again = await signIn(email, DEMO_PIN, second);
+    expect(again.status).toBe(401);
+    await again.arrayBuffer();
+    // Issued more than a day ago: expired.
+    const stale = await issueOperatorEnrolmentCode(pool, email, Date.now() - (ENROLMENT_CODE_TTL_HOURS * 3_600_000 + 60_000));
+    const late = await signIn(email, DEMO_PIN, stale.code);
+    expect(late.status).toBe(401);
+    await late.arrayBuffer();
+  });
+
+  it('counts wrong codes towards the lockout, and a failed sign-in stores no token', async () => {
+    const email = DEMO_EMAILS.sports_scientist;
+    const before = Number(
+      (await admin.query<{ n: string }>('SELECT count(*) AS n FROM hq_device WHERE user_id = $1', [ids.users.sports_scientist])).rows[0]!.n,
+    );
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await signIn(email, DEMO_PIN, `ZZZZ-ZZZZ-ZZZ${i}`);
+      statuses.push(r.status);
+      await r.arrayBuffer();
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+    // Locked now, even with the right PIN and a good code.
+    const locked = await signIn(email, DEMO_PIN, await enrolmentCodeFor(hq.appUrl, email));
+    expect(locked.status).toBe(429);
+    await locked.arrayBuffer();
+    const after = Number((await admin.query<{ n: string }>('SELECT count(*) AS n FROM hq_device WHERE user_id = $1', [ids.users.sports_scientist])).rows[0]!.n);
+    expect(after).toBe(before);
+  });
+
+  it('refuses codes for a deactivated account, and the operator command for an unknown email', async () => {
+    const id = uuidv7();
+    await admin.query(
+      `INSERT INTO app_user (id, org_id, email, display_name, role, active, pin_hash, created_at, updated_at, version)
+       VALUES ($1, $2, 'gone@kestrelvale.test', 'Gone Person', 'coach', false, $3, now(), now(), 1)`,
+      [id, ids.org, hashPin(DEMO_PIN)],
+    );
+    const res = await issue(tokens.owner!, id);
+    expect(res.status).toBe(403);
+    expect((await errorOf(res)).message).toMatch(/deactivated/);
+    await expect(issueOperatorEnrolmentCode(pool, 'nobody@kestrelvale.test')).rejects.toMatchObject({ code: 'NotFound' });
+    // A body that is not a user id: a typed 400.
+    const bad = await fetch(`${server.url}/v1/enrolment-codes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.owner}` },
+      body: JSON.stringify({ email: DEMO_EMAILS.coach }),
+    });
+    expect(bad.status).toBe(400);
+    await bad.arrayBuffer();
+    // No token: 401.
+    const anon = await fetch(`${server.url}/v1/enrolment-codes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user_id: id }),
+    });
+    expect(anon.status).toBe(401);
+    await anon.arrayBuffer();
+  });
+});
