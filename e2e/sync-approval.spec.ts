@@ -65,7 +65,7 @@ beforeAll(async () => {
   hq = await startHq();
   app = await startApp();
   browser = await launchBrowser();
-  desk = await enrolReviewer(hq.url, EMAIL('owner'), DEMO_PIN, 'HQ desk');
+  desk = await enrolReviewer(hq, EMAIL('owner'), DEMO_PIN, 'HQ desk');
 }, 180_000);
 
 afterAll(async () => {
@@ -77,7 +77,10 @@ afterAll(async () => {
 describe.skipIf(!havePostgres)('owner approval on a shared laptop', () => {
   it('is refused by HQ until the owner signs in to HQ as themselves on the laptop; then the re-planned change is applied', async () => {
     const admin = await signedIn(browser, app, 'admin');
-    expect((await contractCall(admin, 'sync.enrol', { hqUrl: hq.url, email: EMAIL('admin'), pin: DEMO_PIN, deviceName: 'Clinic laptop E2E' })).ok).toBe(true);
+    const adminCode = await hq.enrolmentCode(EMAIL('admin'));
+    expect(
+      (await contractCall(admin, 'sync.enrol', { hqUrl: hq.url, email: EMAIL('admin'), pin: DEMO_PIN, code: adminCode, deviceName: 'Clinic laptop E2E' })).ok,
+    ).toBe(true);
     expect((await contractCall(admin, 'sync.now', {})).ok).toBe(true);
     const items = await contractCall<{ items: { id: string; price_cents: number }[] }>(admin, 'verb.call', { verb: 'rates.listItems', input: {} });
     const fee = items.value!.items[0]!;
@@ -96,13 +99,15 @@ describe.skipIf(!havePostgres)('owner approval on a shared laptop', () => {
     await screenshot(owner, 'sync-approval-01-unverified-conflict');
     expect(Number((await hqRow('rate_item', fee.id))?.price_cents)).toBe(fee.price_cents);
 
-    // The owner signs in to HQ as themselves on this laptop (Settings → Sync).
+    // The owner signs in to HQ as themselves on this laptop (Settings → Sync): PIN + a sign-in code.
     await goTo(owner, '#/settings', 'settings');
     const signIn = owner.locator('form[data-form="owner-hq-signin"]');
     await signIn.locator('input[name="ownerPin"]').fill('0000');
+    await signIn.locator('input[name="ownerCode"]').fill(await hq.enrolmentCode(EMAIL('owner')));
     await signIn.locator('[data-action="owner-hq-signin"]').click();
     await owner.locator('[data-owner-hq-signin="no"] .error-note[data-error-code="Unauthenticated"]').waitFor({ timeout: 30_000 });
     await signIn.locator('input[name="ownerPin"]').fill(DEMO_PIN);
+    await signIn.locator('input[name="ownerCode"]').fill(await hq.enrolmentCode(EMAIL('owner')));
     await signIn.locator('[data-action="owner-hq-signin"]').click();
     await owner.locator('[data-owner-hq-signin="yes"]').waitFor({ timeout: 30_000 });
     expect(await owner.content()).not.toContain('aihq_');

@@ -53,12 +53,14 @@ describe.skipIf(!havePostgres)("an athlete's own device", () => {
     // Another account's email: refused here (the device would hold that account's records).
     await enrolForm.locator('input[name="email"]').fill(EMAIL('physio'));
     await enrolForm.locator('input[name="pin"]').fill(DEMO_PIN);
+    await enrolForm.locator('input[name="code"]').fill('AAAA-BBBB-CCCC'); // never reaches HQ
     await enrolForm.locator('[data-action="enrol"]').click();
     await page.locator('.error-note[data-error-code="Forbidden"]', { hasText: 'own email only' }).waitFor({ timeout: 30_000 });
     expect((await contractCall<{ enrolled: boolean }>(page, 'sync.status', {})).value!.enrolled).toBe(false);
     // Their own: enrolled.
     await enrolForm.locator('input[name="email"]').fill(EMAIL('athlete'));
     await enrolForm.locator('input[name="pin"]').fill(DEMO_PIN);
+    await enrolForm.locator('input[name="code"]').fill(await hq.enrolmentCode(EMAIL('athlete')));
     await enrolForm.locator('[data-action="enrol"]').click();
     await page.locator('a.sync-indicator[data-sync-indicator="online"]').waitFor({ timeout: 60_000 });
     const status = await contractCall<{ enrolled: boolean; device_id: string }>(page, 'sync.status', {});
@@ -73,9 +75,12 @@ describe.skipIf(!havePostgres)("an athlete's own device", () => {
     dirs.push(dir);
     const file = join(dir, 'athlete.sqlite');
     const tsx = resolve('node_modules/.bin/tsx');
-    await run(tsx, ['main/cli/index.ts', 'enrol', '--db', file, '--hq', hq.url, '--as', EMAIL('athlete'), '--pin', DEMO_PIN, '--name', 'Athlete phone E2E'], {
-      timeout: 120_000,
-    });
+    const code = await hq.enrolmentCode(EMAIL('athlete'));
+    await run(
+      tsx,
+      ['main/cli/index.ts', 'enrol', '--db', file, '--hq', hq.url, '--as', EMAIL('athlete'), '--pin', DEMO_PIN, '--code', code, '--name', 'Athlete phone E2E'],
+      { timeout: 120_000 },
+    );
     const synced = await run(tsx, ['main/cli/index.ts', 'sync', '--db', file], { timeout: 180_000 });
     // What arrived (the pass's report): the athlete's own user and athlete row; tables without an
     // athlete column, and clinical tables the athlete role does not read, are never requested.

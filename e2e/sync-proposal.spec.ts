@@ -60,7 +60,7 @@ beforeAll(async () => {
   hq = await startHq();
   [laptop, ownerLaptop] = await Promise.all([startApp(), startApp()]);
   browser = await launchBrowser();
-  desk = await enrolReviewer(hq.url, EMAIL('owner'), DEMO_PIN, 'HQ desk');
+  desk = await enrolReviewer(hq, EMAIL('owner'), DEMO_PIN, 'HQ desk');
 }, 180_000);
 
 afterAll(async () => {
@@ -73,10 +73,16 @@ afterAll(async () => {
 describe.skipIf(!havePostgres)('a change waiting for an owner, across devices', () => {
   it("the admin's fee rise on the clinic laptop is approved by the owner on their own laptop; the clinic laptop sees it applied", async () => {
     const admin = await signedIn(browser, laptop, 'admin');
-    expect((await contractCall(admin, 'sync.enrol', { hqUrl: hq.url, email: EMAIL('admin'), pin: DEMO_PIN, deviceName: 'Clinic laptop E2E' })).ok).toBe(true);
+    const adminCode = await hq.enrolmentCode(EMAIL('admin'));
+    expect(
+      (await contractCall(admin, 'sync.enrol', { hqUrl: hq.url, email: EMAIL('admin'), pin: DEMO_PIN, code: adminCode, deviceName: 'Clinic laptop E2E' })).ok,
+    ).toBe(true);
     expect((await contractCall(admin, 'sync.now', {})).ok).toBe(true);
     const owner = await signedIn(browser, ownerLaptop, 'owner');
-    expect((await contractCall(owner, 'sync.enrol', { hqUrl: hq.url, email: EMAIL('owner'), pin: DEMO_PIN, deviceName: 'Owner laptop E2E' })).ok).toBe(true);
+    const ownerCode = await hq.enrolmentCode(EMAIL('owner'));
+    expect(
+      (await contractCall(owner, 'sync.enrol', { hqUrl: hq.url, email: EMAIL('owner'), pin: DEMO_PIN, code: ownerCode, deviceName: 'Owner laptop E2E' })).ok,
+    ).toBe(true);
     expect((await contractCall(owner, 'sync.now', {})).ok).toBe(true);
 
     // 1. The admin raises a fee by 25 % on the clinic laptop: it needs an owner, and waits.

@@ -55,7 +55,7 @@ beforeAll(async () => {
   model = await startScriptedAnthropic([]);
   app = await startApp({ env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-e2e-0123456789abcdef', ATHLETE_SECRET_KEY: 'e2e-machine-key' } });
   browser = await launchBrowser();
-  reviewer = await enrolReviewer(hq.url, EMAIL('doctor'), DEMO_PIN, 'HQ review desk');
+  reviewer = await enrolReviewer(hq, EMAIL('doctor'), DEMO_PIN, 'HQ review desk');
 }, 180_000);
 
 afterAll(async () => {
@@ -69,7 +69,8 @@ afterAll(async () => {
 describe.skipIf(!havePostgres)('a sync conflict re-planned by the assistant', () => {
   it('"Ask Kinetix to re-plan" proposes our value on the current row; approved, it reaches HQ via Assistant via Device', async () => {
     page = await signedIn(browser, app, 'owner');
-    const enrolled = await contractCall(page, 'sync.enrol', { hqUrl: link.url, email: EMAIL('owner'), pin: DEMO_PIN, deviceName: DEVICE_NAME });
+    const code = await hq.enrolmentCode(EMAIL('owner'));
+    const enrolled = await contractCall(page, 'sync.enrol', { hqUrl: link.url, email: EMAIL('owner'), pin: DEMO_PIN, code, deviceName: DEVICE_NAME });
     expect(enrolled.ok).toBe(true);
     await indicator(page, 'data-sync-indicator', 'online');
     expect((await contractCall(page, 'sync.now', {})).ok).toBe(true);

@@ -84,7 +84,7 @@ beforeAll(async () => {
   link = await startLink(hq.url);
   app = await startApp();
   browser = await launchBrowser();
-  reviewer = await enrolReviewer(hq.url, EMAIL('doctor'), DEMO_PIN, 'HQ review desk');
+  reviewer = await enrolReviewer(hq, EMAIL('doctor'), DEMO_PIN, 'HQ review desk');
 }, 180_000);
 
 afterAll(async () => {
@@ -106,6 +106,7 @@ describe.skipIf(!havePostgres)('device sync in the app', () => {
     await enrolForm.locator('input[name="hqUrl"]').fill(link.url);
     await enrolForm.locator('input[name="email"]').fill(EMAIL('owner'));
     await enrolForm.locator('input[name="pin"]').fill(DEMO_PIN);
+    await enrolForm.locator('input[name="code"]').fill(await hq.enrolmentCode(EMAIL('owner')));
     await enrolForm.locator('input[name="deviceName"]').fill(DEVICE_NAME);
     await enrolForm.locator('[data-action="enrol"]').click();
     await page.locator('[data-sync-settings="enrolled"]').waitFor({ timeout: 30_000 });

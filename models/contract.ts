@@ -24,6 +24,21 @@ import type { DeviceSyncStatus, SyncConflict } from './sync';
 import { ProviderClearanceInput, type ClearanceByProvider } from './classification';
 
 const Empty = z.object({}).strict();
+/**
+ * A one-time HQ sign-in code as typed (`XXXX-XXXX-XXXX`, Crockford base32; HQ ignores case,
+ * dashes and spaces and judges it). Bounded here so that nothing long reaches HQ.
+ */
+const SignInCode = z.string().trim().min(1).max(64).describe('One-time HQ sign-in code, XXXX-XXXX-XXXX');
+
+/**
+ * A one-time HQ sign-in code as HQ issued it (`POST /v1/enrolment-codes`): shown once to whoever
+ * asked for it, never stored on the device. `expires_at`: ISO 8601 (24 h after issue).
+ */
+export interface IssuedSignInCode {
+  code: string;
+  expires_at: string;
+  user: { id: string; email: string; display_name: string; role: string };
+}
 /** A checkerboard: inner corners across and down (OpenCV's pattern size) and the square side in mm. */
 const BoardInput = z.object({ cols: z.number().int().min(3).max(30), rows: z.number().int().min(3).max(30), square_mm: z.number().min(1).max(1000) }).strict();
 
@@ -342,12 +357,15 @@ export const CONTRACT = {
    */
   'sync.status': { input: Empty, output: z.custom<DeviceSyncStatus>() },
   /**
-   * Enrol this device with the club's HQ server (email + PIN of an HQ account; the PIN is sent
-   * to HQ once and never stored; the device token is stored encrypted and never returned). Needs
-   * `settings.manage` (an org device: it receives every account of the club with PIN hashes), or
-   * an athlete account enrolling its own device with its own email (it receives that athlete's
-   * rows only). Background sync starts at once. Errors: Validation (bad address), Unauthenticated
-   * (wrong email or PIN at HQ), RateLimited, Forbidden, Unavailable (HQ not reachable).
+   * Enrol this device with the club's HQ server (email + PIN of an HQ account, and a one-time HQ
+   * sign-in code issued for that account: the PIN alone never signs anyone in to HQ, since every
+   * staff device holds the PIN hashes; the PIN and code are sent to HQ once and never stored; the
+   * device token is stored encrypted and never returned). Needs `settings.manage` (an org device:
+   * it receives every account of the club with PIN hashes), or an athlete account enrolling its own
+   * device with its own email (it receives that athlete's rows only). Background sync starts at
+   * once. Errors: Validation (bad address), Unauthenticated (wrong email, PIN or sign-in code at
+   * HQ; a code used, expired or issued for another account), RateLimited, Forbidden, Unavailable
+   * (HQ not reachable).
    */
   'sync.enrol': {
     input: z
@@ -355,6 +373,7 @@ export const CONTRACT = {
         hqUrl: z.string().trim().min(8).max(300).describe('HQ base URL, e.g. http://hq.local:5180'),
         email: z.string().trim().min(3).max(200),
         pin: z.string().min(1).max(64),
+        code: SignInCode,
         deviceName: z.string().trim().min(1).max(100).optional().describe("This device's name in HQ's activity log (default: the computer's name)"),
       })
       .strict(),
@@ -376,15 +395,30 @@ export const CONTRACT = {
    */
   'sync.hqSignIn': { input: Empty, output: z.object({ signed_in: z.boolean(), signed_in_at: z.string().nullable() }) },
   /**
-   * Sign the signed-in user in to HQ as themselves on this enrolled device, with their PIN (sent
-   * to HQ once, never stored; their own device token is stored encrypted). For owners approving
-   * changes and sign-off holders signing off RTP on a shared device. Errors: NotConfigured (not
-   * enrolled), Unauthenticated (wrong PIN at HQ), RateLimited, Forbidden, Unavailable (HQ not
-   * reachable: try again when online).
+   * Sign the signed-in user in to HQ as themselves on this enrolled device, with their PIN and a
+   * one-time HQ sign-in code issued for their account (both sent to HQ once, never stored; their
+   * own device token is stored encrypted). For owners approving changes and sign-off holders
+   * signing off RTP on a shared device. Errors: NotConfigured (not enrolled), Unauthenticated
+   * (wrong PIN or sign-in code at HQ), RateLimited, Forbidden, Unavailable (HQ not reachable: try
+   * again when online).
    */
   'sync.signInToHq': {
-    input: z.object({ pin: z.string().min(1).max(64) }).strict(),
+    input: z.object({ pin: z.string().min(1).max(64), code: SignInCode }).strict(),
     output: z.object({ signed_in: z.boolean(), signed_in_at: z.string().nullable() }),
+  },
+  /**
+   * Issue a one-time HQ sign-in code (`XXXX-XXXX-XXXX`, single use, expires after 24 h) for
+   * `userId`: the signed-in user's own (to enrol another device of theirs, or sign in to HQ on a
+   * shared laptop), or another account of the club when the signed-in role holds `user.manage`
+   * (HQ decides the finer rule, as for setting that account's PIN, and answers Forbidden). Issued
+   * by HQ with the signed-in user's own HQ sign-in on this device; shown once, never stored here.
+   * Errors: NotConfigured (this device is not enrolled), Unauthenticated (the signed-in user is not
+   * signed in to HQ on this device), Forbidden, NotFound (no such account of this club), RateLimited,
+   * Unavailable (HQ not reachable).
+   */
+  'sync.enrolmentCode': {
+    input: z.object({ userId: Id }).strict(),
+    output: z.custom<IssuedSignInCode>(),
   },
 } as const;
 

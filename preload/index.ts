@@ -60,6 +60,7 @@ const OPS = [
   'sync.discard',
   'sync.hqSignIn',
   'sync.signInToHq',
+  'sync.enrolmentCode',
   'admin.setPin',
   'settings.organisation',
   'settings.updateOrganisation',

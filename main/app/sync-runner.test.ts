@@ -48,10 +48,14 @@ describe('AppSync without an enrolment', () => {
 
   it('refuses an HQ that cannot be reached with Unavailable, and a bad address with Validation; nothing is stored', async () => {
     const port = await deadPort();
-    await expect(sync.enrol({ hqUrl: `http://127.0.0.1:${port}`, email: 'owner@kestrelvale.test', pin: '1234' })).rejects.toMatchObject({
-      code: 'Unavailable',
+    await expect(sync.enrol({ hqUrl: `http://127.0.0.1:${port}`, email: 'owner@kestrelvale.test', pin: '1234', code: 'AAAA-BBBB-CCCC' })).rejects.toMatchObject(
+      {
+        code: 'Unavailable',
+      },
+    );
+    await expect(sync.enrol({ hqUrl: 'ftp://hq.local', email: 'owner@kestrelvale.test', pin: '1234', code: 'AAAA-BBBB-CCCC' })).rejects.toMatchObject({
+      code: 'Validation',
     });
-    await expect(sync.enrol({ hqUrl: 'ftp://hq.local', email: 'owner@kestrelvale.test', pin: '1234' })).rejects.toMatchObject({ code: 'Validation' });
     expect(sync.status()).toEqual(NOT_ENROLLED);
   });
 

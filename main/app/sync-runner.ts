@@ -8,6 +8,7 @@
  * The device token stays inside the engine: nothing here reads, logs or returns it.
  */
 import { hostname } from 'node:os';
+import type { IssuedSignInCode } from '../../models/contract';
 import { NotConfigured } from '../../models/errors';
 import type { DeviceSyncStatus, SyncConflict } from '../../models/sync';
 import type { Db } from '../data/db';
@@ -20,6 +21,11 @@ export interface SyncEngine {
   discard(changesetId: string, by?: string | null): void;
   /** Sign a user in to HQ as themselves on this device (their owner approvals become verifiable). @throws as HQ's sign-in */
   signInUser(input: { email: string; pin: string; code: string }): Promise<{ userId: string; signedInAt: string }>;
+  /**
+   * Ask HQ for a one-time sign-in code for `targetUserId`, with `actorUserId`'s own HQ sign-in on
+   * this device. @throws NotConfigured, Unauthenticated (actor not signed in to HQ here), Forbidden, NotFound, Unavailable
+   */
+  issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedSignInCode>;
   /** Whether `userId` can record approvals at HQ from this device. */
   hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null };
   syncOnce(): Promise<unknown>;
@@ -100,13 +106,12 @@ export class AppSync {
    * Enrol this database at HQ (replacing an earlier enrolment) and start syncing.
    * `deviceName` defaults to the computer's name.
    */
-  async enrol(input: { hqUrl: string; email: string; pin: string; code?: string | undefined; deviceName?: string | undefined }): Promise<DeviceSyncStatus> {
+  async enrol(input: { hqUrl: string; email: string; pin: string; code: string; deviceName?: string | undefined }): Promise<DeviceSyncStatus> {
     const next = await this.factory.enrol(this.db, {
       hqUrl: input.hqUrl,
       email: input.email,
       pin: input.pin,
-      // HQ refuses a missing code with what to do (sync/auth/enrolment-codes.ts codeRequired).
-      code: input.code ?? '',
+      code: input.code,
       deviceName: input.deviceName?.trim() || hostname() || 'Clinic device',
     });
     await this.stopEngine(this.engine);
@@ -149,15 +154,28 @@ export class AppSync {
   }
 
   /**
-   * Sign `email` in to HQ as themselves on this device (PIN checked by HQ, never stored), so the
-   * owner approvals they give here are verifiable at HQ. @throws NotConfigured, Unauthenticated,
-   * RateLimited, Forbidden, Unavailable
+   * Sign `email` in to HQ as themselves on this device (PIN and one-time sign-in code checked by
+   * HQ, neither stored), so the owner approvals they give here are verifiable at HQ.
+   * @throws NotConfigured, Unauthenticated, RateLimited, Forbidden, Unavailable
    */
-  async signInUser(input: { email: string; pin: string; code?: string | undefined }): Promise<{ signed_in: boolean; signed_in_at: string | null }> {
+  async signInUser(input: { email: string; pin: string; code: string }): Promise<{ signed_in: boolean; signed_in_at: string | null }> {
     this.requireEnrolled();
-    const r = await this.engine.signInUser({ email: input.email, pin: input.pin, code: input.code ?? '' });
+    const r = await this.engine.signInUser(input);
     this.log('sync: a user signed in to HQ on this device');
     return { signed_in: true, signed_in_at: r.signedInAt };
+  }
+
+  /**
+   * A one-time HQ sign-in code for `targetUserId`, issued by HQ with `actorUserId`'s own HQ sign-in
+   * on this device (the enrolled user's, or one {@link signInUser} stored). Never logged or kept.
+   * @throws NotConfigured (not enrolled), Unauthenticated (the actor is not signed in to HQ here),
+   *   Forbidden / NotFound (HQ's answer), RateLimited, Unavailable (HQ not reachable)
+   */
+  async issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedSignInCode> {
+    this.requireEnrolled();
+    const issued = await this.engine.issueEnrolmentCode(actorUserId, targetUserId);
+    this.log('sync: an HQ sign-in code was issued from this device');
+    return issued;
   }
 
   /** Whether `userId` is signed in to HQ on this device (the enrolled user always is). */
@@ -204,7 +222,9 @@ export class AppSync {
 
   private requireEnrolled(): void {
     if (!this.engine.status().enrolled)
-      throw new NotConfigured('This device is not enrolled with an HQ server. Enrol it in Settings → Sync (HQ address, email and PIN).');
+      throw new NotConfigured(
+        'This device is not enrolled with an HQ server. Enrol it in Settings → Sync (HQ address, email, PIN and a sign-in code from a club owner or administrator).',
+      );
   }
 
   private emit(): void {

@@ -27,7 +27,7 @@ import { captureHandlers } from './capture';
 import { LiveRoom, liveHandlers } from './capture-live';
 import { rigHandlers } from './capture-rig';
 import type { CaptureWorkspace } from '../capture/workspace';
-import { syncConflicts, syncDiscard, syncEnrol, syncHqSignIn, syncSignInToHq, syncStatus } from './sync';
+import { syncConflicts, syncDiscard, syncEnrol, syncEnrolmentCode, syncHqSignIn, syncSignInToHq, syncStatus } from './sync';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {
@@ -284,7 +284,8 @@ function createInnerHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'sync.conflicts': (ctx) => syncConflicts(deps.db, deps.sync, signedInUser(ctx)),
     'sync.discard': (ctx, { changesetId }) => syncDiscard(deps.db, deps.sync, signedInUser(ctx), changesetId),
     'sync.hqSignIn': (ctx) => syncHqSignIn(deps.db, deps.sync, signedInUser(ctx)),
-    'sync.signInToHq': (ctx, { pin }) => syncSignInToHq(deps.db, deps.sync, signedInUser(ctx), pin),
+    'sync.signInToHq': (ctx, input) => syncSignInToHq(deps.db, deps.sync, signedInUser(ctx), input),
+    'sync.enrolmentCode': (ctx, { userId }) => syncEnrolmentCode(deps.db, deps.sync, signedInUser(ctx), userId),
   };
 }
 

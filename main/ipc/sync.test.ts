@@ -1,15 +1,18 @@
 /**
  * The contract's sync.* operations on a real SQLite file (the two-org clinic fixture), through
- * `dispatch` as the transports call it: who may enrol a device, which rejected changesets a role
- * sees, and a host without device sync reading as "not enrolled". The engine itself against a
- * real HQ is covered by main/sync/ and e2e/sync.e2e.ts.
+ * `dispatch` as the transports call it: who may enrol a device, who may ask HQ for a one-time
+ * sign-in code for which account, which rejected changesets a role sees, and a host without device
+ * sync (or a device not enrolled) reading as "not enrolled". The engine itself against a real HQ is
+ * covered by main/sync/, main/ipc/sync-hq.test.ts and e2e/sync*.spec.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SyncConflict } from '../../models/sync';
+import { deviceSyncFactory } from '../app/device-sync';
+import { AppSync } from '../app/sync-runner';
 import { findUserById } from '../data/identity';
 import { createClinicFixture, type ClinicFixture } from '../testing/clinic-fixture';
 import { createHandlers, dispatch, type CallContext } from './handlers';
-import { checkMayEnrol, discardRefusal, mayView } from './sync';
+import { checkMayEnrol, checkMayIssueCode, discardRefusal, mayView } from './sync';
 
 let f: ClinicFixture;
 beforeEach(() => {
@@ -126,17 +129,64 @@ describe('sync operations through dispatch', () => {
         last_error: null,
       },
     });
-    const enrol = { hqUrl: 'http://127.0.0.1:9', email: 'owner@x.test', pin: '1234' };
+    const enrol = { hqUrl: 'http://127.0.0.1:9', email: 'owner@x.test', pin: '1234', code: 'AAAA-BBBB-CCCC' };
     expect(await dispatch(handlers, physio, 'sync.enrol', enrol)).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
     const owner: CallContext = { session: { userId: f.a.users.owner } };
     expect(await dispatch(handlers, owner, 'sync.enrol', enrol)).toMatchObject({ ok: false, error: { code: 'NotConfigured' } });
     expect(await dispatch(handlers, owner, 'sync.enrol', { ...enrol, pin: '' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    // Email + PIN alone no longer enrol a device: the sign-in code is required.
+    const { code: _code, ...noCode } = enrol;
+    expect(await dispatch(handlers, owner, 'sync.enrol', noCode)).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    expect(await dispatch(handlers, owner, 'sync.enrol', { ...enrol, code: '  ' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
     expect(await dispatch(handlers, physio, 'sync.conflicts', {})).toEqual({ ok: true, value: { conflicts: [], hidden: 0 } });
     expect(await dispatch(handlers, physio, 'sync.now', {})).toMatchObject({ ok: false, error: { code: 'NotConfigured' } });
     expect(await dispatch(handlers, physio, 'sync.discard', { changesetId: 'not-an-id' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
     expect(await dispatch(handlers, anon, 'sync.hqSignIn', {})).toMatchObject({ ok: false, error: { code: 'Unauthenticated' } });
     expect(await dispatch(handlers, owner, 'sync.hqSignIn', {})).toEqual({ ok: true, value: { signed_in: false, signed_in_at: null } });
-    expect(await dispatch(handlers, owner, 'sync.signInToHq', { pin: '1234' })).toMatchObject({ ok: false, error: { code: 'NotConfigured' } });
-    expect(await dispatch(handlers, owner, 'sync.signInToHq', { pin: '' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    expect(await dispatch(handlers, owner, 'sync.signInToHq', { pin: '1234', code: 'AAAA-BBBB-CCCC' })).toMatchObject({
+      ok: false,
+      error: { code: 'NotConfigured' },
+    });
+    expect(await dispatch(handlers, owner, 'sync.signInToHq', { pin: '', code: 'AAAA-BBBB-CCCC' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
+    expect(await dispatch(handlers, owner, 'sync.signInToHq', { pin: '1234' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
+  });
+});
+
+describe('who may ask HQ for a one-time sign-in code', () => {
+  const target = (id: string) => findUserById(f.db, id);
+
+  it('is anyone for their own account, and user.manage for another account of their club', () => {
+    for (const role of ['owner', 'admin', 'physio', 'doctor', 'coach', 'analyst', 'athlete'] as const) {
+      expect(() => checkMayIssueCode(actor(f.a.users[role]), target(f.a.users[role])), role).not.toThrow();
+    }
+    for (const role of ['physio', 'doctor', 'coach', 'analyst', 'athlete'] as const) {
+      expect(() => checkMayIssueCode(actor(f.a.users[role]), target(f.a.users.owner)), role).toThrow(/your own account only/);
+    }
+    // user.manage: any account of the club here; HQ applies the PIN rule (an admin and a physio: Forbidden there).
+    expect(() => checkMayIssueCode(actor(f.a.users.owner), target(f.a.users.physio))).not.toThrow();
+    expect(() => checkMayIssueCode(actor(f.a.users.admin), target(f.a.users.physio))).not.toThrow();
+    // Another club's account, or none: NotFound (never said to exist).
+    expect(() => checkMayIssueCode(actor(f.a.users.owner), target(f.b.users.physio))).toThrow(expect.objectContaining({ code: 'NotFound' }));
+    expect(() => checkMayIssueCode(actor(f.a.users.owner), null)).toThrow(expect.objectContaining({ code: 'NotFound' }));
+    // Without user.manage, another club's account is Forbidden, as any other account is.
+    expect(() => checkMayIssueCode(actor(f.a.users.physio), target(f.b.users.physio))).toThrow(expect.objectContaining({ code: 'Forbidden' }));
+  });
+
+  it('through dispatch: the rules first, then "not enrolled" (no device sync in the host, or a device not enrolled)', async () => {
+    const other = '0190c6f1-0000-7000-8000-00000000abcd';
+    for (const sync of [null, new AppSync(f.db, deviceSyncFactory(), { tickMs: 0, stopTimeoutMs: 1000 })]) {
+      const handlers = createHandlers({ db: f.db, sync });
+      const as = (id: string | null): CallContext => ({ session: { userId: id } });
+      const code = (who: string | null, userId: string) => dispatch(handlers, as(who), 'sync.enrolmentCode', { userId });
+      expect(await code(null, f.a.users.physio)).toMatchObject({ ok: false, error: { code: 'Unauthenticated' } });
+      expect(await code(f.a.users.physio, 'not-an-id')).toMatchObject({ ok: false, error: { code: 'Validation' } });
+      expect(await code(f.a.users.physio, f.a.users.doctor)).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+      expect(await code(f.a.users.owner, f.b.users.owner)).toMatchObject({ ok: false, error: { code: 'NotFound' } });
+      expect(await code(f.a.users.owner, other)).toMatchObject({ ok: false, error: { code: 'NotFound' } });
+      const notEnrolled = { ok: false, error: { code: 'NotConfigured', message: sync ? expect.stringMatching(/not enrolled/) : expect.any(String) } };
+      expect(await code(f.a.users.physio, f.a.users.physio)).toMatchObject(notEnrolled);
+      expect(await code(f.a.users.admin, f.a.users.physio)).toMatchObject(notEnrolled);
+      await sync?.close();
+    }
   });
 });

@@ -12,8 +12,14 @@
  * Which conflicts a user sees: those whose every row is of a table their role may read or write
  * (athletes: rows of their own athlete only). The others are counted (`hidden`), never shown.
  * Which they may discard: their own, or one they could have made themselves ({@link discardRefusal}).
+ *
+ * Who may ask HQ for a one-time sign-in code (issue 12, B3: a PIN alone no longer signs anyone in
+ * to HQ): anyone for their own account; for another account of this club, a role holding
+ * `user.manage`. HQ applies the finer rule (the one for setting that account's PIN) with the
+ * actor's own HQ token and answers Forbidden; its message is passed on.
  */
 import { AppError, Forbidden, NotConfigured, NotFound } from '../../models/errors';
+import type { IssuedSignInCode } from '../../models/contract';
 import type { Role } from '../../models/roles';
 import { hasPermission, mayReadReportKind, SELF_SCOPED_ROLES } from '../../models/roles';
 import type { DeviceSyncStatus, SyncConflict } from '../../models/sync';
@@ -60,6 +66,21 @@ export function checkMayEnrol(actor: Actor, email: string): void {
   throw new Forbidden(
     `Enrolling this device with HQ needs settings.manage (owner or admin): the device then holds the club's accounts for offline sign-in. Your role (${actor.role}) does not have it; ask a club administrator.`,
   );
+}
+
+/**
+ * May `actor` ask HQ for a one-time sign-in code for `target` (an account of this device's
+ * database, or null when there is none)? Their own account always; another account of their
+ * club only with `user.manage` (HQ then applies the rule for setting that account's PIN).
+ * @throws Forbidden (another account without user.manage), NotFound (no such account in the actor's club)
+ */
+export function checkMayIssueCode(actor: Actor, target: { id: string; org_id: string } | null): void {
+  if (target && target.id === actor.id) return;
+  if (!hasPermission(actor.role, 'user.manage'))
+    throw new Forbidden(
+      `Your role (${actor.role}) may get an HQ sign-in code for your own account only. Ask a club owner or administrator for one for another account.`,
+    );
+  if (!target || target.org_id !== actor.orgId) throw new NotFound('That account is not one of your club’s accounts.');
 }
 
 /**
@@ -122,7 +143,7 @@ export async function syncEnrol(
   db: Db,
   sync: AppSync | null | undefined,
   userId: string,
-  input: { hqUrl: string; email: string; pin: string; deviceName?: string | undefined },
+  input: { hqUrl: string; email: string; pin: string; code: string; deviceName?: string | undefined },
 ): Promise<DeviceSyncStatus> {
   checkMayEnrol(actorOf(db, userId), input.email);
   return engine(sync).enrol(input);
@@ -176,15 +197,28 @@ export function syncHqSignIn(db: Db, sync: AppSync | null | undefined, userId: s
 
 /**
  * `sync.signInToHq`: sign the signed-in user in to HQ as themselves on this device, with their
- * own email and `pin` (any active user; it gives them nothing on this device, only lets HQ verify
- * the approvals they give here). @throws NotConfigured, Unauthenticated, RateLimited, Forbidden, Unavailable
+ * own email, `pin` and a one-time sign-in `code` issued for their account (any active user; it
+ * gives them nothing on this device, only lets HQ verify the approvals they give here).
+ * @throws NotConfigured, Unauthenticated, RateLimited, Forbidden, Unavailable
  */
 export async function syncSignInToHq(
   db: Db,
   sync: AppSync | null | undefined,
   userId: string,
-  pin: string,
+  input: { pin: string; code: string },
 ): Promise<{ signed_in: boolean; signed_in_at: string | null }> {
   const actor = actorOf(db, userId);
-  return engine(sync).signInUser({ email: actor.email, pin });
+  return engine(sync).signInUser({ email: actor.email, pin: input.pin, code: input.code });
+}
+
+/**
+ * `sync.enrolmentCode`: a one-time HQ sign-in code for `targetUserId`, after
+ * {@link checkMayIssueCode}, issued by HQ with the signed-in user's own HQ sign-in on this device.
+ * @throws Unauthenticated (not signed in here, or not signed in to HQ on this device), Forbidden,
+ *   NotFound, NotConfigured (no device sync in this host, or not enrolled), RateLimited, Unavailable
+ */
+export async function syncEnrolmentCode(db: Db, sync: AppSync | null | undefined, userId: string, targetUserId: string): Promise<IssuedSignInCode> {
+  const actor = actorOf(db, userId);
+  checkMayIssueCode(actor, findUserById(db, targetUserId));
+  return engine(sync).issueEnrolmentCode(actor.id, targetUserId);
 }

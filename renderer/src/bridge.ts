@@ -233,6 +233,7 @@ const OPERATIONS: Readonly<Record<Exclude<OpName, 'verb.call'>, true>> = {
   'sync.discard': true,
   'sync.hqSignIn': true,
   'sync.signInToHq': true,
+  'sync.enrolmentCode': true,
   'admin.setPin': true,
 };
 function isOperation(name: CallName): name is Exclude<OpName, 'verb.call'> {

@@ -3,7 +3,8 @@
  * silently. Each conflict says why in plain words and shows this device's values next to HQ's
  * current ones; the user re-plans it (the same entry form opened on the current row with their
  * values, or the assistant asked to propose it again) or discards it (after a confirmation).
- * RTP sign-offs are never merged automatically.
+ * RTP sign-offs are never merged automatically. On an enrolled device, users who do not administer
+ * it (no Settings → Sync) find their own HQ sign-in here (PIN + one-time code; SyncSettings.tsx).
  */
 import { useEffect, useRef, useState } from 'react';
 import type { RowChange } from '../../../models/changeset';
@@ -26,7 +27,7 @@ import { AthleteFormDialog } from '../pages/forms/AthleteForms';
 import { InjuryFormDialog } from '../pages/forms/InjuryForms';
 import { REASON_TEXT, useSync } from './store';
 import { sinceText } from './SyncIndicator';
-import { SyncSettings } from './SyncSettings';
+import { HqSignInCard, SyncSettings } from './SyncSettings';
 import type { ErrorPayload } from '../../../models/errors';
 
 /** Fields that are bookkeeping, not what the user entered. */
@@ -148,6 +149,8 @@ export function SyncPage() {
       <SavedNote text={note} />
       <SyncSummary canManage={hasPermission(me.role, 'settings.manage')} />
       {status && !status.enrolled && me.role === 'athlete' && me.linked_athlete_id ? <SyncSettings defaultEmail={me.email} /> : null}
+      {/* Settings → Sync holds it for those who administer the device; everyone else signs in to HQ here. */}
+      {status?.enrolled && !hasPermission(me.role, 'settings.manage') ? <HqSignInCard /> : null}
       <section className="card" aria-labelledby="conflicts-h" data-conflicts={list.length}>
         <h2 id="conflicts-h">Sync conflicts</h2>
         <p className="small muted">

@@ -1,9 +1,11 @@
 /**
  * Settings → Sync: enrol this device with the club's HQ server (HQ address, email and PIN of an HQ
- * account; the PIN goes to HQ once and is never stored), and once enrolled: the device id, the HQ
- * address, the last successful sync, the last problem, and "Sync now". For an owner: whether they
- * are signed in to HQ as themselves on this device, which HQ needs to verify the changes they
- * approve here (on a shared device enrolled by someone else), and a PIN form to do so.
+ * account and a one-time HQ sign-in code issued for it; PIN and code go to HQ once and are never
+ * stored), and once enrolled: the device id, the HQ address, the last successful sync, the last
+ * problem, and "Sync now". Then the signed-in user's own HQ sign-in on this device: whether they
+ * have one (HQ needs it to verify the changes an owner approves and the RTP sign-offs given here on
+ * a device someone else enrolled, and to issue sign-in codes), a PIN + code form to sign in, and
+ * once signed in "Get a sign-in code for another device of mine" (SignInCode.tsx).
  */
 import { useEffect, useState } from 'react';
 import { hasPermission, NEEDS_OWNER_APPROVER } from '../../../models/roles';
@@ -13,6 +15,7 @@ import { CallError, call } from '../bridge';
 import { ErrorNote } from '../components/Page';
 import { formatDateTime } from '../format';
 import { useSession } from '../store';
+import { CODE_HINT, SelfSignInCode, SyncErrorNote } from './SignInCode';
 import { useSync } from './store';
 
 const errorOf = (e: unknown): ErrorPayload => (e instanceof CallError ? e.payload : { code: 'Internal', message: 'The request failed.' });
@@ -23,9 +26,10 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
   const [hqUrl, setHqUrl] = useState(status?.hq_url ?? '');
   const [email, setEmail] = useState(defaultEmail ?? '');
   const [pin, setPin] = useState('');
+  const [code, setCode] = useState('');
   const [deviceName, setDeviceName] = useState('');
   const [busy, setBusy] = useState<'enrol' | 'sync' | null>(null);
-  const [error, setError] = useState<ErrorPayload | null>(null);
+  const [error, setError] = useState<{ from: 'enrol' | 'sync'; e: ErrorPayload } | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [reenrol, setReenrol] = useState(false);
 
@@ -34,12 +38,19 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
     setError(null);
     setNote(null);
     try {
-      const s = await call('sync.enrol', { hqUrl: hqUrl.trim(), email: email.trim(), pin, ...(deviceName.trim() ? { deviceName: deviceName.trim() } : {}) });
+      const s = await call('sync.enrol', {
+        hqUrl: hqUrl.trim(),
+        email: email.trim(),
+        pin,
+        code: code.trim(),
+        ...(deviceName.trim() ? { deviceName: deviceName.trim() } : {}),
+      });
       setStatus(s);
       setReenrol(false);
+      setCode('');
       setNote('This device is enrolled; it syncs in the background from now on.');
     } catch (e) {
-      setError(errorOf(e));
+      setError({ from: 'enrol', e: errorOf(e) });
     } finally {
       setPin('');
       setBusy(null);
@@ -53,7 +64,7 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
       setStatus(await call('sync.now', {}));
       setNote('Synced with HQ.');
     } catch (e) {
-      setError(errorOf(e));
+      setError({ from: 'sync', e: errorOf(e) });
       void useSync.getState().refresh();
     } finally {
       setBusy(null);
@@ -62,12 +73,12 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
 
   const enrolled = status?.enrolled === true;
   const role = useSession((s) => s.me?.role);
-  // Owners approve changes; sign-off holders sign off RTP: on a shared device HQ verifies either only with the user's own HQ sign-in.
-  const needsHqSignIn = role === NEEDS_OWNER_APPROVER || (!!role && Object.values(SIGNOFF_PERMISSIONS).some((p) => hasPermission(role, p)));
+  const needsHqSignIn = approvesHere(role);
   return (
     <section className="card" aria-labelledby="sync-settings" data-sync-settings={enrolled ? 'enrolled' : 'local'}>
       <h2 id="sync-settings">Sync</h2>
-      {error ? <ErrorNote error={error} /> : null}
+      {error?.from === 'enrol' ? <SyncErrorNote error={error.e} unauthenticated="HQ did not accept the email, PIN or sign-in code" /> : null}
+      {error?.from === 'sync' ? <ErrorNote error={error.e} /> : null}
       {note ? (
         <p className="ok-note" role="status">
           {note}
@@ -111,15 +122,18 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
               </button>
             ) : null}
           </div>
-          {needsHqSignIn ? <OwnerHqSignIn /> : null}
+          {/* Hidden while enrolling again: that replaces this enrolment (and the HQ sign-ins made on it). */}
+          {!reenrol ? <OwnerHqSignIn approves={needsHqSignIn} /> : null}
         </>
       ) : (
         <p className="small muted">
           This device keeps its records locally. Enrol it with your club&apos;s HQ server to upload what is recorded here and receive everyone else&apos;s
           changes. Sign in with an HQ account&apos;s email and PIN: the device then holds what that account may see (a staff account: the whole club, so anyone
-          in the club can sign in here offline; an athlete account: that athlete&apos;s records only).
+          in the club can sign in here offline; an athlete account: that athlete&apos;s records only). HQ also asks for a one-time sign-in code issued for that
+          account: a club owner or administrator gets one in Settings → Users, and you can get one for yourself on a device where you are signed in to HQ.
         </p>
       )}
+      {reenrol ? <h3>Enrol this device again</h3> : null}
       {!enrolled || reenrol ? (
         <form
           className="filters"
@@ -142,6 +156,20 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
             <input type="password" name="pin" required inputMode="numeric" autoComplete="off" value={pin} onChange={(e) => setPin(e.target.value)} />
           </label>
           <label>
+            Sign-in code <span className="small muted">({CODE_HINT})</span>
+            <input
+              type="text"
+              name="code"
+              required
+              autoComplete="off"
+              spellCheck={false}
+              placeholder="XXXX-XXXX-XXXX"
+              maxLength={64}
+              value={code}
+              onChange={(e) => setCode(e.target.value)}
+            />
+          </label>
+          <label>
             Device name <span className="small muted">(optional)</span>
             <input
               type="text"
@@ -153,7 +181,7 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
             />
           </label>
           <div className="row-actions">
-            <button type="submit" className="primary" data-action="enrol" disabled={busy !== null || !hqUrl.trim() || !email.trim() || !pin}>
+            <button type="submit" className="primary" data-action="enrol" disabled={busy !== null || !hqUrl.trim() || !email.trim() || !pin || !code.trim()}>
               {busy === 'enrol' ? 'Enrolling…' : 'Enrol this device'}
             </button>
             {reenrol ? (
@@ -169,13 +197,38 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
 }
 
 /**
- * A user's own HQ sign-in on this device (owners and RTP sign-off holders): without it HQ cannot
- * verify an owner approval or an RTP sign-off given here on a device someone else enrolled, and
- * rejects the change (a Sync conflict).
+ * Owners approve changes; sign-off holders sign off RTP: on a shared device HQ verifies either only
+ * with the user's own HQ sign-in.
  */
-function OwnerHqSignIn() {
+function approvesHere(role: string | undefined): boolean {
+  return role === NEEDS_OWNER_APPROVER || (!!role && Object.values(SIGNOFF_PERMISSIONS).some((p) => hasPermission(role, p)));
+}
+
+/**
+ * The Sync page's card for an enrolled device's users who do not see Settings → Sync (clinicians,
+ * athletes): their own HQ sign-in here (PIN + code), and once signed in a code for another device of theirs.
+ */
+export function HqSignInCard() {
+  const role = useSession((s) => s.me?.role);
+  return (
+    <section className="card" aria-label="Your HQ sign-in" data-hq-signin-card>
+      <OwnerHqSignIn approves={approvesHere(role)} />
+    </section>
+  );
+}
+
+/**
+ * The signed-in user's own HQ sign-in on this device. Without it HQ cannot verify an owner approval
+ * or an RTP sign-off given here on a device someone else enrolled (it rejects the change: a Sync
+ * conflict), and this user cannot get HQ sign-in codes from here. Signing in takes their PIN and a
+ * one-time code issued for their account; once signed in they can get a code for another device of
+ * theirs. `approves`: the role approves changes or signs off RTP (the text says why it matters).
+ */
+function OwnerHqSignIn({ approves }: { approves: boolean }) {
+  const me = useSession((s) => s.me);
   const [state, setState] = useState<{ signed_in: boolean; signed_in_at: string | null } | null>(null);
   const [pin, setPin] = useState('');
+  const [code, setCode] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ErrorPayload | null>(null);
   useEffect(() => {
@@ -185,7 +238,8 @@ function OwnerHqSignIn() {
     setBusy(true);
     setError(null);
     try {
-      setState(await call('sync.signInToHq', { pin }));
+      setState(await call('sync.signInToHq', { pin, code: code.trim() }));
+      setCode('');
     } catch (e) {
       setError(errorOf(e));
     } finally {
@@ -196,12 +250,16 @@ function OwnerHqSignIn() {
   if (!state) return error ? <ErrorNote error={error} /> : null;
   return (
     <div data-owner-hq-signin={state.signed_in ? 'yes' : 'no'}>
-      <h3>Your approvals and sign-offs on this device</h3>
+      <h3>Your HQ sign-in on this device</h3>
       {state.signed_in ? (
-        <p className="small">
-          You are signed in to HQ as yourself on this device{state.signed_in_at ? ` (since ${formatDateTime(state.signed_in_at)})` : ''}: HQ can verify the
-          changes you approve and the RTP sign-offs you give here, even offline.
-        </p>
+        <>
+          <p className="small">
+            You are signed in to HQ as yourself on this device{state.signed_in_at ? ` (since ${formatDateTime(state.signed_in_at)})` : ''}
+            {approves ? ': HQ can verify the changes you approve and the RTP sign-offs you give here, even offline.' : '.'} To enrol another device of yours, or
+            sign in to HQ on a shared laptop, get a one-time sign-in code here and enter it there with your email and PIN.
+          </p>
+          {me ? <SelfSignInCode userId={me.user_id} /> : null}
+        </>
       ) : (
         <form
           className="filters"
@@ -212,17 +270,32 @@ function OwnerHqSignIn() {
           }}
         >
           <p className="small muted">
-            HQ applies a change that needs an owner, or an RTP sign-off, only when it can verify that you gave it. On this device it cannot yet: sign in to HQ
-            as yourself once, while online (your PIN goes to HQ and is not stored). Until then, changes you approve and sign-offs you give here are refused by
-            HQ and appear under Sync conflicts.
+            {approves
+              ? 'HQ applies a change that needs an owner, or an RTP sign-off, only when it can verify that you gave it. On this device it cannot yet: sign in to HQ as yourself once, while online. Until then, changes you approve and sign-offs you give here are refused by HQ and appear under Sync conflicts. '
+              : 'Sign in to HQ as yourself once, while online, to get HQ sign-in codes from this device. '}
+            Your PIN and a one-time sign-in code issued for your account go to HQ and are not stored.
           </p>
-          {error ? <ErrorNote error={error} /> : null}
+          {error ? <SyncErrorNote error={error} unauthenticated="HQ did not accept your PIN or sign-in code" /> : null}
           <label>
             Your PIN
             <input type="password" name="ownerPin" required inputMode="numeric" autoComplete="off" value={pin} onChange={(e) => setPin(e.target.value)} />
           </label>
+          <label>
+            Sign-in code <span className="small muted">({CODE_HINT})</span>
+            <input
+              type="text"
+              name="ownerCode"
+              required
+              autoComplete="off"
+              spellCheck={false}
+              placeholder="XXXX-XXXX-XXXX"
+              maxLength={64}
+              value={code}
+              onChange={(e) => setCode(e.target.value)}
+            />
+          </label>
           <div className="row-actions">
-            <button type="submit" data-action="owner-hq-signin" disabled={busy || !pin}>
+            <button type="submit" data-action="owner-hq-signin" disabled={busy || !pin || !code.trim()}>
               {busy ? 'Signing in…' : 'Sign in to HQ as me'}
             </button>
           </div>

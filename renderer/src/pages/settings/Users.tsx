@@ -11,6 +11,9 @@
  * linked to an athlete's record) only Budget and Deactivate / Reactivate. Set / Reset PIN is offered
  * only where models/roles.ts `pinRefusal` allows it (an account whose permissions are within the
  * signed-in role's own; an owner any non-owner account), so a super admin sets no clinician's PIN.
+ * On a device enrolled with HQ, "HQ sign-in code…" gets a one-time code for an active account (to
+ * enrol a device or sign in to HQ with their PIN; sync/SignInCode.tsx), offered where Set PIN is
+ * (and to an owner for any account it manages): HQ applies the same rule and answers Forbidden otherwise.
  */
 import type { SelectHTMLAttributes } from 'react';
 import { useState } from 'react';
@@ -24,6 +27,8 @@ import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { numberInput, roleLabel } from '../../format';
 import { useSession } from '../../store';
+import { SignInCodeDialog } from '../../sync/SignInCode';
+import { useSync } from '../../sync/store';
 import { RecordTable } from './RecordTable';
 
 type UserRow = VerbOutput<'users.list'>['users'][number];
@@ -37,6 +42,7 @@ type Open =
   | { kind: 'budget'; user: UserRow }
   | { kind: 'active'; user: UserRow }
   | { kind: 'pin'; user: UserRow }
+  | { kind: 'code'; user: UserRow }
   | null;
 
 /** The Users card of Settings. */
@@ -52,6 +58,8 @@ export function UsersSection() {
   );
   const [open, setOpen] = useState<Open>(null);
   const [saved, setSaved] = useState<string | null>(null);
+  // Sign-in codes come from HQ: offered only on a device enrolled with it.
+  const enrolled = useSync((s) => s.status?.enrolled === true);
   // Athlete accounts reach an athlete's wellness and vitals: only a role that reads those itself
   // (models/roles.ts canLinkAthleteAccount) adds, links or sets the PIN of one; an admin is not offered it.
   const mayLink = canLinkAthleteAccount(me.role);
@@ -98,6 +106,7 @@ export function UsersSection() {
       {open?.kind === 'budget' ? <BudgetDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open?.kind === 'active' ? <ActiveDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
       {open?.kind === 'pin' ? <PinDialog user={open.user} onClose={() => setOpen(null)} onSaved={done} /> : null}
+      {open?.kind === 'code' ? <SignInCodeDialog user={open.user} onClose={() => setOpen(null)} /> : null}
       {data.state === 'ready' ? (
         <RecordTable
           caption="Users"
@@ -146,6 +155,11 @@ export function UsersSection() {
                 onClick: () => setOpen({ kind: 'active', user: u }),
               },
               ...(pinOk ? [{ id: 'set-pin', label: u.has_pin ? 'Reset PIN…' : 'Set PIN…', onClick: () => setOpen({ kind: 'pin', user: u }) }] : []),
+              // A code signs the account in to HQ (with its PIN): HQ's rule is the one for setting
+              // that PIN, except that an owner may issue any account's (sync/auth/enrolment-codes.ts).
+              ...((pinOk || me.role === 'owner') && enrolled && u.active
+                ? [{ id: 'signin-code', label: 'HQ sign-in code…', onClick: () => setOpen({ kind: 'code', user: u }) }]
+                : []),
             ];
           }}
         />
