@@ -20,7 +20,7 @@ import type { Activity } from '../../models/records';
 import type { Db } from './db';
 import { TABLES, type TableName } from '../../models/tables';
 import { columnsOf, decodeRow, encodeValue, liveRowInOrg, rowFacts } from './rows';
-import { recordOptimisticWrite } from './sync';
+import { notifyOutboxAppended, recordOptimisticWrite } from './sync';
 import { sqlite } from './sqlite';
 
 /**
@@ -305,7 +305,9 @@ export function applyChangeset(db: Db, opts: ApplyOptions): AppliedChangeset {
       .run(id, actor.orgId, actor.userId, JSON.stringify({ changeset_id: id, verb: planned.verb, changes: planned.changes }), now);
     return result;
   });
-  return tx.immediate();
+  const out = tx.immediate();
+  notifyOutboxAppended(db);
+  return out;
 }
 
 /** The changeset row a user's idempotency key points at (pending proposal or applied), or undefined. */

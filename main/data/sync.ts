@@ -988,3 +988,30 @@ function materializeProposals(db: Db, ids: readonly string[]): void {
       );
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Local writes → the uploader
+
+const outboxListeners = new WeakMap<Db, Set<() => void>>();
+
+/**
+ * Call `fn` after each committed local write to this database (every one appends its changeset to
+ * `outbox` in its transaction) made through this connection, in this process: the device sync's
+ * uploader wakes on it instead of waiting for its next poll. `fn` runs on a later tick (never
+ * inside the writing transaction). Returns the function that stops it.
+ */
+export function onOutboxAppended(db: Db, fn: () => void): () => void {
+  let set = outboxListeners.get(db);
+  if (!set) outboxListeners.set(db, (set = new Set()));
+  set.add(fn);
+  return () => void set.delete(fn);
+}
+
+/** Run the {@link onOutboxAppended} listeners of `db` (main/data/changesets.ts, after a local write commits). */
+export function notifyOutboxAppended(db: Db): void {
+  const set = outboxListeners.get(db);
+  if (!set || set.size === 0) return;
+  setImmediate(() => {
+    for (const fn of set) fn();
+  });
+}

@@ -443,6 +443,27 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     }
   }, 120_000);
 
+  it('live: a local write wakes the uploader at once, not at its next poll (issue 12 review minor: the app never nudged it)', async () => {
+    const db = openDb(devicePath());
+    // A poll far longer than the wait below: only the write's own wake-up can upload in time.
+    const sync = await DeviceSync.enrol(
+      db,
+      { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.physio), deviceName: 'wake laptop' },
+      { ...FAST, pollMs: 120_000 },
+    );
+    engines.push(sync);
+    await sync.syncOnce();
+    sync.start();
+    await waitFor('live', () => sync.isLive);
+    await new Promise((r) => setTimeout(r, 300)); // the uploader is asleep in its poll now
+    const id = (sqlite(db).prepare('SELECT id FROM athlete WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 5').get() as { id: string }).id;
+    callVerb(as(db, DEMO_EMAILS.physio), 'athletes.update', { id, notes: 'uploaded on the write' });
+    await waitFor('the write to be uploaded', () => sync.status().pending_uploads === 0, 10_000);
+    const [row] = await hq.query<{ notes: string }>(hq.summary.orgId, 'SELECT notes FROM athlete WHERE id = $1', [id]);
+    expect(row!.notes).toBe('uploaded on the write');
+    await sync.stop();
+  }, 60_000);
+
   it('a revoked device token stops sync at the next request', async () => {
     const a = await enrol('physio');
     await a.sync.syncOnce();

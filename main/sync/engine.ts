@@ -85,6 +85,7 @@ import {
   ensureShapeStates,
   unsettledUploads,
   uploadContentHash,
+  onOutboxAppended,
   type SyncEnrolmentRow,
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
@@ -1039,7 +1040,8 @@ export class DeviceSync {
         if (r.refetched && report && !report.refetched.includes(tbl)) report.refetched.push(tbl);
         if (!r.upToDate) return;
         this.online = true;
-        if (this.refused.delete(tbl)) this.emit();
+        const refusedBefore = this.refused.delete(tbl);
+        if ((live && this.markLiveSynced(15_000)) || refusedBefore) this.emit();
         if (!live) finish();
       };
       const init = { resetting: state.needs_reset, lastOffset: state.offset };
@@ -1124,7 +1126,9 @@ export class DeviceSync {
       );
     })();
     const uploader = this.uploaderLoop(e, ctrl.signal, stopAll);
-    const done = Promise.all([shapes, uploader]).then(() => undefined);
+    // A local write wakes the uploader at once (the poll is the fallback for writes from other processes).
+    const off = onOutboxAppended(this.db, () => this.wake?.());
+    const done = Promise.all([shapes, uploader]).then(() => off());
     this.live = { ctrl, done, streams };
     this.emit();
   }
@@ -1169,13 +1173,18 @@ export class DeviceSync {
   }
 
   private lastLiveMark = 0;
-  /** Live mode: a shape batch committed; with nothing left to upload the device is in sync now. */
-  private markLiveSynced(): void {
+  /**
+   * Live mode: a shape batch committed, or a long poll came back up to date with nothing new
+   * (`minGapMs` then 15 s: the last successful sync keeps up with an idle but connected device
+   * without a write per poll); with nothing left to upload the device is in sync now. True when recorded.
+   */
+  private markLiveSynced(minGapMs = 1000): boolean {
     const now = Date.now();
     // Not in sync while HQ refuses a table's shape (its error stays the last one).
-    if (now - this.lastLiveMark < 1000 || this.refused.size > 0 || syncCounts(this.db).pending > 0) return;
+    if (now - this.lastLiveMark < minGapMs || this.refused.size > 0 || syncCounts(this.db).pending > 0) return false;
     this.lastLiveMark = now;
     recordSyncOutcome(this.db, { ok: true, at: new Date(now).toISOString() });
+    return true;
   }
 
   /** Stop live mode and wait until in-flight applies have finished. */
