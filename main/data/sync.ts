@@ -638,7 +638,11 @@ export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'
 export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: string): void {
   replicaTransaction(db, () => {
     const status = (sqlite(db).prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(outcome.changeset_id) as { status: string } | undefined)?.status;
-    if (status !== 'pending') return; // already recorded (a retried request), or discarded meanwhile
+    // Already recorded (a retried request), or discarded meanwhile; but HQ's word that it applied a
+    // changeset this device had rejected unsent (made on top of a refused one) is the truth: the
+    // conflict would otherwise show a change HQ holds as never written.
+    const appliedAfterAll = status === 'rejected' && outcome.status === 'applied';
+    if (status !== 'pending' && !appliedAfterAll) return;
     if (outcome.status === 'applied') {
       sqlite(db)
         .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, txid, versions_json, hq_applied_at, decided_at) VALUES (?, 'applied', ?, ?, ?, ?)`)

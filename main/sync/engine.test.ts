@@ -293,6 +293,34 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       expect(after).toEqual({ clinician_notes: 'PHYSIO A: neuro signs on exam, refer. DOCTOR B: sling; review Friday', version: inj!.version + 1 });
     });
 
+  it('when HQ refuses a whole upload, what was made on top of the refused changeset is not sent one by one (issue 12 re-review B2)', async () => {
+    const a = await enrol('physio');
+    const b = await enrol('doctor');
+    await a.sync.syncOnce();
+    await b.sync.syncOnce();
+    const injury = (sqlite(a.db).prepare('SELECT id FROM injury WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 5').get() as { id: string }).id;
+    const first = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'DOCTOR B first' }) as { changeset: { id: string } };
+    const second = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'DOCTOR B second' }) as {
+      changeset: { id: string };
+    };
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'injuries.update', { id: injury, clinician_notes: 'PHYSIO A: must keep' });
+    await a.sync.syncOnce();
+    // The first carries a column HQ does not know (a device newer than HQ): HQ refuses the whole request (400).
+    sqlite(b.db)
+      .prepare(
+        `UPDATE outbox SET payload_json = replace(payload_json, '"clinician_notes":"DOCTOR B first"', '"clinician_notes":"DOCTOR B first","zz_future_col":1') WHERE changeset_id = ?`,
+      )
+      .run(first.changeset.id);
+    const r = await b.sync.syncOnce();
+    expect(r.uploaded).toBe(0);
+    expect(b.sync.conflicts().map((c) => [c.changeset_id, c.reason])).toEqual([
+      [first.changeset.id, 'validation'],
+      [second.changeset.id, 'stale'],
+    ]);
+    const [inj] = await hq.query<{ clinician_notes: string }>(hq.summary.orgId, 'SELECT clinician_notes FROM injury WHERE id = $1', [injury]);
+    expect(inj!.clinician_notes).toBe('PHYSIO A: must keep');
+  });
+
   it('an edit made on top of a discarded pending edit is held back as a conflict, not uploaded', async () => {
     const a = await enrol('physio');
     const b = await enrol('doctor');

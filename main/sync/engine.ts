@@ -86,6 +86,7 @@ import {
   unsettledUploads,
   uploadContentHash,
   onOutboxAppended,
+  uploadState,
   type SyncEnrolmentRow,
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
@@ -684,7 +685,9 @@ export class DeviceSync {
       // one bad changeset becomes a visible conflict instead of blocking the queue for ever.
       if ((res.status === 400 || res.status === 403 || res.status === 413) && err.code !== 'Unauthenticated') {
         if (batch.length > 1) {
-          for (const cs of batch) await this.uploadBatch(e, [cs], report, signal);
+          // One at a time, each only while still pending: refusing one rejects, unsent, what was made
+          // on top of it (main/data/sync.ts rejectDependents), which must then not go (issue 12 re-review B2).
+          for (const cs of batch) if (uploadState(this.db, cs.changeset_id).outbox === 'pending') await this.uploadBatch(e, [cs], report, signal);
           return;
         }
         const outcome: ChangesetOutcome = {

@@ -12,11 +12,14 @@
  * - stored only as SHA-256 (hex): 60 random bits, single use and a day's life make a slow hash
  *   unnecessary, and a wrong code counts towards the account's PIN lockout (sync/auth/devices.ts).
  *
- * Who may issue one for an account ({@link enrolmentCodeRefusal}): the account itself; an owner for
- * any account of the club; otherwise `user.manage` where the issuer may also set that account's
- * PIN (models/roles.ts `canManageRole` and `pinRefusal`), since an issuer who could not set the
- * PIN must not be the one who lets a brute-forced PIN in. The operator (whoever runs the HQ
- * server, `npm run hq -- enrolment-code --as EMAIL`) issues the first owner's.
+ * Who may issue one for an account ({@link enrolmentCodeRefusal}): the account itself; otherwise
+ * `user.manage` where the issuer may also set that account's PIN (models/roles.ts `canManageRole`
+ * and `pinRefusal`: an owner for every non-owner account but the super_admin, an admin for admin
+ * and athlete accounts as `pinRefusal` allows), since an issuer who could not set the PIN must not
+ * be the one who lets a brute-forced PIN in. The operator (whoever runs the HQ server,
+ * `npm run hq -- enrolment-code --as EMAIL`) issues the first owner's, and any other owner's or the
+ * super_admin's that its holder cannot issue from a device. Revoking a device revokes its
+ * account's unused codes (a stolen device's token cannot leave a code behind for later).
  */
 import { createHash, randomInt } from 'node:crypto';
 import type pg from 'pg';
@@ -77,8 +80,12 @@ export function enrolmentCodeRefusal(
   if (issuer.userId === target.id) return null;
   if (!hasPermission(issuer.role, 'user.manage'))
     return `Your role (${issuer.role}) cannot issue HQ sign-in codes for other accounts; ask a club owner or administrator.`;
-  if (issuer.role === 'owner') return null;
-  if (!canManageRole(issuer.role, target.role)) return `Your role (${issuer.role}) cannot manage ${target.role} accounts; ask a club owner to issue this code.`;
+  // No shortcut for owners: an owner manages no super_admin account and sets no other owner's PIN
+  // (issue 12 re-review B1: an owner got the super_admin's code, and with its PIN from a device, its token).
+  if (target.role === 'owner')
+    return "An owner's HQ sign-in code is issued by that owner, from a device signed in to HQ, or by the HQ operator (npm run hq -- enrolment-code).";
+  if (!canManageRole(issuer.role, target.role))
+    return `Your role (${issuer.role}) cannot manage ${target.role} accounts, so it cannot issue their HQ sign-in code. The account's holder issues it from a device signed in to HQ, or the HQ operator does (npm run hq -- enrolment-code).`;
   const pin = pinRefusal(issuer.role, target);
   return pin === null ? null : `Your role (${issuer.role}) cannot issue this account's HQ sign-in code: ${pin}`;
 }

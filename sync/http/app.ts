@@ -176,6 +176,8 @@ export function createHqApp(opts: HqAppOptions): HqApp {
   const registry = new DeviceRegistry(opts.pool, { tokenTtlDays: opts.tokenTtlDays ?? 90, now });
   const shapes = new ShapeRegistry(opts.shapeLimits);
   const enrolLimiter = new WindowLimiter(opts.enrolLimit?.max ?? 20, opts.enrolLimit?.windowMs ?? 5 * 60_000);
+  // Sign-in codes per issuing user: 30 an hour is a whole squad's worth; every code is a stored row.
+  const codeLimiter = new WindowLimiter(30, 60 * 60_000);
   const maxBody = opts.maxBodyBytes ?? 4 * 1024 * 1024;
   const app = new Hono();
 
@@ -245,6 +247,8 @@ export function createHqApp(opts: HqAppOptions): HqApp {
     bodyLimit({ maxSize: 4 * 1024, onError: (c) => errorResponse(c, payloadTooLarge('The request body is too large.'), 413) }),
     async (c) => {
       const p = await registry.authenticate(c.req.header('authorization'));
+      const wait = codeLimiter.take(p.userId, now());
+      if (wait > 0) throw new RateLimited('Too many sign-in codes issued from this account in the last hour. Wait, then try again.', wait);
       const parsed = IssueCode.safeParse(await readJson(c));
       if (!parsed.success) throw badRequest('Send {"user_id": "<the account\'s id>"}.', zodIssues(parsed.error));
       return c.json(await issueEnrolmentCode(opts.pool, p, parsed.data.user_id, now()), 201);

@@ -127,6 +127,18 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     expect(await may('owner', 'athlete')).toBe(201);
     // Without user.manage: nobody else's.
     expect(await may('physio', 'doctor')).toBe(403);
+    // An owner manages no super_admin and sets no other owner's PIN: no code for them either
+    // (issue 12 re-review B1: the super_admin's code, with its PIN from a device, was its HQ token).
+    expect(await may('owner', 'super_admin')).toBe(403);
+    const coOwner = uuidv7();
+    await admin.query(
+      `INSERT INTO app_user (id, org_id, email, display_name, role, active, pin_hash, created_at, updated_at, version)
+       VALUES ($1, $2, 'co-owner@kestrelvale.test', 'Co Owner', 'owner', true, $3, now(), now(), 1)`,
+      [coOwner, ids.org, hashPin(DEMO_PIN)],
+    );
+    const coRes = await issue(tokens.owner!, coOwner);
+    expect(coRes.status).toBe(403);
+    expect((await errorOf(coRes)).message).toMatch(/enrolment-code/);
     // An admin manages admin and athlete accounts, sets no clinician's PIN, and no athlete's
     // (whoever sets it reads the athlete's records): no code for them either.
     expect(await may('admin', 'physio')).toBe(403);
@@ -177,6 +189,21 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     await late.arrayBuffer();
   });
 
+  it("revoking a device revokes its account's unused codes: a stolen device's token leaves none behind", async () => {
+    const email = DEMO_EMAILS.analyst;
+    const res = await signIn(email, DEMO_PIN, await enrolmentCodeFor(hq.appUrl, email));
+    const device = (await res.json()) as { token: string; device_id: string };
+    // With the device's token, a code for its own account, kept for later...
+    const minted = (await (await issue(device.token, ids.users.analyst!)).json()) as { code: string };
+    // ...then the device is revoked.
+    const del = await fetch(`${server.url}/v1/devices/${device.device_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${tokens.owner}` } });
+    expect(del.status).toBe(200);
+    await del.arrayBuffer();
+    const later = await signIn(email, DEMO_PIN, minted.code);
+    expect(later.status).toBe(401);
+    await later.arrayBuffer();
+  });
+
   it('counts wrong codes towards the lockout, and a failed sign-in stores no token', async () => {
     const email = DEMO_EMAILS.sports_scientist;
     const before = Number(
@@ -224,5 +251,15 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     });
     expect(anon.status).toBe(401);
     await anon.arrayBuffer();
+  });
+  it('limits how many codes one account issues in an hour (each is a stored row)', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) {
+      const r = await issue(tokens.admin!, ids.users.admin!);
+      statuses.push(r.status);
+      await r.arrayBuffer();
+    }
+    expect(statuses.filter((st) => st === 201).length).toBeLessThanOrEqual(30);
+    expect(statuses.at(-1)).toBe(429);
   });
 });

@@ -12,8 +12,8 @@
  * only where models/roles.ts `pinRefusal` allows it (an account whose permissions are within the
  * signed-in role's own; an owner any non-owner account), so a super admin sets no clinician's PIN.
  * On a device enrolled with HQ, "HQ sign-in code…" gets a one-time code for an active account (to
- * enrol a device or sign in to HQ with their PIN; sync/SignInCode.tsx), offered where Set PIN is
- * (and to an owner for any account it manages): HQ applies the same rule and answers Forbidden otherwise.
+ * enrol a device or sign in to HQ with their PIN; sync/SignInCode.tsx), offered exactly where Set
+ * PIN is: HQ applies the same rule (sync/auth/enrolment-codes.ts) and answers Forbidden otherwise.
  */
 import type { SelectHTMLAttributes } from 'react';
 import { useState } from 'react';
@@ -156,8 +156,8 @@ export function UsersSection() {
               },
               ...(pinOk ? [{ id: 'set-pin', label: u.has_pin ? 'Reset PIN…' : 'Set PIN…', onClick: () => setOpen({ kind: 'pin', user: u }) }] : []),
               // A code signs the account in to HQ (with its PIN): HQ's rule is the one for setting
-              // that PIN, except that an owner may issue any account's (sync/auth/enrolment-codes.ts).
-              ...((pinOk || me.role === 'owner') && enrolled && u.active
+              // that PIN (sync/auth/enrolment-codes.ts); another owner's is theirs or the operator's.
+              ...(pinOk && enrolled && u.active
                 ? [{ id: 'signin-code', label: 'HQ sign-in code…', onClick: () => setOpen({ kind: 'code', user: u }) }]
                 : []),
             ];
