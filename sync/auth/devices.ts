@@ -37,8 +37,12 @@ export const ACCOUNT_CHANGED =
 const NO_MATCH =
   'That email, PIN and sign-in code do not match an active account. Check all three; a sign-in code works once, for one account, for 24 hours: ask a club owner or administrator for a new one if yours was used or is older.';
 
-/** Thrown inside the enrolment transaction when the code does not match (rolls the token back). */
-class CodeRejected extends Error {}
+/** The refusal thrown inside the enrolment transaction when the code does not match (rolls the token back). */
+class CodeRejected extends AppError {
+  constructor() {
+    super({ code: 'Unauthenticated', message: NO_MATCH });
+  }
+}
 
 function unauthenticated(message: string): AppError {
   return new AppError({ code: 'Unauthenticated', message });
@@ -141,9 +145,8 @@ export class DeviceRegistry {
         return (await c.query<{ name: string }>('SELECT name FROM organization WHERE id = $1', [user.org_id])).rows[0]?.name ?? '';
       },
     ).catch((e: unknown) => {
-      if (!(e instanceof CodeRejected)) throw e;
-      this.lockout.fail(user.id, t);
-      throw unauthenticated(NO_MATCH);
+      if (e instanceof CodeRejected) this.lockout.fail(user.id, t);
+      throw e;
     });
     this.lockout.succeed(user.id);
     return {

@@ -157,9 +157,7 @@ export function UsersSection() {
               ...(pinOk ? [{ id: 'set-pin', label: u.has_pin ? 'Reset PIN…' : 'Set PIN…', onClick: () => setOpen({ kind: 'pin', user: u }) }] : []),
               // A code signs the account in to HQ (with its PIN): HQ's rule is the one for setting
               // that PIN (sync/auth/enrolment-codes.ts); another owner's is theirs or the operator's.
-              ...(pinOk && enrolled && u.active
-                ? [{ id: 'signin-code', label: 'HQ sign-in code…', onClick: () => setOpen({ kind: 'code', user: u }) }]
-                : []),
+              ...(pinOk && enrolled && u.active ? [{ id: 'signin-code', label: 'HQ sign-in code…', onClick: () => setOpen({ kind: 'code', user: u }) }] : []),
             ];
           }}
         />
