@@ -392,8 +392,9 @@ export const CONTRACT = {
    * Whether the signed-in user is signed in to HQ as themselves on this device (the user who
    * enrolled it always is). Only then can HQ verify an owner approval or an RTP sign-off they give
    * here; without it HQ rejects the change (`approval_unverified` / `signoff_unverified`).
+   * `enrolled_here`: they enrolled this device (only then are HQ sign-in codes issued from it).
    */
-  'sync.hqSignIn': { input: Empty, output: z.object({ signed_in: z.boolean(), signed_in_at: z.string().nullable() }) },
+  'sync.hqSignIn': { input: Empty, output: z.object({ signed_in: z.boolean(), signed_in_at: z.string().nullable(), enrolled_here: z.boolean() }) },
   /**
    * Sign the signed-in user in to HQ as themselves on this enrolled device, with their PIN and a
    * one-time HQ sign-in code issued for their account (both sent to HQ once, never stored; their

@@ -27,7 +27,7 @@ export interface SyncEngine {
    */
   issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedSignInCode>;
   /** Whether `userId` can record approvals at HQ from this device. */
-  hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null };
+  hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null; enrolledHere: boolean };
   syncOnce(): Promise<unknown>;
   start(): void;
   stop(): Promise<void>;
@@ -178,11 +178,11 @@ export class AppSync {
     return issued;
   }
 
-  /** Whether `userId` is signed in to HQ on this device (the enrolled user always is). */
-  hqSignIn(userId: string): { signed_in: boolean; signed_in_at: string | null } {
-    if (!this.engine.status().enrolled) return { signed_in: false, signed_in_at: null };
+  /** Whether `userId` is signed in to HQ on this device (the enrolled user always is), and whether they enrolled it. */
+  hqSignIn(userId: string): { signed_in: boolean; signed_in_at: string | null; enrolled_here: boolean } {
+    if (!this.engine.status().enrolled) return { signed_in: false, signed_in_at: null, enrolled_here: false };
     const r = this.engine.hqSignIn(userId);
-    return { signed_in: r.signedIn, signed_in_at: r.signedInAt };
+    return { signed_in: r.signedIn, signed_in_at: r.signedInAt, enrolled_here: r.enrolledHere };
   }
 
   /** Call `listener` with each new status. Returns the unsubscribe function. */

@@ -685,6 +685,37 @@ function rejectDependents(db: Db, changesetId: string, message: string, current:
       at,
     );
   }
+  failProposalsOn(db, rows, message, at);
+}
+
+/**
+ * Close as failed every open proposal on this device (an assistant or MCP change waiting for its
+ * user's confirmation, or one waiting for an owner) that changes one of `rows`: it was planned on
+ * this device's rows while a change to them was pending, so its expected versions may count a
+ * change HQ will never hold, and approving it could overwrite another device's write (issue 12
+ * re-review). One waiting for an owner is also withdrawn at HQ (a decline by its proposer,
+ * migration 0015), so no owner approves it on another device.
+ */
+function failProposalsOn(db: Db, rows: ReadonlySet<string>, message: string, at: string): void {
+  const open = sqlite(db)
+    .prepare(
+      `SELECT p.id, p.user_id, p.status, c.changes_json FROM changeset_proposal p JOIN changeset c ON c.id = p.id WHERE p.status IN ('proposed', 'needs_owner')`,
+    )
+    .all() as { id: string; user_id: string; status: string; changes_json: string }[];
+  const enrolled = !!sqlite(db).prepare('SELECT 1 FROM sync_enrolment WHERE id = 1').get();
+  const failure = JSON.stringify({ code: 'Conflict', message });
+  for (const p of open) {
+    const keys = (JSON.parse(p.changes_json) as { table: string; id: string }[]).map((ch) => `${ch.table}:${ch.id}`);
+    if (!keys.some((k) => rows.has(k))) continue;
+    sqlite(db)
+      .prepare(`UPDATE changeset_proposal SET status = 'failed', decided_by = NULL, decided_at = ?, failure_json = ?, updated_at = ? WHERE id = ?`)
+      .run(at, failure, at, p.id);
+    sqlite(db).prepare(`UPDATE changeset SET status = 'failed' WHERE id = ? AND status IN ('proposed', 'needs_owner')`).run(p.id);
+    if (p.status === 'needs_owner' && enrolled)
+      sqlite(db)
+        .prepare(`INSERT OR IGNORE INTO sync_proposal_event (proposal_id, op, user_id, created_at) VALUES (?, 'decline', ?, ?)`)
+        .run(p.id, p.user_id, at);
+  }
 }
 
 /** `table:id` of every row an outbox changeset changes. */

@@ -68,17 +68,30 @@ describe.skipIf(!havePg)('HQ sign-in codes through the contract', () => {
       ok: false,
       error: { code: 'Forbidden', message: expect.stringMatching(/your own account only/) },
     });
-    // The owner, not signed in to HQ on this laptop: Unauthenticated, saying so.
+    // The owner, on a laptop the admin enrolled: no codes from here (see below), saying where they come from.
     expect(await code(DEMO_EMAILS.owner, DEMO_EMAILS.physio)).toMatchObject({
       ok: false,
-      error: { code: 'Unauthenticated', message: expect.stringMatching(/not signed in to HQ/) },
+      error: { code: 'Forbidden', message: expect.stringMatching(/enrolled with your own account/) },
     });
 
     // The owner signs in to HQ here: the PIN with a wrong code is refused, with their own code accepted.
     const signIn = (pin: string, c: string) => dispatch(handlers, as(DEMO_EMAILS.owner), 'sync.signInToHq', { pin, code: c });
     expect(await signIn(DEMO_PIN, 'AAAA-BBBB-CCCC')).toMatchObject({ ok: false, error: { code: 'Unauthenticated' } });
     expect(await signIn(DEMO_PIN, await hq.code(DEMO_EMAILS.owner))).toMatchObject({ ok: true, value: { signed_in: true } });
-    const physioCode = await code(DEMO_EMAILS.owner, DEMO_EMAILS.physio);
+    // Signed in to HQ on a device someone else enrolled, the owner issues no codes there: whoever
+    // signed in locally as the owner (a PIN the laptop's hashes give away) would mint the owner's
+    // own codes, and so HQ tokens anywhere (issue 12 re-review).
+    expect(await code(DEMO_EMAILS.owner, DEMO_EMAILS.owner)).toMatchObject({
+      ok: false,
+      error: { code: 'Forbidden', message: expect.stringMatching(/enrolled with your own account/) },
+    });
+    expect(await code(DEMO_EMAILS.owner, DEMO_EMAILS.physio)).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+    // On the owner's own device (enrolled with the owner's account), the owner issues the physio's code.
+    const office = device();
+    await office.sync.enrol({ hqUrl: hq.url, email: DEMO_EMAILS.owner, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.owner), deviceName: 'Owner laptop' });
+    await office.sync.syncNow(); // the club's accounts arrive (the same ids as on the laptop)
+    const officeHandlers = createHandlers({ db: office.db, sync: office.sync });
+    const physioCode = await dispatch(officeHandlers, as(DEMO_EMAILS.owner), 'sync.enrolmentCode', { userId: id(DEMO_EMAILS.physio) });
     expect(physioCode).toMatchObject({ ok: true, value: { code: expect.stringMatching(CODE), user: { email: DEMO_EMAILS.physio, role: 'physio' } } });
     const issued = (physioCode as { value: { code: string } }).value.code;
 

@@ -142,7 +142,7 @@ describe('sync operations through dispatch', () => {
     expect(await dispatch(handlers, physio, 'sync.now', {})).toMatchObject({ ok: false, error: { code: 'NotConfigured' } });
     expect(await dispatch(handlers, physio, 'sync.discard', { changesetId: 'not-an-id' })).toMatchObject({ ok: false, error: { code: 'Validation' } });
     expect(await dispatch(handlers, anon, 'sync.hqSignIn', {})).toMatchObject({ ok: false, error: { code: 'Unauthenticated' } });
-    expect(await dispatch(handlers, owner, 'sync.hqSignIn', {})).toEqual({ ok: true, value: { signed_in: false, signed_in_at: null } });
+    expect(await dispatch(handlers, owner, 'sync.hqSignIn', {})).toEqual({ ok: true, value: { signed_in: false, signed_in_at: null, enrolled_here: false } });
     expect(await dispatch(handlers, owner, 'sync.signInToHq', { pin: '1234', code: 'AAAA-BBBB-CCCC' })).toMatchObject({
       ok: false,
       error: { code: 'NotConfigured' },

@@ -190,9 +190,13 @@ export function syncDiscard(db: Db, sync: AppSync | null | undefined, userId: st
 }
 
 /** `sync.hqSignIn`: is the signed-in user signed in to HQ as themselves on this device? */
-export function syncHqSignIn(db: Db, sync: AppSync | null | undefined, userId: string): { signed_in: boolean; signed_in_at: string | null } {
+export function syncHqSignIn(
+  db: Db,
+  sync: AppSync | null | undefined,
+  userId: string,
+): { signed_in: boolean; signed_in_at: string | null; enrolled_here: boolean } {
   actorOf(db, userId);
-  return sync ? sync.hqSignIn(userId) : { signed_in: false, signed_in_at: null };
+  return sync ? sync.hqSignIn(userId) : { signed_in: false, signed_in_at: null, enrolled_here: false };
 }
 
 /**

@@ -76,7 +76,7 @@ describe.skipIf(!havePg)('owner approvals from a device, verified by HQ', () => 
   it("a shared laptop's owner approval without the owner's HQ sign-in is rejected and stays a visible conflict; after the owner signs in to HQ there, it is applied", async () => {
     const { db, sync } = await enrol(DEMO_EMAILS.admin, 'Clinic laptop');
     const ownerId = userId(db, DEMO_EMAILS.owner);
-    expect(sync.hqSignIn(ownerId)).toEqual({ signedIn: false, signedInAt: null });
+    expect(sync.hqSignIn(ownerId)).toEqual({ signedIn: false, signedInAt: null, enrolledHere: false });
 
     // 1. Approved by the owner on this device, but HQ has no proof the owner acted.
     const first = proposeAndApprove(db, DEMO_EMAILS.admin, 0);

@@ -17,6 +17,7 @@ import { getEnrolment, listShapeStates, uploadState } from '../data/sync';
 import { machineSecretBox, type SealedSecret } from '../security/secret-box';
 import { applyPlanned, callVerb } from '../services';
 import { getChangeset } from '../data/changesets';
+import { approveProposal, proposeChangeset } from '../kinetix/proposals';
 import { DeviceSync } from './engine';
 import { HQ_ROLES } from '../../sync/pg/roles';
 import { havePg, useHqStack } from './testing/hq-stack';
@@ -317,6 +318,46 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       [first.changeset.id, 'validation'],
       [second.changeset.id, 'stale'],
     ]);
+    const [inj] = await hq.query<{ clinician_notes: string }>(hq.summary.orgId, 'SELECT clinician_notes FROM injury WHERE id = $1', [injury]);
+    expect(inj!.clinician_notes).toBe('PHYSIO A: must keep');
+  });
+
+  it('a proposal planned on top of an edit HQ then rejects fails with it: approving it cannot overwrite the other device (issue 12 re-review)', async () => {
+    const a = await enrol('physio');
+    const b = await enrol('doctor');
+    await a.sync.syncOnce();
+    await b.sync.syncOnce();
+    const injury = (sqlite(a.db).prepare('SELECT id FROM injury WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 6').get() as { id: string }).id;
+    const doctor = findUserByEmail(b.db, DEMO_EMAILS.doctor)!.id;
+    callVerb({ db: b.db, userId: doctor }, 'injuries.update', { id: injury, clinician_notes: 'DOCTOR B first' });
+    const row = sqlite(b.db).prepare('SELECT clinician_notes, version FROM injury WHERE id = ?').get(injury) as { clinician_notes: string; version: number };
+    // An MCP client's change, planned on the row as B's pending edit left it, waiting for B's confirmation.
+    const p = proposeChangeset(b.db, {
+      userId: doctor,
+      source: 'mcp',
+      toolName: 'injuries.update',
+      title: 'Update injury',
+      planned: {
+        verb: 'injuries.update',
+        summary: 'append',
+        changes: [
+          {
+            op: 'update',
+            table: 'injury',
+            id: injury,
+            version: row.version,
+            before: { clinician_notes: row.clinician_notes },
+            after: { clinician_notes: 'DOCTOR B first + MCP addendum' },
+          },
+        ],
+      },
+    });
+    callVerb(as(a.db, DEMO_EMAILS.physio), 'injuries.update', { id: injury, clinician_notes: 'PHYSIO A: must keep' });
+    await a.sync.syncOnce();
+    await b.sync.syncOnce();
+    // B's row is HQ's again, at the very version the proposal was planned on; the proposal failed with the edit.
+    expect(() => approveProposal(b.db, { approverUserId: doctor, changesetId: p.id, contentHash: p.contentHash })).toThrow(/already failed/);
+    await b.sync.syncOnce();
     const [inj] = await hq.query<{ clinician_notes: string }>(hq.summary.orgId, 'SELECT clinician_notes FROM injury WHERE id = $1', [injury]);
     expect(inj!.clinician_notes).toBe('PHYSIO A: must keep');
   });

@@ -396,34 +396,28 @@ export class DeviceSync {
   }
 
   /**
-   * Ask HQ for a one-time sign-in code for the account `targetUserId`, as `actorUserId` with that
-   * user's own HQ token on this device (the enrolled user's, or one {@link signInUser} stored). HQ
-   * decides who may (sync/auth/enrolment-codes.ts `enrolmentCodeRefusal`: oneself; an owner; an
-   * administrator for accounts whose PIN they may set). The code is returned once and not stored.
-   * @throws NotConfigured (not enrolled), Unauthenticated (the actor is not signed in to HQ on this
-   *   device, or HQ refused their token), Forbidden, NotFound, Unavailable (HQ unreachable)
+   * Ask HQ for a one-time sign-in code for the account `targetUserId`, as `actorUserId`, who must be
+   * the account that enrolled this device (its device token; never a token {@link signInUser}
+   * stored for another user of a shared device). HQ decides who may (sync/auth/enrolment-codes.ts
+   * `enrolmentCodeRefusal`: oneself, or someone who may set the account's PIN). The code is
+   * returned once and not stored.
+   * @throws NotConfigured (not enrolled), Unauthenticated (HQ refused the token), Forbidden (the
+   *   actor is not this device's enrolled user; or HQ's refusal), NotFound, Unavailable (HQ unreachable)
    */
   async issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedEnrolmentCode> {
     const e = this.enrolment();
-    let token: string;
-    if (actorUserId === e.user_id) token = e.token;
-    else {
-      const row = getUserToken(this.db, actorUserId);
-      let opened: string | null = null;
-      if (row) {
-        try {
-          opened = this.box.open(JSON.parse(row.token_sealed) as SealedSecret);
-        } catch {
-          deleteUserToken(this.db, actorUserId);
-        }
-      }
-      if (opened === null)
-        throw new AppError({
-          code: 'Unauthenticated',
-          message: 'You are not signed in to HQ on this device. Sign in to HQ first (Settings → Sync), then ask for the code again.',
-        });
-      token = opened;
-    }
+    // Only with the token of the account that enrolled this device. A user who signed in to HQ on a
+    // shared device ({@link signInUser}) keeps a token here that whoever signs in locally as them
+    // (a PIN, which the device's own hashes give away) could use to mint codes for their account,
+    // and so HQ tokens anywhere: an owner's among them (issue 12 re-review). They issue codes from a
+    // device enrolled with their own account.
+    if (actorUserId !== e.user_id)
+      throw new AppError({
+        code: 'Forbidden',
+        message:
+          'HQ sign-in codes are issued from a device enrolled with your own account, not from a device someone else enrolled. Use your own device, or ask a club owner or administrator.',
+      });
+    const token = e.token;
     let res: Response;
     try {
       res = await this.trackedFetch(`${e.hq_url}/v1/enrolment-codes`, {
@@ -442,12 +436,16 @@ export class DeviceSync {
     return (await res.json()) as IssuedEnrolmentCode;
   }
 
-  /** Whether `userId` can record approvals at HQ from this device: the enrolled user, or signed in to HQ here ({@link signInUser}). */
-  hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null } {
+  /**
+   * Whether `userId` can record approvals at HQ from this device: the enrolled user, or signed in to
+   * HQ here ({@link signInUser}); `enrolledHere`: they enrolled it (only then do they issue sign-in
+   * codes from it, {@link issueEnrolmentCode}).
+   */
+  hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null; enrolledHere: boolean } {
     const e = getEnrolment(this.db);
-    if (e?.user_id === userId) return { signedIn: true, signedInAt: e.enrolled_at };
+    if (e?.user_id === userId) return { signedIn: true, signedInAt: e.enrolled_at, enrolledHere: true };
     const t = getUserToken(this.db, userId);
-    return { signedIn: !!t, signedInAt: t?.signed_in_at ?? null };
+    return { signedIn: !!t, signedInAt: t?.signed_in_at ?? null, enrolledHere: false };
   }
 
   // ------------------------------------------------------------------------------------------

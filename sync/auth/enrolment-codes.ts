@@ -6,7 +6,8 @@
  * - format: 12 symbols of Crockford's base32 (60 bits), shown as `XXXX-XXXX-XXXX`; typed in any
  *   case, with or without dashes or spaces; `I`/`L` read as `1`, `O` as `0`
  *   (https://www.crockford.com/base32.html);
- * - single use (spent in the transaction that creates the device token), bound to one account,
+ * - single use (spent in the transaction that creates the device token), bound to one account as
+ *   it was when issued (its role, athlete link, PIN and status: any change ends it, HQ 0014),
  *   expiring after {@link ENROLMENT_CODE_TTL_HOURS} hours; issuing a new one for an account
  *   revokes its earlier unused ones;
  * - stored only as SHA-256 (hex): 60 random bits, single use and a day's life make a slow hash
@@ -99,9 +100,10 @@ interface TargetRow {
   active: boolean;
   linked_athlete_id: string | null;
   deleted_at: string | null;
+  pin_hash: string | null;
 }
 
-const TARGET_COLUMNS = 'id, org_id, email, display_name, role, active, linked_athlete_id, deleted_at';
+const TARGET_COLUMNS = 'id, org_id, email, display_name, role, active, linked_athlete_id, deleted_at, pin_hash';
 
 async function insertCode(c: pg.PoolClient, target: TargetRow, issuedBy: string | null, now: number): Promise<IssuedEnrolmentCode> {
   if (!target.active || target.deleted_at)
@@ -112,15 +114,11 @@ async function insertCode(c: pg.PoolClient, target: TargetRow, issuedBy: string 
   await c.query('UPDATE hq_enrolment_code SET revoked_at = $1 WHERE user_id = $2 AND used_at IS NULL AND revoked_at IS NULL', [at, target.id]);
   const code = newEnrolmentCode();
   const expires = new Date(now + ENROLMENT_CODE_TTL_HOURS * 3_600_000).toISOString();
-  await c.query('INSERT INTO hq_enrolment_code (id, org_id, user_id, code_hash, issued_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-    uuidv7(),
-    target.org_id,
-    target.id,
-    hashEnrolmentCode(code),
-    issuedBy,
-    at,
-    expires,
-  ]);
+  await c.query(
+    `INSERT INTO hq_enrolment_code (id, org_id, user_id, code_hash, issued_by, created_at, expires_at, account_stamp)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, hq_account_stamp($8, $9, $10, $11))`,
+    [uuidv7(), target.org_id, target.id, hashEnrolmentCode(code), issuedBy, at, expires, target.role, target.linked_athlete_id, target.pin_hash, target.active],
+  );
   return { code, expires_at: expires, user: { id: target.id, email: target.email, display_name: target.display_name, role: target.role } };
 }
 
@@ -165,7 +163,8 @@ export async function issueOperatorEnrolmentCode(pool: pg.Pool, email: string, n
 /**
  * Spend a code for `userId` in the caller's transaction (inside the tenant of that user's org),
  * recording the device it let in. True when a live code matched (and is now spent), false when
- * none did (wrong, used, revoked, expired, or another account's).
+ * none did (wrong, used, revoked, expired, another account's, or issued before the account's
+ * role, athlete link, PIN or status changed: HQ 0014 `account_stamp`).
  */
 export async function spendEnrolmentCode(c: pg.PoolClient, userId: string, typed: string, deviceId: string, now: number): Promise<boolean> {
   const hash = hashEnrolmentCode(typed);
@@ -173,7 +172,8 @@ export async function spendEnrolmentCode(c: pg.PoolClient, userId: string, typed
   const at = new Date(now).toISOString();
   const r = await c.query(
     `UPDATE hq_enrolment_code SET used_at = $1, used_by_device = $2
-      WHERE user_id = $3 AND code_hash = $4 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $1`,
+      WHERE user_id = $3 AND code_hash = $4 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $1
+        AND account_stamp = (SELECT hq_account_stamp(u.role, u.linked_athlete_id, u.pin_hash, u.active) FROM app_user u WHERE u.id = $3)`,
     [at, deviceId, userId, hash],
   );
   return r.rowCount === 1;

@@ -70,7 +70,8 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     const second = (await admin.query<{ id: string }>('SELECT id FROM app_user WHERE email = $1', [DEMO_SECOND_EMAILS.owner])).rows[0]!.id;
     ids = { org: init.summary.orgId, users: init.summary.userIds, secondOwner: second };
     pool = createPool(hq.appUrl, 2);
-    server = await startHqServer({ appUrl: hq.appUrl, shapeUrl: 'http://127.0.0.1:9', poolSize: 4 });
+    // The per-address sign-in limit (20 in 5 min) is sync/write/changesets.test.ts's subject, not this file's.
+    server = await startHqServer({ appUrl: hq.appUrl, shapeUrl: 'http://127.0.0.1:9', poolSize: 4, enrolLimit: { max: 1000, windowMs: 60_000 } });
     for (const role of ['owner', 'admin', 'physio', 'athlete'] as const) tokens[role] = await enrolled(DEMO_EMAILS[role]);
   });
   afterAll(async () => {
@@ -202,6 +203,27 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     const later = await signIn(email, DEMO_PIN, minted.code);
     expect(later.status).toBe(401);
     await later.arrayBuffer();
+  });
+
+  it("ends a code when its account changes: an admin's code for an admin account no longer signs it in once the owner makes it a doctor (issue 12 re-review)", async () => {
+    const id = uuidv7();
+    await admin.query(
+      `INSERT INTO app_user (id, org_id, email, display_name, role, active, pin_hash, created_at, updated_at, version)
+       VALUES ($1, $2, 'second.admin@kestrelvale.test', 'Second Admin', 'admin', true, $3, now(), now(), 1)`,
+      [id, ids.org, hashPin(DEMO_PIN)],
+    );
+    const issued = await issue(tokens.admin!, id);
+    expect(issued.status).toBe(201);
+    const { code } = (await issued.json()) as { code: string };
+    await admin.query("UPDATE app_user SET role = 'doctor', version = version + 1 WHERE id = $1", [id]);
+    const late = await signIn('second.admin@kestrelvale.test', DEMO_PIN, code);
+    expect(late.status).toBe(401);
+    await late.arrayBuffer();
+    // Back to admin: the same stamp again, the code (still unused) works.
+    await admin.query("UPDATE app_user SET role = 'admin', version = version + 1 WHERE id = $1", [id]);
+    const ok = await signIn('second.admin@kestrelvale.test', DEMO_PIN, code);
+    expect(ok.status).toBe(201);
+    await ok.arrayBuffer();
   });
 
   it('counts wrong codes towards the lockout, and a failed sign-in stores no token', async () => {

@@ -74,6 +74,9 @@ export function useHqStack(
       shapeSecret: SECRET,
       maxLongPollMs: 15_000,
       poolSize: 6,
+      // Device sign-ins per address (20 in 5 min in production) are sync/write/changesets.test.ts's
+      // subject; a test file here enrols a device per test from the one address.
+      enrolLimit: { max: 1000, windowMs: 60_000 },
       port,
       ...(opts.shapeLimits ? { shapeLimits: opts.shapeLimits } : {}),
       ...(opts.hqLog ? { log: opts.hqLog } : {}),

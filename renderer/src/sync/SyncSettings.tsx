@@ -226,7 +226,7 @@ export function HqSignInCard() {
  */
 function OwnerHqSignIn({ approves }: { approves: boolean }) {
   const me = useSession((s) => s.me);
-  const [state, setState] = useState<{ signed_in: boolean; signed_in_at: string | null } | null>(null);
+  const [state, setState] = useState<{ signed_in: boolean; signed_in_at: string | null; enrolled_here?: boolean } | null>(null);
   const [pin, setPin] = useState('');
   const [code, setCode] = useState('');
   const [busy, setBusy] = useState(false);
@@ -255,10 +255,12 @@ function OwnerHqSignIn({ approves }: { approves: boolean }) {
         <>
           <p className="small">
             You are signed in to HQ as yourself on this device{state.signed_in_at ? ` (since ${formatDateTime(state.signed_in_at)})` : ''}
-            {approves ? ': HQ can verify the changes you approve and the RTP sign-offs you give here, even offline.' : '.'} To enrol another device of yours, or
-            sign in to HQ on a shared laptop, get a one-time sign-in code here and enter it there with your email and PIN.
+            {approves ? ': HQ can verify the changes you approve and the RTP sign-offs you give here, even offline.' : '.'}{' '}
+            {state.enrolled_here
+              ? 'To enrol another device of yours, or sign in to HQ on a shared laptop, get a one-time sign-in code here and enter it there with your email and PIN.'
+              : 'Sign-in codes for your other devices come from a device enrolled with your own account, or from a club owner or administrator: not from a device someone else enrolled.'}
           </p>
-          {me ? <SelfSignInCode userId={me.user_id} /> : null}
+          {me && state.enrolled_here ? <SelfSignInCode userId={me.user_id} /> : null}
         </>
       ) : (
         <form

@@ -11,12 +11,12 @@
  * linked to an athlete's record) only Budget and Deactivate / Reactivate. Set / Reset PIN is offered
  * only where models/roles.ts `pinRefusal` allows it (an account whose permissions are within the
  * signed-in role's own; an owner any non-owner account), so a super admin sets no clinician's PIN.
- * On a device enrolled with HQ, "HQ sign-in code…" gets a one-time code for an active account (to
+ * On a device enrolled with HQ by the signed-in user, "HQ sign-in code…" gets a one-time code for an active account (to
  * enrol a device or sign in to HQ with their PIN; sync/SignInCode.tsx), offered exactly where Set
  * PIN is: HQ applies the same rule (sync/auth/enrolment-codes.ts) and answers Forbidden otherwise.
  */
 import type { SelectHTMLAttributes } from 'react';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { Role } from '../../../../models/roles';
 import { GRANTABLE_ROLES, SELF_SCOPED_ROLES, canLinkAthleteAccount, canManageRole, pinRefusal } from '../../../../models/roles';
 import type { VerbOutput } from '../../../../models/verbs';
@@ -58,8 +58,22 @@ export function UsersSection() {
   );
   const [open, setOpen] = useState<Open>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  // Sign-in codes come from HQ: offered only on a device enrolled with it.
-  const enrolled = useSync((s) => s.status?.enrolled === true);
+  // Sign-in codes come from HQ: offered only on a device enrolled with it, by the signed-in user's
+  // own account (main/sync/engine.ts issueEnrolmentCode: never through another user's HQ sign-in).
+  const deviceEnrolled = useSync((s) => s.status?.enrolled === true);
+  const [enrolledHere, setEnrolledHere] = useState(false);
+  useEffect(() => {
+    if (!deviceEnrolled) return;
+    let live = true;
+    call('sync.hqSignIn', {}).then(
+      (r) => live && setEnrolledHere(r.enrolled_here),
+      () => live && setEnrolledHere(false),
+    );
+    return () => {
+      live = false;
+    };
+  }, [deviceEnrolled]);
+  const enrolled = deviceEnrolled && enrolledHere;
   // Athlete accounts reach an athlete's wellness and vitals: only a role that reads those itself
   // (models/roles.ts canLinkAthleteAccount) adds, links or sets the PIN of one; an admin is not offered it.
   const mayLink = canLinkAthleteAccount(me.role);
