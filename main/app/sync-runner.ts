@@ -22,8 +22,8 @@ export interface SyncEngine {
   /** Sign a user in to HQ as themselves on this device (their owner approvals become verifiable). @throws as HQ's sign-in */
   signInUser(input: { email: string; pin: string; code: string }): Promise<{ userId: string; signedInAt: string }>;
   /**
-   * Ask HQ for a one-time sign-in code for `targetUserId`, with `actorUserId`'s own HQ sign-in on
-   * this device. @throws NotConfigured, Unauthenticated (actor not signed in to HQ here), Forbidden, NotFound, Unavailable
+   * Ask HQ for a one-time sign-in code for `targetUserId`, as `actorUserId`, the account that enrolled
+   * this device. @throws NotConfigured, Forbidden (another user; HQ's refusal), Unauthenticated, NotFound, Unavailable
    */
   issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedSignInCode>;
   /** Whether `userId` can record approvals at HQ from this device. */
@@ -166,10 +166,11 @@ export class AppSync {
   }
 
   /**
-   * A one-time HQ sign-in code for `targetUserId`, issued by HQ with `actorUserId`'s own HQ sign-in
-   * on this device (the enrolled user's, or one {@link signInUser} stored). Never logged or kept.
-   * @throws NotConfigured (not enrolled), Unauthenticated (the actor is not signed in to HQ here),
-   *   Forbidden / NotFound (HQ's answer), RateLimited, Unavailable (HQ not reachable)
+   * A one-time HQ sign-in code for `targetUserId`, issued by HQ with the device token of the account
+   * that enrolled this device, which `actorUserId` must be (never a token {@link signInUser} stored
+   * for another user). Never logged or kept.
+   * @throws NotConfigured (not enrolled), Forbidden (the actor did not enrol this device; HQ's
+   *   refusal), Unauthenticated / NotFound (HQ's answer), RateLimited, Unavailable (HQ not reachable)
    */
   async issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedSignInCode> {
     this.requireEnrolled();

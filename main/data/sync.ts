@@ -666,7 +666,11 @@ export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: strin
  * each as `stale` with `message` and the `current` rows among its own.
  */
 function rejectDependents(db: Db, changesetId: string, message: string, current: readonly CurrentRow[], at: string): void {
-  const first = sqlite(db).prepare('SELECT seq, payload_json FROM outbox WHERE changeset_id = ?').get(changesetId) as { seq: number; payload_json: string };
+  const first = sqlite(db).prepare('SELECT seq, payload_json, created_at FROM outbox WHERE changeset_id = ?').get(changesetId) as {
+    seq: number;
+    payload_json: string;
+    created_at: string;
+  };
   const rows = new Set(changedRows(first));
   const later = sqlite(db).prepare(`SELECT changeset_id, payload_json FROM outbox WHERE status = 'pending' AND seq > ? ORDER BY seq`).all(first.seq) as {
     changeset_id: string;
@@ -685,7 +689,7 @@ function rejectDependents(db: Db, changesetId: string, message: string, current:
       at,
     );
   }
-  failProposalsOn(db, rows, message, at);
+  failProposalsOn(db, rows, message, at, first.created_at);
 }
 
 /**
@@ -694,14 +698,17 @@ function rejectDependents(db: Db, changesetId: string, message: string, current:
  * this device's rows while a change to them was pending, so its expected versions may count a
  * change HQ will never hold, and approving it could overwrite another device's write (issue 12
  * re-review). One waiting for an owner is also withdrawn at HQ (a decline by its proposer,
- * migration 0015), so no owner approves it on another device.
+ * migration 0015), so no owner approves it on another device. Only proposals made on this device
+ * (`origin_device_id` null: never one HQ copied in from another device, which is not this device's
+ * to withdraw; issue 12 final review) and no earlier than the refused change (`since`).
  */
-function failProposalsOn(db: Db, rows: ReadonlySet<string>, message: string, at: string): void {
+function failProposalsOn(db: Db, rows: ReadonlySet<string>, message: string, at: string, since: string): void {
   const open = sqlite(db)
     .prepare(
-      `SELECT p.id, p.user_id, p.status, c.changes_json FROM changeset_proposal p JOIN changeset c ON c.id = p.id WHERE p.status IN ('proposed', 'needs_owner')`,
+      `SELECT p.id, p.user_id, p.status, c.changes_json FROM changeset_proposal p JOIN changeset c ON c.id = p.id
+        WHERE p.status IN ('proposed', 'needs_owner') AND p.origin_device_id IS NULL AND p.created_at >= ?`,
     )
-    .all() as { id: string; user_id: string; status: string; changes_json: string }[];
+    .all(since) as { id: string; user_id: string; status: string; changes_json: string }[];
   const enrolled = !!sqlite(db).prepare('SELECT 1 FROM sync_enrolment WHERE id = 1').get();
   const failure = JSON.stringify({ code: 'Conflict', message });
   for (const p of open) {

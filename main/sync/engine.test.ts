@@ -362,6 +362,55 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(inj!.clinician_notes).toBe('PHYSIO A: must keep');
   });
 
+  it("a refused or discarded edit fails only this device's own proposals: another user's proposal copied from HQ stays waiting there (issue 12 final review)", async () => {
+    const laptop = await enrol('admin');
+    const owner = await enrol('owner');
+    await laptop.sync.syncOnce();
+    await owner.sync.syncOnce();
+    const fee = sqlite(laptop.db).prepare('SELECT id, version, price_cents FROM rate_item WHERE deleted_at IS NULL ORDER BY code LIMIT 1 OFFSET 2').get() as {
+      id: string;
+      version: number;
+      price_cents: number;
+    };
+    const adminId = findUserByEmail(laptop.db, DEMO_EMAILS.admin)!.id;
+    const p = proposeChangeset(laptop.db, {
+      userId: adminId,
+      source: 'page',
+      toolName: 'rates.updateItem',
+      title: 'Change a fee',
+      permission: 'rates.write',
+      planned: {
+        verb: 'rates.updateItem',
+        summary: 'Raise a fee by 25 %',
+        changes: [
+          {
+            op: 'update',
+            table: 'rate_item',
+            id: fee.id,
+            version: fee.version,
+            before: { price_cents: fee.price_cents },
+            after: { price_cents: Math.round(fee.price_cents * 1.25) },
+          },
+        ],
+      },
+    });
+    expect(p.status).toBe('needs_owner');
+    await laptop.sync.syncOnce();
+    await syncUntil(
+      [owner.sync],
+      'the proposal reaches the owner',
+      () => !!sqlite(owner.db).prepare('SELECT 1 FROM changeset_proposal WHERE id = ?').get(p.id),
+    );
+    // The owner edits that fee's name and discards the edit: the admin's proposal is not the owner's device's to withdraw.
+    const ownerId = findUserByEmail(owner.db, DEMO_EMAILS.owner)!.id;
+    const edit = callVerb({ db: owner.db, userId: ownerId }, 'rates.updateItem', { id: fee.id, name: 'typo' }) as { changeset: { id: string } };
+    owner.sync.discard(edit.changeset.id, ownerId);
+    expect(sqlite(owner.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id)).toBe('needs_owner');
+    await owner.sync.syncOnce();
+    const [atHq] = await hq.query<{ status: string }>(hq.summary.orgId, 'SELECT status FROM hq_proposal WHERE id = $1', [p.id]);
+    expect(atHq!.status).toBe('needs_owner');
+  });
+
   it('an edit made on top of a discarded pending edit is held back as a conflict, not uploaded', async () => {
     const a = await enrol('physio');
     const b = await enrol('doctor');

@@ -351,7 +351,7 @@ export class DeviceSync {
   /**
    * Sign a user of this device's club in to HQ as themselves on this device (email + PIN + a
    * one-time sign-in code, checked by HQ; neither is stored): their own device token is kept
-   * sealed, and used only to issue their own sign-in codes ({@link issueEnrolmentCode}) and to record
+   * sealed, and used only to record
    * at HQ their owner approvals and RTP sign-off attestations made on this device (see the module
    * header). The enrolled user needs none (the device token is theirs). Replaces an earlier sign-in of the same user.
    * @throws NotConfigured (not enrolled), Validation (no code), Unauthenticated (wrong email, PIN
