@@ -155,20 +155,7 @@ export function SyncSettings({ defaultEmail }: { defaultEmail?: string }) {
             PIN
             <input type="password" name="pin" required inputMode="numeric" autoComplete="off" value={pin} onChange={(e) => setPin(e.target.value)} />
           </label>
-          <label>
-            Sign-in code <span className="small muted">({CODE_HINT})</span>
-            <input
-              type="text"
-              name="code"
-              required
-              autoComplete="off"
-              spellCheck={false}
-              placeholder="XXXX-XXXX-XXXX"
-              maxLength={64}
-              value={code}
-              onChange={(e) => setCode(e.target.value)}
-            />
-          </label>
+          <CodeField name="code" value={code} onChange={setCode} />
           <label>
             Device name <span className="small muted">(optional)</span>
             <input
@@ -282,20 +269,7 @@ function OwnerHqSignIn({ approves }: { approves: boolean }) {
             Your PIN
             <input type="password" name="ownerPin" required inputMode="numeric" autoComplete="off" value={pin} onChange={(e) => setPin(e.target.value)} />
           </label>
-          <label>
-            Sign-in code <span className="small muted">({CODE_HINT})</span>
-            <input
-              type="text"
-              name="ownerCode"
-              required
-              autoComplete="off"
-              spellCheck={false}
-              placeholder="XXXX-XXXX-XXXX"
-              maxLength={64}
-              value={code}
-              onChange={(e) => setCode(e.target.value)}
-            />
-          </label>
+          <CodeField name="ownerCode" value={code} onChange={setCode} />
           <div className="row-actions">
             <button type="submit" data-action="owner-hq-signin" disabled={busy || !pin || !code.trim()}>
               {busy ? 'Signing in…' : 'Sign in to HQ as me'}
@@ -304,5 +278,25 @@ function OwnerHqSignIn({ approves }: { approves: boolean }) {
         </form>
       )}
     </div>
+  );
+}
+
+/** The one-time HQ sign-in code input (enrol form, and the HQ sign-in form); `name` is the field's form name. */
+function CodeField({ name, value, onChange }: { name: string; value: string; onChange(v: string): void }) {
+  return (
+    <label>
+      Sign-in code <span className="small muted">({CODE_HINT})</span>
+      <input
+        type="text"
+        name={name}
+        required
+        autoComplete="off"
+        spellCheck={false}
+        placeholder="XXXX-XXXX-XXXX"
+        maxLength={64}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+      />
+    </label>
   );
 }
