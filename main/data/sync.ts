@@ -688,8 +688,39 @@ function rejectDependents(db: Db, changesetId: string, message: string, current:
       current.filter((r) => keys.includes(`${r.table}:${r.id}`)),
       at,
     );
+    withdrawHeldApproval(db, o.changeset_id, message, at);
   }
   failProposalsOn(db, rows, message, at, first.created_at);
+}
+
+/**
+ * When a changeset rejected unsent (made on top of a refused or discarded one) is the approval of
+ * a *needs owner* proposal made on this device and reported to HQ: close the proposal here as
+ * failed and queue its withdrawal at HQ. HQ never sees the held-back approval, so without it the
+ * proposal would still wait there and an owner on another device could approve it, with expected
+ * versions that count a change HQ will never hold (issue 12 final review B-b). The decline goes
+ * in the name of whoever this device can vouch for at HQ: the approver when they signed in to HQ
+ * here (or are the device's account), otherwise the proposer (a withdrawal, which HQ takes from an
+ * org device whose account could make the change; sync/write/proposals.ts).
+ */
+function withdrawHeldApproval(db: Db, changesetId: string, message: string, at: string): void {
+  const p = sqlite(db)
+    .prepare(
+      `SELECT p.user_id, p.decided_by FROM changeset_proposal p
+        WHERE p.id = ? AND p.status = 'applied' AND p.verdict = 'needs_owner' AND p.origin_device_id IS NULL
+          AND EXISTS (SELECT 1 FROM sync_proposal_event e WHERE e.proposal_id = p.id AND e.op = 'propose' AND e.status != 'refused')`,
+    )
+    .get(changesetId) as { user_id: string; decided_by: string | null } | undefined;
+  if (!p) return;
+  sqlite(db)
+    .prepare(`UPDATE changeset_proposal SET status = 'failed', failure_json = ?, updated_at = ? WHERE id = ?`)
+    .run(JSON.stringify({ code: 'Conflict', message }), at, changesetId);
+  const account = (sqlite(db).prepare('SELECT user_id FROM sync_enrolment WHERE id = 1').pluck().get() as string | undefined) ?? null;
+  const approverVouched =
+    p.decided_by !== null && (p.decided_by === account || !!sqlite(db).prepare('SELECT 1 FROM sync_user_token WHERE user_id = ?').get(p.decided_by));
+  sqlite(db)
+    .prepare(`INSERT OR IGNORE INTO sync_proposal_event (proposal_id, op, user_id, created_at) VALUES (?, 'decline', ?, ?)`)
+    .run(changesetId, approverVouched ? p.decided_by : p.user_id, at);
 }
 
 /**

@@ -411,6 +411,101 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(atHq!.status).toBe('needs_owner');
   });
 
+  /** The admin's +25 % rise of fee `fee` on `db`, planned on the fee as `db` holds it (needs an owner). */
+  function proposeFeeRise(db: Db, fee: { id: string; version: number; price_cents: number }): { id: string; contentHash: string } {
+    const p = proposeChangeset(db, {
+      userId: findUserByEmail(db, DEMO_EMAILS.admin)!.id,
+      source: 'page',
+      toolName: 'rates.updateItem',
+      title: 'Change a fee',
+      permission: 'rates.write',
+      planned: {
+        verb: 'rates.updateItem',
+        summary: 'Raise a fee by 25 %',
+        changes: [
+          {
+            op: 'update',
+            table: 'rate_item',
+            id: fee.id,
+            version: fee.version,
+            before: { price_cents: fee.price_cents },
+            after: { price_cents: Math.round(fee.price_cents * 1.25) },
+          },
+        ],
+      },
+    });
+    expect(p.status).toBe('needs_owner');
+    return p;
+  }
+  const feeAt = (db: Db, offset: number) =>
+    sqlite(db).prepare('SELECT id, version, price_cents FROM rate_item WHERE deleted_at IS NULL ORDER BY code LIMIT 1 OFFSET ?').get(offset) as {
+      id: string;
+      version: number;
+      price_cents: number;
+    };
+  const hqProposal = async (id: string) =>
+    (await hq.query<{ status: string; decided_by: string | null }>(hq.summary.orgId, 'SELECT status, decided_by FROM hq_proposal WHERE id = $1', [id]))[0];
+  const hqPrice = async (id: string) =>
+    (await hq.query<{ price_cents: number }>(hq.summary.orgId, 'SELECT price_cents FROM rate_item WHERE id = $1', [id]))[0]!.price_cents;
+
+  it('a needs-owner proposal planned on an edit HQ refuses is withdrawn at HQ in the same sync pass, before an owner elsewhere can approve it (issue 12 final review B-c)', async () => {
+    const laptop = await enrol('admin');
+    const owner = await enrol('owner');
+    await laptop.sync.syncOnce();
+    await owner.sync.syncOnce();
+    const adminId = findUserByEmail(laptop.db, DEMO_EMAILS.admin)!.id;
+    const ownerId = findUserByEmail(owner.db, DEMO_EMAILS.owner)!.id;
+    const fee = feeAt(laptop.db, 3);
+    // Offline on the laptop: the admin renames the fee, then proposes a rise planned on the renamed row.
+    callVerb({ db: laptop.db, userId: adminId }, 'rates.updateItem', { id: fee.id, name: 'Renamed on the laptop' });
+    const onTop = feeAt(laptop.db, 3);
+    expect(onTop.version).toBe(fee.version + 1);
+    const p = proposeFeeRise(laptop.db, onTop);
+    // The owner sets the price first: HQ reaches the version the proposal expects through the owner's write.
+    callVerb({ db: owner.db, userId: ownerId }, 'rates.updateItem', { id: fee.id, price_cents: 12_345 });
+    await owner.sync.syncOnce();
+    // One pass on the laptop: the proposal reaches HQ, the rename is refused, and the withdrawal follows at once.
+    await laptop.sync.syncOnce();
+    expect(sqlite(laptop.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id)).toBe('failed');
+    expect(await hqProposal(p.id)).toMatchObject({ status: 'declined', decided_by: adminId });
+    // The owner's device learns it; approving it there is refused and HQ keeps the owner's price.
+    await syncUntil([owner.sync], 'the withdrawal reaches the owner', () => {
+      const s = sqlite(owner.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id);
+      return s === 'declined';
+    });
+    expect(() => approveProposal(owner.db, { approverUserId: ownerId, changesetId: p.id, contentHash: p.contentHash })).toThrow();
+    await owner.sync.syncOnce();
+    expect(await hqPrice(fee.id)).toBe(12_345);
+  });
+
+  it("an owner's approval held back with the edit it was planned on withdraws the proposal at HQ, so no owner elsewhere applies it (issue 12 final review B-b)", async () => {
+    const laptop = await enrol('admin');
+    const owner = await enrol('owner');
+    await laptop.sync.syncOnce();
+    await owner.sync.syncOnce();
+    const adminId = findUserByEmail(laptop.db, DEMO_EMAILS.admin)!.id;
+    const ownerId = findUserByEmail(owner.db, DEMO_EMAILS.owner)!.id;
+    const fee = feeAt(laptop.db, 5);
+    callVerb({ db: laptop.db, userId: adminId }, 'rates.updateItem', { id: fee.id, name: 'Renamed again on the laptop' });
+    const p = proposeFeeRise(laptop.db, feeAt(laptop.db, 5));
+    // The owner, signed in on the admin's laptop with their PIN, approves it there: its upload waits behind the rename.
+    approveProposal(laptop.db, { approverUserId: findUserByEmail(laptop.db, DEMO_EMAILS.owner)!.id, changesetId: p.id, contentHash: p.contentHash });
+    callVerb({ db: owner.db, userId: ownerId }, 'rates.updateItem', { id: fee.id, price_cents: 11_111 });
+    await owner.sync.syncOnce();
+    await laptop.sync.syncOnce();
+    expect(uploadState(laptop.db, p.id)).toMatchObject({ outbox: 'rejected', reason: 'stale' });
+    expect(sqlite(laptop.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id)).toBe('failed');
+    // The owner holds no HQ sign-in on the laptop, so the withdrawal goes in the proposer's name.
+    expect(await hqProposal(p.id)).toMatchObject({ status: 'declined', decided_by: adminId });
+    await syncUntil([owner.sync], 'the withdrawal reaches the owner', () => {
+      const s = sqlite(owner.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id);
+      return s === 'declined';
+    });
+    expect(() => approveProposal(owner.db, { approverUserId: ownerId, changesetId: p.id, contentHash: p.contentHash })).toThrow();
+    await owner.sync.syncOnce();
+    expect(await hqPrice(fee.id)).toBe(11_111);
+  });
+
   it('an edit made on top of a discarded pending edit is held back as a conflict, not uploaded', async () => {
     const a = await enrol('physio');
     const b = await enrol('doctor');

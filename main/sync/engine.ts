@@ -26,7 +26,9 @@
  *   owner's own token (`POST /v1/approvals`, bound to each changeset's content hash). Without
  *   such a sign-in HQ rejects the change `approval_unverified`, a visible conflict.
  * - Changes waiting for an owner: a *needs owner* proposal made here, and a decline made here,
- *   are reported to HQ before each outbox upload (`POST /v1/proposals`); the `hq_proposal` shape
+ *   are reported to HQ before each outbox upload, and again after each upload request (a refused
+ *   change withdraws the proposals planned on it: main/data/sync.ts `rejectDependents`)
+ *   (`POST /v1/proposals`); the `hq_proposal` shape
  *   brings every such proposal of the club to this device (main/data/sync.ts
  *   `materializeProposals`), so an owner signed in here decides it, and a proposal made here takes
  *   HQ's outcome. The approval itself is the changeset, uploaded with the proposal's id.
@@ -648,6 +650,10 @@ export class DeviceSync {
       if (cut > 0) batch = batch.slice(0, cut);
       else if (cut === 0) batch = batch.slice(0, 1);
       await this.uploadBatch(e, batch, report, signal);
+      // A refused change fails this device's proposals planned on it and queues their withdrawal
+      // (main/data/sync.ts rejectDependents): sent now, not at the next pass, so no owner elsewhere
+      // approves one meanwhile (issue 12 final review B-c).
+      await this.uploadProposalEvents(e, signal);
       this.emit();
     }
   }
