@@ -17,7 +17,8 @@
  * `user.manage` where the issuer may also set that account's PIN (models/roles.ts `canManageRole`
  * and `pinRefusal`: an owner for every non-owner account but the super_admin, an admin for admin
  * and athlete accounts as `pinRefusal` allows), since an issuer who could not set the PIN must not
- * be the one who lets a brute-forced PIN in. The operator (whoever runs the HQ server,
+ * be the one who lets a brute-forced PIN in. A change of the issuer's role, active flag or deletion
+ * revokes the unused codes they issued (HQ 0015). The operator (whoever runs the HQ server,
  * `npm run hq -- enrolment-code --as EMAIL`) issues the first owner's, and any other owner's or the
  * super_admin's that its holder cannot issue from a device. Revoking a device revokes its
  * account's unused codes (a stolen device's token cannot leave a code behind for later).
@@ -130,6 +131,18 @@ async function insertCode(c: pg.PoolClient, target: TargetRow, issuedBy: string 
 export async function issueEnrolmentCode(pool: pg.Pool, principal: Principal, userId: string, now: number = Date.now()): Promise<IssuedEnrolmentCode> {
   const athleteId = SELF_SCOPED_ROLES.has(principal.role as never) ? principal.linkedAthleteId : null;
   return withTenant(pool, { orgId: principal.orgId, userId: principal.userId, athleteId }, async (c) => {
+    // The issuer's row is held until the code is stored: a change of the issuer's role or status
+    // (HQ 0015 revokes the codes they issued) either comes first and is seen here, or waits and
+    // revokes this one too.
+    if (userId !== principal.userId) {
+      const issuer = (
+        await c.query<{ role: string; active: boolean; deleted_at: string | null }>('SELECT role, active, deleted_at FROM app_user WHERE id = $1 FOR SHARE', [
+          principal.userId,
+        ])
+      ).rows[0];
+      if (!issuer || !issuer.active || issuer.deleted_at || issuer.role !== principal.role)
+        throw new Forbidden('Your account changed at HQ (role or status) since this device signed in; sign in to HQ again.');
+    }
     const target = (await c.query<TargetRow>(`SELECT ${TARGET_COLUMNS} FROM app_user WHERE id = $1 FOR UPDATE`, [userId])).rows[0];
     if (!target) throw new NotFound(`User ${userId}`);
     const refusal = enrolmentCodeRefusal({ userId: principal.userId, role: principal.role }, target);

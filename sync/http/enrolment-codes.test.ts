@@ -12,7 +12,7 @@ import { uuidv7 } from 'uuidv7';
 import { DEMO_EMAILS, DEMO_PIN, DEMO_SECOND_EMAILS } from '../../models/seed/demo';
 import { ENROLMENT_CODE_TTL_HOURS, hashEnrolmentCode, issueOperatorEnrolmentCode, normaliseEnrolmentCode } from '../auth/enrolment-codes';
 import { hashPin, verifyPin } from '../auth/pin';
-import { createPool, hqTypes } from '../pg/db';
+import { createPool, hqTypes, withTenant } from '../pg/db';
 import { initialiseHq } from '../seed';
 import { startHqServer, type HqServer } from '../server';
 import { enrolmentCodeFor } from '../testing/enrolment';
@@ -224,6 +224,72 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     const ok = await signIn('second.admin@kestrelvale.test', DEMO_PIN, code);
     expect(ok.status).toBe(201);
     await ok.arrayBuffer();
+  });
+
+  it('ends the codes an administrator issued when the owner deactivates or demotes that administrator (issue 12 final review B-d)', async () => {
+    const addUser = async (email: string, name: string): Promise<string> => {
+      const id = uuidv7();
+      await admin.query(
+        `INSERT INTO app_user (id, org_id, email, display_name, role, active, pin_hash, created_at, updated_at, version)
+         VALUES ($1, $2, $3, $4, 'admin', true, $5, now(), now(), 1)`,
+        [id, ids.org, email, name, hashPin(DEMO_PIN)],
+      );
+      return id;
+    };
+    /** The owner's write at HQ as an upload makes it: the app role, under the owner's tenant. */
+    const ownerSets = (id: string, set: string) =>
+      withTenant(pool, { orgId: ids.org, userId: ids.users.owner! }, (c) => c.query(`UPDATE app_user SET ${set}, version = version + 1 WHERE id = $1`, [id]));
+    const issuerEmail = 'issuing.admin@kestrelvale.test';
+    const issuer = await addUser(issuerEmail, 'Issuing Admin');
+    const issuerToken = await enrolled(issuerEmail);
+    const targets = [await addUser('target.one@kestrelvale.test', 'Target One'), await addUser('target.two@kestrelvale.test', 'Target Two')];
+    const codeFor = async (id: string): Promise<string> => {
+      const res = await issue(issuerToken, id);
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { code: string }).code;
+    };
+    // A PIN change of the issuer leaves the codes; a deactivation ends them.
+    const first = await codeFor(targets[0]!);
+    await ownerSets(issuer, `pin_hash = '${hashPin('9876')}'`);
+    const kept = await signIn('target.one@kestrelvale.test', DEMO_PIN, first);
+    expect(kept.status).toBe(201);
+    await kept.arrayBuffer();
+    // (The PIN change ended the issuer's device token; a fresh one, at the new stamp.)
+    const again = await signIn(issuerEmail, '9876', await enrolmentCodeFor(hq.appUrl, issuerEmail));
+    expect(again.status).toBe(201);
+    const { token } = (await again.json()) as { token: string };
+    const second = await issue(token, targets[1]!);
+    expect(second.status).toBe(201);
+    const { code } = (await second.json()) as { code: string };
+    await ownerSets(issuer, 'active = false');
+    const late = await signIn('target.two@kestrelvale.test', DEMO_PIN, code);
+    expect(late.status).toBe(401);
+    await late.arrayBuffer();
+    // Reactivated: the revoked code stays revoked.
+    await ownerSets(issuer, 'active = true');
+    const still = await signIn('target.two@kestrelvale.test', DEMO_PIN, code);
+    expect(still.status).toBe(401);
+    await still.arrayBuffer();
+    const [row] = (await admin.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM hq_enrolment_code WHERE code_hash = $1', [hashEnrolmentCode(code)]))
+      .rows;
+    expect(row!.revoked_at).not.toBeNull();
+    // A demotion ends them too (the issuer as a physio could not have issued an admin's code).
+    const demoted = await signIn(issuerEmail, '9876', await enrolmentCodeFor(hq.appUrl, issuerEmail));
+    expect(demoted.status).toBe(201);
+    const third = await issue(((await demoted.json()) as { token: string }).token, targets[1]!);
+    expect(third.status).toBe(201);
+    const thirdCode = ((await third.json()) as { code: string }).code;
+    await ownerSets(issuer, "role = 'physio'");
+    const afterDemotion = await signIn('target.two@kestrelvale.test', DEMO_PIN, thirdCode);
+    expect(afterDemotion.status).toBe(401);
+    await afterDemotion.arrayBuffer();
+    const [thirdRow] = (
+      await admin.query<{ revoked_at: Date | null; used_at: Date | null }>('SELECT revoked_at, used_at FROM hq_enrolment_code WHERE code_hash = $1', [
+        hashEnrolmentCode(thirdCode),
+      ])
+    ).rows;
+    expect(thirdRow).toMatchObject({ used_at: null });
+    expect(thirdRow!.revoked_at).not.toBeNull();
   });
 
   it('counts wrong codes towards the lockout, and a failed sign-in stores no token', async () => {

@@ -16,6 +16,7 @@ import { sql as cleanOneLineText } from './0011_clean_one_line_text';
 import { sql as deviceAccountStamp } from './0012_device_account_stamp';
 import { sql as enrolmentCodes } from './0013_enrolment_codes';
 import { sql as enrolmentCodeStamp } from './0014_enrolment_code_stamp';
+import { sql as issuerChangeRevokesCodes } from './0015_issuer_change_revokes_codes';
 
 export interface HqMigration {
   id: number;
@@ -38,4 +39,5 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 12, name: '0012_device_account_stamp', sql: deviceAccountStamp },
   { id: 13, name: '0013_enrolment_codes', sql: enrolmentCodes },
   { id: 14, name: '0014_enrolment_code_stamp', sql: enrolmentCodeStamp },
+  { id: 15, name: '0015_issuer_change_revokes_codes', sql: issuerChangeRevokesCodes },
 ];
