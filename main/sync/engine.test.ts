@@ -677,6 +677,37 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await sync.stop();
   }, 60_000);
 
+  it('live and idle: the last successful sync keeps up with a connected device that writes nothing', async () => {
+    const db = openDb(devicePath());
+    const sync = await DeviceSync.enrol(
+      db,
+      { hqUrl: hq.url, email: DEMO_EMAILS.coach, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.coach), deviceName: 'idle laptop' },
+      { ...FAST, idleSyncedMarkMs: 500 },
+    );
+    engines.push(sync);
+    await sync.syncOnce();
+    const first = sync.status().last_synced_at;
+    expect(first).not.toBeNull();
+    sync.start();
+    await waitFor('live', () => sync.isLive);
+    const after = (than: string, what: string) =>
+      waitFor(
+        what,
+        () => {
+          const at = sync.status().last_synced_at;
+          return at !== null && at > than ? at : null;
+        },
+        20_000,
+      );
+    // Going live marks it once; then, with no write anywhere, only the shapes' long polls coming
+    // back up to date (every 5 s here) can move it again.
+    const live = await after(first!, 'the mark on going live');
+    const idle = await after(live, 'the idle mark');
+    expect(sync.status().pending_uploads).toBe(0);
+    expect(Date.parse(idle) - Date.parse(live)).toBeGreaterThanOrEqual(500);
+    await sync.stop();
+  }, 60_000);
+
   it('a revoked device token stops sync at the next request', async () => {
     const a = await enrol('physio');
     await a.sync.syncOnce();

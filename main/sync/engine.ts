@@ -111,6 +111,12 @@ export interface DeviceSyncOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** Live mode: how often the uploader looks for new outbox entries, ms. @default 500 */
   pollMs?: number;
+  /**
+   * Live mode with nothing new: how often a long poll that came back up to date records the last
+   * successful sync (the status keeps up with an idle but connected device without a write per
+   * poll), ms. @default 15000
+   */
+  idleSyncedMarkMs?: number;
   /** Live shape requests: the client's retry delays, ms. @default 500..10000 */
   streamBackoff?: { initialMs: number; maxMs: number };
   /**
@@ -1048,7 +1054,7 @@ export class DeviceSync {
         if (!r.upToDate) return;
         this.online = true;
         const refusedBefore = this.refused.delete(tbl);
-        if ((live && this.markLiveSynced(15_000)) || refusedBefore) this.emit();
+        if ((live && this.markLiveSynced(this.opts.idleSyncedMarkMs ?? 15_000)) || refusedBefore) this.emit();
         if (!live) finish();
       };
       const init = { resetting: state.needs_reset, lastOffset: state.offset };
@@ -1182,7 +1188,7 @@ export class DeviceSync {
   private lastLiveMark = 0;
   /**
    * Live mode: a shape batch committed, or a long poll came back up to date with nothing new
-   * (`minGapMs` then 15 s: the last successful sync keeps up with an idle but connected device
+   * (`minGapMs` then `idleSyncedMarkMs`: the last successful sync keeps up with an idle but connected device
    * without a write per poll); with nothing left to upload the device is in sync now. True when recorded.
    */
   private markLiveSynced(minGapMs = 1000): boolean {
