@@ -48,6 +48,18 @@ export const UploadedChangeset = z
      * (POST /v1/approvals); otherwise the changeset is rejected `approval_unverified`.
      */
     approved_by: Id.nullable().optional(),
+    /**
+     * Rows whose expected `version` counts an earlier changeset of this device that HQ had not
+     * confirmed when this one was made (it still held the row on the device): for each, that
+     * changeset's id. HQ applies the update only when it applied that changeset and gave the row
+     * exactly the expected version; otherwise the version was reached some other way (another
+     * device's write) and the upload is rejected `stale`. A device's optimistic versions can
+     * coincide with HQ's (issue 12). Not part of the content hash: it can only refuse more.
+     */
+    based_on: z
+      .array(z.object({ table: TableField, id: Id, changeset_id: Id }).strict())
+      .max(MAX_CHANGES_PER_CHANGESET)
+      .optional(),
   })
   .strict();
 export type UploadedChangeset = z.infer<typeof UploadedChangeset>;

@@ -476,7 +476,19 @@ export function recordOptimisticWrite(db: Db, changesetId: string, changes: read
       const row = sqlite(db).prepare(`SELECT * FROM "${c.table}" WHERE id = ?`).get(c.id) as Record<string, unknown> | undefined;
       stmt(db, 'INSERT INTO sync_server_row (tbl, id, row_json) VALUES (?, ?, ?)').run(c.table, c.id, row ? JSON.stringify(row) : null);
     }
-    stmt(db, 'INSERT OR IGNORE INTO sync_optimistic (changeset_id, tbl, id) VALUES (?, ?, ?)').run(changesetId, c.table, c.id);
+    // Made on top of a change of this device still holding the row: its expected version counts
+    // that change, which HQ must then have applied with that version (migration 0019).
+    const base =
+      c.op === 'update'
+        ? ((stmt(
+            db,
+            `SELECT o.changeset_id FROM sync_optimistic o JOIN outbox x ON x.changeset_id = o.changeset_id
+              WHERE o.tbl = ? AND o.id = ? AND o.changeset_id != ? ORDER BY x.seq DESC LIMIT 1`,
+          )
+            .pluck()
+            .get(c.table, c.id, changesetId) as string | undefined) ?? null)
+        : null;
+    stmt(db, 'INSERT OR IGNORE INTO sync_optimistic (changeset_id, tbl, id, base_changeset_id) VALUES (?, ?, ?, ?)').run(changesetId, c.table, c.id, base);
   }
 }
 
@@ -579,7 +591,8 @@ const resolveNow = (v: unknown, at: string): unknown => (v === NOW_PLACEHOLDER ?
  * The next pending outbox changesets (of `userId` only, when given: an athlete's device; an org
  * device uploads every signed-in user's changesets, each applied at HQ as its user), oldest first, in the wire format HQ accepts
  * (models/sync.ts UploadedChangeset): the summary, who prepared it (`via`), the run, the device's
- * activity row id, the owner who approved it (policy *needs owner*), when it was made; an Undo's
+ * activity row id, the owner who approved it (policy *needs owner*), when it was made, the
+ * changesets of this device its row versions count (`based_on`, migration 0019); an Undo's
  * `__NOW__` placeholder is replaced by the time the change was applied on this device.
  */
 export function pendingUploads(db: Db, userId: string | null, limit: number): UploadedChangeset[] {
@@ -616,6 +629,15 @@ export function pendingUploads(db: Db, userId: string | null, limit: number): Up
     };
     if (r.summary) cs.summary = r.summary.slice(0, 500);
     if (r.activity_id) cs.activity_id = r.activity_id;
+    const updated = new Set(changes.filter((c) => c.op === 'update').map((c) => `${c.table}:${c.id}`));
+    const bases = (
+      stmt(db, 'SELECT tbl, id, base_changeset_id FROM sync_optimistic WHERE changeset_id = ? AND base_changeset_id IS NOT NULL').all(r.changeset_id) as {
+        tbl: string;
+        id: string;
+        base_changeset_id: string;
+      }[]
+    ).filter((b) => updated.has(`${b.tbl}:${b.id}`));
+    if (bases.length > 0) cs.based_on = bases.map((b) => ({ table: b.tbl, id: b.id, changeset_id: b.base_changeset_id }));
     return cs;
   });
 }

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
-import { getEnrolment, listShapeStates, uploadState } from '../data/sync';
+import { getEnrolment, listShapeStates, pendingUploads, uploadState } from '../data/sync';
 import { machineSecretBox, type SealedSecret } from '../security/secret-box';
 import { applyPlanned, callVerb } from '../services';
 import { getChangeset } from '../data/changesets';
@@ -293,6 +293,30 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
       ]);
       expect(after).toEqual({ clinician_notes: 'PHYSIO A: neuro signs on exam, refer. DOCTOR B: sling; review Friday', version: inj!.version + 1 });
     });
+
+  it('an edit made on top of a pending one names it (based_on), and HQ applies the chain it applied', async () => {
+    const b = await enrol('doctor');
+    await b.sync.syncOnce();
+    const injury = (sqlite(b.db).prepare('SELECT id FROM injury WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 4').get() as { id: string }).id;
+    const injury2 = (sqlite(b.db).prepare('SELECT id FROM injury WHERE deleted_at IS NULL ORDER BY id LIMIT 1 OFFSET 5').get() as { id: string }).id;
+    const first = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'chain 1' }) as { changeset: { id: string } };
+    const second = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'chain 2' }) as { changeset: { id: string } };
+    const other = callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury2, clinician_notes: 'not on top of anything' }) as {
+      changeset: { id: string };
+    };
+    const sent = new Map(pendingUploads(b.db, null, 10).map((cs) => [cs.changeset_id, cs]));
+    expect(sent.get(first.changeset.id)!.based_on).toBeUndefined();
+    expect(sent.get(second.changeset.id)!.based_on).toEqual([{ table: 'injury', id: injury, changeset_id: first.changeset.id }]);
+    expect(sent.get(other.changeset.id)!.based_on).toBeUndefined();
+    const r = await b.sync.syncOnce();
+    expect(r).toMatchObject({ uploaded: 3, rejected: 0 });
+    const [inj] = await hq.query<{ clinician_notes: string }>(hq.summary.orgId, 'SELECT clinician_notes FROM injury WHERE id = $1', [injury]);
+    expect(inj!.clinician_notes).toBe('chain 2');
+    // Once HQ's row is back on the device, a new edit is made on HQ's row: no base.
+    callVerb(as(b.db, DEMO_EMAILS.doctor), 'injuries.update', { id: injury, clinician_notes: 'chain 3' });
+    expect(pendingUploads(b.db, null, 10).map((cs) => cs.based_on)).toEqual([undefined]);
+    await b.sync.syncOnce();
+  });
 
   it('when HQ refuses a whole upload, what was made on top of the refused changeset is not sent one by one (issue 12 re-review B2)', async () => {
     const a = await enrol('physio');

@@ -333,6 +333,24 @@ export function uploadedSummary(summary: string | undefined, verb: string): stri
   return clean.length > MAX_UPLOADED_SUMMARY ? `${clean.slice(0, MAX_UPLOADED_SUMMARY - 1)}…` : clean;
 }
 
+/**
+ * Whether the device's expected version of update `change` is the one HQ gave the row: when the
+ * upload names the changeset of the device that version counts (`based_on`, models/sync.ts), HQ
+ * must have applied that changeset and given this row exactly `change.version`. A version the
+ * device reached through its own change HQ never applied can coincide with one HQ reached through
+ * another device's write (issue 12); the version check alone would then apply over that write.
+ * True when no base is named. Reads `hq_changeset` in the applying transaction `c` (the author's tenant).
+ */
+async function baseHolds(c: pg.PoolClient, cs: UploadedChangeset, change: Extract<RowChange, { op: 'update' }>): Promise<boolean> {
+  const base = cs.based_on?.find((b) => b.table === change.table && b.id === change.id);
+  if (!base) return true;
+  const r = await c.query<{ v: string | null }>(`SELECT outcome->'versions'->>$2 AS v FROM hq_changeset WHERE id = $1 AND status = 'applied'`, [
+    base.changeset_id,
+    change.id,
+  ]);
+  return r.rows.length === 1 && r.rows[0]!.v !== null && Number(r.rows[0]!.v) === change.version;
+}
+
 /** What the apply learnt about the proposal a changeset approves (HQ 0010), for the rejection path. */
 interface ProposalContext {
   /** The changeset is the approved change of a waiting `hq_proposal`, by its proposer with its content. */
@@ -454,7 +472,7 @@ async function applyOnce(
             throw reject('not_found', `${refTable} ${v} (referenced by ${def.name}.${col}) was not found.`, { table: def.name, row_id: change.id, field: col });
         }
       }
-      if (change.op === 'update' && stored && stored.version !== change.version) {
+      if (change.op === 'update' && stored && (stored.version !== change.version || !(await baseHolds(c, cs, change)))) {
         stale.push({
           table: def.name,
           id: change.id,

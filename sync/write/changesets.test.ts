@@ -441,6 +441,38 @@ describe.skipIf(!havePg)('POST /v1/changesets and device tokens', () => {
     }
   });
 
+  it("an edit naming the device's change its version counts applies only if HQ applied that change with that version (based_on): a coinciding version reached through another device's write is stale", async () => {
+    const [row] = await sql<{ id: string; version: number; notes: string }>('SELECT id, version, notes FROM athlete WHERE id = $1', [athletes[14]]);
+    const v = row!.version;
+    const edit = (version: number, notes: string, extra: Record<string, unknown> = {}) => ({
+      changeset_id: uuidv7(),
+      verb: 'athletes.update',
+      changes: [{ op: 'update', table: 'athlete', id: row!.id, version, before: { notes: 'whatever the device held' }, after: { notes } }],
+      ...extra,
+    });
+    // The doctor's device made E1 at version v, but the physio's write reached HQ first: E1 is stale.
+    expect(await one(tokens.physio!, edit(v, 'PHYSIO: must keep'))).toMatchObject({ status: 'applied' });
+    const e1 = edit(v, 'doctor first');
+    expect(await one(tokens.doctor!, e1)).toMatchObject({ status: 'rejected', reason: 'stale' });
+    // The doctor's second edit, made on top of E1 (version v + 1 on that device), coincides with HQ's
+    // version v + 1 (the physio's): naming E1 as its base, it is stale and writes nothing.
+    const e2 = edit(v + 1, 'doctor second', { based_on: [{ table: 'athlete', id: row!.id, changeset_id: e1.changeset_id }] });
+    const out = await one(tokens.doctor!, e2);
+    expect(out).toMatchObject({ status: 'rejected', reason: 'stale' });
+    expect(out.status === 'rejected' && out.current?.[0]?.row?.notes).toBe('PHYSIO: must keep');
+    // Without the base the version check alone would have applied it (what HQ did before based_on).
+    const [kept] = await sql<{ notes: string; version: number }>('SELECT notes, version FROM athlete WHERE id = $1', [row!.id]);
+    expect(kept).toEqual({ notes: 'PHYSIO: must keep', version: v + 1 });
+    // A chain HQ did apply goes through: E3 at v + 1, then E4 on top of it at v + 2 naming E3.
+    const e3 = edit(v + 1, 'doctor third');
+    const e4 = edit(v + 2, 'doctor fourth', { based_on: [{ table: 'athlete', id: row!.id, changeset_id: e3.changeset_id }] });
+    const res = await upload(tokens.doctor!, { changesets: [e3, e4] });
+    expect(((await res.json()) as ChangesetUploadResult).results.map((r) => r.status)).toEqual(['applied', 'applied']);
+    // A base HQ applied, but which gave the row another version than the one expected, is stale too.
+    const e5 = edit(v + 3, 'doctor fifth', { based_on: [{ table: 'athlete', id: row!.id, changeset_id: e3.changeset_id }] });
+    expect(await one(tokens.doctor!, e5)).toMatchObject({ status: 'rejected', reason: 'stale' });
+  });
+
   describe('owner approval of a change the policy marks "needs owner"', () => {
     /** A +25 % (or `factor`) change of one fee, planned against the row as HQ holds it now. */
     async function feeChange(code: number, factor = 1.25) {
