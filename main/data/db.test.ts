@@ -120,6 +120,7 @@ const TABLE_REBUILDS = new Set([
   '0013_free_text',
   '0017_mcp_token_account_stamp',
   '0018_discarded_by',
+  '0019_optimistic_base',
 ]);
 
 describe('each migration applies to a database that already holds real rows', () => {

@@ -700,7 +700,7 @@ CREATE TABLE sync_enrolment (
 CREATE TABLE sync_optimistic (
   changeset_id TEXT NOT NULL,
   tbl TEXT NOT NULL,
-  id TEXT NOT NULL,
+  id TEXT NOT NULL, base_changeset_id TEXT,
   PRIMARY KEY (changeset_id, tbl, id)
 ) WITHOUT ROWID;
 
