@@ -434,9 +434,12 @@ export function maxTraceSeq(db: Db, runId: string): number {
 
 // Recovery ----------------------------------------------------------------------------------
 
-/** True when a changeset with this id was applied (used to settle a confirmed call after a crash). */
+/**
+ * True when a changeset with this id was applied here (used to settle a confirmed call after a
+ * crash), including one undone since or refused by HQ later (`refused`: main/data/sync.ts).
+ */
 export function changesetExists(db: Db, id: string): boolean {
-  return sqlite(db).prepare(`SELECT 1 FROM changeset WHERE id = ? AND status IN ('applied', 'undone')`).get(id) !== undefined;
+  return sqlite(db).prepare(`SELECT 1 FROM changeset WHERE id = ? AND status IN ('applied', 'undone', 'refused')`).get(id) !== undefined;
 }
 
 /** Status of a changeset row (`proposed`, `needs_owner`, `applied`, …), or null when there is none. */

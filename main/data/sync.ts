@@ -666,6 +666,7 @@ export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: strin
     const appliedAfterAll = status === 'rejected' && outcome.status === 'applied';
     if (status !== 'pending' && !appliedAfterAll) return;
     if (outcome.status === 'applied') {
+      if (appliedAfterAll) stmt(db, `UPDATE changeset SET status = 'applied' WHERE id = ? AND status = 'refused'`).run(outcome.changeset_id);
       sqlite(db)
         .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, txid, versions_json, hq_applied_at, decided_at) VALUES (?, 'applied', ?, ?, ?, ?)`)
         .run(outcome.changeset_id, outcome.txid, JSON.stringify(outcome.versions), outcome.applied_at, at);
@@ -778,6 +779,18 @@ function failProposalsOn(db: Db, rows: ReadonlySet<string>, message: string, at:
   }
 }
 
+/**
+ * The local `changeset` row of a change that never reached HQ (refused there, held back on this
+ * device, or discarded) is `refused`: it is no applied change any more (the rows show HQ's
+ * truth), so it cannot be undone (an Undo's expected versions would be its own, which another
+ * device's write may have reached at HQ: issue 12 final review), nor count in the price history.
+ * An Undo that never reached HQ gives the change it undid back its `applied` status.
+ */
+function markNeverApplied(db: Db, changesetId: string): void {
+  stmt(db, `UPDATE changeset SET status = 'refused' WHERE id = ? AND status IN ('applied', 'undone')`).run(changesetId);
+  stmt(db, `UPDATE changeset SET status = 'applied', undone_by = NULL WHERE undone_by = ? AND status = 'undone'`).run(changesetId);
+}
+
 /** `table:id` of every row an outbox changeset changes. */
 function changedRows(o: { payload_json: string }): string[] {
   return (JSON.parse(o.payload_json) as { changes: UploadedRowChange[] }).changes.map((ch) => `${ch.table}:${ch.id}`);
@@ -802,6 +815,7 @@ function recordRejection(db: Db, changesetId: string, reason: RejectionReason, m
   }
   // The change did not happen at HQ: the local activity line for it goes; the rows show the server's truth.
   sqlite(db).prepare('DELETE FROM activity WHERE changeset_id = ?').run(changesetId);
+  markNeverApplied(db, changesetId);
   releaseChangeset(db, changesetId);
 }
 
@@ -874,6 +888,7 @@ export function discardChangeset(db: Db, changesetId: string, at: string, by: st
       .run(changesetId, at, by);
     sqlite(db).prepare(`UPDATE outbox SET status = 'discarded' WHERE changeset_id = ?`).run(changesetId);
     if (row.status === 'pending') sqlite(db).prepare('DELETE FROM activity WHERE changeset_id = ?').run(changesetId);
+    markNeverApplied(db, changesetId);
     // What was made on top of a discarded pending change counts it in its expected versions: it
     // becomes a conflict to re-plan, never an upload that could overwrite HQ's row (issue 12 review B1).
     if (row.status === 'pending')

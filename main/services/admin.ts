@@ -389,6 +389,8 @@ export const undoChangeset = writeVerb('changesets.undo', {
     const c = getChangeset(vc.db, vc.actor.orgId, i.changeset_id);
     if (!c || !c.inverse) throw new NotFound('Changeset');
     if (c.undone_by || c.status === 'undone') throw new Conflict('This change has already been undone.');
+    if (c.status === 'refused')
+      throw new Conflict('This change never reached HQ (HQ refused it, or it was discarded), so there is nothing to undo: the record shows HQ’s values.');
     if (c.status !== 'applied') throw new Conflict(`This changeset is ${c.status}; only an applied change can be undone.`);
     // Undo only what the role may read (an analyst does not remove a doctor's athlete summary it cannot open).
     const hidden = unreadableIn(vc, c.changes);

@@ -530,6 +530,43 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(await hqPrice(fee.id)).toBe(11_111);
   });
 
+  it("a change HQ refused, or one discarded, cannot be undone: the Undo's expected version would be HQ's row from another device (issue 12 final review)", async () => {
+    const laptop = await enrol('admin');
+    const desk = await enrol('admin', DEMO_EMAILS.admin);
+    await laptop.sync.syncOnce();
+    await desk.sync.syncOnce();
+    const admin = (db: Db) => ({ db, userId: findUserByEmail(db, DEMO_EMAILS.admin)!.id });
+    const [refusedFee, discardedFee, undoneFee] = [7, 8, 9].map((n) => feeAt(laptop.db, n));
+    // Refused: the laptop renames a fee offline; the desk renames it first at HQ.
+    const c1 = callVerb(admin(laptop.db), 'rates.updateItem', { id: refusedFee!.id, name: 'Laptop name' }) as { changeset: { id: string } };
+    callVerb(admin(desk.db), 'rates.updateItem', { id: refusedFee!.id, name: 'Desk name' });
+    // Discarded: a pending rename the user drops once the desk's rename of that fee has arrived.
+    const c2 = callVerb(admin(laptop.db), 'rates.updateItem', { id: discardedFee!.id, name: 'Laptop name b' }) as { changeset: { id: string } };
+    callVerb(admin(desk.db), 'rates.updateItem', { id: discardedFee!.id, name: 'Desk name b' });
+    await desk.sync.syncOnce();
+    laptop.sync.discard(c2.changeset.id, admin(laptop.db).userId);
+    await laptop.sync.syncOnce();
+    await syncUntil([laptop.sync], 'the desk names on the laptop', () =>
+      ['Desk name', 'Desk name b'].every((n) => sqlite(laptop.db).prepare('SELECT 1 FROM rate_item WHERE name = ?').get(n)),
+    );
+    for (const id of [c1.changeset.id, c2.changeset.id]) {
+      expect(getChangeset(laptop.db, hq.summary.orgId, id)!.status).toBe('refused');
+      expect(() => callVerb(admin(laptop.db), 'changesets.undo', { changeset_id: id })).toThrow(/never reached HQ/);
+    }
+    await laptop.sync.syncOnce();
+    const names = await hq.query<{ name: string }>(hq.summary.orgId, 'SELECT name FROM rate_item WHERE id = ANY($1) ORDER BY code', [
+      [refusedFee!.id, discardedFee!.id],
+    ]);
+    expect(names.map((r) => r.name)).toEqual(['Desk name', 'Desk name b']);
+    // An Undo HQ refuses gives the change it undid back: it still holds at HQ, and can be undone later.
+    const c3 = callVerb(admin(laptop.db), 'rates.updateItem', { id: undoneFee!.id, name: 'Laptop name c' }) as { changeset: { id: string } };
+    await laptop.sync.syncOnce();
+    const undo = callVerb(admin(laptop.db), 'changesets.undo', { changeset_id: c3.changeset.id }) as { changeset: { id: string } };
+    laptop.sync.discard(undo.changeset.id, admin(laptop.db).userId);
+    expect(getChangeset(laptop.db, hq.summary.orgId, c3.changeset.id)).toMatchObject({ status: 'applied', undone_by: null });
+    expect(getChangeset(laptop.db, hq.summary.orgId, undo.changeset.id)!.status).toBe('refused');
+  });
+
   it('an edit made on top of a discarded pending edit is held back as a conflict, not uploaded', async () => {
     const a = await enrol('physio');
     const b = await enrol('doctor');
