@@ -711,39 +711,8 @@ function rejectDependents(db: Db, changesetId: string, message: string, current:
       current.filter((r) => keys.includes(`${r.table}:${r.id}`)),
       at,
     );
-    withdrawHeldApproval(db, o.changeset_id, message, at);
   }
   failProposalsOn(db, rows, message, at, first.created_at);
-}
-
-/**
- * When a changeset rejected unsent (made on top of a refused or discarded one) is the approval of
- * a *needs owner* proposal made on this device and reported to HQ: close the proposal here as
- * failed and queue its withdrawal at HQ. HQ never sees the held-back approval, so without it the
- * proposal would still wait there and an owner on another device could approve it, with expected
- * versions that count a change HQ will never hold (issue 12 final review B-b). The decline goes
- * in the name of whoever this device can vouch for at HQ: the approver when they signed in to HQ
- * here (or are the device's account), otherwise the proposer (a withdrawal, which HQ takes from an
- * org device whose account could make the change; sync/write/proposals.ts).
- */
-function withdrawHeldApproval(db: Db, changesetId: string, message: string, at: string): void {
-  const p = sqlite(db)
-    .prepare(
-      `SELECT p.user_id, p.decided_by FROM changeset_proposal p
-        WHERE p.id = ? AND p.status = 'applied' AND p.verdict = 'needs_owner' AND p.origin_device_id IS NULL
-          AND EXISTS (SELECT 1 FROM sync_proposal_event e WHERE e.proposal_id = p.id AND e.op = 'propose' AND e.status != 'refused')`,
-    )
-    .get(changesetId) as { user_id: string; decided_by: string | null } | undefined;
-  if (!p) return;
-  sqlite(db)
-    .prepare(`UPDATE changeset_proposal SET status = 'failed', failure_json = ?, updated_at = ? WHERE id = ?`)
-    .run(JSON.stringify({ code: 'Conflict', message }), at, changesetId);
-  const account = (sqlite(db).prepare('SELECT user_id FROM sync_enrolment WHERE id = 1').pluck().get() as string | undefined) ?? null;
-  const approverVouched =
-    p.decided_by !== null && (p.decided_by === account || !!sqlite(db).prepare('SELECT 1 FROM sync_user_token WHERE user_id = ?').get(p.decided_by));
-  sqlite(db)
-    .prepare(`INSERT OR IGNORE INTO sync_proposal_event (proposal_id, op, user_id, created_at) VALUES (?, 'decline', ?, ?)`)
-    .run(changesetId, approverVouched ? p.decided_by : p.user_id, at);
 }
 
 /**
@@ -943,38 +912,68 @@ interface ProposalEventJoin {
   changes_json: string;
 }
 
-/** The oldest `limit` proposal events not yet reported to HQ, in the wire format (models/sync.ts ProposalEvent). */
+/**
+ * The oldest `limit` proposal events ready to be reported to HQ, in the wire format (models/sync.ts
+ * ProposalEvent). Two kinds wait or go unsent (issue 12 final review):
+ * - a proposal this device decided (approved, declined, failed) before HQ heard of it: its
+ *   pending events are dropped, since no other device needs to decide it (an approval here is
+ *   uploaded as the changeset itself);
+ * - a proposal whose rows a pending outbox changeset of this device changes is held back until
+ *   that changeset is uploaded: its expected versions may count that change, and an owner on
+ *   another device must not approve it before HQ has applied (or refused) the change. If HQ
+ *   refuses it, the proposal fails here (`failProposalsOn`) and is never reported.
+ */
 export function pendingProposalEvents(db: Db, limit: number): PendingProposalEvent[] {
+  sqlite(db)
+    .prepare(
+      `DELETE FROM sync_proposal_event WHERE status = 'pending' AND proposal_id IN (
+         SELECT e.proposal_id FROM sync_proposal_event e JOIN changeset_proposal p ON p.id = e.proposal_id
+          WHERE e.op = 'propose' AND e.status = 'pending' AND p.status != 'needs_owner')`,
+    )
+    .run();
   const rows = sqlite(db)
     .prepare(
       `SELECT e.seq, e.proposal_id, e.op, e.user_id, e.created_at, p.user_id AS proposer, p.source, p.tool_name, p.title, p.policy_json,
               p.created_at AS p_created_at, c.verb, c.summary, c.changes_json
          FROM sync_proposal_event e JOIN changeset_proposal p ON p.id = e.proposal_id JOIN changeset c ON c.id = e.proposal_id
-        WHERE e.status = 'pending' ORDER BY e.seq LIMIT ?`,
+        WHERE e.status = 'pending' ORDER BY e.seq`,
     )
-    .all(limit) as ProposalEventJoin[];
-  return rows.map((r) => {
-    if (r.op === 'decline')
-      return { seq: r.seq, userId: r.user_id, event: { op: 'decline', changeset_id: r.proposal_id, decided_by: r.user_id, decided_at: r.created_at } };
-    const pol = JSON.parse(r.policy_json) as { permission?: string | null };
-    return {
-      seq: r.seq,
-      userId: r.user_id,
-      event: {
-        op: 'propose',
-        changeset_id: r.proposal_id,
-        user_id: r.proposer,
-        verb: r.verb,
-        summary: r.summary.slice(0, 500),
-        changes: JSON.parse(r.changes_json) as UploadedRowChange[],
-        source: r.source,
-        tool_name: r.tool_name.slice(0, 100),
-        title: r.title.slice(0, 200),
-        permission: pol.permission ?? null,
-        created_at: r.p_created_at,
-      },
-    };
-  });
+    .all() as ProposalEventJoin[];
+  const proposing = rows.filter((r) => r.op === 'propose');
+  const pendingRows = new Set<string>();
+  if (proposing.length > 0)
+    for (const o of sqlite(db).prepare(`SELECT payload_json FROM outbox WHERE status = 'pending'`).all() as { payload_json: string }[])
+      for (const k of changedRows(o)) pendingRows.add(k);
+  const held = new Set(
+    proposing
+      .filter((r) => (JSON.parse(r.changes_json) as { table: string; id: string }[]).some((ch) => pendingRows.has(`${ch.table}:${ch.id}`)))
+      .map((r) => r.proposal_id),
+  );
+  return rows
+    .filter((r) => !held.has(r.proposal_id))
+    .slice(0, limit)
+    .map((r) => {
+      if (r.op === 'decline')
+        return { seq: r.seq, userId: r.user_id, event: { op: 'decline', changeset_id: r.proposal_id, decided_by: r.user_id, decided_at: r.created_at } };
+      const pol = JSON.parse(r.policy_json) as { permission?: string | null };
+      return {
+        seq: r.seq,
+        userId: r.user_id,
+        event: {
+          op: 'propose',
+          changeset_id: r.proposal_id,
+          user_id: r.proposer,
+          verb: r.verb,
+          summary: r.summary.slice(0, 500),
+          changes: JSON.parse(r.changes_json) as UploadedRowChange[],
+          source: r.source,
+          tool_name: r.tool_name.slice(0, 100),
+          title: r.title.slice(0, 200),
+          permission: pol.permission ?? null,
+          created_at: r.p_created_at,
+        },
+      };
+    });
 }
 
 /** Store HQ's answer to proposal event `seq` (recorded, or refused with a code and message). */

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
-import { getEnrolment, listShapeStates, pendingUploads, uploadState } from '../data/sync';
+import { getEnrolment, listShapeStates, pendingProposalEvents, pendingUploads, uploadState } from '../data/sync';
 import { machineSecretBox, type SealedSecret } from '../security/secret-box';
 import { applyPlanned, callVerb } from '../services';
 import { getChangeset } from '../data/changesets';
@@ -472,37 +472,41 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
   const hqPrice = async (id: string) =>
     (await hq.query<{ price_cents: number }>(hq.summary.orgId, 'SELECT price_cents FROM rate_item WHERE id = $1', [id]))[0]!.price_cents;
 
-  it('a needs-owner proposal planned on an edit HQ refuses is withdrawn at HQ in the same sync pass, before an owner elsewhere can approve it (issue 12 final review B-c)', async () => {
+  it('a needs-owner proposal planned on a pending edit reaches HQ only after that edit: at once when HQ applies it, never when HQ refuses it (issue 12 final review B-c, P4)', async () => {
     const laptop = await enrol('admin');
     const owner = await enrol('owner');
     await laptop.sync.syncOnce();
     await owner.sync.syncOnce();
     const adminId = findUserByEmail(laptop.db, DEMO_EMAILS.admin)!.id;
     const ownerId = findUserByEmail(owner.db, DEMO_EMAILS.owner)!.id;
-    const fee = feeAt(laptop.db, 3);
-    // Offline on the laptop: the admin renames the fee, then proposes a rise planned on the renamed row.
-    callVerb({ db: laptop.db, userId: adminId }, 'rates.updateItem', { id: fee.id, name: 'Renamed on the laptop' });
-    const onTop = feeAt(laptop.db, 3);
-    expect(onTop.version).toBe(fee.version + 1);
-    const p = proposeFeeRise(laptop.db, onTop);
-    // The owner sets the price first: HQ reaches the version the proposal expects through the owner's write.
-    callVerb({ db: owner.db, userId: ownerId }, 'rates.updateItem', { id: fee.id, price_cents: 12_345 });
+    const status = (db: Db, id: string) => sqlite(db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(id);
+    const [refusedFee, appliedFee] = [3, 4].map((n) => feeAt(laptop.db, n));
+    // Offline on the laptop: the admin renames two fees, then proposes a rise of each, planned on the renamed rows.
+    for (const fee of [refusedFee!, appliedFee!])
+      callVerb({ db: laptop.db, userId: adminId }, 'rates.updateItem', { id: fee.id, name: 'Renamed on the laptop' });
+    const refused = proposeFeeRise(laptop.db, feeAt(laptop.db, 3));
+    const applied = proposeFeeRise(laptop.db, feeAt(laptop.db, 4));
+    // Neither is reported while its edit waits (were the edit's upload to fail, an owner elsewhere could approve it).
+    expect(pendingProposalEvents(laptop.db, 10)).toEqual([]);
+    // The owner sets the first fee's price first: HQ reaches the version that proposal expects through the owner's write.
+    callVerb({ db: owner.db, userId: ownerId }, 'rates.updateItem', { id: refusedFee!.id, price_cents: 12_345 });
     await owner.sync.syncOnce();
-    // One pass on the laptop: the proposal reaches HQ, the rename is refused, and the withdrawal follows at once.
+    // One pass on the laptop: the first rename is refused, and its proposal fails without ever reaching HQ; the
+    // second rename applies, and its proposal reaches HQ in the same pass.
     await laptop.sync.syncOnce();
-    expect(sqlite(laptop.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id)).toBe('failed');
-    expect(await hqProposal(p.id)).toMatchObject({ status: 'declined', decided_by: adminId });
-    // The owner's device learns it; approving it there is refused and HQ keeps the owner's price.
-    await syncUntil([owner.sync], 'the withdrawal reaches the owner', () => {
-      const s = sqlite(owner.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id);
-      return s === 'declined';
-    });
-    expect(() => approveProposal(owner.db, { approverUserId: ownerId, changesetId: p.id, contentHash: p.contentHash })).toThrow();
+    expect(status(laptop.db, refused.id)).toBe('failed');
+    expect(await hqProposal(refused.id)).toBeUndefined();
+    expect(await hqProposal(applied.id)).toMatchObject({ status: 'needs_owner' });
+    await syncUntil([owner.sync], 'the second proposal reaches the owner', () => status(owner.db, applied.id) === 'needs_owner');
+    expect(status(owner.db, refused.id)).toBeUndefined();
+    // Approved there, it applies on top of the rename it was planned on.
+    approveProposal(owner.db, { approverUserId: ownerId, changesetId: applied.id, contentHash: applied.contentHash });
     await owner.sync.syncOnce();
-    expect(await hqPrice(fee.id)).toBe(12_345);
+    expect(await hqPrice(refusedFee!.id)).toBe(12_345);
+    expect(await hqPrice(appliedFee!.id)).toBe(Math.round(appliedFee!.price_cents * 1.25));
   });
 
-  it("an owner's approval held back with the edit it was planned on withdraws the proposal at HQ, so no owner elsewhere applies it (issue 12 final review B-b)", async () => {
+  it("an owner's approval on the laptop of a proposal planned on a pending edit HQ then refuses: never applied, never left waiting at HQ (issue 12 final review B-b)", async () => {
     const laptop = await enrol('admin');
     const owner = await enrol('owner');
     await laptop.sync.syncOnce();
@@ -518,15 +522,12 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     await owner.sync.syncOnce();
     await laptop.sync.syncOnce();
     expect(uploadState(laptop.db, p.id)).toMatchObject({ outbox: 'rejected', reason: 'stale' });
-    expect(sqlite(laptop.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id)).toBe('failed');
-    // The owner holds no HQ sign-in on the laptop, so the withdrawal goes in the proposer's name.
-    expect(await hqProposal(p.id)).toMatchObject({ status: 'declined', decided_by: adminId });
-    await syncUntil([owner.sync], 'the withdrawal reaches the owner', () => {
-      const s = sqlite(owner.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id);
-      return s === 'declined';
-    });
-    expect(() => approveProposal(owner.db, { approverUserId: ownerId, changesetId: p.id, contentHash: p.contentHash })).toThrow();
+    expect(getChangeset(laptop.db, hq.summary.orgId, p.id)!.status).toBe('refused');
+    // Decided here before HQ heard of it: it was never reported, so no owner elsewhere can approve it.
+    expect(await hqProposal(p.id)).toBeUndefined();
+    expect(pendingProposalEvents(laptop.db, 10)).toEqual([]);
     await owner.sync.syncOnce();
+    expect(sqlite(owner.db).prepare('SELECT 1 FROM changeset_proposal WHERE id = ?').get(p.id)).toBeUndefined();
     expect(await hqPrice(fee.id)).toBe(11_111);
   });
 

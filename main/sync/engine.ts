@@ -26,9 +26,10 @@
  *   owner's own token (`POST /v1/approvals`, bound to each changeset's content hash). Without
  *   such a sign-in HQ rejects the change `approval_unverified`, a visible conflict.
  * - Changes waiting for an owner: a *needs owner* proposal made here, and a decline made here,
- *   are reported to HQ before each outbox upload, and again after each upload request (a refused
- *   change withdraws the proposals planned on it: main/data/sync.ts `rejectDependents`)
- *   (`POST /v1/proposals`); the `hq_proposal` shape
+ *   are reported to HQ before each outbox upload and again after each upload request
+ *   (`POST /v1/proposals`); one planned on a change of this device still waiting to be uploaded
+ *   is held back until that change is applied at HQ, and never reported if HQ refuses it or if it
+ *   was decided here first (main/data/sync.ts `pendingProposalEvents`); the `hq_proposal` shape
  *   brings every such proposal of the club to this device (main/data/sync.ts
  *   `materializeProposals`), so an owner signed in here decides it, and a proposal made here takes
  *   HQ's outcome. The approval itself is the changeset, uploaded with the proposal's id.
@@ -656,9 +657,9 @@ export class DeviceSync {
       if (cut > 0) batch = batch.slice(0, cut);
       else if (cut === 0) batch = batch.slice(0, 1);
       await this.uploadBatch(e, batch, report, signal);
-      // A refused change fails this device's proposals planned on it and queues their withdrawal
-      // (main/data/sync.ts rejectDependents): sent now, not at the next pass, so no owner elsewhere
-      // approves one meanwhile (issue 12 final review B-c).
+      // Proposals held back behind a change this request uploaded go now, not at the next pass, and
+      // so do the withdrawals a refused change queued (main/data/sync.ts pendingProposalEvents,
+      // failProposalsOn; issue 12 final review B-c).
       await this.uploadProposalEvents(e, signal);
       this.emit();
     }

@@ -183,8 +183,15 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     expect(await hqPrice(made.itemId)).toEqual(before);
     expect(refusedProposalEvents(owner.db)).toEqual([]);
 
-    // The proposer withdraws their own proposal on the laptop: HQ records it from the laptop's token.
+    // Withdrawn before the laptop reported it: HQ never hears of it (no other device has it to decide).
+    const unreported = proposeRise(laptop.db, 6);
+    declineProposal(laptop.db, { userId: adminId, changesetId: unreported.id });
+    await laptop.sync.syncOnce();
+    expect(await hqProposal(unreported.id)).toBeUndefined();
+
+    // The proposer withdraws their own proposal on the laptop once HQ holds it: HQ records it from the laptop's token.
     const withdrawn = proposeRise(laptop.db, 4);
+    await laptop.sync.syncOnce();
     declineProposal(laptop.db, { userId: adminId, changesetId: withdrawn.id });
     await laptop.sync.syncOnce();
     expect(await hqProposal(withdrawn.id)).toMatchObject({ status: 'declined', decided_by: adminId, decided_device_name: 'Clinic laptop' });
@@ -192,6 +199,7 @@ describe.skipIf(!havePg)('changes waiting for an owner, across devices through H
     // The owner declines on the admin's clinic laptop, signed in there with the PIN only: HQ cannot
     // verify it was the owner, so the proposal still waits at HQ for an owner elsewhere.
     const other = proposeRise(laptop.db, 5);
+    await laptop.sync.syncOnce();
     declineProposal(laptop.db, { userId: ownerId, changesetId: other.id });
     await laptop.sync.syncOnce();
     expect(await hqProposal(other.id)).toMatchObject({ status: 'needs_owner', decided_by: null });
