@@ -252,7 +252,7 @@ export class DeviceRegistry {
 
   /**
    * Revoke device `id`: one's own devices always; another user's with `user.manage` (same org).
-   * The account's unused HQ sign-in codes are revoked with it. Revoking a revoked device is a
+   * The account's unused HQ sign-in codes, and those its token issued, are revoked with it. Revoking a revoked device is a
    * no-op that answers the first revocation time.
    * @throws NotFound (no such device in the caller's org or scope), Forbidden.
    */
@@ -278,9 +278,14 @@ export class DeviceRegistry {
       if (d.revoked_at) return { device_id: d.id, revoked_at: d.revoked_at };
       const at = new Date(this.now()).toISOString();
       await c.query('UPDATE hq_device SET revoked_at = $1, revoked_by = $2 WHERE id = $3', [at, principal.userId, id]);
-      // A code minted with this device's token (its holder's own, say, by whoever stole it) must not
-      // outlive the revocation: the account's unused codes go with it (issue 12 re-review minor).
-      await c.query('UPDATE hq_enrolment_code SET revoked_at = $1 WHERE user_id = $2 AND used_at IS NULL AND revoked_at IS NULL', [at, d.user_id]);
+      // A code minted with this device's token (its holder's own, say, or another account's, by
+      // whoever stole it) must not outlive the revocation: the account's unused codes and those the
+      // device issued go with it (issue 12 re-review minor; final review, HQ 0016).
+      await c.query('UPDATE hq_enrolment_code SET revoked_at = $1 WHERE (user_id = $2 OR issued_by_device = $3) AND used_at IS NULL AND revoked_at IS NULL', [
+        at,
+        d.user_id,
+        id,
+      ]);
       return { device_id: id, revoked_at: at };
     });
   }

@@ -18,7 +18,8 @@
  * and `pinRefusal`: an owner for every non-owner account but the super_admin, an admin for admin
  * and athlete accounts as `pinRefusal` allows), since an issuer who could not set the PIN must not
  * be the one who lets a brute-forced PIN in. A change of the issuer's role, active flag or deletion
- * revokes the unused codes they issued (HQ 0015). The operator (whoever runs the HQ server,
+ * revokes the unused codes they issued (HQ 0015), and revoking a device the unused codes its token
+ * issued (HQ 0016). The operator (whoever runs the HQ server,
  * `npm run hq -- enrolment-code --as EMAIL`) issues the first owner's, and any other owner's or the
  * super_admin's that its holder cannot issue from a device. Revoking a device revokes its
  * account's unused codes (a stolen device's token cannot leave a code behind for later).
@@ -106,7 +107,12 @@ interface TargetRow {
 
 const TARGET_COLUMNS = 'id, org_id, email, display_name, role, active, linked_athlete_id, deleted_at, pin_hash';
 
-async function insertCode(c: pg.PoolClient, target: TargetRow, issuedBy: string | null, now: number): Promise<IssuedEnrolmentCode> {
+async function insertCode(
+  c: pg.PoolClient,
+  target: TargetRow,
+  issuedBy: { userId: string; deviceId: string } | null,
+  now: number,
+): Promise<IssuedEnrolmentCode> {
   if (!target.active || target.deleted_at)
     throw new Forbidden(`${target.display_name}'s account is deactivated; reactivate it before issuing an HQ sign-in code.`);
   if (SELF_SCOPED_ROLES.has(target.role as never) && !target.linked_athlete_id)
@@ -116,9 +122,22 @@ async function insertCode(c: pg.PoolClient, target: TargetRow, issuedBy: string 
   const code = newEnrolmentCode();
   const expires = new Date(now + ENROLMENT_CODE_TTL_HOURS * 3_600_000).toISOString();
   await c.query(
-    `INSERT INTO hq_enrolment_code (id, org_id, user_id, code_hash, issued_by, created_at, expires_at, account_stamp)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, hq_account_stamp($8, $9, $10, $11))`,
-    [uuidv7(), target.org_id, target.id, hashEnrolmentCode(code), issuedBy, at, expires, target.role, target.linked_athlete_id, target.pin_hash, target.active],
+    `INSERT INTO hq_enrolment_code (id, org_id, user_id, code_hash, issued_by, issued_by_device, created_at, expires_at, account_stamp)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, hq_account_stamp($9, $10, $11, $12))`,
+    [
+      uuidv7(),
+      target.org_id,
+      target.id,
+      hashEnrolmentCode(code),
+      issuedBy?.userId ?? null,
+      issuedBy?.deviceId ?? null,
+      at,
+      expires,
+      target.role,
+      target.linked_athlete_id,
+      target.pin_hash,
+      target.active,
+    ],
   );
   return { code, expires_at: expires, user: { id: target.id, email: target.email, display_name: target.display_name, role: target.role } };
 }
@@ -147,7 +166,7 @@ export async function issueEnrolmentCode(pool: pg.Pool, principal: Principal, us
     if (!target) throw new NotFound(`User ${userId}`);
     const refusal = enrolmentCodeRefusal({ userId: principal.userId, role: principal.role }, target);
     if (refusal) throw new Forbidden(refusal);
-    return insertCode(c, target, principal.userId, now);
+    return insertCode(c, target, { userId: principal.userId, deviceId: principal.deviceId }, now);
   });
 }
 

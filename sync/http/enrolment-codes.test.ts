@@ -205,6 +205,40 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     await later.arrayBuffer();
   });
 
+  it("revoking an administrator's device revokes the codes its token issued for other accounts (issue 12 final review)", async () => {
+    const id = uuidv7();
+    await admin.query(
+      `INSERT INTO app_user (id, org_id, email, display_name, role, active, pin_hash, created_at, updated_at, version)
+       VALUES ($1, $2, 'minted.admin@kestrelvale.test', 'Minted Admin', 'admin', true, $3, now(), now(), 1)`,
+      [id, ids.org, hashPin(DEMO_PIN)],
+    );
+    const res = await signIn(DEMO_EMAILS.admin, DEMO_PIN, await enrolmentCodeFor(hq.appUrl, DEMO_EMAILS.admin));
+    const stolen = (await res.json()) as { token: string; device_id: string };
+    const minted = await issue(stolen.token, id);
+    expect(minted.status).toBe(201);
+    const { code } = (await minted.json()) as { code: string };
+    const del = await fetch(`${server.url}/v1/devices/${stolen.device_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${tokens.owner}` } });
+    expect(del.status).toBe(200);
+    await del.arrayBuffer();
+    const later = await signIn('minted.admin@kestrelvale.test', DEMO_PIN, code);
+    expect(later.status).toBe(401);
+    await later.arrayBuffer();
+    const [row] = (
+      await admin.query<{ revoked_at: Date | null; issued_by_device: string }>(
+        'SELECT revoked_at, issued_by_device FROM hq_enrolment_code WHERE code_hash = $1',
+        [hashEnrolmentCode(code)],
+      )
+    ).rows;
+    expect(row!.issued_by_device).toBe(stolen.device_id);
+    expect(row!.revoked_at).not.toBeNull();
+    // The admin's other device still works, and a code issued with it is unaffected.
+    const again = await issue(tokens.admin!, id);
+    expect(again.status).toBe(201);
+    const ok = await signIn('minted.admin@kestrelvale.test', DEMO_PIN, ((await again.json()) as { code: string }).code);
+    expect(ok.status).toBe(201);
+    await ok.arrayBuffer();
+  });
+
   it("ends a code when its account changes: an admin's code for an admin account no longer signs it in once the owner makes it a doctor (issue 12 re-review)", async () => {
     const id = uuidv7();
     await admin.query(

@@ -17,6 +17,7 @@ import { sql as deviceAccountStamp } from './0012_device_account_stamp';
 import { sql as enrolmentCodes } from './0013_enrolment_codes';
 import { sql as enrolmentCodeStamp } from './0014_enrolment_code_stamp';
 import { sql as issuerChangeRevokesCodes } from './0015_issuer_change_revokes_codes';
+import { sql as codeIssuingDevice } from './0016_code_issuing_device';
 
 export interface HqMigration {
   id: number;
@@ -40,4 +41,5 @@ export const HQ_MIGRATIONS: readonly HqMigration[] = [
   { id: 13, name: '0013_enrolment_codes', sql: enrolmentCodes },
   { id: 14, name: '0014_enrolment_code_stamp', sql: enrolmentCodeStamp },
   { id: 15, name: '0015_issuer_change_revokes_codes', sql: issuerChangeRevokesCodes },
+  { id: 16, name: '0016_code_issuing_device', sql: codeIssuingDevice },
 ];
