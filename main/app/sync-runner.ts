@@ -26,6 +26,8 @@ export interface SyncEngine {
    * this device. @throws NotConfigured, Forbidden (another user; HQ's refusal), Unauthenticated, NotFound, Unavailable
    */
   issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedSignInCode>;
+  /** Set `targetUserId`'s PIN at HQ as `actorUserId` (the enrolled account). @throws NotConfigured, Forbidden, NotFound, Unauthenticated, Unavailable */
+  setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<void>;
   /** Whether `userId` can record approvals at HQ from this device. */
   hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null; enrolledHere: boolean };
   syncOnce(): Promise<unknown>;
@@ -177,6 +179,21 @@ export class AppSync {
     const issued = await this.engine.issueEnrolmentCode(actorUserId, targetUserId);
     this.log('sync: an HQ sign-in code was issued from this device');
     return issued;
+  }
+
+  /**
+   * Set another account's sign-in PIN at HQ, as `actorUserId` (the account that enrolled this
+   * device). @throws NotConfigured (not enrolled), Forbidden, NotFound, Unauthenticated, Unavailable
+   */
+  async setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<void> {
+    this.requireEnrolled();
+    await this.engine.setPinAtHq(actorUserId, targetUserId, pin);
+    this.log('sync: a sign-in PIN was set at HQ from this device');
+  }
+
+  /** Whether this app's database is enrolled for sync (PINs are then set at HQ). */
+  get enrolled(): boolean {
+    return this.engine.status().enrolled;
   }
 
   /** Whether `userId` is signed in to HQ on this device (the enrolled user always is), and whether they enrolled it. */

@@ -15,7 +15,7 @@ import { accountStamp, findOrganization, findUserById, listAllUsers } from '../d
 import { isVerbName } from '../../models/verbs';
 import { VERBS, callVerbByName, parseInput } from '../services';
 import { verifyPin } from '../services/pin';
-import { readOrganisation, setUserPin, updateOrganisation } from '../services/admin';
+import { readOrganisation, updateOrganisation } from '../services/admin';
 import { parseSignInOrgs, signInScope } from '../app/signin-scope';
 import type { Kinetix } from '../kinetix/harness';
 import type { ToolRegistry } from '../kinetix/registry';
@@ -27,7 +27,7 @@ import { captureHandlers } from './capture';
 import { LiveRoom, liveHandlers } from './capture-live';
 import { rigHandlers } from './capture-rig';
 import type { CaptureWorkspace } from '../capture/workspace';
-import { syncConflicts, syncDiscard, syncEnrol, syncEnrolmentCode, syncHqSignIn, syncSignInToHq, syncStatus } from './sync';
+import { setPin, syncConflicts, syncDiscard, syncEnrol, syncEnrolmentCode, syncHqSignIn, syncSignInToHq, syncStatus } from './sync';
 
 /** The signed-in state of one window (Electron) or one browser tab session (web host). */
 export interface WindowSession {
@@ -255,7 +255,7 @@ function createInnerHandlers(deps: HandlerDeps): Handlers<CallContext> {
     'proposals.decline': (ctx, { changeset_id }) => harness(deps).declineProposal(signedInUser(ctx), changeset_id),
     'proposals.narrow': (ctx, input) => narrowProposal(deps.db, signedInUser(ctx), input, new Date(now())),
     'forms.submit': (ctx, input) => submitForm(deps.db, signedInUser(ctx), input, new Date(now())),
-    'admin.setPin': (ctx, input) => setUserPin({ db: deps.db, userId: signedInUser(ctx) }, input),
+    'admin.setPin': (ctx, input) => setPin(deps.db, deps.sync, signedInUser(ctx), input),
     'settings.organisation': (ctx) => readOrganisation({ db: deps.db, userId: signedInUser(ctx) }),
     'settings.updateOrganisation': (ctx, input) => updateOrganisation({ db: deps.db, userId: signedInUser(ctx) }, input),
     'settings.assistant': (ctx) => readAssistantSettings({ db: deps.db, tools: tools(deps), ...(deps.log ? { log: deps.log } : {}) }, signedInUser(ctx)),

@@ -31,6 +31,7 @@ import { NOT_ENROLLED } from '../app/sync-runner';
 import type { Db } from '../data/db';
 import { findUserById } from '../data/identity';
 import { callVerb } from '../services';
+import { checkSetUserPin, setUserPin, storeUserPinSetAtHq } from '../services/admin';
 
 /** The signed-in actor as these operations need it. */
 interface Actor {
@@ -221,6 +222,22 @@ export async function syncSignInToHq(
  * @throws Unauthenticated (not signed in here, or not signed in to HQ on this device), Forbidden,
  *   NotFound, NotConfigured (no device sync in this host, or not enrolled), RateLimited, Unavailable
  */
+/**
+ * `admin.setPin`: on a device enrolled for sync, at HQ first (the PIN hashes travel to every device
+ * in the `app_user` shape, so a PIN set here alone would be replaced by HQ's at the next sync: issue
+ * 12 final review B4), then stored here at once; on a device not enrolled, here
+ * (main/services/admin.ts `setUserPin`). The device's own rules are checked first, with its words.
+ * @throws as `setUserPin`; on an enrolled device also Forbidden (not the account that enrolled it;
+ *   HQ's refusal), Unavailable (HQ not reachable: nothing changed), Unauthenticated
+ */
+export async function setPin(db: Db, sync: AppSync | null | undefined, userId: string, input: { user_id: string; pin: string }): Promise<{ pin_set: true }> {
+  const ctx = { db, userId };
+  if (!sync?.enrolled) return setUserPin(ctx, input);
+  checkSetUserPin(ctx, input);
+  await sync.setPinAtHq(userId, input.user_id, input.pin);
+  return storeUserPinSetAtHq(ctx, input);
+}
+
 export async function syncEnrolmentCode(db: Db, sync: AppSync | null | undefined, userId: string, targetUserId: string): Promise<IssuedSignInCode> {
   const actor = actorOf(db, userId);
   checkMayIssueCode(actor, findUserById(db, targetUserId));

@@ -9,11 +9,11 @@ import type { Role } from '../../models/roles';
 import { canManageRole, hasPermission, mayReadReportKind, pinRefusal } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
-import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHashWithActivity } from '../data/identity';
+import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHash, setUserPinHashWithActivity } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
 import { orgSquad, visibleAthlete } from './scope';
 import type { ServiceContext } from './context';
-import { isSelfScoped, requirePermission, resolveActor, scopeAthleteId } from './context';
+import { isSelfScoped, requirePermission, resolveActor, scopeAthleteId, type Actor } from './context';
 import { hashPin } from './pin';
 import { defined, insertRow, updateRow } from './plan';
 import { notInFuture, today } from './scope';
@@ -260,6 +260,21 @@ export const updateUser = writeVerb('users.update', {
  * @throws Forbidden (permission, role rule, `pinRefusal`, one's own PIN here), NotFound (another org's or unknown user)
  */
 export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: string }): { pin_set: true } {
+  const { actor, u } = checkSetUserPin(ctx, input);
+  setUserPinHashWithActivity(ctx.db, u.id, hashPin(input.pin), {
+    orgId: actor.orgId,
+    actorUserId: actor.userId,
+    actorName: actor.displayName,
+    summary: `${u.pin_hash ? 'Reset' : 'Set'} the sign-in PIN of ${u.display_name} (${u.role})`,
+  });
+  return { pin_set: true };
+}
+
+/**
+ * The rules of {@link setUserPin}, without the write: the actor and the target account.
+ * @throws as {@link setUserPin}
+ */
+export function checkSetUserPin(ctx: ServiceContext, input: { user_id: string }): { actor: Actor; u: User } {
   const actor = resolveActor(ctx);
   requirePermission(ctx, actor, 'user.manage');
   const u = findUserById(ctx.db, input.user_id);
@@ -268,12 +283,18 @@ export function setUserPin(ctx: ServiceContext, input: { user_id: string; pin: s
   if (u.id === actor.userId) throw new Forbidden('Your own PIN is not changed here.');
   const refusal = pinRefusal(actor.role, u, u.pin_hash ? 'reset' : 'set');
   if (refusal) throw new Forbidden(refusal);
-  setUserPinHashWithActivity(ctx.db, u.id, hashPin(input.pin), {
-    orgId: actor.orgId,
-    actorUserId: actor.userId,
-    actorName: actor.displayName,
-    summary: `${u.pin_hash ? 'Reset' : 'Set'} the sign-in PIN of ${u.display_name} (${u.role})`,
-  });
+  return { actor, u };
+}
+
+/**
+ * On a device enrolled for sync, after HQ set the PIN (main/sync/engine.ts `setPinAtHq`): store its
+ * hash here at once, so the account signs in offline with it before HQ's row arrives through the
+ * shapes (which then replaces it with HQ's hash of the same PIN). HQ wrote the activity row, which
+ * arrives the same way. @throws as {@link setUserPin}
+ */
+export function storeUserPinSetAtHq(ctx: ServiceContext, input: { user_id: string; pin: string }): { pin_set: true } {
+  const { u } = checkSetUserPin(ctx, input);
+  setUserPinHash(ctx.db, u.id, hashPin(input.pin));
   return { pin_set: true };
 }
 

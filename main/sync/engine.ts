@@ -446,6 +446,36 @@ export class DeviceSync {
   }
 
   /**
+   * Set account `targetUserId`'s sign-in PIN at HQ (`POST /v1/users/:id/pin`), as `actorUserId`,
+   * who must be the account that enrolled this device (as for sign-in codes: never a token another
+   * user left here). HQ applies its own rules (sync/auth/account-pins.ts); the new hash reaches every
+   * device in the `app_user` shape. The PIN is sent once over the HQ connection, never logged or kept.
+   * @throws Forbidden (another user than the enrolled account; HQ's refusal), NotFound, Unauthenticated, Unavailable
+   */
+  async setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<void> {
+    const e = this.enrolment();
+    if (actorUserId !== e.user_id)
+      throw new AppError({
+        code: 'Forbidden',
+        message:
+          'This device is signed in to HQ, so PINs are set at HQ, from a device enrolled with your own account (every device then gets the new PIN). Use your own device, or ask the person who enrolled this one.',
+      });
+    let res: Response;
+    try {
+      res = await this.trackedFetch(`${e.hq_url}/v1/users/${encodeURIComponent(targetUserId)}/pin`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${e.token}` },
+        body: JSON.stringify({ pin }),
+        signal: AbortSignal.timeout(20_000),
+      });
+    } catch (err) {
+      throw unreachable(e.hq_url, err);
+    }
+    if (!res.ok) throw await errorFromResponse(res, "set this account's PIN");
+    await res.arrayBuffer();
+  }
+
+  /**
    * Whether `userId` can record approvals at HQ from this device: the enrolled user, or signed in to
    * HQ here ({@link signInUser}); `enrolledHere`: they enrolled it (only then do they issue sign-in
    * codes from it, {@link issueEnrolmentCode}).

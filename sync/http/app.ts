@@ -36,6 +36,7 @@ import {
 import { SELF_SCOPED_ROLES } from '../../models/roles';
 import { isTableName, TABLES } from '../../models/tables';
 import { DeviceRegistry } from '../auth/devices';
+import { setAccountPin } from '../auth/account-pins';
 import { codeRequired, issueEnrolmentCode } from '../auth/enrolment-codes';
 import { applyUploadedChangeset, hqPolicy, uploadContentHash } from '../write/apply';
 import { recordProposalEvents } from '../write/proposals';
@@ -99,6 +100,7 @@ const Enrol = z
   .strict();
 
 const IssueCode = z.object({ user_id: z.string().uuid() }).strict();
+const SetPin = z.object({ pin: z.string().regex(/^\d{4,8}$/, 'A PIN is 4 to 8 digits.') }).strict();
 
 /** A fixed-window counter per key (client address). */
 class WindowLimiter {
@@ -252,6 +254,18 @@ export function createHqApp(opts: HqAppOptions): HqApp {
       const parsed = IssueCode.safeParse(await readJson(c));
       if (!parsed.success) throw badRequest('Send {"user_id": "<the account\'s id>"}.', zodIssues(parsed.error));
       return c.json(await issueEnrolmentCode(opts.pool, p, parsed.data.user_id, now()), 201);
+    },
+  );
+  app.post(
+    '/v1/users/:id/pin',
+    bodyLimit({ maxSize: 4 * 1024, onError: (c) => errorResponse(c, payloadTooLarge('The request body is too large.'), 413) }),
+    async (c) => {
+      const p = await registry.authenticate(c.req.header('authorization'));
+      const id = c.req.param('id');
+      if (!/^[0-9a-f-]{36}$/i.test(id)) throw badRequest('The account id must be a UUID.');
+      const parsed = SetPin.safeParse(await readJson(c));
+      if (!parsed.success) throw badRequest('Send {"pin": "4 to 8 digits"}.', zodIssues(parsed.error));
+      return c.json(await setAccountPin(opts.pool, p, id, parsed.data.pin, now()));
     },
   );
   app.delete('/v1/devices/:id', async (c) => {

@@ -326,6 +326,38 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     expect(thirdRow!.revoked_at).not.toBeNull();
   });
 
+  it("POST /v1/users/:id/pin sets a PIN at HQ under the device rules; the new hash ends the account's tokens (issue 12 final review B4)", async () => {
+    const setPin = (token: string, userId: string, body: unknown): Promise<Response> =>
+      fetch(`${server.url}/v1/users/${userId}/pin`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      });
+    const refused = async (res: Response, status: number) => {
+      expect(res.status).toBe(status);
+      return errorOf(res);
+    };
+    const email = DEMO_EMAILS.doctor;
+    const doctorToken = await enrolled(email);
+    const hashOf = async () => (await admin.query<{ pin_hash: string }>('SELECT pin_hash FROM app_user WHERE id = $1', [ids.users.doctor])).rows[0]!.pin_hash;
+    const before = await hashOf();
+    // No user.manage; an admin manages no doctor account; one's own PIN; a malformed PIN; another club's account.
+    expect((await refused(await setPin(tokens.physio!, ids.users.doctor!, { pin: '4826' }), 403)).message).toMatch(/user\.manage/);
+    expect((await refused(await setPin(tokens.admin!, ids.users.doctor!, { pin: '4826' }), 403)).code).toBe('Forbidden');
+    expect((await refused(await setPin(tokens.owner!, ids.users.owner!, { pin: '4826' }), 403)).message).toMatch(/own PIN/);
+    expect((await refused(await setPin(tokens.owner!, ids.users.doctor!, { pin: '12' }), 400)).code).toBe('Validation');
+    expect((await refused(await setPin(tokens.owner!, ids.secondOwner, { pin: '4826' }), 404)).code).toBe('NotFound');
+    expect(await hashOf()).toBe(before);
+    // The owner resets it: HQ stores the new hash; the doctor's device token (old PIN) ends.
+    const ok = await setPin(tokens.owner!, ids.users.doctor!, { pin: '4826' });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ user_id: ids.users.doctor, pin_set: true });
+    expect(await verifyPin('4826', await hashOf())).toBe(true);
+    const stale = await issue(doctorToken, ids.users.doctor!);
+    expect(stale.status).toBe(401);
+    await stale.arrayBuffer();
+  });
+
   it('counts wrong codes towards the lockout, and a failed sign-in stores no token', async () => {
     const email = DEMO_EMAILS.sports_scientist;
     const before = Number(

@@ -1,0 +1,113 @@
+/**
+ * Setting a PIN on a device enrolled for sync (issue 12 final review B4), with real parts: the HQ
+ * server over a real Postgres (main/sync/testing/hq-stack.ts), device SQLite files, the app's
+ * background sync (main/app/AppSync over main/sync/engine.ts) and `dispatch` as the transports call
+ * it. The PIN hashes travel to every device in the `app_user` shape, so a PIN set on one device
+ * alone came back as HQ's old hash at the next sync; `admin.setPin` now goes to HQ first, from the
+ * account that enrolled the device, and every device gets the new PIN.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
+import { deviceSyncFactory } from '../app/device-sync';
+import { AppSync } from '../app/sync-runner';
+import { openDb, type Db } from '../data/db';
+import { findUserByEmail } from '../data/identity';
+import { verifyPin } from '../security/pin';
+import { callVerb } from '../services';
+import { havePg, useHqStack } from '../sync/testing/hq-stack';
+import { createHandlers, dispatch, type CallContext } from './handlers';
+
+const NEW_PIN = '4826';
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe.skipIf(!havePg)('admin.setPin on a device enrolled for sync', () => {
+  const hq = useHqStack();
+  const syncs: AppSync[] = [];
+  const dbs: Db[] = [];
+  afterAll(async () => {
+    for (const s of syncs) await s.close();
+    for (const d of dbs) d.close();
+  });
+
+  async function device(email: string, name: string): Promise<{ db: Db; sync: AppSync }> {
+    const d = mkdtempSync(join(tmpdir(), 'ai-sync-pin-'));
+    dirs.push(d);
+    const db = openDb(join(d, 'device.sqlite'));
+    dbs.push(db);
+    const sync = new AppSync(db, deviceSyncFactory(), { tickMs: 0, stopTimeoutMs: 1000 });
+    syncs.push(sync);
+    await sync.enrol({ hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: name });
+    await sync.syncNow();
+    return { db, sync };
+  }
+  const localHash = (db: Db, email: string) => findUserByEmail(db, email)!.pin_hash;
+  const hqRow = async (email: string) =>
+    (await hq.query<{ id: string; pin_hash: string }>(hq.summary.orgId, 'SELECT id, pin_hash FROM app_user WHERE email = $1', [email]))[0]!;
+
+  it('goes to HQ first and reaches every device; a later resend of the row keeps it; only the enrolled account sets it; offline nothing changes', async () => {
+    const office = await device(DEMO_EMAILS.owner, 'Owner laptop');
+    const laptop = await device(DEMO_EMAILS.admin, 'Clinic laptop');
+    const as = (db: Db, email: string): CallContext => ({ session: { userId: findUserByEmail(db, email)!.id } });
+    const physio = findUserByEmail(office.db, DEMO_EMAILS.physio)!.id;
+    const officeHandlers = createHandlers({ db: office.db, sync: office.sync });
+
+    // The owner resets the physio's PIN on the owner's own device: HQ holds it, and so does the device at once.
+    expect(await dispatch(officeHandlers, as(office.db, DEMO_EMAILS.owner), 'admin.setPin', { user_id: physio, pin: NEW_PIN })).toEqual({
+      ok: true,
+      value: { pin_set: true },
+    });
+    expect(verifyPin(NEW_PIN, (await hqRow(DEMO_EMAILS.physio)).pin_hash)).toBe(true);
+    expect(verifyPin(DEMO_PIN, (await hqRow(DEMO_EMAILS.physio)).pin_hash)).toBe(false);
+    expect(verifyPin(NEW_PIN, localHash(office.db, DEMO_EMAILS.physio))).toBe(true);
+    const [activity] = await hq.query<{ summary: string; actor_name: string }>(
+      hq.summary.orgId,
+      "SELECT summary, actor_name FROM activity WHERE record_table = 'app_user' AND record_id = $1 ORDER BY created_at DESC LIMIT 1",
+      [physio],
+    );
+    expect(activity).toMatchObject({
+      summary: expect.stringMatching(/^Reset the sign-in PIN of /),
+      actor_name: expect.stringMatching(/via Device Owner laptop$/),
+    });
+
+    // HQ sends the physio's row again (the owner renames the account): the new PIN stays, on both devices.
+    callVerb({ db: office.db, userId: findUserByEmail(office.db, DEMO_EMAILS.owner)!.id }, 'users.update', { id: physio, display_name: 'Physio Renamed' });
+    await office.sync.syncNow();
+    for (const d of [office, laptop]) {
+      const deadline = Date.now() + 20_000;
+      while (findUserByEmail(d.db, DEMO_EMAILS.physio)!.display_name !== 'Physio Renamed' && Date.now() < deadline) await d.sync.syncNow();
+      expect(findUserByEmail(d.db, DEMO_EMAILS.physio)!.display_name).toBe('Physio Renamed');
+      expect(verifyPin(NEW_PIN, localHash(d.db, DEMO_EMAILS.physio))).toBe(true);
+      expect(verifyPin(DEMO_PIN, localHash(d.db, DEMO_EMAILS.physio))).toBe(false);
+    }
+
+    // On the admin's laptop the owner (signed in there with a PIN) cannot set it: not the account that enrolled it.
+    const laptopHandlers = createHandlers({ db: laptop.db, sync: laptop.sync });
+    const before = localHash(laptop.db, DEMO_EMAILS.physio);
+    expect(await dispatch(laptopHandlers, as(laptop.db, DEMO_EMAILS.owner), 'admin.setPin', { user_id: physio, pin: '1111' })).toMatchObject({
+      ok: false,
+      error: { code: 'Forbidden', message: expect.stringMatching(/enrolled with your own account/) },
+    });
+    // The device's own rules still answer first, in its words (an admin sets no physio's PIN).
+    expect(await dispatch(laptopHandlers, as(laptop.db, DEMO_EMAILS.admin), 'admin.setPin', { user_id: physio, pin: '1111' })).toMatchObject({
+      ok: false,
+      error: { code: 'Forbidden' },
+    });
+    expect(localHash(laptop.db, DEMO_EMAILS.physio)).toBe(before);
+
+    // HQ unreachable: Unavailable, nothing changed anywhere.
+    await hq.stopHq();
+    try {
+      expect(await dispatch(officeHandlers, as(office.db, DEMO_EMAILS.owner), 'admin.setPin', { user_id: physio, pin: '2222' })).toMatchObject({
+        ok: false,
+        error: { code: 'Unavailable' },
+      });
+    } finally {
+      await hq.startHq();
+    }
+    expect(verifyPin(NEW_PIN, localHash(office.db, DEMO_EMAILS.physio))).toBe(true);
+  });
+});
