@@ -386,55 +386,6 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     expect(inj!.clinician_notes).toBe('PHYSIO A: must keep');
   });
 
-  it("a refused or discarded edit fails only this device's own proposals: another user's proposal copied from HQ stays waiting there (issue 12 final review)", async () => {
-    const laptop = await enrol('admin');
-    const owner = await enrol('owner');
-    await laptop.sync.syncOnce();
-    await owner.sync.syncOnce();
-    const fee = sqlite(laptop.db).prepare('SELECT id, version, price_cents FROM rate_item WHERE deleted_at IS NULL ORDER BY code LIMIT 1 OFFSET 2').get() as {
-      id: string;
-      version: number;
-      price_cents: number;
-    };
-    const adminId = findUserByEmail(laptop.db, DEMO_EMAILS.admin)!.id;
-    const p = proposeChangeset(laptop.db, {
-      userId: adminId,
-      source: 'page',
-      toolName: 'rates.updateItem',
-      title: 'Change a fee',
-      permission: 'rates.write',
-      planned: {
-        verb: 'rates.updateItem',
-        summary: 'Raise a fee by 25 %',
-        changes: [
-          {
-            op: 'update',
-            table: 'rate_item',
-            id: fee.id,
-            version: fee.version,
-            before: { price_cents: fee.price_cents },
-            after: { price_cents: Math.round(fee.price_cents * 1.25) },
-          },
-        ],
-      },
-    });
-    expect(p.status).toBe('needs_owner');
-    await laptop.sync.syncOnce();
-    await syncUntil(
-      [owner.sync],
-      'the proposal reaches the owner',
-      () => !!sqlite(owner.db).prepare('SELECT 1 FROM changeset_proposal WHERE id = ?').get(p.id),
-    );
-    // The owner edits that fee's name and discards the edit: the admin's proposal is not the owner's device's to withdraw.
-    const ownerId = findUserByEmail(owner.db, DEMO_EMAILS.owner)!.id;
-    const edit = callVerb({ db: owner.db, userId: ownerId }, 'rates.updateItem', { id: fee.id, name: 'typo' }) as { changeset: { id: string } };
-    owner.sync.discard(edit.changeset.id, ownerId);
-    expect(sqlite(owner.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id)).toBe('needs_owner');
-    await owner.sync.syncOnce();
-    const [atHq] = await hq.query<{ status: string }>(hq.summary.orgId, 'SELECT status FROM hq_proposal WHERE id = $1', [p.id]);
-    expect(atHq!.status).toBe('needs_owner');
-  });
-
   /** The admin's +25 % rise of fee `fee` on `db`, planned on the fee as `db` holds it (needs an owner). */
   function proposeFeeRise(db: Db, fee: { id: string; version: number; price_cents: number }): { id: string; contentHash: string } {
     const p = proposeChangeset(db, {
@@ -471,6 +422,29 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
     (await hq.query<{ status: string; decided_by: string | null }>(hq.summary.orgId, 'SELECT status, decided_by FROM hq_proposal WHERE id = $1', [id]))[0];
   const hqPrice = async (id: string) =>
     (await hq.query<{ price_cents: number }>(hq.summary.orgId, 'SELECT price_cents FROM rate_item WHERE id = $1', [id]))[0]!.price_cents;
+
+  it("a refused or discarded edit fails only this device's own proposals: another user's proposal copied from HQ stays waiting there (issue 12 final review)", async () => {
+    const laptop = await enrol('admin');
+    const owner = await enrol('owner');
+    await laptop.sync.syncOnce();
+    await owner.sync.syncOnce();
+    const fee = feeAt(laptop.db, 2);
+    const p = proposeFeeRise(laptop.db, fee);
+    await laptop.sync.syncOnce();
+    await syncUntil(
+      [owner.sync],
+      'the proposal reaches the owner',
+      () => !!sqlite(owner.db).prepare('SELECT 1 FROM changeset_proposal WHERE id = ?').get(p.id),
+    );
+    // The owner edits that fee's name and discards the edit: the admin's proposal is not the owner's device's to withdraw.
+    const ownerId = findUserByEmail(owner.db, DEMO_EMAILS.owner)!.id;
+    const edit = callVerb({ db: owner.db, userId: ownerId }, 'rates.updateItem', { id: fee.id, name: 'typo' }) as { changeset: { id: string } };
+    owner.sync.discard(edit.changeset.id, ownerId);
+    expect(sqlite(owner.db).prepare('SELECT status FROM changeset_proposal WHERE id = ?').pluck().get(p.id)).toBe('needs_owner');
+    await owner.sync.syncOnce();
+    const [atHq] = await hq.query<{ status: string }>(hq.summary.orgId, 'SELECT status FROM hq_proposal WHERE id = $1', [p.id]);
+    expect(atHq!.status).toBe('needs_owner');
+  });
 
   it('a needs-owner proposal planned on a pending edit reaches HQ only after that edit: at once when HQ applies it, never when HQ refuses it (issue 12 final review B-c, P4)', async () => {
     const laptop = await enrol('admin');
