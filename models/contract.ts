@@ -24,6 +24,32 @@ import type { DeviceSyncStatus, SyncConflict } from './sync';
 import { ProviderClearanceInput, type ClearanceByProvider } from './classification';
 
 const Empty = z.object({}).strict();
+
+/**
+ * The state of one row as a form showed it: its `version` and its `updated_at` (as the verb that
+ * read it returned it). Both are checked: on a device enrolled for sync a local edit HQ refused is
+ * replaced by HQ's row, which can carry the very same version number with other content — its
+ * `updated_at` tells the two apart.
+ */
+export const ShownRowState = z
+  .object({
+    version: z.number().int().min(0),
+    updated_at: z.string().min(1).max(64).describe("The row's updated_at as the form read it."),
+  })
+  .strict();
+/** {@link ShownRowState} as TypeScript sees it. */
+export type ShownRowState = z.infer<typeof ShownRowState>;
+/** Most rows one form may quote (a bulk move is at most 500 athletes). */
+export const MAX_EXPECTED_ROWS = 1000;
+/**
+ * Row id → what the form showed: a {@link ShownRowState} (pages), or the bare version (older callers;
+ * it cannot tell HQ's row from a refused local edit at the same version).
+ */
+export const ExpectedVersions = z
+  .record(z.string().max(100), z.union([z.number().int().min(0), ShownRowState]))
+  .refine((r) => Object.keys(r).length <= MAX_EXPECTED_ROWS, { message: `at most ${MAX_EXPECTED_ROWS} rows` });
+/** {@link ExpectedVersions} as TypeScript sees it. */
+export type ExpectedVersions = z.infer<typeof ExpectedVersions>;
 /**
  * A one-time HQ sign-in code as typed (`XXXX-XXXX-XXXX`, Crockford base32; HQ ignores case,
  * dashes and spaces and judges it). Bounded here so that nothing long reaches HQ.
@@ -195,7 +221,8 @@ export const CONTRACT = {
   /**
    * Submit an entry form: plan the write verb as the signed-in user (the same plan the assistant
    * would propose), refuse it with Conflict when a row moved on from `expected_versions` (row id →
-   * version the form showed) or, with `expect_absent`, when the form showed nothing stored and the
+   * `{version, updated_at}` the form showed, or the bare version from older callers; either
+   * differing from the stored row is a conflict) or, with `expect_absent`, when the form showed nothing stored and the
    * change would now replace a stored row (one that appeared since), run the policy, then apply at
    * once or return it for review ({@link FormSubmitResultView}).
    */
@@ -204,7 +231,7 @@ export const CONTRACT = {
       .object({
         verb: z.string().min(1).max(100),
         input: z.unknown().optional(),
-        expected_versions: z.record(z.string().max(100), z.number().int().min(0)).optional(),
+        expected_versions: ExpectedVersions.optional(),
         expect_absent: z.boolean().optional().describe('The form showed nothing stored: only new rows may be written.'),
         idempotency_key: z.string().min(8).max(200).optional(),
       })

@@ -71,6 +71,17 @@ export function rowFacts(
   };
 }
 
+/**
+ * The version and `updated_at` (as stored, ISO-8601 text) of one row of `orgId`, soft-deleted or
+ * not; null when there is no such row in that org. A form's stale check compares both with what
+ * the form showed.
+ */
+export function rowState(db: Db, table: TableName, orgId: string, id: string): { version: number; updated_at: string } | null {
+  const r = sqlite(db).prepare(`SELECT version, updated_at FROM ${table} WHERE id = ? AND org_id = ?`).get(id, orgId) as
+    { version: number; updated_at: string } | undefined;
+  return r ?? null;
+}
+
 /** True when `id` is a live (not soft-deleted) row of `table` in `orgId`. */
 export function liveRowInOrg(db: Db, table: TableName, orgId: string, id: string): boolean {
   return sqlite(db).prepare(`SELECT 1 FROM ${table} WHERE id = ? AND org_id = ? AND deleted_at IS NULL`).get(id, orgId) !== undefined;

@@ -5,6 +5,7 @@
  * a role without the verb's permission is refused; the policy's needs-owner waits for an owner.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONTRACT, MAX_EXPECTED_ROWS } from '../../models/contract';
 import { IdempotencyKeyTaken, listActivity, requestHashOf } from '../data/changesets';
 import { openDb } from '../data/db';
 import { getRow } from '../data/rows';
@@ -68,6 +69,49 @@ describe('submitForm', () => {
       ),
     ).toThrow(expect.objectContaining({ code: 'Conflict', conflicts: [{ table: 'athlete', id: f.a.athleteId, expectedVersion: v, actualVersion: v + 1 }] }));
     expect(athlete()).toMatchObject({ position: 'Goalkeeper', version: v + 1 });
+  });
+
+  it('checks the updated_at a form showed as well as the version (issue 12 B3); the contract takes either form, bounded', () => {
+    const row = getRow<{ version: number; updated_at: string; position: string | null }>(f.db, 'athlete', f.a.orgId, f.a.athleteId)!;
+    // The same version with another updated_at (on a synced device: HQ's row that replaced a refused local edit): refused.
+    const otherState = { version: row.version, updated_at: new Date(Date.parse(row.updated_at) - 60_000).toISOString() };
+    expect(() =>
+      submitForm(
+        f.db,
+        f.a.users.physio,
+        { verb: 'athletes.update', input: { id: f.a.athleteId, position: 'Winger' }, expected_versions: { [f.a.athleteId]: otherState } },
+        now,
+      ),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'Conflict',
+        message: expect.stringMatching(/^Someone changed this record after you opened the form/),
+        conflicts: [{ table: 'athlete', id: f.a.athleteId, expectedVersion: row.version, actualVersion: row.version }],
+      }),
+    );
+    expect(athlete()).toMatchObject({ position: row.position, version: row.version });
+    // The row as stored: saved.
+    const r = submitForm(
+      f.db,
+      f.a.users.physio,
+      {
+        verb: 'athletes.update',
+        input: { id: f.a.athleteId, position: 'Winger' },
+        expected_versions: { [f.a.athleteId]: { version: row.version, updated_at: row.updated_at } },
+      },
+      now,
+    );
+    expect(r.status).toBe('applied');
+    // The contract: a bare version or {version, updated_at}; nothing else, and at most MAX_EXPECTED_ROWS rows.
+    const input = CONTRACT['forms.submit'].input;
+    const id = f.a.athleteId;
+    expect(input.safeParse({ verb: 'athletes.update', expected_versions: { [id]: 3 } }).success).toBe(true);
+    expect(input.safeParse({ verb: 'athletes.update', expected_versions: { [id]: { version: 3, updated_at: row.updated_at } } }).success).toBe(true);
+    expect(input.safeParse({ verb: 'athletes.update', expected_versions: { [id]: { version: 3 } } }).success).toBe(false);
+    expect(input.safeParse({ verb: 'athletes.update', expected_versions: { [id]: { version: 3, updated_at: 'x'.repeat(65) } } }).success).toBe(false);
+    expect(input.safeParse({ verb: 'athletes.update', expected_versions: { [id]: { version: 3, updated_at: row.updated_at, extra: 1 } } }).success).toBe(false);
+    const many = Object.fromEntries(Array.from({ length: MAX_EXPECTED_ROWS + 1 }, (_, i) => [`row-${i}`, 1]));
+    expect(input.safeParse({ verb: 'athletes.update', expected_versions: many }).success).toBe(false);
   });
 
   it('a form opened with nothing stored (expect_absent) is refused when a row appeared meanwhile; replacing it then needs its current version', () => {

@@ -16,13 +16,14 @@
  * The same change (same verb and planned rows) sent again while its first proposal still waits
  * returns that proposal, with a note saying so: Approvals never lists duplicates.
  *
- * A form also sends the versions of the rows it showed (`expected_versions`), or, when it showed
+ * A form also sends the version and `updated_at` of each row it showed (`expected_versions`; a
+ * bare version from older callers), or, when it showed
  * nothing stored, `expect_absent`: when a row moved on since (or appeared since), the submit is
  * refused with `Conflict` (nothing written) and the page shows the current values, never
  * overwriting silently.
  */
 import type { PlannedChangeset, RowChange } from '../../models/changeset';
-import type { ProposalItemView } from '../../models/contract';
+import type { ExpectedVersions, ProposalItemView } from '../../models/contract';
 import { AppError, Conflict, Forbidden, IdempotencyKeyReused, NotFound, ValidationError } from '../../models/errors';
 import type { Db } from '../data/db';
 import { inTransaction } from '../data/db';
@@ -33,7 +34,7 @@ import { OWNER_AUTHORITY_CODES } from '../../models/policy';
 import { VERBS, applyPlanned, evaluatePolicyWithHistory, planWrite, PolicyDenied, requirePermission, resolveActor } from '../services';
 import type { Actor, ServiceContext } from '../services';
 import type { AppliedChangeset, KeyedChangeset } from '../services/review';
-import { IdempotencyKeyTaken, priorChangeset, requestHashOf, storedRtpEntry } from '../services/review';
+import { IdempotencyKeyTaken, priorChangeset, requestHashOf, storedRowState, storedRtpEntry } from '../services/review';
 
 /** What a form submit returns. */
 export type FormSubmitResult =
@@ -120,18 +121,41 @@ export function ownerCheckNotes(decisions: readonly PolicyDecision[]): string[] 
   return notes;
 }
 
+/** True when two `updated_at` texts name the same row state: the same text, or the same instant written differently. */
+function sameStamp(shown: string, stored: string | null | undefined): boolean {
+  if (stored == null) return false;
+  if (shown === stored) return true;
+  const a = Date.parse(shown);
+  const b = Date.parse(stored);
+  return Number.isFinite(a) && a === b;
+}
+
 /**
- * Refuse when a row the form showed has moved on since (`expected`: row id → version shown), or
- * when the form showed nothing stored (`expectAbsent`) and the change would now update a stored
- * row that appeared meanwhile (reported with expected version 0). Nothing is written.
+ * Refuse when a row the form showed has moved on since (`expected`: row id → `{version,
+ * updated_at}` shown, or the bare version from older callers), or when the form showed nothing
+ * stored (`expectAbsent`) and the change would now update a stored row that appeared meanwhile
+ * (reported with expected version 0). A row is stale when its version or, when given, its
+ * `updated_at` differs from the stored row's: on a device enrolled for sync, HQ's row that
+ * replaced a refused local edit can carry the same version number as that edit (issue 12 B3).
+ * Reads the stored rows through the service layer (`storedRowState`). Nothing is written.
  * @throws Conflict (with `conflicts` naming each row and its current version)
  */
-function checkExpected(planned: PlannedChangeset, expected: Readonly<Record<string, number>> | undefined, expectAbsent: boolean): void {
+function checkExpected(
+  ctx: ServiceContext,
+  actor: Actor,
+  planned: PlannedChangeset,
+  expected: Readonly<ExpectedVersions> | undefined,
+  expectAbsent: boolean,
+): void {
   const stale = planned.changes.flatMap((c) => {
     if (c.op !== 'update') return [];
-    if (expected?.[c.id] !== undefined && expected[c.id] !== c.version)
-      return [{ table: c.table, id: c.id, expectedVersion: expected[c.id]!, actualVersion: c.version }];
-    if (expectAbsent && expected?.[c.id] === undefined) return [{ table: c.table, id: c.id, expectedVersion: 0, actualVersion: c.version }];
+    const shown = expected?.[c.id];
+    if (shown !== undefined) {
+      const version = typeof shown === 'number' ? shown : shown.version;
+      const moved = version !== c.version || (typeof shown !== 'number' && !sameStamp(shown.updated_at, storedRowState(ctx, actor, c.table, c.id)?.updated_at));
+      return moved ? [{ table: c.table, id: c.id, expectedVersion: version, actualVersion: c.version }] : [];
+    }
+    if (expectAbsent) return [{ table: c.table, id: c.id, expectedVersion: 0, actualVersion: c.version }];
     return [];
   });
   if (stale.length > 0) {
@@ -161,7 +185,7 @@ export function submitForm(
   req: {
     verb: string;
     input?: unknown;
-    expected_versions?: Record<string, number> | undefined;
+    expected_versions?: ExpectedVersions | undefined;
     expect_absent?: boolean | undefined;
     idempotency_key?: string | undefined;
   },
@@ -181,7 +205,7 @@ export function submitForm(
     if (prior) return replayed(ctx, actor, prior, verb.name, requestHash);
   }
   const { planned, reveal, actor } = planWrite(ctx, verb, req.input ?? {});
-  checkExpected(planned, req.expected_versions, req.expect_absent === true);
+  checkExpected(ctx, actor, planned, req.expected_versions, req.expect_absent === true);
   const policy = evaluatePolicyWithHistory(db, actor, planned, now);
   if (policy.verdict === 'deny') throw new PolicyDenied(policy);
   // An owner's own change that would need an owner from anyone else (a price moved more than

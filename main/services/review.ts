@@ -1,12 +1,14 @@
 /**
  * Reads the entry forms need around a write, scoped to the signed-in actor's organisation:
- * the stored row a reviewer compares a change with, and what a re-sent form's key already holds.
+ * the stored row a reviewer compares a change with, the version and `updated_at` a stale-form check
+ * compares with what the form showed, and what a re-sent form's key already holds.
  * The entry-form adapter (main/ipc/forms.ts) calls these instead of the data layer, so data access
  * stays in the service layer (shared/design/architecture.md).
  */
 import type { AppliedChangeset, KeyedChangeset } from '../data/changesets';
 import { findByIdempotencyKey, IdempotencyKeyTaken, requestHashOf } from '../data/changesets';
-import { getRow } from '../data/rows';
+import { getRow, rowState } from '../data/rows';
+import type { TableName } from '../../models/tables';
 import type { Actor, ServiceContext } from './context';
 
 export type { AppliedChangeset, KeyedChangeset };
@@ -18,6 +20,15 @@ export { IdempotencyKeyTaken, requestHashOf };
  */
 export function storedRtpEntry(ctx: ServiceContext, actor: Actor, id: string): Record<string, unknown> | null {
   return getRow<Record<string, unknown>>(ctx.db, 'rtp_entry', actor.orgId, id);
+}
+
+/**
+ * The version and `updated_at` (ISO-8601 text, as stored) of a row of `table` in the actor's org,
+ * soft-deleted or not; null when there is no such row there. A form's stale check compares both
+ * with what the form showed (main/ipc/forms.ts).
+ */
+export function storedRowState(ctx: ServiceContext, actor: Actor, table: TableName, id: string): { version: number; updated_at: string } | null {
+  return rowState(ctx.db, table, actor.orgId, id);
 }
 
 /**

@@ -3,7 +3,7 @@
  *
  * - {@link useEntryForm}: submits a write verb through the contract's `forms.submit` — the
  *   service plans the same changeset the assistant would (plan → authorise → policy) — with the
- *   row versions the form was opened with and one idempotency key per opened form. A one-row
+ *   row versions and `updated_at`s the form was opened with and one idempotency key per opened form. A one-row
  *   change is applied at once; a change of more than one row, an RTP sign-off, or one that needs
  *   an owner comes back for review and is applied (or declined) through `proposals.approve` /
  *   `proposals.decline`. A stale form ends in state `conflict` with the service's message, and the
@@ -24,7 +24,7 @@
  */
 import type { ReactElement, ReactNode } from 'react';
 import { cloneElement, useCallback, useEffect, useId, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
-import type { FormSubmitResultView, ProposalItemView } from '../../../models/contract';
+import type { FormSubmitResultView, ProposalItemView, ShownRowState } from '../../../models/contract';
 import type { ErrorPayload } from '../../../models/errors';
 import { CallError, call, newKey } from '../bridge';
 import { ReviewDialog } from './ChangeReview';
@@ -33,6 +33,18 @@ import { DATA_CHANGED } from './useLoad';
 
 /** What a form that showed no stored record expects: still nothing stored (the service refuses the submit with Conflict when a row appeared). */
 export const NOTHING_STORED = 'nothing-stored' as const;
+
+/** Row id → the version and `updated_at` of each row a form showed (what `submit` quotes back). */
+export type ShownRows = Record<string, ShownRowState>;
+
+/**
+ * The rows a form showed, as its submit quotes them: id → `{version, updated_at}`. Both are
+ * checked: on a device enrolled for sync, HQ's row that replaced a refused local edit can carry
+ * the same version with other content, and only `updated_at` tells them apart.
+ */
+export function shownRows(...rows: readonly { id: string; version: number; updated_at: string }[]): ShownRows {
+  return Object.fromEntries(rows.map((r) => [r.id, { version: r.version, updated_at: r.updated_at }]));
+}
 
 /** Named app event fired on each form state change. */
 export const FORM_EVENT = 'ai:form';
@@ -121,11 +133,12 @@ export interface EntryForm {
   /** The service's message for `field` (see {@link issueMatches}), if any. */
   issueFor(field: string): string | null;
   /**
-   * Submit `verb` with `input`. `expected` maps row id → version the form showed, or is
+   * Submit `verb` with `input`. `expected` maps row id → version and `updated_at` the form showed
+   * ({@link shownRows}), or is
    * {@link NOTHING_STORED} when the form showed no stored record (a row that appeared since is
    * then a conflict, never silently replaced). Resolves to the outcome (never throws).
    */
-  submit(verb: string, input: Record<string, unknown>, expected?: Record<string, number> | typeof NOTHING_STORED): Promise<FormSubmitResultView | null>;
+  submit(verb: string, input: Record<string, unknown>, expected?: ShownRows | typeof NOTHING_STORED): Promise<FormSubmitResultView | null>;
   /** Approve the change under review (after leaving out `dropIds`, if any). */
   approve(dropIds?: string[]): Promise<void>;
   /** Decline the change under review (nothing is written). */
@@ -201,7 +214,7 @@ export function useEntryForm(
   }, []);
 
   const submit = useCallback(
-    async (verb: string, input: Record<string, unknown>, expected?: Record<string, number> | typeof NOTHING_STORED) => {
+    async (verb: string, input: Record<string, unknown>, expected?: ShownRows | typeof NOTHING_STORED) => {
       setState('saving');
       setError(null);
       setDone(null);

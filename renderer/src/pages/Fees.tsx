@@ -8,7 +8,7 @@ import type { RateFolder, RateItem } from '../../../models/records';
 import { RateItemType } from '../../../models/records';
 import { hasPermission } from '../../../models/roles';
 import { call } from '../bridge';
-import { Field, FormDialog, SavedNote, rebaseValues, useEntryForm } from '../components/Form';
+import { Field, FormDialog, SavedNote, rebaseValues, shownRows, useEntryForm } from '../components/Form';
 import { ErrorNote, Page } from '../components/Page';
 import { useLoad } from '../components/useLoad';
 import { formatCents, humanize, numberInput, parseUsdCents } from '../format';
@@ -186,7 +186,7 @@ function RateItemDialog({ item, onClose, onSaved }: { item: RateItem; onClose():
     if (v.item_type !== opened.item_type) patch.item_type = v.item_type;
     // An emptied price is not "no change": it is refused at the field like any other non-price.
     if (price !== opened.price_cents) patch.price_cents = price === undefined || Number.isNaN(price) ? v.price.trim() : price;
-    void form.submit('rates.updateItem', { id: item.id, ...patch }, { [item.id]: opened.version });
+    void form.submit('rates.updateItem', { id: item.id, ...patch }, shownRows(opened));
   }
   return (
     <FormDialog

@@ -17,8 +17,8 @@ import { MoveAthletesDialog, SquadFormDialog } from './forms/SquadForms';
 type Open =
   | { kind: 'load'; squad: { id: string; name: string }; members: Pick<Athlete, 'id' | 'name'>[] }
   | { kind: 'session' }
-  | { kind: 'squad'; squad: Pick<Squad, 'id' | 'name' | 'season' | 'version'> | null }
-  | { kind: 'move'; from: string | null; athletes: Pick<Athlete, 'id' | 'name' | 'squad_id' | 'version'>[] }
+  | { kind: 'squad'; squad: Pick<Squad, 'id' | 'name' | 'season' | 'version' | 'updated_at'> | null }
+  | { kind: 'move'; from: string | null; athletes: Pick<Athlete, 'id' | 'name' | 'squad_id' | 'version' | 'updated_at'>[] }
   | null;
 
 export function Squads() {
@@ -40,7 +40,11 @@ export function Squads() {
   async function moveFrom(from: string | null) {
     setSaved(null);
     const r = await call('athletes.list', { status: 'active', limit: 5000 });
-    setOpen({ kind: 'move', from, athletes: r.athletes.map((a) => ({ id: a.id, name: a.name, squad_id: a.squad_id, version: a.version })) });
+    setOpen({
+      kind: 'move',
+      from,
+      athletes: r.athletes.map((a) => ({ id: a.id, name: a.name, squad_id: a.squad_id, version: a.version, updated_at: a.updated_at })),
+    });
   }
   const squads = (data.data ?? []).map((s) => ({ id: s.id, name: s.name }));
   const withRowActions = canLog || canEdit;

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 import type { Screening } from '../../../../models/records';
 import { hasPermission } from '../../../../models/roles';
 import { call } from '../../bridge';
-import { Field, FormDialog, rebaseValues, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, rebaseValues, shownRows, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
 import { SCREENING_TESTS } from '../../../../models/screening-tests';
 import { useLoad } from '../../components/useLoad';
@@ -141,7 +141,7 @@ function ScreeningFormDialog({ athleteId, row, onClose, onSaved }: { athleteId: 
       return;
     }
     const patch = Object.fromEntries(Object.entries(input).filter(([k, x]) => x !== (opened as unknown as Record<string, unknown>)[k]));
-    void form.submit('screenings.update', { id: row.id, ...patch }, { [row.id]: opened.version });
+    void form.submit('screenings.update', { id: row.id, ...patch }, shownRows(opened));
   }
   const test = TESTS.find((t) => t.test === v.test);
   return (

@@ -10,7 +10,7 @@ import type { Vitals, Wellness } from '../../../../models/records';
 import { hasPermission } from '../../../../models/roles';
 import { call } from '../../bridge';
 import { LineChart } from '../../components/Charts';
-import { Field, FormDialog, FormMessages, NOTHING_STORED, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, FormMessages, NOTHING_STORED, shownRows, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
 import { SameDayWarning } from '../../components/SameDayWarning';
 import { useLoad } from '../../components/useLoad';
@@ -191,9 +191,9 @@ function answersOf(w: Wellness | null): Answers {
   return w ? { sleep: w.sleep, soreness: w.soreness, stress: w.stress, mood: w.mood, fatigue: w.fatigue } : EMPTY;
 }
 
-/** Which stored row (and version) a form shows: `none` when nothing is stored. */
+/** Which stored row (version and updated_at: HQ's row can replace a refused local edit at the same version) a form shows: `none` when nothing is stored. */
 function versionOf(row: Wellness | null): string {
-  return row ? `${row.id}:${row.version}` : 'none';
+  return row ? `${row.id}:${row.version}:${row.updated_at}` : 'none';
 }
 
 /**
@@ -268,7 +268,7 @@ function WellnessAnswers({
     const input: Record<string, unknown> = { athlete_id: athleteId, date: today, notes };
     for (const sc of SCALES) if (values[sc.key] !== null) input[sc.key] = values[sc.key];
     setConfirming(false);
-    void form.submit('wellness.submit', input, row ? { [row.id]: row.version } : NOTHING_STORED);
+    void form.submit('wellness.submit', input, row ? shownRows(row) : NOTHING_STORED);
   }
   function submit(e: React.FormEvent) {
     e.preventDefault();

@@ -8,7 +8,7 @@ import type { ReactNode } from 'react';
 import { useState } from 'react';
 import type { Athlete, Squad } from '../../../../models/records';
 import { call } from '../../bridge';
-import { Field, FormDialog, rebaseValues, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, rebaseValues, shownRows, useEntryForm } from '../../components/Form';
 import { formatDate, humanize, todayIso } from '../../format';
 
 type SquadOption = Pick<Squad, 'id' | 'name'>;
@@ -101,7 +101,7 @@ export function AthleteFormDialog({
     }
     const base = toInput(valuesOf(opened));
     const patch = Object.fromEntries(Object.entries(input).filter(([k, x]) => x !== base[k]));
-    void form.submit('athletes.update', { id: athlete.id, ...patch }, { [athlete.id]: opened.version });
+    void form.submit('athletes.update', { id: athlete.id, ...patch }, shownRows(opened));
   }
 
   return (
@@ -164,7 +164,7 @@ export function DeactivateAthleteDialog({ athlete, onClose, onSaved }: { athlete
       title={`Deactivate ${athlete.name}?`}
       submitLabel="Deactivate athlete"
       danger
-      onSubmit={() => void form.submit('athletes.deactivate', { id: athlete.id, reason: reason.trim() }, { [athlete.id]: athlete.version })}
+      onSubmit={() => void form.submit('athletes.deactivate', { id: athlete.id, reason: reason.trim() }, shownRows(athlete))}
       onClose={onClose}
       intro={
         <p>

@@ -9,7 +9,7 @@ import type { ReactNode } from 'react';
 import { useState } from 'react';
 import type { Injury, RtpEntry } from '../../../../models/records';
 import { call } from '../../bridge';
-import { Field, FormDialog, FormMessages, rebaseValues, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, FormMessages, rebaseValues, shownRows, useEntryForm } from '../../components/Form';
 import { ReviewDialog } from '../../components/ChangeReview';
 import { formatDate, humanize, todayIso } from '../../format';
 
@@ -106,7 +106,7 @@ export function InjuryFormDialog({
     input.status = v.status;
     const base = injuryValues(opened) as unknown as Record<string, unknown>;
     const patch = Object.fromEntries(Object.entries(input).filter(([k, x]) => x !== base[k]));
-    void form.submit('injuries.update', { id: injury.id, ...patch }, { [injury.id]: opened.version });
+    void form.submit('injuries.update', { id: injury.id, ...patch }, shownRows(opened));
   }
   return (
     <FormDialog
@@ -223,7 +223,7 @@ export function RtpFormDialog({
     if (v.criteria_met !== opened.criteria_met) patch.criteria_met = v.criteria_met;
     if (v.notes !== opened.notes) patch.notes = v.notes;
     if (v.stage !== opened.stage) patch.stage = v.stage;
-    void form.submit('rtp.update', { id: entry.id, ...patch }, { [entry.id]: opened.version });
+    void form.submit('rtp.update', { id: entry.id, ...patch }, shownRows(opened));
   }
   const title = entry ? `RTP stage: ${humanize(entry.stage)}` : advance && stage ? `Advance to ${humanize(stage).toLowerCase()}` : 'Add RTP stage';
   return (
@@ -300,7 +300,7 @@ export function SignoffAction({
       noValidate
       onSubmit={(e) => {
         e.preventDefault();
-        void form.submit(verb, { id: entry.id, signed: !signed }, { [entry.id]: entry.version });
+        void form.submit(verb, { id: entry.id, signed: !signed }, shownRows(entry));
       }}
     >
       <button type="submit" className="link" disabled={form.state === 'saving'}>

@@ -8,9 +8,9 @@
 import { useMemo, useState } from 'react';
 import type { Athlete, Squad } from '../../../../models/records';
 import { call } from '../../bridge';
-import { Field, FormDialog, rebaseValues, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, rebaseValues, shownRows, useEntryForm } from '../../components/Form';
 
-type SquadRow = Pick<Squad, 'id' | 'name' | 'season' | 'version'>;
+type SquadRow = Pick<Squad, 'id' | 'name' | 'season' | 'version' | 'updated_at'>;
 
 /** The season a new squad starts with: `2026/27` from August, `2025/26` before. */
 function currentSeason(d = new Date()): string {
@@ -18,7 +18,7 @@ function currentSeason(d = new Date()): string {
   return `${y}/${String((y + 1) % 100).padStart(2, '0')}`;
 }
 
-/** Add (no `squad`) or rename a squad. Rename sends only what changed, with the version the form opened with. */
+/** Add (no `squad`) or rename a squad. Rename sends only what changed, with the version and updated_at the form opened with. */
 export function SquadFormDialog({ squad, onClose, onSaved }: { squad: SquadRow | null; onClose(): void; onSaved(summary: string): void }) {
   const [opened, setOpened] = useState<SquadRow | null>(squad);
   const [current, setCurrent] = useState<SquadRow | null>(null);
@@ -43,7 +43,7 @@ export function SquadFormDialog({ squad, onClose, onSaved }: { squad: SquadRow |
       return;
     }
     const patch = Object.fromEntries(Object.entries(input).filter(([k, x]) => x !== opened[k as 'name' | 'season']));
-    void form.submit('squads.update', { id: squad.id, ...patch }, { [squad.id]: opened.version });
+    void form.submit('squads.update', { id: squad.id, ...patch }, shownRows(opened));
   }
   return (
     <FormDialog
@@ -69,7 +69,7 @@ const NONE = '';
 /**
  * Move athletes between squads: choose where from (a squad, or athletes in no squad), tick the
  * athletes, choose where to. Each moved athlete is one row of the changeset, planned against the
- * version of the athlete the form listed.
+ * version of the athlete the form listed (the form quotes that version and its updated_at).
  */
 export function MoveAthletesDialog({
   from,
@@ -81,8 +81,8 @@ export function MoveAthletesDialog({
   /** The squad the form opens on (null: athletes in no squad). */
   from: string | null;
   squads: readonly Pick<Squad, 'id' | 'name'>[];
-  /** Every active athlete (with squad and version). */
-  athletes: readonly Pick<Athlete, 'id' | 'name' | 'squad_id' | 'version'>[];
+  /** Every active athlete (with squad, version and updated_at). */
+  athletes: readonly Pick<Athlete, 'id' | 'name' | 'squad_id' | 'version' | 'updated_at'>[];
   onClose(): void;
   onSaved(summary: string): void;
 }) {
@@ -94,9 +94,8 @@ export function MoveAthletesDialog({
   const nameOf = (id: string) => (id === NONE ? 'No squad' : (squads.find((s) => s.id === id)?.name ?? '—'));
   const issue = form.issueFor('athlete_ids');
   function submit() {
-    const ids = members.filter((a) => picked.has(a.id)).map((a) => a.id);
-    const expected = Object.fromEntries(members.filter((a) => picked.has(a.id)).map((a) => [a.id, a.version]));
-    void form.submit('squads.moveAthletes', { athlete_ids: ids, squad_id: target === NONE ? null : target }, expected);
+    const moved = members.filter((a) => picked.has(a.id));
+    void form.submit('squads.moveAthletes', { athlete_ids: moved.map((a) => a.id), squad_id: target === NONE ? null : target }, shownRows(...moved));
   }
   const n = members.filter((a) => picked.has(a.id)).length;
   return (

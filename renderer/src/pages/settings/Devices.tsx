@@ -9,8 +9,8 @@
 import { useState } from 'react';
 import type { VerbOutput } from '../../../../models/verbs';
 import { call } from '../../bridge';
-import type { EntryForm } from '../../components/Form';
-import { Field, FormDialog, SavedNote, useEntryForm } from '../../components/Form';
+import type { EntryForm, ShownRows } from '../../components/Form';
+import { Field, FormDialog, SavedNote, shownRows, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { formatDateTime, humanize } from '../../format';
@@ -103,7 +103,7 @@ function KeyOnce({ apiKey, summary, onDone }: { apiKey: string; summary: string;
 /** Submit and keep the one-time key (applied changes that reveal a key are never queued for review). */
 function useRevealingSubmit(form: EntryForm) {
   const [revealed, setRevealed] = useState<{ key: string; summary: string } | null>(null);
-  async function submit(verb: string, input: Record<string, unknown>, expected?: Record<string, number>) {
+  async function submit(verb: string, input: Record<string, unknown>, expected?: ShownRows) {
     const r = await form.submit(verb, input, expected);
     if (r?.status === 'applied' && r.reveal?.api_key) setRevealed({ key: r.reveal.api_key, summary: r.changeset.summary });
   }
@@ -152,7 +152,7 @@ function RotateDialog({ device, onClose, onSaved }: { device: DeviceRow; onClose
       title={`${device.api_key_last4 ? 'Replace' : 'Issue'} the key of ${device.name}?`}
       submitLabel={device.api_key_last4 ? 'Replace key' : 'Issue key'}
       danger={Boolean(device.api_key_last4)}
-      onSubmit={() => void submit('devices.rotateKey', { id: device.id }, { [device.id]: device.version })}
+      onSubmit={() => void submit('devices.rotateKey', { id: device.id }, shownRows(device))}
       onClose={revealed ? () => onSaved(revealed.summary) : onClose}
       hideActions={Boolean(revealed)}
       intro={
@@ -178,7 +178,7 @@ function RevokeDialog({ device, onClose, onSaved }: { device: DeviceRow; onClose
       title={`Revoke the key of ${device.name}?`}
       submitLabel="Revoke key"
       danger
-      onSubmit={() => void form.submit('devices.revoke', { id: device.id }, { [device.id]: device.version })}
+      onSubmit={() => void form.submit('devices.revoke', { id: device.id }, shownRows(device))}
       onClose={onClose}
       intro={
         <p>

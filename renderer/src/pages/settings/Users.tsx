@@ -22,7 +22,7 @@ import { GRANTABLE_ROLES, SELF_SCOPED_ROLES, canLinkAthleteAccount, canManageRol
 import type { VerbOutput } from '../../../../models/verbs';
 import type { ErrorPayload } from '../../../../models/errors';
 import { CallError, call } from '../../bridge';
-import { Field, FormDialog, SavedNote, friendlyIssue, useEntryForm } from '../../components/Form';
+import { Field, FormDialog, SavedNote, friendlyIssue, shownRows, useEntryForm } from '../../components/Form';
 import { ErrorNote } from '../../components/Page';
 import { useLoad } from '../../components/useLoad';
 import { numberInput, roleLabel } from '../../format';
@@ -281,7 +281,7 @@ function RoleDialog({
     if (role !== user.role) input.role = role;
     if (role === 'athlete' && (linked || null) !== user.linked_athlete_id) input.linked_athlete_id = linked || null;
     if (role === 'athlete' && !linked) input.linked_athlete_id = null;
-    void form.submit('users.update', input, { [user.id]: user.version });
+    void form.submit('users.update', input, shownRows(user));
   }
   return (
     <FormDialog form={form} title={`Change role of ${user.display_name}`} submitLabel="Save role" onSubmit={submit} onClose={onClose}>
@@ -309,7 +309,7 @@ function BudgetDialog({ user, onClose, onSaved }: { user: UserRow; onClose(): vo
     // Sent as typed: the service's schema judges it (a number out of range, or text that is not a
     // number, comes back named at this field).
     const value = numberInput(cap) ?? null;
-    void form.submit('users.update', { id: user.id, budget_cap_usd: value }, { [user.id]: user.version });
+    void form.submit('users.update', { id: user.id, budget_cap_usd: value }, shownRows(user));
   }
   return (
     <FormDialog
@@ -341,7 +341,7 @@ function ActiveDialog({ user, onClose, onSaved }: { user: UserRow; onClose(): vo
       title={user.active ? `Deactivate ${user.display_name}?` : `Reactivate ${user.display_name}?`}
       submitLabel={user.active ? 'Deactivate user' : 'Reactivate user'}
       danger={user.active}
-      onSubmit={() => void form.submit('users.update', { id: user.id, active: !user.active }, { [user.id]: user.version })}
+      onSubmit={() => void form.submit('users.update', { id: user.id, active: !user.active }, shownRows(user))}
       onClose={onClose}
       intro={
         user.active ? (
