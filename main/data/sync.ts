@@ -872,6 +872,23 @@ export function discardChangeset(db: Db, changesetId: string, at: string, by: st
   });
 }
 
+/**
+ * True when HQ applied a changeset of this device that gave row `rowId` version `version`
+ * (`sync_upload` applied or synced). HQ reaches a row's version through one changeset only, so the
+ * device's optimistic state of that row at that version had HQ's content then, though HQ's
+ * `updated_at` differs from the device's: a form that showed the optimistic state has not missed a
+ * change (main/ipc/forms.ts). False on a device not enrolled.
+ */
+export function appliedHereAtVersion(db: Db, rowId: string, version: number): boolean {
+  return (
+    stmt(
+      db,
+      `SELECT 1 FROM sync_upload u, json_each(u.versions_json) j
+        WHERE u.state IN ('applied', 'synced') AND u.versions_json IS NOT NULL AND j.key = ? AND j.value = ? LIMIT 1`,
+    ).get(rowId, version) !== undefined
+  );
+}
+
 /** Upload state of one outbox changeset (tests, diagnostics). */
 export function uploadState(db: Db, changesetId: string): { outbox: string | null; state: string | null; txid: string | null; reason: string | null } {
   const o = sqlite(db).prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(changesetId) as { status: string } | undefined;

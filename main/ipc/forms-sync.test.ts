@@ -104,7 +104,21 @@ describe.skipIf(!havePg)('form stale check on a synced device', () => {
       expected_versions: { [it0.id]: { version: now.version, updated_at: now.updated_at } },
     });
     expect(r.status).toBe('applied');
+    // The form reopened at once, on that pending change, keeps its stamp while HQ's copy of the
+    // change (HQ's updated_at, the same content) replaces it: saving later is no false conflict.
+    const pendingShown = shownItem(laptop, it0.id);
     await laptop.sync.syncOnce();
     expect(await hqItem(it0.id)).toMatchObject({ price_cents: lowered + 100, version: it0.version + 2 });
+    const settled = shownItem(laptop, it0.id);
+    expect(settled.version).toBe(pendingShown.version);
+    expect(settled.updated_at).not.toBe(pendingShown.updated_at);
+    const again = submitForm(laptop.db, laptop.userId, {
+      verb: 'rates.updateItem',
+      input: { id: it0.id, price_cents: pendingShown.price_cents + 100 },
+      expected_versions: { [it0.id]: { version: pendingShown.version, updated_at: pendingShown.updated_at } },
+    });
+    expect(again.status).toBe('applied');
+    await laptop.sync.syncOnce();
+    expect(await hqItem(it0.id)).toMatchObject({ price_cents: lowered + 200, version: it0.version + 3 });
   }, 180_000);
 });

@@ -34,7 +34,7 @@ import { OWNER_AUTHORITY_CODES } from '../../models/policy';
 import { VERBS, applyPlanned, evaluatePolicyWithHistory, planWrite, PolicyDenied, requirePermission, resolveActor } from '../services';
 import type { Actor, ServiceContext } from '../services';
 import type { AppliedChangeset, KeyedChangeset } from '../services/review';
-import { IdempotencyKeyTaken, priorChangeset, requestHashOf, storedRowState, storedRtpEntry } from '../services/review';
+import { confirmedAtVersion, IdempotencyKeyTaken, priorChangeset, requestHashOf, storedRowState, storedRtpEntry } from '../services/review';
 
 /** What a form submit returns. */
 export type FormSubmitResult =
@@ -152,7 +152,14 @@ function checkExpected(
     const shown = expected?.[c.id];
     if (shown !== undefined) {
       const version = typeof shown === 'number' ? shown : shown.version;
-      const moved = version !== c.version || (typeof shown !== 'number' && !sameStamp(shown.updated_at, storedRowState(ctx, actor, c.table, c.id)?.updated_at));
+      // The same version with another updated_at is another state of the row (HQ's row that replaced
+      // a refused local edit), unless HQ applied this device's own change to that version (the form
+      // showed that change before HQ's copy of it, with HQ's updated_at, arrived).
+      const moved =
+        version !== c.version ||
+        (typeof shown !== 'number' &&
+          !sameStamp(shown.updated_at, storedRowState(ctx, actor, c.table, c.id)?.updated_at) &&
+          !confirmedAtVersion(ctx, c.id, version));
       return moved ? [{ table: c.table, id: c.id, expectedVersion: version, actualVersion: c.version }] : [];
     }
     if (expectAbsent) return [{ table: c.table, id: c.id, expectedVersion: 0, actualVersion: c.version }];

@@ -8,6 +8,7 @@
 import type { AppliedChangeset, KeyedChangeset } from '../data/changesets';
 import { findByIdempotencyKey, IdempotencyKeyTaken, requestHashOf } from '../data/changesets';
 import { getRow, rowState } from '../data/rows';
+import { appliedHereAtVersion } from '../data/sync';
 import type { TableName } from '../../models/tables';
 import type { Actor, ServiceContext } from './context';
 
@@ -29,6 +30,15 @@ export function storedRtpEntry(ctx: ServiceContext, actor: Actor, id: string): R
  */
 export function storedRowState(ctx: ServiceContext, actor: Actor, table: TableName, id: string): { version: number; updated_at: string } | null {
   return rowState(ctx.db, table, actor.orgId, id);
+}
+
+/**
+ * On a device enrolled for sync: whether HQ applied a change of this device that gave row `id`
+ * version `version` (main/data/sync.ts `appliedHereAtVersion`): the row's `updated_at` then moved
+ * from the device's to HQ's with no other change.
+ */
+export function confirmedAtVersion(ctx: ServiceContext, id: string, version: number): boolean {
+  return appliedHereAtVersion(ctx.db, id, version);
 }
 
 /**
