@@ -313,6 +313,20 @@ export function int8ToNumber(value: string): number {
   return Number(value);
 }
 
+/**
+ * HQ's answer to `POST /v1/users/:id/pin` (sync/auth/account-pins.ts): the account's row `version`
+ * and `updated_at` (ISO-8601 UTC, as {@link timestamptzToIso} gives the shape's copy) after the
+ * PIN was written. The device stores them with the hash, so its next change of that account
+ * expects HQ's version. Non-strict: a later HQ may say more.
+ */
+export const PinSetAtHq = z.object({
+  user_id: z.string(),
+  pin_set: z.literal(true),
+  version: z.number().int().positive(),
+  updated_at: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+});
+export type PinSetAtHq = z.infer<typeof PinSetAtHq>;
+
 // ---------------------------------------------------------------------------------------------
 // Device side (main/sync/): what the engine reports to the app shell, the Sync page and the CLI.
 

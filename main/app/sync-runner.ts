@@ -10,7 +10,7 @@
 import { hostname } from 'node:os';
 import type { IssuedSignInCode } from '../../models/contract';
 import { NotConfigured } from '../../models/errors';
-import type { DeviceSyncStatus, SyncConflict } from '../../models/sync';
+import type { DeviceSyncStatus, PinSetAtHq, SyncConflict } from '../../models/sync';
 import type { Db } from '../data/db';
 
 /** What the app needs of the device sync engine (`DeviceSync` in main/sync/engine.ts). */
@@ -27,7 +27,7 @@ export interface SyncEngine {
    */
   issueEnrolmentCode(actorUserId: string, targetUserId: string): Promise<IssuedSignInCode>;
   /** Set `targetUserId`'s PIN at HQ as `actorUserId` (the enrolled account). @throws NotConfigured, Forbidden, NotFound, Unauthenticated, Unavailable */
-  setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<void>;
+  setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<PinSetAtHq | null>;
   /** Whether `userId` can record approvals at HQ from this device. */
   hqSignIn(userId: string): { signedIn: boolean; signedInAt: string | null; enrolledHere: boolean };
   syncOnce(): Promise<unknown>;
@@ -183,12 +183,14 @@ export class AppSync {
 
   /**
    * Set another account's sign-in PIN at HQ, as `actorUserId` (the account that enrolled this
-   * device). @throws NotConfigured (not enrolled), Forbidden, NotFound, Unauthenticated, Unavailable
+   * device). Returns HQ's row version and updated_at after the write (null from an older HQ).
+   * @throws NotConfigured (not enrolled), Forbidden, NotFound, RateLimited, Unauthenticated, Unavailable
    */
-  async setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<void> {
+  async setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<PinSetAtHq | null> {
     this.requireEnrolled();
-    await this.engine.setPinAtHq(actorUserId, targetUserId, pin);
+    const at = await this.engine.setPinAtHq(actorUserId, targetUserId, pin);
     this.log('sync: a sign-in PIN was set at HQ from this device');
+    return at;
   }
 
   /** Whether this app's database is enrolled for sync (PINs are then set at HQ). */

@@ -93,6 +93,30 @@ export function setUserPinHash(db: Db, userId: string, pinHash: string | null): 
   sqlite(db).prepare('UPDATE app_user SET pin_hash = ?, updated_at = ? WHERE id = ?').run(pinHash, new Date().toISOString(), userId);
 }
 
+/**
+ * Store the hash of a PIN HQ has just set (main/ipc/sync.ts `setPin`), with the row `version` and
+ * `updated_at` (ISO-8601 UTC) HQ gave the account, so this device's next change of the account
+ * expects HQ's version instead of being refused as stale. Where the shapes have already brought
+ * that version or a later one, nothing is written (the row is HQ's, hash included). Where a change
+ * of this device still holds the row (`sync_optimistic`), only the hash is stored: the row's
+ * version is that change's, which HQ's answer settles. `hq` null (an older HQ): the hash only.
+ */
+export function storePinHashSetAtHq(db: Db, userId: string, pinHash: string, hq: { version: number; updated_at: string } | null): void {
+  const s = sqlite(db);
+  s.transaction(() => {
+    const held = s.prepare("SELECT 1 FROM sync_optimistic WHERE tbl = 'app_user' AND id = ? LIMIT 1").get(userId) !== undefined;
+    if (!hq || held) s.prepare('UPDATE app_user SET pin_hash = ? WHERE id = ?').run(pinHash, userId);
+    else
+      s.prepare('UPDATE app_user SET pin_hash = ?, version = ?, updated_at = ? WHERE id = ? AND version < ?').run(
+        pinHash,
+        hq.version,
+        hq.updated_at,
+        userId,
+        hq.version,
+      );
+  })();
+}
+
 /** Who set a PIN, for the activity row written with it (`summary` names whose PIN, never the PIN). */
 export interface PinActivity {
   orgId: string;

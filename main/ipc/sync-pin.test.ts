@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { deviceSyncFactory } from '../app/device-sync';
-import { AppSync } from '../app/sync-runner';
+import { AppSync, type SyncEngine, type SyncEngineFactory } from '../app/sync-runner';
 import { openDb, type Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { verifyPin } from '../security/pin';
 import { callVerb } from '../services';
+import { DeviceSync } from '../sync/engine';
 import { havePg, useHqStack } from '../sync/testing/hq-stack';
 import { createHandlers, dispatch, type CallContext } from './handlers';
 
@@ -33,12 +34,22 @@ describe.skipIf(!havePg)('admin.setPin on a device enrolled for sync', () => {
     for (const d of dbs) d.close();
   });
 
-  async function device(email: string, name: string): Promise<{ db: Db; sync: AppSync }> {
+  /** Engines that sync only when asked (as `cli sync` does): no live stream brings HQ's rows in between. */
+  const onDemand: SyncEngineFactory = {
+    open: (db) => quiet(new DeviceSync(db)),
+    enrol: async (db, input) => quiet(await DeviceSync.enrol(db, input)),
+  };
+  function quiet(e: SyncEngine): SyncEngine {
+    e.start = () => undefined;
+    return e;
+  }
+
+  async function device(email: string, name: string, factory: SyncEngineFactory = deviceSyncFactory()): Promise<{ db: Db; sync: AppSync }> {
     const d = mkdtempSync(join(tmpdir(), 'ai-sync-pin-'));
     dirs.push(d);
     const db = openDb(join(d, 'device.sqlite'));
     dbs.push(db);
-    const sync = new AppSync(db, deviceSyncFactory(), { tickMs: 0, stopTimeoutMs: 1000 });
+    const sync = new AppSync(db, factory, { tickMs: 0, stopTimeoutMs: 1000 });
     syncs.push(sync);
     await sync.enrol({ hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: name });
     await sync.syncNow();
@@ -109,5 +120,34 @@ describe.skipIf(!havePg)('admin.setPin on a device enrolled for sync', () => {
       await hq.startHq();
     }
     expect(verifyPin(NEW_PIN, localHash(office.db, DEMO_EMAILS.physio))).toBe(true);
+  });
+
+  it("stores HQ's row version and updated_at with the hash: the device's next change of the account is not refused as stale (review i12g minor 1)", async () => {
+    const office = await device(DEMO_EMAILS.owner, 'Owner desktop', onDemand);
+    const owner = findUserByEmail(office.db, DEMO_EMAILS.owner)!.id;
+    const doctor = findUserByEmail(office.db, DEMO_EMAILS.doctor)!;
+    const handlers = createHandlers({ db: office.db, sync: office.sync });
+    expect(await dispatch(handlers, { session: { userId: owner } }, 'admin.setPin', { user_id: doctor.id, pin: NEW_PIN })).toMatchObject({ ok: true });
+    const [atHq] = await hq.query<{ version: number; updated_at: Date }>(hq.summary.orgId, 'SELECT version, updated_at FROM app_user WHERE id = $1', [
+      doctor.id,
+    ]);
+    expect(Number(atHq!.version)).toBe(doctor.version + 1);
+    const here = findUserByEmail(office.db, DEMO_EMAILS.doctor)!;
+    expect({ version: here.version, updated_at: here.updated_at }).toEqual({ version: doctor.version + 1, updated_at: atHq!.updated_at.toISOString() });
+    expect(verifyPin(NEW_PIN, here.pin_hash)).toBe(true);
+
+    // The owner renames the doctor straight away, before any pull: HQ applies it.
+    callVerb({ db: office.db, userId: owner }, 'users.update', { id: doctor.id, display_name: 'Doctor Renamed' });
+    await office.sync.syncNow();
+    expect(office.sync.conflicts()).toEqual([]);
+    const [renamed] = await hq.query<{ display_name: string; pin_hash: string }>(
+      hq.summary.orgId,
+      'SELECT display_name, pin_hash FROM app_user WHERE id = $1',
+      [doctor.id],
+    );
+    expect(renamed!.display_name).toBe('Doctor Renamed');
+    expect(verifyPin(NEW_PIN, renamed!.pin_hash)).toBe(true);
+    // After the pull the device holds HQ's row, hash included.
+    expect(findUserByEmail(office.db, DEMO_EMAILS.doctor)).toMatchObject({ display_name: 'Doctor Renamed', pin_hash: renamed!.pin_hash });
   });
 });

@@ -234,8 +234,8 @@ export async function setPin(db: Db, sync: AppSync | null | undefined, userId: s
   const ctx = { db, userId };
   if (!sync?.enrolled) return setUserPin(ctx, input);
   checkSetUserPin(ctx, input);
-  await sync.setPinAtHq(userId, input.user_id, input.pin);
-  return storeUserPinSetAtHq(ctx, input);
+  const hq = await sync.setPinAtHq(userId, input.user_id, input.pin);
+  return storeUserPinSetAtHq(ctx, input, hq);
 }
 
 export async function syncEnrolmentCode(db: Db, sync: AppSync | null | undefined, userId: string, targetUserId: string): Promise<IssuedSignInCode> {

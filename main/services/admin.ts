@@ -9,7 +9,7 @@ import type { Role } from '../../models/roles';
 import { canManageRole, hasPermission, mayReadReportKind, pinRefusal } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
 import { getChangeset, listActivity } from '../data/changesets';
-import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHash, setUserPinHashWithActivity } from '../data/identity';
+import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHashWithActivity, storePinHashSetAtHq } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
 import { orgSquad, visibleAthlete } from './scope';
 import type { ServiceContext } from './context';
@@ -289,12 +289,18 @@ export function checkSetUserPin(ctx: ServiceContext, input: { user_id: string })
 /**
  * On a device enrolled for sync, after HQ set the PIN (main/sync/engine.ts `setPinAtHq`): store its
  * hash here at once, so the account signs in offline with it before HQ's row arrives through the
- * shapes (which then replaces it with HQ's hash of the same PIN). HQ wrote the activity row, which
- * arrives the same way. @throws as {@link setUserPin}
+ * shapes (which then replaces it with HQ's hash of the same PIN), with the row version and
+ * `updated_at` HQ gave the account (`hq`; null from an older HQ), so this device's next change of
+ * the account is not refused as stale. HQ wrote the activity row, which arrives the same way.
+ * @throws as {@link setUserPin}
  */
-export function storeUserPinSetAtHq(ctx: ServiceContext, input: { user_id: string; pin: string }): { pin_set: true } {
+export function storeUserPinSetAtHq(
+  ctx: ServiceContext,
+  input: { user_id: string; pin: string },
+  hq: { version: number; updated_at: string } | null,
+): { pin_set: true } {
   const { u } = checkSetUserPin(ctx, input);
-  setUserPinHash(ctx.db, u.id, hashPin(input.pin));
+  storePinHashSetAtHq(ctx.db, u.id, hashPin(input.pin), hq);
   return { pin_set: true };
 }
 

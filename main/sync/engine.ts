@@ -62,7 +62,7 @@ import type {
   UploadedChangeset,
   ProposalUploadResult,
 } from '../../models/sync';
-import { MAX_CHANGESETS_PER_UPLOAD, MAX_PROPOSAL_EVENTS_PER_UPLOAD } from '../../models/sync';
+import { MAX_CHANGESETS_PER_UPLOAD, MAX_PROPOSAL_EVENTS_PER_UPLOAD, PinSetAtHq } from '../../models/sync';
 import { TABLE_NAMES, TABLES } from '../../models/tables';
 import type { Db } from '../data/db';
 import {
@@ -450,9 +450,11 @@ export class DeviceSync {
    * who must be the account that enrolled this device (as for sign-in codes: never a token another
    * user left here). HQ applies its own rules (sync/auth/account-pins.ts); the new hash reaches every
    * device in the `app_user` shape. The PIN is sent once over the HQ connection, never logged or kept.
-   * @throws Forbidden (another user than the enrolled account; HQ's refusal), NotFound, Unauthenticated, Unavailable
+   * Returns the account's row version and `updated_at` at HQ after the write, or null when HQ's
+   * answer does not carry them (an HQ older than this device).
+   * @throws Forbidden (another user than the enrolled account; HQ's refusal), NotFound, RateLimited, Unauthenticated, Unavailable
    */
-  async setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<void> {
+  async setPinAtHq(actorUserId: string, targetUserId: string, pin: string): Promise<PinSetAtHq | null> {
     const e = this.enrolment();
     if (actorUserId !== e.user_id)
       throw new AppError({
@@ -472,7 +474,9 @@ export class DeviceSync {
       throw unreachable(e.hq_url, err);
     }
     if (!res.ok) throw await errorFromResponse(res, "set this account's PIN");
-    await res.arrayBuffer();
+    const body: unknown = await res.json().catch(() => null);
+    const parsed = PinSetAtHq.safeParse(body);
+    return parsed.success && parsed.data.user_id === targetUserId ? parsed.data : null;
   }
 
   /**

@@ -29,8 +29,53 @@ async function hashPinAsync(pin: string): Promise<string> {
   return `scrypt$${PIN_SCRYPT_N}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
+interface PinTarget {
+  id: string;
+  role: string;
+  linked_athlete_id: string | null;
+  pin_hash: string | null;
+  display_name: string;
+}
+
 /**
- * Set account `userId`'s PIN (4–8 digits, checked by the caller's schema) as `principal`, at `now`.
+ * The rules of {@link setAccountPin}, read in `c` (the principal's tenant); `lock` takes the rows
+ * for the write (the actor's `FOR SHARE`, the target's `FOR UPDATE`).
+ * @throws as {@link setAccountPin}
+ */
+async function checkPinRules(
+  c: pg.PoolClient,
+  principal: Principal,
+  userId: string,
+  lock: boolean,
+): Promise<{ actorName: string; target: PinTarget; verb: 'set' | 'reset' }> {
+  const actor = (
+    await c.query<{ role: string; active: boolean; deleted_at: string | null; display_name: string }>(
+      `SELECT role, active, deleted_at, display_name FROM app_user WHERE id = $1${lock ? ' FOR SHARE' : ''}`,
+      [principal.userId],
+    )
+  ).rows[0];
+  if (!actor || !actor.active || actor.deleted_at || actor.role !== principal.role)
+    throw new Forbidden('Your account changed at HQ (role or status) since this device signed in; sign in to HQ again.');
+  const target = (
+    await c.query<PinTarget>(
+      `SELECT id, role, linked_athlete_id, pin_hash, display_name FROM app_user WHERE id = $1 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
+      [userId],
+    )
+  ).rows[0];
+  if (!target) throw new NotFound(`User ${userId}`);
+  if (!canManageRole(principal.role, target.role)) throw new Forbidden(`Your role (${principal.role}) cannot change ${target.role} accounts.`);
+  const verb = target.pin_hash ? 'reset' : 'set';
+  const refusal = pinRefusal(principal.role, target, verb);
+  if (refusal) throw new Forbidden(refusal);
+  return { actorName: actor.display_name, target, verb };
+}
+
+/**
+ * Set account `userId`'s PIN (4–8 digits, checked by the caller's schema) as `principal`, at `now`
+ * (ms since the epoch). The rules are checked before the PIN is hashed (scrypt: CPU an unauthorised
+ * request never costs) and again, on locked rows, in the writing transaction. Returns the account's
+ * row version and `updated_at` (ISO-8601, UTC) after the write, so the device stores them with the
+ * hash and its next change of that account expects HQ's version.
  * @throws Forbidden (no `user.manage`; one's own PIN; a role the principal may not manage;
  *   `pinRefusal`; the principal's own account changed since it signed in), NotFound (no such
  *   account in the principal's club)
@@ -41,33 +86,20 @@ export async function setAccountPin(
   userId: string,
   pin: string,
   now: number = Date.now(),
-): Promise<{ user_id: string; pin_set: true }> {
+): Promise<{ user_id: string; pin_set: true; version: number; updated_at: string }> {
   if (!hasPermission(principal.role as Role, 'user.manage'))
     throw new Forbidden(`Setting another account's PIN needs user.manage; your role (${principal.role}) does not have it.`);
   if (userId === principal.userId) throw new Forbidden('Your own PIN is not changed here.');
+  const tenant = { orgId: principal.orgId, userId: principal.userId };
+  await withTenant(pool, tenant, (c) => checkPinRules(c, principal, userId, false));
   const pinHash = await hashPinAsync(pin);
-  return withTenant(pool, { orgId: principal.orgId, userId: principal.userId }, async (c) => {
-    const actor = (
-      await c.query<{ role: string; active: boolean; deleted_at: string | null; display_name: string }>(
-        'SELECT role, active, deleted_at, display_name FROM app_user WHERE id = $1 FOR SHARE',
-        [principal.userId],
-      )
-    ).rows[0];
-    if (!actor || !actor.active || actor.deleted_at || actor.role !== principal.role)
-      throw new Forbidden('Your account changed at HQ (role or status) since this device signed in; sign in to HQ again.');
-    const target = (
-      await c.query<{ id: string; role: string; linked_athlete_id: string | null; pin_hash: string | null; display_name: string }>(
-        'SELECT id, role, linked_athlete_id, pin_hash, display_name FROM app_user WHERE id = $1 AND deleted_at IS NULL FOR UPDATE',
-        [userId],
-      )
-    ).rows[0];
-    if (!target) throw new NotFound(`User ${userId}`);
-    if (!canManageRole(principal.role, target.role)) throw new Forbidden(`Your role (${principal.role}) cannot change ${target.role} accounts.`);
-    const verb = target.pin_hash ? 'reset' : 'set';
-    const refusal = pinRefusal(principal.role, target, verb);
-    if (refusal) throw new Forbidden(refusal);
+  return withTenant(pool, tenant, async (c) => {
+    const { actorName, target, verb } = await checkPinRules(c, principal, userId, true);
     const at = new Date(now).toISOString();
-    await c.query('UPDATE app_user SET pin_hash = $1, updated_at = $2, version = version + 1 WHERE id = $3', [pinHash, at, target.id]);
+    const written = await c.query<{ version: string | number }>(
+      'UPDATE app_user SET pin_hash = $1, updated_at = $2, version = version + 1 WHERE id = $3 RETURNING version',
+      [pinHash, at, target.id],
+    );
     await c.query(
       `INSERT INTO activity (id, org_id, created_at, actor_user_id, actor_name, via_assistant, run_id, record_table, record_id, summary, changeset_id)
        VALUES ($1, $2, $3, $4, $5, false, NULL, 'app_user', $6, $7, NULL)`,
@@ -76,11 +108,11 @@ export async function setAccountPin(
         principal.orgId,
         at,
         principal.userId,
-        activityActorName(actor.display_name, null, principal.deviceName),
+        activityActorName(actorName, null, principal.deviceName),
         target.id,
         `${verb === 'reset' ? 'Reset' : 'Set'} the sign-in PIN of ${target.display_name} (${target.role})`,
       ],
     );
-    return { user_id: target.id, pin_set: true };
+    return { user_id: target.id, pin_set: true, version: Number(written.rows[0]!.version), updated_at: at };
   });
 }

@@ -180,6 +180,8 @@ export function createHqApp(opts: HqAppOptions): HqApp {
   const enrolLimiter = new WindowLimiter(opts.enrolLimit?.max ?? 20, opts.enrolLimit?.windowMs ?? 5 * 60_000);
   // Sign-in codes per issuing user: 30 an hour is a whole squad's worth; every code is a stored row.
   const codeLimiter = new WindowLimiter(30, 60 * 60_000);
+  // PIN settings per setting user: each costs an scrypt hash; 30 an hour is a whole squad's resets.
+  const pinLimiter = new WindowLimiter(30, 60 * 60_000);
   const maxBody = opts.maxBodyBytes ?? 4 * 1024 * 1024;
   const app = new Hono();
 
@@ -261,6 +263,8 @@ export function createHqApp(opts: HqAppOptions): HqApp {
     bodyLimit({ maxSize: 4 * 1024, onError: (c) => errorResponse(c, payloadTooLarge('The request body is too large.'), 413) }),
     async (c) => {
       const p = await registry.authenticate(c.req.header('authorization'));
+      const wait = pinLimiter.take(p.userId, now());
+      if (wait > 0) throw new RateLimited('Too many PINs set from this account in the last hour. Wait, then try again.', wait);
       const id = c.req.param('id');
       if (!/^[0-9a-f-]{36}$/i.test(id)) throw badRequest('The account id must be a UUID.');
       const parsed = SetPin.safeParse(await readJson(c));

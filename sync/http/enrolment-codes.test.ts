@@ -351,11 +351,25 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     // The owner resets it: HQ stores the new hash; the doctor's device token (old PIN) ends.
     const ok = await setPin(tokens.owner!, ids.users.doctor!, { pin: '4826' });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ user_id: ids.users.doctor, pin_set: true });
+    // The answer carries the row's new version and updated_at, which the device stores with the hash.
+    const row = (
+      await admin.query<{ version: number; updated_at: string }>(
+        `SELECT version, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at FROM app_user WHERE id = $1`,
+        [ids.users.doctor],
+      )
+    ).rows[0]!;
+    expect(await ok.json()).toEqual({ user_id: ids.users.doctor, pin_set: true, version: Number(row.version), updated_at: row.updated_at });
     expect(await verifyPin('4826', await hashOf())).toBe(true);
     const stale = await issue(doctorToken, ids.users.doctor!);
     expect(stale.status).toBe(401);
     await stale.arrayBuffer();
+    // At most 30 PIN settings an hour per setting account, refusals included (each would cost an
+    // scrypt hash): the admin's first was refused above; 29 more, then 429.
+    for (let i = 0; i < 29; i++) await refused(await setPin(tokens.admin!, ids.users.doctor!, { pin: '4826' }), 403);
+    const limited = await refused(await setPin(tokens.admin!, ids.users.doctor!, { pin: '4826' }), 429);
+    expect(limited).toMatchObject({ code: 'RateLimited', message: expect.stringMatching(/Too many PINs/) });
+    // Another account's limit is its own.
+    expect((await refused(await setPin(tokens.owner!, ids.users.owner!, { pin: '4826' }), 403)).message).toMatch(/own PIN/);
   });
 
   it('counts wrong codes towards the lockout, and a failed sign-in stores no token', async () => {
