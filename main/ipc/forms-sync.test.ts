@@ -6,37 +6,29 @@
  * version number, other content. A form opened on the optimistic row must not pass its check on
  * HQ's row: it quotes the `updated_at` it showed as well as the version.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RateItem } from '../../models/records';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
-import { openDb, type Db } from '../data/db';
+import type { Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { callVerb } from '../services';
 import { DeviceSync } from '../sync/engine';
+import { useDeviceFiles } from '../sync/testing/device-files';
 import { havePg, useHqStack } from '../sync/testing/hq-stack';
 import { submitForm } from './forms';
 
 const FAST = { backoff: { initialMs: 50, maxMs: 500 }, streamBackoff: { initialMs: 100, maxMs: 500 }, pollMs: 50 };
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 describe.skipIf(!havePg)('form stale check on a synced device', () => {
   const hq = useHqStack();
   const engines: DeviceSync[] = [];
-  const dbs: Db[] = [];
+  const files = useDeviceFiles('ai-form-sync-');
   afterAll(async () => {
     for (const e of engines) await e.stop();
-    for (const d of dbs) d.close();
   });
 
   async function enrol(email: string, name: string): Promise<{ db: Db; sync: DeviceSync; userId: string }> {
-    const d = mkdtempSync(join(tmpdir(), 'ai-form-sync-'));
-    dirs.push(d);
-    const db = openDb(join(d, 'device.sqlite'));
-    dbs.push(db);
+    const db = files.open();
     const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: name }, FAST);
     engines.push(sync);
     await sync.syncOnce();

@@ -7,36 +7,28 @@
  * the rule for setting that account's PIN and its refusal reaches the caller. A code enrols one
  * device, once. (The rules alone, without HQ: main/ipc/sync.test.ts.)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { deviceSyncFactory } from '../app/device-sync';
 import { AppSync } from '../app/sync-runner';
-import { openDb, type Db } from '../data/db';
+import type { Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
+import { useDeviceFiles } from '../sync/testing/device-files';
 import { havePg, useHqStack } from '../sync/testing/hq-stack';
 import { createHandlers, dispatch, type CallContext } from './handlers';
 
 const CODE = /^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/;
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 describe.skipIf(!havePg)('HQ sign-in codes through the contract', () => {
   const hq = useHqStack();
   const syncs: AppSync[] = [];
-  const dbs: Db[] = [];
+  const files = useDeviceFiles('ai-signin-code-');
   afterAll(async () => {
     for (const s of syncs) await s.close();
-    for (const d of dbs) d.close();
   });
 
   function device(): { db: Db; sync: AppSync } {
-    const d = mkdtempSync(join(tmpdir(), 'ai-signin-code-'));
-    dirs.push(d);
-    const db = openDb(join(d, 'device.sqlite'));
-    dbs.push(db);
+    const db = files.open();
     const sync = new AppSync(db, deviceSyncFactory(), { tickMs: 0, stopTimeoutMs: 1000 });
     syncs.push(sync);
     return { db, sync };

@@ -6,32 +6,27 @@
  * alone came back as HQ's old hash at the next sync; `admin.setPin` now goes to HQ first, from the
  * account that enrolled the device, and every device gets the new PIN.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { deviceSyncFactory } from '../app/device-sync';
 import { AppSync, type SyncEngine, type SyncEngineFactory } from '../app/sync-runner';
-import { openDb, type Db } from '../data/db';
+import type { Db } from '../data/db';
 import { findUserByEmail } from '../data/identity';
 import { verifyPin } from '../security/pin';
 import { callVerb } from '../services';
 import { DeviceSync } from '../sync/engine';
+import { useDeviceFiles } from '../sync/testing/device-files';
 import { havePg, useHqStack } from '../sync/testing/hq-stack';
 import { createHandlers, dispatch, type CallContext } from './handlers';
 
 const NEW_PIN = '4826';
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 describe.skipIf(!havePg)('admin.setPin on a device enrolled for sync', () => {
   const hq = useHqStack();
   const syncs: AppSync[] = [];
-  const dbs: Db[] = [];
+  const files = useDeviceFiles('ai-sync-pin-');
   afterAll(async () => {
     for (const s of syncs) await s.close();
-    for (const d of dbs) d.close();
   });
 
   /** Engines that sync only when asked (as `cli sync` does): no live stream brings HQ's rows in between. */
@@ -45,10 +40,7 @@ describe.skipIf(!havePg)('admin.setPin on a device enrolled for sync', () => {
   }
 
   async function device(email: string, name: string, factory: SyncEngineFactory = deviceSyncFactory()): Promise<{ db: Db; sync: AppSync }> {
-    const d = mkdtempSync(join(tmpdir(), 'ai-sync-pin-'));
-    dirs.push(d);
-    const db = openDb(join(d, 'device.sqlite'));
-    dbs.push(db);
+    const db = files.open();
     const sync = new AppSync(db, factory, { tickMs: 0, stopTimeoutMs: 1000 });
     syncs.push(sync);
     await sync.enrol({ hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: name });

@@ -18,7 +18,7 @@ import { machineSecretBox, type SealedSecret } from '../security/secret-box';
 import { applyPlanned, callVerb } from '../services';
 import { getChangeset } from '../data/changesets';
 import { approveProposal, proposeChangeset } from '../kinetix/proposals';
-import { DeviceSync } from './engine';
+import { DeviceSync, type DeviceSyncOptions } from './engine';
 import { HQ_ROLES } from '../../sync/pg/roles';
 import { havePg, useHqStack } from './testing/hq-stack';
 import { startNetLink } from './testing/net-link';
@@ -82,9 +82,14 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
   afterAll(async () => {
     for (const e of engines) await e.stop();
   });
-  const enrol = async (role: keyof typeof DEMO_EMAILS, email = DEMO_EMAILS[role]): Promise<{ db: Db; sync: DeviceSync }> => {
+  /** A fresh device file enrolled as `role`'s account (`email`), with the FAST engine options and `opts` over them. */
+  const enrol = async (role: keyof typeof DEMO_EMAILS, email = DEMO_EMAILS[role], opts: DeviceSyncOptions = {}): Promise<{ db: Db; sync: DeviceSync }> => {
     const db = openDb(devicePath());
-    const sync = await DeviceSync.enrol(db, { hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: `${role} laptop` }, FAST);
+    const sync = await DeviceSync.enrol(
+      db,
+      { hqUrl: hq.url, email, pin: DEMO_PIN, code: await hq.code(email), deviceName: `${role} laptop` },
+      { ...FAST, ...opts },
+    );
     engines.push(sync);
     return { db, sync };
   };
@@ -693,14 +698,8 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
   }, 120_000);
 
   it('live: a local write wakes the uploader at once, not at its next poll (issue 12 review minor: the app never nudged it)', async () => {
-    const db = openDb(devicePath());
     // A poll far longer than the wait below: only the write's own wake-up can upload in time.
-    const sync = await DeviceSync.enrol(
-      db,
-      { hqUrl: hq.url, email: DEMO_EMAILS.physio, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.physio), deviceName: 'wake laptop' },
-      { ...FAST, pollMs: 120_000 },
-    );
-    engines.push(sync);
+    const { db, sync } = await enrol('physio', DEMO_EMAILS.physio, { pollMs: 120_000 });
     await sync.syncOnce();
     sync.start();
     await waitFor('live', () => sync.isLive);
@@ -714,13 +713,7 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
   }, 60_000);
 
   it('live and idle: the last successful sync keeps up with a connected device that writes nothing', async () => {
-    const db = openDb(devicePath());
-    const sync = await DeviceSync.enrol(
-      db,
-      { hqUrl: hq.url, email: DEMO_EMAILS.coach, pin: DEMO_PIN, code: await hq.code(DEMO_EMAILS.coach), deviceName: 'idle laptop' },
-      { ...FAST, idleSyncedMarkMs: 500 },
-    );
-    engines.push(sync);
+    const { sync } = await enrol('coach', DEMO_EMAILS.coach, { idleSyncedMarkMs: 500 });
     await sync.syncOnce();
     const first = sync.status().last_synced_at;
     expect(first).not.toBeNull();
