@@ -160,7 +160,8 @@ describe('McpSession audit (kinetix.md §8)', () => {
 
     // A write: the proposal waits in the app, linked to the call's run.
     const w = JSON.parse(
-      (await s.callTool('log_session_load', { athlete_id: seed.linkedAthleteId, date: seed.today, duration_min: 30, rpe: 4, second_session_same_day: true })).content[0]!.text,
+      (await s.callTool('log_session_load', { athlete_id: seed.linkedAthleteId, date: seed.today, duration_min: 30, rpe: 4, second_session_same_day: true }))
+        .content[0]!.text,
     ) as { proposal_id: string };
     const write = rows()[1]!;
     expect(write).toMatchObject({ tool_name: 'log_session_load', status: 'proposed', changeset_id: w.proposal_id });
