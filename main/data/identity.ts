@@ -96,25 +96,30 @@ export function setUserPinHash(db: Db, userId: string, pinHash: string | null): 
 /**
  * Store the hash of a PIN HQ has just set (main/ipc/sync.ts `setPin`), with the row `version` and
  * `updated_at` (ISO-8601 UTC) HQ gave the account, so this device's next change of the account
- * expects HQ's version instead of being refused as stale. Where the shapes have already brought
- * that version or a later one, nothing is written (the row is HQ's, hash included). Where a change
- * of this device still holds the row (`sync_optimistic`), only the hash is stored: the row's
- * version is that change's, which HQ's answer settles. `hq` null (an older HQ): the hash only.
+ * expects HQ's version instead of being refused as stale. HQ's version is adopted only when this
+ * device holds the version just before it (`hq.version - 1`): then the PIN was the only change and
+ * every other field here is HQ's. Where HQ's row moved further (another device's change this device
+ * has not pulled yet), only the hash is stored and the row keeps its older version, so a change made
+ * here before the shapes catch up is refused as stale instead of overwriting that other change.
+ * Where the shapes have already brought HQ's version or a later one, nothing is written (the row is
+ * HQ's, hash included). Where a change of this device still holds the row (`sync_optimistic`), only
+ * the hash is stored: the row's version is that change's, which HQ's answer settles. `hq` null (an
+ * older HQ): the hash only. One IMMEDIATE transaction (the shape worker writes the same file).
  */
 export function storePinHashSetAtHq(db: Db, userId: string, pinHash: string, hq: { version: number; updated_at: string } | null): void {
   const s = sqlite(db);
   s.transaction(() => {
     const held = s.prepare("SELECT 1 FROM sync_optimistic WHERE tbl = 'app_user' AND id = ? LIMIT 1").get(userId) !== undefined;
-    if (!hq || held) s.prepare('UPDATE app_user SET pin_hash = ? WHERE id = ?').run(pinHash, userId);
-    else
-      s.prepare('UPDATE app_user SET pin_hash = ?, version = ?, updated_at = ? WHERE id = ? AND version < ?').run(
-        pinHash,
-        hq.version,
-        hq.updated_at,
-        userId,
-        hq.version,
-      );
-  })();
+    const row = s.prepare('SELECT version FROM app_user WHERE id = ?').get(userId) as { version: number } | undefined;
+    if (!row) return;
+    if (!hq || held) {
+      s.prepare('UPDATE app_user SET pin_hash = ? WHERE id = ?').run(pinHash, userId);
+    } else if (row.version === hq.version - 1) {
+      s.prepare('UPDATE app_user SET pin_hash = ?, version = ?, updated_at = ? WHERE id = ?').run(pinHash, hq.version, hq.updated_at, userId);
+    } else if (row.version < hq.version) {
+      s.prepare('UPDATE app_user SET pin_hash = ? WHERE id = ?').run(pinHash, userId);
+    }
+  }).immediate();
 }
 
 /** Who set a PIN, for the activity row written with it (`summary` names whose PIN, never the PIN). */

@@ -142,4 +142,34 @@ describe.skipIf(!havePg)('admin.setPin on a device enrolled for sync', () => {
     // After the pull the device holds HQ's row, hash included.
     expect(findUserByEmail(office.db, DEMO_EMAILS.doctor)).toMatchObject({ display_name: 'Doctor Renamed', pin_hash: renamed!.pin_hash });
   });
+  it("adopts HQ's version only when the PIN was HQ's one change since this device's copy: another device's unpulled change still makes the next edit here a stale conflict (review i12h B1)", async () => {
+    const a = await device(DEMO_EMAILS.owner, 'Owner desk A', onDemand);
+    const b = await device(DEMO_EMAILS.owner, 'Owner desk B', onDemand);
+    const ownerA = findUserByEmail(a.db, DEMO_EMAILS.owner)!.id;
+    const ownerB = findUserByEmail(b.db, DEMO_EMAILS.owner)!.id;
+    const coach = findUserByEmail(a.db, DEMO_EMAILS.coach)!;
+
+    // B renames the coach and uploads it; A does not pull.
+    callVerb({ db: b.db, userId: ownerB }, 'users.update', { id: coach.id, display_name: 'Coach From B' });
+    await b.sync.syncNow();
+    expect(b.sync.conflicts()).toEqual([]);
+
+    // A sets the coach's PIN at HQ (HQ's row is now two versions past A's copy), then renames the coach.
+    const handlers = createHandlers({ db: a.db, sync: a.sync });
+    expect(await dispatch(handlers, { session: { userId: ownerA } }, 'admin.setPin', { user_id: coach.id, pin: NEW_PIN })).toMatchObject({ ok: true });
+    const here = findUserByEmail(a.db, DEMO_EMAILS.coach)!;
+    expect(here.version).toBe(coach.version);
+    expect(verifyPin(NEW_PIN, here.pin_hash)).toBe(true);
+    const edit = callVerb({ db: a.db, userId: ownerA }, 'users.update', { id: coach.id, display_name: 'Coach From A' }) as { changeset: { id: string } };
+    await a.sync.syncNow();
+
+    // A's edit is refused as stale and shown; HQ keeps B's name and A's PIN; A now shows HQ's row.
+    expect(a.sync.conflicts().map((c) => [c.changeset_id, c.reason])).toEqual([[edit.changeset.id, 'stale']]);
+    const [atHq] = await hq.query<{ display_name: string; pin_hash: string }>(hq.summary.orgId, 'SELECT display_name, pin_hash FROM app_user WHERE id = $1', [
+      coach.id,
+    ]);
+    expect(atHq!.display_name).toBe('Coach From B');
+    expect(verifyPin(NEW_PIN, atHq!.pin_hash)).toBe(true);
+    expect(findUserByEmail(a.db, DEMO_EMAILS.coach)).toMatchObject({ display_name: 'Coach From B', pin_hash: atHq!.pin_hash });
+  });
 });
