@@ -206,6 +206,18 @@ describe.skipIf(!havePostgres)('device sync in the app', () => {
     expect(pageErrors(page).filter((e) => !/status of 4\d\d/.test(e))).toEqual([]);
   });
 
+  it("on the enrolled device Settings shows the organisation's name and budget as HQ's: no Rename, no budget form, and the service refuses both", async () => {
+    await goTo(page, '#/athletes', 'athletes');
+    await goTo(page, '#/settings', 'settings');
+    await page.locator('[data-testid="org-at-hq"]').waitFor();
+    await page.locator('[data-testid="budget-at-hq"]').waitFor();
+    expect(await page.locator('[data-action="edit-org"], [data-testid="budget-cap"]').count()).toBe(0);
+    const org = await contractCall<{ version: number; set_at_hq: boolean }>(page, 'settings.organisation', {});
+    expect(org.value!.set_at_hq).toBe(true);
+    const r = await contractCall(page, 'settings.updateOrganisation', { name: 'Renamed on the device', expected_version: org.value!.version });
+    expect(r).toMatchObject({ ok: false, error: { code: 'Forbidden' } });
+  });
+
   it('at 1024 px wide the shell indicator, the Sync page and Settings → Sync are not cut off', async () => {
     await page.setViewportSize({ width: 1024, height: 768 });
     for (const [hash, name] of [

@@ -516,6 +516,8 @@ export interface OrganisationView {
   name: string;
   /** Row version, quoted back as `expected_version` by a rename. */
   version: number;
+  /** True on a device enrolled for sync: the name and the assistant budget are HQ's, changed there, not here. */
+  set_at_hq: boolean;
 }
 
 /** What `settings.assistant` returns. */
@@ -523,7 +525,8 @@ export interface AssistantSettingsView {
   provider: { configured: boolean; source: 'settings' | 'env' | 'none'; base_url: string | null };
   model: string;
   month_start: string;
-  org: { cap_usd: number | null; spend_mtd_usd: number | null };
+  /** `set_at_hq`: on a device enrolled for sync the cap is HQ's (shown, not changed here). */
+  org: { cap_usd: number | null; spend_mtd_usd: number | null; set_at_hq: boolean };
   users: { id: string; display_name: string; role: string; cap_usd: number | null }[];
   my_spend_mtd_usd: number | null;
   /** The classes each provider may be sent, in class order (default `['internal']`; models/classification.ts). */

@@ -3,11 +3,14 @@
  *
  *   npm run hq [-- --port 5180] [--host 127.0.0.1] [--data-dir .data/hq] [--no-demo]
  *   npm run hq -- enrolment-code --as EMAIL [--data-dir .data/hq]
+ *   npm run hq -- organisation --of EMAIL [--name NAME] [--budget-cap USD|none] [--data-dir .data/hq]
  *
  * The second form is the operator's: it prints a one-time HQ sign-in code for the account EMAIL
  * (sync/auth/enrolment-codes.ts), e.g. the first owner's, who then issues everyone else's from
- * their own device. It reaches the same database as the server (the embedded cluster under
- * --data-dir, adopted when the server is running, or DATABASE_URL + HQ_APP_DATABASE_URL).
+ * their own device. The third changes the organisation's name and monthly assistant budget, which
+ * HQ holds for every enrolled device (sync/write/organisation.ts). Both reach the same database as
+ * the server (the embedded cluster under --data-dir, adopted when the server is running, or
+ * DATABASE_URL + HQ_APP_DATABASE_URL).
  *
  * Embedded default (no DATABASE_URL): a private Postgres cluster under `<data-dir>/pg` (installed
  * PostgreSQL binaries, wal_level=logical, run as an unprivileged OS user when we are root; stopped
@@ -32,6 +35,7 @@ import { runAdminSetup, withCredentials, withDatabase } from './pg/admin';
 import { startPgCluster, type PgCluster } from './pg/cluster';
 import { createPool, ensurePublication, migrateHq } from './pg/db';
 import { issueOperatorEnrolmentCode, type IssuedEnrolmentCode } from './auth/enrolment-codes';
+import { checkOrganisationChange, setOrganisationAsOperator, type OrganisationAtHq, type OrganisationChange } from './write/organisation';
 import { HQ_PUBLICATION, HQ_ROLES, type HqRolePasswords } from './pg/roles';
 import { initialiseHq } from './seed';
 import { startHqServer, type HqServer } from './server';
@@ -230,13 +234,12 @@ export async function startHq(opts: StartHqOptions = {}): Promise<RunningHq> {
 }
 
 /**
- * Issue a one-time HQ sign-in code for the account `email` as the operator: on DATABASE_URL
+ * Run `fn` with a one-connection pool of HQ's app role, as the operator: on DATABASE_URL
  * (+ HQ_APP_DATABASE_URL), or on the embedded installation under `dataDir` (its cluster adopted
  * when the server runs, else started for this call and stopped after). Migrates first, as a start does.
- * @throws HqConfigError (no installation under `dataDir`; DATABASE_URL without HQ_APP_DATABASE_URL),
- *   NotFound (no account with that email), Forbidden (deactivated or unlinked athlete account)
+ * @throws HqConfigError (no installation under `dataDir`; DATABASE_URL without HQ_APP_DATABASE_URL)
  */
-export async function operatorEnrolmentCode(opts: { email: string; dataDir?: string; env?: NodeJS.ProcessEnv }): Promise<IssuedEnrolmentCode> {
+async function asOperator<T>(opts: { dataDir?: string; env?: NodeJS.ProcessEnv }, fn: (pool: ReturnType<typeof createPool>) => Promise<T>): Promise<T> {
   const env = opts.env ?? process.env;
   let cluster: PgCluster | null = null;
   let ownerUrl: string;
@@ -262,12 +265,94 @@ export async function operatorEnrolmentCode(opts: { email: string; dataDir?: str
     await migrateHq(ownerUrl);
     const pool = createPool(appUrl, 1);
     try {
-      return await issueOperatorEnrolmentCode(pool, opts.email);
+      return await fn(pool);
     } finally {
       await pool.end();
     }
   } finally {
     if (cluster && !cluster.adopted) await cluster.stop();
+  }
+}
+
+/**
+ * Issue a one-time HQ sign-in code for the account `email` as the operator (see {@link asOperator}
+ * for where it reaches the database).
+ * @throws HqConfigError (no installation under `dataDir`; DATABASE_URL without HQ_APP_DATABASE_URL),
+ *   NotFound (no account with that email), Forbidden (deactivated or unlinked athlete account)
+ */
+export async function operatorEnrolmentCode(opts: { email: string; dataDir?: string; env?: NodeJS.ProcessEnv }): Promise<IssuedEnrolmentCode> {
+  return asOperator(opts, (pool) => issueOperatorEnrolmentCode(pool, opts.email));
+}
+
+/**
+ * Change the name and/or monthly assistant budget of the organisation of the account `ofEmail` as
+ * the operator (sync/write/organisation.ts; see {@link asOperator} for where it reaches the
+ * database). Every enrolled device of the club shows it after its next sync.
+ * @throws HqConfigError, ValidationError (nothing to change; name or budget out of range), NotFound
+ */
+export async function operatorSetOrganisation(opts: {
+  ofEmail: string;
+  change: OrganisationChange;
+  dataDir?: string;
+  env?: NodeJS.ProcessEnv;
+}): Promise<OrganisationAtHq> {
+  checkOrganisationChange(opts.change);
+  return asOperator(opts, (pool) => setOrganisationAsOperator(pool, opts.ofEmail, opts.change));
+}
+
+const ORG_USAGE = `Usage: npm run hq -- organisation --of EMAIL [--name NAME] [--budget-cap USD|none] [--data-dir .data/hq]
+Changes the name and/or the monthly assistant budget (USD, or none for no cap) of the organisation
+the account EMAIL belongs to. Every enrolled device of the club shows it after its next sync (on an
+enrolled device they are HQ's and cannot be changed there). Reaches the embedded installation under
+--data-dir, or DATABASE_URL.`;
+
+/**
+ * Parse `organisation`'s arguments. Returns the options, or a usage error to print with exit 2.
+ */
+export function parseOrganisationArgs(argv: string[]): { ofEmail: string; change: OrganisationChange; dataDir?: string } | { help: true } | { error: string } {
+  const values: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    if (flag === '--help' || flag === '-h') return { help: true };
+    if (!['--of', '--name', '--budget-cap', '--data-dir'].includes(flag!)) return { error: `unknown option ${a}` };
+    const value = inline ?? argv[++i];
+    if (value === undefined) return { error: `${flag} needs a value` };
+    values[flag!] = value;
+  }
+  const ofEmail = values['--of']?.trim();
+  if (!ofEmail) return { error: '--of EMAIL is required (an account of the organisation, e.g. its owner)' };
+  const change: OrganisationChange = {};
+  if (values['--name'] !== undefined) change.name = values['--name'];
+  const cap = values['--budget-cap'];
+  if (cap !== undefined) {
+    if (cap.trim().toLowerCase() === 'none') change.budgetCapUsd = null;
+    else if (/^\d+(\.\d+)?$/.test(cap.trim())) change.budgetCapUsd = Number(cap.trim());
+    else return { error: `--budget-cap takes an amount in USD (e.g. 250 or 99.50) or none, not "${cap}"` };
+  }
+  if (change.name === undefined && change.budgetCapUsd === undefined) return { error: 'give --name NAME and/or --budget-cap USD|none' };
+  return { ofEmail, change, ...(values['--data-dir'] !== undefined ? { dataDir: values['--data-dir'] } : {}) };
+}
+
+async function organisationMain(argv: string[]): Promise<void> {
+  const args = parseOrganisationArgs(argv);
+  if ('help' in args) {
+    console.log(ORG_USAGE);
+    return;
+  }
+  if ('error' in args) {
+    console.error(`hq organisation: ${args.error}\n${ORG_USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    const org = await operatorSetOrganisation(args);
+    const cap = org.budget_cap_usd === null ? 'no cap' : `${org.budget_cap_usd.toFixed(2)} USD a month`;
+    console.log(`Organisation ${org.id}: "${org.name}", assistant budget ${cap} (version ${org.version}). Devices show it after their next sync.`);
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    console.error(`hq organisation: ${err.message}`);
+    process.exitCode = err instanceof HqConfigError || err.code === 'Validation' ? 2 : err.code === 'NotFound' ? 4 : 1;
   }
 }
 
@@ -317,6 +402,7 @@ async function codeMain(argv: string[]): Promise<void> {
 
 const USAGE = `Usage: npm run hq -- [--port ${HQ_DEFAULT_PORT}] [--host 127.0.0.1] [--data-dir .data/hq] [--no-demo]
        npm run hq -- enrolment-code --as EMAIL [--data-dir .data/hq]
+       npm run hq -- organisation --of EMAIL [--name NAME] [--budget-cap USD|none] [--data-dir .data/hq]
 Starts the HQ server: POST /v1/devices, POST /v1/enrolment-codes, POST /v1/changesets, GET /v1/shape, /healthz, /readyz, /health/deps.
 Without DATABASE_URL it runs its own Postgres under --data-dir (stopped on exit).
 The second form prints a one-time HQ sign-in code for an account (the first owner's, say).`;
@@ -345,6 +431,7 @@ function parseArgs(argv: string[]): { port: number; host: string; dataDir: strin
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'enrolment-code') return codeMain(process.argv.slice(3));
+  if (process.argv[2] === 'organisation') return organisationMain(process.argv.slice(3));
   let args: ReturnType<typeof parseArgs>;
   try {
     args = parseArgs(process.argv.slice(2));

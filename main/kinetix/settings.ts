@@ -22,7 +22,7 @@ import { checkBudget, monthStartIso } from './limits';
 import { SecretBox, describeProviderKey, storeProviderKey } from './secrets';
 import { getOrgSetting } from '../data/identity';
 import type { Actor } from '../services';
-import { PolicyDenied, requirePermission, resolveActor } from '../services';
+import { PolicyDenied, orgSetAtHq, refuseOrgChangeOnSyncedDevice, requirePermission, resolveActor } from '../services';
 import { evaluateOrgBudgetCap } from '../../models/policy';
 import { NEEDS_OWNER_APPROVER } from '../../models/roles';
 
@@ -128,7 +128,7 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
     provider: { configured: p.configured, source: p.source, base_url: p.baseUrl },
     model: org?.assistant_model ?? '',
     month_start: monthStartIso(now),
-    org: { cap_usd: org?.budget_cap_usd ?? null, spend_mtd_usd: budget.orgSpendUsd ?? null },
+    org: { cap_usd: org?.budget_cap_usd ?? null, spend_mtd_usd: budget.orgSpendUsd ?? null, set_at_hq: orgSetAtHq(deps.db) },
     users: listAllUsers(deps.db)
       .filter((u) => u.org_id === actor.orgId)
       .map((u) => ({ id: u.id, display_name: u.display_name, role: u.role, cap_usd: u.budget_cap_usd })),
@@ -150,7 +150,9 @@ export function readAssistantSettings(deps: SettingsDeps, userId: string): Assis
  * provider not named keeps its clearance). Gated by `settings.manage` (owner, admin,
  * super-admin). Everything is validated before anything is saved. A budget rise of more than
  * 20 %, or removing the cap, needs an owner (models/policy.ts `evaluateOrgBudgetCap`):
- * anyone else is refused with PolicyDenied (a Forbidden) and nothing is saved.
+ * anyone else is refused with PolicyDenied (a Forbidden) and nothing is saved. On a device enrolled
+ * for sync the organisation's budget is HQ's: a change of it is refused (Forbidden, nothing saved;
+ * main/services/admin.ts `refuseOrgChangeOnSyncedDevice`); the other settings stay this device's.
  * `expected_version` is the settings' `version` the page showed (the contract requires it from the
  * page and the HTTP bridge): when another change was saved since, nothing is saved and a Conflict
  * says what changed, by whom and when. Every saved change bumps the version.
@@ -203,6 +205,8 @@ export function updateAssistantSettings(
   }
   // Every field is checked before anything is saved: a refused field leaves every setting as it was.
   const cap = input.budget_cap_usd;
+  // The organisation's cap is on its row, which HQ holds on a device enrolled for sync.
+  if (cap !== undefined) refuseOrgChangeOnSyncedDevice(deps.db, 'monthly assistant budget');
   if (cap !== undefined && cap !== null && !(typeof cap === 'number' && Number.isFinite(cap) && cap >= 0 && cap <= 1_000_000)) {
     throw new ValidationError('The monthly budget must be an amount in USD between 0 and 1,000,000, or empty for no cap.', [
       { path: 'budget_cap_usd', message: 'out of range' },

@@ -11,6 +11,8 @@ import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WI
 import { getChangeset, listActivity } from '../data/changesets';
 import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHashWithActivity, storePinHashSetAtHq } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
+import type { Db } from '../data/db';
+import { getEnrolment } from '../data/sync';
 import { orgSquad, visibleAthlete } from './scope';
 import type { ServiceContext } from './context';
 import { isSelfScoped, requirePermission, resolveActor, scopeAthleteId, type Actor } from './context';
@@ -311,6 +313,30 @@ export interface OrganisationView {
   name: string;
   /** Row version, quoted back by a rename (optimistic concurrency). */
   version: number;
+  /**
+   * True on a device enrolled for sync: HQ holds the organisation row (name, assistant budget), so
+   * this device shows it and does not change it ({@link refuseOrgChangeOnSyncedDevice}).
+   */
+  set_at_hq: boolean;
+}
+
+/** True on a device enrolled for sync, where the `organization` row (name, assistant budget) is HQ's. */
+export function orgSetAtHq(db: Db): boolean {
+  return getEnrolment(db) !== null;
+}
+
+/**
+ * On a device enrolled for sync the `organization` row is HQ's: it arrives in the organisation
+ * shape, and a change written here has no changeset to upload, so HQ's row would replace it at the
+ * next sync. Refuse such a change before anything is written, saying where it is made instead.
+ * `what` names the setting ("name", "monthly assistant budget").
+ * @throws Forbidden on an enrolled device
+ */
+export function refuseOrgChangeOnSyncedDevice(db: Db, what: string): void {
+  if (!orgSetAtHq(db)) return;
+  throw new Forbidden(
+    `This device syncs with HQ, which holds the organisation's ${what}: a change made here would be replaced by HQ's at the next sync, so nothing was saved. HQ's operator changes it (npm run hq -- organisation --of OWNER_EMAIL …), and every device shows it after its next sync.`,
+  );
 }
 
 /** The signed-in user's organisation: id, name and row version. Any signed-in user. @throws NotFound */
@@ -318,21 +344,22 @@ export function readOrganisation(ctx: ServiceContext): OrganisationView {
   const actor = resolveActor(ctx);
   const o = findOrganization(ctx.db, actor.orgId);
   if (!o) throw new NotFound('Organisation');
-  return { id: o.id, name: o.name, version: o.version };
+  return { id: o.id, name: o.name, version: o.version, set_at_hq: orgSetAtHq(ctx.db) };
 }
 
 /**
  * Rename the signed-in user's organisation (`settings.manage`: owner, admin, super admin). `name`
  * is trimmed, 1–200 characters; `expected_version` is the version the form showed. Like the
- * organisation's assistant budget, it is an org setting, not a changeset: the organisation is not
- * one of the synced record tables (models/tables.ts), so the change stays on this database and is
- * not in the activity log.
- * @throws Forbidden (permission), Validation (`name`), Conflict (renamed since the form opened; the
+ * organisation's assistant budget, it is an org setting, not a changeset, and not in the activity
+ * log. On a device enrolled for sync it is refused ({@link refuseOrgChangeOnSyncedDevice}): HQ
+ * holds the organisation row there.
+ * @throws Forbidden (permission; an enrolled device), Validation (`name`), Conflict (renamed since the form opened; the
  *   conflict carries the version now stored, the message the name now stored), NotFound
  */
 export function updateOrganisation(ctx: ServiceContext, input: { name: string; expected_version: number }): OrganisationView {
   const actor = resolveActor(ctx);
   requirePermission(ctx, actor, 'settings.manage');
+  refuseOrgChangeOnSyncedDevice(ctx.db, 'name');
   const name = input.name.trim();
   const parsed = Organization.shape.name.safeParse(name);
   if (!parsed.success)
@@ -345,7 +372,7 @@ export function updateOrganisation(ctx: ServiceContext, input: { name: string; e
     throw new Conflict(`The organisation was renamed since you opened this form: it is now called "${r.stale.name}". Nothing was written.`, [
       { table: 'organization', id: r.stale.id, expectedVersion: input.expected_version, actualVersion: r.stale.version },
     ]);
-  return { id: r.renamed.id, name: r.renamed.name, version: r.renamed.version };
+  return { id: r.renamed.id, name: r.renamed.name, version: r.renamed.version, set_at_hq: false };
 }
 
 // ---- Activity, changesets, Undo ----

@@ -131,3 +131,4 @@ export function callVerb<K extends VerbName>(
 }
 export type { ServiceContext, Capability, Actor } from './context';
 export { resolveActor, requirePermission, scopeOf } from './context';
+export { orgSetAtHq, refuseOrgChangeOnSyncedDevice } from './admin';

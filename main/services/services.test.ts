@@ -771,7 +771,7 @@ describe('organisation name (settings.updateOrganisation)', () => {
     const before = readOrganisation(ctx(f.a.users.physio));
     const other = readOrganisation(ctx(f.b.users.owner));
     const after = updateOrganisation(ctx(f.a.users.admin), { name: '  Kestrel Vale Football Club ', expected_version: before.version });
-    expect(after).toEqual({ id: before.id, name: 'Kestrel Vale Football Club', version: before.version + 1 });
+    expect(after).toEqual({ id: before.id, name: 'Kestrel Vale Football Club', version: before.version + 1, set_at_hq: false });
     expect(readOrganisation(ctx(f.a.users.coach)).name).toBe('Kestrel Vale Football Club');
     expect(readOrganisation(ctx(f.b.users.owner))).toEqual(other);
     const stale = errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: 'Kestrel Vale', expected_version: before.version }));

@@ -183,35 +183,45 @@ function AssistantSettings({ s, onChange }: { s: AssistantSettingsView; onChange
         <dt>Your spend</dt>
         <dd>{s.my_spend_mtd_usd === null ? 'unknown' : usd(s.my_spend_mtd_usd)}</dd>
       </dl>
-      {/* The org cap through settings.updateAssistant (settings.manage, checked by the service); per-user caps are set on each user account. */}
-      <form
-        className="filters"
-        data-form="budget"
-        data-state={capForm.state}
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          const c = numberInput(cap);
-          if (typeof c === 'string') {
-            // Not a number (a comma decimal, letters): refused here, as the service would, at the field.
-            setCapError({
-              code: 'Validation',
-              message: 'The cap is not a number.',
-              issues: [{ path: 'budget_cap_usd', message: 'expected number, received string' }],
-            });
-            return;
-          }
-          void save({ budget_cap_usd: c ?? null }, cap.trim() === '' ? 'monthly budget removed' : 'monthly budget');
-        }}
-      >
-        <Field label="Organisation monthly cap" unit="USD" name="budget_cap_usd" form={capForm} hint="Empty for no cap">
-          <input type="text" inputMode="decimal" value={cap} onChange={(e) => setCap(e.target.value)} placeholder="no cap" data-testid="budget-cap" />
-        </Field>
-        <button type="submit" className="primary">
-          Save budget
-        </button>
-      </form>
-      <FormMessages form={capForm} />
+      {s.org.set_at_hq ? (
+        // HQ holds the organisation row on an enrolled device: the cap is shown, changed at HQ (the service refuses it here).
+        <p className="small muted" data-testid="budget-at-hq">
+          This device syncs with HQ, which holds the organisation&apos;s monthly cap: HQ&apos;s operator changes it, and this device shows it after its next
+          sync. Each user&apos;s own cap is set under Users.
+        </p>
+      ) : (
+        <>
+          {/* The org cap through settings.updateAssistant (settings.manage, checked by the service); per-user caps are set on each user account. */}
+          <form
+            className="filters"
+            data-form="budget"
+            data-state={capForm.state}
+            noValidate
+            onSubmit={(e) => {
+              e.preventDefault();
+              const c = numberInput(cap);
+              if (typeof c === 'string') {
+                // Not a number (a comma decimal, letters): refused here, as the service would, at the field.
+                setCapError({
+                  code: 'Validation',
+                  message: 'The cap is not a number.',
+                  issues: [{ path: 'budget_cap_usd', message: 'expected number, received string' }],
+                });
+                return;
+              }
+              void save({ budget_cap_usd: c ?? null }, cap.trim() === '' ? 'monthly budget removed' : 'monthly budget');
+            }}
+          >
+            <Field label="Organisation monthly cap" unit="USD" name="budget_cap_usd" form={capForm} hint="Empty for no cap">
+              <input type="text" inputMode="decimal" value={cap} onChange={(e) => setCap(e.target.value)} placeholder="no cap" data-testid="budget-cap" />
+            </Field>
+            <button type="submit" className="primary">
+              Save budget
+            </button>
+          </form>
+          <FormMessages form={capForm} />
+        </>
+      )}
       <h3>Data the assistant may see</h3>
       <p className="small muted">
         What each model provider may be sent. By default only internal data (ids, labels, workload figures, fees) leaves this device: names and health data are

@@ -1,8 +1,9 @@
 /**
  * Settings → Organisation: the organisation's name and who is signed in; for settings.manage
- * (owner, admin, super admin) Rename… (`settings.updateOrganisation`, with the row version the
+ * (owner, admin, super admin) on a device not enrolled for sync, Rename… (`settings.updateOrganisation`, with the row version the
  * card showed: a rename made meanwhile comes back as a conflict with the name now stored, never a
- * silent overwrite). The new name shows at once here and in the app's shell.
+ * silent overwrite). The new name shows at once here and in the app's shell. On an enrolled device
+ * the name is HQ's (`set_at_hq`): the card says so and offers no Rename.
  */
 import { useState } from 'react';
 import type { OrganisationView } from '../../../../models/contract';
@@ -28,7 +29,7 @@ export function OrganisationSection() {
     <section className="card" aria-labelledby="organisation-settings" data-section="organisation">
       <div className="card-head">
         <h2 id="organisation-settings">Organisation</h2>
-        {canRename && org ? (
+        {canRename && org && !org.set_at_hq ? (
           <button
             type="button"
             className="primary"
@@ -52,6 +53,12 @@ export function OrganisationSection() {
           {me.display_name} ({roleLabel(me.role)})
         </dd>
       </dl>
+      {canRename && org?.set_at_hq ? (
+        <p className="small muted" data-testid="org-at-hq">
+          This device syncs with HQ, which holds the organisation&apos;s name: HQ&apos;s operator renames it, and every device shows the new name after its next
+          sync.
+        </p>
+      ) : null}
       {renaming ? (
         <RenameDialog
           org={renaming}
