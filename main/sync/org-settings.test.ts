@@ -8,6 +8,7 @@
  * (`npm run hq -- organisation`), which reaches the device at its next sync.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import type { AssistantSettingsView } from '../../models/contract';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import { deviceSyncFactory } from '../app/device-sync';
 import { AppSync } from '../app/sync-runner';
@@ -69,8 +70,9 @@ describe.skipIf(!havePg)('organisation settings on a device enrolled for sync', 
     });
 
     // The assistant budget likewise; the settings that stay on this device still save.
-    const settings = await dispatch(handlers, owner, 'settings.assistant', {});
-    if (!settings.ok) throw new Error(settings.error.message);
+    const read = await dispatch(handlers, owner, 'settings.assistant', {});
+    if (!read.ok) throw new Error(read.error.message);
+    const settings = { value: read.value as AssistantSettingsView };
     expect(settings.value.org.set_at_hq).toBe(true);
     expect(
       await dispatch(handlers, owner, 'settings.updateAssistant', {
