@@ -45,6 +45,7 @@ import { badRequest, errorResponse, payloadTooLarge } from './errors';
 import { MAX_TOOL_INPUT_DEPTH, measureJsonText } from '../../models/bounds';
 import { proxyShape, UpstreamError } from './shape-proxy';
 import { ShapeRegistry, type ShapeLimits } from './shape-registry';
+import { UUID_RE } from '../pg/db';
 
 /** Configuration of {@link createHqApp}. */
 export interface HqAppOptions {
@@ -266,7 +267,7 @@ export function createHqApp(opts: HqAppOptions): HqApp {
       const wait = pinLimiter.take(p.userId, now());
       if (wait > 0) throw new RateLimited('Too many PINs set from this account in the last hour. Wait, then try again.', wait);
       const id = c.req.param('id');
-      if (!/^[0-9a-f-]{36}$/i.test(id)) throw badRequest('The account id must be a UUID.');
+      if (!UUID_RE.test(id)) throw badRequest('The account id must be a UUID.');
       const parsed = SetPin.safeParse(await readJson(c));
       if (!parsed.success) throw badRequest('Send {"pin": "4 to 8 digits"}.', zodIssues(parsed.error));
       return c.json(await setAccountPin(opts.pool, p, id, parsed.data.pin, now()));
@@ -275,7 +276,7 @@ export function createHqApp(opts: HqAppOptions): HqApp {
   app.delete('/v1/devices/:id', async (c) => {
     const p = await registry.authenticate(c.req.header('authorization'));
     const id = c.req.param('id');
-    if (!/^[0-9a-f-]{36}$/i.test(id)) throw badRequest('The device id must be a UUID.');
+    if (!UUID_RE.test(id)) throw badRequest('The device id must be a UUID.');
     return c.json(await registry.revoke(p, id));
   });
 

@@ -347,6 +347,10 @@ describe.skipIf(!havePg)('HQ sign-in codes', () => {
     expect((await refused(await setPin(tokens.owner!, ids.users.owner!, { pin: '4826' }), 403)).message).toMatch(/own PIN/);
     expect((await refused(await setPin(tokens.owner!, ids.users.doctor!, { pin: '12' }), 400)).code).toBe('Validation');
     expect((await refused(await setPin(tokens.owner!, ids.secondOwner, { pin: '4826' }), 404)).code).toBe('NotFound');
+    // An id that only looks like a UUID (36 dashes) is a 400, at both id routes, never a 500.
+    expect((await refused(await setPin(tokens.owner!, '-'.repeat(36), { pin: '4826' }), 400)).message).toMatch(/must be a UUID/);
+    const revokeDashes = await fetch(`${server.url}/v1/devices/${'-'.repeat(36)}`, { method: 'DELETE', headers: { authorization: `Bearer ${tokens.owner!}` } });
+    expect((await refused(revokeDashes, 400)).message).toMatch(/must be a UUID/);
     expect(await hashOf()).toBe(before);
     // The owner resets it: HQ stores the new hash; the doctor's device token (old PIN) ends.
     const ok = await setPin(tokens.owner!, ids.users.doctor!, { pin: '4826' });

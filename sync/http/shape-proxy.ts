@@ -28,7 +28,7 @@ import { AppError, Forbidden } from '../../models/errors';
 import { hasPermission, mayReadReportKind, SELF_SCOPED_ROLES, type Permission } from '../../models/roles';
 import { Report } from '../../models/records';
 import { isTableName, TABLE_NAMES, TABLES } from '../../models/tables';
-import { NO_ATHLETE } from '../pg/db';
+import { NO_ATHLETE, UUID_RE } from '../pg/db';
 import { SHAPE_TOO_LARGE } from '../shape/service';
 import type { Principal } from '../write/principal';
 import { badRequest } from './errors';
@@ -92,7 +92,6 @@ function columnsOf(table: string): string[] {
   return Object.keys(TABLES[table as keyof typeof TABLES].schema.shape);
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const lit = (uuid: string): string => {
   if (!UUID_RE.test(uuid)) throw new Error('not a uuid');
   return `'${uuid}'`;

@@ -95,7 +95,8 @@ export interface Tenant {
 /** The self-scope of an athlete account linked to no athlete: matches no row. */
 export const NO_ATHLETE = '00000000-0000-0000-0000-000000000000';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID in its canonical 8-4-4-4-12 hex form (RFC 9562 §4), any case. */
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Run `fn` in one transaction of the app pool with the tenant settings in place (SET LOCAL);
