@@ -5,6 +5,7 @@ import type { Db } from './db';
 import { accountStampOf } from './account-stamp';
 import { decodeRow } from './rows';
 import { sqlite, statement } from './sqlite';
+import { isRowHeldHere } from './sync';
 
 /** The user row by id (any org; callers compare org themselves), or null. */
 export function findUserById(db: Db, id: string): User | null {
@@ -103,17 +104,25 @@ export function setUserPinHash(db: Db, userId: string, pinHash: string | null): 
  * here before the shapes catch up is refused as stale instead of overwriting that other change.
  * Where the shapes have already brought HQ's version or a later one, nothing is written (the row is
  * HQ's, hash included). Where a change of this device still holds the row (`sync_optimistic`), only
- * the hash is stored: the row's version is that change's, which HQ's answer settles. `hq` null (an
+ * the hash is stored, on the row and on HQ's copy kept under it (`sync_server_row`): the row's
+ * version is that change's, which HQ's answer settles. `hq` null (an
  * older HQ): the hash only. One IMMEDIATE transaction (the shape worker writes the same file).
  */
 export function storePinHashSetAtHq(db: Db, userId: string, pinHash: string, hq: { version: number; updated_at: string } | null): void {
   const s = sqlite(db);
   s.transaction(() => {
-    const held = s.prepare("SELECT 1 FROM sync_optimistic WHERE tbl = 'app_user' AND id = ? LIMIT 1").get(userId) !== undefined;
+    const held = isRowHeldHere(db, 'app_user', userId);
     const row = s.prepare('SELECT version FROM app_user WHERE id = ?').get(userId) as { version: number } | undefined;
     if (!row) return;
     if (!hq || held) {
       s.prepare('UPDATE app_user SET pin_hash = ? WHERE id = ?').run(pinHash, userId);
+      // HQ's copy kept under the held row gets the new hash too: when that change settles, the row
+      // goes back to it, and the old PIN must not sign in meanwhile.
+      if (held)
+        s.prepare("UPDATE sync_server_row SET row_json = json_set(row_json, '$.pin_hash', ?) WHERE tbl = 'app_user' AND id = ? AND row_json IS NOT NULL").run(
+          pinHash,
+          userId,
+        );
     } else if (row.version === hq.version - 1) {
       s.prepare('UPDATE app_user SET pin_hash = ?, version = ?, updated_at = ? WHERE id = ?').run(pinHash, hq.version, hq.updated_at, userId);
     } else if (row.version < hq.version) {

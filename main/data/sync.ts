@@ -897,6 +897,14 @@ export function uploadState(db: Db, changesetId: string): { outbox: string | nul
   return { outbox: o?.status ?? null, state: u?.state ?? null, txid: u?.txid ?? null, reason: u?.reason ?? null };
 }
 
+/**
+ * True when a changeset of this device still holds row `tbl`/`id` optimistically (made here, not
+ * yet delivered back by HQ's shape: pending, or applied at HQ and on its way).
+ */
+export function isRowHeldHere(db: Db, tbl: string, id: string): boolean {
+  return stmt(db, 'SELECT 1 FROM sync_optimistic WHERE tbl = ? AND id = ? LIMIT 1').get(tbl, id) !== undefined;
+}
+
 /** Rows currently held optimistically (under a not-yet-synced local changeset). */
 export function optimisticRowCount(db: Db): number {
   return (sqlite(db).prepare('SELECT count(*) AS n FROM sync_server_row').get() as { n: number }).n;

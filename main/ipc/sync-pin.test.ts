@@ -172,4 +172,20 @@ describe.skipIf(!havePg)('admin.setPin on a device enrolled for sync', () => {
     expect(verifyPin(NEW_PIN, atHq!.pin_hash)).toBe(true);
     expect(findUserByEmail(a.db, DEMO_EMAILS.coach)).toMatchObject({ display_name: 'Coach From B', pin_hash: atHq!.pin_hash });
   });
+  it('a change of the account made here and not yet synced goes to HQ before the PIN: it is applied, not a conflict (review i12i minor 1)', async () => {
+    const a = await device(DEMO_EMAILS.owner, 'Owner desk C', onDemand);
+    const owner = findUserByEmail(a.db, DEMO_EMAILS.owner)!.id;
+    const analyst = findUserByEmail(a.db, DEMO_EMAILS.analyst)!;
+    callVerb({ db: a.db, userId: owner }, 'users.update', { id: analyst.id, display_name: 'Analyst Edited Here' });
+    const handlers = createHandlers({ db: a.db, sync: a.sync });
+    expect(await dispatch(handlers, { session: { userId: owner } }, 'admin.setPin', { user_id: analyst.id, pin: NEW_PIN })).toMatchObject({ ok: true });
+    await a.sync.syncNow();
+    expect(a.sync.conflicts()).toEqual([]);
+    const [atHq] = await hq.query<{ display_name: string; pin_hash: string }>(hq.summary.orgId, 'SELECT display_name, pin_hash FROM app_user WHERE id = $1', [
+      analyst.id,
+    ]);
+    expect(atHq!.display_name).toBe('Analyst Edited Here');
+    expect(verifyPin(NEW_PIN, atHq!.pin_hash)).toBe(true);
+    expect(findUserByEmail(a.db, DEMO_EMAILS.analyst)).toMatchObject({ display_name: 'Analyst Edited Here', pin_hash: atHq!.pin_hash });
+  });
 });
