@@ -5,6 +5,7 @@ import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
 import { Organization } from '../../models/records';
 import { withArticle } from '../../models/format';
+import { CONTROL_OR_BIDI } from '../../models/text';
 import type { Role } from '../../models/roles';
 import { canManageRole, hasPermission, mayReadReportKind, pinRefusal } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
@@ -365,7 +366,12 @@ export function updateOrganisation(ctx: ServiceContext, input: { name: string; e
   const actor = resolveActor(ctx);
   requirePermission(ctx, actor, 'settings.manage');
   refuseOrgChangeOnSyncedDevice(ctx.db, 'name');
-  const name = input.name.trim();
+  // Plain text, as every typed name (models/text.ts): the name shows in the shell, on the sign-in screen and to the assistant.
+  if (CONTROL_OR_BIDI.test(input.name))
+    throw new ValidationError('The organisation name must be plain text: remove the control, invisible or text-direction characters.', [
+      { path: 'name', message: 'Remove the control, invisible or text-direction characters.' },
+    ]);
+  const name = input.name.trim().normalize('NFKC');
   const parsed = Organization.shape.name.safeParse(name);
   if (!parsed.success)
     throw new ValidationError('The organisation name must be 1 to 200 characters.', [

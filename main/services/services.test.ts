@@ -774,6 +774,8 @@ describe('organisation name (settings.updateOrganisation)', () => {
     expect(after).toEqual({ id: before.id, name: 'Kestrel Vale Football Club', version: before.version + 1, set_at_hq: false });
     expect(readOrganisation(ctx(f.a.users.coach)).name).toBe('Kestrel Vale Football Club');
     expect(readOrganisation(ctx(f.b.users.owner))).toEqual(other);
+    const bidi = errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: 'Kestrel \u202eCF', expected_version: after.version }));
+    expect(bidi).toMatchObject({ code: 'Validation', issues: [{ path: 'name' }] });
     const stale = errorOf(() => updateOrganisation(ctx(f.a.users.owner), { name: 'Kestrel Vale', expected_version: before.version }));
     expect(stale.code).toBe('Conflict');
     expect(stale.message).toContain('now called "Kestrel Vale Football Club"');

@@ -102,6 +102,11 @@ describe.skipIf(!havePg)('organisation settings on a device enrolled for sync', 
     // The operator's own mistakes: typed errors, nothing written.
     await expect(operatorSetOrganisation({ ofEmail: DEMO_EMAILS.owner, change: { name: '   ' }, env })).rejects.toMatchObject({ code: 'Validation' });
     await expect(operatorSetOrganisation({ ofEmail: DEMO_EMAILS.owner, change: { budgetCapUsd: -1 }, env })).rejects.toMatchObject({ code: 'Validation' });
+    await expect(operatorSetOrganisation({ ofEmail: DEMO_EMAILS.owner, change: { budgetCapUsd: 0.004 }, env })).rejects.toMatchObject({ code: 'Validation' });
+    await expect(operatorSetOrganisation({ ofEmail: DEMO_EMAILS.owner, change: { name: 'Kestrel \u202eCF elaV' }, env })).rejects.toMatchObject({
+      code: 'Validation',
+      message: expect.stringMatching(/plain text/),
+    });
     await expect(operatorSetOrganisation({ ofEmail: 'nobody@kestrel.test', change: { name: 'X' }, env })).rejects.toMatchObject({ code: 'NotFound' });
     const [row] = await hq.query<{ name: string; version: number }>(hq.summary.orgId, 'SELECT name, version FROM organization WHERE id = $1', [orgBefore.id]);
     expect({ name: row!.name, version: Number(row!.version) }).toEqual({ name: 'Kestrel Vale FC', version: atHq.version });

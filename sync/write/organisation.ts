@@ -8,6 +8,7 @@
 import type pg from 'pg';
 import { NotFound, ValidationError } from '../../models/errors';
 import { Organization } from '../../models/records';
+import { CONTROL_OR_BIDI } from '../../models/text';
 import { withLookup, withTenant } from '../pg/db';
 
 /** What the operator changes: a new `name` (1–200 characters after trimming) and/or the budget (USD; null: no cap). */
@@ -28,8 +29,9 @@ export interface OrganisationAtHq {
 }
 
 /**
- * Check an operator's change before anything is read or written: at least one field; the name 1–200
- * characters after trimming, the budget an amount in USD (rounded to cents) or null, both as the
+ * Check an operator's change before anything is read or written: at least one field; the name plain
+ * text (no control, invisible or text-direction characters: models/text.ts), 1–200 characters after
+ * trimming and NFKC normalisation, the budget an amount in USD (rounded to cents) or null, both as the
  * organisation record allows them (models/records `Organization`).
  * @throws ValidationError naming the field
  */
@@ -38,7 +40,11 @@ export function checkOrganisationChange(change: OrganisationChange): Organisatio
   if (change.name === undefined && change.budgetCapUsd === undefined)
     throw new ValidationError('Say what to change: --name NAME and/or --budget-cap USD (or none).', [{ path: 'name', message: 'nothing to change' }]);
   if (change.name !== undefined) {
-    const name = change.name.trim();
+    if (CONTROL_OR_BIDI.test(change.name))
+      throw new ValidationError('The organisation name must be plain text: remove the control, invisible or text-direction characters.', [
+        { path: 'name', message: 'not plain text' },
+      ]);
+    const name = change.name.trim().normalize('NFKC');
     if (!Organization.shape.name.safeParse(name).success)
       throw new ValidationError('The organisation name must be 1 to 200 characters.', [
         { path: 'name', message: name ? 'At most 200 characters.' : 'Required.' },
@@ -51,6 +57,11 @@ export function checkOrganisationChange(change: OrganisationChange): Organisatio
       throw new ValidationError('The monthly budget must be an amount in USD between 0 and 100,000, or none.', [
         { path: 'budget_cap_usd', message: 'out of range' },
       ]);
+    if (cap === 0 && change.budgetCapUsd !== 0)
+      throw new ValidationError(
+        'The monthly budget is less than a cent, which would stop every assistant run: give 0 for that, or an amount of at least 0.01.',
+        [{ path: 'budget_cap_usd', message: 'less than a cent' }],
+      );
     out.budgetCapUsd = cap;
   }
   return out;
