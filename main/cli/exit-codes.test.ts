@@ -13,7 +13,7 @@ describe('CLI exit codes', () => {
   });
   it('the help line lists them', () => {
     expect(EXIT_CODES_LINE).toBe(
-      '2 Validation, 3 Forbidden, 4 NotFound, 5 Conflict, 6 Unavailable, 7 Unauthenticated, 8 NotConfigured, 9 IdempotencyKeyReused, 1 other',
+      '2 Validation, 3 Forbidden, 4 NotFound, 5 Conflict, 6 Unavailable, 7 Unauthenticated, 8 NotConfigured, 9 IdempotencyKeyReused, 10 RateLimited, 1 other',
     );
   });
 });

@@ -16,6 +16,8 @@ export const CLI_EXIT_CODES: Readonly<Partial<Record<ErrorCode, number>>> = {
   Unauthenticated: 7,
   NotConfigured: 8,
   IdempotencyKeyReused: 9,
+  /** A limit (a PIN lockout, HQ's rate limits): wait, then try again; the message says how long. */
+  RateLimited: 10,
 };
 
 /** Exit code for a typed error code (see {@link CLI_EXIT_CODES}); 1 for any other code or a non-code string. */

@@ -63,7 +63,8 @@ Commands:
   sync  --db FILE [--watch]
         One sync pass: upload the outbox, then pull every shape until up-to-date; prints what moved.
         --watch stays live (long-poll shapes, uploader with back-off) until Ctrl+C. Exit codes:
-        6 Unavailable (HQ unreachable), 7 Unauthenticated (PIN or token refused), 8 NotConfigured (not enrolled).
+        6 Unavailable (HQ unreachable), 7 Unauthenticated (PIN or token refused), 8 NotConfigured (not enrolled),
+        10 RateLimited (PIN lockout, HQ's limits: wait, then try again).
   help  This text.
 
 Examples:

@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_PIN_FAILURES } from '../../models/signin';
 import { DEMO_EMAILS, DEMO_PIN } from '../../models/seed/demo';
 import type { SyncReport } from '../../models/sync';
 import { openDb } from '../data/db';
@@ -81,7 +82,7 @@ describe.skipIf(!havePg)('cli enrol and sync against a real HQ', () => {
     expect(lastError(missing.stderr)).toMatchObject({ code: 'NotFound' });
   }, 60_000);
 
-  it('a wrong PIN → 7 and nothing enrolled; a bad HQ address → 2', async () => {
+  it('a wrong PIN → 7 and nothing enrolled; a bad HQ address → 2; a locked account → 10', async () => {
     const path = freshPath();
     const r = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.coach, '--pin', '999999', '--code', await hq.code(DEMO_EMAILS.coach));
     expect(r.code, r.stderr).toBe(7);
@@ -100,7 +101,14 @@ describe.skipIf(!havePg)('cli enrol and sync against a real HQ', () => {
     // A code that is not the account's: the same refusal as a wrong PIN.
     const wrongCode = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.coach, '--pin', DEMO_PIN, '--code', 'AAAA-AAAA-AAAA');
     expect(wrongCode.code).toBe(7);
-  }, 60_000);
+    // After MAX_PIN_FAILURES wrong PINs the account is locked at HQ: 10 RateLimited, saying how long to wait.
+    const code = await hq.code(DEMO_EMAILS.strength_coach);
+    for (let i = 0; i < MAX_PIN_FAILURES; i++)
+      expect((await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.strength_coach, '--pin', '999999', '--code', code)).code).toBe(7);
+    const locked = await cli('enrol', '--db', path, '--hq', hq.url, '--as', DEMO_EMAILS.strength_coach, '--pin', DEMO_PIN, '--code', code);
+    expect(locked.code, locked.stderr).toBe(10);
+    expect(lastError(locked.stderr)).toMatchObject({ code: 'RateLimited' });
+  }, 120_000);
 
   it('enrol + sync: the replica arrives, a local write is uploaded and settled; a revoked token → 7', async () => {
     const path = freshPath();

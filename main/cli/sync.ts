@@ -11,7 +11,7 @@
  *
  * Exit codes: 0 ok; typed errors as JSON on stderr with 2 Validation, 3 Forbidden, 4 NotFound,
  * 5 Conflict, 6 Unavailable (HQ unreachable), 7 Unauthenticated (wrong PIN, revoked token),
- * 8 NotConfigured (not enrolled), 1 other.
+ * 8 NotConfigured (not enrolled), 10 RateLimited (PIN lockout, HQ's limits), 1 other.
  */
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
