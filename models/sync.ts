@@ -367,6 +367,11 @@ export interface SyncConflict {
   message: string;
   created_at: string;
   rejected_at: string;
+  /**
+   * True when this device rejected it itself, unsent: it was made on top of a change HQ rejected
+   * (`message` names that one). False: HQ's answer.
+   */
+  rejected_here: boolean;
   changes: UploadedRowChange[];
   current: CurrentRow[];
 }

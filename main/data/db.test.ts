@@ -121,6 +121,7 @@ const TABLE_REBUILDS = new Set([
   '0017_mcp_token_account_stamp',
   '0018_discarded_by',
   '0019_optimistic_base',
+  '0020_rejected_here',
 ]);
 
 describe('each migration applies to a database that already holds real rows', () => {

@@ -756,7 +756,7 @@ CREATE TABLE sync_upload (
   message TEXT,
   current_json TEXT,
   decided_at TEXT NOT NULL
-, discarded_by TEXT);
+, discarded_by TEXT, rejected_here INTEGER NOT NULL DEFAULT 0 CHECK (rejected_here IN (0, 1)));
 
 -- table sync_user_token
 CREATE TABLE sync_user_token (

@@ -656,8 +656,12 @@ export function uploadContentHash(cs: Pick<UploadedChangeset, 'verb' | 'changes'
     .digest('hex');
 }
 
-/** Store one upload outcome (HQ's answer for changeset `outcome.changeset_id`), atomically with its effects. */
-export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: string): void {
+/**
+ * Store one upload outcome (HQ's answer for changeset `outcome.changeset_id`), atomically with its
+ * effects. `answered`: the changesets HQ answered in the same response; a rejection holds back,
+ * unsent, the pending changesets made on top of it, except these, which get HQ's own answer.
+ */
+export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: string, answered: ReadonlySet<string> = new Set()): void {
   replicaTransaction(db, () => {
     const status = (sqlite(db).prepare('SELECT status FROM outbox WHERE changeset_id = ?').get(outcome.changeset_id) as { status: string } | undefined)?.status;
     // Already recorded (a retried request), or discarded meanwhile; but HQ's word that it applied a
@@ -679,16 +683,24 @@ export function recordUploadOutcome(db: Db, outcome: ChangesetOutcome, at: strin
     // versions count it): uploaded as they are, one would overwrite whatever HQ holds at that
     // version (issue 12 review B1). They are rejected with it, unsent, and shown as conflicts.
     // HQ does the same within one upload (sync/http/app.ts).
-    rejectDependents(db, outcome.changeset_id, dependentRejection(outcome.changeset_id), outcome.current ?? [], at);
+    rejectDependents(db, outcome.changeset_id, dependentRejection(outcome.changeset_id), outcome.current ?? [], at, answered);
   });
 }
 
 /**
  * Reject, unsent, every pending outbox changeset after `changesetId` that changes one of its rows,
  * and then those that change one of theirs (made on top of a change that will never reach HQ),
- * each as `stale` with `message` and the `current` rows among its own.
+ * each as `stale` with `message` and the `current` rows among its own (`rejected_here`). Those in
+ * `answered` (HQ answered them in the same response) are left to HQ's answer; their rows still count.
  */
-function rejectDependents(db: Db, changesetId: string, message: string, current: readonly CurrentRow[], at: string): void {
+function rejectDependents(
+  db: Db,
+  changesetId: string,
+  message: string,
+  current: readonly CurrentRow[],
+  at: string,
+  answered: ReadonlySet<string> = new Set(),
+): void {
   const first = sqlite(db).prepare('SELECT seq, payload_json, created_at FROM outbox WHERE changeset_id = ?').get(changesetId) as {
     seq: number;
     payload_json: string;
@@ -703,6 +715,7 @@ function rejectDependents(db: Db, changesetId: string, message: string, current:
     const keys = changedRows(o);
     if (!keys.some((k) => rows.has(k))) continue;
     for (const k of keys) rows.add(k);
+    if (answered.has(o.changeset_id)) continue;
     recordRejection(
       db,
       o.changeset_id,
@@ -710,6 +723,7 @@ function rejectDependents(db: Db, changesetId: string, message: string, current:
       message,
       current.filter((r) => keys.includes(`${r.table}:${r.id}`)),
       at,
+      true,
     );
   }
   failProposalsOn(db, rows, message, at, first.created_at);
@@ -766,10 +780,12 @@ function changedRows(o: { payload_json: string }): string[] {
 }
 
 /** Record that HQ (or this device, for a changeset made on top of a rejected one) rejected a pending changeset; see {@link recordUploadOutcome}. */
-function recordRejection(db: Db, changesetId: string, reason: RejectionReason, message: string, current: CurrentRow[], at: string): void {
+function recordRejection(db: Db, changesetId: string, reason: RejectionReason, message: string, current: CurrentRow[], at: string, here = false): void {
   sqlite(db)
-    .prepare(`INSERT OR REPLACE INTO sync_upload (changeset_id, state, reason, message, current_json, decided_at) VALUES (?, 'rejected', ?, ?, ?, ?)`)
-    .run(changesetId, reason, message, JSON.stringify(current), at);
+    .prepare(
+      `INSERT OR REPLACE INTO sync_upload (changeset_id, state, reason, message, current_json, decided_at, rejected_here) VALUES (?, 'rejected', ?, ?, ?, ?, ?)`,
+    )
+    .run(changesetId, reason, message, JSON.stringify(current), at, here ? 1 : 0);
   sqlite(db).prepare(`UPDATE outbox SET status = 'rejected', attempts = attempts + 1, last_error = ? WHERE changeset_id = ?`).run(reason, changesetId);
   // HQ's current rows are the server's truth for those rows (when newer than what we hold).
   for (const cur of current) {
@@ -800,6 +816,7 @@ interface ConflictJoin {
   message: string;
   current_json: string | null;
   decided_at: string;
+  rejected_here: number;
   payload_json: string;
   created_at: string;
   author_id: string;
@@ -811,7 +828,7 @@ interface ConflictJoin {
 export function listConflicts(db: Db): SyncConflict[] {
   const rows = sqlite(db)
     .prepare(
-      `SELECT u.changeset_id, u.reason, u.message, u.current_json, u.decided_at, o.payload_json, o.created_at, o.user_id AS author_id,
+      `SELECT u.changeset_id, u.reason, u.message, u.current_json, u.decided_at, u.rejected_here, o.payload_json, o.created_at, o.user_id AS author_id,
               a.display_name AS author_name, c.summary
          FROM sync_upload u JOIN outbox o ON o.changeset_id = u.changeset_id LEFT JOIN changeset c ON c.id = u.changeset_id
          LEFT JOIN app_user a ON a.id = o.user_id
@@ -830,6 +847,7 @@ export function listConflicts(db: Db): SyncConflict[] {
       message: r.message,
       created_at: r.created_at,
       rejected_at: r.decided_at,
+      rejected_here: r.rejected_here === 1,
       changes: payload.changes,
       current: r.current_json ? (JSON.parse(r.current_json) as CurrentRow[]) : [],
     };

@@ -37,6 +37,7 @@ function conflict(table: string, after: Record<string, unknown>, current: Record
     message: 'changed at HQ',
     created_at: '2026-11-20T10:00:00.000Z',
     rejected_at: '2026-11-20T11:00:00.000Z',
+    rejected_here: false,
     changes: [{ op: 'update', table, id, version: 1, before: {}, after }],
     current: current ? [{ table, id, expected_version: 1, actual_version: 2, row: current }] : [],
   };

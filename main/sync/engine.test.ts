@@ -268,6 +268,9 @@ describe.skipIf(!havePg)('device sync against a real HQ', () => {
         [b4.changeset.id, 'stale'],
       ]);
       expect(b.sync.conflicts()[1]!.message).toContain(b1.changeset.id);
+      // Who decided each: one per upload, the device holds back what was made on top of a refused
+      // one, unsent (the Sync page says so); in one upload HQ refuses them all itself.
+      expect(b.sync.conflicts().map((c) => c.rejected_here)).toEqual(perRequest === 1 ? [false, true, false, true] : [false, false, false, false]);
       expect(b.sync.status()).toMatchObject({ pending_uploads: 0, conflicts: 4 });
       const orgId = hq.summary.orgId;
       const [inj] = await hq.query<{ clinician_notes: string; version: number }>(orgId, 'SELECT clinician_notes, version FROM injury WHERE id = $1', [injury]);

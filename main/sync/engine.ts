@@ -716,8 +716,9 @@ export class DeviceSync {
         const { results } = (await res.json()) as ChangesetUploadResult;
         this.opts.trace?.('upload:response', `${results.length}`);
         const at = new Date().toISOString();
+        const answered = new Set(results.map((r) => r.changeset_id));
         for (const outcome of results) {
-          recordUploadOutcome(this.db, outcome, at);
+          recordUploadOutcome(this.db, outcome, at, answered);
           if (outcome.status === 'applied') report.uploaded++;
           else report.rejected++;
         }

@@ -32,6 +32,7 @@ import { sql as cleanOneLineText } from './0016_clean_one_line_text';
 import { sql as mcpTokenAccountStamp } from './0017_mcp_token_account_stamp';
 import { sql as discardedBy } from './0018_discarded_by';
 import { sql as optimisticBase } from './0019_optimistic_base';
+import { sql as rejectedHere } from './0020_rejected_here';
 
 export interface Migration {
   id: number;
@@ -61,6 +62,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 17, name: '0017_mcp_token_account_stamp', sql: mcpTokenAccountStamp, sha256: 'ebdc696d87fddc92bebc4f99cc65c5f2a0e0ff06d45eb977da54a9f017183023' },
   { id: 18, name: '0018_discarded_by', sql: discardedBy, sha256: 'f7d6bb14dde290b9c4f5e3fa04bb034e4ca5969cf35116397226b53acc53eb22' },
   { id: 19, name: '0019_optimistic_base', sql: optimisticBase, sha256: '2e64503be243e720a2d29cc0cfed9f4fba44de5d099ac3248cd7ea1e6f25606e' },
+  { id: 20, name: '0020_rejected_here', sql: rejectedHere, sha256: '4b20e1e71805f0a1f14c4071d460f0e7c9d3f276684d30011448bdf755eff9b3' },
 ];
 
 /** SHA-256 (lower-case hex) of a migration's SQL text, as recorded in schema_migrations.sha256. */

@@ -134,7 +134,10 @@ export function SyncPage() {
         .map((k) => fieldLabel(ch.table, k).label);
       return `- ${RECORD_NOUN[ch.table] ?? humanize(ch.table)} ${ch.id}: ${fields.join(', ')}`;
     });
-    const message = `HQ rejected my change ${c.changeset_id} (${REASON_TEXT[c.reason]?.title ?? c.reason}). Read that change and the records as they are now, re-plan it on the current record and propose it for my approval. The records and fields it touched:\n${lines.join('\n')}`;
+    const what = c.rejected_here
+      ? `My change ${c.changeset_id} was held back on this device, unsent, because it was made on top of a change HQ rejected`
+      : `HQ rejected my change ${c.changeset_id} (${REASON_TEXT[c.reason]?.title ?? c.reason})`;
+    const message = `${what}. Read that change and the records as they are now, re-plan it on the current record and propose it for my approval. The records and fields it touched:\n${lines.join('\n')}`;
     useAssistant.getState().setOpen(true);
     const err = await ask(me.user_id, message.slice(0, 7900), '/sync');
     if (err) setError(err);
@@ -154,8 +157,9 @@ export function SyncPage() {
       <section className="card" aria-labelledby="conflicts-h" data-conflicts={list.length}>
         <h2 id="conflicts-h">Sync conflicts</h2>
         <p className="small muted">
-          A change HQ refused stays here until you re-plan it or discard it; nothing is dropped without you. The record on this device shows HQ&apos;s values
-          meanwhile. <strong>RTP sign-offs are never merged automatically</strong>: a refused sign-off must be given again on the current plan.
+          A change HQ refused, or one made here on top of it (held back, unsent), stays here until you re-plan it or discard it; nothing is dropped without you.
+          The record on this device shows HQ&apos;s values meanwhile. <strong>RTP sign-offs are never merged automatically</strong>: a refused sign-off must be
+          given again on the current plan.
         </p>
         {data.state === 'ready' && list.length === 0 ? <p className="muted">No conflicts: every change made here was accepted by HQ.</p> : null}
         {data.state === 'ready' && data.data.hidden > 0 ? (
@@ -253,11 +257,13 @@ function ConflictCard({ c, onReplan, onAsk, onDiscard }: { c: SyncConflict; onRe
         </span>
       </header>
       <p className="small">
-        {reason.help} <span className="muted">HQ said: {c.message}</span>
+        {reason.help} <span className="muted">{c.rejected_here ? c.message : `HQ said: ${c.message}`}</span>
       </p>
-      <p className="small muted">
-        Made on this device by <span data-field="author">{c.author_name ?? 'a user no longer on this device'}</span> {formatDateTime(c.created_at)}; refused by
-        HQ {formatDateTime(c.rejected_at)}.
+      <p className="small muted" data-field="decided">
+        Made on this device by <span data-field="author">{c.author_name ?? 'a user no longer on this device'}</span> {formatDateTime(c.created_at)};{' '}
+        {c.rejected_here
+          ? `held back on this device, unsent, ${formatDateTime(c.rejected_at)}: HQ never received it.`
+          : `refused by HQ ${formatDateTime(c.rejected_at)}.`}
       </p>
       {signoff ? (
         <p className="small warn-note" data-signoff="true">
