@@ -118,11 +118,11 @@ export function storePinHashSetAtHq(db: Db, userId: string, pinHash: string, hq:
       s.prepare('UPDATE app_user SET pin_hash = ? WHERE id = ?').run(pinHash, userId);
       // HQ's copy kept under the held row gets the new hash too: when that change settles, the row
       // goes back to it, and the old PIN must not sign in meanwhile.
+      // A copy at HQ's version or later already carries HQ's hash (maybe a later PIN): left as it is.
       if (held)
-        s.prepare("UPDATE sync_server_row SET row_json = json_set(row_json, '$.pin_hash', ?) WHERE tbl = 'app_user' AND id = ? AND row_json IS NOT NULL").run(
-          pinHash,
-          userId,
-        );
+        s.prepare(
+          "UPDATE sync_server_row SET row_json = json_set(row_json, '$.pin_hash', ?) WHERE tbl = 'app_user' AND id = ? AND row_json IS NOT NULL AND (? IS NULL OR coalesce(json_extract(row_json, '$.version'), 0) < ?)",
+        ).run(pinHash, userId, hq?.version ?? null, hq?.version ?? null);
     } else if (row.version === hq.version - 1) {
       s.prepare('UPDATE app_user SET pin_hash = ?, version = ?, updated_at = ? WHERE id = ?').run(pinHash, hq.version, hq.updated_at, userId);
     } else if (row.version < hq.version) {

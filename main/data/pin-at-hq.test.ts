@@ -49,4 +49,17 @@ describe('storePinHashSetAtHq', () => {
     const kept = s.prepare("SELECT row_json FROM sync_server_row WHERE tbl = 'app_user' AND id = ?").get(c.id) as { row_json: string };
     expect(JSON.parse(kept.row_json)).toMatchObject({ pin_hash: 'h-new', version: c.version });
   });
+
+  it("never over HQ's copy at HQ's version or later: that copy carries HQ's hash, maybe a later PIN (review i12j)", () => {
+    const c = coach();
+    const s = sqlite(db);
+    s.prepare("INSERT INTO sync_optimistic (changeset_id, tbl, id) VALUES ('cs-1', 'app_user', ?)").run(c.id);
+    s.prepare("INSERT INTO sync_server_row (tbl, id, row_json) VALUES ('app_user', ?, ?)").run(
+      c.id,
+      JSON.stringify({ ...c, version: c.version + 2, pin_hash: 'h-newer' }),
+    );
+    storePinHashSetAtHq(db, c.id, 'h-ours', { version: c.version + 1, updated_at: at });
+    const kept = s.prepare("SELECT row_json FROM sync_server_row WHERE tbl = 'app_user' AND id = ?").get(c.id) as { row_json: string };
+    expect(JSON.parse(kept.row_json)).toMatchObject({ pin_hash: 'h-newer', version: c.version + 2 });
+  });
 });

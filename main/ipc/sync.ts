@@ -31,7 +31,7 @@ import { NOT_ENROLLED } from '../app/sync-runner';
 import type { Db } from '../data/db';
 import { findUserById } from '../data/identity';
 import { callVerb } from '../services';
-import { accountChangedHere, checkSetUserPin, setUserPin, storeUserPinSetAtHq } from '../services/admin';
+import { checkSetUserPin, setUserPin, storeUserPinSetAtHq } from '../services/admin';
 
 /** The signed-in actor as these operations need it. */
 interface Actor {
@@ -227,7 +227,8 @@ export async function syncSignInToHq(
  * in the `app_user` shape, so a PIN set here alone would be replaced by HQ's at the next sync: issue
  * 12 final review B4), then stored here at once; on a device not enrolled, here
  * (main/services/admin.ts `setUserPin`). The device's own rules are checked first, with its words;
- * a change of the account made on this device and not yet synced is synced first.
+ * a change of the account made on this device and not yet uploaded is uploaded first (the engine's
+ * `setPinAtHq`).
  * @throws as `setUserPin`; on an enrolled device also Forbidden (not the account that enrolled it;
  *   HQ's refusal), Unavailable (HQ not reachable: nothing changed), Unauthenticated
  */
@@ -235,10 +236,6 @@ export async function setPin(db: Db, sync: AppSync | null | undefined, userId: s
   const ctx = { db, userId };
   if (!sync?.enrolled) return setUserPin(ctx, input);
   checkSetUserPin(ctx, input);
-  // A change of this account made here and not yet synced goes first (upload, then pull): HQ's
-  // PIN write would otherwise move the row past the version that change expects, and it would come
-  // back as a conflict (review i12i minor 1).
-  if (accountChangedHere(db, input.user_id)) await sync.syncNow();
   const hq = await sync.setPinAtHq(userId, input.user_id, input.pin);
   return storeUserPinSetAtHq(ctx, input, hq);
 }

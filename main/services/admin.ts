@@ -13,7 +13,7 @@ import { getChangeset, listActivity } from '../data/changesets';
 import { findOrganization, findUserByEmail, findUserById, renameOrganization, setUserPinHashWithActivity, storePinHashSetAtHq } from '../data/identity';
 import { dailyLoads, getRow, listRows, rowFacts } from '../data/rows';
 import type { Db } from '../data/db';
-import { getEnrolment, isRowHeldHere } from '../data/sync';
+import { getEnrolment } from '../data/sync';
 import { orgSquad, visibleAthlete } from './scope';
 import type { ServiceContext } from './context';
 import { isSelfScoped, requirePermission, resolveActor, scopeAthleteId, type Actor } from './context';
@@ -287,11 +287,6 @@ export function checkSetUserPin(ctx: ServiceContext, input: { user_id: string })
   const refusal = pinRefusal(actor.role, u, u.pin_hash ? 'reset' : 'set');
   if (refusal) throw new Forbidden(refusal);
   return { actor, u };
-}
-
-/** True when a change of account `userId` made on this device is not yet synced (held optimistically). */
-export function accountChangedHere(db: Db, userId: string): boolean {
-  return isRowHeldHere(db, 'app_user', userId);
 }
 
 /**

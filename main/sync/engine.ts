@@ -90,6 +90,7 @@ import {
   uploadContentHash,
   onOutboxAppended,
   uploadState,
+  isRowHeldHere,
   type SyncEnrolmentRow,
 } from '../data/sync';
 import { machineSecretBox, SecretBox, type SealedSecret } from '../security/secret-box';
@@ -462,6 +463,13 @@ export class DeviceSync {
         message:
           'This device is signed in to HQ, so PINs are set at HQ, from a device enrolled with your own account (every device then gets the new PIN). Use your own device, or ask the person who enrolled this one.',
       });
+    // A change of this account made here and not yet uploaded goes first (upload only, in outbox
+    // order, under the upload lock): HQ's PIN write would otherwise move the row past the version
+    // that change expects, and it would come back as a stale conflict (review i12i minor 1).
+    if (isRowHeldHere(this.db, 'app_user', targetUserId)) {
+      const report: SyncReport = { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], unsettled: 0, ms: 0 };
+      await this.uploadAll(e, report);
+    }
     let res: Response;
     try {
       res = await this.trackedFetch(`${e.hq_url}/v1/users/${encodeURIComponent(targetUserId)}/pin`, {
