@@ -105,7 +105,9 @@ export function setUserPinHash(db: Db, userId: string, pinHash: string | null): 
  * Where the shapes have already brought HQ's version or a later one, nothing is written (the row is
  * HQ's, hash included). Where a change of this device still holds the row (`sync_optimistic`), only
  * the hash is stored, on the row and on HQ's copy kept under it (`sync_server_row`): the row's
- * version is that change's, which HQ's answer settles. `hq` null (an
+ * version is that change's, which HQ's answer settles. Known gap: when HQ's shape then brings the
+ * account at that change's version (before the PIN's), the row shows that version's hash until the
+ * PIN's version arrives, in the same or the next pull. `hq` null (an
  * older HQ): the hash only. One IMMEDIATE transaction (the shape worker writes the same file).
  */
 export function storePinHashSetAtHq(db: Db, userId: string, pinHash: string, hq: { version: number; updated_at: string } | null): void {
