@@ -3,9 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Conflict, Forbidden, NotFound, ValidationError } from '../../models/errors';
 import { TABLES, isTableName } from '../../models/tables';
 import type { Athlete, Device, Injury, Report, RtpEntry, SessionLoad, User, Wellness } from '../../models/records';
-import { Organization } from '../../models/records';
+import { checkOrganisationName } from '../../models/records';
 import { withArticle } from '../../models/format';
-import { CONTROL_OR_BIDI } from '../../models/text';
 import type { Role } from '../../models/roles';
 import { canManageRole, hasPermission, mayReadReportKind, pinRefusal } from '../../models/roles';
 import { ACUTE_DAYS, CHRONIC_DAYS, MIN_ACUTE_DAYS_WITH_DATA, MIN_CHRONIC_DAYS_WITH_DATA, computeAcwr } from '../../models/acwr';
@@ -361,17 +360,7 @@ export function updateOrganisation(ctx: ServiceContext, input: { name: string; e
   const actor = resolveActor(ctx);
   requirePermission(ctx, actor, 'settings.manage');
   refuseOrgChangeOnSyncedDevice(ctx.db, 'name');
-  // Plain text, as every typed name (models/text.ts): the name shows in the shell, on the sign-in screen and to the assistant.
-  if (CONTROL_OR_BIDI.test(input.name))
-    throw new ValidationError('The organisation name must be plain text: remove the control, invisible or text-direction characters.', [
-      { path: 'name', message: 'Remove the control, invisible or text-direction characters.' },
-    ]);
-  const name = input.name.trim().normalize('NFKC');
-  const parsed = Organization.shape.name.safeParse(name);
-  if (!parsed.success)
-    throw new ValidationError('The organisation name must be 1 to 200 characters.', [
-      { path: 'name', message: name === '' ? 'Enter the organisation’s name.' : 'At most 200 characters.' },
-    ]);
+  const name = checkOrganisationName(input.name);
   const r = renameOrganization(ctx.db, actor.orgId, name, input.expected_version, new Date().toISOString());
   if (!r) throw new NotFound('Organisation');
   if ('stale' in r)

@@ -289,6 +289,11 @@ export function syncedTables(role: string): string[] {
 }
 const ALL_TABLES = ['organization', 'app_user', ...TABLE_NAMES, 'activity', 'hq_proposal'];
 
+/** A sync pass's report before anything moved. */
+function emptyReport(): SyncReport {
+  return { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], unsettled: 0, ms: 0 };
+}
+
 /** The device sync engine for one database file. */
 export class DeviceSync {
   private readonly box: SecretBox;
@@ -467,8 +472,7 @@ export class DeviceSync {
     // order, under the upload lock): HQ's PIN write would otherwise move the row past the version
     // that change expects, and it would come back as a stale conflict (review i12i minor 1).
     if (isRowHeldHere(this.db, 'app_user', targetUserId)) {
-      const report: SyncReport = { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], unsettled: 0, ms: 0 };
-      await this.uploadAll(e, report);
+      await this.uploadAll(e, emptyReport());
     }
     let res: Response;
     try {
@@ -624,7 +628,7 @@ export class DeviceSync {
   private async pass(): Promise<SyncReport> {
     const t0 = performance.now();
     const e = this.enrolment();
-    const report: SyncReport = { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], unsettled: 0, ms: 0 };
+    const report = emptyReport();
     this.syncing = true;
     this.emit();
     try {
@@ -1198,7 +1202,7 @@ export class DeviceSync {
         if (syncCounts(this.db).pending > 0) {
           this.syncing = true;
           this.emit();
-          await this.uploadAll(e, { uploaded: 0, rejected: 0, pending: 0, pulled: {}, refetched: [], forbidden: [], unsettled: 0, ms: 0 }, signal);
+          await this.uploadAll(e, emptyReport(), signal);
           const refusal = this.refused.values().next().value;
           // A table HQ refuses stays the last error until it syncs.
           recordSyncOutcome(

@@ -9,6 +9,8 @@ import { ROLES } from '../roles';
 import { CAPTURE_TESTS } from '../capture/series';
 import { CONDITION_DETAIL_MAX } from '../capture/quality';
 import { Id, IsoDate, IsoDateTime, RowMeta } from './common';
+import { ValidationError } from '../errors';
+import { CONTROL_OR_BIDI } from '../text';
 
 export { Id, IsoDate, IsoDateTime, RowMeta, META_COLUMNS, isRealDate } from './common';
 
@@ -25,6 +27,26 @@ export const Organization = z.object({
   assistant_model: z.string().min(1).max(100).describe('Model id used by the assistant for this org (e.g. `claude-sonnet-4-6`).'),
 });
 export type Organization = z.infer<typeof Organization>;
+
+/**
+ * An organisation name as typed (Settings → Organisation on a device, `npm run hq -- organisation`
+ * at HQ): plain text (no {@link CONTROL_OR_BIDI} character: it shows in the shell, on the sign-in
+ * screen and to the assistant), trimmed and NFKC-normalised, then 1–200 characters. Returns the
+ * name to store.
+ * @throws ValidationError naming `name`
+ */
+export function checkOrganisationName(raw: string): string {
+  if (CONTROL_OR_BIDI.test(raw))
+    throw new ValidationError('The organisation name must be plain text: remove the control, invisible or text-direction characters.', [
+      { path: 'name', message: 'Remove the control, invisible or text-direction characters.' },
+    ]);
+  const name = raw.trim().normalize('NFKC');
+  if (!Organization.shape.name.safeParse(name).success)
+    throw new ValidationError('The organisation name must be 1 to 200 characters.', [
+      { path: 'name', message: name === '' ? 'Enter the organisation’s name.' : 'At most 200 characters.' },
+    ]);
+  return name;
+}
 
 export const User = z.object({
   ...RowMeta,

@@ -7,8 +7,7 @@
  */
 import type pg from 'pg';
 import { NotFound, ValidationError } from '../../models/errors';
-import { Organization } from '../../models/records';
-import { CONTROL_OR_BIDI } from '../../models/text';
+import { checkOrganisationName, Organization } from '../../models/records';
 import { withLookup, withTenant } from '../pg/db';
 
 /** What the operator changes: a new `name` (1–200 characters after trimming) and/or the budget (USD; null: no cap). */
@@ -29,9 +28,8 @@ export interface OrganisationAtHq {
 }
 
 /**
- * Check an operator's change before anything is read or written: at least one field; the name plain
- * text (no control, invisible or text-direction characters: models/text.ts), 1–200 characters after
- * trimming and NFKC normalisation, the budget an amount in USD (rounded to cents) or null, both as the
+ * Check an operator's change before anything is read or written: at least one field; the name as
+ * the device checks it (models/records `checkOrganisationName`), the budget an amount in USD (rounded to cents) or null, both as the
  * organisation record allows them (models/records `Organization`).
  * @throws ValidationError naming the field
  */
@@ -40,16 +38,7 @@ export function checkOrganisationChange(change: OrganisationChange): Organisatio
   if (change.name === undefined && change.budgetCapUsd === undefined)
     throw new ValidationError('Say what to change: --name NAME and/or --budget-cap USD (or none).', [{ path: 'name', message: 'nothing to change' }]);
   if (change.name !== undefined) {
-    if (CONTROL_OR_BIDI.test(change.name))
-      throw new ValidationError('The organisation name must be plain text: remove the control, invisible or text-direction characters.', [
-        { path: 'name', message: 'not plain text' },
-      ]);
-    const name = change.name.trim().normalize('NFKC');
-    if (!Organization.shape.name.safeParse(name).success)
-      throw new ValidationError('The organisation name must be 1 to 200 characters.', [
-        { path: 'name', message: name ? 'At most 200 characters.' : 'Required.' },
-      ]);
-    out.name = name;
+    out.name = checkOrganisationName(change.name);
   }
   if (change.budgetCapUsd !== undefined) {
     const cap = change.budgetCapUsd === null ? null : Math.round(change.budgetCapUsd * 100) / 100;
