@@ -317,7 +317,9 @@ export function parseOrganisationArgs(argv: string[]): { ofEmail: string; change
     if (flag === '--help' || flag === '-h') return { help: true };
     if (!['--of', '--name', '--budget-cap', '--data-dir'].includes(flag!)) return { error: `unknown option ${a}` };
     const value = inline ?? argv[++i];
-    if (value === undefined) return { error: `${flag} needs a value` };
+    // A following option is not a value (`--name --budget-cap 5` must not name the club "--budget-cap").
+    if (value === undefined || (inline === undefined && value.startsWith('--'))) return { error: `${flag} needs a value` };
+    if (values[flag!] !== undefined) return { error: `${flag} is given twice` };
     values[flag!] = value;
   }
   const ofEmail = values['--of']?.trim();

@@ -36,6 +36,9 @@ describe('parseOrganisationArgs (npm run hq -- organisation)', () => {
     expect(parseOrganisationArgs(['--name', 'X'])).toMatchObject({ error: expect.stringMatching(/--of EMAIL is required/) });
     expect(parseOrganisationArgs(['--of', 'o@x.test', '--plan', 'pro'])).toEqual({ error: 'unknown option --plan' });
     expect(parseOrganisationArgs(['--of'])).toEqual({ error: '--of needs a value' });
+    // A following option is not a value; an option given twice is refused, not silently the last.
+    expect(parseOrganisationArgs(['--of', 'o@x.test', '--name', '--budget-cap', '5'])).toEqual({ error: '--name needs a value' });
+    expect(parseOrganisationArgs(['--of', 'o@x.test', '--name', 'X', '--name', 'Y'])).toEqual({ error: '--name is given twice' });
     expect(parseOrganisationArgs(['--help'])).toEqual({ help: true });
   });
 });
